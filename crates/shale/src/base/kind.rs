@@ -1,0 +1,71 @@
+//! Value kinds stored in the low byte of an internal key's trailer and in
+//! write-batch records.
+//!
+//! FROZEN: these discriminants are on disk (WAL, SST, MANIFEST). Never
+//! renumber them; add new kinds with new numbers. They match RocksDB's
+//! `ValueType` numbering so that dumps read the same to RocksDB users.
+//! Reserved for later features: Merge, SingleDeletion, RangeDeletion, BlobIndex.
+
+/// What an internal-key entry means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub(crate) enum ValueKind {
+    /// A tombstone.
+    Deletion = 0x0,
+    /// A plain value.
+    Value = 0x1,
+    /// A merge operand (reserved: not yet written).
+    Merge = 0x2,
+    /// A single-deletion tombstone (reserved).
+    SingleDeletion = 0x7,
+    /// A range tombstone (reserved).
+    RangeDeletion = 0xF,
+    /// A reference to a value in a blob file (reserved).
+    BlobIndex = 0x11,
+}
+
+impl ValueKind {
+    /// Decodes a kind byte read from disk; `None` for unknown tags, which
+    /// readers report as corruption.
+    #[inline]
+    pub(crate) fn from_u8(b: u8) -> Option<ValueKind> {
+        Some(match b {
+            0x0 => ValueKind::Deletion,
+            0x1 => ValueKind::Value,
+            0x2 => ValueKind::Merge,
+            0x7 => ValueKind::SingleDeletion,
+            0xF => ValueKind::RangeDeletion,
+            0x11 => ValueKind::BlobIndex,
+            _ => return None,
+        })
+    }
+
+    /// Kinds this version of the engine can write and read back.
+    #[inline]
+    pub(crate) fn is_supported(self) -> bool {
+        matches!(self, ValueKind::Deletion | ValueKind::Value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_frozen() {
+        for k in [
+            ValueKind::Deletion,
+            ValueKind::Value,
+            ValueKind::Merge,
+            ValueKind::SingleDeletion,
+            ValueKind::RangeDeletion,
+            ValueKind::BlobIndex,
+        ] {
+            assert_eq!(ValueKind::from_u8(k as u8), Some(k));
+        }
+        assert_eq!(ValueKind::Value as u8, 1);
+        assert_eq!(ValueKind::Deletion as u8, 0);
+        assert_eq!(ValueKind::from_u8(0x42), None);
+        assert!(!ValueKind::Merge.is_supported());
+    }
+}

@@ -1,0 +1,107 @@
+//! The file-system seam: every file operation of the engine goes through
+//! [`FileSystem`], so tests can substitute an in-memory crash-simulating or a
+//! fault-injecting implementation.
+//!
+//! Contract of the implementations:
+//! - `WritableFile::append` may buffer in process; `flush` hands buffered bytes
+//!   to the OS (after it returns they survive a process crash); `sync` makes
+//!   them durable (survive power loss).
+//! - A file created or renamed is durable only after `sync_dir` on its parent.
+//! - `RandomAccessFile::read_exact_at` either fills the buffer or errors
+//!   (a short file is an `UnexpectedEof` IO error).
+
+mod posix;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+
+pub use posix::PosixFileSystem;
+
+/// A file opened for appending.
+pub trait WritableFile: Send {
+    /// Appends `data` (may be buffered in process until `flush`).
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered data to the OS.
+    fn flush(&mut self) -> Result<()>;
+    /// Flushes and makes the data durable (fdatasync).
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far (buffered or not).
+    fn len(&self) -> u64;
+    /// True when nothing was appended.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file read at arbitrary offsets, shared between threads.
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Size of the file when it was opened.
+    fn len(&self) -> u64;
+    /// True for an empty file.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file read from start to end.
+pub trait SequentialFile: Send {
+    /// Reads up to `buf.len()` bytes; 0 means end of file.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+}
+
+/// A held lock on a DB directory; released on drop.
+pub trait FileLock: Send + Sync {}
+
+/// All file operations the engine performs.
+pub trait FileSystem: Send + Sync {
+    /// Creates (or truncates) a file for writing.
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens a file for random reads.
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Opens a file for sequential reads.
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
+    /// Reads a whole (small) file.
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        let mut f = self.open_sequential(path)?;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                return Ok(out);
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+    }
+    /// Atomically renames `from` to `to`, replacing `to`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Removes a file.
+    fn remove(&self, path: &Path) -> Result<()>;
+    /// Names (not paths) of the entries of a directory.
+    fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    /// Creates a directory and its parents.
+    fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Makes creations, renames and removals in `dir` durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// True when the path exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Size of a file in bytes.
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Takes an exclusive lock on `path` (creating it); fails with
+    /// `Error::Locked` when another handle holds it.
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+}
+
+/// The default file system.
+pub fn default_fs() -> Arc<dyn FileSystem> {
+    Arc::new(PosixFileSystem::default())
+}
+
+/// Joins a DB directory and a file name.
+pub(crate) fn join(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
+}

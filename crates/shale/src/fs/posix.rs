@@ -1,0 +1,241 @@
+//! The real file system: `std::fs` plus `pread`, `fdatasync` and `flock`.
+//!
+//! Writable files buffer up to `WRITE_BUFFER` bytes in process; `flush` issues
+//! the `write(2)`. Thread safety: readers are `Sync` (positional reads).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use crate::error::{Error, Result};
+
+const WRITE_BUFFER: usize = 64 * 1024;
+
+/// POSIX implementation of [`FileSystem`].
+#[derive(Debug, Default, Clone)]
+pub struct PosixFileSystem {}
+
+struct PosixWritable {
+    path: PathBuf,
+    file: File,
+    buf: Vec<u8>,
+    len: u64,
+}
+
+impl PosixWritable {
+    fn write_out(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            self.file
+                .write_all(&self.buf)
+                .map_err(|e| Error::io_path("write", &self.path, e))?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+impl WritableFile for PosixWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.len += data.len() as u64;
+        if self.buf.len() + data.len() > WRITE_BUFFER {
+            self.write_out()?;
+            if data.len() >= WRITE_BUFFER {
+                return self
+                    .file
+                    .write_all(data)
+                    .map_err(|e| Error::io_path("write", &self.path, e));
+            }
+        }
+        self.buf.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.write_out()
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.write_out()?;
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io_path("fdatasync", &self.path, e))
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl Drop for PosixWritable {
+    fn drop(&mut self) {
+        // Best effort: whoever needed durability called sync and saw errors.
+        let _ = self.write_out();
+    }
+}
+
+struct PosixRandom {
+    path: PathBuf,
+    file: File,
+    len: u64,
+}
+
+impl RandomAccessFile for PosixRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io(format!("read {} at {offset}", self.path.display()), e))
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+struct PosixSequential {
+    path: PathBuf,
+    file: File,
+}
+
+impl SequentialFile for PosixSequential {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        self.file
+            .read(buf)
+            .map_err(|e| Error::io_path("read", &self.path, e))
+    }
+}
+
+struct PosixLock {
+    _file: File,
+}
+
+impl FileLock for PosixLock {}
+
+impl FileSystem for PosixFileSystem {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io_path("create", path, e))?;
+        Ok(Box::new(PosixWritable {
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            len: 0,
+        }))
+    }
+
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io_path("open", path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io_path("stat", path, e))?
+            .len();
+        Ok(Arc::new(PosixRandom {
+            path: path.to_path_buf(),
+            file,
+            len,
+        }))
+    }
+
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        let file = File::open(path).map_err(|e| Error::io_path("open", path, e))?;
+        Ok(Box::new(PosixSequential {
+            path: path.to_path_buf(),
+            file,
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::rename(from, to).map_err(|e| Error::io_path("rename", from, e))
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        fs::remove_file(path).map_err(|e| Error::io_path("remove", path, e))
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for entry in fs::read_dir(dir).map_err(|e| Error::io_path("list", dir, e))? {
+            let entry = entry.map_err(|e| Error::io_path("list", dir, e))?;
+            if let Some(name) = entry.file_name().to_str() {
+                out.push(name.to_string());
+            }
+        }
+        Ok(out)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        fs::create_dir_all(dir).map_err(|e| Error::io_path("mkdir", dir, e))
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        let d = File::open(dir).map_err(|e| Error::io_path("open dir", dir, e))?;
+        d.sync_all().map_err(|e| Error::io_path("fsync dir", dir, e))
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(fs::metadata(path)
+            .map_err(|e| Error::io_path("stat", path, e))?
+            .len())
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io_path("open lock", path, e))?;
+        // SAFETY: flock on a valid, owned file descriptor; no memory is touched.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(Error::Locked(format!(
+                "{} is held by another process or handle ({e})",
+                path.display()
+            )));
+        }
+        Ok(Box::new(PosixLock { _file: file }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_and_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFileSystem::default();
+        let p = dir.path().join("f");
+        let mut w = fs.create(&p).unwrap();
+        w.append(b"hello ").unwrap();
+        w.append(&vec![b'x'; WRITE_BUFFER + 10]).unwrap();
+        w.sync().unwrap();
+        assert_eq!(w.len(), 6 + WRITE_BUFFER as u64 + 10);
+        drop(w);
+        let r = fs.open_random(&p).unwrap();
+        let mut b = [0u8; 6];
+        r.read_exact_at(0, &mut b).unwrap();
+        assert_eq!(&b, b"hello ");
+        let mut big = vec![0u8; 100];
+        assert!(r.read_exact_at(r.len() - 10, &mut big).is_err());
+        assert_eq!(fs.list(dir.path()).unwrap(), vec!["f".to_string()]);
+
+        let lp = dir.path().join("LOCK");
+        let l1 = fs.lock(&lp).unwrap();
+        assert!(matches!(fs.lock(&lp), Err(Error::Locked(_))));
+        drop(l1);
+        fs.lock(&lp).unwrap();
+    }
+}

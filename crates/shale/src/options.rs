@@ -1,0 +1,311 @@
+//! Typed options with documented defaults, validated once at open.
+//!
+//! Subsystems take narrow structs derived from [`Options`] (for example the
+//! SST builder takes `sst::TableOptions`), never the whole thing.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+
+/// Per-block compression of SST files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Blocks stored as is.
+    None,
+    /// LZ4 block format (fast).
+    Lz4,
+    /// Zstandard (better ratio, more CPU).
+    Zstd,
+}
+
+impl Compression {
+    /// Parses RocksDB's names (`none`, `lz4`, `zstd`); other codecs are
+    /// rejected with `InvalidArgument` rather than silently replaced.
+    pub fn parse(s: &str) -> Result<Compression> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" | "no" | "nocompression" => Ok(Compression::None),
+            "lz4" | "lz4compression" => Ok(Compression::Lz4),
+            "zstd" | "zstdcompression" => Ok(Compression::Zstd),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown or unsupported compression '{other}' (supported: none, lz4, zstd)"
+            ))),
+        }
+    }
+
+    /// The name used in properties and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "NoCompression",
+            Compression::Lz4 => "LZ4",
+            Compression::Zstd => "ZSTD",
+        }
+    }
+}
+
+/// What WAL recovery does with a damaged or incomplete log (RocksDB's
+/// `WALRecoveryMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalRecoveryMode {
+    /// Accept a torn last record only; any other damage fails open.
+    TolerateCorruptedTailRecords,
+    /// Any damage, even a torn tail, fails open.
+    AbsoluteConsistency,
+    /// Stop replay at the first damage and open at that consistent prefix;
+    /// later WALs are not replayed. The default.
+    PointInTime,
+    /// Skip damaged records and go on (salvage; may leave holes).
+    SkipAnyCorruptedRecords,
+}
+
+/// Block cache implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheType {
+    /// Sharded LRU with priority pools.
+    Lru,
+    /// Lock-free clock cache.
+    Clock,
+}
+
+/// Options for opening a DB.
+#[derive(Clone)]
+pub struct Options {
+    /// Create the DB if it does not exist. Default false.
+    pub create_if_missing: bool,
+    /// Fail open if the DB exists. Default false.
+    pub error_if_exists: bool,
+    /// Check more on open and reads (verify every SST footer at open).
+    /// Default true.
+    pub paranoid_checks: bool,
+    /// Bytes in a memtable before it is switched and flushed. Default 64 MiB.
+    pub write_buffer_size: usize,
+    /// Memtables (active + immutable) kept before writes stall. Default 2.
+    pub max_write_buffer_number: usize,
+    /// Target size of an uncompressed data block. Default 4 KiB.
+    pub block_size: usize,
+    /// Keys between restart points in a data block. Default 16.
+    pub block_restart_interval: usize,
+    /// Bloom filter bits per key; 0 disables the filter. Default 10.
+    pub bloom_bits_per_key: u32,
+    /// Compression per level (the last entry applies to deeper levels).
+    /// Default: none for every level.
+    pub compression_per_level: Vec<Compression>,
+    /// Compression for the bottommost level, overriding
+    /// `compression_per_level` there. Default: same as the level's.
+    pub bottommost_compression: Option<Compression>,
+    /// WAL recovery mode. Default `PointInTime`.
+    pub wal_recovery_mode: WalRecoveryMode,
+    /// Keep WAL writes in a process buffer until `flush_wal` (they may be
+    /// lost on a process crash). Default false.
+    pub manual_wal_flush: bool,
+    /// Number of LSM levels. Default 7.
+    pub num_levels: usize,
+    /// L0 file count that triggers a compaction. Default 4.
+    pub level0_file_num_compaction_trigger: usize,
+    /// L0 file count that slows writes. Default 20.
+    pub level0_slowdown_writes_trigger: usize,
+    /// L0 file count that stops writes. Default 36.
+    pub level0_stop_writes_trigger: usize,
+    /// Target size of L1 (or the base level). Default 256 MiB.
+    pub max_bytes_for_level_base: u64,
+    /// Growth factor between levels. Default 10.
+    pub max_bytes_for_level_multiplier: f64,
+    /// Size levels backwards from the last one. Default true.
+    pub level_compaction_dynamic_level_bytes: bool,
+    /// Target SST size of L1. Default 64 MiB.
+    pub target_file_size_base: u64,
+    /// Growth of the target SST size per level. Default 1.
+    pub target_file_size_multiplier: u64,
+    /// Background flush + compaction threads. Default 2.
+    pub max_background_jobs: usize,
+    /// Block cache capacity in bytes; 0 disables the cache. Default 32 MiB.
+    pub cache_size: usize,
+    /// Block cache implementation. Default LRU.
+    pub cache_type: CacheType,
+    /// File system used for every file operation. Default POSIX.
+    pub fs: Arc<dyn FileSystem>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_write_buffer_number", &self.max_write_buffer_number)
+            .field("block_size", &self.block_size)
+            .field("bloom_bits_per_key", &self.bloom_bits_per_key)
+            .field("compression_per_level", &self.compression_per_level)
+            .field("wal_recovery_mode", &self.wal_recovery_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: false,
+            error_if_exists: false,
+            paranoid_checks: true,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            block_size: 4096,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression_per_level: vec![Compression::None],
+            bottommost_compression: None,
+            wal_recovery_mode: WalRecoveryMode::PointInTime,
+            manual_wal_flush: false,
+            num_levels: 7,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            level_compaction_dynamic_level_bytes: true,
+            target_file_size_base: 64 << 20,
+            target_file_size_multiplier: 1,
+            max_background_jobs: 2,
+            cache_size: 32 << 20,
+            cache_type: CacheType::Lru,
+            fs: crate::fs::default_fs(),
+        }
+    }
+}
+
+impl Options {
+    /// Checks every option; called by `Db::open`.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidArgument(m));
+        if self.write_buffer_size < 4096 {
+            return bad(format!("write_buffer_size {} < 4096", self.write_buffer_size));
+        }
+        if self.max_write_buffer_number < 2 {
+            return bad(format!("max_write_buffer_number {} < 2", self.max_write_buffer_number));
+        }
+        if self.block_size == 0 || self.block_size > (1 << 30) {
+            return bad(format!("block_size {} out of range", self.block_size));
+        }
+        if self.block_restart_interval == 0 {
+            return bad("block_restart_interval must be > 0".into());
+        }
+        if self.bloom_bits_per_key > 100 {
+            return bad(format!("bloom_bits_per_key {} > 100", self.bloom_bits_per_key));
+        }
+        if self.compression_per_level.is_empty() {
+            return bad("compression_per_level must not be empty".into());
+        }
+        if !(2..=20).contains(&self.num_levels) {
+            return bad(format!("num_levels {} not in 2..=20", self.num_levels));
+        }
+        if self.level0_file_num_compaction_trigger == 0 {
+            return bad("level0_file_num_compaction_trigger must be > 0".into());
+        }
+        if self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger
+            || self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger
+        {
+            return bad(format!(
+                "L0 triggers must satisfy compaction ({}) <= slowdown ({}) <= stop ({})",
+                self.level0_file_num_compaction_trigger,
+                self.level0_slowdown_writes_trigger,
+                self.level0_stop_writes_trigger
+            ));
+        }
+        if self.max_bytes_for_level_multiplier < 2.0 {
+            return bad(format!(
+                "max_bytes_for_level_multiplier {} < 2",
+                self.max_bytes_for_level_multiplier
+            ));
+        }
+        if self.max_bytes_for_level_base == 0 || self.target_file_size_base == 0 {
+            return bad("max_bytes_for_level_base and target_file_size_base must be > 0".into());
+        }
+        if self.target_file_size_multiplier == 0 {
+            return bad("target_file_size_multiplier must be > 0".into());
+        }
+        if self.max_background_jobs == 0 {
+            return bad("max_background_jobs must be > 0".into());
+        }
+        Ok(())
+    }
+
+    /// Compression used for SSTs written to `level` (bottommost when
+    /// `is_bottommost`).
+    pub(crate) fn compression_for_level(&self, level: usize, is_bottommost: bool) -> Compression {
+        if is_bottommost {
+            if let Some(c) = self.bottommost_compression {
+                return c;
+            }
+        }
+        let i = level.min(self.compression_per_level.len() - 1);
+        self.compression_per_level[i]
+    }
+}
+
+/// Options for one read.
+#[derive(Clone, Default)]
+pub struct ReadOptions<'a> {
+    /// Read as of this snapshot; default: the latest state.
+    pub snapshot: Option<&'a crate::Snapshot>,
+    /// Verify block checksums (always on: a block is never served unverified;
+    /// kept for RocksDB compatibility). Default true.
+    pub verify_checksums: bool,
+    /// Insert blocks read by this operation into the block cache. Default true.
+    pub fill_cache: bool,
+    /// Iterators: smallest user key returned (inclusive).
+    pub iterate_lower_bound: Option<Vec<u8>>,
+    /// Iterators: first user key not returned (exclusive).
+    pub iterate_upper_bound: Option<Vec<u8>>,
+}
+
+impl ReadOptions<'_> {
+    /// Defaults: latest state, checksums verified, cache filled.
+    pub fn new() -> Self {
+        ReadOptions {
+            snapshot: None,
+            verify_checksums: true,
+            fill_cache: true,
+            iterate_lower_bound: None,
+            iterate_upper_bound: None,
+        }
+    }
+}
+
+/// Options for one write.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// fsync the WAL before acknowledging. Default false (the write is handed
+    /// to the OS before it is acknowledged).
+    pub sync: bool,
+    /// Do not write the WAL (the write is lost on any crash until flushed).
+    pub disable_wal: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation() {
+        assert!(Options::default().validate().is_ok());
+        let o = Options {
+            write_buffer_size: 0,
+            ..Options::default()
+        };
+        assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
+        let o = Options {
+            max_bytes_for_level_multiplier: 1.5,
+            ..Options::default()
+        };
+        assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
+        assert!(Compression::parse("snappy").is_err());
+        assert_eq!(Compression::parse("ZSTD").unwrap(), Compression::Zstd);
+        let o = Options {
+            compression_per_level: vec![Compression::None, Compression::Lz4],
+            bottommost_compression: Some(Compression::Zstd),
+            ..Options::default()
+        };
+        assert_eq!(o.compression_for_level(0, false), Compression::None);
+        assert_eq!(o.compression_for_level(5, false), Compression::Lz4);
+        assert_eq!(o.compression_for_level(5, true), Compression::Zstd);
+    }
+}
