@@ -63,7 +63,11 @@ impl Error {
     }
 
     /// Builds a `Corruption` error.
-    pub(crate) fn corruption(file: impl Into<String>, offset: u64, what: impl Into<String>) -> Error {
+    pub(crate) fn corruption(
+        file: impl Into<String>,
+        offset: u64,
+        what: impl Into<String>,
+    ) -> Error {
         Error::Corruption {
             file: file.into(),
             offset,
@@ -78,14 +82,22 @@ impl Error {
 
     /// True for an IO error that reports a full disk.
     pub fn is_no_space(&self) -> bool {
-        matches!(self, Error::Io { kind: io::ErrorKind::StorageFull, .. })
+        matches!(
+            self,
+            Error::Io {
+                kind: io::ErrorKind::StorageFull,
+                ..
+            }
+        )
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Io { context, message, .. } => write!(f, "IO error: {context}: {message}"),
+            Error::Io {
+                context, message, ..
+            } => write!(f, "IO error: {context}: {message}"),
             Error::Corruption { file, offset, what } => {
                 write!(f, "Corruption: {what} in {file} at offset {offset}")
             }

@@ -6,14 +6,23 @@
 #![warn(missing_docs)]
 
 mod base;
+mod batch;
+mod cache;
 mod codec;
+mod compaction;
 mod db;
 mod error;
 pub mod fs;
 mod iter;
+mod memtable;
 mod options;
+mod sst;
+mod stats;
+mod version;
+mod wal;
 
 pub use base::{FileNum, SeqNo};
-pub use db::Snapshot;
+pub use batch::WriteBatch;
+pub use db::{Db, DbIterator, DbRange, PinnableValue, Snapshot};
 pub use error::{Error, Result};
 pub use options::{CacheType, Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};

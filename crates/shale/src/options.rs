@@ -33,6 +33,15 @@ impl Compression {
         }
     }
 
+    /// The on-disk code (the SST block trailer's compression byte).
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Lz4 => 1,
+            Compression::Zstd => 2,
+        }
+    }
+
     /// The name used in properties and logs.
     pub fn name(self) -> &'static str {
         match self {
@@ -177,10 +186,16 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         if self.write_buffer_size < 4096 {
-            return bad(format!("write_buffer_size {} < 4096", self.write_buffer_size));
+            return bad(format!(
+                "write_buffer_size {} < 4096",
+                self.write_buffer_size
+            ));
         }
         if self.max_write_buffer_number < 2 {
-            return bad(format!("max_write_buffer_number {} < 2", self.max_write_buffer_number));
+            return bad(format!(
+                "max_write_buffer_number {} < 2",
+                self.max_write_buffer_number
+            ));
         }
         if self.block_size == 0 || self.block_size > (1 << 30) {
             return bad(format!("block_size {} out of range", self.block_size));
@@ -189,7 +204,10 @@ impl Options {
             return bad("block_restart_interval must be > 0".into());
         }
         if self.bloom_bits_per_key > 100 {
-            return bad(format!("bloom_bits_per_key {} > 100", self.bloom_bits_per_key));
+            return bad(format!(
+                "bloom_bits_per_key {} > 100",
+                self.bloom_bits_per_key
+            ));
         }
         if self.compression_per_level.is_empty() {
             return bad("compression_per_level must not be empty".into());

@@ -38,6 +38,9 @@ mod tests {
         let c = crc32c(b"foo");
         assert_ne!(mask_crc(c), c);
         assert_eq!(unmask_crc(mask_crc(c)), c);
-        assert_eq!(crc32c_extend(crc32c(b"hello "), b"world"), crc32c(b"hello world"));
+        assert_eq!(
+            crc32c_extend(crc32c(b"hello "), b"world"),
+            crc32c(b"hello world")
+        );
     }
 }

@@ -9,6 +9,6 @@ mod varint;
 
 pub(crate) use crc::{crc32c, crc32c_extend, mask_crc, unmask_crc};
 pub(crate) use varint::{
-    decode_fixed32, decode_fixed64, get_length_prefixed, get_varint32, get_varint64,
-    put_fixed32, put_fixed64, put_length_prefixed, put_varint32, put_varint64, varint_len,
+    decode_fixed32, decode_fixed64, get_length_prefixed, get_varint32, get_varint64, put_fixed32,
+    put_fixed64, put_length_prefixed, put_varint32, put_varint64, varint_len,
 };

@@ -107,7 +107,18 @@ mod tests {
 
     #[test]
     fn varint_roundtrip() {
-        let vals = [0u64, 1, 127, 128, 300, 16383, 16384, u32::MAX as u64, u64::MAX - 1, u64::MAX];
+        let vals = [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            16383,
+            16384,
+            u32::MAX as u64,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
         let mut buf = Vec::new();
         for &v in &vals {
             put_varint64(&mut buf, v);

@@ -1,8 +1,334 @@
 //! The DB: open and recovery, the write path (group commit), reads, iterators,
-//! snapshots, background flush, properties.
+//! snapshots, background flush and compaction, properties.
+//!
+//! Concurrency model:
+//! - `DbInner::state` (the DB mutex) guards the version set, the immutable
+//!   memtable list and the scheduling state. It is never held during IO
+//!   except the small MANIFEST append of `log_and_apply`.
+//! - Writers queue in `write::WriteQueue`; the leader of a group writes the WAL
+//!   and the memtable for the whole group.
+//! - Readers load the `SuperVersion` from an `ArcSwap` and the visible
+//!   sequence number from an atomic: no mutex on the read path.
 
+mod background;
+mod cache_glue;
+mod compaction_job;
+mod db_iter;
+mod flush_job;
+mod info_log;
+mod obsolete;
+mod open;
+mod options_file;
+mod properties;
+mod read;
 mod snapshot;
+mod super_version;
+mod table_cache;
+mod write;
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
+
+use crate::base::SeqNo;
+use crate::batch::WriteBatch;
+use crate::error::{Error, Result};
+use crate::fs::{FileLock, FileSystem};
+use crate::memtable::MemTable;
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::stats::DbStats;
+use crate::version::VersionSet;
+
+pub use db_iter::{DbIterator, DbRange};
+pub use read::PinnableValue;
 pub use snapshot::Snapshot;
-#[allow(unused_imports)]
 pub(crate) use snapshot::SnapshotList;
+
+use info_log::InfoLog;
+use super_version::SuperVersion;
+use table_cache::TableCache;
+
+/// State guarded by the DB mutex.
+pub(crate) struct DbState {
+    pub versions: VersionSet,
+    /// The active memtable (also in the super version).
+    pub mem: Arc<MemTable>,
+    /// Immutable memtables, oldest first.
+    pub imm: Vec<Arc<MemTable>>,
+    /// A flush is running.
+    pub flush_running: bool,
+    /// Number of running compactions.
+    pub compactions_running: usize,
+    /// Manual compactions waiting or running.
+    pub manual_compactions: usize,
+    /// File numbers being written by jobs (not yet in a version): never
+    /// deleted as obsolete.
+    pub pending_outputs: std::collections::HashSet<u64>,
+    /// The first background error; writes fail while it is set.
+    pub bg_error: Option<Error>,
+    /// Count of background errors seen.
+    pub bg_error_count: u64,
+    /// Round-robin cursor per level for the compaction picker.
+    pub compact_cursors: Vec<usize>,
+}
+
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub fs: Arc<dyn FileSystem>,
+    _lock: Box<dyn FileLock>,
+    /// Highest sequence number visible to readers.
+    pub visible_seq: AtomicU64,
+    pub super_version: ArcSwap<SuperVersion>,
+    pub state: Mutex<DbState>,
+    /// Signalled when background work finishes or is scheduled.
+    pub bg_cv: Condvar,
+    pub writer: write::WriteQueue,
+    pub snapshots: Arc<SnapshotList>,
+    pub table_cache: Arc<TableCache>,
+    pub stats: DbStats,
+    pub log: InfoLog,
+    pub shutting_down: AtomicBool,
+    /// Set once a WAL/MANIFEST write or sync failed: the DB refuses writes.
+    pub poisoned: AtomicBool,
+    pub wal_recovery_report: String,
+}
+
+impl DbInner {
+    /// Builds and publishes a new super version from `state`. Requires the
+    /// DB mutex (the caller passes the guarded state).
+    pub(crate) fn install_super_version(&self, state: &DbState) {
+        let mut imm: Vec<Arc<MemTable>> = state.imm.clone();
+        imm.reverse();
+        self.super_version.store(Arc::new(SuperVersion {
+            mem: Arc::clone(&state.mem),
+            imm,
+            version: state.versions.current(),
+        }));
+    }
+
+    /// Records a background error and poisons the DB for writes.
+    pub(crate) fn set_bg_error(&self, state: &mut DbState, e: Error) {
+        self.log.error(&format!("background error: {e}"));
+        state.bg_error_count += 1;
+        if state.bg_error.is_none() {
+            state.bg_error = Some(e);
+        }
+        self.poisoned.store(true, Ordering::Release);
+        self.bg_cv.notify_all();
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            let st = self.state.lock();
+            let why = st
+                .bg_error
+                .as_ref()
+                .map_or_else(|| "earlier failure".to_string(), |e| e.to_string());
+            return Err(Error::Poisoned(why));
+        }
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::ShutdownInProgress);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn last_visible(&self) -> SeqNo {
+        self.visible_seq.load(Ordering::Acquire)
+    }
+}
+
+/// Owns the background threads; dropping the last `Db` clone drops this,
+/// which stops and joins them.
+struct DbHandle {
+    inner: Arc<DbInner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl DbHandle {
+    fn shutdown(&self) -> Result<()> {
+        self.inner.shutting_down.store(true, Ordering::Release);
+        {
+            let _st = self.inner.state.lock();
+            self.inner.bg_cv.notify_all();
+        }
+        let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
+        for t in threads {
+            let _ = t.join();
+        }
+        // Hand whatever the WAL buffered to the OS.
+        let wal_result = self.inner.writer.flush_wal(&self.inner, false);
+        let st = self.inner.state.lock();
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        wal_result
+    }
+}
+
+impl Drop for DbHandle {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// A handle to an open DB. Cheap to clone; all clones share the DB. The DB
+/// closes when the last clone is dropped (or on [`Db::close`]).
+#[derive(Clone)]
+pub struct Db {
+    handle: Arc<DbHandle>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Db({})", self.handle.inner.dir.display())
+    }
+}
+
+impl Db {
+    /// Opens (or with `create_if_missing` creates) the DB at `path`.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        let inner = open::open(path.as_ref(), opts)?;
+        let inner = Arc::new(inner);
+        let threads = background::start(&inner);
+        Ok(Db {
+            handle: Arc::new(DbHandle {
+                inner,
+                threads: Mutex::new(threads),
+            }),
+        })
+    }
+
+    fn inner(&self) -> &Arc<DbInner> {
+        &self.handle.inner
+    }
+
+    /// Inserts or replaces `key` with default write options.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 24);
+        b.put(key, value);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Deletes `key` with default write options.
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(key.len() + 24);
+        b.delete(key);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Applies a batch atomically.
+    pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        write::write(self.inner(), batch, opts)
+    }
+
+    /// Hands WAL bytes buffered in process (`manual_wal_flush`) to the OS,
+    /// and with `sync` makes them durable.
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.inner().writer.flush_wal(self.inner(), sync)
+    }
+
+    /// Reads `key` at the latest state.
+    pub fn get(&self, key: &[u8]) -> Result<Option<PinnableValue>> {
+        read::get(self.inner(), key, &ReadOptions::new())
+    }
+
+    /// Reads `key` with options (snapshot, fill_cache).
+    pub fn get_opt(&self, key: &[u8], opts: &ReadOptions<'_>) -> Result<Option<PinnableValue>> {
+        read::get(self.inner(), key, opts)
+    }
+
+    /// Reads many keys at one consistent sequence number.
+    pub fn multi_get(
+        &self,
+        keys: &[&[u8]],
+        opts: &ReadOptions<'_>,
+    ) -> Vec<Result<Option<PinnableValue>>> {
+        read::multi_get(self.inner(), keys, opts)
+    }
+
+    /// A snapshot of the current state, released on drop.
+    pub fn snapshot(&self) -> Snapshot {
+        // Take the sequence under the snapshot list's lock order: acquire
+        // registers it before any compaction can drop what it needs, because
+        // compactions read the list when they start.
+        self.inner().snapshots.acquire(self.inner().last_visible())
+    }
+
+    /// A raw cursor (unpositioned: call a seek first).
+    pub fn iter(&self, opts: &ReadOptions<'_>) -> DbIterator {
+        read::new_iterator(self.inner(), opts)
+    }
+
+    /// A double-ended iterator over the user keys in `range`.
+    pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> DbRange {
+        let start = range.start_bound().map(|k| k.as_ref());
+        let end = range.end_bound().map(|k| k.as_ref());
+        let (lower, upper) = db_iter::bounds_to_cursor(start, end);
+        self.bounded_range(lower, upper)
+    }
+
+    /// A double-ended iterator over the keys that start with `prefix`.
+    pub fn prefix(&self, prefix: &[u8]) -> DbRange {
+        self.bounded_range(Some(prefix.to_vec()), db_iter::prefix_successor(prefix))
+    }
+
+    fn bounded_range(&self, lower: Option<Vec<u8>>, upper: Option<Vec<u8>>) -> DbRange {
+        let mut ro = ReadOptions::new();
+        ro.iterate_lower_bound = lower;
+        ro.iterate_upper_bound = upper;
+        let seq = self.inner().last_visible();
+        let front = read::new_iterator_at(self.inner(), &ro, seq);
+        let inner = Arc::clone(self.inner());
+        let (lo, up) = (
+            ro.iterate_lower_bound.clone(),
+            ro.iterate_upper_bound.clone(),
+        );
+        DbRange::new(
+            front,
+            Box::new(move || {
+                let mut ro = ReadOptions::new();
+                ro.iterate_lower_bound = lo;
+                ro.iterate_upper_bound = up;
+                read::new_iterator_at(&inner, &ro, seq)
+            }),
+        )
+    }
+
+    /// Flushes the memtable to an SST and waits for it.
+    pub fn flush(&self) -> Result<()> {
+        background::flush_and_wait(self.inner())
+    }
+
+    /// Compacts the key range (None = unbounded) down the LSM and waits.
+    pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        background::compact_range(self.inner(), start, end)
+    }
+
+    /// Waits until no flush or compaction is pending or running.
+    pub fn wait_for_compaction(&self) -> Result<()> {
+        background::wait_for_idle(self.inner())
+    }
+
+    /// A DB property (`shale.stats`, `shale.levelstats`,
+    /// `shale.num-files-at-level<N>`, ...); `None` for unknown names.
+    pub fn property(&self, name: &str) -> Option<String> {
+        properties::property(self.inner(), name)
+    }
+
+    /// The DB directory.
+    pub fn path(&self) -> &Path {
+        &self.inner().dir
+    }
+
+    /// Closes the DB: stops background work, hands the WAL to the OS and
+    /// reports the first background error, if any. Other clones of this
+    /// handle fail with `ShutdownInProgress` afterwards.
+    pub fn close(self) -> Result<()> {
+        self.handle.shutdown()
+    }
+}

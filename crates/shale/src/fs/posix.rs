@@ -176,7 +176,8 @@ impl FileSystem for PosixFileSystem {
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         let d = File::open(dir).map_err(|e| Error::io_path("open dir", dir, e))?;
-        d.sync_all().map_err(|e| Error::io_path("fsync dir", dir, e))
+        d.sync_all()
+            .map_err(|e| Error::io_path("fsync dir", dir, e))
     }
 
     fn exists(&self, path: &Path) -> bool {

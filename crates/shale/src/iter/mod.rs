@@ -7,6 +7,9 @@
 
 use crate::error::Result;
 
+pub(crate) mod level;
+pub(crate) mod merging;
+
 /// A bidirectional cursor over internal keys.
 pub(crate) trait InternalIterator: Send {
     /// True when positioned on an entry.

@@ -1,0 +1,307 @@
+//! The engine seam: the small trait every benchmark talks to, the reusable
+//! write batch, and `open` / `destroy` / `check_flags` dispatch by
+//! `--engine`.
+//!
+//! Implementations must be `Send + Sync` (one handle is shared by all bench
+//! threads). Reads copy into caller-owned buffers so that the hot loops do
+//! not allocate on the bench side.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::{bail, Result};
+use crate::flags::{Category, Flags};
+
+pub mod memory;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+#[cfg(feature = "shale-engine")]
+pub mod shale;
+
+/// Write options of one write.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOpts {
+    /// fsync the WAL before acknowledging.
+    pub sync: bool,
+    /// Skip the WAL.
+    pub disable_wal: bool,
+}
+
+/// Iterator bounds and read options.
+#[derive(Debug, Clone, Default)]
+pub struct IterOpts {
+    /// Smallest key returned (inclusive).
+    pub lower: Option<Vec<u8>>,
+    /// First key not returned (exclusive).
+    pub upper: Option<Vec<u8>>,
+    /// Verify block checksums.
+    pub verify_checksums: bool,
+}
+
+/// One operation of a [`Batch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchOp<'a> {
+    /// Put(key, value).
+    Put(&'a [u8], &'a [u8]),
+    /// Delete(key).
+    Delete(&'a [u8]),
+}
+
+/// A reusable batch of puts and deletes (one buffer, no per-entry
+/// allocation once warm).
+#[derive(Debug, Default, Clone)]
+pub struct Batch {
+    buf: Vec<u8>,
+    // (key_end, value_end or usize::MAX for a delete), offsets into buf.
+    ends: Vec<(usize, usize)>,
+}
+
+impl Batch {
+    /// Empties the batch, keeping its capacity.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.ends.clear();
+    }
+
+    /// Adds a put.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.buf.extend_from_slice(key);
+        let k = self.buf.len();
+        self.buf.extend_from_slice(value);
+        self.ends.push((k, self.buf.len()));
+    }
+
+    /// Adds a delete.
+    pub fn delete(&mut self, key: &[u8]) {
+        self.buf.extend_from_slice(key);
+        self.ends.push((self.buf.len(), usize::MAX));
+    }
+
+    /// Number of operations.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The operations in order.
+    pub fn iter(&self) -> impl Iterator<Item = BatchOp<'_>> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(k, v)| {
+            let key = &self.buf[start..k];
+            if v == usize::MAX {
+                start = k;
+                BatchOp::Delete(key)
+            } else {
+                start = v;
+                BatchOp::Put(key, &self.buf[k..v])
+            }
+        })
+    }
+}
+
+/// Which text report a meta benchmark prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// `stats`: compaction and DB stats.
+    Stats,
+    /// `levelstats`: files and bytes per level.
+    LevelStats,
+    /// `sstables`: every SST.
+    SsTables,
+}
+
+/// A raw cursor over the DB.
+pub trait EngineIter {
+    /// First key ≥ `key`.
+    fn seek(&mut self, key: &[u8]);
+    /// Last key ≤ `key`.
+    fn seek_for_prev(&mut self, key: &[u8]);
+    /// First key.
+    fn seek_to_first(&mut self);
+    /// Last key.
+    fn seek_to_last(&mut self);
+    /// Steps forward (requires `valid`).
+    fn next(&mut self);
+    /// Steps backward (requires `valid`).
+    fn prev(&mut self);
+    /// True when positioned on an entry.
+    fn valid(&self) -> bool;
+    /// Current key (requires `valid`).
+    fn key(&self) -> &[u8];
+    /// Current value (requires `valid`).
+    fn value(&self) -> &[u8];
+    /// Error that made the iterator invalid, if any.
+    fn status(&self) -> Result<()>;
+}
+
+/// An open key-value engine.
+pub trait Engine: Send + Sync {
+    /// Engine name as in `--engine`.
+    fn name(&self) -> &'static str;
+    /// Engine version for reports.
+    fn version(&self) -> String;
+    /// Put one entry.
+    fn put(&self, key: &[u8], value: &[u8], wo: &WriteOpts) -> Result<()>;
+    /// Apply a batch atomically.
+    fn write(&self, batch: &Batch, wo: &WriteOpts) -> Result<()>;
+    /// Delete one key.
+    fn delete(&self, key: &[u8], wo: &WriteOpts) -> Result<()>;
+    /// Point lookup; copies the value into `out` and returns true if found.
+    fn get(&self, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool) -> Result<bool>;
+    /// Batched lookup; calls `found(i, value)` for every key found.
+    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()>;
+    /// A new iterator (unpositioned).
+    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>>;
+    /// Flush memtables and wait.
+    fn flush(&self) -> Result<()>;
+    /// Compact the key range (None = unbounded).
+    fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()>;
+    /// Wait until no flush or compaction is pending or running.
+    fn wait_for_compaction(&self) -> Result<()>;
+    /// A named engine property.
+    fn property(&self, name: &str) -> Option<String>;
+    /// The text of a meta benchmark report.
+    fn report(&self, which: Report) -> Option<String>;
+    /// Cumulative write-stall time in µs, if the engine tracks it.
+    fn stall_micros(&self) -> Option<u64>;
+    /// The `--statistics` dump, if the engine has statistics.
+    fn statistics(&self) -> Option<String> {
+        None
+    }
+    /// Close the engine (further calls fail).
+    fn close(&self) -> Result<()>;
+}
+
+/// Rejects flags the selected engine cannot honour (before anything runs).
+pub fn check_flags(flags: &Flags) -> Result<()> {
+    match flags.engine.as_str() {
+        "memory" => {
+            flags.reject_category(Category::Eng, "memory")?;
+            flags.reject_category(Category::Rocks, "memory")?;
+            if flags.statistics {
+                bail!("--statistics is not supported by --engine=memory");
+            }
+            Ok(())
+        }
+        "shale" => shale_check(flags),
+        "rocksdb" => rocks_check(flags),
+        "fjall" => bail!(
+            "--engine=fjall is not built in this binary (the fjall adapter is not written yet)"
+        ),
+        other => bail!("unknown engine '{other}'"),
+    }
+}
+
+#[cfg(feature = "shale-engine")]
+fn shale_check(flags: &Flags) -> Result<()> {
+    shale::options_from_flags(flags).map(|_| ())
+}
+
+#[cfg(not(feature = "shale-engine"))]
+fn shale_check(_flags: &Flags) -> Result<()> {
+    bail!("--engine=shale needs the 'shale-engine' cargo feature (built without it)")
+}
+
+#[cfg(feature = "rocksdb")]
+fn rocks_check(flags: &Flags) -> Result<()> {
+    rocksdb::check_flags(flags)
+}
+
+#[cfg(not(feature = "rocksdb"))]
+fn rocks_check(_flags: &Flags) -> Result<()> {
+    bail!("--engine=rocksdb needs the 'rocksdb' cargo feature (cargo build --release --features rocksdb)")
+}
+
+/// The compression the selected engine will really use (`--compression_type`
+/// unless the engine had to replace db_bench's default).
+pub fn effective_compression(flags: &Flags) -> String {
+    if flags.engine == "shale"
+        && !flags.is_explicit("compression_type")
+        && flags.compression_type == "snappy"
+    {
+        return "lz4".to_string();
+    }
+    if flags.engine == "memory" {
+        return "none".to_string();
+    }
+    flags.compression_type.clone()
+}
+
+/// Header warnings about defaults the selected engine had to replace.
+pub fn warnings(flags: &Flags) -> Vec<String> {
+    match flags.engine.as_str() {
+        #[cfg(feature = "shale-engine")]
+        "shale" => shale::warnings(flags),
+        _ => Vec::new(),
+    }
+}
+
+/// Opens (creating if missing) the engine selected by `--engine` at `path`.
+pub fn open(flags: &Flags, path: &Path) -> Result<Arc<dyn Engine>> {
+    match flags.engine.as_str() {
+        "memory" => Ok(Arc::new(memory::MemoryEngine::open(path))),
+        #[cfg(feature = "shale-engine")]
+        "shale" => Ok(Arc::new(shale::ShaleEngine::open(flags, path)?)),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => Ok(Arc::new(rocksdb::RocksEngine::open(flags, path)?)),
+        other => bail!("engine '{other}' is not available in this build"),
+    }
+}
+
+/// Removes the DB at `path` (the engine must be closed).
+pub fn destroy(flags: &Flags, path: &Path) -> Result<()> {
+    if flags.engine == "memory" {
+        memory::MemoryEngine::destroy(path);
+        return Ok(());
+    }
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => bail!("cannot remove DB directory {}: {e}", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_round_trips_ops() {
+        let mut b = Batch::default();
+        b.put(b"k1", b"v1");
+        b.delete(b"k2");
+        b.put(b"", b"");
+        b.put(b"k3", b"value3");
+        let ops: Vec<BatchOp<'_>> = b.iter().collect();
+        assert_eq!(
+            ops,
+            vec![
+                BatchOp::Put(b"k1", b"v1"),
+                BatchOp::Delete(b"k2"),
+                BatchOp::Put(b"", b""),
+                BatchOp::Put(b"k3", b"value3")
+            ]
+        );
+        assert_eq!(b.len(), 4);
+        b.clear();
+        assert!(b.is_empty());
+        assert_eq!(b.iter().count(), 0);
+    }
+
+    #[test]
+    fn memory_engine_rejects_engine_options() {
+        let f = Flags::parse(&["--engine=memory", "--bloom_bits=10"]).unwrap();
+        let e = check_flags(&f).unwrap_err();
+        assert!(e.0.contains("--bloom_bits"), "{e}");
+        let f = Flags::parse(&["--engine=memory", "--statistics=1"]).unwrap();
+        assert!(check_flags(&f).is_err());
+        let f = Flags::parse(&["--engine=memory"]).unwrap();
+        assert!(check_flags(&f).is_ok());
+        let f = Flags::parse(&["--engine=fjall"]).unwrap();
+        assert!(check_flags(&f).is_err());
+    }
+}

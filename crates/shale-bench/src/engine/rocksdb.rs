@@ -1,0 +1,425 @@
+//! The RocksDB adapter (cargo feature `rocksdb`): maps every engine flag to
+//! the RocksDB option of the same name, as db_bench does, and the `Engine`
+//! trait onto `rocksdb::DB`. Flags the `rocksdb` crate cannot express are
+//! rejected when set to a non-default value. Thread-safe (`rocksdb::DB` is
+//! `Send + Sync`).
+
+use std::path::Path;
+
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, LruCacheOptions, Options,
+    ReadOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
+};
+
+use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
+use crate::error::{bail, Error, Result};
+use crate::flags::Flags;
+
+/// The RocksDB release bundled by `librocksdb-sys` 0.19.
+const ROCKSDB_VERSION: &str = "11.8.1";
+
+fn err(e: rocksdb::Error) -> Error {
+    Error(format!("rocksdb: {e}"))
+}
+
+fn compression(t: &str) -> Result<DBCompressionType> {
+    Ok(match t.to_ascii_lowercase().as_str() {
+        "none" => DBCompressionType::None,
+        "snappy" => DBCompressionType::Snappy,
+        "zlib" => DBCompressionType::Zlib,
+        "bzip2" => DBCompressionType::Bz2,
+        "lz4" => DBCompressionType::Lz4,
+        "lz4hc" => DBCompressionType::Lz4hc,
+        "zstd" => DBCompressionType::Zstd,
+        other => bail!("--compression_type={other} is not supported by --engine=rocksdb"),
+    })
+}
+
+/// Checks the flags without opening anything.
+pub fn check_flags(f: &Flags) -> Result<()> {
+    build_options(f).map(|_| ())
+}
+
+fn int(name: &str, v: i64) -> Result<i32> {
+    i32::try_from(v).map_err(|_| Error(format!("--{name}={v} is out of range")))
+}
+
+fn build_options(f: &Flags) -> Result<Options> {
+    if !f.has_default("delayed_write_rate") {
+        bail!("--delayed_write_rate is not supported by --engine=rocksdb (the rocksdb crate does not expose it)");
+    }
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(f.write_buffer_size.max(0) as usize);
+    o.set_max_write_buffer_number(int("max_write_buffer_number", f.max_write_buffer_number)?);
+    o.set_min_write_buffer_number_to_merge(int(
+        "min_write_buffer_number_to_merge",
+        f.min_write_buffer_number_to_merge,
+    )?);
+    o.set_level_zero_file_num_compaction_trigger(int(
+        "level0_file_num_compaction_trigger",
+        f.level0_file_num_compaction_trigger,
+    )?);
+    o.set_level_zero_slowdown_writes_trigger(int(
+        "level0_slowdown_writes_trigger",
+        f.level0_slowdown_writes_trigger,
+    )?);
+    o.set_level_zero_stop_writes_trigger(int(
+        "level0_stop_writes_trigger",
+        f.level0_stop_writes_trigger,
+    )?);
+    o.set_max_bytes_for_level_base(f.max_bytes_for_level_base.max(0) as u64);
+    o.set_max_bytes_for_level_multiplier(f.max_bytes_for_level_multiplier);
+    o.set_level_compaction_dynamic_level_bytes(f.level_compaction_dynamic_level_bytes);
+    o.set_target_file_size_base(f.target_file_size_base.max(0) as u64);
+    o.set_target_file_size_multiplier(int(
+        "target_file_size_multiplier",
+        f.target_file_size_multiplier,
+    )?);
+    o.set_max_background_jobs(int("max_background_jobs", f.max_background_jobs)?);
+    if f.max_background_compactions >= 0 {
+        o.set_max_background_compactions(int(
+            "max_background_compactions",
+            f.max_background_compactions,
+        )?);
+    }
+    if f.max_background_flushes >= 0 {
+        o.set_max_background_flushes(int("max_background_flushes", f.max_background_flushes)?);
+    }
+    o.set_max_subcompactions(f.subcompactions.max(1) as u32);
+    o.set_num_levels(int("num_levels", f.num_levels)?);
+    o.set_compaction_style(match f.compaction_style {
+        0 => DBCompactionStyle::Level,
+        1 => DBCompactionStyle::Universal,
+        2 => DBCompactionStyle::Fifo,
+        v => bail!("invalid value {v} for --compaction_style (0 level, 1 universal, 2 FIFO)"),
+    });
+    o.set_compaction_pri(match f.compaction_pri {
+        0 => rocksdb::CompactionPri::ByCompensatedSize,
+        1 => rocksdb::CompactionPri::OldestLargestSeqFirst,
+        2 => rocksdb::CompactionPri::OldestSmallestSeqFirst,
+        3 => rocksdb::CompactionPri::MinOverlappingRatio,
+        v => bail!("--compaction_pri={v} is not supported by --engine=rocksdb (0..=3)"),
+    });
+    if f.max_compaction_bytes > 0 {
+        o.set_max_compaction_bytes(f.max_compaction_bytes as u64);
+    }
+    let c = compression(&f.compression_type)?;
+    o.set_compression_type(c);
+    if f.min_level_to_compress >= 0 {
+        let k = f.min_level_to_compress.min(f.num_levels).max(0) as usize;
+        let mut per = vec![DBCompressionType::None; k];
+        per.resize(f.num_levels.max(0) as usize, c);
+        o.set_compression_per_level(&per);
+    }
+    if f.compression_level != 32767 {
+        o.set_compression_options(-14, int("compression_level", f.compression_level)?, 0, 0);
+    }
+    o.set_bytes_per_sync(f.bytes_per_sync.max(0) as u64);
+    o.set_wal_bytes_per_sync(f.wal_bytes_per_sync.max(0) as u64);
+    o.set_use_direct_reads(f.use_direct_reads);
+    o.set_use_direct_io_for_flush_and_compaction(f.use_direct_io_for_flush_and_compaction);
+    o.set_max_open_files(int("open_files", f.open_files)?);
+    o.set_soft_pending_compaction_bytes_limit(f.soft_pending_compaction_bytes_limit.max(0) as usize);
+    o.set_hard_pending_compaction_bytes_limit(f.hard_pending_compaction_bytes_limit.max(0) as usize);
+    o.set_compaction_readahead_size(f.compaction_readahead_size.max(0) as usize);
+    o.set_allow_concurrent_memtable_write(f.allow_concurrent_memtable_write);
+    o.set_enable_pipelined_write(f.enable_pipelined_write);
+    if f.rate_limiter_bytes_per_sec > 0 {
+        o.set_ratelimiter(f.rate_limiter_bytes_per_sec, 100_000, 10);
+    }
+    if f.statistics {
+        o.enable_statistics();
+    }
+
+    let mut t = BlockBasedOptions::default();
+    t.set_block_size(f.block_size.max(1) as usize);
+    t.set_block_restart_interval(int("block_restart_interval", f.block_restart_interval)?);
+    t.set_format_version(int("format_version", f.format_version)?);
+    t.set_cache_index_and_filter_blocks(f.cache_index_and_filter_blocks);
+    t.set_pin_l0_filter_and_index_blocks_in_cache(f.pin_l0_filter_and_index_blocks_in_cache);
+    if f.bloom_bits > 0.0 {
+        if f.use_ribbon_filter {
+            t.set_ribbon_filter(f.bloom_bits);
+        } else {
+            t.set_bloom_filter(f.bloom_bits, false);
+        }
+    }
+    if f.cache_size <= 0 {
+        t.disable_cache();
+    } else {
+        let cap = f.cache_size as usize;
+        let cache = match f.cache_type.as_str() {
+            "lru_cache" => {
+                let mut lo = LruCacheOptions::default();
+                lo.set_capacity(cap);
+                lo.set_num_shard_bits(int("cache_numshardbits", f.cache_numshardbits)?);
+                Cache::new_lru_cache_opts(&lo)
+            }
+            "hyper_clock_cache" | "auto_hyper_clock_cache" => Cache::new_hyper_clock_cache(cap, 0),
+            "fixed_hyper_clock_cache" => Cache::new_hyper_clock_cache(cap, f.block_size.max(1) as usize),
+            other => bail!(
+                "--cache_type={other} is not supported by --engine=rocksdb (lru_cache, hyper_clock_cache, \
+                 auto_hyper_clock_cache, fixed_hyper_clock_cache)"
+            ),
+        };
+        t.set_block_cache(&cache);
+    }
+    o.set_block_based_table_factory(&t);
+    Ok(o)
+}
+
+/// An open RocksDB.
+pub struct RocksEngine {
+    db: DB,
+    opts: Options,
+    batched_multiget: bool,
+}
+
+impl RocksEngine {
+    /// Opens (creating if missing) the DB at `path`.
+    pub fn open(f: &Flags, path: &Path) -> Result<RocksEngine> {
+        let opts = build_options(f)?;
+        let db = DB::open(&opts, path).map_err(err)?;
+        Ok(RocksEngine {
+            db,
+            opts,
+            batched_multiget: f.multiread_batched,
+        })
+    }
+}
+
+fn wo(o: &WriteOpts) -> WriteOptions {
+    let mut w = WriteOptions::default();
+    w.set_sync(o.sync);
+    w.disable_wal(o.disable_wal);
+    w
+}
+
+/// Parses `Cumulative stall: HH:MM:SS.sss H:M:S` from `rocksdb.dbstats`.
+pub fn parse_cumulative_stall(dbstats: &str) -> Option<u64> {
+    let line = dbstats
+        .lines()
+        .find(|l| l.starts_with("Cumulative stall:"))?;
+    let hms = line.split_whitespace().nth(2)?;
+    let mut parts = hms.split(':');
+    let h: f64 = parts.next()?.parse().ok()?;
+    let m: f64 = parts.next()?.parse().ok()?;
+    let s: f64 = parts.next()?.parse().ok()?;
+    Some(((h * 3600.0 + m * 60.0 + s) * 1e6) as u64)
+}
+
+impl Engine for RocksEngine {
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+
+    fn version(&self) -> String {
+        ROCKSDB_VERSION.to_string()
+    }
+
+    fn put(&self, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
+        self.db.put_opt(key, value, &wo(o)).map_err(err)
+    }
+
+    fn write(&self, batch: &Batch, o: &WriteOpts) -> Result<()> {
+        let mut b = WriteBatch::default();
+        for op in batch.iter() {
+            match op {
+                BatchOp::Put(k, v) => b.put(k, v),
+                BatchOp::Delete(k) => b.delete(k),
+            }
+        }
+        self.db.write_opt(b, &wo(o)).map_err(err)
+    }
+
+    fn delete(&self, key: &[u8], o: &WriteOpts) -> Result<()> {
+        self.db.delete_opt(key, &wo(o)).map_err(err)
+    }
+
+    fn get(&self, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool) -> Result<bool> {
+        let mut ro = ReadOptions::default();
+        ro.set_verify_checksums(verify_checksums);
+        match self.db.get_pinned_opt(key, &ro).map_err(err)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+        let ro = ReadOptions::default();
+        if self.batched_multiget {
+            let Some(cf) = self.db.cf_handle("default") else {
+                bail!("rocksdb: no default column family")
+            };
+            for (i, r) in self
+                .db
+                .batched_multi_get_cf_opt(cf, keys.iter().copied(), false, &ro)
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(v) = r.map_err(err)? {
+                    found(i, &v);
+                }
+            }
+        } else {
+            for (i, r) in self
+                .db
+                .multi_get_opt(keys.iter(), &ro)
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(v) = r.map_err(err)? {
+                    found(i, &v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
+        let mut ro = ReadOptions::default();
+        ro.set_verify_checksums(opts.verify_checksums);
+        if let Some(l) = &opts.lower {
+            ro.set_iterate_lower_bound(l.clone());
+        }
+        if let Some(u) = &opts.upper {
+            ro.set_iterate_upper_bound(u.clone());
+        }
+        Ok(Box::new(RocksIter(self.db.raw_iterator_opt(ro))))
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.db.flush().map_err(err)
+    }
+
+    fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.db.compact_range(start, end);
+        Ok(())
+    }
+
+    fn wait_for_compaction(&self) -> Result<()> {
+        self.db
+            .wait_for_compact(&WaitForCompactOptions::default())
+            .map_err(err)
+    }
+
+    fn property(&self, name: &str) -> Option<String> {
+        self.db.property_value(name).ok().flatten()
+    }
+
+    fn report(&self, which: Report) -> Option<String> {
+        self.property(match which {
+            Report::Stats => "rocksdb.stats",
+            Report::LevelStats => "rocksdb.levelstats",
+            Report::SsTables => "rocksdb.sstables",
+        })
+    }
+
+    fn stall_micros(&self) -> Option<u64> {
+        self.property("rocksdb.dbstats")
+            .and_then(|s| parse_cumulative_stall(&s))
+    }
+
+    fn statistics(&self) -> Option<String> {
+        self.opts.get_statistics()
+    }
+
+    fn close(&self) -> Result<()> {
+        self.db.flush_wal(true).map_err(err)
+    }
+}
+
+struct RocksIter<'a>(rocksdb::DBRawIteratorWithThreadMode<'a, DB>);
+
+impl EngineIter for RocksIter<'_> {
+    fn seek(&mut self, key: &[u8]) {
+        self.0.seek(key)
+    }
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        self.0.seek_for_prev(key)
+    }
+    fn seek_to_first(&mut self) {
+        self.0.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.0.seek_to_last()
+    }
+    fn next(&mut self) {
+        self.0.next()
+    }
+    fn prev(&mut self) {
+        self.0.prev()
+    }
+    fn valid(&self) -> bool {
+        self.0.valid()
+    }
+    fn key(&self) -> &[u8] {
+        self.0.key().unwrap_or(&[])
+    }
+    fn value(&self) -> &[u8] {
+        self.0.value().unwrap_or(&[])
+    }
+    fn status(&self) -> Result<()> {
+        self.0.status().map_err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stall_line() {
+        let s = "** DB Stats **\nCumulative stall: 00:01:2.500 H:M:S, 3.1 percent\n";
+        assert_eq!(parse_cumulative_stall(s), Some(62_500_000));
+        assert_eq!(parse_cumulative_stall("nothing"), None);
+    }
+
+    #[test]
+    fn rejects_unknown_values() {
+        assert!(check_flags(&Flags::parse(&["--compression_type=xpress"]).unwrap()).is_err());
+        assert!(check_flags(&Flags::parse(&["--cache_type=clock_cache"]).unwrap()).is_err());
+        assert!(check_flags(&Flags::parse(&["--delayed_write_rate=1"]).unwrap()).is_err());
+        assert!(check_flags(
+            &Flags::parse(&["--compression_type=snappy", "--bloom_bits=10"]).unwrap()
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn round_trip_through_rocksdb() {
+        let d = tempfile::tempdir().unwrap();
+        let f = Flags::parse(&[
+            "--engine=rocksdb",
+            "--compression_type=lz4",
+            "--bloom_bits=10",
+        ])
+        .unwrap();
+        let e = RocksEngine::open(&f, d.path()).unwrap();
+        let w = WriteOpts::default();
+        e.put(b"a", b"1", &w).unwrap();
+        let mut b = Batch::default();
+        b.put(b"b", b"2");
+        b.delete(b"a");
+        e.write(&b, &w).unwrap();
+        let mut out = Vec::new();
+        assert!(!e.get(b"a", &mut out, true).unwrap());
+        assert!(e.get(b"b", &mut out, true).unwrap());
+        assert_eq!(out, b"2");
+        e.flush().unwrap();
+        let mut it = e.new_iterator(&IterOpts::default()).unwrap();
+        it.seek_to_first();
+        assert_eq!(it.key(), b"b");
+        drop(it);
+        assert!(e
+            .report(Report::Stats)
+            .unwrap()
+            .contains("Compaction Stats"));
+        assert!(e.stall_micros().is_some());
+    }
+}

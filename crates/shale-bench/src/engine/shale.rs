@@ -1,0 +1,330 @@
+//! The Shale adapter: maps db_bench's option flags onto `shale::Options`
+//! (rejecting what Shale cannot honour, naming the flag) and the `Engine`
+//! trait onto `shale::Db`. Thread-safe: `shale::Db` is `Send + Sync`.
+
+use std::path::Path;
+
+use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
+use crate::error::{bail, Error, Result};
+use crate::flags::{Category, Flags};
+
+fn non_negative(name: &str, v: i64) -> Result<usize> {
+    if v < 0 {
+        bail!("--{name}={v} is not supported by --engine=shale (must be >= 0)");
+    }
+    Ok(v as usize)
+}
+
+/// The compression Shale uses for `--compression_type`, and a warning when
+/// db_bench's default (snappy, which Shale lacks) was replaced.
+fn compression(f: &Flags) -> Result<(shale::Compression, Option<String>)> {
+    let t = f.compression_type.to_ascii_lowercase();
+    if t == "snappy" && !f.is_explicit("compression_type") {
+        return Ok((
+            shale::Compression::Lz4,
+            Some("--compression_type not given: db_bench's default snappy is not in Shale, using lz4".into()),
+        ));
+    }
+    shale::Compression::parse(&t)
+        .map(|c| (c, None))
+        .map_err(|_| {
+            Error(format!(
+            "--compression_type={t} is not supported by --engine=shale (supported: none, lz4, zstd)"
+        ))
+        })
+}
+
+/// Header warnings for this flag set (defaults Shale had to replace).
+pub fn warnings(f: &Flags) -> Vec<String> {
+    compression(f).ok().and_then(|c| c.1).into_iter().collect()
+}
+
+/// Builds `shale::Options` from the flags, or says which flag Shale cannot
+/// honour.
+pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
+    f.reject_category(Category::Rocks, "shale")?;
+    if f.statistics {
+        bail!("--statistics is not supported by --engine=shale (no statistics tickers; use the `stats` benchmark)");
+    }
+    let (comp, _) = compression(f)?;
+    let compression_per_level = if f.min_level_to_compress >= 0 {
+        let k = f.min_level_to_compress as usize;
+        let mut v = vec![shale::Compression::None; k];
+        v.push(comp);
+        v
+    } else {
+        vec![comp]
+    };
+    let cache_type = match f.cache_type.as_str() {
+        "lru_cache" => shale::CacheType::Lru,
+        "hyper_clock_cache" | "auto_hyper_clock_cache" | "fixed_hyper_clock_cache" => {
+            shale::CacheType::Clock
+        }
+        other => {
+            bail!("--cache_type={other} is not supported by --engine=shale (supported: lru_cache, hyper_clock_cache)")
+        }
+    };
+    let bloom_bits_per_key = if f.bloom_bits <= 0.0 {
+        0
+    } else if f.bloom_bits.fract() != 0.0 {
+        bail!(
+            "--bloom_bits={} is not supported by --engine=shale (whole bits per key only)",
+            f.bloom_bits
+        );
+    } else {
+        f.bloom_bits as u32
+    };
+    let opts = shale::Options {
+        create_if_missing: true,
+        write_buffer_size: non_negative("write_buffer_size", f.write_buffer_size)?,
+        max_write_buffer_number: non_negative(
+            "max_write_buffer_number",
+            f.max_write_buffer_number,
+        )?,
+        block_size: non_negative("block_size", f.block_size)?,
+        block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
+        bloom_bits_per_key,
+        compression_per_level,
+        num_levels: non_negative("num_levels", f.num_levels)?,
+        level0_file_num_compaction_trigger: non_negative(
+            "level0_file_num_compaction_trigger",
+            f.level0_file_num_compaction_trigger,
+        )?,
+        level0_slowdown_writes_trigger: non_negative(
+            "level0_slowdown_writes_trigger",
+            f.level0_slowdown_writes_trigger,
+        )?,
+        level0_stop_writes_trigger: non_negative(
+            "level0_stop_writes_trigger",
+            f.level0_stop_writes_trigger,
+        )?,
+        max_bytes_for_level_base: non_negative(
+            "max_bytes_for_level_base",
+            f.max_bytes_for_level_base,
+        )? as u64,
+        max_bytes_for_level_multiplier: f.max_bytes_for_level_multiplier,
+        level_compaction_dynamic_level_bytes: f.level_compaction_dynamic_level_bytes,
+        target_file_size_base: non_negative("target_file_size_base", f.target_file_size_base)?
+            as u64,
+        target_file_size_multiplier: non_negative(
+            "target_file_size_multiplier",
+            f.target_file_size_multiplier,
+        )? as u64,
+        max_background_jobs: non_negative("max_background_jobs", f.max_background_jobs)?,
+        cache_size: f.cache_size.max(0) as usize,
+        cache_type,
+        ..shale::Options::default()
+    };
+    opts.validate()
+        .map_err(|e| Error(format!("engine options rejected by Shale: {e}")))?;
+    Ok(opts)
+}
+
+/// An open Shale DB.
+pub struct ShaleEngine {
+    db: shale::Db,
+}
+
+impl ShaleEngine {
+    /// Opens (creating if missing) the DB at `path`.
+    pub fn open(f: &Flags, path: &Path) -> Result<ShaleEngine> {
+        let opts = options_from_flags(f)?;
+        let db = shale::Db::open(path, opts)?;
+        Ok(ShaleEngine { db })
+    }
+}
+
+fn wo(o: &WriteOpts) -> shale::WriteOptions {
+    shale::WriteOptions {
+        sync: o.sync,
+        disable_wal: o.disable_wal,
+    }
+}
+
+impl Engine for ShaleEngine {
+    fn name(&self) -> &'static str {
+        "shale"
+    }
+
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_string()
+    }
+
+    fn put(&self, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
+        let mut b = shale::WriteBatch::with_capacity(key.len() + value.len() + 24);
+        b.put(key, value);
+        Ok(self.db.write(b, &wo(o))?)
+    }
+
+    fn write(&self, batch: &Batch, o: &WriteOpts) -> Result<()> {
+        let mut b = shale::WriteBatch::new();
+        for op in batch.iter() {
+            match op {
+                BatchOp::Put(k, v) => b.put(k, v),
+                BatchOp::Delete(k) => b.delete(k),
+            }
+        }
+        Ok(self.db.write(b, &wo(o))?)
+    }
+
+    fn delete(&self, key: &[u8], o: &WriteOpts) -> Result<()> {
+        let mut b = shale::WriteBatch::with_capacity(key.len() + 24);
+        b.delete(key);
+        Ok(self.db.write(b, &wo(o))?)
+    }
+
+    fn get(&self, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool) -> Result<bool> {
+        let mut ro = shale::ReadOptions::new();
+        ro.verify_checksums = verify_checksums;
+        match self.db.get_opt(key, &ro)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+        for (i, r) in self
+            .db
+            .multi_get(keys, &shale::ReadOptions::new())
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(v) = r? {
+                found(i, &v);
+            }
+        }
+        Ok(())
+    }
+
+    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
+        let mut ro = shale::ReadOptions::new();
+        ro.verify_checksums = opts.verify_checksums;
+        ro.iterate_lower_bound = opts.lower.clone();
+        ro.iterate_upper_bound = opts.upper.clone();
+        Ok(Box::new(ShaleIter(self.db.iter(&ro))))
+    }
+
+    fn flush(&self) -> Result<()> {
+        Ok(self.db.flush()?)
+    }
+
+    fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        Ok(self.db.compact_range(start, end)?)
+    }
+
+    fn wait_for_compaction(&self) -> Result<()> {
+        Ok(self.db.wait_for_compaction()?)
+    }
+
+    fn property(&self, name: &str) -> Option<String> {
+        self.db.property(name)
+    }
+
+    fn report(&self, which: Report) -> Option<String> {
+        self.db.property(match which {
+            Report::Stats => "shale.stats",
+            Report::LevelStats => "shale.levelstats",
+            Report::SsTables => "shale.sstables",
+        })
+    }
+
+    fn stall_micros(&self) -> Option<u64> {
+        self.db
+            .property("shale.stall-micros")
+            .and_then(|s| s.trim().parse().ok())
+    }
+
+    fn close(&self) -> Result<()> {
+        Ok(self.db.clone().close()?)
+    }
+}
+
+struct ShaleIter(shale::DbIterator);
+
+impl EngineIter for ShaleIter {
+    fn seek(&mut self, key: &[u8]) {
+        self.0.seek(key)
+    }
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        self.0.seek_for_prev(key)
+    }
+    fn seek_to_first(&mut self) {
+        self.0.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.0.seek_to_last()
+    }
+    fn next(&mut self) {
+        self.0.next()
+    }
+    fn prev(&mut self) {
+        self.0.prev()
+    }
+    fn valid(&self) -> bool {
+        self.0.valid()
+    }
+    fn key(&self) -> &[u8] {
+        self.0.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.0.value()
+    }
+    fn status(&self) -> Result<()> {
+        Ok(self.0.status()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_flags_and_rejects_what_shale_lacks() {
+        let f = Flags::parse(&[
+            "--write_buffer_size=1048576",
+            "--bloom_bits=10",
+            "--compression_type=zstd",
+            "--min_level_to_compress=2",
+            "--cache_type=hyper_clock_cache",
+            "--cache_size=0",
+        ])
+        .unwrap();
+        let o = options_from_flags(&f).unwrap();
+        assert_eq!(o.write_buffer_size, 1 << 20);
+        assert_eq!(o.bloom_bits_per_key, 10);
+        assert_eq!(
+            o.compression_per_level,
+            vec![
+                shale::Compression::None,
+                shale::Compression::None,
+                shale::Compression::Zstd
+            ]
+        );
+        assert_eq!(o.cache_type, shale::CacheType::Clock);
+        assert_eq!(o.cache_size, 0);
+        assert!(!o.level_compaction_dynamic_level_bytes); // db_bench's default
+        let d = options_from_flags(&Flags::parse::<&str>(&[]).unwrap()).unwrap();
+        assert_eq!(d.bloom_bits_per_key, 0); // -1 = no filter, as db_bench
+        assert_eq!(d.compression_per_level, vec![shale::Compression::Lz4]);
+        assert_eq!(warnings(&Flags::parse::<&str>(&[]).unwrap()).len(), 1);
+        for (bad, name) in [
+            ("--compression_type=snappy", "compression_type"),
+            ("--cache_type=fast_lru_cache", "cache_type"),
+            ("--bloom_bits=9.5", "bloom_bits"),
+            ("--subcompactions=4", "subcompactions"),
+            ("--use_direct_reads=1", "use_direct_reads"),
+            ("--statistics=1", "statistics"),
+            ("--write_buffer_size=-5", "write_buffer_size"),
+        ] {
+            let e = options_from_flags(&Flags::parse(&[bad]).unwrap()).unwrap_err();
+            assert!(e.0.contains(&format!("--{name}")), "{bad}: {e}");
+        }
+        assert!(
+            options_from_flags(&Flags::parse(&["--max_write_buffer_number=1"]).unwrap()).is_err()
+        );
+    }
+}

@@ -1,0 +1,584 @@
+//! gflags-style flags: the table (names, types, db_bench defaults, help),
+//! parsing, validation and the per-engine rejection helper.
+//!
+//! Accepted forms: `--name=value`, `-name=value`, `--name value`; booleans
+//! also `--name` (true) and `--noname` (false), values `1/0/true/false/
+//! yes/no/t/f/y/n`. An unknown flag or a malformed value is an error, never
+//! ignored. Engine options carry a category: `Eng` flags are mapped by every
+//! on-disk engine, `Rocks` flags only by RocksDB (other engines reject them
+//! unless they keep db_bench's default value). Plain data; not shared.
+
+use std::collections::BTreeSet;
+
+use crate::error::{bail, Error, Result};
+
+/// Who honours a flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// The driver itself (workload, output).
+    Gen,
+    /// An engine option every on-disk engine maps.
+    Eng,
+    /// A RocksDB option other engines do not have.
+    Rocks,
+}
+
+/// One flag's description.
+#[derive(Debug, Clone, Copy)]
+pub struct FlagDef {
+    /// Name without dashes.
+    pub name: &'static str,
+    /// Who honours it.
+    pub category: Category,
+    /// Help text.
+    pub help: &'static str,
+    /// Takes no value (`--name` alone means true).
+    pub is_bool: bool,
+}
+
+/// A flag value type.
+pub trait FlagValue: Sized {
+    /// True for `bool`.
+    const IS_BOOL: bool = false;
+    /// Parses the text of `--name=<text>`.
+    fn parse_flag(name: &str, text: &str) -> Result<Self>;
+    /// The value as text (for JSON and comparison with defaults).
+    fn show(&self) -> String;
+}
+
+impl FlagValue for bool {
+    const IS_BOOL: bool = true;
+    fn parse_flag(name: &str, text: &str) -> Result<bool> {
+        match text.to_ascii_lowercase().as_str() {
+            "1" | "true" | "t" | "yes" | "y" => Ok(true),
+            "0" | "false" | "f" | "no" | "n" => Ok(false),
+            _ => Err(Error(format!(
+                "invalid value '{text}' for --{name}: expected a boolean (1/0/true/false)"
+            ))),
+        }
+    }
+    fn show(&self) -> String {
+        if *self { "true" } else { "false" }.to_string()
+    }
+}
+
+impl FlagValue for i64 {
+    fn parse_flag(name: &str, text: &str) -> Result<i64> {
+        text.trim().parse::<i64>().map_err(|_| {
+            Error(format!(
+                "invalid value '{text}' for --{name}: expected an integer"
+            ))
+        })
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl FlagValue for f64 {
+    fn parse_flag(name: &str, text: &str) -> Result<f64> {
+        match text.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(Error(format!(
+                "invalid value '{text}' for --{name}: expected a number"
+            ))),
+        }
+    }
+    fn show(&self) -> String {
+        format!("{self}")
+    }
+}
+
+impl FlagValue for String {
+    fn parse_flag(_name: &str, text: &str) -> Result<String> {
+        Ok(text.to_string())
+    }
+    fn show(&self) -> String {
+        self.clone()
+    }
+}
+
+macro_rules! define_flags {
+    ($( $name:ident : $ty:ty = $default:expr , $cat:ident , $help:expr ;)*) => {
+        /// Every flag of a run, with db_bench's defaults.
+        #[derive(Debug, Clone)]
+        pub struct Flags {
+            $( #[doc = $help] pub $name: $ty, )*
+            explicit: BTreeSet<&'static str>,
+        }
+
+        impl Default for Flags {
+            fn default() -> Self {
+                Flags { $( $name: $default, )* explicit: BTreeSet::new() }
+            }
+        }
+
+        /// The flag table, in declaration order.
+        pub const FLAG_DEFS: &[FlagDef] = &[
+            $( FlagDef { name: stringify!($name), category: Category::$cat, help: $help,
+                         is_bool: <$ty as FlagValue>::IS_BOOL }, )*
+        ];
+
+        impl Flags {
+            fn set_raw(&mut self, name: &str, text: &str) -> Result<()> {
+                match name {
+                    $( stringify!($name) => {
+                        self.$name = <$ty as FlagValue>::parse_flag(name, text)?;
+                        self.explicit.insert(stringify!($name));
+                    } )*
+                    _ => return Err(unknown_flag(name)),
+                }
+                Ok(())
+            }
+
+            /// Every flag and its value as text, in table order.
+            pub fn values(&self) -> Vec<(&'static str, String)> {
+                vec![ $( (stringify!($name), self.$name.show()), )* ]
+            }
+        }
+    };
+}
+
+const MIB: i64 = 1 << 20;
+
+define_flags! {
+    // ---- driver ----
+    benchmarks: String = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,stats".to_string(), Gen,
+        "Comma-separated benchmark list, run in order on one DB handle.";
+    db: String = "/tmp/shale-bench-db".to_string(), Gen, "DB directory (destroyed at start unless --use_existing_db).";
+    engine: String = "shale".to_string(), Gen, "Engine: shale, rocksdb, fjall or memory (in-process BTreeMap, for tests).";
+    num: i64 = 1_000_000, Gen, "Number of keys; the key space is [0, num).";
+    reads: i64 = -1, Gen, "Reads per thread (-1 = num).";
+    writes: i64 = -1, Gen, "Writes per thread (-1 = num).";
+    deletes: i64 = -1, Gen, "Deletes per thread (-1 = num).";
+    duration: i64 = 0, Gen, "Seconds to run the time-bounded benchmarks (0 = op counts).";
+    ops_between_duration_checks: i64 = 1000, Gen, "Ops between clock checks with --duration.";
+    threads: i64 = 1, Gen, "Concurrent threads per benchmark.";
+    key_size: i64 = 16, Gen, "Key size in bytes.";
+    value_size: i64 = 100, Gen, "Value size in bytes.";
+    value_size_distribution_type: String = "fixed".to_string(), Gen, "Only 'fixed' (db_bench's others are not reproducible).";
+    compression_ratio: f64 = 0.5, Gen, "Fraction of random bytes in each value (0..1].";
+    seed: i64 = 0, Gen, "Base seed (0 = current time in microseconds, printed).";
+    db_bench_compat_values: bool = false, Gen, "Seed the value generator with db_bench's fixed 301 (byte-identical values).";
+    use_existing_db: bool = false, Gen, "Do not destroy the DB; skip the fill benchmarks.";
+    keys_per_prefix: i64 = 0, Gen, "Keys per prefix (0 = no prefix).";
+    prefix_size: i64 = 0, Gen, "Prefix length in bytes.";
+    seek_nexts: i64 = 0, Gen, "Next()/Prev() calls after each seek.";
+    reverse_iterator: bool = false, Gen, "seekrandom steps with Prev() instead of Next().";
+    max_scan_distance: i64 = 0, Gen, "seekrandom iterator bound distance in keys (0 = none).";
+    batch_size: i64 = 1, Gen, "Entries per WriteBatch (fills, deleterandom) or keys per MultiGet.";
+    readwritepercent: i64 = 90, Gen, "readrandomwriterandom: reads among each 100 ops.";
+    multiread_batched: bool = false, Gen, "multireadrandom uses the batched MultiGet API (RocksDB).";
+    finish_after_writes: bool = false, Gen, "*whilewriting writer stops after --writes puts.";
+    benchmark_write_rate_limit: i64 = 0, Gen, "Bytes/s cap on writes (0 = none).";
+    benchmark_read_rate_limit: i64 = 0, Gen, "Ops/s cap on reads (0 = none).";
+    sync: bool = false, Gen, "fsync the WAL on every write.";
+    disable_wal: bool = false, Gen, "Write without the WAL.";
+    verify_checksum: bool = true, Gen, "ReadOptions::verify_checksums.";
+    histogram: bool = false, Gen, "Print latency histograms.";
+    slow_usecs: i64 = 1_000_000, Gen, "With --histogram, report ops slower than this on stderr.";
+    progress_reports: bool = true, Gen, "Print progress / interval lines on stderr.";
+    stats_interval: i64 = 0, Gen, "Print an interval line every N ops per thread (0 = off).";
+    stats_interval_seconds: i64 = 0, Gen, "Print an interval line every S seconds per thread (overrides --stats_interval).";
+    report_interval_seconds: i64 = 0, Gen, "Write --report_file every S seconds (0 = off).";
+    report_file: String = "report.csv".to_string(), Gen, "CSV of secs_elapsed,interval_qps.";
+    statistics: bool = false, Gen, "Engine statistics dump after all benchmarks (RocksDB only).";
+    arrival_rate: f64 = 0.0, Gen, "Open loop: total ops/s at fixed intended times; latency measured from the intended start (0 = closed loop).";
+    latency_sla_us: i64 = 0, Gen, "Open loop: count goodput = ops within this latency.";
+    json: String = String::new(), Gen, "Append one JSON object per benchmark to this file.";
+    chart: String = String::new(), Gen, "Write per-interval throughput and p99 as an SVG chart (and FILE.csv).";
+    summary: bool = true, Gen, "Print the one-line resource summary after each benchmark.";
+    // ---- engine options mapped by every engine ----
+    write_buffer_size: i64 = 64 * MIB, Eng, "Memtable size in bytes.";
+    max_write_buffer_number: i64 = 2, Eng, "Memtables kept before writes stall.";
+    level0_file_num_compaction_trigger: i64 = 4, Eng, "L0 files that trigger compaction.";
+    level0_slowdown_writes_trigger: i64 = 20, Eng, "L0 files that slow writes.";
+    level0_stop_writes_trigger: i64 = 36, Eng, "L0 files that stop writes.";
+    max_bytes_for_level_base: i64 = 256 * MIB, Eng, "Target size of L1.";
+    max_bytes_for_level_multiplier: f64 = 10.0, Eng, "Level size growth factor.";
+    level_compaction_dynamic_level_bytes: bool = false, Eng, "Size levels from the last one.";
+    target_file_size_base: i64 = 64 * MIB, Eng, "Target SST size at L1.";
+    target_file_size_multiplier: i64 = 1, Eng, "Target SST size growth per level.";
+    max_background_jobs: i64 = 2, Eng, "Background flush + compaction threads.";
+    num_levels: i64 = 7, Eng, "Number of levels.";
+    cache_size: i64 = 8 * MIB, Eng, "Block cache bytes (<= 0: none).";
+    cache_type: String = "lru_cache".to_string(), Eng, "lru_cache or hyper_clock_cache.";
+    bloom_bits: f64 = -1.0, Eng, "Bloom filter bits per key (-1 or 0: no filter).";
+    block_size: i64 = 4096, Eng, "Data block size.";
+    block_restart_interval: i64 = 16, Eng, "Keys between restart points.";
+    compression_type: String = "snappy".to_string(), Eng, "Block compression (none, lz4, zstd; RocksDB also snappy, zlib, bzip2, lz4hc).";
+    min_level_to_compress: i64 = -1, Eng, "Levels below this are uncompressed (-1 = all compressed).";
+    // ---- RocksDB-only options ----
+    min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";
+    max_background_compactions: i64 = -1, Rocks, "Compaction threads (-1 = derived).";
+    max_background_flushes: i64 = -1, Rocks, "Flush threads (-1 = derived).";
+    subcompactions: i64 = 1, Rocks, "max_subcompactions.";
+    compaction_style: i64 = 0, Rocks, "0 level, 1 universal, 2 FIFO.";
+    compaction_pri: i64 = 3, Rocks, "Compaction priority (3 = kMinOverlappingRatio).";
+    max_compaction_bytes: i64 = 0, Rocks, "Max bytes per compaction (0 = 25 x target_file_size_base).";
+    cache_numshardbits: i64 = -1, Rocks, "Block cache shard bits (-1 = automatic).";
+    cache_index_and_filter_blocks: bool = false, Rocks, "Index/filter blocks in the block cache.";
+    pin_l0_filter_and_index_blocks_in_cache: bool = false, Rocks, "Pin L0 index/filter blocks.";
+    use_ribbon_filter: bool = false, Rocks, "Ribbon instead of Bloom.";
+    compression_level: i64 = 32767, Rocks, "Codec level (32767 = codec default).";
+    format_version: i64 = 5, Rocks, "Block-based table format version.";
+    bytes_per_sync: i64 = 0, Rocks, "Incremental SST sync.";
+    wal_bytes_per_sync: i64 = 0, Rocks, "Incremental WAL sync.";
+    use_direct_reads: bool = false, Rocks, "O_DIRECT reads.";
+    use_direct_io_for_flush_and_compaction: bool = false, Rocks, "O_DIRECT background IO.";
+    open_files: i64 = -1, Rocks, "max_open_files.";
+    soft_pending_compaction_bytes_limit: i64 = 64 << 30, Rocks, "Slowdown on pending compaction bytes.";
+    hard_pending_compaction_bytes_limit: i64 = 128 << 30, Rocks, "Stop on pending compaction bytes.";
+    delayed_write_rate: i64 = 8 * MIB, Rocks, "Write rate while slowed down.";
+    compaction_readahead_size: i64 = 0, Rocks, "Compaction readahead bytes.";
+    allow_concurrent_memtable_write: bool = true, Rocks, "Concurrent memtable inserts.";
+    enable_pipelined_write: bool = true, Rocks, "Pipelined write path.";
+    rate_limiter_bytes_per_sec: i64 = 0, Rocks, "Engine background IO rate limit.";
+}
+
+fn unknown_flag(name: &str) -> Error {
+    let near: Vec<&str> = FLAG_DEFS
+        .iter()
+        .map(|d| d.name)
+        .filter(|n| n.contains(name) || name.contains(n))
+        .take(3)
+        .collect();
+    if near.is_empty() {
+        Error(format!("unknown flag --{name} (see --help)"))
+    } else {
+        Error(format!(
+            "unknown flag --{name} (did you mean --{}?)",
+            near.join(", --")
+        ))
+    }
+}
+
+fn def(name: &str) -> Option<&'static FlagDef> {
+    FLAG_DEFS.iter().find(|d| d.name == name)
+}
+
+/// The engines this build knows about.
+pub const ENGINES: &[&str] = &["shale", "rocksdb", "fjall", "memory"];
+
+impl Flags {
+    /// Parses command-line arguments (without the program name) and
+    /// validates the result.
+    pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Flags> {
+        let mut f = Flags::default();
+        let mut i = 0;
+        while i < args.len() {
+            let arg = args[i].as_ref();
+            i += 1;
+            let body = arg
+                .strip_prefix("--")
+                .or_else(|| arg.strip_prefix('-'))
+                .ok_or_else(|| {
+                    Error(format!(
+                        "unexpected argument '{arg}' (flags look like --name=value)"
+                    ))
+                })?;
+            if let Some((name, value)) = body.split_once('=') {
+                f.set_raw(name, value)?;
+                continue;
+            }
+            match def(body) {
+                Some(d) if d.is_bool => f.set_raw(body, "true")?,
+                Some(_) => {
+                    let Some(value) = args.get(i) else {
+                        bail!("flag --{body} requires a value");
+                    };
+                    i += 1;
+                    f.set_raw(body, value.as_ref())?;
+                }
+                None => match body.strip_prefix("no").and_then(def) {
+                    Some(d) if d.is_bool => f.set_raw(d.name, "false")?,
+                    _ => return Err(unknown_flag(body)),
+                },
+            }
+        }
+        f.validate()?;
+        Ok(f)
+    }
+
+    /// True if the flag was given on the command line.
+    pub fn is_explicit(&self, name: &str) -> bool {
+        self.explicit.contains(name)
+    }
+
+    /// True if the flag has db_bench's default value.
+    pub fn has_default(&self, name: &str) -> bool {
+        let d = Flags::default();
+        let mine = self.values().into_iter().find(|(n, _)| *n == name);
+        let theirs = d.values().into_iter().find(|(n, _)| *n == name);
+        mine == theirs
+    }
+
+    /// Checks ranges and cross-flag rules.
+    pub fn validate(&self) -> Result<()> {
+        if !ENGINES.contains(&self.engine.as_str()) {
+            bail!(
+                "invalid value '{}' for --engine: expected one of {}",
+                self.engine,
+                ENGINES.join(", ")
+            );
+        }
+        let positive = [
+            ("num", self.num),
+            ("threads", self.threads),
+            ("key_size", self.key_size),
+            ("batch_size", self.batch_size),
+            (
+                "ops_between_duration_checks",
+                self.ops_between_duration_checks,
+            ),
+        ];
+        for (n, v) in positive {
+            if v <= 0 {
+                bail!("--{n} must be > 0 (got {v})");
+            }
+        }
+        let non_negative = [
+            ("value_size", self.value_size),
+            ("duration", self.duration),
+            ("seed", self.seed),
+            ("keys_per_prefix", self.keys_per_prefix),
+            ("prefix_size", self.prefix_size),
+            ("seek_nexts", self.seek_nexts),
+            ("max_scan_distance", self.max_scan_distance),
+            (
+                "benchmark_write_rate_limit",
+                self.benchmark_write_rate_limit,
+            ),
+            ("benchmark_read_rate_limit", self.benchmark_read_rate_limit),
+            ("stats_interval", self.stats_interval),
+            ("stats_interval_seconds", self.stats_interval_seconds),
+            ("report_interval_seconds", self.report_interval_seconds),
+            ("latency_sla_us", self.latency_sla_us),
+            ("slow_usecs", self.slow_usecs),
+        ];
+        for (n, v) in non_negative {
+            if v < 0 {
+                bail!("--{n} must be >= 0 (got {v})");
+            }
+        }
+        if !(self.compression_ratio > 0.0 && self.compression_ratio <= 1.0) {
+            bail!(
+                "compression_ratio should be between 0 and 1 (got {})",
+                self.compression_ratio
+            );
+        }
+        if !(0..=100).contains(&self.readwritepercent) {
+            bail!(
+                "--readwritepercent must be in 0..=100 (got {})",
+                self.readwritepercent
+            );
+        }
+        if self.prefix_size > self.key_size {
+            bail!(
+                "--prefix_size ({}) must be <= --key_size ({})",
+                self.prefix_size,
+                self.key_size
+            );
+        }
+        if self.value_size_distribution_type != "fixed" {
+            bail!(
+                "--value_size_distribution_type={} is not supported (db_bench seeds it from std::random_device, \
+                 so it is not reproducible); only 'fixed'",
+                self.value_size_distribution_type
+            );
+        }
+        if self.arrival_rate < 0.0 {
+            bail!("--arrival_rate must be >= 0 (got {})", self.arrival_rate);
+        }
+        if self.latency_sla_us > 0 && self.arrival_rate == 0.0 {
+            bail!("--latency_sla_us needs open-loop mode (--arrival_rate > 0)");
+        }
+        if self.sync && self.disable_wal {
+            bail!("--sync=1 and --disable_wal=1 contradict each other");
+        }
+        if self.benchmarks.split(',').all(|b| b.trim().is_empty()) {
+            bail!("--benchmarks is empty");
+        }
+        Ok(())
+    }
+
+    /// Rejects flags of category `cat` set to a non-default value: the
+    /// engine named `engine` cannot honour them.
+    pub fn reject_category(&self, cat: Category, engine: &str) -> Result<()> {
+        for d in FLAG_DEFS.iter().filter(|d| d.category == cat) {
+            if self.is_explicit(d.name) && !self.has_default(d.name) {
+                bail!(
+                    "--{} is not supported by --engine={engine} (it has no such option); remove it or use \
+                     --engine=rocksdb",
+                    d.name
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads per thread.
+    pub fn reads(&self) -> u64 {
+        if self.reads < 0 { self.num } else { self.reads }.max(0) as u64
+    }
+
+    /// Writes per thread.
+    pub fn writes(&self) -> u64 {
+        if self.writes < 0 {
+            self.num
+        } else {
+            self.writes
+        }
+        .max(0) as u64
+    }
+
+    /// Deletes per thread.
+    pub fn deletes(&self) -> u64 {
+        if self.deletes < 0 {
+            self.num
+        } else {
+            self.deletes
+        }
+        .max(0) as u64
+    }
+
+    /// Ops per thread of readrandomwriterandom / updaterandom.
+    pub fn readwrites(&self) -> u64 {
+        if self.writes < 0 && self.reads < 0 {
+            self.num as u64
+        } else {
+            self.writes.max(self.reads).max(0) as u64
+        }
+    }
+
+    /// The help text.
+    pub fn help() -> String {
+        let mut s = String::from(
+            "shale-bench: db_bench-compatible benchmark driver.\n\
+             Usage: shale-bench [--flag=value ...]\n       shale-bench compare A.json B.json\n\nFlags:\n",
+        );
+        let d = Flags::default().values();
+        for (def, (_, v)) in FLAG_DEFS.iter().zip(d) {
+            let cat = match def.category {
+                Category::Gen => "",
+                Category::Eng => " [engine]",
+                Category::Rocks => " [rocksdb only]",
+            };
+            s.push_str(&format!(
+                "  --{} (default {v}){cat}\n      {}\n",
+                def.name, def.help
+            ));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_db_bench_defaults() {
+        let f = Flags::parse::<&str>(&[]).unwrap();
+        assert_eq!(f.num, 1_000_000);
+        assert_eq!(f.key_size, 16);
+        assert_eq!(f.value_size, 100);
+        assert_eq!(f.write_buffer_size, 64 << 20);
+        assert_eq!(f.cache_size, 8 << 20);
+        assert_eq!(f.compression_type, "snappy");
+        assert!(!f.level_compaction_dynamic_level_bytes);
+        assert_eq!(f.reads(), 1_000_000);
+        assert_eq!(f.readwrites(), 1_000_000);
+        assert_eq!(f.db, "/tmp/shale-bench-db");
+    }
+
+    #[test]
+    fn all_value_forms() {
+        let f = Flags::parse(&[
+            "--num=10",
+            "-reads=5",
+            "--writes",
+            "7",
+            "--histogram",
+            "--nosync",
+            "--disable_wal=1",
+            "--use_existing_db=true",
+            "--verify_checksum=0",
+            "--compression_ratio=0.25",
+            "--benchmarks=fillseq,readrandom",
+        ])
+        .unwrap();
+        assert_eq!((f.num, f.reads, f.writes), (10, 5, 7));
+        assert!(f.histogram && !f.sync && f.disable_wal && f.use_existing_db && !f.verify_checksum);
+        assert_eq!(f.compression_ratio, 0.25);
+        assert_eq!(f.readwrites(), 7);
+        assert!(f.is_explicit("num") && !f.is_explicit("seed"));
+        for v in ["yes", "no", "t", "f", "TRUE", "False"] {
+            assert!(Flags::parse(&[format!("--histogram={v}")]).is_ok(), "{v}");
+        }
+    }
+
+    #[test]
+    fn rejects_unknown_and_malformed() {
+        let e = Flags::parse(&["--no_such_flag=1"]).unwrap_err();
+        assert!(e.0.contains("unknown flag --no_such_flag"), "{e}");
+        let e = Flags::parse(&["--num=ten"]).unwrap_err();
+        assert!(e.0.contains("invalid value 'ten' for --num"), "{e}");
+        let e = Flags::parse(&["--histogram=maybe"]).unwrap_err();
+        assert!(e.0.contains("--histogram"), "{e}");
+        let e = Flags::parse(&["--bloom_bits=x"]).unwrap_err();
+        assert!(e.0.contains("expected a number"), "{e}");
+        assert!(Flags::parse(&["num=3"]).is_err());
+        assert!(Flags::parse(&["--num"])
+            .unwrap_err()
+            .0
+            .contains("requires a value"));
+        assert!(Flags::parse(&["--nonum"]).is_err());
+        let e = Flags::parse(&["--engine=leveldb"]).unwrap_err();
+        assert!(e.0.contains("--engine"), "{e}");
+    }
+
+    #[test]
+    fn rejects_bad_ranges() {
+        for bad in [
+            "--compression_ratio=1.5",
+            "--compression_ratio=0",
+            "--num=0",
+            "--threads=0",
+            "--readwritepercent=101",
+            "--batch_size=0",
+            "--value_size_distribution_type=uniform",
+            "--latency_sla_us=100",
+            "--seed=-1",
+        ] {
+            assert!(Flags::parse(&[bad]).is_err(), "{bad} accepted");
+        }
+        let e = Flags::parse(&["--key_size=4", "--prefix_size=5"]).unwrap_err();
+        assert!(e.0.contains("prefix_size"), "{e}");
+        assert!(Flags::parse(&["--sync=1", "--disable_wal=1"]).is_err());
+        assert!(Flags::parse(&["--compression_ratio=1.0"]).is_ok());
+    }
+
+    #[test]
+    fn rocks_only_flags_rejected_for_other_engines_unless_default() {
+        let f = Flags::parse(&["--subcompactions=4"]).unwrap();
+        let e = f.reject_category(Category::Rocks, "shale").unwrap_err();
+        assert!(
+            e.0.contains("--subcompactions") && e.0.contains("shale"),
+            "{e}"
+        );
+        // Explicitly passing db_bench's default is harmless.
+        let f = Flags::parse(&["--subcompactions=1"]).unwrap();
+        assert!(f.reject_category(Category::Rocks, "shale").is_ok());
+        let f = Flags::parse(&["--write_buffer_size=1000000"]).unwrap();
+        assert!(f.reject_category(Category::Eng, "memory").is_err());
+    }
+
+    #[test]
+    fn table_is_consistent() {
+        let names: BTreeSet<&str> = FLAG_DEFS.iter().map(|d| d.name).collect();
+        assert_eq!(names.len(), FLAG_DEFS.len());
+        assert_eq!(Flags::default().values().len(), FLAG_DEFS.len());
+        assert!(Flags::help().contains("--benchmark_write_rate_limit"));
+    }
+}

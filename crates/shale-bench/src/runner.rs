@@ -1,0 +1,559 @@
+//! Runs a `--benchmarks` list: opens the engine, destroys / reopens it for
+//! fresh benchmarks, runs each benchmark's threads (released together by a
+//! barrier), merges and prints the result line, histograms, summary and
+//! JSON, and writes the chart at the end.
+//!
+//! All output goes through the `Out` writers so tests can capture it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+use crate::benchmarks::{self, meta, Ctx, Kind, Method, ThreadState};
+use crate::clock::{now_micros, wall_micros};
+use crate::engine::{self, Engine, WriteOpts};
+use crate::error::{bail, Error, Result};
+use crate::flags::Flags;
+use crate::header;
+use crate::histogram::Histogram;
+use crate::keys::KeyGen;
+use crate::livekeys::LiveKeys;
+use crate::mt19937::Mt19937_64;
+use crate::ratelimit::{Pacer, RateLimiter};
+use crate::report::{BenchRecord, Latency};
+use crate::reporter::{Interval, Reporter};
+use crate::seeds::Seeds;
+use crate::stats::{LiveCounters, Merged, ReportCfg, Stats};
+use crate::sysinfo::{self, IoCounters};
+use crate::values::RandomGenerator;
+
+/// Where the run prints.
+pub struct Out<'a> {
+    /// db_bench's stdout.
+    pub stdout: &'a mut dyn Write,
+    /// db_bench's stderr.
+    pub stderr: &'a mut dyn Write,
+}
+
+/// Runs everything the flags ask for and returns the records.
+pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
+    engine::check_flags(flags)?;
+    let names: Vec<String> = flags
+        .benchmarks
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    for n in &names {
+        if n.contains('[') {
+            bail!("benchmark '{n}': repeat suffixes ([X<n>-W<m>]) are not supported; run the process again instead");
+        }
+        if benchmarks::lookup(n).is_none() {
+            bail!("unknown benchmark '{n}'");
+        }
+    }
+    let keys = KeyGen::new(
+        flags.key_size as usize,
+        flags.prefix_size as usize,
+        flags.keys_per_prefix as u64,
+        flags.num as u64,
+    )?;
+    let (seeds, seed_msg) = Seeds::new(
+        flags.seed as u64,
+        wall_micros(),
+        flags.db_bench_compat_values,
+    );
+    let path = PathBuf::from(&flags.db);
+    if !flags.use_existing_db {
+        engine::destroy(flags, &path)?;
+    }
+    let mut db = engine::open(flags, &path)?;
+    let (label, version) = engine_label(db.as_ref());
+    write!(
+        out.stderr,
+        "{}",
+        header::stderr_lines(label, &version, (wall_micros() / 1_000_000) as i64)
+    )?;
+    if let Some(m) = seed_msg {
+        writeln!(out.stdout, "{m}")?;
+    }
+    writeln!(
+        out.stdout,
+        "Initializing {label} Options from command-line flags"
+    )?;
+    write!(
+        out.stdout,
+        "{}",
+        header::stdout_block(
+            flags,
+            &engine::effective_compression(flags),
+            &engine::warnings(flags)
+        )
+    )?;
+    let live = LiveKeys::new(flags.num as u64, flags.use_existing_db);
+    let mut records = Vec::new();
+    let mut series: Vec<(String, Vec<Interval>)> = Vec::new();
+    if !flags.json.is_empty() {
+        // One file per process run: start it empty.
+        std::fs::write(&flags.json, b"")?;
+    }
+    for name in &names {
+        let Some(kind) = benchmarks::lookup(name) else {
+            continue;
+        };
+        match kind {
+            Kind::Meta => {
+                let text = meta::run_meta(name, db.as_ref(), &flags.db)?;
+                write!(out.stdout, "{text}")?;
+            }
+            Kind::Method {
+                method,
+                fresh,
+                writer,
+                single,
+            } => {
+                if fresh {
+                    if flags.use_existing_db {
+                        writeln!(
+                            out.stdout,
+                            "{name:<12} : skipped (--use_existing_db is true)"
+                        )?;
+                        continue;
+                    }
+                    db.close()?;
+                    drop(db);
+                    engine::destroy(flags, &path)?;
+                    db = engine::open(flags, &path)?;
+                    writeln!(
+                        out.stdout,
+                        "Initializing {label} Options from command-line flags"
+                    )?;
+                    live.clear();
+                }
+                writeln!(out.stdout, "DB path: [{}]", flags.db)?;
+                out.stdout.flush()?;
+                let spec = Spec {
+                    name,
+                    method,
+                    writer,
+                    single,
+                };
+                let rec = run_method(flags, db.as_ref(), &path, keys, &seeds, &live, &spec, out)?;
+                series.push((name.clone(), rec.intervals.clone()));
+                if !flags.json.is_empty() {
+                    rec.append_json(Path::new(&flags.json))?;
+                }
+                records.push(rec);
+            }
+        }
+        out.stdout.flush()?;
+    }
+    if flags.statistics {
+        if let Some(s) = db.statistics() {
+            writeln!(out.stdout, "STATISTICS:\n{s}")?;
+        }
+    }
+    db.close()?;
+    if !flags.chart.is_empty() {
+        crate::chart::write(Path::new(&flags.chart), &series)?;
+    }
+    Ok(records)
+}
+
+fn engine_label(db: &dyn Engine) -> (&'static str, String) {
+    let label = match db.name() {
+        "rocksdb" => "RocksDB",
+        "shale" => "Shale",
+        "fjall" => "Fjall",
+        _ => "Memory",
+    };
+    (label, db.version())
+}
+
+struct Spec<'a> {
+    name: &'a str,
+    method: Method,
+    writer: bool,
+    single: bool,
+}
+
+struct Before {
+    cpu: u64,
+    io: Option<IoCounters>,
+    stall: Option<u64>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_method(
+    flags: &Flags,
+    db: &dyn Engine,
+    path: &Path,
+    keys: KeyGen,
+    seeds: &Seeds,
+    live: &LiveKeys,
+    spec: &Spec<'_>,
+    out: &mut Out<'_>,
+) -> Result<BenchRecord> {
+    let readers = if spec.single {
+        1
+    } else {
+        flags.threads as usize
+    };
+    let n = readers + usize::from(spec.writer);
+    let ctx = Ctx {
+        flags,
+        db,
+        keys,
+        wo: WriteOpts {
+            sync: flags.sync,
+            disable_wal: flags.disable_wal,
+        },
+        write_limiter: (flags.benchmark_write_rate_limit > 0)
+            .then(|| RateLimiter::new(flags.benchmark_write_rate_limit as u64)),
+        read_limiter: (flags.benchmark_read_rate_limit > 0)
+            .then(|| RateLimiter::new(flags.benchmark_read_rate_limit as u64)),
+        live,
+        num_done: AtomicUsize::new(0),
+        num_threads: n,
+        user_bytes_written: AtomicU64::new(0),
+        seeds,
+    };
+    let cfg = ReportCfg {
+        histogram: flags.histogram,
+        progress: flags.progress_reports,
+        stats_interval: flags.stats_interval as u64,
+        stats_interval_seconds: flags.stats_interval_seconds as u64,
+        slow_usecs: flags.slow_usecs as u64,
+        sla_us: flags.latency_sla_us as u64,
+    };
+    let value_seed_max = flags.value_size as usize;
+    // Thread seeds are taken in creation order (tid 0 first: the writer).
+    let mut states: Vec<ThreadState> = Vec::with_capacity(n);
+    let mut lives: Vec<Arc<LiveCounters>> = Vec::with_capacity(n);
+    for tid in 0..n {
+        let seed = seeds.next_thread_seed();
+        let lc = Arc::new(LiveCounters::default());
+        lives.push(lc.clone());
+        states.push(ThreadState {
+            tid,
+            seed,
+            rng: Mt19937_64::new(seed),
+            stats: Stats::new(tid, cfg, lc),
+            values: RandomGenerator::new(
+                seeds.value_seed(seed),
+                flags.compression_ratio,
+                value_seed_max,
+            ),
+            pacer: None,
+            key: vec![0u8; flags.key_size as usize],
+            user_bytes_written: 0,
+        });
+    }
+    let interval_secs = if flags.report_interval_seconds > 0 {
+        flags.report_interval_seconds as u64
+    } else {
+        1
+    };
+    let want_intervals =
+        flags.report_interval_seconds > 0 || !flags.chart.is_empty() || !flags.json.is_empty();
+    let csv = if flags.report_interval_seconds > 0 {
+        Some(std::fs::File::create(&flags.report_file)?)
+    } else {
+        None
+    };
+
+    let reset_rss = sysinfo::reset_peak_rss();
+    let before = Before {
+        cpu: sysinfo::cpu_micros(),
+        io: IoCounters::read(),
+        stall: db.stall_micros(),
+    };
+    let reporter = want_intervals.then(|| Reporter::start(lives.clone(), interval_secs, csv));
+    let barrier = Barrier::new(n);
+    let paced = flags.arrival_rate > 0.0;
+    let per_thread_rate = flags.arrival_rate / readers as f64;
+    let results: Vec<Result<ThreadState>> = std::thread::scope(|s| {
+        let handles: Vec<_> = states
+            .into_iter()
+            .map(|mut t| {
+                let ctx = &ctx;
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    t.stats.start();
+                    let is_writer = spec.writer && t.tid == 0;
+                    if paced && !is_writer {
+                        t.pacer = Some(Pacer::new(per_thread_rate));
+                    }
+                    let r = (spec.method)(ctx, &mut t);
+                    t.stats.stop();
+                    ctx.num_done.fetch_add(1, Ordering::AcqRel);
+                    r.map(|()| t)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::msg("benchmark thread panicked")))
+            })
+            .collect()
+    });
+    let mut done_states = Vec::with_capacity(n);
+    for r in results {
+        done_states.push(r?);
+    }
+    let merged = Merged::merge(done_states.iter().map(|t| &t.stats));
+    let end_cpu = sysinfo::cpu_micros();
+    let end_io = IoCounters::read();
+    let end_stall = db.stall_micros();
+    let intervals = match reporter {
+        Some(r) => r.finish()?,
+        None => Vec::new(),
+    };
+    eprint!("{:80}\r", "");
+    writeln!(out.stdout, "{}", merged.report_line(spec.name))?;
+    if flags.histogram {
+        write!(out.stdout, "{}", merged.histogram_text())?;
+    }
+    let ops_all: u64 = done_states
+        .iter()
+        .map(|t| t.stats.done())
+        .sum::<u64>()
+        .max(1);
+    let user_bytes: u64 = done_states
+        .iter()
+        .map(|t| t.user_bytes_written)
+        .sum::<u64>()
+        + ctx.user_bytes_written.load(Ordering::Relaxed);
+    let io = match (before.io, end_io) {
+        (Some(a), Some(b)) => Some(b.delta(&a)),
+        _ => None,
+    };
+    let per_op = |v: u64| v as f64 / ops_all as f64;
+    let db_size = sysinfo::dir_size(path);
+    let live_bytes = live
+        .count()
+        .map(|c| c * (flags.key_size + flags.value_size) as u64);
+    let stall = match (before.stall, end_stall) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    let elapsed = merged.elapsed_secs();
+    let all: &Histogram = &merged.all;
+    let rec = BenchRecord {
+        benchmark: spec.name.to_string(),
+        engine: flags.engine.clone(),
+        engine_version: db.version(),
+        base_seed: seeds.base(),
+        threads: readers as u64,
+        ops: merged.done,
+        ops_all_threads: ops_all,
+        elapsed_secs: elapsed,
+        ops_per_sec: merged.ops_per_sec(),
+        micros_per_op: merged.micros_per_op(),
+        mb_per_sec: merged.mb_per_sec(),
+        message: merged.message.trim_end().to_string(),
+        cpu_micros: end_cpu.saturating_sub(before.cpu),
+        cpu_us_per_op: per_op(end_cpu.saturating_sub(before.cpu)),
+        io,
+        read_bytes_per_op: io.map(|d| per_op(d.read_bytes)),
+        write_bytes_per_op: io.map(|d| per_op(d.net_write_bytes())),
+        wchar_per_op: io.map(|d| per_op(d.wchar)),
+        user_bytes_written: user_bytes,
+        write_amp: io
+            .and_then(|d| (user_bytes > 0).then(|| d.net_write_bytes() as f64 / user_bytes as f64)),
+        peak_rss_bytes: if reset_rss {
+            sysinfo::peak_rss_bytes()
+        } else {
+            sysinfo::peak_rss_bytes().or(None)
+        },
+        db_size_bytes: db_size,
+        live_bytes_estimate: live_bytes,
+        space_amp: live_bytes.and_then(|l| (l > 0).then(|| db_size as f64 / l as f64)),
+        stall_micros: stall,
+        stall_pct: stall.map(|s| s as f64 / (elapsed * 1e6) * 100.0),
+        latency_us: Latency::from_histogram(all),
+        arrival_rate: paced.then_some(flags.arrival_rate),
+        latency_sla_us: (flags.latency_sla_us > 0).then_some(flags.latency_sla_us as u64),
+        goodput_ops_per_sec: (flags.latency_sla_us > 0).then(|| merged.within_sla as f64 / elapsed),
+        intervals,
+        flags: flags
+            .values()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    };
+    if flags.summary {
+        writeln!(out.stdout, "{}", rec.summary_line())?;
+    }
+    let _ = now_micros();
+    Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::memory::MemoryEngine;
+
+    fn run_capture(args: &[&str]) -> (Result<Vec<BenchRecord>>, String, String) {
+        let flags = Flags::parse(args).unwrap();
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let r = run(
+            &flags,
+            &mut Out {
+                stdout: &mut o,
+                stderr: &mut e,
+            },
+        );
+        (
+            r,
+            String::from_utf8_lossy(&o).into_owned(),
+            String::from_utf8_lossy(&e).into_owned(),
+        )
+    }
+
+    /// DB_BENCH.md §2.3: with `--seed=12345 --writes=6`, thread 0 of the
+    /// first benchmark has seed 12346 and the key of write i is draw 2i+1.
+    #[test]
+    fn fillrandom_keys_follow_db_bench_draw_order() {
+        let db = "/memtest/draw-order";
+        let (r, out, _) = run_capture(&[
+            "--engine=memory",
+            &format!("--db={db}"),
+            "--benchmarks=fillrandom",
+            "--seed=12345",
+            "--writes=6",
+            "--num=1000000",
+        ]);
+        r.unwrap();
+        assert!(!out.contains("Set seed to"));
+        let mut rng = Mt19937_64::new(12346);
+        let keys = KeyGen::new(16, 0, 0, 1_000_000).unwrap();
+        let mut expected = std::collections::BTreeSet::new();
+        for _ in 0..6 {
+            let _db_choice = rng.next_u64();
+            expected.insert(keys.key(rng.next_u64() % 1_000_000));
+        }
+        let m = MemoryEngine::open(Path::new(db));
+        let mut it = m.new_iterator(&Default::default()).unwrap();
+        it.seek_to_first();
+        let mut got = std::collections::BTreeSet::new();
+        while it.valid() {
+            got.insert(it.key().to_vec());
+            it.next();
+        }
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn whole_list_on_memory_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let chart = dir.path().join("c.svg");
+        let (r, out, _) = run_capture(&[
+            "--engine=memory",
+            "--db=/memtest/whole-list",
+            "--benchmarks=fillseq,readrandom,multireadrandom,readseq,readreverse,seekrandom,overwrite,\
+              readrandomwriterandom,updaterandom,readwhilewriting,seekrandomwhilewriting,filluniquerandom,\
+              deleterandom,flush,compact,compactall,waitforcompaction,stats,levelstats,sstables",
+            "--num=200",
+            "--threads=2",
+            "--seek_nexts=3",
+            "--batch_size=4",
+            "--histogram=1",
+            "--progress_reports=0",
+            "--seed=0",
+            &format!("--json={}", json.display()),
+            &format!("--chart={}", chart.display()),
+        ]);
+        let recs = r.unwrap();
+        assert!(out.contains("Set seed to "));
+        assert_eq!(recs.len(), 14);
+        // readrandom after fillseq finds every key; each thread reads num keys.
+        let rr = &recs[1];
+        assert_eq!(rr.ops, 400);
+        assert_eq!(rr.message, "(200 of 200 found)");
+        assert!(out.contains("Microseconds per read:\nCount: 400 "));
+        // multireadrandom: 200 reads per thread in batches of 4.
+        assert_eq!(recs[2].ops, 400);
+        assert_eq!(recs[2].message, "(200 of 200 found)");
+        // readseq / readreverse see the whole DB once per thread.
+        assert_eq!(recs[3].ops, 400);
+        assert_eq!(recs[4].ops, 400);
+        // seekrandom with seek_nexts 3 counts 3 entries per seek (none hit the end
+        // unless the key is among the last two).
+        assert!(recs[5].mb_per_sec.is_some());
+        assert!(recs[5].message.starts_with("(200 of 200 found)"));
+        // filluniquerandom is forced to one thread and writes every key once.
+        let fu = recs
+            .iter()
+            .find(|r| r.benchmark == "filluniquerandom")
+            .unwrap();
+        assert_eq!(fu.threads, 1);
+        assert_eq!(fu.ops, 200);
+        assert!(out.contains("flush memtable\n"));
+        assert!(out.contains("waitforcompaction(/memtest/whole-list): finished"));
+        for r in &recs {
+            let line = out
+                .lines()
+                .find(|l| l.starts_with(&format!("{:<12} :", r.benchmark)))
+                .unwrap();
+            assert!(
+                line.contains(" micros/op ") && line.contains(" operations;"),
+                "{line}"
+            );
+            assert!(out.contains(&format!("Summary {}: ", r.benchmark)));
+        }
+        let back = crate::report::read_json(&json).unwrap();
+        assert_eq!(back.len(), 14);
+        assert_eq!(back[0].flags["num"], "200");
+        assert!(chart.exists());
+    }
+
+    #[test]
+    fn existing_db_skips_fills_and_unknown_names_fail_early() {
+        let (r, out, _) = run_capture(&[
+            "--engine=memory",
+            "--db=/memtest/existing",
+            "--use_existing_db=1",
+            "--benchmarks=fillseq,readrandom",
+            "--num=10",
+            "--seed=1",
+        ]);
+        r.unwrap();
+        assert!(out.contains("fillseq      : skipped (--use_existing_db is true)\n"));
+        assert!(out.contains("(0 of 10 found)"));
+        let (r, out, _) = run_capture(&[
+            "--engine=memory",
+            "--db=/memtest/x",
+            "--benchmarks=fillseq,bogus",
+        ]);
+        assert!(r.unwrap_err().0.contains("unknown benchmark 'bogus'"));
+        assert!(!out.contains("DB path"));
+    }
+
+    #[test]
+    fn open_loop_reports_goodput() {
+        let (r, out, _) = run_capture(&[
+            "--engine=memory",
+            "--db=/memtest/openloop",
+            "--benchmarks=fillseq,readrandom",
+            "--num=100",
+            "--reads=200",
+            "--arrival_rate=2000",
+            "--latency_sla_us=1000000",
+            "--seed=3",
+        ]);
+        let recs = r.unwrap();
+        let rr = &recs[1];
+        // 200 ops at 2000/s take about 0.1 s, not less.
+        assert!(rr.elapsed_secs >= 0.09, "{}", rr.elapsed_secs);
+        assert_eq!(rr.arrival_rate, Some(2000.0));
+        let g = rr.goodput_ops_per_sec.unwrap();
+        assert!(g > 0.0 && g <= rr.ops_per_sec + 1e-9);
+        assert!(out.contains("goodput@1000000us="));
+    }
+}

@@ -1,0 +1,7 @@
+//! Compaction: which entries survive a merge (`filter`), the job that merges
+//! input files into output files (`job`), and the picker that chooses what
+//! to compact (`picker`).
+
+pub(crate) mod filter;
+pub(crate) mod job;
+pub(crate) mod picker;

@@ -1,0 +1,153 @@
+//! Background work: a pool of `max_background_jobs` threads that run flushes
+//! (first) and compactions, plus the foreground waits built on it (`flush`,
+//! `compact_range`, `wait_for_compaction`).
+//!
+//! Scheduling state lives in `DbState` under the DB mutex; threads sleep on
+//! `DbInner::bg_cv`. At most one flush runs at a time (flushes install in WAL
+//! order). Compactions run one at a time per input file set; files being
+//! compacted are flagged so another picker run skips them.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::MutexGuard;
+
+use crate::error::{Error, Result};
+
+use super::compaction_job;
+use super::flush_job;
+use super::{DbInner, DbState};
+
+pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
+    (0..db.opts.max_background_jobs)
+        .filter_map(|i| {
+            let db = Arc::clone(db);
+            std::thread::Builder::new()
+                .name(format!("shale-bg-{i}"))
+                .spawn(move || bg_loop(&db))
+                .ok()
+        })
+        .collect()
+}
+
+fn bg_loop(db: &Arc<DbInner>) {
+    let mut st = db.state.lock();
+    loop {
+        if db.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        if st.bg_error.is_none() {
+            if !st.imm.is_empty() && !st.flush_running {
+                st = run_flush(db, st);
+                continue;
+            }
+            if st.manual_compactions == 0 && st.compactions_running < max_compactions(db) {
+                if let Some(plan) = compaction_job::pick(db, &mut st) {
+                    st = compaction_job::run(db, st, plan);
+                    continue;
+                }
+            }
+        }
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(500));
+    }
+}
+
+/// Compaction threads: all jobs but one reserved for flushes (at least one).
+fn max_compactions(db: &DbInner) -> usize {
+    db.opts.max_background_jobs.saturating_sub(1).max(1)
+}
+
+fn run_flush<'a>(db: &'a Arc<DbInner>, mut st: MutexGuard<'a, DbState>) -> MutexGuard<'a, DbState> {
+    st.flush_running = true;
+    let mem = Arc::clone(&st.imm[0]);
+    let result = flush_job::flush(db, &mut st, mem);
+    st.flush_running = false;
+    if let Err(e) = result {
+        if !matches!(e, Error::ShutdownInProgress) {
+            db.set_bg_error(&mut st, e);
+        }
+    }
+    db.bg_cv.notify_all();
+    st
+}
+
+/// Switches the memtable (if it holds anything) and waits until every
+/// immutable memtable is flushed.
+pub(crate) fn flush_and_wait(db: &Arc<DbInner>) -> Result<()> {
+    {
+        let mut st = db.state.lock();
+        if let Some(e) = &st.bg_error {
+            return Err(Error::Poisoned(e.to_string()));
+        }
+        if st.mem.num_entries() > 0 {
+            super::write::switch_memtable(db, &mut st)?;
+        }
+    }
+    let mut st = db.state.lock();
+    loop {
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        if st.imm.is_empty() {
+            return Ok(());
+        }
+        if db.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::ShutdownInProgress);
+        }
+        db.bg_cv.notify_all();
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+    }
+}
+
+/// Waits until no flush or compaction is pending or running.
+pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
+    let mut st = db.state.lock();
+    loop {
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        let busy = !st.imm.is_empty()
+            || st.flush_running
+            || st.compactions_running > 0
+            || compaction_job::needs_compaction(db, &st);
+        if !busy {
+            return Ok(());
+        }
+        if db.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::ShutdownInProgress);
+        }
+        db.bg_cv.notify_all();
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+    }
+}
+
+/// Flushes, then compacts every file overlapping [start, end] into the last
+/// level, waiting for running compactions first.
+pub(crate) fn compact_range(
+    db: &Arc<DbInner>,
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<()> {
+    flush_and_wait(db)?;
+    let mut st = db.state.lock();
+    st.manual_compactions += 1;
+    let r = loop {
+        if let Some(e) = &st.bg_error {
+            break Err(e.clone());
+        }
+        if db.shutting_down.load(Ordering::Acquire) {
+            break Err(Error::ShutdownInProgress);
+        }
+        if st.compactions_running == 0 {
+            let (st2, r) = compaction_job::run_manual(db, st, start, end);
+            st = st2;
+            break r;
+        }
+        db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+    };
+    st.manual_compactions -= 1;
+    db.bg_cv.notify_all();
+    r
+}

@@ -1,0 +1,46 @@
+//! Connects the generic block cache (`cache/`) to the SST reader's cache
+//! hook (`sst::BlockCacheHook`), so `sst/` never depends on `cache/`.
+
+use std::sync::Arc;
+
+use crate::cache::{BlockCache, CacheKey, CacheOptions, Priority};
+use crate::options::{CacheType, Options};
+use crate::sst::{Block, BlockCacheHook, BlockKind};
+
+/// The DB's block cache as the SST reader sees it.
+pub(crate) struct SharedBlockCache {
+    pub cache: BlockCache<Arc<Block>>,
+}
+
+impl BlockCacheHook for SharedBlockCache {
+    fn lookup(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+        self.cache
+            .lookup(&CacheKey::new(file_number, offset), Priority::Low)
+    }
+
+    fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>, kind: BlockKind) {
+        let pri = match kind {
+            BlockKind::Data => Priority::Low,
+            BlockKind::Index | BlockKind::Filter => Priority::High,
+        };
+        let charge = block.size();
+        // A refused insert (strict capacity limit) only means no caching.
+        let _ = self
+            .cache
+            .insert(CacheKey::new(file_number, offset), block, charge, pri);
+    }
+}
+
+/// Builds the cache `opts` asks for (`None` when `cache_size` is 0).
+pub(crate) fn make_block_cache(opts: &Options) -> Option<Arc<SharedBlockCache>> {
+    if opts.cache_size == 0 {
+        return None;
+    }
+    let mut co = CacheOptions::with_capacity(opts.cache_size);
+    co.estimated_entry_charge = opts.block_size.max(256);
+    let cache = match opts.cache_type {
+        CacheType::Lru => BlockCache::lru(&co),
+        CacheType::Clock => BlockCache::clock(&co),
+    };
+    Some(Arc::new(SharedBlockCache { cache }))
+}

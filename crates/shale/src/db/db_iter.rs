@@ -1,0 +1,488 @@
+//! The user-facing iterators.
+//!
+//! [`DbIterator`] is the raw cursor RocksDB users know (seek, next, prev,
+//! bounds). It wraps a merging iterator over every source of a super version
+//! and hides what a reader at its sequence number must not see: entries newer
+//! than the snapshot, versions shadowed by newer ones, and tombstones.
+//! [`DbRange`] adapts two cursors into a double-ended Rust `Iterator`.
+//!
+//! Thread safety: an iterator is `Send`, used by one thread at a time. It keeps
+//! its super version (memtables and tables) alive until dropped.
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use crate::base::{
+    make_internal_key, parse_internal_key, SeqNo, ValueKind, KIND_FOR_SEEK, MAX_SEQNO,
+};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+
+use super::super_version::SuperVersion;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// A cursor over the DB at one sequence number.
+pub struct DbIterator {
+    iter: Box<dyn InternalIterator>,
+    _sv: Arc<SuperVersion>,
+    seq: SeqNo,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    dir: Direction,
+    valid: bool,
+    // Reverse direction: the current entry is saved here because the inner
+    // iterator has already moved before it.
+    saved_key: Vec<u8>,
+    saved_value: Vec<u8>,
+    // Reused buffer for internal seek keys.
+    seek_buf: Vec<u8>,
+    err: Option<Error>,
+}
+
+impl DbIterator {
+    pub(crate) fn new(
+        iter: Box<dyn InternalIterator>,
+        sv: Arc<SuperVersion>,
+        seq: SeqNo,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+    ) -> Self {
+        DbIterator {
+            iter,
+            _sv: sv,
+            seq,
+            lower,
+            upper,
+            dir: Direction::Forward,
+            valid: false,
+            saved_key: Vec::new(),
+            saved_value: Vec::new(),
+            seek_buf: Vec::new(),
+            err: None,
+        }
+    }
+
+    /// True when positioned on an entry.
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The current user key. Requires `valid()`.
+    pub fn key(&self) -> &[u8] {
+        debug_assert!(self.valid);
+        match self.dir {
+            Direction::Forward => parse_internal_key(self.iter.key()).map_or(&[], |p| p.user_key),
+            Direction::Reverse => &self.saved_key,
+        }
+    }
+
+    /// The current value. Requires `valid()`.
+    pub fn value(&self) -> &[u8] {
+        debug_assert!(self.valid);
+        match self.dir {
+            Direction::Forward => self.iter.value(),
+            Direction::Reverse => &self.saved_value,
+        }
+    }
+
+    /// The first error met (corruption, IO), if any. An iterator that met an
+    /// error is not valid.
+    pub fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
+        self.iter.status()
+    }
+
+    /// Positions on the first key >= `key` (and >= the lower bound).
+    pub fn seek(&mut self, key: &[u8]) {
+        let key = match &self.lower {
+            Some(l) if key < l.as_slice() => l.clone(),
+            _ => key.to_vec(),
+        };
+        self.dir = Direction::Forward;
+        self.seek_buf.clear();
+        make_internal_key(&mut self.seek_buf, &key, self.seq, KIND_FOR_SEEK);
+        self.iter.seek(&self.seek_buf);
+        self.find_next_user_entry(false);
+    }
+
+    /// Positions on the last key <= `key` (and < the upper bound).
+    pub fn seek_for_prev(&mut self, key: &[u8]) {
+        self.dir = Direction::Reverse;
+        self.seek_buf.clear();
+        match &self.upper {
+            Some(u) if key >= u.as_slice() => {
+                // Last key strictly below the exclusive upper bound.
+                make_internal_key(&mut self.seek_buf, u, MAX_SEQNO, KIND_FOR_SEEK);
+                self.iter.seek_for_prev(&self.seek_buf);
+            }
+            _ => {
+                make_internal_key(&mut self.seek_buf, key, 0, 0);
+                self.iter.seek_for_prev(&self.seek_buf);
+            }
+        }
+        self.find_prev_user_entry();
+    }
+
+    /// Positions on the first key (>= the lower bound).
+    pub fn seek_to_first(&mut self) {
+        if let Some(l) = self.lower.clone() {
+            return self.seek(&l);
+        }
+        self.dir = Direction::Forward;
+        self.iter.seek_to_first();
+        self.find_next_user_entry(false);
+    }
+
+    /// Positions on the last key (< the upper bound).
+    pub fn seek_to_last(&mut self) {
+        if let Some(u) = self.upper.clone() {
+            return self.seek_for_prev(&u);
+        }
+        self.dir = Direction::Reverse;
+        self.iter.seek_to_last();
+        self.find_prev_user_entry();
+    }
+
+    /// Moves to the next key. Requires `valid()`.
+    pub fn next(&mut self) {
+        debug_assert!(self.valid);
+        if self.dir == Direction::Reverse {
+            // The inner iterator is before the current entry: move it to the
+            // first entry of the current user key, then skip past that key.
+            self.dir = Direction::Forward;
+            self.seek_buf.clear();
+            make_internal_key(
+                &mut self.seek_buf,
+                &self.saved_key,
+                MAX_SEQNO,
+                KIND_FOR_SEEK,
+            );
+            self.iter.seek(&self.seek_buf);
+            // saved_key holds the current key; skip every version of it.
+            self.find_next_user_entry(true);
+            return;
+        }
+        // Skip the remaining versions of the current key.
+        self.saved_key.clear();
+        let cur = parse_internal_key(self.iter.key()).map(|p| p.user_key.to_vec());
+        match cur {
+            Some(k) => self.saved_key = k,
+            None => return self.corrupt_key(),
+        }
+        self.iter.next();
+        self.find_next_user_entry(true);
+    }
+
+    /// Moves to the previous key. Requires `valid()`.
+    pub fn prev(&mut self) {
+        debug_assert!(self.valid);
+        if self.dir == Direction::Forward {
+            // Move the inner iterator before every version of the current key.
+            let cur = match parse_internal_key(self.iter.key()) {
+                Some(p) => p.user_key.to_vec(),
+                None => return self.corrupt_key(),
+            };
+            self.saved_key = cur;
+            loop {
+                self.iter.prev();
+                if !self.iter.valid() {
+                    break;
+                }
+                match parse_internal_key(self.iter.key()) {
+                    Some(p) if p.user_key < self.saved_key.as_slice() => break,
+                    Some(_) => {}
+                    None => return self.corrupt_key(),
+                }
+            }
+            self.dir = Direction::Reverse;
+        }
+        self.find_prev_user_entry();
+    }
+
+    fn corrupt_key(&mut self) {
+        self.valid = false;
+        self.err.get_or_insert(Error::corruption(
+            "<iterator>",
+            0,
+            "malformed internal key in iterator",
+        ));
+    }
+
+    fn above_upper(&self, user_key: &[u8]) -> bool {
+        self.upper.as_deref().is_some_and(|u| user_key >= u)
+    }
+
+    fn below_lower(&self, user_key: &[u8]) -> bool {
+        self.lower.as_deref().is_some_and(|l| user_key < l)
+    }
+
+    /// Forward: stops at the newest visible value of the next user key. With
+    /// `skipping`, every entry of `saved_key` (and smaller) is skipped.
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        while self.iter.valid() {
+            let Some(p) = parse_internal_key(self.iter.key()) else {
+                return self.corrupt_key();
+            };
+            if self.above_upper(p.user_key) {
+                break;
+            }
+            if p.seq <= self.seq {
+                let hidden = skipping && p.user_key <= self.saved_key.as_slice();
+                if !hidden {
+                    match p.kind {
+                        ValueKind::Value => {
+                            self.valid = true;
+                            return;
+                        }
+                        ValueKind::Deletion => {
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(p.user_key);
+                            skipping = true;
+                        }
+                        other => {
+                            self.valid = false;
+                            self.err.get_or_insert(Error::NotSupported(format!(
+                                "value kind {other:?} in iterator"
+                            )));
+                            return;
+                        }
+                    }
+                }
+            }
+            self.iter.next();
+        }
+        self.valid = false;
+    }
+
+    /// Reverse: collects the newest visible version of the previous user key
+    /// into `saved_key`/`saved_value`, leaving the inner iterator before it.
+    fn find_prev_user_entry(&mut self) {
+        let mut kind = ValueKind::Deletion;
+        self.saved_key.clear();
+        self.saved_value.clear();
+        while self.iter.valid() {
+            let Some(p) = parse_internal_key(self.iter.key()) else {
+                return self.corrupt_key();
+            };
+            if p.seq <= self.seq {
+                if kind != ValueKind::Deletion && p.user_key < self.saved_key.as_slice() {
+                    break; // passed the entry we collected
+                }
+                if self.below_lower(p.user_key) {
+                    break;
+                }
+                kind = p.kind;
+                match p.kind {
+                    ValueKind::Deletion => {
+                        self.saved_key.clear();
+                        self.saved_value.clear();
+                    }
+                    ValueKind::Value => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.iter.value());
+                    }
+                    other => {
+                        self.valid = false;
+                        self.err.get_or_insert(Error::NotSupported(format!(
+                            "value kind {other:?} in iterator"
+                        )));
+                        return;
+                    }
+                }
+            }
+            self.iter.prev();
+        }
+        if kind == ValueKind::Deletion {
+            self.valid = false;
+            self.saved_key.clear();
+            self.saved_value.clear();
+            self.dir = Direction::Forward;
+        } else {
+            self.valid = !self.above_upper(&self.saved_key);
+        }
+    }
+}
+
+/// A double-ended Rust iterator over a key range, built on two cursors that
+/// stop when they meet.
+pub struct DbRange {
+    front: DbIterator,
+    back: Option<DbIterator>,
+    make_back: Option<Box<dyn FnOnce() -> DbIterator + Send>>,
+    front_started: bool,
+    last_front: Option<Vec<u8>>,
+    last_back: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl DbRange {
+    pub(crate) fn new(
+        front: DbIterator,
+        make_back: Box<dyn FnOnce() -> DbIterator + Send>,
+    ) -> Self {
+        DbRange {
+            front,
+            back: None,
+            make_back: Some(make_back),
+            front_started: false,
+            last_front: None,
+            last_back: None,
+            done: false,
+        }
+    }
+
+    fn crossed(&self, key: &[u8], from_front: bool) -> bool {
+        if from_front {
+            self.last_back.as_deref().is_some_and(|b| key >= b)
+        } else {
+            self.last_front.as_deref().is_some_and(|f| key <= f)
+        }
+    }
+}
+
+impl Iterator for DbRange {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.front_started {
+            if self.front.valid() {
+                self.front.next();
+            }
+        } else {
+            self.front.seek_to_first();
+            self.front_started = true;
+        }
+        if !self.front.valid() {
+            self.done = true;
+            return self.front.status().err().map(Err);
+        }
+        let k = self.front.key();
+        if self.crossed(k, true) {
+            self.done = true;
+            return None;
+        }
+        let item = (k.to_vec(), self.front.value().to_vec());
+        self.last_front = Some(item.0.clone());
+        Some(Ok(item))
+    }
+}
+
+impl DoubleEndedIterator for DbRange {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.back.as_mut() {
+            Some(b) => {
+                if b.valid() {
+                    b.prev();
+                }
+            }
+            None => {
+                let make = self.make_back.take()?;
+                let mut b = make();
+                b.seek_to_last();
+                self.back = Some(b);
+            }
+        }
+        let b = self.back.as_ref()?;
+        if !b.valid() {
+            self.done = true;
+            return b.status().err().map(Err);
+        }
+        let k = b.key();
+        if self.crossed(k, false) {
+            self.done = true;
+            return None;
+        }
+        let item = (k.to_vec(), b.value().to_vec());
+        self.last_back = Some(item.0.clone());
+        Some(Ok(item))
+    }
+}
+
+/// Converts Rust range bounds on user keys to (inclusive lower, exclusive
+/// upper) bounds as the cursor takes them.
+pub(crate) fn bounds_to_cursor(
+    start: Bound<&[u8]>,
+    end: Bound<&[u8]>,
+) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    let lower = match start {
+        Bound::Included(k) => Some(k.to_vec()),
+        Bound::Excluded(k) => {
+            // The smallest key greater than k is k ++ 0x00.
+            let mut v = k.to_vec();
+            v.push(0);
+            Some(v)
+        }
+        Bound::Unbounded => None,
+    };
+    let upper = match end {
+        Bound::Excluded(k) => Some(k.to_vec()),
+        Bound::Included(k) => {
+            let mut v = k.to_vec();
+            v.push(0);
+            Some(v)
+        }
+        Bound::Unbounded => None,
+    };
+    (lower, upper)
+}
+
+/// The exclusive upper bound of all keys starting with `prefix`, or `None`
+/// when no such bound exists (prefix of 0xff bytes only).
+pub(crate) fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut v = prefix.to_vec();
+    while let Some(&last) = v.last() {
+        if last < 0xff {
+            let n = v.len();
+            v[n - 1] = last + 1;
+            return Some(v);
+        }
+        v.pop();
+    }
+    None
+}
+
+/// Orders two user keys (bytewise); kept in one place for the comparator to
+/// come.
+#[allow(dead_code)]
+pub(crate) fn compare_user(a: &[u8], b: &[u8]) -> Ordering {
+    a.cmp(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_successor_cases() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff\xff"), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+
+    #[test]
+    fn bounds_conversion() {
+        let (l, u) = bounds_to_cursor(Bound::Excluded(b"a"), Bound::Included(b"c"));
+        assert_eq!(l, Some(b"a\0".to_vec()));
+        assert_eq!(u, Some(b"c\0".to_vec()));
+        let (l, u) = bounds_to_cursor(Bound::Unbounded, Bound::Excluded(b"c"));
+        assert_eq!(l, None);
+        assert_eq!(u, Some(b"c".to_vec()));
+    }
+}

@@ -1,0 +1,115 @@
+//! Flush: the oldest immutable memtable becomes an L0 SST.
+//!
+//! The table is written without the DB mutex; the version edit (new file,
+//! new log number, last sequence) is logged to the MANIFEST under it, and
+//! only then is the memtable dropped from the super version and its WAL
+//! made obsolete.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::MutexGuard;
+
+use crate::compaction::filter::EntryFilter;
+use crate::compaction::job::{write_outputs, OutputSpec};
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::memtable::MemTable;
+use crate::stats::{thread_cpu_micros, LevelCompactionStats};
+use crate::version::VersionEdit;
+
+use super::obsolete::delete_obsolete_files;
+use super::{DbInner, DbState};
+
+pub(crate) fn flush(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    mem: Arc<MemTable>,
+) -> Result<()> {
+    let snapshots = db.snapshots.all();
+    let topts = super::compaction_job::table_options(db, 0, false);
+    let compression = topts.compression;
+    let started = Instant::now();
+    let cpu0 = thread_cpu_micros();
+    let outputs = MutexGuard::unlocked(st, || {
+        let mut iter = mem.iter();
+        iter.seek_to_first();
+        let mut filter = EntryFilter::new(snapshots, None);
+        let mut alloc = || {
+            let mut s = db.state.lock();
+            let n = s.versions.new_file_number();
+            s.pending_outputs.insert(n);
+            n
+        };
+        let mut spec = OutputSpec {
+            fs: &db.fs,
+            dir: &db.dir,
+            table_opts: topts,
+            target_file_size: u64::MAX,
+            new_file_number: &mut alloc,
+            shutting_down: &db.shutting_down,
+        };
+        let r = write_outputs(&mut iter, &mut filter, &mut spec);
+        r.map(|o| (o, filter.keys_in, filter.keys_dropped))
+    });
+    let (outputs, keys_in, keys_dropped) = match outputs {
+        Ok(o) => o,
+        Err(e) => {
+            st.pending_outputs.clear();
+            return Err(e);
+        }
+    };
+    let next_log = st.imm.get(1).map_or_else(|| st.mem.id(), |m| m.id());
+    let mut edit = VersionEdit::default();
+    edit.log_number = Some(next_log);
+    edit.prev_log_number = Some(0);
+    let last_seq = st.versions.last_sequence().max(db.last_visible());
+    edit.last_sequence = Some(last_seq);
+    let mut bytes = 0;
+    for mut f in outputs.files {
+        bytes += f.file_size;
+        f.compression = compression.code();
+        let fields = vec![
+            format!("\"file_number\": {}", f.number),
+            format!("\"file_size\": {}", f.file_size),
+            format!("\"num_entries\": {}", f.num_entries),
+            "\"level\": 0".to_string(),
+        ];
+        db.log.event("table_file_creation", &fields);
+        edit.add_file(0, f);
+    }
+    let r = st.versions.log_and_apply(&mut edit);
+    for n in edit.new_file_numbers() {
+        st.pending_outputs.remove(&n);
+    }
+    r?;
+    st.imm.remove(0);
+    db.install_super_version(st);
+    let job = LevelCompactionStats {
+        bytes_written: bytes,
+        micros: started.elapsed().as_micros() as u64,
+        cpu_micros: thread_cpu_micros().saturating_sub(cpu0),
+        count: 1,
+        keys_in,
+        keys_dropped,
+        files_out: edit.new_file_numbers().len() as u64,
+        ..Default::default()
+    };
+    db.stats.add_level(0, &job);
+    db.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
+    db.log.event(
+        "flush_finished",
+        &[
+            format!("\"memtable_id\": {}", mem.id()),
+            format!("\"num_entries\": {}", mem.num_entries()),
+            format!("\"bytes_written\": {bytes}"),
+            format!(
+                "\"lsm_state\": {:?}",
+                st.versions.current().files_per_level()
+            ),
+        ],
+    );
+    delete_obsolete_files(db, st);
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! Deletes files no version references: WALs older than the MANIFEST's log
+//! number, SSTs outside every live version and pending output, and old
+//! MANIFESTs.
+//!
+//! The live set and the next file number are taken under the DB mutex; the
+//! directory is listed and files removed without it. Only files numbered
+//! below the captured next file number are candidates, so a file created
+//! after the capture is never touched.
+
+use std::sync::Arc;
+
+use parking_lot::MutexGuard;
+
+use crate::version::filename::{parse_file_name, FileType};
+
+use super::{DbInner, DbState};
+
+pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) {
+    let mut live = st.versions.live_files();
+    live.extend(st.pending_outputs.iter().copied());
+    let log_number = st.versions.log_number();
+    let manifest = st.versions.manifest_file_number();
+    let limit = st.versions.next_file_number();
+    MutexGuard::unlocked(st, || {
+        let Ok(names) = db.fs.list(&db.dir) else {
+            return;
+        };
+        for name in names {
+            let Some((kind, number)) = parse_file_name(&name) else {
+                continue;
+            };
+            if number >= limit {
+                continue;
+            }
+            let obsolete = match kind {
+                FileType::Log => number < log_number,
+                FileType::Table => !live.contains(&number),
+                FileType::Manifest => number != manifest,
+                FileType::Temp => true,
+                _ => false,
+            };
+            if obsolete {
+                if kind == FileType::Table {
+                    db.table_cache.evict(number);
+                    db.log.event(
+                        "table_file_deletion",
+                        &[format!("\"file_number\": {number}")],
+                    );
+                }
+                if let Err(e) = db.fs.remove(&db.dir.join(&name)) {
+                    db.log
+                        .warn(&format!("could not delete obsolete {name}: {e}"));
+                }
+            }
+        }
+    });
+}

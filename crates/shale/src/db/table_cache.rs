@@ -1,0 +1,63 @@
+//! Open table readers, keyed by file number.
+//!
+//! Sharded `RwLock<HashMap>`: a hit takes one shard's read lock (no global
+//! mutex on the read path). A miss opens the file outside any lock, then
+//! inserts; two threads racing to open the same file both succeed and one
+//! reader is kept.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::error::Result;
+use crate::fs::FileSystem;
+use crate::sst::{BlockCacheHook, Table};
+use crate::version::filename::table_file_name;
+
+const SHARDS: usize = 16;
+
+pub(crate) struct TableCache {
+    dir: PathBuf,
+    fs: Arc<dyn FileSystem>,
+    block_cache: Option<Arc<dyn BlockCacheHook>>,
+    shards: Vec<RwLock<HashMap<u64, Arc<Table>>>>,
+}
+
+impl TableCache {
+    pub(crate) fn new(
+        dir: PathBuf,
+        fs: Arc<dyn FileSystem>,
+        block_cache: Option<Arc<dyn BlockCacheHook>>,
+    ) -> Self {
+        TableCache {
+            dir,
+            fs,
+            block_cache,
+            shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
+        }
+    }
+
+    fn shard(&self, number: u64) -> &RwLock<HashMap<u64, Arc<Table>>> {
+        &self.shards[(number as usize) % SHARDS]
+    }
+
+    /// The reader of table `number`, opening it on first use.
+    pub(crate) fn get(&self, number: u64) -> Result<Arc<Table>> {
+        if let Some(t) = self.shard(number).read().get(&number) {
+            return Ok(Arc::clone(t));
+        }
+        let name = table_file_name(number);
+        let path = self.dir.join(&name);
+        let file = self.fs.open_random(&path)?;
+        let table = Table::open(file, name, number, self.block_cache.clone())?;
+        let mut shard = self.shard(number).write();
+        Ok(Arc::clone(shard.entry(number).or_insert(table)))
+    }
+
+    /// Forgets table `number` (its file is being deleted).
+    pub(crate) fn evict(&self, number: u64) {
+        self.shard(number).write().remove(&number);
+    }
+}

@@ -1,0 +1,370 @@
+//! The write path: group commit.
+//!
+//! Each `write` call queues a request. The request at the head of the queue
+//! becomes the leader: it makes room (memtable switch, stalls), takes the
+//! requests behind it into one group (up to `MAX_GROUP_BYTES`, never mixing a
+//! sync request into a non-sync leader's group), assigns their sequence
+//! numbers, appends one WAL record per request with one `write(2)` and at most
+//! one fsync for the group, inserts the group into the memtable, publishes
+//! the new visible sequence number, and wakes the followers.
+//!
+//! Invariants: only the leader touches `WalState` and inserts into the
+//! memtable; sequence numbers become visible in order.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::base::SeqNo;
+use crate::batch::WriteBatch;
+use crate::error::{Error, Result};
+use crate::memtable::MemTable;
+use crate::options::WriteOptions;
+use crate::version::filename::log_file_name;
+use crate::wal::LogWriter;
+
+use super::{DbInner, DbState};
+
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+struct Request {
+    batch: Option<WriteBatch>,
+    sync: bool,
+    disable_wal: bool,
+    done: bool,
+    result: Result<()>,
+}
+
+struct Slot {
+    req: Mutex<Request>,
+    cv: Condvar,
+}
+
+/// The WAL being written, owned by the current leader.
+pub(crate) struct WalState {
+    pub writer: Option<LogWriter>,
+    pub number: u64,
+    /// Bytes appended but not yet fsynced.
+    pub unsynced: bool,
+}
+
+pub(crate) struct WriteQueue {
+    queue: Mutex<VecDeque<Arc<Slot>>>,
+    pub(crate) wal: Mutex<WalState>,
+}
+
+impl WriteQueue {
+    pub(crate) fn new(writer: LogWriter, number: u64) -> Self {
+        WriteQueue {
+            queue: Mutex::new(VecDeque::new()),
+            wal: Mutex::new(WalState {
+                writer: Some(writer),
+                number,
+                unsynced: false,
+            }),
+        }
+    }
+
+    /// Flushes (and optionally syncs) the WAL.
+    pub(crate) fn flush_wal(&self, db: &DbInner, sync: bool) -> Result<()> {
+        let mut wal = self.wal.lock();
+        let Some(w) = wal.writer.as_mut() else {
+            return Ok(());
+        };
+        let r = if sync { w.sync() } else { w.flush() };
+        if r.is_ok() && sync {
+            wal.unsynced = false;
+        }
+        drop(wal);
+        if let Err(e) = &r {
+            let mut st = db.state.lock();
+            db.set_bg_error(&mut st, e.clone());
+        }
+        r
+    }
+}
+
+pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+    db.check_writable()?;
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let slot = Arc::new(Slot {
+        req: Mutex::new(Request {
+            batch: Some(batch),
+            sync: opts.sync,
+            disable_wal: opts.disable_wal,
+            done: false,
+            result: Ok(()),
+        }),
+        cv: Condvar::new(),
+    });
+    {
+        let mut q = db.writer.queue.lock();
+        q.push_back(Arc::clone(&slot));
+        loop {
+            let is_front = q.front().is_some_and(|f| Arc::ptr_eq(f, &slot));
+            if is_front {
+                break;
+            }
+            // Wait until a leader finishes us or we reach the front. The
+            // request's own mutex is taken briefly to check `done`.
+            if slot.req.lock().done {
+                return std::mem::replace(&mut slot.req.lock().result, Ok(()));
+            }
+            slot.cv.wait_for(&mut q, Duration::from_millis(50));
+            if slot.req.lock().done {
+                return std::mem::replace(&mut slot.req.lock().result, Ok(()));
+            }
+        }
+    }
+    lead(db, &slot)
+}
+
+/// Runs the group headed by `leader` (the queue's front).
+fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
+    let room = make_room(db);
+    let mut group: Vec<Arc<Slot>> = Vec::new();
+    let mut batches: Vec<WriteBatch> = Vec::new();
+    let (mut sync, mut any_wal) = (false, false);
+    {
+        let q = db.writer.queue.lock();
+        let leader_sync = leader.req.lock().sync;
+        let mut bytes = 0usize;
+        for s in q.iter() {
+            let mut r = s.req.lock();
+            if room.is_err() && !Arc::ptr_eq(s, leader) {
+                break; // only the leader fails; followers retry as leaders
+            }
+            if !group.is_empty() {
+                if r.sync && !leader_sync {
+                    break;
+                }
+                let sz = r.batch.as_ref().map_or(0, |b| b.size_in_bytes());
+                if bytes + sz > MAX_GROUP_BYTES {
+                    break;
+                }
+            }
+            if let Some(b) = r.batch.take() {
+                bytes += b.size_in_bytes();
+                sync |= r.sync;
+                any_wal |= !r.disable_wal;
+                batches.push(b);
+            }
+            group.push(Arc::clone(s));
+        }
+    }
+    let result = match room {
+        Err(e) => Err(e),
+        Ok(()) => commit(db, &mut batches, sync, any_wal, &group),
+    };
+    // Finish the group and hand leadership to the next request.
+    let mut q = db.writer.queue.lock();
+    for s in &group {
+        let front = q.pop_front();
+        debug_assert!(front.is_some_and(|f| Arc::ptr_eq(&f, s)));
+        if !Arc::ptr_eq(s, leader) {
+            let mut r = s.req.lock();
+            r.done = true;
+            r.result = result.clone();
+            drop(r);
+            s.cv.notify_one();
+        }
+    }
+    if let Some(next) = q.front() {
+        next.cv.notify_one();
+    }
+    result
+}
+
+/// Writes the group to the WAL and the memtable; returns after the group is
+/// visible.
+fn commit(
+    db: &Arc<DbInner>,
+    batches: &mut [WriteBatch],
+    sync: bool,
+    any_wal: bool,
+    group: &[Arc<Slot>],
+) -> Result<()> {
+    let first_seq = db.last_visible() + 1;
+    let mut seq = first_seq;
+    let mut keys = 0u64;
+    let mut ingest = 0u64;
+    for b in batches.iter_mut() {
+        b.set_sequence(seq);
+        seq += u64::from(b.count());
+        keys += u64::from(b.count());
+        ingest += b.size_in_bytes() as u64;
+    }
+    let last_seq = seq - 1;
+    let mut wal = db.writer.wal.lock();
+    if any_wal {
+        let wal_bytes_before = wal.writer.as_ref().map_or(0, |w| w.file_size());
+        let Some(w) = wal.writer.as_mut() else {
+            return Err(Error::ShutdownInProgress);
+        };
+        let mut res = Ok(());
+        for b in batches.iter() {
+            res = w.add_record(b.data());
+            if res.is_err() {
+                break;
+            }
+        }
+        if res.is_ok() && !db.opts.manual_wal_flush {
+            res = w.flush();
+        }
+        if res.is_ok() && sync {
+            res = w.sync();
+        }
+        if let Err(e) = res {
+            // The WAL may hold part of this group: refuse further writes so
+            // nothing after the gap can be acknowledged. (Lock order is
+            // state before wal, so release the WAL first.)
+            drop(wal);
+            let mut st = db.state.lock();
+            db.set_bg_error(&mut st, e.clone());
+            return Err(e);
+        }
+        let wal_bytes = w.file_size() - wal_bytes_before;
+        wal.unsynced = !sync;
+        if sync {
+            db.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        db.stats.wal_bytes.fetch_add(wal_bytes, Ordering::Relaxed);
+        db.stats
+            .wal_writes
+            .fetch_add(group.len() as u64, Ordering::Relaxed);
+    }
+    // Insert into the memtable while still holding the WAL lock: this keeps
+    // memtable inserts single-threaded and in sequence order.
+    let mem = Arc::clone(&db.super_version.load().mem);
+    for b in batches.iter() {
+        insert_batch(&mem, b)?;
+    }
+    db.visible_seq.store(last_seq, Ordering::Release);
+    drop(wal);
+    db.stats
+        .writes
+        .fetch_add(group.len() as u64, Ordering::Relaxed);
+    db.stats.keys_written.fetch_add(keys, Ordering::Relaxed);
+    db.stats.commit_groups.fetch_add(1, Ordering::Relaxed);
+    db.stats.ingest_bytes.fetch_add(ingest, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Inserts every record of `b` into `mem` with consecutive sequence numbers.
+pub(crate) fn insert_batch(mem: &MemTable, b: &WriteBatch) -> Result<()> {
+    let mut seq: SeqNo = b.sequence();
+    for e in b.iter() {
+        let e = e.map_err(|e| match e {
+            Error::Corruption { what, .. } => {
+                Error::InvalidArgument(format!("malformed write batch: {what}"))
+            }
+            other => other,
+        })?;
+        if e.cf != 0 {
+            return Err(Error::NotSupported(format!("column family {}", e.cf)));
+        }
+        mem.add(seq, e.kind, e.key, e.value);
+        seq += 1;
+    }
+    Ok(())
+}
+
+/// Before a group is written: switch a full memtable and apply write stalls.
+/// Called by the leader only.
+fn make_room(db: &Arc<DbInner>) -> Result<()> {
+    let mut st = db.state.lock();
+    let mut slowed = false;
+    loop {
+        if let Some(e) = &st.bg_error {
+            return Err(Error::Poisoned(e.to_string()));
+        }
+        if db.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::ShutdownInProgress);
+        }
+        let l0 = st.versions.current().num_files(0);
+        if !slowed
+            && l0 >= db.opts.level0_slowdown_writes_trigger
+            && l0 < db.opts.level0_stop_writes_trigger
+        {
+            // Delay this group by about 1 ms (RocksDB delays at
+            // delayed_write_rate; a fixed delay per group is simpler).
+            slowed = true;
+            db.stats.stall_l0_slowdown.fetch_add(1, Ordering::Relaxed);
+            let t = Instant::now();
+            drop(st);
+            std::thread::sleep(Duration::from_millis(1));
+            db.stats.add_stall(t.elapsed());
+            st = db.state.lock();
+            continue;
+        }
+        let mem_full = st.mem.approximate_memory_usage() >= db.opts.write_buffer_size;
+        if !mem_full {
+            return Ok(());
+        }
+        if st.imm.len() + 1 >= db.opts.max_write_buffer_number {
+            db.stats.stall_memtable.fetch_add(1, Ordering::Relaxed);
+            let t = Instant::now();
+            db.bg_cv.notify_all();
+            db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+            db.stats.add_stall(t.elapsed());
+            continue;
+        }
+        if l0 >= db.opts.level0_stop_writes_trigger {
+            db.stats.stall_l0_stop.fetch_add(1, Ordering::Relaxed);
+            let t = Instant::now();
+            db.bg_cv.notify_all();
+            db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+            db.stats.add_stall(t.elapsed());
+            continue;
+        }
+        switch_memtable(db, &mut st)?;
+        return Ok(());
+    }
+}
+
+/// Makes the active memtable immutable and starts a new WAL + memtable.
+/// Requires the DB mutex; takes the WAL lock (lock order: state, then wal).
+pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
+    let number = st.versions.new_file_number();
+    let path = db.dir.join(log_file_name(number));
+    let file = match db.fs.create(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            db.set_bg_error(st, e.clone());
+            return Err(e);
+        }
+    };
+    // The new WAL's directory entry must be durable before a sync write
+    // to it is acknowledged.
+    if let Err(e) = db.fs.sync_dir(&db.dir) {
+        db.set_bg_error(st, e.clone());
+        return Err(e);
+    }
+    let new_writer = LogWriter::new(file, number);
+    // Swap WAL, memtable and super version together under the WAL lock: the
+    // leader loads the memtable under this lock, so no group can write the
+    // new WAL but insert into the old memtable.
+    let mut wal = db.writer.wal.lock();
+    if let Some(old) = wal.writer.as_mut() {
+        // The old WAL must reach the OS before its memtable can be flushed
+        // and the log forgotten.
+        if let Err(e) = old.flush() {
+            drop(wal);
+            db.set_bg_error(st, e.clone());
+            return Err(e);
+        }
+    }
+    wal.writer = Some(new_writer);
+    wal.number = number;
+    let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(number)));
+    st.imm.push(old);
+    db.install_super_version(st);
+    drop(wal);
+    db.bg_cv.notify_all();
+    Ok(())
+}

@@ -1,0 +1,555 @@
+//! The merging iterator: one sorted view over several sorted child
+//! iterators (memtables, L0 files, levels), using a binary heap of child
+//! indices.
+//!
+//! Order: entries are ordered by (internal key per `compare_internal`, child
+//! index). Children should never hold equal internal keys; if they do, the
+//! lower child index comes first going forward (and last going backward, so
+//! that `prev` exactly retraces `next`).
+//!
+//! Going forward the heap is a min-heap, going backward a max-heap; the top is
+//! the current child. When the direction changes, every other child is
+//! repositioned relative to the current key (as LevelDB's MergingIterator
+//! does): after the switch each child sits on its first entry after
+//! (resp. last entry before) the current one in the merged order.
+//!
+//! Errors: when a child turns invalid with an error, the merging iterator
+//! becomes invalid (it might otherwise skip a tombstone or a newer version)
+//! and `status()` reports that first error. Seeks clear the recorded error and
+//! ask the children again.
+//!
+//! Thread-safety: `Send` (like every `InternalIterator`), used by one thread.
+//! No allocation per step: the heap vector and the key buffer used on
+//! direction switches are reused.
+
+use std::cmp::Ordering;
+
+use crate::base::compare_internal;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Direction {
+    Forward,
+    Backward,
+}
+
+/// Merges sorted children into one sorted iterator (see the module comment).
+pub(crate) struct MergingIterator {
+    children: Vec<Box<dyn InternalIterator>>,
+    /// Indices of the valid children, heap-ordered for `dir`.
+    heap: Vec<usize>,
+    dir: Direction,
+    /// First error met by a child since the last seek.
+    err: Option<Error>,
+    /// Copy of the current key while the children are repositioned.
+    key_buf: Vec<u8>,
+}
+
+impl MergingIterator {
+    /// A merging iterator over `children` (unpositioned).
+    pub(crate) fn new(children: Vec<Box<dyn InternalIterator>>) -> MergingIterator {
+        let n = children.len();
+        MergingIterator {
+            children,
+            heap: Vec::with_capacity(n),
+            dir: Direction::Forward,
+            err: None,
+            key_buf: Vec::new(),
+        }
+    }
+
+    /// Number of children.
+    pub(crate) fn num_children(&self) -> usize {
+        self.children.len()
+    }
+
+    /// Rebuilds the heap from every valid child, noting errors of invalid ones.
+    fn rebuild(&mut self, dir: Direction) {
+        self.dir = dir;
+        self.heap.clear();
+        for (i, c) in self.children.iter().enumerate() {
+            if c.valid() {
+                self.heap.push(i);
+            } else {
+                note_error(&mut self.err, c.as_ref());
+            }
+        }
+        for pos in (0..self.heap.len() / 2).rev() {
+            sift_down(&mut self.heap, &self.children, dir, pos);
+        }
+    }
+
+    /// After the top child moved: restore the heap (dropping it if invalid).
+    #[inline]
+    fn fix_top(&mut self) {
+        let Some(&top) = self.heap.first() else {
+            return;
+        };
+        let c = &self.children[top];
+        if !c.valid() {
+            note_error(&mut self.err, c.as_ref());
+            self.heap.swap_remove(0);
+        }
+        sift_down(&mut self.heap, &self.children, self.dir, 0);
+    }
+
+    /// Repositions every child but the current one for `dir` (see the module
+    /// comment) and rebuilds the heap; the current child stays on top.
+    fn switch_direction(&mut self, dir: Direction) {
+        let Some(&cur) = self.heap.first() else {
+            return;
+        };
+        self.key_buf.clear();
+        self.key_buf.extend_from_slice(self.children[cur].key());
+        let key = &self.key_buf[..];
+        for (i, c) in self.children.iter_mut().enumerate() {
+            if i == cur {
+                continue;
+            }
+            match dir {
+                Direction::Forward => {
+                    // First entry after (key, cur): equal keys of lower
+                    // children come before it, so they are skipped.
+                    c.seek(key);
+                    if i < cur && c.valid() && compare_internal(c.key(), key) == Ordering::Equal {
+                        c.next();
+                    }
+                }
+                Direction::Backward => {
+                    // Last entry before (key, cur): equal keys of higher
+                    // children come after it, so they are skipped.
+                    c.seek_for_prev(key);
+                    if i > cur && c.valid() && compare_internal(c.key(), key) == Ordering::Equal {
+                        c.prev();
+                    }
+                }
+            }
+        }
+        self.rebuild(dir);
+        debug_assert_eq!(self.heap.first(), Some(&cur));
+    }
+}
+
+/// Records `c`'s error as the first one, if it has one and none was recorded.
+#[inline]
+fn note_error(err: &mut Option<Error>, c: &dyn InternalIterator) {
+    if err.is_none() {
+        if let Err(e) = c.status() {
+            *err = Some(e);
+        }
+    }
+}
+
+/// True when child `a` comes before child `b` in the heap order for `dir`.
+#[inline]
+fn before(children: &[Box<dyn InternalIterator>], dir: Direction, a: usize, b: usize) -> bool {
+    let ord = compare_internal(children[a].key(), children[b].key()).then(a.cmp(&b));
+    match dir {
+        Direction::Forward => ord == Ordering::Less,
+        Direction::Backward => ord == Ordering::Greater,
+    }
+}
+
+/// Moves `heap[pos]` down until both its children come after it.
+#[inline]
+fn sift_down(
+    heap: &mut [usize],
+    children: &[Box<dyn InternalIterator>],
+    dir: Direction,
+    mut pos: usize,
+) {
+    let n = heap.len();
+    loop {
+        let l = 2 * pos + 1;
+        if l >= n {
+            return;
+        }
+        let r = l + 1;
+        let best = if r < n && before(children, dir, heap[r], heap[l]) {
+            r
+        } else {
+            l
+        };
+        if !before(children, dir, heap[best], heap[pos]) {
+            return;
+        }
+        heap.swap(pos, best);
+        pos = best;
+    }
+}
+
+impl InternalIterator for MergingIterator {
+    #[inline]
+    fn valid(&self) -> bool {
+        !self.heap.is_empty() && self.err.is_none()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.err = None;
+        for c in &mut self.children {
+            c.seek_to_first();
+        }
+        self.rebuild(Direction::Forward);
+    }
+
+    fn seek_to_last(&mut self) {
+        self.err = None;
+        for c in &mut self.children {
+            c.seek_to_last();
+        }
+        self.rebuild(Direction::Backward);
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.err = None;
+        for c in &mut self.children {
+            c.seek(target);
+        }
+        self.rebuild(Direction::Forward);
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.err = None;
+        for c in &mut self.children {
+            c.seek_for_prev(target);
+        }
+        self.rebuild(Direction::Backward);
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        if self.dir != Direction::Forward {
+            self.switch_direction(Direction::Forward);
+        }
+        if let Some(&top) = self.heap.first() {
+            self.children[top].next();
+            self.fix_top();
+        }
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        if self.dir != Direction::Backward {
+            self.switch_direction(Direction::Backward);
+        }
+        if let Some(&top) = self.heap.first() {
+            self.children[top].prev();
+            self.fix_top();
+        }
+    }
+
+    #[inline]
+    fn key(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        match self.heap.first() {
+            Some(&i) => self.children[i].key(),
+            None => &[],
+        }
+    }
+
+    #[inline]
+    fn value(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        match self.heap.first() {
+            Some(&i) => self.children[i].value(),
+            None => &[],
+        }
+    }
+
+    fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
+        self.children.iter().try_for_each(|c| c.status())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::make_internal_key;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    /// A sorted vector as an `InternalIterator`; optionally fails (turns
+    /// invalid with an error) when it would land on entry `fail_at`.
+    struct VecIter {
+        entries: Vec<(Vec<u8>, Vec<u8>)>,
+        /// `entries.len()` means invalid.
+        pos: usize,
+        fail_at: Option<usize>,
+        err: Option<Error>,
+    }
+
+    impl VecIter {
+        fn new(mut entries: Vec<(Vec<u8>, Vec<u8>)>) -> VecIter {
+            entries.sort_by(|a, b| compare_internal(&a.0, &b.0));
+            let pos = entries.len();
+            VecIter {
+                entries,
+                pos,
+                fail_at: None,
+                err: None,
+            }
+        }
+        fn land(&mut self, pos: Option<usize>) {
+            self.err = None;
+            self.pos = pos.unwrap_or(self.entries.len());
+            if self.fail_at.is_some() && self.fail_at == pos {
+                self.err = Some(Error::corruption(
+                    "child.sst",
+                    pos.unwrap_or(0) as u64,
+                    "test",
+                ));
+                self.pos = self.entries.len();
+            }
+        }
+        fn lower_bound(&self, t: &[u8]) -> usize {
+            self.entries
+                .partition_point(|(k, _)| compare_internal(k, t) == Ordering::Less)
+        }
+    }
+
+    impl InternalIterator for VecIter {
+        fn valid(&self) -> bool {
+            self.pos < self.entries.len()
+        }
+        fn seek_to_first(&mut self) {
+            self.land((!self.entries.is_empty()).then_some(0));
+        }
+        fn seek_to_last(&mut self) {
+            self.land(self.entries.len().checked_sub(1));
+        }
+        fn seek(&mut self, t: &[u8]) {
+            let p = self.lower_bound(t);
+            self.land((p < self.entries.len()).then_some(p));
+        }
+        fn seek_for_prev(&mut self, t: &[u8]) {
+            let p = self
+                .entries
+                .partition_point(|(k, _)| compare_internal(k, t) != Ordering::Greater);
+            self.land(p.checked_sub(1));
+        }
+        fn next(&mut self) {
+            assert!(self.valid());
+            let p = self.pos + 1;
+            self.land((p < self.entries.len()).then_some(p));
+        }
+        fn prev(&mut self) {
+            assert!(self.valid());
+            self.land(self.pos.checked_sub(1));
+        }
+        fn key(&self) -> &[u8] {
+            &self.entries[self.pos].0
+        }
+        fn value(&self) -> &[u8] {
+            &self.entries[self.pos].1
+        }
+        fn status(&self) -> Result<()> {
+            match &self.err {
+                Some(e) => Err(e.clone()),
+                None => Ok(()),
+            }
+        }
+    }
+
+    fn ikey(uk: &[u8], seq: u64) -> Vec<u8> {
+        let mut k = Vec::new();
+        make_internal_key(&mut k, uk, seq, 1);
+        k
+    }
+
+    fn random_key(rng: &mut SmallRng) -> Vec<u8> {
+        let uk = [rng.gen_range(b'a'..b'h'), rng.gen_range(b'a'..b'h')];
+        ikey(&uk[..rng.gen_range(1..=2)], rng.gen_range(0..4))
+    }
+
+    fn collect_forward(it: &mut MergingIterator) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            out.push(it.key().to_vec());
+            it.next();
+        }
+        out
+    }
+
+    #[test]
+    fn no_children_and_empty_children() {
+        let mut it = MergingIterator::new(Vec::new());
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek(&ikey(b"a", 1));
+        assert!(!it.valid());
+        assert!(it.status().is_ok());
+        let mut it = MergingIterator::new(vec![
+            Box::new(VecIter::new(vec![])),
+            Box::new(VecIter::new(vec![(ikey(b"b", 1), b"x".to_vec())])),
+            Box::new(VecIter::new(vec![])),
+        ]);
+        assert_eq!(collect_forward(&mut it), vec![ikey(b"b", 1)]);
+        it.seek_to_last();
+        assert_eq!(it.value(), b"x");
+        it.prev();
+        assert!(!it.valid());
+    }
+
+    #[test]
+    fn newer_versions_first_and_ties_by_child_index() {
+        let mut it = MergingIterator::new(vec![
+            Box::new(VecIter::new(vec![
+                (ikey(b"a", 5), b"c0".to_vec()),
+                (ikey(b"b", 1), b"c0".to_vec()),
+            ])),
+            Box::new(VecIter::new(vec![
+                (ikey(b"a", 9), b"c1".to_vec()),
+                (ikey(b"b", 1), b"c1".to_vec()),
+            ])),
+        ]);
+        it.seek_to_first();
+        let mut got = Vec::new();
+        while it.valid() {
+            got.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        assert_eq!(
+            got,
+            vec![
+                (ikey(b"a", 9), b"c1".to_vec()),
+                (ikey(b"a", 5), b"c0".to_vec()),
+                (ikey(b"b", 1), b"c0".to_vec()),
+                (ikey(b"b", 1), b"c1".to_vec()),
+            ]
+        );
+        // Backward retraces forward, and switching in the middle of the tie works.
+        it.seek_to_last();
+        assert_eq!(it.value(), b"c1");
+        it.prev();
+        assert_eq!(it.value(), b"c0");
+        assert_eq!(it.key(), &ikey(b"b", 1)[..]);
+        it.next();
+        assert_eq!(it.value(), b"c1");
+        it.prev();
+        it.prev();
+        assert_eq!(it.key(), &ikey(b"a", 5)[..]);
+    }
+
+    /// Random children (with some keys shared between children), random
+    /// seeks and next/prev walks, checked against the merged sorted vector.
+    #[test]
+    fn randomized_against_model() {
+        let seed: u64 = rand::random();
+        println!("seed = {seed}");
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let (rounds, steps) = if cfg!(miri) { (4, 60) } else { (40, 300) };
+        for _round in 0..rounds {
+            let nchildren = rng.gen_range(0..6);
+            let mut model: Vec<(Vec<u8>, usize)> = Vec::new();
+            let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+            for c in 0..nchildren {
+                let mut keys: Vec<Vec<u8>> = (0..rng.gen_range(0..30))
+                    .map(|_| random_key(&mut rng))
+                    .collect();
+                keys.sort_by(|a, b| compare_internal(a, b));
+                keys.dedup();
+                for k in &keys {
+                    model.push((k.clone(), c));
+                }
+                children.push(Box::new(VecIter::new(
+                    keys.into_iter()
+                        .map(|k| (k, c.to_string().into_bytes()))
+                        .collect(),
+                )));
+            }
+            model.sort_by(|a, b| compare_internal(&a.0, &b.0).then(a.1.cmp(&b.1)));
+            let mut it = MergingIterator::new(children);
+            let mut pos: Option<usize> = None;
+            for _step in 0..steps {
+                match rng.gen_range(0..10) {
+                    0 => {
+                        it.seek_to_first();
+                        pos = (!model.is_empty()).then_some(0);
+                    }
+                    1 => {
+                        it.seek_to_last();
+                        pos = model.len().checked_sub(1);
+                    }
+                    2 => {
+                        let t = random_key(&mut rng);
+                        it.seek(&t);
+                        let p = model
+                            .partition_point(|(k, _)| compare_internal(k, &t) == Ordering::Less);
+                        pos = (p < model.len()).then_some(p);
+                    }
+                    3 => {
+                        let t = random_key(&mut rng);
+                        it.seek_for_prev(&t);
+                        let p = model
+                            .partition_point(|(k, _)| compare_internal(k, &t) != Ordering::Greater);
+                        pos = p.checked_sub(1);
+                    }
+                    4..=6 => {
+                        if let Some(p) = pos {
+                            it.next();
+                            pos = (p + 1 < model.len()).then_some(p + 1);
+                        }
+                    }
+                    _ => {
+                        if let Some(p) = pos {
+                            it.prev();
+                            pos = p.checked_sub(1);
+                        }
+                    }
+                }
+                match pos {
+                    None => assert!(!it.valid()),
+                    Some(p) => {
+                        assert!(it.valid());
+                        assert_eq!(it.key(), &model[p].0[..], "seed {seed}");
+                        assert_eq!(it.value(), model[p].1.to_string().as_bytes(), "seed {seed}");
+                    }
+                }
+                assert!(it.status().is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn child_error_stops_iteration_and_is_reported() {
+        let mut bad = VecIter::new(
+            (0..5u8)
+                .map(|i| (ikey(&[b'a' + 2 * i], 1), vec![]))
+                .collect(),
+        );
+        bad.fail_at = Some(3); // fails when reaching "g"
+        let good = VecIter::new(
+            (0..5u8)
+                .map(|i| (ikey(&[b'b' + 2 * i], 1), vec![]))
+                .collect(),
+        );
+        let mut it = MergingIterator::new(vec![Box::new(good), Box::new(bad)]);
+        it.seek_to_first();
+        let mut seen = Vec::new();
+        while it.valid() {
+            seen.push(it.key()[0]);
+            it.next();
+        }
+        // Leaving "e" the bad child fails: "f" must not be returned as if the
+        // bad child had nothing more; the iterator stops with the error.
+        assert_eq!(seen, b"abcde".to_vec());
+        let err = it.status().unwrap_err();
+        assert!(err.is_corruption());
+        // A seek that avoids the bad entry works again.
+        it.seek(&ikey(b"h", 9));
+        assert!(it.status().is_ok());
+        assert!(it.valid());
+        assert_eq!(it.key()[0], b'h');
+        it.next();
+        assert_eq!(it.key()[0], b'i');
+        // Seeking onto the bad entry fails again.
+        it.seek(&ikey(b"f", 9));
+        assert!(!it.valid());
+        assert!(it.status().is_err());
+    }
+}

@@ -1,0 +1,266 @@
+//! A bump arena for memtable nodes: memory is carved out of large chunks and
+//! released all at once when the arena is dropped.
+//!
+//! Owns: the chunks (raw allocations from the global allocator) and the
+//! memory-usage counter that decides when a memtable is full.
+//!
+//! Thread-safety: `Arena` is `Send + Sync`. [`Arena::alloc`] takes a short
+//! internal lock (a pointer bump, or a chunk allocation every ~1 MiB), so
+//! several inserters may allocate at once; [`Arena::memory_usage`] is a
+//! lock-free atomic load that readers may call at any time.
+//!
+//! Invariants:
+//! - every returned pointer is [`ALIGN`]-aligned, points to `size` bytes that
+//!   no other call returned, and stays valid (never moves, never freed) until
+//!   the arena is dropped;
+//! - requests larger than a quarter of the chunk size get a chunk of their own,
+//!   so the tail wasted when a chunk is retired is at most a quarter chunk;
+//! - `memory_usage()` = bytes of all chunks minus the unused tail of the
+//!   current chunk (so a memtable with a tiny write buffer still fills up
+//!   gradually instead of jumping by a whole chunk).
+//!
+//! Memory handed out is uninitialized; the caller writes it before reading.
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+
+/// Alignment of every allocation (enough for `AtomicPtr`/`u64`).
+pub(crate) const ALIGN: usize = 8;
+
+/// Default chunk size.
+pub(crate) const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
+
+/// One raw allocation owned by the arena.
+struct Chunk {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+/// State changed by allocations, behind the arena's lock.
+struct State {
+    /// Next free byte of the current chunk (dangling when `remaining == 0`).
+    ptr: NonNull<u8>,
+    /// Free bytes left at `ptr`.
+    remaining: usize,
+    /// Every chunk ever allocated; freed on drop.
+    chunks: Vec<Chunk>,
+    /// Sum of the sizes of `chunks`.
+    chunk_bytes: usize,
+}
+
+/// A bump allocator with stable addresses (see the module comment).
+pub(crate) struct Arena {
+    chunk_size: usize,
+    state: Mutex<State>,
+    usage: AtomicUsize,
+}
+
+// SAFETY: the raw chunk pointers in `State` are owned exclusively by the
+// arena (like a `Box<[u8]>`), are only touched under `state`'s lock, and the
+// memory they point to carries no thread-affine data.
+unsafe impl Send for Arena {}
+// SAFETY: as above; shared access is either the lock-protected `alloc` or the
+// atomic `usage` counter. What callers do with the returned memory is their
+// own synchronization (the skiplist publishes it with release stores).
+unsafe impl Sync for Arena {}
+
+impl Arena {
+    /// An arena with [`DEFAULT_CHUNK_SIZE`] chunks.
+    pub(crate) fn new() -> Arena {
+        Arena::with_chunk_size(DEFAULT_CHUNK_SIZE)
+    }
+
+    /// An arena with chunks of `chunk_size` bytes (rounded up to [`ALIGN`],
+    /// at least 64).
+    pub(crate) fn with_chunk_size(chunk_size: usize) -> Arena {
+        let chunk_size = round_up(chunk_size.max(64));
+        Arena {
+            chunk_size,
+            state: Mutex::new(State {
+                ptr: NonNull::dangling(),
+                remaining: 0,
+                chunks: Vec::new(),
+                chunk_bytes: 0,
+            }),
+            usage: AtomicUsize::new(0),
+        }
+    }
+
+    /// Returns `size` fresh, uninitialized, [`ALIGN`]-aligned bytes that stay
+    /// valid until the arena is dropped. `size == 0` is treated as `ALIGN`.
+    pub(crate) fn alloc(&self, size: usize) -> NonNull<u8> {
+        let size = round_up(size.max(1));
+        let mut st = self.state.lock();
+        let out = if size <= st.remaining {
+            let p = st.ptr;
+            // SAFETY: `p` points into the current chunk with `remaining >= size`
+            // bytes after it, so `p + size` is in bounds (or one past the end).
+            st.ptr = unsafe { NonNull::new_unchecked(p.as_ptr().add(size)) };
+            st.remaining -= size;
+            p
+        } else if size > self.chunk_size / 4 {
+            // Large request: a dedicated chunk; the current chunk stays current.
+            new_chunk(&mut st, size)
+        } else {
+            let p = new_chunk(&mut st, self.chunk_size);
+            // SAFETY: the new chunk has `chunk_size >= size` bytes.
+            st.ptr = unsafe { NonNull::new_unchecked(p.as_ptr().add(size)) };
+            st.remaining = self.chunk_size - size;
+            p
+        };
+        self.usage
+            .store(st.chunk_bytes - st.remaining, Ordering::Relaxed);
+        debug_assert_eq!(out.as_ptr() as usize % ALIGN, 0);
+        out
+    }
+
+    /// Bytes in use: all chunks minus the free tail of the current chunk.
+    #[inline]
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.usage.load(Ordering::Relaxed)
+    }
+
+    /// Bytes reserved from the allocator (all chunks, including free tails).
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        self.state.lock().chunk_bytes
+    }
+}
+
+impl Default for Arena {
+    fn default() -> Arena {
+        Arena::new()
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        for c in self.state.get_mut().chunks.drain(..) {
+            // SAFETY: `c.ptr` was returned by `alloc::alloc(c.layout)` in
+            // `new_chunk` and is freed exactly once, here. Nothing can use
+            // arena memory after the arena is dropped: every user borrows or
+            // owns (through an `Arc`) the structure that owns the arena.
+            unsafe { alloc::dealloc(c.ptr.as_ptr(), c.layout) };
+        }
+    }
+}
+
+/// Allocates a chunk of `size` bytes, records it, and returns its start.
+fn new_chunk(st: &mut State, size: usize) -> NonNull<u8> {
+    let layout = match Layout::from_size_align(size, ALIGN) {
+        Ok(l) => l,
+        Err(_) => panic!("arena allocation of {size} bytes overflows"),
+    };
+    // SAFETY: `layout` has a non-zero size (callers pass `size >= ALIGN`).
+    let raw = unsafe { alloc::alloc(layout) };
+    let Some(ptr) = NonNull::new(raw) else {
+        alloc::handle_alloc_error(layout)
+    };
+    st.chunks.push(Chunk { ptr, layout });
+    st.chunk_bytes += size;
+    ptr
+}
+
+/// Rounds up to a multiple of [`ALIGN`].
+#[inline]
+fn round_up(n: usize) -> usize {
+    match n.checked_add(ALIGN - 1) {
+        Some(m) => m & !(ALIGN - 1),
+        None => panic!("arena allocation of {n} bytes overflows"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn allocations_are_aligned_disjoint_and_stable() {
+        let a = Arena::with_chunk_size(4096);
+        let mut got: Vec<(NonNull<u8>, usize, u8)> = Vec::new();
+        for i in 0..if cfg!(miri) { 150 } else { 2000usize } {
+            let size = match i % 7 {
+                0 => 1,
+                1 => 3000, // > chunk/4: its own chunk
+                2 => 0,
+                _ => i % 97 + 1,
+            };
+            let p = a.alloc(size);
+            assert_eq!(p.as_ptr() as usize % ALIGN, 0);
+            let fill = (i % 251) as u8;
+            // SAFETY: `p` points to at least `size` writable bytes of our own.
+            unsafe { p.as_ptr().write_bytes(fill, size) };
+            got.push((p, size, fill));
+        }
+        // Nothing was overwritten by a later allocation.
+        for &(p, size, fill) in &got {
+            // SAFETY: the arena is alive and the bytes were initialized above.
+            let s = unsafe { std::slice::from_raw_parts(p.as_ptr(), size) };
+            assert!(s.iter().all(|&b| b == fill));
+        }
+        let mut ranges: Vec<(usize, usize)> = got
+            .iter()
+            .map(|&(p, s, _)| (p.as_ptr() as usize, p.as_ptr() as usize + s))
+            .collect();
+        ranges.sort();
+        for w in ranges.windows(2) {
+            assert!(w[0].1 <= w[1].0, "overlapping allocations {w:?}");
+        }
+        assert!(a.memory_usage() <= a.allocated_bytes());
+        let handed_out: usize = got.iter().map(|&(_, s, _)| round_up(s.max(1))).sum();
+        assert!(a.memory_usage() >= handed_out);
+    }
+
+    #[test]
+    fn usage_grows_gradually() {
+        let a = Arena::with_chunk_size(1 << 16);
+        assert_eq!(a.memory_usage(), 0);
+        a.alloc(10);
+        assert_eq!(a.memory_usage(), 16);
+        assert_eq!(a.allocated_bytes(), 1 << 16);
+        a.alloc(20_000); // dedicated chunk
+        assert_eq!(a.memory_usage(), 16 + 20_000);
+        a.alloc(8);
+        assert_eq!(a.memory_usage(), 24 + 20_000);
+    }
+
+    #[test]
+    fn concurrent_allocations_do_not_overlap() {
+        const THREADS: usize = 4;
+        const PER_THREAD: usize = if cfg!(miri) { 20 } else { 200 };
+        let a = Arc::new(Arena::with_chunk_size(1024));
+        let barrier = Arc::new(std::sync::Barrier::new(THREADS));
+        let threads: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let a = Arc::clone(&a);
+                let barrier = Arc::clone(&barrier);
+                std::thread::spawn(move || {
+                    let fill = t as u8 + 1;
+                    let mut v = Vec::new();
+                    for i in 0..PER_THREAD {
+                        let size = i % 40 + 1;
+                        let p = a.alloc(size);
+                        // SAFETY: fresh memory of `size` bytes owned by this thread.
+                        unsafe { p.as_ptr().write_bytes(fill, size) };
+                        v.push((p, size));
+                    }
+                    // Everyone has written everything: check nobody overwrote us.
+                    barrier.wait();
+                    for (p, size) in v {
+                        // SAFETY: the arena is alive; these bytes were written
+                        // by this thread and are not handed to anyone else.
+                        let s = unsafe { std::slice::from_raw_parts(p.as_ptr(), size) };
+                        assert!(s.iter().all(|&b| b == fill));
+                    }
+                })
+            })
+            .collect();
+        for th in threads {
+            th.join().unwrap();
+        }
+        assert!(a.memory_usage() >= THREADS * PER_THREAD * 8);
+    }
+}

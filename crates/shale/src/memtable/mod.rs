@@ -1,0 +1,237 @@
+//! The memtable: the in-memory, sorted write buffer in front of the SSTs.
+//!
+//! Owns: one arena skiplist of internal-key entries (`arena.rs`,
+//! `skiplist.rs`) plus counters (entries, deletes, smallest/largest seqno).
+//!
+//! Thread-safety: `MemTable` is `Send + Sync` and is shared as
+//! `Arc<MemTable>`. [`MemTable::add`] may be called from several threads at
+//! once (the skiplist inserts with compare-and-swap); reads (`get`, iterators)
+//! never lock and may run concurrently with adds. A reader may or may not see
+//! an add that is in progress; the DB decides visibility with sequence
+//! numbers (a reader only asks for `seq <=` the published last sequence).
+//!
+//! Invariants: entries are never removed or changed; every entry has a
+//! distinct (user key, seqno) pair (the caller assigns each write its own
+//! seqno), so no two entries have equal internal keys.
+//!
+//! Requires: only kinds the engine supports (`ValueKind::is_supported`).
+
+mod arena;
+mod skiplist;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::base::{
+    extract_user_key, pack_trailer, SeqNo, ValueKind, KIND_FOR_SEEK, MAX_SEQNO, TRAILER_LEN,
+};
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use skiplist::{Iter, ListOwner, SkipList};
+
+/// User keys up to this length are looked up without a heap allocation.
+const STACK_LOOKUP_KEY: usize = 256;
+
+/// The result of [`MemTable::get`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemGet<'a> {
+    /// The newest visible entry is a value.
+    Value(&'a [u8]),
+    /// The newest visible entry is a tombstone.
+    Deleted,
+}
+
+/// An in-memory sorted buffer of writes (see the module comment).
+pub(crate) struct MemTable {
+    list: SkipList,
+    id: u64,
+    num_deletes: AtomicUsize,
+    /// Smallest seqno inserted; `u64::MAX` while empty.
+    first_seq: AtomicU64,
+    /// Largest seqno inserted; meaningful once `num_entries() > 0`.
+    largest_seq: AtomicU64,
+}
+
+impl MemTable {
+    /// An empty memtable belonging to WAL file number `id`.
+    pub(crate) fn new(id: u64) -> MemTable {
+        MemTable {
+            list: SkipList::new(),
+            id,
+            num_deletes: AtomicUsize::new(0),
+            first_seq: AtomicU64::new(u64::MAX),
+            largest_seq: AtomicU64::new(0),
+        }
+    }
+
+    /// The WAL file number this memtable belongs to.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Adds one entry, built directly in the arena. Safe to call from several
+    /// threads at once. Requires: `(user_key, seq)` not added before,
+    /// `seq <= MAX_SEQNO`, a supported `kind`.
+    #[inline]
+    pub(crate) fn add(&self, seq: SeqNo, kind: ValueKind, user_key: &[u8], value: &[u8]) {
+        debug_assert!(seq <= MAX_SEQNO);
+        debug_assert!(kind.is_supported(), "unsupported kind {kind:?}");
+        self.list
+            .insert(user_key, pack_trailer(seq, kind as u8), value);
+        if matches!(kind, ValueKind::Deletion | ValueKind::SingleDeletion) {
+            self.num_deletes.fetch_add(1, Ordering::Relaxed);
+        }
+        // Usually seqnos grow: skip the read-modify-write when it cannot help.
+        if seq < self.first_seq.load(Ordering::Relaxed) {
+            self.first_seq.fetch_min(seq, Ordering::Relaxed);
+        }
+        if seq > self.largest_seq.load(Ordering::Relaxed) {
+            self.largest_seq.fetch_max(seq, Ordering::Relaxed);
+        }
+    }
+
+    /// The newest entry of `user_key` with seqno <= `seq`, if any.
+    #[inline]
+    pub(crate) fn get(&self, user_key: &[u8], seq: SeqNo) -> Option<MemGet<'_>> {
+        // The lookup key (user_key, seq, KIND_FOR_SEEK) sorts before every
+        // entry of user_key with seqno <= seq and after the newer ones.
+        let trailer = pack_trailer(seq.min(MAX_SEQNO), KIND_FOR_SEEK).to_le_bytes();
+        let n = user_key.len() + TRAILER_LEN;
+        let mut stack = [0u8; STACK_LOOKUP_KEY + TRAILER_LEN];
+        let heap: Vec<u8>;
+        let lookup: &[u8] = if let Some(buf) = stack.get_mut(..n) {
+            let (uk, tr) = buf.split_at_mut(user_key.len());
+            uk.copy_from_slice(user_key);
+            tr.copy_from_slice(&trailer);
+            buf
+        } else {
+            heap = [user_key, &trailer[..]].concat();
+            &heap
+        };
+        let (ikey, value) = self.list.get_ge(lookup)?;
+        if extract_user_key(ikey) != user_key {
+            return None;
+        }
+        // The kind is the low byte of the little-endian trailer.
+        let kind = *ikey.get(ikey.len().checked_sub(TRAILER_LEN)?)?;
+        match ValueKind::from_u8(kind) {
+            Some(ValueKind::Deletion | ValueKind::SingleDeletion) => Some(MemGet::Deleted),
+            Some(ValueKind::Value) => Some(MemGet::Value(value)),
+            // `add` refuses other kinds (debug builds); treat them as values.
+            _ => {
+                debug_assert!(false, "unexpected kind {kind:#x} in memtable");
+                Some(MemGet::Value(value))
+            }
+        }
+    }
+
+    /// Bytes of arena memory in use; compare with `write_buffer_size`.
+    #[inline]
+    pub(crate) fn approximate_memory_usage(&self) -> usize {
+        self.list.memory_usage()
+    }
+
+    /// Number of entries (values and tombstones).
+    #[inline]
+    pub(crate) fn num_entries(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Number of tombstones.
+    #[inline]
+    pub(crate) fn num_deletes(&self) -> usize {
+        self.num_deletes.load(Ordering::Relaxed)
+    }
+
+    /// True when nothing was added.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Smallest seqno added, `None` while empty.
+    pub(crate) fn first_seq(&self) -> Option<SeqNo> {
+        let s = self.first_seq.load(Ordering::Relaxed);
+        (s != u64::MAX).then_some(s)
+    }
+
+    /// Largest seqno added, `None` while empty.
+    pub(crate) fn largest_seq(&self) -> Option<SeqNo> {
+        self.first_seq()
+            .map(|_| self.largest_seq.load(Ordering::Relaxed))
+    }
+
+    /// An unpositioned iterator that keeps this memtable alive.
+    pub(crate) fn iter(self: &Arc<Self>) -> MemTableIterator {
+        MemTableIterator {
+            inner: Iter::new(Arc::clone(self)),
+        }
+    }
+}
+
+// SAFETY: `Arc<MemTable>` keeps the memtable (and so its `list` field) alive
+// at a fixed address, and `list()` always returns that same field.
+unsafe impl ListOwner for Arc<MemTable> {
+    #[inline]
+    fn list(&self) -> &SkipList {
+        &self.list
+    }
+}
+
+/// An [`InternalIterator`] over one memtable; owns an `Arc<MemTable>`.
+/// Never fails: `status()` is always `Ok`.
+pub(crate) struct MemTableIterator {
+    inner: Iter<Arc<MemTable>>,
+}
+
+impl MemTableIterator {
+    /// The memtable iterated.
+    pub(crate) fn memtable(&self) -> &Arc<MemTable> {
+        self.inner.owner()
+    }
+}
+
+impl InternalIterator for MemTableIterator {
+    #[inline]
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.inner.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.inner.seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.inner.seek(target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.inner.seek_for_prev(target)
+    }
+    #[inline]
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        self.inner.next()
+    }
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        self.inner.prev()
+    }
+    #[inline]
+    fn key(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        self.inner.key()
+    }
+    #[inline]
+    fn value(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,606 @@
+//! A decoded block (its uncompressed bytes and restart array) and the
+//! bidirectional [`BlockIterator`] over it. Layout: see `block_builder.rs`
+//! and `docs/format/sst.md`.
+//!
+//! Invariants checked once by [`Block::new`]: at least one restart point,
+//! restart offsets strictly increasing, the first is 0, all inside the entry
+//! area. Every varint, length and key-sharing count is checked again while
+//! iterating, so damaged bytes give `Error::Corruption` naming the file and
+//! the block offset, never a panic.
+//!
+//! Ordering: `seek` and `seek_for_prev` compare with
+//! `base::compare_internal` (data and index blocks hold internal keys);
+//! sequential use (`seek_to_first`/`next`) works for any block, for example
+//! the metaindex and properties blocks, whose keys are plain strings.
+//!
+//! Thread-safety: `Block` is immutable and shared as `Arc<Block>` (also by
+//! the block cache); each `BlockIterator` is owned by one thread.
+
+use std::cmp::Ordering;
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::base::compare_internal;
+use crate::codec::{decode_fixed32, get_varint32};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+
+/// An uncompressed, verified block.
+pub(crate) struct Block {
+    data: Vec<u8>,
+    /// Start of the restart array = end of the entry area.
+    restarts_offset: usize,
+    num_restarts: usize,
+    file: Arc<str>,
+    offset: u64,
+}
+
+impl std::fmt::Debug for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block")
+            .field("file", &self.file)
+            .field("offset", &self.offset)
+            .field("len", &self.data.len())
+            .field("num_restarts", &self.num_restarts)
+            .finish()
+    }
+}
+
+impl Block {
+    /// Parses the restart array of `data`, the uncompressed block read from
+    /// `offset` of `file`.
+    pub(crate) fn new(data: Vec<u8>, file: Arc<str>, offset: u64) -> Result<Block> {
+        let corrupt = |what: String| Error::corruption(&*file, offset, what);
+        let len = data.len();
+        let n = len
+            .checked_sub(4)
+            .and_then(|p| data.get(p..))
+            .and_then(decode_fixed32)
+            .ok_or_else(|| corrupt(format!("block of {len} bytes has no restart count")))?
+            as usize;
+        let max = (len - 4) / 4;
+        if n == 0 || n > max {
+            return Err(corrupt(format!(
+                "bad restart count {n} in a block of {len} bytes"
+            )));
+        }
+        let restarts_offset = len - 4 - 4 * n;
+        let mut prev = 0usize;
+        for i in 0..n {
+            let r = data
+                .get(restarts_offset + 4 * i..)
+                .and_then(decode_fixed32)
+                .unwrap_or(u32::MAX) as usize;
+            let ok = if i == 0 {
+                r == 0
+            } else {
+                r > prev && r < restarts_offset
+            };
+            if !ok {
+                return Err(corrupt(format!("bad restart point #{i} ({r})")));
+            }
+            prev = r;
+        }
+        Ok(Block {
+            data,
+            restarts_offset,
+            num_restarts: n,
+            file,
+            offset,
+        })
+    }
+
+    /// Bytes charged to a cache for holding this block.
+    pub(crate) fn size(&self) -> usize {
+        self.data.capacity() + std::mem::size_of::<Block>()
+    }
+
+    /// The uncompressed block bytes.
+    pub(crate) fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Offset of the block in its file.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Name of the file the block was read from.
+    pub(crate) fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// True when the block has no entries.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.restarts_offset == 0
+    }
+
+    fn restart_point(&self, i: usize) -> usize {
+        // Validated in `new`; the fallback is unreachable for i < num_restarts.
+        self.data
+            .get(self.restarts_offset + 4 * i..)
+            .and_then(decode_fixed32)
+            .map_or(self.restarts_offset, |r| r as usize)
+    }
+
+    fn corruption(&self, what: String) -> Error {
+        Error::corruption(&*self.file, self.offset, what)
+    }
+}
+
+/// One decoded entry header.
+struct Entry {
+    shared: usize,
+    unshared: Range<usize>,
+    value: Range<usize>,
+}
+
+/// Decodes the entry at `p`; `None` when any field is out of bounds.
+fn decode_entry(data: &[u8], p: usize, limit: usize) -> Option<Entry> {
+    let mut s = data.get(p..limit)?;
+    let start_len = s.len();
+    let shared = get_varint32(&mut s)? as usize;
+    let unshared = get_varint32(&mut s)? as usize;
+    let value_len = get_varint32(&mut s)? as usize;
+    let key_start = p + (start_len - s.len());
+    let key_end = key_start.checked_add(unshared)?;
+    let value_end = key_end.checked_add(value_len)?;
+    if value_end > limit {
+        return None;
+    }
+    Some(Entry {
+        shared,
+        unshared: key_start..key_end,
+        value: key_end..value_end,
+    })
+}
+
+/// A cursor over one block. Keys are materialized into an owned buffer
+/// (reused across entries); values are ranges of the block.
+pub(crate) struct BlockIterator {
+    block: Arc<Block>,
+    /// Offset of the current entry; `restarts_offset` when not valid.
+    current: usize,
+    /// Offset just past the current entry.
+    next: usize,
+    /// Restart run holding `current`.
+    restart_index: usize,
+    key: Vec<u8>,
+    value: Range<usize>,
+    err: Option<Error>,
+}
+
+impl BlockIterator {
+    pub(crate) fn new(block: Arc<Block>) -> BlockIterator {
+        BlockIterator::with_key_buffer(block, Vec::new())
+    }
+
+    /// Like `new`, reusing `buf`'s allocation for keys.
+    pub(crate) fn with_key_buffer(block: Arc<Block>, mut buf: Vec<u8>) -> BlockIterator {
+        buf.clear();
+        let end = block.restarts_offset;
+        BlockIterator {
+            block,
+            current: end,
+            next: end,
+            restart_index: 0,
+            key: buf,
+            value: 0..0,
+            err: None,
+        }
+    }
+
+    /// The block iterated.
+    pub(crate) fn block(&self) -> &Arc<Block> {
+        &self.block
+    }
+
+    /// Gives back the key buffer and the current value range (for serving a
+    /// point lookup without copying the value).
+    pub(crate) fn into_parts(self) -> (Arc<Block>, Vec<u8>, Range<usize>) {
+        (self.block, self.key, self.value)
+    }
+
+    fn invalidate(&mut self) {
+        self.current = self.block.restarts_offset;
+        self.next = self.block.restarts_offset;
+        self.restart_index = self.block.num_restarts;
+        self.key.clear();
+        self.value = 0..0;
+    }
+
+    fn fail(&mut self, what: String) {
+        if self.err.is_none() {
+            self.err = Some(self.block.corruption(what));
+        }
+        self.invalidate();
+    }
+
+    fn seek_to_restart(&mut self, i: usize) {
+        self.key.clear();
+        self.restart_index = i;
+        self.next = self.block.restart_point(i);
+    }
+
+    /// Decodes the entry at `self.next`; false at the end or on corruption.
+    fn parse_next(&mut self) -> bool {
+        let p = self.next;
+        let limit = self.block.restarts_offset;
+        if p >= limit {
+            self.invalidate();
+            return false;
+        }
+        let e = match decode_entry(&self.block.data, p, limit) {
+            Some(e) if e.shared <= self.key.len() => e,
+            _ => {
+                self.fail(format!("bad block entry at byte {p}"));
+                return false;
+            }
+        };
+        self.key.truncate(e.shared);
+        self.key
+            .extend_from_slice(self.block.data.get(e.unshared.clone()).unwrap_or(&[]));
+        self.current = p;
+        self.next = e.value.end;
+        self.value = e.value;
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1) <= p
+        {
+            self.restart_index += 1;
+        }
+        true
+    }
+
+    /// The key stored at restart point `i` (not prefix-compressed).
+    fn restart_key(&self, i: usize) -> Result<&[u8]> {
+        let p = self.block.restart_point(i);
+        match decode_entry(&self.block.data, p, self.block.restarts_offset) {
+            Some(e) if e.shared == 0 => Ok(self.block.data.get(e.unshared).unwrap_or(&[])),
+            _ => Err(self
+                .block
+                .corruption(format!("bad restart entry #{i} at byte {p}"))),
+        }
+    }
+}
+
+impl InternalIterator for BlockIterator {
+    fn valid(&self) -> bool {
+        self.current < self.block.restarts_offset && self.err.is_none()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.err = None;
+        self.seek_to_restart(0);
+        self.parse_next();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.err = None;
+        self.seek_to_restart(self.block.num_restarts - 1);
+        while self.parse_next() && self.next < self.block.restarts_offset {}
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.err = None;
+        // Last restart point whose key is < target.
+        let (mut left, mut right) = (0usize, self.block.num_restarts - 1);
+        while left < right {
+            let mid = (left + right).div_ceil(2);
+            match self.restart_key(mid) {
+                Ok(k) if compare_internal(k, target) == Ordering::Less => left = mid,
+                Ok(_) => right = mid - 1,
+                Err(e) => {
+                    self.err = Some(e);
+                    self.invalidate();
+                    return;
+                }
+            }
+        }
+        self.seek_to_restart(left);
+        while self.parse_next() {
+            if compare_internal(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if self.valid() {
+            if compare_internal(&self.key, target) == Ordering::Greater {
+                self.prev();
+            }
+        } else if self.err.is_none() {
+            self.seek_to_last();
+        }
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        self.parse_next();
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        let original = self.current;
+        // Find the restart run starting before the current entry.
+        while self.block.restart_point(self.restart_index) >= original {
+            if self.restart_index == 0 {
+                self.invalidate();
+                return;
+            }
+            self.restart_index -= 1;
+        }
+        self.seek_to_restart(self.restart_index);
+        // Walk forward to the entry just before `original`.
+        while self.parse_next() && self.next < original {}
+    }
+
+    fn key(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        &self.key
+    }
+
+    fn value(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        self.block.data.get(self.value.clone()).unwrap_or(&[])
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+    use crate::base::{make_internal_key, ValueKind, KIND_FOR_SEEK};
+    use crate::sst::block_builder::BlockBuilder;
+
+    /// Internal keys wrapped so a BTreeMap orders them like the block.
+    #[derive(Clone, PartialEq, Eq, Debug)]
+    struct IKey(Vec<u8>);
+    impl Ord for IKey {
+        fn cmp(&self, o: &Self) -> Ordering {
+            compare_internal(&self.0, &o.0)
+        }
+    }
+    impl PartialOrd for IKey {
+        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+
+    fn ikey(user: &[u8], seq: u64, kind: u8) -> Vec<u8> {
+        let mut k = Vec::new();
+        make_internal_key(&mut k, user, seq, kind);
+        k
+    }
+
+    fn random_user_key(rng: &mut SmallRng) -> Vec<u8> {
+        // Small alphabet and shared prefixes so prefix compression matters.
+        let len = rng.gen_range(0..12);
+        (0..len)
+            .map(|_| b"aab c\xff"[rng.gen_range(0..6)])
+            .collect()
+    }
+
+    fn build(model: &BTreeMap<IKey, Vec<u8>>, interval: usize) -> Arc<Block> {
+        let mut b = BlockBuilder::new(interval);
+        for (k, v) in model {
+            b.add(&k.0, v);
+        }
+        let data = b.finish().to_vec();
+        Arc::new(Block::new(data, Arc::from("test.sst"), 4096).unwrap())
+    }
+
+    fn check_against_model(seed: u64, interval: usize, n: usize) {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut model = BTreeMap::new();
+        for _ in 0..n {
+            let k = ikey(
+                &random_user_key(&mut rng),
+                rng.gen_range(0..50),
+                rng.gen_range(0..2),
+            );
+            let vlen = rng.gen_range(0..20);
+            let v: Vec<u8> = (0..vlen).map(|_| rng.gen()).collect();
+            model.insert(IKey(k), v);
+        }
+        let block = build(&model, interval);
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = model
+            .iter()
+            .map(|(k, v)| (k.0.clone(), v.clone()))
+            .collect();
+        let mut it = BlockIterator::new(block);
+
+        // Full forward and backward scans.
+        it.seek_to_first();
+        for (k, v) in &entries {
+            assert!(it.valid(), "seed {seed}");
+            assert_eq!(it.key(), &k[..], "seed {seed}");
+            assert_eq!(it.value(), &v[..], "seed {seed}");
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for (k, v) in entries.iter().rev() {
+            assert!(it.valid(), "seed {seed}");
+            assert_eq!(it.key(), &k[..], "seed {seed}");
+            assert_eq!(it.value(), &v[..], "seed {seed}");
+            it.prev();
+        }
+        assert!(!it.valid());
+        it.status().unwrap();
+
+        // Random seeks followed by short random walks.
+        for _ in 0..300 {
+            let target = ikey(
+                &random_user_key(&mut rng),
+                rng.gen_range(0..60),
+                KIND_FOR_SEEK,
+            );
+            let t = IKey(target.clone());
+            let mut pos = entries.partition_point(|(k, _)| IKey(k.clone()) < t);
+            if rng.gen_bool(0.5) {
+                it.seek(&target);
+            } else {
+                it.seek_for_prev(&target);
+                pos = entries.partition_point(|(k, _)| IKey(k.clone()) <= t);
+                if pos == 0 {
+                    assert!(!it.valid(), "seed {seed}");
+                    continue;
+                }
+                pos -= 1;
+            }
+            for _ in 0..rng.gen_range(0..8) {
+                if pos >= entries.len() {
+                    break;
+                }
+                assert!(it.valid(), "seed {seed}");
+                assert_eq!(it.key(), &entries[pos].0[..], "seed {seed}");
+                assert_eq!(it.value(), &entries[pos].1[..], "seed {seed}");
+                if rng.gen_bool(0.5) {
+                    it.next();
+                    pos += 1;
+                } else if pos == 0 {
+                    it.prev();
+                    assert!(!it.valid(), "seed {seed}");
+                    break;
+                } else {
+                    it.prev();
+                    pos -= 1;
+                }
+            }
+            if pos >= entries.len() {
+                assert!(!it.valid(), "seed {seed}");
+            }
+        }
+        it.status().unwrap();
+    }
+
+    #[test]
+    fn block_iterator_matches_btreemap_model() {
+        let base: u64 = rand::random();
+        for (i, interval) in [1usize, 16, 2, 3].into_iter().enumerate() {
+            for n in [0usize, 1, 5, 40, 700] {
+                let seed = base.wrapping_add((i * 1000 + n) as u64);
+                println!("seed {seed} interval {interval} n {n}");
+                check_against_model(seed, interval, n);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_block() {
+        let mut b = BlockBuilder::new(16);
+        let block = Arc::new(Block::new(b.finish().to_vec(), Arc::from("f"), 0).unwrap());
+        assert!(block.is_empty());
+        let mut it = BlockIterator::new(block);
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.seek(&ikey(b"a", 1, 1));
+        assert!(!it.valid());
+        it.seek_for_prev(&ikey(b"a", 1, 1));
+        assert!(!it.valid());
+        it.status().unwrap();
+    }
+
+    #[test]
+    fn bad_restart_arrays_are_corruption() {
+        let f: Arc<str> = Arc::from("x.sst");
+        for bad in [
+            vec![],
+            vec![1, 0, 0],
+            vec![0, 0, 0, 0],                         // zero restarts
+            vec![0, 0, 0, 0, 2, 0, 0, 0],             // too many restarts
+            vec![0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0], // first restart != 0
+        ] {
+            match Block::new(bad.clone(), f.clone(), 77) {
+                Err(Error::Corruption { file, offset, .. }) => {
+                    assert_eq!((file.as_str(), offset), ("x.sst", 77), "{bad:?}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    /// Every single-byte change of a valid block, and random garbage, must
+    /// either parse or give Corruption, and iterating must never panic.
+    #[test]
+    fn damaged_blocks_never_panic() {
+        let seed: u64 = rand::random();
+        println!("seed {seed}");
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut model = BTreeMap::new();
+        for i in 0..60u32 {
+            let k = ikey(
+                format!("key{:05}", i * 7).as_bytes(),
+                9,
+                ValueKind::Value as u8,
+            );
+            model.insert(IKey(k), vec![b'v'; (i % 9) as usize]);
+        }
+        let good = build(&model, 4).data().to_vec();
+        let mut inputs: Vec<Vec<u8>> = Vec::new();
+        for i in 0..good.len() {
+            let mut b = good.clone();
+            b[i] ^= 1 << rng.gen_range(0..8);
+            inputs.push(b);
+        }
+        for _ in 0..300 {
+            let n = rng.gen_range(0..200);
+            inputs.push((0..n).map(|_| rng.gen()).collect());
+        }
+        for data in inputs {
+            let Ok(block) = Block::new(data, Arc::from("f"), 0) else {
+                continue;
+            };
+            let mut it = BlockIterator::new(Arc::new(block));
+            exercise(&mut it, &mut rng);
+        }
+    }
+
+    fn exercise(it: &mut BlockIterator, rng: &mut SmallRng) {
+        let mut steps = 0;
+        it.seek_to_first();
+        while it.valid() && steps < 10_000 {
+            let _ = (it.key(), it.value());
+            it.next();
+            steps += 1;
+        }
+        it.seek_to_last();
+        while it.valid() && steps < 20_000 {
+            it.prev();
+            steps += 1;
+        }
+        for _ in 0..20 {
+            let t = ikey(
+                format!("key{:05}", rng.gen_range(0..500)).as_bytes(),
+                5,
+                KIND_FOR_SEEK,
+            );
+            it.seek(&t);
+            if it.valid() {
+                it.prev();
+            }
+            it.seek_for_prev(&t);
+            if it.valid() {
+                it.next();
+            }
+        }
+        if let Err(e) = it.status() {
+            assert!(e.is_corruption(), "{e:?}");
+        }
+    }
+}

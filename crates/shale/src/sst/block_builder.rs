@@ -1,0 +1,155 @@
+//! Builds one block in the shared block format (data, index, metaindex and
+//! properties blocks all use it):
+//!
+//! ```text
+//! entry*   : varint32 shared_key_len, varint32 unshared_key_len,
+//!            varint32 value_len, key[shared..], value
+//! restarts : fixed32 offset of each restart entry (shared_key_len = 0)
+//! fixed32 num_restarts (>= 1)
+//! ```
+//!
+//! Requires keys added in increasing order (by whatever order the block's
+//! reader will use; the builder itself only compares bytes for sharing).
+//! Buffers are kept across `reset` so a table builder allocates only while
+//! its blocks grow past their previous high-water mark.
+//!
+//! Thread-safety: owned by one builder.
+
+use crate::codec::{put_fixed32, put_varint32};
+
+pub(crate) struct BlockBuilder {
+    buf: Vec<u8>,
+    restarts: Vec<u32>,
+    /// Entries since the last restart point.
+    counter: usize,
+    restart_interval: usize,
+    last_key: Vec<u8>,
+    num_entries: usize,
+    finished: bool,
+}
+
+impl BlockBuilder {
+    /// `restart_interval` is clamped to at least 1.
+    pub(crate) fn new(restart_interval: usize) -> BlockBuilder {
+        BlockBuilder {
+            buf: Vec::new(),
+            restarts: vec![0],
+            counter: 0,
+            restart_interval: restart_interval.max(1),
+            last_key: Vec::new(),
+            num_entries: 0,
+            finished: false,
+        }
+    }
+
+    /// Clears the block, keeping its buffers.
+    pub(crate) fn reset(&mut self) {
+        self.buf.clear();
+        self.restarts.clear();
+        self.restarts.push(0);
+        self.counter = 0;
+        self.last_key.clear();
+        self.num_entries = 0;
+        self.finished = false;
+    }
+
+    /// Appends an entry. Requires `!finished` and `key` after the last key.
+    pub(crate) fn add(&mut self, key: &[u8], value: &[u8]) {
+        debug_assert!(!self.finished);
+        debug_assert!(self.num_entries == 0 || key != self.last_key.as_slice());
+        let mut shared = 0;
+        if self.counter < self.restart_interval {
+            shared = key
+                .iter()
+                .zip(self.last_key.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
+        } else {
+            self.restarts.push(self.buf.len() as u32);
+            self.counter = 0;
+        }
+        let unshared = key.len() - shared;
+        put_varint32(&mut self.buf, shared as u32);
+        put_varint32(&mut self.buf, unshared as u32);
+        put_varint32(&mut self.buf, value.len() as u32);
+        self.buf.extend_from_slice(&key[shared..]);
+        self.buf.extend_from_slice(value);
+        self.last_key.truncate(shared);
+        self.last_key.extend_from_slice(&key[shared..]);
+        self.counter += 1;
+        self.num_entries += 1;
+    }
+
+    /// Appends the restart array and returns the finished block bytes, valid
+    /// until the next `reset`.
+    pub(crate) fn finish(&mut self) -> &[u8] {
+        if !self.finished {
+            for &r in &self.restarts {
+                put_fixed32(&mut self.buf, r);
+            }
+            put_fixed32(&mut self.buf, self.restarts.len() as u32);
+            self.finished = true;
+        }
+        &self.buf
+    }
+
+    /// Size of the block if it were finished now.
+    pub(crate) fn size_estimate(&self) -> usize {
+        if self.finished {
+            self.buf.len()
+        } else {
+            self.buf.len() + 4 * self.restarts.len() + 4
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.num_entries == 0
+    }
+
+    pub(crate) fn num_entries(&self) -> usize {
+        self.num_entries
+    }
+
+    /// The last key added (empty when the block is empty).
+    pub(crate) fn last_key(&self) -> &[u8] {
+        &self.last_key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::decode_fixed32;
+
+    #[test]
+    fn layout_of_a_small_block() {
+        let mut b = BlockBuilder::new(2);
+        b.add(b"apple", b"1");
+        b.add(b"apricot", b"22");
+        b.add(b"banana", b"");
+        let est = b.size_estimate();
+        let bytes = b.finish().to_vec();
+        assert_eq!(bytes.len(), est);
+        let mut want = Vec::new();
+        want.extend_from_slice(&[0, 5, 1]);
+        want.extend_from_slice(b"apple1");
+        want.extend_from_slice(&[2, 5, 2]);
+        want.extend_from_slice(b"ricot22");
+        let second_restart = want.len() as u32;
+        want.extend_from_slice(&[0, 6, 0]);
+        want.extend_from_slice(b"banana");
+        want.extend_from_slice(&0u32.to_le_bytes());
+        want.extend_from_slice(&second_restart.to_le_bytes());
+        want.extend_from_slice(&2u32.to_le_bytes());
+        assert_eq!(bytes, want);
+        assert_eq!(b.num_entries(), 3);
+        assert_eq!(b.last_key(), b"banana");
+
+        b.reset();
+        assert!(b.is_empty());
+        assert_eq!(b.size_estimate(), 8);
+        let empty = b.finish();
+        assert_eq!(empty.len(), 8);
+        assert_eq!(decode_fixed32(&empty[4..]), Some(1));
+    }
+}

@@ -1,0 +1,420 @@
+//! [`TableBuilder`]: writes one SST from internal keys added in increasing
+//! order. File layout (see `docs/format/sst.md`):
+//!
+//! ```text
+//! data block 0 .. data block n-1   (each followed by its 5-byte trailer)
+//! filter block                     (when bloom_bits_per_key > 0)
+//! index block
+//! properties block
+//! metaindex block
+//! footer (60 bytes)
+//! ```
+//!
+//! A data block is cut when its size estimate reaches `block_size`. Its
+//! index entry is written when the next key arrives (or at `finish`), so
+//! the index key can be a short separator between the two blocks.
+//!
+//! Buffers (block builders, compression output, key scratch) are reused
+//! across blocks; `add` does not allocate once they reach their working
+//! size (the filter's hash list grows by one u64 per user key).
+//!
+//! After any error the builder refuses further work and returns the same
+//! error; the caller deletes the file.
+//!
+//! Thread-safety: owned by one thread (flush or compaction job).
+
+use std::cmp::Ordering;
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::base::{
+    compare_internal, extract_user_key, pack_trailer, parse_internal_key, ValueKind, KIND_FOR_SEEK,
+    MAX_SEQNO, TRAILER_LEN,
+};
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+use crate::sst::block_builder::BlockBuilder;
+use crate::sst::compression::{Compressor, TYPE_NONE};
+use crate::sst::filter::FilterBuilder;
+use crate::sst::format::{make_trailer, BlockHandle, Footer, FORMAT_VERSION};
+use crate::sst::properties::TableProperties;
+use crate::sst::{TableOptions, METAINDEX_FILTER, METAINDEX_PROPERTIES};
+
+/// What `finish` reports about the written table.
+#[derive(Debug, Clone)]
+pub(crate) struct BuiltTable {
+    pub file_size: u64,
+    pub num_entries: u64,
+    /// Smallest internal key (empty for an empty table).
+    pub smallest: Vec<u8>,
+    /// Largest internal key (empty for an empty table).
+    pub largest: Vec<u8>,
+    pub smallest_seq: u64,
+    pub largest_seq: u64,
+    pub props: TableProperties,
+}
+
+/// Appends blocks with their trailers and tracks the file offset.
+struct BlockWriter {
+    file: Box<dyn WritableFile>,
+    offset: u64,
+    checksum_base: u32,
+    compressor: Compressor,
+    compressed: Vec<u8>,
+}
+
+impl BlockWriter {
+    /// Writes `raw`, compressed when `compress` and worth it.
+    fn write(&mut self, raw: &[u8], compress: bool) -> Result<BlockHandle> {
+        let ctype = if compress {
+            self.compressor.compress(raw, &mut self.compressed)
+        } else {
+            TYPE_NONE
+        };
+        let stored: &[u8] = if ctype == TYPE_NONE {
+            raw
+        } else {
+            &self.compressed
+        };
+        let handle = BlockHandle {
+            offset: self.offset,
+            size: stored.len() as u64,
+        };
+        let trailer = make_trailer(stored, ctype, self.offset, self.checksum_base);
+        self.file.append(stored)?;
+        self.file.append(&trailer)?;
+        self.offset = handle.end_with_trailer();
+        Ok(handle)
+    }
+}
+
+/// Builds one SST. See the module comment.
+pub(crate) struct TableBuilder {
+    w: BlockWriter,
+    file_name: String,
+    file_number: u64,
+    opts: TableOptions,
+    data_block: BlockBuilder,
+    index_block: BlockBuilder,
+    filter: Option<FilterBuilder>,
+    /// Handle of the last data block, whose index entry waits for the next key.
+    pending_handle: Option<BlockHandle>,
+    last_key: Vec<u8>,
+    smallest: Vec<u8>,
+    /// Scratch for index keys and handles.
+    sep: Vec<u8>,
+    handle_buf: Vec<u8>,
+    props: TableProperties,
+    error: Option<Error>,
+}
+
+impl TableBuilder {
+    /// Starts a table in `file` (empty, freshly created).
+    pub(crate) fn new(
+        file: Box<dyn WritableFile>,
+        file_name: String,
+        file_number: u64,
+        opts: TableOptions,
+    ) -> TableBuilder {
+        debug_assert!(file.is_empty());
+        let filter =
+            (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
+        let props = TableProperties {
+            smallest_seqno: u64::MAX,
+            compression_name: opts.compression.name().to_string(),
+            file_number,
+            format_version: u64::from(FORMAT_VERSION),
+            db_id: opts.db_id.clone(),
+            ..TableProperties::default()
+        };
+        TableBuilder {
+            w: BlockWriter {
+                offset: file.len(),
+                file,
+                checksum_base: random_u64() as u32,
+                compressor: Compressor::new(opts.compression),
+                compressed: Vec::new(),
+            },
+            file_name,
+            file_number,
+            data_block: BlockBuilder::new(opts.block_restart_interval),
+            index_block: BlockBuilder::new(1),
+            filter,
+            pending_handle: None,
+            last_key: Vec::new(),
+            smallest: Vec::new(),
+            sep: Vec::new(),
+            handle_buf: Vec::new(),
+            props,
+            error: None,
+            opts,
+        }
+    }
+
+    /// Adds an entry. Requires `ikey` to be a valid internal key greater
+    /// (by `compare_internal`) than every key added before.
+    pub(crate) fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        debug_assert!(
+            self.props.num_entries == 0 || compare_internal(&self.last_key, ikey) == Ordering::Less,
+            "keys added out of order"
+        );
+        if u32::try_from(ikey.len()).is_err() || u32::try_from(value.len()).is_err() {
+            return Err(Error::InvalidArgument(format!(
+                "SST entries are limited to 4 GiB keys and values (key {} bytes, value {} bytes)",
+                ikey.len(),
+                value.len()
+            )));
+        }
+        let parsed = parse_internal_key(ikey);
+        debug_assert!(parsed.is_some(), "not an internal key");
+        if let Some(h) = self.pending_handle.take() {
+            shortest_separator(&self.last_key, ikey, &mut self.sep);
+            self.add_index_entry(h);
+        }
+        if let Some(f) = &mut self.filter {
+            f.add(extract_user_key(ikey));
+        }
+        if self.props.num_entries == 0 {
+            self.smallest.clear();
+            self.smallest.extend_from_slice(ikey);
+        }
+        if let Some(p) = parsed {
+            self.props.smallest_seqno = self.props.smallest_seqno.min(p.seq);
+            self.props.largest_seqno = self.props.largest_seqno.max(p.seq);
+            if matches!(p.kind, ValueKind::Deletion | ValueKind::SingleDeletion) {
+                self.props.num_deletions += 1;
+            }
+        }
+        self.props.num_entries += 1;
+        self.props.raw_key_size += ikey.len() as u64;
+        self.props.raw_value_size += value.len() as u64;
+        self.last_key.clear();
+        self.last_key.extend_from_slice(ikey);
+        self.data_block.add(ikey, value);
+        if self.data_block.size_estimate() >= self.opts.block_size {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    fn add_index_entry(&mut self, h: BlockHandle) {
+        self.handle_buf.clear();
+        h.encode_to(&mut self.handle_buf);
+        self.index_block.add(&self.sep, &self.handle_buf);
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data_block.is_empty() {
+            return Ok(());
+        }
+        let res = self.w.write(self.data_block.finish(), true);
+        let h = self.check(res)?;
+        self.data_block.reset();
+        self.props.num_data_blocks += 1;
+        self.props.data_size += h.end_with_trailer() - h.offset;
+        self.pending_handle = Some(h);
+        Ok(())
+    }
+
+    /// Latches an error so later calls return it too.
+    fn check<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            self.error = Some(e.clone());
+        }
+        r
+    }
+
+    /// Bytes written so far plus the open data block.
+    pub(crate) fn estimated_file_size(&self) -> u64 {
+        self.w.offset + self.data_block.size_estimate() as u64
+    }
+
+    pub(crate) fn num_entries(&self) -> u64 {
+        self.props.num_entries
+    }
+
+    /// Writes the open data block, filter, index, properties, metaindex
+    /// and footer, then syncs the file.
+    pub(crate) fn finish(mut self) -> Result<BuiltTable> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        self.flush_data_block()?;
+        if let Some(h) = self.pending_handle.take() {
+            short_successor(&self.last_key, &mut self.sep);
+            self.add_index_entry(h);
+        }
+        let mut scratch = Vec::new();
+        let mut meta: Vec<(&str, BlockHandle)> = Vec::new();
+
+        if let Some(f) = &mut self.filter {
+            f.finish(&mut scratch);
+            let res = self.w.write(&scratch, false);
+            let h = self.check(res)?;
+            self.props.filter_size = h.end_with_trailer() - h.offset;
+            meta.push((METAINDEX_FILTER, h));
+        }
+
+        let res = self.w.write(self.index_block.finish(), true);
+        let index = self.check(res)?;
+        self.props.index_size = index.end_with_trailer() - index.offset;
+
+        if self.props.num_entries == 0 {
+            self.props.smallest_seqno = 0;
+        }
+        self.props.creation_time = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.props.unique_id = self.unique_id();
+        let mut props_block = BlockBuilder::new(1);
+        let res = self.w.write(self.props.encode(&mut props_block), false);
+        meta.push((METAINDEX_PROPERTIES, self.check(res)?));
+
+        // Metaindex: names in bytewise order.
+        meta.sort_by(|a, b| a.0.cmp(b.0));
+        let mut mb = BlockBuilder::new(1);
+        for (name, h) in &meta {
+            self.handle_buf.clear();
+            h.encode_to(&mut self.handle_buf);
+            mb.add(name.as_bytes(), &self.handle_buf);
+        }
+        let res = self.w.write(mb.finish(), false);
+        let metaindex = self.check(res)?;
+
+        scratch.clear();
+        Footer {
+            metaindex,
+            index,
+            checksum_base: self.w.checksum_base,
+            format_version: FORMAT_VERSION,
+        }
+        .encode_to(&mut scratch);
+        let res = self
+            .w
+            .file
+            .append(&scratch)
+            .and_then(|_| self.w.file.sync());
+        self.check(res)?;
+        let file_size = self.w.offset + scratch.len() as u64;
+        debug_assert_eq!(file_size, self.w.file.len());
+
+        let empty = self.props.num_entries == 0;
+        Ok(BuiltTable {
+            file_size,
+            num_entries: self.props.num_entries,
+            smallest: std::mem::take(&mut self.smallest),
+            largest: if empty {
+                Vec::new()
+            } else {
+                std::mem::take(&mut self.last_key)
+            },
+            smallest_seq: self.props.smallest_seqno,
+            largest_seq: self.props.largest_seqno,
+            props: self.props,
+        })
+    }
+
+    /// 128 bits from the DB id, file number, time, checksum base and
+    /// per-process random state, as 32 hex digits.
+    fn unique_id(&self) -> String {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mut buf = Vec::with_capacity(64 + self.opts.db_id.len());
+        buf.extend_from_slice(self.opts.db_id.as_bytes());
+        buf.extend_from_slice(&self.file_number.to_le_bytes());
+        buf.extend_from_slice(&nanos.to_le_bytes());
+        buf.extend_from_slice(&self.w.checksum_base.to_le_bytes());
+        buf.extend_from_slice(&random_u64().to_le_bytes());
+        buf.extend_from_slice(self.file_name.as_bytes());
+        format!("{:032x}", xxh3_128(&buf))
+    }
+}
+
+/// A random u64 from std's randomly keyed hasher (no extra dependency).
+fn random_u64() -> u64 {
+    let mut h = RandomState::new().build_hasher();
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(nanos);
+    h.finish()
+}
+
+/// Sets `dst` to a short internal key `k` with `start <= k < limit`: when the
+/// user keys differ by a byte that can be incremented, the shortest user key
+/// between them with the smallest trailer; otherwise `start` itself.
+pub(crate) fn shortest_separator(start: &[u8], limit: &[u8], dst: &mut Vec<u8>) {
+    dst.clear();
+    if start.len() >= TRAILER_LEN && limit.len() >= TRAILER_LEN {
+        let (us, ul) = (extract_user_key(start), extract_user_key(limit));
+        let diff = us.iter().zip(ul).take_while(|(a, b)| a == b).count();
+        if diff < us.len().min(ul.len()) && us[diff] < 0xff && us[diff] + 1 < ul[diff] {
+            dst.extend_from_slice(&us[..=diff]);
+            dst[diff] += 1;
+            dst.extend_from_slice(&pack_trailer(MAX_SEQNO, KIND_FOR_SEEK).to_le_bytes());
+            debug_assert_eq!(compare_internal(start, dst), Ordering::Less);
+            debug_assert_eq!(compare_internal(dst, limit), Ordering::Less);
+            return;
+        }
+    }
+    dst.extend_from_slice(start);
+}
+
+/// Sets `dst` to a short internal key `k >= key`: the first user-key byte
+/// that is not 0xff incremented, the rest dropped; `key` itself when every
+/// byte is 0xff.
+pub(crate) fn short_successor(key: &[u8], dst: &mut Vec<u8>) {
+    dst.clear();
+    if key.len() >= TRAILER_LEN {
+        let uk = extract_user_key(key);
+        if let Some(i) = uk.iter().position(|&b| b != 0xff) {
+            dst.extend_from_slice(&uk[..=i]);
+            dst[i] += 1;
+            dst.extend_from_slice(&pack_trailer(MAX_SEQNO, KIND_FOR_SEEK).to_le_bytes());
+            debug_assert_eq!(compare_internal(key, dst), Ordering::Less);
+            return;
+        }
+    }
+    dst.extend_from_slice(key);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::make_internal_key;
+
+    fn ik(u: &[u8], seq: u64) -> Vec<u8> {
+        let mut k = Vec::new();
+        make_internal_key(&mut k, u, seq, 1);
+        k
+    }
+
+    #[test]
+    fn separators() {
+        let mut d = Vec::new();
+        shortest_separator(&ik(b"abcdef", 5), &ik(b"abzz", 9), &mut d);
+        assert_eq!(extract_user_key(&d), b"abd");
+        // Adjacent bytes: cannot shorten.
+        shortest_separator(&ik(b"abc", 5), &ik(b"abd", 9), &mut d);
+        assert_eq!(d, ik(b"abc", 5));
+        // Same user key: the start key itself.
+        shortest_separator(&ik(b"k", 5), &ik(b"k", 3), &mut d);
+        assert_eq!(d, ik(b"k", 5));
+        // Prefix: cannot shorten.
+        shortest_separator(&ik(b"ab", 5), &ik(b"abc", 3), &mut d);
+        assert_eq!(d, ik(b"ab", 5));
+        shortest_separator(&ik(b"a\xff", 5), &ik(b"b", 3), &mut d);
+        assert_eq!(d, ik(b"a\xff", 5));
+        short_successor(&ik(b"\xff\xffab", 5), &mut d);
+        assert_eq!(extract_user_key(&d), b"\xff\xffb");
+        short_successor(&ik(b"\xff\xff", 5), &mut d);
+        assert_eq!(d, ik(b"\xff\xff", 5));
+    }
+}

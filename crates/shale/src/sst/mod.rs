@@ -1,0 +1,96 @@
+//! Sorted string tables: immutable, block-based files of internal keys in
+//! `base::compare_internal` order, like RocksDB's block-based tables.
+//! The format is specified byte by byte in `docs/format/sst.md`.
+//!
+//! - `block_builder` / `block`: the shared block format (prefix-compressed
+//!   entries, restart points) and its bidirectional iterator;
+//! - `filter`: the cache-local bloom filter over user keys;
+//! - `format`: block handles, block trailers (checksum bound to offset and
+//!   file), footer, magic: the FROZEN parts;
+//! - `compression`: per-block LZ4 / zstd with bounded decompression;
+//! - `properties`: the properties block;
+//! - `builder`: [`TableBuilder`]; `reader`: [`Table`]; `table_iter`: the
+//!   two-level [`TableIterator`].
+//!
+//! Layering: `sst/` depends only on `base`, `codec`, `error`, `fs`, `iter`
+//! and `options`; never on `version/`, `db/`, `memtable/` or `cache/` (the
+//! block cache is reached through [`BlockCacheHook`]). A test checks this.
+//!
+//! Thread-safety: builders are single-threaded; `Table` is shared as
+//! `Arc<Table>` and is immutable after open.
+
+mod block;
+mod block_builder;
+mod builder;
+mod compression;
+mod filter;
+mod format;
+mod properties;
+mod reader;
+mod table_iter;
+#[cfg(test)]
+mod tests;
+
+use crate::options::{Compression, Options};
+
+#[allow(unused_imports)]
+pub(crate) use block::{Block, BlockIterator};
+#[allow(unused_imports)]
+pub(crate) use builder::{BuiltTable, TableBuilder};
+#[allow(unused_imports)]
+pub(crate) use format::{BlockHandle, FORMAT_VERSION, MAGIC};
+#[allow(unused_imports)]
+pub(crate) use properties::TableProperties;
+#[allow(unused_imports)]
+pub(crate) use reader::{BlockCacheHook, BlockKind, Table, TableEntry, TableStats};
+#[allow(unused_imports)]
+pub(crate) use table_iter::TableIterator;
+
+/// Metaindex name of the bloom filter block. FROZEN.
+pub(crate) const METAINDEX_FILTER: &str = "shale.filter";
+/// Metaindex name of the properties block. FROZEN.
+pub(crate) const METAINDEX_PROPERTIES: &str = "shale.properties";
+
+/// What the table builder needs from [`Options`].
+#[derive(Debug, Clone)]
+pub(crate) struct TableOptions {
+    /// Target uncompressed size of a data block: a block is cut when its
+    /// size estimate reaches this. Default 4 KiB.
+    pub block_size: usize,
+    /// Entries between restart points in data blocks (index blocks always
+    /// use 1). Default 16.
+    pub block_restart_interval: usize,
+    /// Bloom filter bits per key; 0 writes no filter. Default 10 (≈1%
+    /// false positives).
+    pub bloom_bits_per_key: u32,
+    /// Compression of data and index blocks. Default none.
+    pub compression: Compression,
+    /// Id of the DB, stored as the `shale.db.id` property. Default empty.
+    pub db_id: String,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            block_size: 4096,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: Compression::None,
+            db_id: String::new(),
+        }
+    }
+}
+
+impl TableOptions {
+    /// The table options for a file written with `compression` (chosen by
+    /// the caller from the level) in the DB `db_id`.
+    pub(crate) fn from_options(o: &Options, compression: Compression, db_id: &str) -> Self {
+        TableOptions {
+            block_size: o.block_size,
+            block_restart_interval: o.block_restart_interval,
+            bloom_bits_per_key: o.bloom_bits_per_key,
+            compression,
+            db_id: db_id.to_string(),
+        }
+    }
+}

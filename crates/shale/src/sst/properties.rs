@@ -1,0 +1,208 @@
+//! Table properties: what a table holds and how it was written, stored as a
+//! block (shared block format) of string name → value, names in bytewise
+//! order. Numbers are varint64, strings are raw bytes (UTF-8).
+//!
+//! Readers ignore names they do not know (forward compatibility) and treat
+//! missing names as zero / empty; a known number that does not decode is
+//! `Corruption`. FROZEN: the names below are on disk; add new ones, never
+//! rename.
+//!
+//! Thread-safety: plain data.
+
+use std::sync::Arc;
+
+use crate::codec::{get_varint64, put_varint64};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::sst::block::{Block, BlockIterator};
+use crate::sst::block_builder::BlockBuilder;
+
+const COMPRESSION: &str = "shale.compression";
+const CREATION_TIME: &str = "shale.creation.time";
+const DATA_SIZE: &str = "shale.data.size";
+const DB_ID: &str = "shale.db.id";
+const DELETED_KEYS: &str = "shale.deleted.keys";
+const FILE_NUMBER: &str = "shale.file.number";
+const FILTER_SIZE: &str = "shale.filter.size";
+const FORMAT_VERSION: &str = "shale.format.version";
+const INDEX_SIZE: &str = "shale.index.size";
+const LARGEST_SEQNO: &str = "shale.largest.seqno";
+const NUM_DATA_BLOCKS: &str = "shale.num.data.blocks";
+const NUM_ENTRIES: &str = "shale.num.entries";
+const RAW_KEY_SIZE: &str = "shale.raw.key.size";
+const RAW_VALUE_SIZE: &str = "shale.raw.value.size";
+const SMALLEST_SEQNO: &str = "shale.smallest.seqno";
+const UNIQUE_ID: &str = "shale.unique.id";
+
+/// Properties of one table. Sizes of blocks include their 5-byte trailers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TableProperties {
+    /// Entries (all kinds).
+    pub num_entries: u64,
+    /// Deletion tombstones among them.
+    pub num_deletions: u64,
+    /// Sum of internal key lengths.
+    pub raw_key_size: u64,
+    /// Sum of value lengths.
+    pub raw_value_size: u64,
+    pub num_data_blocks: u64,
+    /// Bytes of data blocks as stored.
+    pub data_size: u64,
+    /// Bytes of the index block as stored.
+    pub index_size: u64,
+    /// Bytes of the filter block as stored (0 without a filter).
+    pub filter_size: u64,
+    pub smallest_seqno: u64,
+    pub largest_seqno: u64,
+    /// `Compression::name()` of the configured compression.
+    pub compression_name: String,
+    /// Unix seconds when the table was finished.
+    pub creation_time: u64,
+    pub file_number: u64,
+    pub format_version: u64,
+    /// 32 hex digits, unique per file.
+    pub unique_id: String,
+    /// Id of the DB that wrote the file (may be empty).
+    pub db_id: String,
+}
+
+impl TableProperties {
+    /// Encodes the properties as a finished block into `b` (which is reset
+    /// first) and returns the block bytes.
+    pub(crate) fn encode<'a>(&self, b: &'a mut BlockBuilder) -> &'a [u8] {
+        b.reset();
+        let mut num = Vec::with_capacity(10);
+        let mut put_num = |b: &mut BlockBuilder, name: &str, v: u64| {
+            num.clear();
+            put_varint64(&mut num, v);
+            b.add(name.as_bytes(), &num);
+        };
+        // Bytewise name order.
+        b.add(COMPRESSION.as_bytes(), self.compression_name.as_bytes());
+        put_num(b, CREATION_TIME, self.creation_time);
+        put_num(b, DATA_SIZE, self.data_size);
+        b.add(DB_ID.as_bytes(), self.db_id.as_bytes());
+        put_num(b, DELETED_KEYS, self.num_deletions);
+        put_num(b, FILE_NUMBER, self.file_number);
+        put_num(b, FILTER_SIZE, self.filter_size);
+        put_num(b, FORMAT_VERSION, self.format_version);
+        put_num(b, INDEX_SIZE, self.index_size);
+        put_num(b, LARGEST_SEQNO, self.largest_seqno);
+        put_num(b, NUM_DATA_BLOCKS, self.num_data_blocks);
+        put_num(b, NUM_ENTRIES, self.num_entries);
+        put_num(b, RAW_KEY_SIZE, self.raw_key_size);
+        put_num(b, RAW_VALUE_SIZE, self.raw_value_size);
+        put_num(b, SMALLEST_SEQNO, self.smallest_seqno);
+        b.add(UNIQUE_ID.as_bytes(), self.unique_id.as_bytes());
+        b.finish()
+    }
+
+    /// Decodes a properties block.
+    pub(crate) fn decode(block: Arc<Block>) -> Result<TableProperties> {
+        let (file, offset) = (block.file().to_string(), block.offset());
+        let mut p = TableProperties::default();
+        let mut it = BlockIterator::new(block);
+        it.seek_to_first();
+        while it.valid() {
+            let (name, v) = (it.key(), it.value());
+            let bad = || Error::corruption(&file, offset, "bad number in properties block");
+            let num = || {
+                let mut s = v;
+                get_varint64(&mut s)
+                    .filter(|_| s.is_empty())
+                    .ok_or_else(bad)
+            };
+            let text = || String::from_utf8_lossy(v).into_owned();
+            match std::str::from_utf8(name).unwrap_or("") {
+                COMPRESSION => p.compression_name = text(),
+                CREATION_TIME => p.creation_time = num()?,
+                DATA_SIZE => p.data_size = num()?,
+                DB_ID => p.db_id = text(),
+                DELETED_KEYS => p.num_deletions = num()?,
+                FILE_NUMBER => p.file_number = num()?,
+                FILTER_SIZE => p.filter_size = num()?,
+                FORMAT_VERSION => p.format_version = num()?,
+                INDEX_SIZE => p.index_size = num()?,
+                LARGEST_SEQNO => p.largest_seqno = num()?,
+                NUM_DATA_BLOCKS => p.num_data_blocks = num()?,
+                NUM_ENTRIES => p.num_entries = num()?,
+                RAW_KEY_SIZE => p.raw_key_size = num()?,
+                RAW_VALUE_SIZE => p.raw_value_size = num()?,
+                SMALLEST_SEQNO => p.smallest_seqno = num()?,
+                UNIQUE_ID => p.unique_id = text(),
+                _ => {} // written by a newer version: ignored
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> TableProperties {
+        TableProperties {
+            num_entries: 100_000,
+            num_deletions: 17,
+            raw_key_size: 1 << 40,
+            raw_value_size: 3,
+            num_data_blocks: 55,
+            data_size: 4_000_000,
+            index_size: 900,
+            filter_size: 0,
+            smallest_seqno: 1,
+            largest_seqno: (1 << 56) - 1,
+            compression_name: "ZSTD".into(),
+            creation_time: 1_700_000_000,
+            file_number: 42,
+            format_version: 1,
+            unique_id: "0123456789abcdef0123456789abcdef".into(),
+            db_id: "db-1".into(),
+        }
+    }
+
+    fn block(bytes: &[u8]) -> Arc<Block> {
+        Arc::new(Block::new(bytes.to_vec(), Arc::from("p.sst"), 10).unwrap())
+    }
+
+    #[test]
+    fn roundtrip_and_names_sorted() {
+        let mut b = BlockBuilder::new(1);
+        let bytes = sample().encode(&mut b).to_vec();
+        assert_eq!(TableProperties::decode(block(&bytes)).unwrap(), sample());
+        // Names are in bytewise order (checked by walking the block).
+        let mut it = BlockIterator::new(block(&bytes));
+        it.seek_to_first();
+        let mut prev: Vec<u8> = Vec::new();
+        let mut n = 0;
+        while it.valid() {
+            assert!(it.key() > prev.as_slice());
+            prev = it.key().to_vec();
+            it.next();
+            n += 1;
+        }
+        assert_eq!(n, 16);
+    }
+
+    #[test]
+    fn unknown_names_ignored_bad_numbers_rejected() {
+        let mut b = BlockBuilder::new(1);
+        b.add(b"shale.num.entries", &[5]);
+        b.add(b"zzz.future", b"whatever");
+        let p = TableProperties::decode(block(b.finish())).unwrap();
+        assert_eq!(p.num_entries, 5);
+        b.reset();
+        b.add(b"shale.num.entries", &[0x80]);
+        assert!(TableProperties::decode(block(b.finish()))
+            .unwrap_err()
+            .is_corruption());
+        b.reset();
+        b.add(b"shale.num.entries", &[5, 5]);
+        assert!(TableProperties::decode(block(b.finish()))
+            .unwrap_err()
+            .is_corruption());
+    }
+}

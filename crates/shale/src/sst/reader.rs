@@ -1,0 +1,364 @@
+//! [`Table`]: an open SST. `open` reads and verifies the footer, metaindex,
+//! properties, index block and filter, which the table then owns in memory;
+//! data blocks are read on demand, through the optional block cache.
+//!
+//! The cache is reached through [`BlockCacheHook`] so that `sst/` does not
+//! depend on `cache/`. Cache keys are `(file_number, block offset)`.
+//!
+//! Every block read is bounds-checked against the file (a handle must end
+//! before the footer), verified by its trailer checksum (bound to the offset
+//! and the file's checksum base) and, if compressed, decompressed with a
+//! bounded size; failures are `Error::Corruption` naming the file and the
+//! block offset.
+//!
+//! Thread-safety: `Table` is immutable after `open` and shared as
+//! `Arc<Table>`; the counters are relaxed atomics.
+
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use crate::base::{extract_user_key, TRAILER_LEN};
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::iter::InternalIterator;
+use crate::sst::block::{Block, BlockIterator};
+use crate::sst::compression::{decompress, TYPE_NONE};
+use crate::sst::filter::BloomFilter;
+use crate::sst::format::{verify_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+use crate::sst::properties::TableProperties;
+use crate::sst::table_iter::TableIterator;
+use crate::sst::{METAINDEX_FILTER, METAINDEX_PROPERTIES};
+
+/// What a cached block is, so a cache can give index and filter blocks
+/// higher priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlockKind {
+    Data,
+    Index,
+    Filter,
+}
+
+/// The block cache as seen by the reader. Implemented by `cache/`.
+pub(crate) trait BlockCacheHook: Send + Sync {
+    /// The cached block at `offset` of table `file_number`, if any.
+    fn lookup(&self, file_number: u64, offset: u64) -> Option<Arc<Block>>;
+    /// Caches a block; charge `block.size()`.
+    fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>, kind: BlockKind);
+}
+
+/// Per-table counters (relaxed; for statistics only).
+#[derive(Debug, Default)]
+pub(crate) struct TableStats {
+    /// Blocks read from the file (cache misses and open-time reads).
+    pub blocks_read: AtomicU64,
+    /// Bytes read from the file for those blocks.
+    pub bytes_read: AtomicU64,
+    /// Data blocks served by the cache.
+    pub cache_hits: AtomicU64,
+    /// Filter checks made by `may_contain`.
+    pub filter_checks: AtomicU64,
+    /// Filter checks that ruled the key out.
+    pub filter_useful: AtomicU64,
+}
+
+impl TableStats {
+    fn bump(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, AtomicOrdering::Relaxed);
+    }
+}
+
+/// The result of a point lookup: the first entry at or after the lookup
+/// key, served from its block without copying the value. The internal key
+/// is materialized in `key` (one allocation per lookup: the buffer the
+/// block seek decoded it into).
+pub(crate) struct TableEntry {
+    block: Arc<Block>,
+    key: Vec<u8>,
+    value_range: std::ops::Range<usize>,
+}
+
+impl TableEntry {
+    /// The entry's internal key.
+    pub(crate) fn ikey(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// The entry's value, a slice of the cached block.
+    pub(crate) fn value(&self) -> &[u8] {
+        self.block
+            .data()
+            .get(self.value_range.clone())
+            .unwrap_or(&[])
+    }
+
+    /// The block holding the value (keeps it alive, e.g. to pin it).
+    pub(crate) fn block(&self) -> &Arc<Block> {
+        &self.block
+    }
+}
+
+/// Reads verified blocks from one file.
+struct FileReader {
+    file: Arc<dyn RandomAccessFile>,
+    file_name: Arc<str>,
+    checksum_base: u32,
+    /// First byte of the footer: no block may extend past it.
+    footer_offset: u64,
+}
+
+impl FileReader {
+    fn corruption(&self, offset: u64, what: &str) -> Error {
+        Error::corruption(&*self.file_name, offset, what)
+    }
+
+    /// Reads, verifies and decompresses the block at `h`.
+    fn read_block(&self, h: BlockHandle, stats: &TableStats) -> Result<Vec<u8>> {
+        if h.end_with_trailer() > self.footer_offset || h.size > self.footer_offset {
+            return Err(Error::corruption(
+                &*self.file_name,
+                h.offset,
+                format!(
+                    "block handle (offset {}, size {}) runs past the data area ({} bytes)",
+                    h.offset, h.size, self.footer_offset
+                ),
+            ));
+        }
+        let n = usize::try_from(h.size)
+            .map_err(|_| self.corruption(h.offset, "block size does not fit in memory"))?;
+        let mut buf = vec![0u8; n + BLOCK_TRAILER_LEN];
+        self.file.read_exact_at(h.offset, &mut buf)?;
+        TableStats::bump(&stats.blocks_read, 1);
+        TableStats::bump(&stats.bytes_read, buf.len() as u64);
+        let ctype = verify_block(&buf, h.offset, self.checksum_base, &self.file_name)?;
+        if ctype == TYPE_NONE {
+            buf.truncate(n);
+            Ok(buf)
+        } else {
+            decompress(
+                ctype,
+                buf.get(..n).unwrap_or(&[]),
+                &self.file_name,
+                h.offset,
+            )
+        }
+    }
+
+    fn read_block_parsed(&self, h: BlockHandle, stats: &TableStats) -> Result<Block> {
+        Block::new(self.read_block(h, stats)?, self.file_name.clone(), h.offset)
+    }
+}
+
+/// An open SST. See the module comment.
+pub(crate) struct Table {
+    r: FileReader,
+    file_number: u64,
+    cache: Option<Arc<dyn BlockCacheHook>>,
+    /// Offset where the data blocks end (first meta block).
+    data_end: u64,
+    index: Arc<Block>,
+    filter: Option<BloomFilter>,
+    props: TableProperties,
+    stats: TableStats,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("file", &self.r.file_name)
+            .field("file_number", &self.file_number)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    /// Opens a table: footer, metaindex, properties, index and filter.
+    pub(crate) fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_name: String,
+        file_number: u64,
+        cache: Option<Arc<dyn BlockCacheHook>>,
+    ) -> Result<Arc<Table>> {
+        let file_name: Arc<str> = Arc::from(file_name);
+        let len = file.len();
+        let footer_offset = len.checked_sub(FOOTER_LEN as u64).ok_or_else(|| {
+            Error::corruption(
+                &*file_name,
+                0,
+                format!("file of {len} bytes is too short for an SST"),
+            )
+        })?;
+        let mut buf = [0u8; FOOTER_LEN];
+        file.read_exact_at(footer_offset, &mut buf)?;
+        let footer = Footer::decode(&buf, &file_name, footer_offset)?;
+
+        let r = FileReader {
+            file,
+            file_name,
+            checksum_base: footer.checksum_base,
+            footer_offset,
+        };
+        let stats = TableStats::default();
+        let mut data_end = footer.index.offset.min(footer.metaindex.offset);
+
+        // Metaindex: name -> handle; unknown names are ignored.
+        let meta = Arc::new(r.read_block_parsed(footer.metaindex, &stats)?);
+        let (mut filter_h, mut props_h) = (None, None);
+        let mut it = BlockIterator::new(meta);
+        it.seek_to_first();
+        while it.valid() {
+            let name = it.key();
+            let slot = if name == METAINDEX_FILTER.as_bytes() {
+                &mut filter_h
+            } else if name == METAINDEX_PROPERTIES.as_bytes() {
+                &mut props_h
+            } else {
+                it.next();
+                continue;
+            };
+            let h = BlockHandle::decode_exact(it.value())
+                .ok_or_else(|| r.corruption(footer.metaindex.offset, "bad handle in metaindex"))?;
+            data_end = data_end.min(h.offset);
+            *slot = Some(h);
+            it.next();
+        }
+        it.status()?;
+
+        let props_h = props_h
+            .ok_or_else(|| r.corruption(footer.metaindex.offset, "metaindex lacks properties"))?;
+        let props = TableProperties::decode(Arc::new(r.read_block_parsed(props_h, &stats)?))?;
+        let index = Arc::new(r.read_block_parsed(footer.index, &stats)?);
+        let filter = match filter_h {
+            Some(h) => Some(BloomFilter::new(
+                r.read_block(h, &stats)?,
+                &r.file_name,
+                h.offset,
+            )?),
+            None => None,
+        };
+        Ok(Arc::new(Table {
+            r,
+            file_number,
+            cache,
+            data_end,
+            index,
+            filter,
+            props,
+            stats,
+        }))
+    }
+
+    /// The data block at `h`, from the cache or the file.
+    pub(crate) fn data_block(&self, h: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        if let Some(c) = &self.cache {
+            if let Some(b) = c.lookup(self.file_number, h.offset) {
+                TableStats::bump(&self.stats.cache_hits, 1);
+                return Ok(b);
+            }
+        }
+        let b = Arc::new(self.r.read_block_parsed(h, &self.stats)?);
+        if fill_cache {
+            if let Some(c) = &self.cache {
+                c.insert(self.file_number, h.offset, Arc::clone(&b), BlockKind::Data);
+            }
+        }
+        Ok(b)
+    }
+
+    /// Decodes an index entry's value.
+    pub(crate) fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
+        BlockHandle::decode_exact(v).ok_or_else(|| {
+            self.r
+                .corruption(self.index.offset(), "bad block handle in index")
+        })
+    }
+
+    pub(crate) fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    pub(crate) fn stats(&self) -> &TableStats {
+        &self.stats
+    }
+
+    pub(crate) fn file_name(&self) -> &str {
+        &self.r.file_name
+    }
+
+    pub(crate) fn file_number(&self) -> u64 {
+        self.file_number
+    }
+
+    pub(crate) fn index_block(&self) -> &Arc<Block> {
+        &self.index
+    }
+
+    /// Memory held by the table itself (index and filter).
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.index.size() + self.filter.as_ref().map_or(0, BloomFilter::size)
+    }
+
+    /// False when the filter rules `user_key` out; true without a filter.
+    pub(crate) fn may_contain(&self, user_key: &[u8]) -> bool {
+        let Some(f) = &self.filter else {
+            return true;
+        };
+        TableStats::bump(&self.stats.filter_checks, 1);
+        let r = f.may_contain(user_key);
+        if !r {
+            TableStats::bump(&self.stats.filter_useful, 1);
+        }
+        r
+    }
+
+    /// Point lookup. `Some(e)`: `e` is the first entry with internal key ≥
+    /// `lookup_ikey`; its user key may differ (the caller checks it). `None`:
+    /// the table has no entry with `lookup_ikey`'s user key at or after
+    /// `lookup_ikey` (filtered out, or past the block the index points to —
+    /// that block's index key bounds every later entry's user key from
+    /// below by something greater than the lookup's).
+    pub(crate) fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<TableEntry>> {
+        debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
+        if !self.may_contain(extract_user_key(lookup_ikey)) {
+            return Ok(None);
+        }
+        let mut idx = BlockIterator::new(Arc::clone(&self.index));
+        idx.seek(lookup_ikey);
+        if !idx.valid() {
+            idx.status()?;
+            return Ok(None);
+        }
+        let h = self.decode_handle(idx.value())?;
+        let block = self.data_block(h, fill_cache)?;
+        let (_, buf, _) = idx.into_parts();
+        let mut it = BlockIterator::with_key_buffer(block, buf);
+        it.seek(lookup_ikey);
+        if !it.valid() {
+            it.status()?;
+            return Ok(None);
+        }
+        let (block, key, value_range) = it.into_parts();
+        Ok(Some(TableEntry {
+            block,
+            key,
+            value_range,
+        }))
+    }
+
+    /// A two-level iterator over the whole table.
+    pub(crate) fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
+        TableIterator::new(Arc::clone(self), fill_cache)
+    }
+
+    /// Approximate file offset where `ikey` would be: the offset of the
+    /// data block that would hold it, or the end of the data area.
+    pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
+        let mut idx = BlockIterator::new(Arc::clone(&self.index));
+        idx.seek(ikey);
+        if idx.valid() {
+            if let Ok(h) = self.decode_handle(idx.value()) {
+                return h.offset;
+            }
+        }
+        self.data_end
+    }
+}

@@ -1,0 +1,208 @@
+//! [`TableIterator`]: the two-level iterator of one table. The first level
+//! walks the index block; each index value is the handle of a data block,
+//! which the second level walks. Data blocks come from the block cache or
+//! the file (see `Table::data_block`); moving within one block never
+//! touches either.
+//!
+//! Errors (IO, corruption) make the iterator invalid and are reported by
+//! `status()`; the next `seek*` clears them and tries again.
+//!
+//! Thread-safety: owned by one thread; keeps its `Arc<Table>` and the
+//! current `Arc<Block>` alive.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::base::compare_internal;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::sst::block::BlockIterator;
+use crate::sst::reader::Table;
+
+pub(crate) struct TableIterator {
+    table: Arc<Table>,
+    fill_cache: bool,
+    index: BlockIterator,
+    data: Option<BlockIterator>,
+    /// Offset of the block `data` iterates.
+    data_offset: u64,
+    err: Option<Error>,
+}
+
+impl TableIterator {
+    pub(crate) fn new(table: Arc<Table>, fill_cache: bool) -> TableIterator {
+        let index = BlockIterator::new(Arc::clone(table.index_block()));
+        TableIterator {
+            table,
+            fill_cache,
+            index,
+            data: None,
+            data_offset: u64::MAX,
+            err: None,
+        }
+    }
+
+    fn set_err(&mut self, e: Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
+        self.data = None;
+    }
+
+    /// Points `data` at the block of the current index entry (reusing it
+    /// when it is the same block). Leaves `data` as `None` at the end of the
+    /// index or on error.
+    fn init_data_block(&mut self) {
+        if !self.index.valid() {
+            if let Err(e) = self.index.status() {
+                self.set_err(e);
+            }
+            self.data = None;
+            return;
+        }
+        let h = match self.table.decode_handle(self.index.value()) {
+            Ok(h) => h,
+            Err(e) => return self.set_err(e),
+        };
+        if self.data.is_some() && self.data_offset == h.offset {
+            return;
+        }
+        match self.table.data_block(h, self.fill_cache) {
+            Ok(b) => {
+                let buf = self
+                    .data
+                    .take()
+                    .map(|d| d.into_parts().1)
+                    .unwrap_or_default();
+                self.data = Some(BlockIterator::with_key_buffer(b, buf));
+                self.data_offset = h.offset;
+            }
+            Err(e) => self.set_err(e),
+        }
+    }
+
+    /// After a data-block move: if the block is exhausted, continue with the
+    /// first entry of the following non-empty block.
+    fn skip_empty_forward(&mut self) {
+        loop {
+            match &self.data {
+                None => return,
+                Some(d) if d.valid() => return,
+                Some(d) => {
+                    if let Err(e) = d.status() {
+                        return self.set_err(e);
+                    }
+                }
+            }
+            self.index.next();
+            self.init_data_block();
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    /// Like `skip_empty_forward`, backwards.
+    fn skip_empty_backward(&mut self) {
+        loop {
+            match &self.data {
+                None => return,
+                Some(d) if d.valid() => return,
+                Some(d) => {
+                    if let Err(e) = d.status() {
+                        return self.set_err(e);
+                    }
+                }
+            }
+            self.index.prev();
+            self.init_data_block();
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+    }
+
+    fn data_mut(&mut self) -> Option<&mut BlockIterator> {
+        self.data.as_mut()
+    }
+}
+
+impl InternalIterator for TableIterator {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
+    }
+
+    fn seek_to_first(&mut self) {
+        self.err = None;
+        self.index.seek_to_first();
+        self.init_data_block();
+        if let Some(d) = self.data_mut() {
+            d.seek_to_first();
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.err = None;
+        self.index.seek_to_last();
+        self.init_data_block();
+        if let Some(d) = self.data_mut() {
+            d.seek_to_last();
+        }
+        self.skip_empty_backward();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.err = None;
+        self.index.seek(target);
+        self.init_data_block();
+        if let Some(d) = self.data_mut() {
+            d.seek(target);
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if self.valid() {
+            if compare_internal(self.key(), target) == Ordering::Greater {
+                self.prev();
+            }
+        } else if self.err.is_none() {
+            self.seek_to_last();
+        }
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        if let Some(d) = self.data_mut() {
+            d.next();
+        }
+        self.skip_empty_forward();
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        if let Some(d) = self.data_mut() {
+            d.prev();
+        }
+        self.skip_empty_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,558 @@
+//! Table-level tests: builder + reader + iterator against a model, each
+//! compression, the block cache hook, damage to every byte, misplaced
+//! blocks, and the layering rule.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::*;
+use crate::base::{
+    extract_user_key, make_internal_key, parse_internal_key, ValueKind, KIND_FOR_SEEK,
+};
+use crate::error::Error;
+use crate::fs::{FileSystem, PosixFileSystem};
+use crate::iter::InternalIterator;
+
+fn ik(user: &[u8], seq: u64, kind: ValueKind) -> Vec<u8> {
+    let mut k = Vec::new();
+    make_internal_key(&mut k, user, seq, kind as u8);
+    k
+}
+
+fn lookup_key(user: &[u8], seq: u64) -> Vec<u8> {
+    let mut k = Vec::new();
+    make_internal_key(&mut k, user, seq, KIND_FOR_SEEK);
+    k
+}
+
+fn user_key(i: u64) -> Vec<u8> {
+    format!("user{:010}", i * 3).into_bytes()
+}
+
+fn value_of(i: u64) -> Vec<u8> {
+    // Compressible but distinct, of varied length.
+    let mut v = format!("value-{i}-").into_bytes();
+    v.resize(v.len() + (i % 40) as usize, b'x');
+    v
+}
+
+/// Sorted entries: keys `user_key(i)`, some with two versions and some
+/// deletions.
+fn model(n: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let uk = user_key(i);
+        if i % 7 == 0 {
+            out.push((ik(&uk, 1000 + i, ValueKind::Value), value_of(i + 1)));
+        }
+        let kind = if i % 11 == 0 {
+            ValueKind::Deletion
+        } else {
+            ValueKind::Value
+        };
+        out.push((ik(&uk, 10 + i, kind), value_of(i)));
+    }
+    out
+}
+
+fn build(path: &Path, entries: &[(Vec<u8>, Vec<u8>)], opts: TableOptions) -> BuiltTable {
+    let fs = PosixFileSystem::default();
+    let f = fs.create(path).unwrap();
+    let mut b = TableBuilder::new(f, path.display().to_string(), 7, opts);
+    for (k, v) in entries {
+        b.add(k, v).unwrap();
+    }
+    assert_eq!(b.num_entries(), entries.len() as u64);
+    b.finish().unwrap()
+}
+
+fn open(path: &Path, cache: Option<Arc<dyn BlockCacheHook>>) -> Result<Arc<Table>, Error> {
+    let fs = PosixFileSystem::default();
+    Table::open(fs.open_random(path)?, path.display().to_string(), 7, cache)
+}
+
+fn opts(compression: Compression) -> TableOptions {
+    TableOptions {
+        compression,
+        db_id: "test-db".into(),
+        ..TableOptions::default()
+    }
+}
+
+#[test]
+fn roundtrip_100k_entries_each_compression() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let n = 100_000;
+    let entries = model(n);
+    let dir = tempfile::tempdir().unwrap();
+    let mut sizes = Vec::new();
+    for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+        let path = dir.path().join(format!("{c:?}.sst"));
+        let built = build(&path, &entries, opts(c));
+        sizes.push(built.file_size);
+        assert_eq!(built.file_size, std::fs::metadata(&path).unwrap().len());
+        assert_eq!(built.num_entries, entries.len() as u64);
+        assert_eq!(built.smallest, entries[0].0);
+        assert_eq!(built.largest, entries.last().unwrap().0);
+        assert_eq!(built.smallest_seq, 10);
+        assert_eq!(built.largest_seq, 1000 + (n - 1) / 7 * 7);
+
+        let t = open(&path, None).unwrap();
+        let p = t.properties();
+        assert_eq!(p, &built.props);
+        assert_eq!(p.num_entries, entries.len() as u64);
+        assert_eq!(p.num_deletions, n.div_ceil(11));
+        assert_eq!(p.compression_name, c.name());
+        assert_eq!(p.db_id, "test-db");
+        assert_eq!(p.file_number, 7);
+        assert_eq!(p.format_version, 1);
+        assert_eq!(p.unique_id.len(), 32);
+        assert!(p.num_data_blocks > 100);
+        assert!(p.filter_size > n * 10 / 8);
+        assert_eq!(
+            p.raw_key_size,
+            entries.iter().map(|e| e.0.len() as u64).sum::<u64>()
+        );
+
+        // Point lookups of present keys: newest version at a high seqno,
+        // the older one below it.
+        for _ in 0..5000 {
+            let i = rng.gen_range(0..n);
+            let uk = user_key(i);
+            let e = t
+                .get(&lookup_key(&uk, u64::MAX >> 8), true)
+                .unwrap()
+                .unwrap();
+            let want = if i % 7 == 0 {
+                value_of(i + 1)
+            } else {
+                value_of(i)
+            };
+            assert_eq!(extract_user_key(e.ikey()), &uk[..], "seed {seed} i {i}");
+            assert_eq!(e.value(), &want[..], "seed {seed} i {i}");
+            let e = t.get(&lookup_key(&uk, 10 + i), true).unwrap().unwrap();
+            let pk = parse_internal_key(e.ikey()).unwrap();
+            assert_eq!((pk.user_key, pk.seq), (&uk[..], 10 + i));
+            let want_kind = if i % 11 == 0 {
+                ValueKind::Deletion
+            } else {
+                ValueKind::Value
+            };
+            assert_eq!(pk.kind, want_kind);
+            assert_eq!(e.value(), &value_of(i)[..]);
+            // Below every version: nothing for this user key.
+            if let Some(e) = t.get(&lookup_key(&uk, 9 + i), true).unwrap() {
+                assert_ne!(extract_user_key(e.ikey()), &uk[..], "seed {seed} i {i}");
+            }
+        }
+        // Absent keys (between and beyond the stored ones): never a match,
+        // mostly filtered.
+        let before = t.stats().filter_useful.load(AtomicOrdering::Relaxed);
+        let absent = 5000;
+        for _ in 0..absent {
+            let i = rng.gen_range(0..n + 100);
+            let uk = format!("user{:010}", i * 3 + 1).into_bytes();
+            if let Some(e) = t.get(&lookup_key(&uk, u64::MAX >> 8), true).unwrap() {
+                assert_ne!(extract_user_key(e.ikey()), &uk[..], "seed {seed}");
+            }
+        }
+        let useful = t.stats().filter_useful.load(AtomicOrdering::Relaxed) - before;
+        assert!(useful > absent * 95 / 100, "filter ruled out only {useful}");
+
+        check_iteration(&t, &entries, &mut rng, seed);
+    }
+    // Compression works on this compressible data.
+    assert!(
+        sizes[1] < sizes[0] * 8 / 10 && sizes[2] < sizes[0] * 8 / 10,
+        "{sizes:?}"
+    );
+}
+
+fn check_iteration(t: &Arc<Table>, entries: &[(Vec<u8>, Vec<u8>)], rng: &mut SmallRng, seed: u64) {
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    for (k, v) in entries {
+        assert!(it.valid(), "seed {seed}");
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]), "seed {seed}");
+        it.next();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
+    it.seek_to_last();
+    for (k, v) in entries.iter().rev() {
+        assert!(it.valid(), "seed {seed}");
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]), "seed {seed}");
+        it.prev();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
+
+    let n = entries.len() as u64 / 2;
+    for _ in 0..2000 {
+        let i = rng.gen_range(0..n + 20);
+        let uk = format!("user{:010}", i * 3 + rng.gen_range(0..2)).into_bytes();
+        let target = lookup_key(&uk, rng.gen_range(0..2000));
+        let mut pos =
+            entries.partition_point(|(k, _)| crate::base::compare_internal(k, &target).is_lt());
+        if rng.gen_bool(0.5) {
+            it.seek(&target);
+        } else {
+            it.seek_for_prev(&target);
+            pos =
+                entries.partition_point(|(k, _)| crate::base::compare_internal(k, &target).is_le());
+            if pos == 0 {
+                assert!(!it.valid());
+                continue;
+            }
+            pos -= 1;
+        }
+        for _ in 0..rng.gen_range(1..6) {
+            if pos >= entries.len() {
+                assert!(!it.valid(), "seed {seed}");
+                break;
+            }
+            assert!(it.valid(), "seed {seed}");
+            assert_eq!(it.key(), &entries[pos].0[..], "seed {seed}");
+            assert_eq!(it.value(), &entries[pos].1[..], "seed {seed}");
+            if rng.gen_bool(0.6) {
+                it.next();
+                pos += 1;
+            } else {
+                it.prev();
+                if pos == 0 {
+                    assert!(!it.valid());
+                    break;
+                }
+                pos -= 1;
+            }
+        }
+    }
+    it.status().unwrap();
+}
+
+#[test]
+fn small_blocks_restart_interval_one_and_no_filter() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let entries = model(3000);
+    let path = dir.path().join("a.sst");
+    let o = TableOptions {
+        block_size: 64,
+        block_restart_interval: 1,
+        bloom_bits_per_key: 0,
+        ..TableOptions::default()
+    };
+    let built = build(&path, &entries, o);
+    assert_eq!(built.props.filter_size, 0);
+    let t = open(&path, None).unwrap();
+    assert!(t.may_contain(b"anything"));
+    assert!(t.properties().num_data_blocks > 500);
+    check_iteration(&t, &entries, &mut rng, seed);
+    // Point lookups with versions of one user key split across blocks.
+    for (j, (k, v)) in entries.iter().enumerate() {
+        let e = t.get(k, true).unwrap().unwrap();
+        assert_eq!((e.ikey(), e.value()), (&k[..], &v[..]));
+        let pk = parse_internal_key(k).unwrap();
+        let below = lookup_key(pk.user_key, pk.seq - 1);
+        let next_same = entries
+            .get(j + 1)
+            .filter(|(nk, _)| extract_user_key(nk) == pk.user_key);
+        match (t.get(&below, true).unwrap(), next_same) {
+            (Some(e), Some((nk, nv))) => assert_eq!((e.ikey(), e.value()), (&nk[..], &nv[..])),
+            (Some(e), None) => assert_ne!(extract_user_key(e.ikey()), pk.user_key),
+            (None, None) => {}
+            (None, Some(_)) => panic!("older version of entry {j} not found"),
+        }
+    }
+    // approximate_offset_of grows with the key and ends at the data end.
+    let a = t.approximate_offset_of(&lookup_key(&user_key(10), 5));
+    let b = t.approximate_offset_of(&lookup_key(&user_key(2000), 5));
+    let z = t.approximate_offset_of(&lookup_key(b"zzz", 5));
+    assert!(a < b && b < z, "{a} {b} {z}");
+    assert_eq!(z, t.properties().data_size);
+}
+
+#[test]
+fn empty_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.sst");
+    let built = build(&path, &[], opts(Compression::Zstd));
+    assert_eq!(built.num_entries, 0);
+    assert!(built.smallest.is_empty() && built.largest.is_empty());
+    let t = open(&path, None).unwrap();
+    assert!(!t.may_contain(b"k"));
+    assert!(t.get(&lookup_key(b"k", 5), true).unwrap().is_none());
+    let mut it = t.iter(true);
+    it.seek_to_first();
+    assert!(!it.valid());
+    it.seek_to_last();
+    assert!(!it.valid());
+    it.seek(&lookup_key(b"k", 5));
+    assert!(!it.valid());
+    it.status().unwrap();
+}
+
+/// A toy block cache keyed like the real one.
+#[derive(Default)]
+struct MapCache {
+    map: Mutex<HashMap<(u64, u64), Arc<Block>>>,
+    inserts: Mutex<Vec<BlockKind>>,
+}
+
+impl BlockCacheHook for MapCache {
+    fn lookup(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+        self.map.lock().get(&(file_number, offset)).cloned()
+    }
+    fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>, kind: BlockKind) {
+        assert!(block.size() >= block.data().len());
+        self.inserts.lock().push(kind);
+        self.map.lock().insert((file_number, offset), block);
+    }
+}
+
+#[test]
+fn block_cache_hook_is_used_and_fill_cache_respected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.sst");
+    let entries = model(2000);
+    build(&path, &entries, opts(Compression::Lz4));
+    let cache = Arc::new(MapCache::default());
+    let t = open(&path, Some(cache.clone() as Arc<dyn BlockCacheHook>)).unwrap();
+    let opened_reads = t.stats().blocks_read.load(AtomicOrdering::Relaxed);
+    assert_eq!(opened_reads, 4); // metaindex, properties, index, filter
+
+    let k = lookup_key(&user_key(5), u64::MAX >> 8);
+    t.get(&k, false).unwrap().unwrap();
+    assert!(cache.map.lock().is_empty());
+    t.get(&k, true).unwrap().unwrap();
+    assert_eq!(cache.map.lock().len(), 1);
+    let reads = t.stats().blocks_read.load(AtomicOrdering::Relaxed);
+    let e = t.get(&k, true).unwrap().unwrap();
+    assert_eq!(t.stats().blocks_read.load(AtomicOrdering::Relaxed), reads);
+    assert_eq!(t.stats().cache_hits.load(AtomicOrdering::Relaxed), 1);
+    // The entry's value lives in the cached block.
+    let cached = cache.map.lock().values().next().unwrap().clone();
+    assert!(Arc::ptr_eq(e.block(), &cached));
+
+    let mut it = t.iter(true);
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(
+        cache.map.lock().len() as u64,
+        t.properties().num_data_blocks
+    );
+    assert!(cache.inserts.lock().iter().all(|k| *k == BlockKind::Data));
+}
+
+/// Flips bytes of a small table: open/get/iterate must either give the
+/// right answers or `Corruption`, never a wrong value and never a panic.
+#[test]
+fn every_flipped_byte_is_detected_or_harmless() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let entries = model(150);
+    for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+        let path = dir.path().join("good.sst");
+        let o = TableOptions {
+            block_size: 512,
+            compression: c,
+            ..TableOptions::default()
+        };
+        build(&path, &entries, o);
+        let good = std::fs::read(&path).unwrap();
+        let bad_path = dir.path().join("bad.sst");
+        let (mut detected, mut harmless) = (0, 0);
+        for pos in 0..good.len() {
+            let mut bytes = good.clone();
+            bytes[pos] ^= 1 << rng.gen_range(0..8);
+            std::fs::write(&bad_path, &bytes).unwrap();
+            match check_table(&bad_path, &entries) {
+                Ok(()) => harmless += 1,
+                Err(Error::Corruption { file, .. }) => {
+                    assert_eq!(file, bad_path.display().to_string());
+                    detected += 1;
+                }
+                Err(e) => panic!("{c:?} byte {pos} seed {seed}: unexpected error {e:?}"),
+            }
+        }
+        println!(
+            "{c:?}: {} bytes, {detected} detected, {harmless} harmless",
+            good.len()
+        );
+        // Every byte is covered by a checksum.
+        assert_eq!(harmless, 0, "{c:?}");
+    }
+    // Truncations are corruption too.
+    let good = std::fs::read(dir.path().join("good.sst")).unwrap();
+    let bad_path = dir.path().join("bad.sst");
+    for len in [0, 10, good.len() / 2, good.len() - 1] {
+        std::fs::write(&bad_path, &good[..len]).unwrap();
+        assert!(check_table(&bad_path, &entries)
+            .unwrap_err()
+            .is_corruption());
+    }
+}
+
+/// Opens the table and checks every answer; the first error is returned.
+fn check_table(path: &Path, entries: &[(Vec<u8>, Vec<u8>)]) -> Result<(), Error> {
+    let t = open(path, None)?;
+    for (k, v) in entries {
+        let e = t.get(k, true)?;
+        // A damaged filter may only cause false positives, never negatives
+        // (the filter bytes are checksummed, so it is intact here).
+        let e = e.expect("stored key not found in a table that opened");
+        assert_eq!((e.ikey(), e.value()), (&k[..], &v[..]), "wrong answer");
+    }
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    for (k, v) in entries {
+        if !it.valid() {
+            it.status()?;
+            panic!("iteration ended early without error");
+        }
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]), "wrong entry");
+        it.next();
+    }
+    assert!(!it.valid());
+    it.status()
+}
+
+#[test]
+fn block_at_wrong_offset_or_from_other_file_fails_checksum() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries = model(500);
+    let o = TableOptions {
+        block_size: 256,
+        ..TableOptions::default()
+    };
+    let pa = dir.path().join("a.sst");
+    let pb = dir.path().join("b.sst");
+    build(&pa, &entries, o.clone());
+    build(&pb, &entries, o);
+    let a = std::fs::read(&pa).unwrap();
+    let b = std::fs::read(&pb).unwrap();
+    assert_eq!(a.len(), b.len());
+    // Same content, different checksum bases: data bytes equal, trailers differ.
+    let first_block_end = {
+        let t = open(&pa, None).unwrap();
+        let mut idx = BlockIterator::new(t.index_block().clone());
+        idx.seek_to_first();
+        let h = BlockHandle::decode_exact(idx.value()).unwrap();
+        assert_eq!(h.offset, 0);
+        (h.size + 5) as usize
+    };
+    assert_eq!(a[..first_block_end - 4], b[..first_block_end - 4]);
+    assert_ne!(
+        a[first_block_end - 4..first_block_end],
+        b[first_block_end - 4..first_block_end]
+    );
+
+    // Block 0 of file A spliced into file B at the same offset.
+    let mut spliced = b.clone();
+    spliced[..first_block_end].copy_from_slice(&a[..first_block_end]);
+    let ps = dir.path().join("spliced.sst");
+    std::fs::write(&ps, &spliced).unwrap();
+    let t = open(&ps, None).unwrap();
+    let err = t.get(&entries[0].0, true).err().unwrap();
+    match err {
+        Error::Corruption { offset, what, .. } => {
+            assert_eq!(offset, 0);
+            assert!(what.contains("checksum"), "{what}");
+        }
+        e => panic!("{e:?}"),
+    }
+
+    // The whole file shifted by 64 bytes: every handle now points at the
+    // wrong offset, which the checksums notice.
+    let mut shifted = vec![0u8; 64];
+    shifted.extend_from_slice(&a);
+    let psh = dir.path().join("shifted.sst");
+    std::fs::write(&psh, &shifted).unwrap();
+    assert!(open(&psh, None).unwrap_err().is_corruption());
+
+    // A data block copied (with its trailer) over the next block, and the
+    // index pointing at the copy's new offset: checksum mismatch.
+    let t = open(&pa, None).unwrap();
+    let mut idx = BlockIterator::new(t.index_block().clone());
+    idx.seek_to_first();
+    let h0 = BlockHandle::decode_exact(idx.value()).unwrap();
+    let moved = BlockHandle {
+        offset: h0.end_with_trailer(),
+        size: h0.size,
+    };
+    let mut copied = a.clone();
+    let n = first_block_end;
+    copied.copy_within(0..n, n);
+    let pc = dir.path().join("copied.sst");
+    std::fs::write(&pc, &copied).unwrap();
+    let tc = open(&pc, None).unwrap();
+    assert!(tc.data_block(moved, false).unwrap_err().is_corruption());
+    assert!(tc.data_block(h0, false).is_ok());
+}
+
+#[test]
+fn unknown_format_version_is_not_supported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.sst");
+    build(&path, &model(10), TableOptions::default());
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    let footer_start = n - format::FOOTER_LEN;
+    let mut f = format::Footer::decode(&bytes[footer_start..], "x", 0).unwrap();
+    f.format_version = 2;
+    let mut enc = Vec::new();
+    f.encode_to(&mut enc);
+    bytes[footer_start..].copy_from_slice(&enc);
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(matches!(open(&path, None), Err(Error::NotSupported(_))));
+}
+
+#[test]
+fn thread_safety_contracts() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<TableBuilder>();
+    send::<TableIterator>();
+    send::<BlockIterator>();
+    send_sync::<Table>();
+    send_sync::<Block>();
+    send_sync::<TableEntry>();
+}
+
+/// `sst/` must not depend on the engine above it.
+#[test]
+fn layering_sst_never_imports_engine_modules() {
+    let sources = [
+        include_str!("mod.rs"),
+        include_str!("block.rs"),
+        include_str!("block_builder.rs"),
+        include_str!("builder.rs"),
+        include_str!("compression.rs"),
+        include_str!("filter.rs"),
+        include_str!("format.rs"),
+        include_str!("properties.rs"),
+        include_str!("reader.rs"),
+        include_str!("table_iter.rs"),
+    ];
+    for src in sources {
+        for banned in ["version", "db", "memtable", "cache", "compaction", "flush"] {
+            let pat = format!("crate::{banned}::");
+            assert!(!src.contains(&pat), "sst/ uses {pat}");
+        }
+    }
+}

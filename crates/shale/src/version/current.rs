@@ -1,0 +1,110 @@
+//! The `CURRENT` file: names the live MANIFEST as `MANIFEST-NNNNNN\n`.
+//!
+//! Replaced atomically (docs/format/manifest.md, "CURRENT protocol"): write
+//! the new content to `NNNNNN.dbtmp` (NNNNNN = the MANIFEST's number), sync
+//! it, rename it over `CURRENT`, sync the directory. A crash at any point
+//! leaves either the old or the new `CURRENT`, never a partial one (rename is
+//! atomic; the temp file may be left behind and is obsolete).
+//!
+//! Stateless functions; callers serialize them (the DB mutex).
+
+use std::path::Path;
+
+use crate::base::FileNum;
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+
+use super::filename::{
+    manifest_file_name, parse_file_name, temp_file_name, FileType, CURRENT_FILE_NAME,
+};
+
+/// Points `dir/CURRENT` at `MANIFEST-<manifest_number>` (which must already
+/// be written and synced).
+pub(crate) fn set_current(fs: &dyn FileSystem, dir: &Path, manifest_number: FileNum) -> Result<()> {
+    let contents = format!("{}\n", manifest_file_name(manifest_number));
+    let tmp = dir.join(temp_file_name(manifest_number));
+    let written = (|| {
+        let mut f = fs.create(&tmp)?;
+        f.append(contents.as_bytes())?;
+        f.sync()?;
+        drop(f);
+        fs.rename(&tmp, &dir.join(CURRENT_FILE_NAME))
+    })();
+    if written.is_err() {
+        // Best effort: the temp file is obsolete either way.
+        let _ = fs.remove(&tmp);
+    }
+    written?;
+    fs.sync_dir(dir)
+}
+
+/// Reads `dir/CURRENT` and returns the number of the MANIFEST it names.
+/// Anything but exactly `MANIFEST-<digits>\n` is `Corruption` naming CURRENT.
+pub(crate) fn read_current(fs: &dyn FileSystem, dir: &Path) -> Result<FileNum> {
+    let path = dir.join(CURRENT_FILE_NAME);
+    let name = path.display().to_string();
+    let bytes = fs.read_all(&path)?;
+    let bad = |what: &str| Error::corruption(name.as_str(), 0, what);
+    if bytes.is_empty() {
+        return Err(bad("CURRENT is empty"));
+    }
+    let Some(body) = bytes.strip_suffix(b"\n") else {
+        return Err(bad("CURRENT does not end with a newline"));
+    };
+    let body = std::str::from_utf8(body).map_err(|_| bad("CURRENT is not UTF-8"))?;
+    match parse_file_name(body) {
+        Some((FileType::Manifest, n)) => Ok(n),
+        _ => Err(bad("CURRENT does not name a MANIFEST file")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::PosixFileSystem;
+
+    #[test]
+    fn set_then_read() {
+        let d = tempfile::tempdir().unwrap();
+        let fs = PosixFileSystem::default();
+        set_current(&fs, d.path(), 5).unwrap();
+        assert_eq!(
+            std::fs::read(d.path().join("CURRENT")).unwrap(),
+            b"MANIFEST-000005\n"
+        );
+        assert_eq!(read_current(&fs, d.path()).unwrap(), 5);
+        set_current(&fs, d.path(), 1_234_567).unwrap();
+        assert_eq!(read_current(&fs, d.path()).unwrap(), 1_234_567);
+        // No temp file is left behind.
+        let names = fs.list(d.path()).unwrap();
+        assert_eq!(names, vec!["CURRENT".to_string()]);
+    }
+
+    #[test]
+    fn malformed_current_is_corruption() {
+        let d = tempfile::tempdir().unwrap();
+        let fs = PosixFileSystem::default();
+        for bad in [
+            &b""[..],
+            b"\n",
+            b"MANIFEST-000001",
+            b"MANIFEST-000001\n\n",
+            b"MANIFEST-\n",
+            b"000001.sst\n",
+            b"garbage\n",
+            b"MANIFEST-00\xff01\n",
+        ] {
+            std::fs::write(d.path().join("CURRENT"), bad).unwrap();
+            match read_current(&fs, d.path()) {
+                Err(Error::Corruption { file, offset, what }) => {
+                    assert!(file.ends_with("CURRENT"), "{file}");
+                    assert_eq!(offset, 0);
+                    assert!(what.contains("CURRENT"));
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        std::fs::remove_file(d.path().join("CURRENT")).unwrap();
+        assert!(matches!(read_current(&fs, d.path()), Err(Error::Io { .. })));
+    }
+}

@@ -1,0 +1,649 @@
+//! `VersionEdit`: one MANIFEST record, the difference between two versions
+//! (files added and removed per level) plus counters.
+//!
+//! Encoding (docs/format/manifest.md): a sequence of `(varint32 tag, field)`.
+//! The first field of every edit is the format version. Tags whose value has
+//! bit 13 ([`tag::SAFE_IGNORE_MASK`]) set carry a length-prefixed value and are
+//! skipped by readers that do not know them; any other unknown tag is
+//! `Corruption`. New-file records end with a list of length-prefixed
+//! sub-fields with the same rule (bit 6 = safe to ignore).
+//!
+//! `decode` never panics on arbitrary bytes. Plain data, no thread-safety
+//! concerns.
+
+use crate::base::{compare_internal, FileNum, SeqNo, MAX_SEQNO, TRAILER_LEN};
+use crate::codec::{
+    get_length_prefixed, get_varint32, get_varint64, put_length_prefixed, put_varint32,
+    put_varint64,
+};
+use crate::error::{Error, Result};
+
+use super::file_meta::FileMeta;
+
+/// The edit encoding this build writes and the newest one it reads.
+pub(crate) const EDIT_FORMAT_VERSION: u32 = 1;
+
+/// Levels an edit may name; larger level numbers are corruption.
+pub(crate) const MAX_LEVELS_ON_DISK: usize = 64;
+
+/// Edit field tags.
+///
+/// FROZEN: these numbers are on disk. Never renumber or reuse one; add new
+/// tags with new numbers (and document them in docs/format/manifest.md).
+pub(crate) mod tag {
+    /// varint32 format version; always the first field.
+    pub(crate) const FORMAT_VERSION: u32 = 1;
+    /// Length-prefixed comparator name.
+    pub(crate) const COMPARATOR: u32 = 2;
+    /// varint64: WALs with a smaller number are no longer needed.
+    pub(crate) const LOG_NUMBER: u32 = 3;
+    /// varint64: the WAL of the memtable being flushed (legacy, kept for room).
+    pub(crate) const PREV_LOG_NUMBER: u32 = 4;
+    /// varint64: the next file number to hand out.
+    pub(crate) const NEXT_FILE_NUMBER: u32 = 5;
+    /// varint64: the last sequence number used.
+    pub(crate) const LAST_SEQUENCE: u32 = 6;
+    /// varint32: the column family the file changes apply to (0 = default).
+    pub(crate) const COLUMN_FAMILY: u32 = 7;
+    /// varint32 level, varint64 file number.
+    pub(crate) const DELETED_FILE: u32 = 8;
+    /// A new file (see `encode_new_file`).
+    pub(crate) const NEW_FILE: u32 = 9;
+    // Reserved, not yet written or read (unknown → Corruption until then):
+    // 10 column family add, 11 column family drop, 12 max column family,
+    // 13 min log number to keep, 14 atomic group, 15 blob file addition,
+    // 16 blob file garbage, 17 compact cursor.
+    /// Bit 13: the field's value is length-prefixed and may be ignored.
+    pub(crate) const SAFE_IGNORE_MASK: u32 = 1 << 13;
+    /// Length-prefixed DB id (safe to ignore).
+    pub(crate) const DB_ID: u32 = SAFE_IGNORE_MASK | 1;
+}
+
+/// Sub-field tags ending a `NEW_FILE` record. FROZEN like [`tag`].
+pub(crate) mod file_tag {
+    /// Ends the sub-field list.
+    pub(crate) const END: u32 = 0;
+    /// Bit 6: the sub-field may be ignored by readers that do not know it.
+    pub(crate) const SAFE_IGNORE_MASK: u32 = 1 << 6;
+    // Reserved: 65 file checksum, 66 unique id, 67 oldest blob file number,
+    // 68 creation time (all safe to ignore).
+}
+
+/// One MANIFEST record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct VersionEdit {
+    /// Name of the key comparator (checked on recovery).
+    pub comparator: Option<String>,
+    /// WALs numbered below this are obsolete.
+    pub log_number: Option<FileNum>,
+    /// Previous log number (0 when unused).
+    pub prev_log_number: Option<FileNum>,
+    /// Next file number to hand out.
+    pub next_file_number: Option<FileNum>,
+    /// Last sequence number used.
+    pub last_sequence: Option<SeqNo>,
+    /// Identity of the DB.
+    pub db_id: Option<String>,
+    /// Column family of the file changes (0 = default; only 0 is supported).
+    pub column_family: u32,
+    /// Files removed: (level, file number).
+    pub deleted_files: Vec<(usize, FileNum)>,
+    /// Files added: (level, metadata).
+    pub new_files: Vec<(usize, FileMeta)>,
+}
+
+impl VersionEdit {
+    /// Records that file `number` leaves `level`.
+    pub(crate) fn delete_file(&mut self, level: usize, number: FileNum) {
+        self.deleted_files.push((level, number));
+    }
+
+    /// Records that `meta` joins `level`.
+    pub(crate) fn add_file(&mut self, level: usize, meta: FileMeta) {
+        self.new_files.push((level, meta));
+    }
+
+    /// Numbers of the files this edit adds.
+    pub(crate) fn new_file_numbers(&self) -> Vec<FileNum> {
+        self.new_files.iter().map(|(_, f)| f.number).collect()
+    }
+
+    /// Appends the encoding of this edit to `dst`.
+    pub(crate) fn encode(&self, dst: &mut Vec<u8>) {
+        put_varint32(dst, tag::FORMAT_VERSION);
+        put_varint32(dst, EDIT_FORMAT_VERSION);
+        if self.column_family != 0 {
+            put_varint32(dst, tag::COLUMN_FAMILY);
+            put_varint32(dst, self.column_family);
+        }
+        if let Some(c) = &self.comparator {
+            put_varint32(dst, tag::COMPARATOR);
+            put_length_prefixed(dst, c.as_bytes());
+        }
+        let counters = [
+            (tag::LOG_NUMBER, self.log_number),
+            (tag::PREV_LOG_NUMBER, self.prev_log_number),
+            (tag::NEXT_FILE_NUMBER, self.next_file_number),
+            (tag::LAST_SEQUENCE, self.last_sequence),
+        ];
+        for (t, v) in counters {
+            if let Some(v) = v {
+                put_varint32(dst, t);
+                put_varint64(dst, v);
+            }
+        }
+        if let Some(id) = &self.db_id {
+            put_varint32(dst, tag::DB_ID);
+            put_length_prefixed(dst, id.as_bytes());
+        }
+        for &(level, number) in &self.deleted_files {
+            put_varint32(dst, tag::DELETED_FILE);
+            put_varint32(dst, level as u32);
+            put_varint64(dst, number);
+        }
+        for (level, f) in &self.new_files {
+            put_varint32(dst, tag::NEW_FILE);
+            encode_new_file(dst, *level, f);
+        }
+    }
+
+    /// Decodes one edit. `file` and `offset` (the record's offset in the
+    /// MANIFEST) go into `Corruption` errors. A format version newer than
+    /// [`EDIT_FORMAT_VERSION`] is `NotSupported`.
+    pub(crate) fn decode(src: &[u8], file: &str, offset: u64) -> Result<VersionEdit> {
+        let mut d = Decoder {
+            src,
+            total: src.len(),
+            file,
+            offset,
+        };
+        let mut e = VersionEdit::default();
+        match d.varint32("tag")? {
+            tag::FORMAT_VERSION => {}
+            t => return Err(d.err(format!("edit starts with tag {t}, not the format version"))),
+        }
+        let version = d.varint32("format version")?;
+        if version == 0 || version > EDIT_FORMAT_VERSION {
+            return Err(Error::NotSupported(format!(
+                "version edit format version {version} in {file} at offset {offset} \
+                 (this build reads versions 1..={EDIT_FORMAT_VERSION})"
+            )));
+        }
+        let mut seen_cf = false;
+        while !d.src.is_empty() {
+            let t = d.varint32("tag")?;
+            match t {
+                tag::FORMAT_VERSION => return Err(d.err("second format version field".into())),
+                tag::COMPARATOR => {
+                    let s = d.string("comparator name")?;
+                    d.set_once(&mut e.comparator, s, "comparator")?;
+                }
+                tag::LOG_NUMBER => {
+                    let v = d.varint64("log number")?;
+                    d.set_once(&mut e.log_number, v, "log number")?;
+                }
+                tag::PREV_LOG_NUMBER => {
+                    let v = d.varint64("prev log number")?;
+                    d.set_once(&mut e.prev_log_number, v, "prev log number")?;
+                }
+                tag::NEXT_FILE_NUMBER => {
+                    let v = d.varint64("next file number")?;
+                    d.set_once(&mut e.next_file_number, v, "next file number")?;
+                }
+                tag::LAST_SEQUENCE => {
+                    let v = d.varint64("last sequence")?;
+                    if v > MAX_SEQNO {
+                        return Err(d.err(format!("last sequence {v} exceeds 56 bits")));
+                    }
+                    d.set_once(&mut e.last_sequence, v, "last sequence")?;
+                }
+                tag::COLUMN_FAMILY => {
+                    if seen_cf {
+                        return Err(d.err("duplicate column family".into()));
+                    }
+                    seen_cf = true;
+                    e.column_family = d.varint32("column family")?;
+                }
+                tag::DB_ID => {
+                    let s = d.string("db id")?;
+                    d.set_once(&mut e.db_id, s, "db id")?;
+                }
+                tag::DELETED_FILE => {
+                    let level = d.level()?;
+                    let number = d.varint64("deleted file number")?;
+                    e.deleted_files.push((level, number));
+                }
+                tag::NEW_FILE => {
+                    let (level, f) = d.new_file()?;
+                    e.new_files.push((level, f));
+                }
+                t if t & tag::SAFE_IGNORE_MASK != 0 => {
+                    d.bytes("ignorable field")?;
+                }
+                t => return Err(d.err(format!("unknown tag {t}"))),
+            }
+        }
+        Ok(e)
+    }
+}
+
+/// Level, number, size, smallest, largest, seqs, counts, compression, then
+/// sub-fields ending with `file_tag::END`.
+fn encode_new_file(dst: &mut Vec<u8>, level: usize, f: &FileMeta) {
+    put_varint32(dst, level as u32);
+    put_varint64(dst, f.number);
+    put_varint64(dst, f.file_size);
+    put_length_prefixed(dst, &f.smallest);
+    put_length_prefixed(dst, &f.largest);
+    put_varint64(dst, f.smallest_seq);
+    put_varint64(dst, f.largest_seq);
+    put_varint64(dst, f.num_entries);
+    put_varint64(dst, f.num_deletions);
+    dst.push(f.compression);
+    put_varint32(dst, file_tag::END);
+}
+
+struct Decoder<'a> {
+    src: &'a [u8],
+    total: usize,
+    file: &'a str,
+    offset: u64,
+}
+
+impl<'a> Decoder<'a> {
+    fn err(&self, what: String) -> Error {
+        let pos = self.total - self.src.len();
+        Error::corruption(
+            self.file,
+            self.offset,
+            format!("version edit: {what} (at byte {pos} of the edit)"),
+        )
+    }
+
+    fn varint32(&mut self, what: &str) -> Result<u32> {
+        get_varint32(&mut self.src).ok_or_else(|| self.err(format!("bad or truncated {what}")))
+    }
+
+    fn varint64(&mut self, what: &str) -> Result<u64> {
+        get_varint64(&mut self.src).ok_or_else(|| self.err(format!("bad or truncated {what}")))
+    }
+
+    fn bytes(&mut self, what: &str) -> Result<&'a [u8]> {
+        get_length_prefixed(&mut self.src)
+            .ok_or_else(|| self.err(format!("bad or truncated {what}")))
+    }
+
+    fn string(&mut self, what: &str) -> Result<String> {
+        let b = self.bytes(what)?;
+        match std::str::from_utf8(b) {
+            Ok(s) => Ok(s.to_string()),
+            Err(_) => Err(self.err(format!("{what} is not UTF-8"))),
+        }
+    }
+
+    fn set_once<T>(&self, slot: &mut Option<T>, v: T, what: &str) -> Result<()> {
+        if slot.is_some() {
+            return Err(self.err(format!("duplicate {what}")));
+        }
+        *slot = Some(v);
+        Ok(())
+    }
+
+    fn level(&mut self) -> Result<usize> {
+        let level = self.varint32("level")? as usize;
+        if level >= MAX_LEVELS_ON_DISK {
+            return Err(self.err(format!("level {level} out of range")));
+        }
+        Ok(level)
+    }
+
+    fn internal_key(&mut self, what: &str) -> Result<Vec<u8>> {
+        let k = self.bytes(what)?;
+        if k.len() < TRAILER_LEN {
+            return Err(self.err(format!(
+                "{what} is {} bytes, shorter than an internal key",
+                k.len()
+            )));
+        }
+        Ok(k.to_vec())
+    }
+
+    fn new_file(&mut self) -> Result<(usize, FileMeta)> {
+        let level = self.level()?;
+        let number = self.varint64("file number")?;
+        let file_size = self.varint64("file size")?;
+        let smallest = self.internal_key("smallest key")?;
+        let largest = self.internal_key("largest key")?;
+        let smallest_seq = self.varint64("smallest seqno")?;
+        let largest_seq = self.varint64("largest seqno")?;
+        let num_entries = self.varint64("entry count")?;
+        let num_deletions = self.varint64("deletion count")?;
+        let Some((&compression, rest)) = self.src.split_first() else {
+            return Err(self.err("truncated compression type".into()));
+        };
+        self.src = rest;
+        loop {
+            match self.varint32("file sub-field tag")? {
+                file_tag::END => break,
+                t if t & file_tag::SAFE_IGNORE_MASK != 0 => {
+                    self.bytes("ignorable file sub-field")?;
+                }
+                t => {
+                    return Err(self.err(format!("unknown file sub-field tag {t} in file {number}")))
+                }
+            }
+        }
+        if compare_internal(&smallest, &largest).is_gt() {
+            return Err(self.err(format!("file {number}: smallest key > largest key")));
+        }
+        if smallest_seq > largest_seq || largest_seq > MAX_SEQNO {
+            return Err(self.err(format!(
+                "file {number}: bad seqno range {smallest_seq}..={largest_seq}"
+            )));
+        }
+        let f = FileMeta {
+            number,
+            file_size,
+            smallest,
+            largest,
+            smallest_seq,
+            largest_seq,
+            num_entries,
+            num_deletions,
+            compression,
+            ..Default::default()
+        };
+        Ok((level, f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::{make_internal_key, ValueKind};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    fn ikey(k: &[u8], seq: u64) -> Vec<u8> {
+        let mut v = Vec::new();
+        make_internal_key(&mut v, k, seq, ValueKind::Value as u8);
+        v
+    }
+
+    fn sample() -> VersionEdit {
+        let mut e = VersionEdit {
+            comparator: Some("leveldb.BytewiseComparator".into()),
+            log_number: Some(7),
+            prev_log_number: Some(0),
+            next_file_number: Some(12),
+            last_sequence: Some(1000),
+            db_id: Some("db-1".into()),
+            ..Default::default()
+        };
+        e.delete_file(1, 4);
+        e.add_file(
+            2,
+            FileMeta {
+                number: 9,
+                file_size: 4096,
+                smallest: ikey(b"a", 5),
+                largest: ikey(b"m", 900),
+                smallest_seq: 5,
+                largest_seq: 900,
+                num_entries: 10,
+                num_deletions: 2,
+                compression: 4,
+                ..Default::default()
+            },
+        );
+        e
+    }
+
+    fn random_edit(rng: &mut SmallRng) -> VersionEdit {
+        let mut e = VersionEdit::default();
+        let opt = |rng: &mut SmallRng| -> Option<u64> {
+            let shift = rng.gen_range(0..64);
+            rng.gen_bool(0.5)
+                .then(|| rng.gen_range(0..=u64::MAX >> shift))
+        };
+        e.log_number = opt(rng);
+        e.prev_log_number = opt(rng);
+        e.next_file_number = opt(rng);
+        e.last_sequence = opt(rng).map(|v| v & MAX_SEQNO);
+        if rng.gen_bool(0.3) {
+            e.comparator = Some("cmp".repeat(rng.gen_range(0..5)));
+        }
+        if rng.gen_bool(0.3) {
+            e.db_id = Some(format!("id-{}", rng.gen::<u32>()));
+        }
+        if rng.gen_bool(0.2) {
+            e.column_family = rng.gen_range(1..1000);
+        }
+        for _ in 0..rng.gen_range(0..4) {
+            e.delete_file(rng.gen_range(0..7), rng.gen());
+        }
+        for _ in 0..rng.gen_range(0..4) {
+            let a: u8 = rng.gen();
+            let b: u8 = rng.gen_range(a..=255);
+            let s1 = rng.gen_range(0..1000);
+            let s2 = rng.gen_range(s1..2000);
+            e.add_file(
+                rng.gen_range(0..7),
+                FileMeta {
+                    number: rng.gen(),
+                    file_size: rng.gen(),
+                    smallest: ikey(&[a, 1], s1),
+                    largest: ikey(&[b, 2], s2),
+                    smallest_seq: s1,
+                    largest_seq: s2,
+                    num_entries: rng.gen_range(0..1 << 40),
+                    num_deletions: rng.gen_range(0..100),
+                    compression: rng.gen(),
+                    ..Default::default()
+                },
+            );
+        }
+        e
+    }
+
+    fn enc(e: &VersionEdit) -> Vec<u8> {
+        let mut v = Vec::new();
+        e.encode(&mut v);
+        v
+    }
+
+    #[test]
+    fn roundtrip_sample_and_empty() {
+        assert_eq!(sample().new_file_numbers(), vec![9]);
+        for e in [sample(), VersionEdit::default()] {
+            let b = enc(&e);
+            assert_eq!(VersionEdit::decode(&b, "M", 0).unwrap(), e);
+        }
+    }
+
+    #[test]
+    fn encoding_is_frozen() {
+        // Golden bytes: if this changes, the on-disk format changed.
+        let mut e = VersionEdit {
+            log_number: Some(7),
+            next_file_number: Some(300),
+            ..Default::default()
+        };
+        e.delete_file(1, 4);
+        e.add_file(
+            0,
+            FileMeta {
+                number: 9,
+                file_size: 5,
+                smallest: ikey(b"a", 1),
+                largest: ikey(b"b", 2),
+                smallest_seq: 1,
+                largest_seq: 2,
+                num_entries: 2,
+                num_deletions: 0,
+                compression: 1,
+                ..Default::default()
+            },
+        );
+        let want: Vec<u8> = vec![
+            1, 1, // format version 1
+            3, 7, // log number 7
+            5, 0xac, 0x02, // next file number 300
+            8, 1, 4, // deleted file L1 #4
+            9, 0, 9, 5, // new file L0 #9 size 5
+            9, b'a', 1, 1, 0, 0, 0, 0, 0, 0, // smallest a@1
+            9, b'b', 1, 2, 0, 0, 0, 0, 0, 0, // largest b@2
+            1, 2, 2, 0, 1, 0, // seqs 1..2, 2 entries, 0 deletions, compression 1, end
+        ];
+        assert_eq!(enc(&e), want);
+        assert_eq!(VersionEdit::decode(&want, "M", 0).unwrap(), e);
+        let mut id = VersionEdit {
+            db_id: Some("x".into()),
+            ..Default::default()
+        };
+        id.column_family = 3;
+        let id_bytes = [1, 1, 7, 3, 0x81, 0x40, 1, b'x'];
+        assert_eq!(enc(&id), id_bytes);
+        assert_eq!(VersionEdit::decode(&id_bytes, "M", 0).unwrap(), id);
+    }
+
+    #[test]
+    fn randomized_roundtrip() {
+        let seed: u64 = rand::random();
+        println!("seed {seed}");
+        let mut rng = SmallRng::seed_from_u64(seed);
+        for _ in 0..2000 {
+            let e = random_edit(&mut rng);
+            let b = enc(&e);
+            assert_eq!(VersionEdit::decode(&b, "M", 0).unwrap(), e);
+        }
+    }
+
+    #[test]
+    fn truncation_is_detected_or_a_field_boundary() {
+        let seed: u64 = rand::random();
+        println!("seed {seed}");
+        let mut rng = SmallRng::seed_from_u64(seed);
+        for _ in 0..300 {
+            let b = enc(&random_edit(&mut rng));
+            for n in 0..b.len() {
+                // A prefix decodes only when it ends at a field boundary, and
+                // then it is exactly the edit of those fields.
+                if let Ok(e) = VersionEdit::decode(&b[..n], "M", 0) {
+                    assert_eq!(enc(&e), &b[..n]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_and_flipped_bytes_never_panic() {
+        let seed: u64 = rand::random();
+        println!("seed {seed}");
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut errors = 0;
+        for i in 0..20_000 {
+            let mut b = if i % 2 == 0 {
+                enc(&random_edit(&mut rng))
+            } else {
+                let n = rng.gen_range(0..64);
+                let mut v: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+                if rng.gen_bool(0.5) {
+                    v.splice(0..0, [1, 1]);
+                }
+                v
+            };
+            if !b.is_empty() {
+                for _ in 0..rng.gen_range(1..4) {
+                    let p = rng.gen_range(0..b.len());
+                    b[p] ^= 1 << rng.gen_range(0..8);
+                }
+            }
+            match VersionEdit::decode(&b, "MANIFEST-000003", 77) {
+                Ok(_) => {}
+                Err(Error::Corruption { file, offset, .. }) => {
+                    assert_eq!(file, "MANIFEST-000003");
+                    assert_eq!(offset, 77);
+                    errors += 1;
+                }
+                Err(Error::NotSupported(_)) => errors += 1,
+                Err(e) => panic!("unexpected error {e}"),
+            }
+        }
+        assert!(errors > 1000, "only {errors} errors");
+    }
+
+    fn corruption_what(b: &[u8]) -> String {
+        match VersionEdit::decode(b, "M", 5) {
+            Err(Error::Corruption { what, .. }) => what,
+            other => panic!("expected corruption, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn rejects_bad_fields() {
+        assert!(corruption_what(&[]).contains("tag"));
+        assert!(corruption_what(&[3, 7]).contains("not the format version"));
+        assert!(corruption_what(&[1, 1, 3, 7, 3, 8]).contains("duplicate log number"));
+        assert!(corruption_what(&[1, 1, 1, 1]).contains("second format version"));
+        assert!(corruption_what(&[1, 1, 42, 0]).contains("unknown tag 42"));
+        assert!(corruption_what(&[1, 1, 8, 64, 1]).contains("level 64"));
+        assert!(corruption_what(&[1, 1, 2, 2, 0xff, 0xfe]).contains("not UTF-8"));
+        assert!(
+            corruption_what(&[1, 1, 6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f])
+                .contains("56 bits")
+        );
+        // New file with a 3-byte smallest key.
+        assert!(corruption_what(&[1, 1, 9, 0, 1, 1, 3, 1, 2, 3])
+            .contains("shorter than an internal key"));
+        // smallest > largest.
+        let mut f = FileMeta {
+            number: 1,
+            smallest: ikey(b"z", 1),
+            largest: ikey(b"a", 1),
+            ..Default::default()
+        };
+        let mut e = VersionEdit::default();
+        e.add_file(0, f.clone());
+        assert!(corruption_what(&enc(&e)).contains("smallest key > largest key"));
+        f.smallest = ikey(b"a", 2);
+        f.smallest_seq = 5;
+        f.largest_seq = 4;
+        let mut e = VersionEdit::default();
+        e.add_file(0, f);
+        assert!(corruption_what(&enc(&e)).contains("bad seqno range"));
+        match VersionEdit::decode(&[1, 2], "M", 0) {
+            Err(Error::NotSupported(m)) => assert!(m.contains("format version 2"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            VersionEdit::decode(&[1, 0], "M", 0),
+            Err(Error::NotSupported(_))
+        ));
+    }
+
+    #[test]
+    fn safe_to_ignore_fields_are_skipped() {
+        let mut b = enc(&sample());
+        // An unknown top-level field with the safe-ignore bit.
+        put_varint32(&mut b, tag::SAFE_IGNORE_MASK | 77);
+        put_length_prefixed(&mut b, b"future");
+        assert_eq!(VersionEdit::decode(&b, "M", 0).unwrap(), sample());
+
+        // An unknown file sub-field with the safe-ignore bit, then one without.
+        let mut e = VersionEdit::default();
+        e.add_file(1, sample().new_files[0].1.clone());
+        let mut b = enc(&e);
+        assert_eq!(b.pop(), Some(file_tag::END as u8));
+        let mut ok = b.clone();
+        put_varint32(&mut ok, file_tag::SAFE_IGNORE_MASK | 3);
+        put_length_prefixed(&mut ok, b"checksum");
+        put_varint32(&mut ok, file_tag::END);
+        assert_eq!(VersionEdit::decode(&ok, "M", 0).unwrap(), e);
+        let mut bad = b;
+        put_varint32(&mut bad, 3);
+        put_length_prefixed(&mut bad, b"x");
+        put_varint32(&mut bad, file_tag::END);
+        assert!(corruption_what(&bad).contains("unknown file sub-field tag 3"));
+    }
+}

@@ -1,0 +1,194 @@
+//! `FileMeta`: what the MANIFEST records about one SST.
+//!
+//! Shared as `Arc<FileMeta>` between every `Version` that contains the file.
+//! Immutable after construction except for `being_compacted`, an atomic flag
+//! the compaction scheduler sets (under the DB mutex) while a job owns the
+//! file; it is not persisted.
+//!
+//! Invariants (checked when decoded from the MANIFEST): `smallest` and
+//! `largest` are internal keys (≥ 8 bytes) with `smallest ≤ largest` in
+//! internal-key order, and `smallest_seq ≤ largest_seq`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::base::{extract_user_key, FileNum, SeqNo};
+
+/// Metadata of one SST file.
+#[derive(Debug, Default)]
+pub(crate) struct FileMeta {
+    /// File number (`NNNNNN.sst`).
+    pub number: FileNum,
+    /// Size of the file in bytes.
+    pub file_size: u64,
+    /// Smallest internal key in the file.
+    pub smallest: Vec<u8>,
+    /// Largest internal key in the file.
+    pub largest: Vec<u8>,
+    /// Smallest sequence number of any entry.
+    pub smallest_seq: SeqNo,
+    /// Largest sequence number of any entry.
+    pub largest_seq: SeqNo,
+    /// Number of entries.
+    pub num_entries: u64,
+    /// Number of deletion entries.
+    pub num_deletions: u64,
+    /// Compression type of the data blocks (the `Compression` tag byte).
+    pub compression: u8,
+    /// Set while a compaction job has this file as an input. Not persisted.
+    pub being_compacted: AtomicBool,
+}
+
+impl FileMeta {
+    /// Metadata of a newly written file (compression 0 = none; set
+    /// `compression` afterwards when the blocks are compressed).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        number: FileNum,
+        file_size: u64,
+        smallest: Vec<u8>,
+        largest: Vec<u8>,
+        smallest_seq: SeqNo,
+        largest_seq: SeqNo,
+        num_entries: u64,
+        num_deletions: u64,
+    ) -> FileMeta {
+        debug_assert!(smallest_seq <= largest_seq);
+        FileMeta {
+            number,
+            file_size,
+            smallest,
+            largest,
+            smallest_seq,
+            largest_seq,
+            num_entries,
+            num_deletions,
+            ..Default::default()
+        }
+    }
+
+    /// A copy of the persisted fields, not being compacted (for an edit that
+    /// moves this file to another level).
+    pub(crate) fn clone_meta(&self) -> FileMeta {
+        self.clone()
+    }
+
+    /// The user key of `smallest`.
+    #[inline]
+    pub(crate) fn smallest_user_key(&self) -> &[u8] {
+        extract_user_key(&self.smallest)
+    }
+
+    /// The user key of `largest`.
+    #[inline]
+    pub(crate) fn largest_user_key(&self) -> &[u8] {
+        extract_user_key(&self.largest)
+    }
+
+    /// True while a compaction owns this file.
+    #[inline]
+    pub(crate) fn is_being_compacted(&self) -> bool {
+        self.being_compacted.load(Ordering::Acquire)
+    }
+
+    /// Marks or clears the file as a compaction input.
+    #[inline]
+    pub(crate) fn set_being_compacted(&self, v: bool) {
+        self.being_compacted.store(v, Ordering::Release);
+    }
+
+    /// True when the user-key range `[smallest_user_key, largest_user_key]`
+    /// of this file intersects `[lo, hi]` (`None` = unbounded).
+    #[inline]
+    pub(crate) fn overlaps_user_range(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
+        let after_hi = hi.is_some_and(|hi| self.smallest_user_key() > hi);
+        let before_lo = lo.is_some_and(|lo| self.largest_user_key() < lo);
+        !after_hi && !before_lo
+    }
+}
+
+/// Cloning copies the persisted fields; the clone is *not* being compacted
+/// (the flag belongs to one shared `Arc<FileMeta>`, e.g. a trivially moved
+/// file gets a fresh flag at its new level).
+impl Clone for FileMeta {
+    fn clone(&self) -> Self {
+        FileMeta {
+            number: self.number,
+            file_size: self.file_size,
+            smallest: self.smallest.clone(),
+            largest: self.largest.clone(),
+            smallest_seq: self.smallest_seq,
+            largest_seq: self.largest_seq,
+            num_entries: self.num_entries,
+            num_deletions: self.num_deletions,
+            compression: self.compression,
+            being_compacted: AtomicBool::new(false),
+        }
+    }
+}
+
+/// Equality of the persisted fields (ignores `being_compacted`).
+impl PartialEq for FileMeta {
+    fn eq(&self, o: &Self) -> bool {
+        self.number == o.number
+            && self.file_size == o.file_size
+            && self.smallest == o.smallest
+            && self.largest == o.largest
+            && self.smallest_seq == o.smallest_seq
+            && self.largest_seq == o.largest_seq
+            && self.num_entries == o.num_entries
+            && self.num_deletions == o.num_deletions
+            && self.compression == o.compression
+    }
+}
+
+impl Eq for FileMeta {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::{make_internal_key, ValueKind};
+
+    fn meta(n: u64, lo: &[u8], hi: &[u8]) -> FileMeta {
+        let mut smallest = Vec::new();
+        make_internal_key(&mut smallest, lo, 9, ValueKind::Value as u8);
+        let mut largest = Vec::new();
+        make_internal_key(&mut largest, hi, 3, ValueKind::Deletion as u8);
+        FileMeta {
+            number: n,
+            file_size: 100,
+            smallest,
+            largest,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn user_keys_and_overlap() {
+        let m = meta(1, b"c", b"f");
+        assert_eq!(m.smallest_user_key(), b"c");
+        assert_eq!(m.largest_user_key(), b"f");
+        assert!(m.overlaps_user_range(Some(b"a"), Some(b"c")));
+        assert!(m.overlaps_user_range(Some(b"f"), Some(b"z")));
+        assert!(m.overlaps_user_range(Some(b"d"), Some(b"e")));
+        assert!(m.overlaps_user_range(None, None));
+        assert!(m.overlaps_user_range(None, Some(b"c")));
+        assert!(!m.overlaps_user_range(None, Some(b"b")));
+        assert!(!m.overlaps_user_range(Some(b"g"), None));
+        assert!(!m.overlaps_user_range(Some(b"a"), Some(b"bz")));
+    }
+
+    #[test]
+    fn clone_resets_flag_and_eq_ignores_it() {
+        let m = meta(1, b"a", b"b");
+        let n = FileMeta::new(1, 100, m.smallest.clone(), m.largest.clone(), 0, 0, 0, 0);
+        assert_eq!(n, m);
+        m.set_being_compacted(true);
+        assert!(m.is_being_compacted());
+        let c = m.clone();
+        assert!(!c.is_being_compacted());
+        assert_eq!(c, m);
+        let mut d = m.clone();
+        d.num_entries = 5;
+        assert_ne!(d, m);
+    }
+}

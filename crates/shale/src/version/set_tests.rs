@@ -1,0 +1,622 @@
+//! Tests of `VersionSet`: create, log_and_apply, recover (clean, torn tail,
+//! corrupt), MANIFEST rolling, failure handling and live-file tracking.
+//! Uses real files in temp dirs (PosixFileSystem) and a fault-injecting
+//! wrapper around it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::*;
+use crate::fs::{FileLock, PosixFileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use crate::version::file_meta::FileMeta;
+use crate::version::filename::{parse_file_name, FileType};
+use crate::version::version::tests::file;
+
+const LEVELS: usize = 4;
+
+fn posix() -> Arc<dyn FileSystem> {
+    Arc::new(PosixFileSystem::default())
+}
+
+/// The persisted content of a version, level by level.
+fn shape(v: &Version) -> Vec<Vec<FileMeta>> {
+    (0..v.num_levels())
+        .map(|l| v.files(l).iter().map(|f| (**f).clone()).collect())
+        .collect()
+}
+
+fn manifests(dir: &Path) -> Vec<u64> {
+    let mut out: Vec<u64> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| parse_file_name(e.unwrap().file_name().to_str()?))
+        .filter(|(t, _)| *t == FileType::Manifest)
+        .map(|(_, n)| n)
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Adds one L0 file holding `[lo, hi]` and seqnos up to `seq` (like a flush).
+fn flush(vs: &mut VersionSet, lo: &[u8], hi: &[u8], seq: u64) -> u64 {
+    let n = vs.new_file_number();
+    let log = vs.new_file_number();
+    vs.set_last_sequence(seq + 10);
+    let mut e = VersionEdit {
+        log_number: Some(log),
+        ..Default::default()
+    };
+    e.add_file(0, file(n, lo, hi, seq));
+    vs.log_and_apply(&mut e).unwrap();
+    n
+}
+
+struct Expected {
+    shape: Vec<Vec<FileMeta>>,
+    last_sequence: u64,
+    log_number: u64,
+    next_file_number: u64,
+    db_id: String,
+}
+
+fn expected(vs: &VersionSet) -> Expected {
+    Expected {
+        shape: shape(&vs.current()),
+        last_sequence: vs.last_sequence(),
+        log_number: vs.log_number(),
+        next_file_number: vs.next_file_number(),
+        db_id: vs.db_id().to_string(),
+    }
+}
+
+fn assert_recovered(vs: &VersionSet, want: &Expected) {
+    assert_eq!(shape(&vs.current()), want.shape);
+    assert_eq!(vs.last_sequence(), want.last_sequence);
+    assert_eq!(vs.log_number(), want.log_number);
+    assert_eq!(vs.db_id(), want.db_id);
+    // Recovery rolled to MANIFEST-<next>, so the counter moved by one.
+    assert_eq!(vs.manifest_file_number(), want.next_file_number);
+    assert_eq!(vs.next_file_number(), want.next_file_number + 1);
+    assert_eq!(manifests(vs.dir()), vec![vs.manifest_file_number()]);
+    assert_eq!(
+        read_current(vs.fs.as_ref(), vs.dir()).unwrap(),
+        vs.manifest_file_number()
+    );
+}
+
+fn corruption(r: Result<VersionSet>) -> (String, u64, String) {
+    match r {
+        Err(Error::Corruption { file, offset, what }) => (file, offset, what),
+        Err(e) => panic!("expected corruption, got {e}"),
+        Ok(_) => panic!("expected corruption, got a VersionSet"),
+    }
+}
+
+#[test]
+fn create_writes_manifest_and_current() {
+    let d = tempfile::tempdir().unwrap();
+    let vs = VersionSet::create_new(posix(), d.path(), LEVELS, "id-1").unwrap();
+    assert_eq!(
+        std::fs::read(d.path().join("CURRENT")).unwrap(),
+        b"MANIFEST-000001\n"
+    );
+    assert_eq!(manifests(d.path()), vec![1]);
+    assert_eq!(vs.manifest_file_number(), 1);
+    assert_eq!(vs.next_file_number(), 2);
+    assert_eq!(vs.current().total_files(), 0);
+    assert_eq!(vs.num_levels(), LEVELS);
+    let want = expected(&vs);
+    drop(vs);
+    let vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+    assert_recovered(&vs, &want);
+    assert_eq!(vs.manifest_file_number(), 2);
+    assert_eq!(
+        std::fs::read(d.path().join("CURRENT")).unwrap(),
+        b"MANIFEST-000002\n"
+    );
+}
+
+#[test]
+fn log_and_apply_then_recover() {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "id-2").unwrap();
+    let a = flush(&mut vs, b"a", b"m", 100);
+    let b = flush(&mut vs, b"c", b"z", 200);
+    let c = flush(&mut vs, b"b", b"d", 300);
+    assert_eq!(
+        vs.current()
+            .files(0)
+            .iter()
+            .map(|f| f.number)
+            .collect::<Vec<_>>(),
+        vec![c, b, a]
+    );
+
+    // Compaction: L0 → two L1 files.
+    let (x, y) = (vs.new_file_number(), vs.new_file_number());
+    let mut e = VersionEdit::default();
+    for n in [a, b, c] {
+        e.delete_file(0, n);
+    }
+    e.add_file(1, file(x, b"a", b"k", 100));
+    e.add_file(1, file(y, b"l", b"z", 100));
+    vs.log_and_apply(&mut e).unwrap();
+    assert_eq!(e.next_file_number, Some(vs.next_file_number()), "filled in");
+    assert_eq!(e.last_sequence, Some(310));
+
+    // Trivial move of y to L2.
+    let mut mv = VersionEdit::default();
+    mv.delete_file(1, y);
+    mv.add_file(2, (**vs.current().file_by_number(1, y).unwrap()).clone());
+    vs.log_and_apply(&mut mv).unwrap();
+    flush(&mut vs, b"q", b"r", 400);
+    assert_eq!(
+        vs.current().level_summary(),
+        "files[1 1 1 0] bytes[1010 1008 1009 0]"
+    );
+
+    let mut want = expected(&vs);
+    drop(vs);
+    for _ in 0..3 {
+        // Each recovery rolls to a new MANIFEST that recovers the same state.
+        let vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+        assert_recovered(&vs, &want);
+        want.next_file_number = vs.next_file_number();
+    }
+}
+
+#[test]
+fn randomized_against_model_with_reopens_and_rolls() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "rnd").unwrap();
+    vs.set_max_manifest_size(rng.gen_range(100..3000));
+    // Model: number -> (level, lo, hi). L1+ files get a range unique to their
+    // number, so they never overlap.
+    let mut model: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut seq = 0;
+    for step in 0..150 {
+        let mut e = VersionEdit::default();
+        for (&n, &level) in &model {
+            if rng.gen_bool(0.15) {
+                e.delete_file(level, n);
+            }
+        }
+        for (_, n) in &e.deleted_files {
+            model.remove(n);
+        }
+        for _ in 0..rng.gen_range(0..3) {
+            let n = vs.new_file_number();
+            let level = rng.gen_range(0..LEVELS);
+            let k = format!("{n:08}");
+            seq += 10;
+            e.add_file(
+                level,
+                file(
+                    n,
+                    format!("{k}a").as_bytes(),
+                    format!("{k}z").as_bytes(),
+                    seq,
+                ),
+            );
+            model.insert(n, level);
+        }
+        vs.set_last_sequence(seq);
+        vs.log_and_apply(&mut e).unwrap();
+        if rng.gen_bool(0.1) {
+            let want = expected(&vs);
+            drop(vs);
+            vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+            assert_recovered(&vs, &want);
+            vs.set_max_manifest_size(rng.gen_range(100..3000));
+        }
+        let v = vs.current();
+        let got: BTreeMap<u64, usize> = (0..LEVELS)
+            .flat_map(|l| v.files(l).iter().map(move |f| (f.number, l)))
+            .collect();
+        assert_eq!(got, model, "step {step}");
+        assert_eq!(manifests(d.path()), vec![vs.manifest_file_number()]);
+    }
+}
+
+#[test]
+fn manifest_rolls_past_size_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "roll").unwrap();
+    vs.set_max_manifest_size(300);
+    let first = vs.manifest_file_number();
+    let mut rolls = 0;
+    let mut last = first;
+    for i in 0..40u64 {
+        flush(
+            &mut vs,
+            format!("k{i:03}").as_bytes(),
+            format!("k{i:03}z").as_bytes(),
+            i * 100,
+        );
+        assert!(vs.manifest_file_size() > 0);
+        if vs.manifest_file_number() != last {
+            rolls += 1;
+            last = vs.manifest_file_number();
+            assert_eq!(
+                manifests(d.path()),
+                vec![last],
+                "old MANIFEST deleted after roll"
+            );
+        }
+    }
+    assert!(rolls >= 3, "only {rolls} rolls");
+    let want = expected(&vs);
+    drop(vs);
+    let vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+    assert_recovered(&vs, &want);
+    assert_eq!(vs.current().num_files(0), 40);
+}
+
+/// Sets up a DB with `edits` flushes and returns (dir, state before the last
+/// flush, MANIFEST size before the last flush, MANIFEST name).
+fn db_with_flushes(edits: u64) -> (tempfile::TempDir, Expected, u64, String) {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "t").unwrap();
+    for i in 0..edits - 1 {
+        flush(
+            &mut vs,
+            format!("a{i}").as_bytes(),
+            format!("b{i}").as_bytes(),
+            i * 100,
+        );
+    }
+    let before = expected(&vs);
+    let size_before = vs.manifest_file_size();
+    flush(&mut vs, b"x", b"y", 9999);
+    let name = manifest_file_name(vs.manifest_file_number());
+    (d, before, size_before, name)
+}
+
+#[test]
+fn torn_manifest_tail_is_tolerated() {
+    let (d, before, size_before, name) = db_with_flushes(5);
+    let full = std::fs::read(d.path().join(&name)).unwrap();
+    let current = std::fs::read(d.path().join("CURRENT")).unwrap();
+    assert!(full.len() as u64 > size_before + 1);
+    for len in size_before..full.len() as u64 {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("CURRENT"), &current).unwrap();
+        std::fs::write(t.path().join(&name), &full[..len as usize]).unwrap();
+        let vs = VersionSet::recover(posix(), t.path(), LEVELS)
+            .unwrap_or_else(|e| panic!("truncated to {len}: {e}"));
+        // The last edit was lost; next_file_number comes from the last
+        // surviving edit.
+        assert_eq!(shape(&vs.current()), before.shape, "len {len}");
+        assert_eq!(vs.last_sequence(), before.last_sequence);
+        assert_eq!(vs.log_number(), before.log_number);
+        assert_eq!(manifests(t.path()), vec![vs.manifest_file_number()]);
+    }
+}
+
+#[test]
+fn flipped_byte_mid_manifest_is_corruption() {
+    let (d, _, _, name) = db_with_flushes(30);
+    let path = d.path().join(&name);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let pos = bytes.len() / 3;
+    bytes[pos] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let (file, offset, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    assert!(file.ends_with(&name), "{file}");
+    assert!(
+        offset <= pos as u64,
+        "offset {offset} after the damage at {pos}"
+    );
+    assert!(!what.is_empty());
+}
+
+#[test]
+fn corrupt_current_is_corruption() {
+    let d = tempfile::tempdir().unwrap();
+    drop(VersionSet::create_new(posix(), d.path(), LEVELS, "c").unwrap());
+    let cur = d.path().join("CURRENT");
+    for bad in [&b""[..], b"garbage", b"MANIFEST-000001", b"MANIFEST-x\n"] {
+        std::fs::write(&cur, bad).unwrap();
+        let (file, offset, _) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+        assert!(file.ends_with("CURRENT"), "{file}");
+        assert_eq!(offset, 0);
+    }
+    std::fs::write(&cur, b"MANIFEST-000099\n").unwrap();
+    let (file, _, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    assert!(
+        file.ends_with("CURRENT") && what.contains("MANIFEST-000099"),
+        "{file}: {what}"
+    );
+    // Intact again after restoring CURRENT.
+    std::fs::write(&cur, b"MANIFEST-000001\n").unwrap();
+    VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+}
+
+/// Writes MANIFEST-000001 holding `edits` and a CURRENT naming it.
+fn handmade_manifest(dir: &Path, edits: &[VersionEdit]) -> String {
+    let fs = posix();
+    let path = dir.join(manifest_file_name(1));
+    let mut w = LogWriter::new(fs.create(&path).unwrap(), 1);
+    for e in edits {
+        let mut rec = Vec::new();
+        e.encode(&mut rec);
+        w.add_record(&rec).unwrap();
+    }
+    w.sync().unwrap();
+    set_current(fs.as_ref(), dir, 1).unwrap();
+    path.display().to_string()
+}
+
+fn base_edit() -> VersionEdit {
+    VersionEdit {
+        comparator: Some(COMPARATOR_NAME.into()),
+        log_number: Some(3),
+        next_file_number: Some(5),
+        last_sequence: Some(77),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn recover_rejects_inconsistent_manifests() {
+    // Deleting a file that is not there: Corruption at the second record.
+    let d = tempfile::tempdir().unwrap();
+    let mut del = VersionEdit::default();
+    del.delete_file(1, 42);
+    let name = handmade_manifest(d.path(), &[base_edit(), del]);
+    let (file_name, offset, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    assert_eq!(file_name, name);
+    assert!(offset > 0, "second record");
+    assert!(what.contains("deletes file 42"), "{what}");
+
+    // Missing counters.
+    let d = tempfile::tempdir().unwrap();
+    handmade_manifest(
+        d.path(),
+        &[VersionEdit {
+            log_number: Some(1),
+            ..Default::default()
+        }],
+    );
+    let (_, _, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    assert!(what.contains("next file number"), "{what}");
+
+    // Another comparator.
+    let d = tempfile::tempdir().unwrap();
+    handmade_manifest(
+        d.path(),
+        &[VersionEdit {
+            comparator: Some("rev".into()),
+            ..base_edit()
+        }],
+    );
+    assert!(matches!(
+        VersionSet::recover(posix(), d.path(), LEVELS),
+        Err(Error::InvalidArgument(_))
+    ));
+
+    // More levels than we open with.
+    let d = tempfile::tempdir().unwrap();
+    let mut deep = base_edit();
+    deep.add_file(LEVELS, file(4, b"a", b"b", 1));
+    handmade_manifest(d.path(), &[deep]);
+    assert!(matches!(
+        VersionSet::recover(posix(), d.path(), LEVELS),
+        Err(Error::InvalidArgument(_))
+    ));
+
+    // Non-default column family.
+    let d = tempfile::tempdir().unwrap();
+    handmade_manifest(
+        d.path(),
+        &[VersionEdit {
+            column_family: 2,
+            ..base_edit()
+        }],
+    );
+    assert!(matches!(
+        VersionSet::recover(posix(), d.path(), LEVELS),
+        Err(Error::NotSupported(_))
+    ));
+}
+
+#[test]
+fn recover_never_reuses_a_used_file_number() {
+    let d = tempfile::tempdir().unwrap();
+    let mut e = base_edit(); // next_file_number 5 ...
+    e.add_file(2, file(9, b"a", b"b", 1)); // ... but file 9 exists
+    handmade_manifest(d.path(), &[e]);
+    let mut vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+    assert_eq!(vs.manifest_file_number(), 10);
+    assert_eq!(vs.new_file_number(), 11);
+    assert_eq!(vs.last_sequence(), 77);
+    assert_eq!(vs.log_number(), 3);
+}
+
+#[test]
+fn live_files_include_held_old_versions() {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "live").unwrap();
+    let a = flush(&mut vs, b"a", b"c", 10);
+    let b = flush(&mut vs, b"b", b"d", 20);
+    let held = vs.current();
+    let c = vs.new_file_number();
+    let mut e = VersionEdit::default();
+    e.delete_file(0, a);
+    e.delete_file(0, b);
+    e.add_file(1, file(c, b"a", b"d", 10));
+    vs.log_and_apply(&mut e).unwrap();
+    let unheld_file = flush(&mut vs, b"x", b"y", 30);
+    let mut e = VersionEdit::default();
+    e.delete_file(0, unheld_file);
+    vs.log_and_apply(&mut e).unwrap();
+
+    assert_eq!(vs.live_files(), HashSet::from([a, b, c]));
+    drop(held);
+    assert_eq!(vs.live_files(), HashSet::from([c]));
+    flush(&mut vs, b"p", b"q", 40);
+    assert!(
+        vs.older.len() <= 2,
+        "dead versions pruned: {}",
+        vs.older.len()
+    );
+}
+
+#[test]
+fn invalid_edit_is_rejected_without_writing() {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "inv").unwrap();
+    let size = vs.manifest_file_size();
+    let mut e = VersionEdit::default();
+    e.delete_file(0, 1234);
+    assert!(matches!(
+        vs.log_and_apply(&mut e),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mut e = VersionEdit {
+        log_number: Some(1000),
+        ..Default::default()
+    };
+    assert!(matches!(
+        vs.log_and_apply(&mut e),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mut e = VersionEdit {
+        column_family: 1,
+        ..Default::default()
+    };
+    assert!(matches!(
+        vs.log_and_apply(&mut e),
+        Err(Error::NotSupported(_))
+    ));
+    assert_eq!(vs.manifest_file_size(), size);
+}
+
+// ---- fault injection --------------------------------------------------------
+
+/// PosixFileSystem whose writable files fail `append`/`sync` while `fail` is set.
+struct FaultFs {
+    inner: PosixFileSystem,
+    fail: Arc<AtomicBool>,
+}
+
+struct FaultFile {
+    inner: Box<dyn WritableFile>,
+    fail: Arc<AtomicBool>,
+}
+
+impl FaultFile {
+    fn check(&self) -> Result<()> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(Error::io(
+                "injected",
+                std::io::Error::other("injected fault"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl WritableFile for FaultFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.check()?;
+        self.inner.append(data)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.check()?;
+        self.inner.flush()
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.check()?;
+        self.inner.sync()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl FileSystem for FaultFs {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        Ok(Box::new(FaultFile {
+            inner: self.inner.create(path)?,
+            fail: Arc::clone(&self.fail),
+        }))
+    }
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.inner.open_random(path)
+    }
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        self.inner.open_sequential(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> Result<()> {
+        self.inner.remove(path)
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.inner.sync_dir(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        self.inner.file_size(path)
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        self.inner.lock(path)
+    }
+}
+
+#[test]
+fn failed_manifest_write_does_not_install_and_next_call_rolls() {
+    let d = tempfile::tempdir().unwrap();
+    let fail = Arc::new(AtomicBool::new(false));
+    let fs: Arc<dyn FileSystem> = Arc::new(FaultFs {
+        inner: PosixFileSystem::default(),
+        fail: Arc::clone(&fail),
+    });
+    let mut vs = VersionSet::create_new(Arc::clone(&fs), d.path(), LEVELS, "f").unwrap();
+    let a = flush(&mut vs, b"a", b"b", 10);
+    let before = vs.current();
+    let manifest_before = vs.manifest_file_number();
+
+    fail.store(true, Ordering::SeqCst);
+    let lost = vs.new_file_number();
+    let mut e = VersionEdit::default();
+    e.add_file(0, file(lost, b"c", b"d", 20));
+    assert!(matches!(vs.log_and_apply(&mut e), Err(Error::Io { .. })));
+    assert!(Arc::ptr_eq(&before, &vs.current()), "not installed");
+
+    // Rolling while the disk still fails also fails and installs nothing.
+    let mut e = VersionEdit::default();
+    e.add_file(0, file(vs.new_file_number(), b"c", b"d", 20));
+    assert!(vs.log_and_apply(&mut e).is_err());
+    assert!(Arc::ptr_eq(&before, &vs.current()));
+
+    fail.store(false, Ordering::SeqCst);
+    let b = flush(&mut vs, b"e", b"f", 30);
+    assert_ne!(
+        vs.manifest_file_number(),
+        manifest_before,
+        "rolled after the failure"
+    );
+    let want = expected(&vs);
+    drop(vs);
+    let vs = VersionSet::recover(fs, d.path(), LEVELS).unwrap();
+    assert_recovered(&vs, &want);
+    let mut live: Vec<u64> = vs.live_files().into_iter().collect();
+    live.sort_unstable();
+    assert_eq!(live, vec![a, b]);
+}

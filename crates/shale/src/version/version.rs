@@ -1,0 +1,466 @@
+//! `Version`: the shape of the LSM tree at one point in time — which SSTs are
+//! on which level — and the key-range queries reads and compaction ask of it.
+//!
+//! Immutable once built and shared as `Arc<Version>`; readers hold an `Arc`
+//! for as long as they read the files it lists, which is how obsolete-file
+//! deletion knows what is still in use (see `VersionSet::live_files`).
+//!
+//! Invariants (checked by [`Version::check_invariants`], a `debug_assert!` on
+//! construction, and turned into `Corruption` by the builder):
+//! - L0 is ordered newest first: `largest_seq` descending, then file number
+//!   descending. L0 files may overlap.
+//! - Every level ≥ 1 is sorted by smallest internal key and its files are
+//!   disjoint: each file's largest internal key < the next file's smallest.
+//!   (Compaction does not split a user key across files of one level, so in
+//!   practice user-key ranges are disjoint too; [`Version::find_file`]
+//!   returns the first candidate.)
+//! - Every file has `smallest ≤ largest` and appears at most once.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::base::{compare_internal, FileNum};
+
+use super::file_meta::FileMeta;
+
+/// The files of every level at one point in time.
+#[derive(Debug)]
+pub(crate) struct Version {
+    levels: Vec<Vec<Arc<FileMeta>>>,
+}
+
+/// L0 order: newest first (largest seqno descending, then number descending).
+pub(crate) fn l0_order(a: &FileMeta, b: &FileMeta) -> Ordering {
+    b.largest_seq
+        .cmp(&a.largest_seq)
+        .then(b.number.cmp(&a.number))
+}
+
+/// L1+ order: by smallest internal key.
+pub(crate) fn level_order(a: &FileMeta, b: &FileMeta) -> Ordering {
+    compare_internal(&a.smallest, &b.smallest).then(a.number.cmp(&b.number))
+}
+
+impl Version {
+    /// A version with `num_levels` empty levels.
+    pub(crate) fn new_empty(num_levels: usize) -> Version {
+        Version {
+            levels: vec![Vec::new(); num_levels],
+        }
+    }
+
+    /// Wraps already-ordered levels. Requires the module invariants
+    /// (debug-asserted); the builder checks them for data read from disk.
+    pub(crate) fn from_levels(levels: Vec<Vec<Arc<FileMeta>>>) -> Version {
+        let v = Version { levels };
+        debug_assert_eq!(v.check_invariants(), Ok(()));
+        v
+    }
+
+    /// Wraps levels after checking the module invariants; `Err` describes the
+    /// first violation (used for data read from disk).
+    pub(crate) fn try_from_levels(
+        levels: Vec<Vec<Arc<FileMeta>>>,
+    ) -> std::result::Result<Version, String> {
+        let v = Version { levels };
+        v.check_invariants()?;
+        Ok(v)
+    }
+
+    /// Checks the module invariants; `Err` describes the first violation.
+    pub(crate) fn check_invariants(&self) -> std::result::Result<(), String> {
+        let mut seen = HashSet::new();
+        for (level, files) in self.levels.iter().enumerate() {
+            for f in files {
+                if compare_internal(&f.smallest, &f.largest).is_gt() {
+                    return Err(format!("file {} at L{level}: smallest > largest", f.number));
+                }
+                if !seen.insert(f.number) {
+                    return Err(format!("file {} appears twice", f.number));
+                }
+            }
+            for w in files.windows(2) {
+                let (a, b) = (&w[0], &w[1]);
+                if level == 0 {
+                    if l0_order(a, b).is_gt() {
+                        return Err(format!(
+                            "L0 files {} and {} not newest first",
+                            a.number, b.number
+                        ));
+                    }
+                } else if compare_internal(&a.largest, &b.smallest).is_ge() {
+                    return Err(format!(
+                        "L{level} files {} and {} overlap or are unsorted",
+                        a.number, b.number
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of levels.
+    #[inline]
+    pub(crate) fn num_levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The files of `level` (empty for a level beyond `num_levels`).
+    #[inline]
+    pub(crate) fn files(&self, level: usize) -> &[Arc<FileMeta>] {
+        self.levels.get(level).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Number of files on `level`.
+    #[inline]
+    pub(crate) fn num_files(&self, level: usize) -> usize {
+        self.files(level).len()
+    }
+
+    /// Number of files on each level.
+    pub(crate) fn files_per_level(&self) -> Vec<usize> {
+        self.levels.iter().map(Vec::len).collect()
+    }
+
+    /// Total size of the files on `level`.
+    pub(crate) fn level_bytes(&self, level: usize) -> u64 {
+        self.files(level).iter().map(|f| f.file_size).sum()
+    }
+
+    /// Number of files on all levels.
+    pub(crate) fn total_files(&self) -> usize {
+        self.levels.iter().map(Vec::len).sum()
+    }
+
+    /// Total size of the files on all levels.
+    pub(crate) fn total_bytes(&self) -> u64 {
+        (0..self.num_levels()).map(|l| self.level_bytes(l)).sum()
+    }
+
+    /// Adds the number of every file of this version to `out`.
+    pub(crate) fn live_file_numbers(&self, out: &mut HashSet<FileNum>) {
+        for files in &self.levels {
+            out.extend(files.iter().map(|f| f.number));
+        }
+    }
+
+    /// The file of `level` with this number, if any.
+    pub(crate) fn file_by_number(&self, level: usize, number: FileNum) -> Option<&Arc<FileMeta>> {
+        self.files(level).iter().find(|f| f.number == number)
+    }
+
+    /// Files of `level` whose user-key range intersects
+    /// `[smallest_user_key, largest_user_key]`. On L0 the range is widened to
+    /// the files found, repeatedly, so the result holds every L0 file that
+    /// overlaps any file in it (as LevelDB's `GetOverlappingInputs`).
+    pub(crate) fn overlapping_files(
+        &self,
+        level: usize,
+        smallest_user_key: &[u8],
+        largest_user_key: &[u8],
+    ) -> Vec<Arc<FileMeta>> {
+        self.overlapping_files_in_range(level, Some(smallest_user_key), Some(largest_user_key))
+    }
+
+    /// [`Version::overlapping_files`] with optional bounds (`None` =
+    /// unbounded on that side). L0 results are in L0 order, others by key.
+    pub(crate) fn overlapping_files_in_range<'a>(
+        &'a self,
+        level: usize,
+        mut lo: Option<&'a [u8]>,
+        mut hi: Option<&'a [u8]>,
+    ) -> Vec<Arc<FileMeta>> {
+        let files = self.files(level);
+        let mut out = Vec::new();
+        if level > 0 {
+            let start = files.partition_point(|f| lo.is_some_and(|lo| f.largest_user_key() < lo));
+            for f in files.get(start..).unwrap_or(&[]) {
+                if hi.is_some_and(|hi| f.smallest_user_key() > hi) {
+                    break;
+                }
+                out.push(Arc::clone(f));
+            }
+            return out;
+        }
+        let mut i = 0;
+        while let Some(f) = files.get(i) {
+            i += 1;
+            if !f.overlaps_user_range(lo, hi) {
+                continue;
+            }
+            if lo.is_some_and(|lo| f.smallest_user_key() < lo) {
+                lo = Some(f.smallest_user_key());
+                out.clear();
+                i = 0;
+            } else if hi.is_some_and(|hi| f.largest_user_key() > hi) {
+                hi = Some(f.largest_user_key());
+                out.clear();
+                i = 0;
+            } else {
+                out.push(Arc::clone(f));
+            }
+        }
+        out
+    }
+
+    /// For a level ≥ 1: the file whose user-key range contains `user_key`,
+    /// found by binary search on largest keys. `None` for L0 (search all L0
+    /// files instead) or when no file covers the key.
+    pub(crate) fn find_file(&self, level: usize, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
+        if level == 0 {
+            return None;
+        }
+        let files = self.files(level);
+        let i = files.partition_point(|f| f.largest_user_key() < user_key);
+        files.get(i).filter(|f| f.smallest_user_key() <= user_key)
+    }
+
+    /// For a level ≥ 1: the index of the first file whose largest internal
+    /// key is ≥ `ikey` (`num_files` when none), for seeks by internal key.
+    pub(crate) fn find_file_index(&self, level: usize, ikey: &[u8]) -> usize {
+        self.files(level)
+            .partition_point(|f| compare_internal(&f.largest, ikey).is_lt())
+    }
+
+    /// A one-line shape summary, e.g. `files[4 2 0] bytes[... ]`.
+    pub(crate) fn level_summary(&self) -> String {
+        let counts: Vec<String> = self.levels.iter().map(|l| l.len().to_string()).collect();
+        let bytes: Vec<String> = (0..self.num_levels())
+            .map(|l| self.level_bytes(l).to_string())
+            .collect();
+        format!("files[{}] bytes[{}]", counts.join(" "), bytes.join(" "))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::base::{make_internal_key, ValueKind};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    pub(crate) fn ikey(k: &[u8], seq: u64) -> Vec<u8> {
+        let mut v = Vec::new();
+        make_internal_key(&mut v, k, seq, ValueKind::Value as u8);
+        v
+    }
+
+    /// A file over user keys `[lo, hi]` with seqnos `[seq, seq + 10]`.
+    pub(crate) fn file(number: u64, lo: &[u8], hi: &[u8], seq: u64) -> FileMeta {
+        FileMeta {
+            number,
+            file_size: 1000 + number,
+            smallest: ikey(lo, seq + 10),
+            largest: ikey(hi, seq),
+            smallest_seq: seq,
+            largest_seq: seq + 10,
+            num_entries: 10,
+            ..Default::default()
+        }
+    }
+
+    fn key(n: u32) -> Vec<u8> {
+        format!("k{n:05}").into_bytes()
+    }
+
+    /// A random version: `l0` overlapping L0 files, and disjoint files on L1/L2.
+    fn random_version(rng: &mut SmallRng) -> Version {
+        let mut next = 1;
+        let mut l0: Vec<Arc<FileMeta>> = Vec::new();
+        for _ in 0..rng.gen_range(0..8) {
+            let a = rng.gen_range(0..1000);
+            let b = rng.gen_range(a..=(a + 300).min(999));
+            l0.push(Arc::new(file(
+                next,
+                &key(a),
+                &key(b),
+                rng.gen_range(0..5) * 100,
+            )));
+            next += 1;
+        }
+        l0.sort_by(|a, b| l0_order(a, b));
+        let mut levels = vec![l0];
+        for _ in 1..3 {
+            let mut bounds: Vec<u32> = (0..rng.gen_range(0..20) * 2)
+                .map(|_| rng.gen_range(0..1000))
+                .collect();
+            bounds.sort_unstable();
+            bounds.dedup();
+            let mut files = Vec::new();
+            for pair in bounds.chunks_exact(2) {
+                files.push(Arc::new(file(next, &key(pair[0]), &key(pair[1]), 1)));
+                next += 1;
+            }
+            levels.push(files);
+        }
+        Version::from_levels(levels)
+    }
+
+    fn model_overlapping(
+        v: &Version,
+        level: usize,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+    ) -> Vec<u64> {
+        let (mut lo, mut hi) = (lo.map(<[u8]>::to_vec), hi.map(<[u8]>::to_vec));
+        loop {
+            let hits: Vec<&Arc<FileMeta>> = v
+                .files(level)
+                .iter()
+                .filter(|f| f.overlaps_user_range(lo.as_deref(), hi.as_deref()))
+                .collect();
+            if level > 0 {
+                return hits.iter().map(|f| f.number).collect();
+            }
+            let mut changed = false;
+            for f in &hits {
+                if lo.as_deref().is_some_and(|l| f.smallest_user_key() < l) {
+                    lo = Some(f.smallest_user_key().to_vec());
+                    changed = true;
+                }
+                if hi.as_deref().is_some_and(|h| f.largest_user_key() > h) {
+                    hi = Some(f.largest_user_key().to_vec());
+                    changed = true;
+                }
+            }
+            if !changed {
+                return hits.iter().map(|f| f.number).collect();
+            }
+        }
+    }
+
+    #[test]
+    fn queries_match_brute_force() {
+        let seed: u64 = rand::random();
+        println!("seed {seed}");
+        let mut rng = SmallRng::seed_from_u64(seed);
+        for _ in 0..300 {
+            let v = random_version(&mut rng);
+            assert_eq!(v.check_invariants(), Ok(()));
+            for _ in 0..30 {
+                let a = rng.gen_range(0..1010);
+                let b = rng.gen_range(a..1010);
+                let (ka, kb) = (key(a), key(b));
+                let lo = rng.gen_bool(0.9).then_some(&ka[..]);
+                let hi = rng.gen_bool(0.9).then_some(&kb[..]);
+                for level in 0..3 {
+                    let got: Vec<u64> = v
+                        .overlapping_files_in_range(level, lo, hi)
+                        .iter()
+                        .map(|f| f.number)
+                        .collect();
+                    assert_eq!(
+                        got,
+                        model_overlapping(&v, level, lo, hi),
+                        "level {level} {a}..{b}"
+                    );
+                }
+                for level in 1..3 {
+                    let want = v
+                        .files(level)
+                        .iter()
+                        .find(|f| f.overlaps_user_range(Some(&ka), Some(&ka)));
+                    assert_eq!(
+                        v.find_file(level, &ka).map(|f| f.number),
+                        want.map(|f| f.number)
+                    );
+                    let probe = ikey(&ka, 5);
+                    let idx = v.find_file_index(level, &probe);
+                    let want_idx = v
+                        .files(level)
+                        .iter()
+                        .take_while(|f| compare_internal(&f.largest, &probe).is_lt())
+                        .count();
+                    assert_eq!(idx, want_idx);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn l0_expansion_example() {
+        // L0: a..c (newest), b..f, e..h, x..z. Asking for [a, b] pulls in the
+        // chain a..c → b..f → e..h but not x..z.
+        let mut l0 = vec![
+            Arc::new(file(4, b"a", b"c", 400)),
+            Arc::new(file(3, b"b", b"f", 300)),
+            Arc::new(file(2, b"e", b"h", 200)),
+            Arc::new(file(1, b"x", b"z", 100)),
+        ];
+        l0.sort_by(|a, b| l0_order(a, b));
+        let v = Version::from_levels(vec![l0, vec![], vec![]]);
+        let got: Vec<u64> = v
+            .overlapping_files(0, b"a", b"b")
+            .iter()
+            .map(|f| f.number)
+            .collect();
+        assert_eq!(got, vec![4, 3, 2]);
+        let got: Vec<u64> = v
+            .overlapping_files(0, b"i", b"w")
+            .iter()
+            .map(|f| f.number)
+            .collect();
+        assert!(got.is_empty());
+        assert_eq!(v.find_file(0, b"a"), None);
+    }
+
+    #[test]
+    fn counters_and_invariants() {
+        let v = Version::from_levels(vec![
+            vec![
+                Arc::new(file(5, b"a", b"z", 50)),
+                Arc::new(file(4, b"a", b"z", 40)),
+            ],
+            vec![
+                Arc::new(file(1, b"a", b"c", 1)),
+                Arc::new(file(2, b"d", b"f", 1)),
+            ],
+            vec![],
+        ]);
+        assert_eq!(v.num_levels(), 3);
+        assert_eq!(v.num_files(0), 2);
+        assert_eq!(v.num_files(7), 0);
+        assert_eq!(v.total_files(), 4);
+        assert_eq!(v.level_bytes(1), 1001 + 1002);
+        assert_eq!(v.total_bytes(), 1005 + 1004 + 1001 + 1002);
+        let mut live = HashSet::new();
+        v.live_file_numbers(&mut live);
+        assert_eq!(live, HashSet::from([1, 2, 4, 5]));
+        assert_eq!(v.file_by_number(1, 2).map(|f| f.number), Some(2));
+        assert!(v.file_by_number(0, 2).is_none());
+        assert_eq!(v.level_summary(), "files[2 2 0] bytes[2009 2003 0]");
+        assert_eq!(v.files_per_level(), vec![2, 2, 0]);
+
+        let overlapping = Version {
+            levels: vec![
+                vec![],
+                vec![
+                    Arc::new(file(1, b"a", b"e", 1)),
+                    Arc::new(file(2, b"d", b"f", 1)),
+                ],
+            ],
+        };
+        assert!(overlapping
+            .check_invariants()
+            .unwrap_err()
+            .contains("overlap"));
+        let l0_bad = Version {
+            levels: vec![vec![
+                Arc::new(file(1, b"a", b"e", 1)),
+                Arc::new(file(2, b"d", b"f", 50)),
+            ]],
+        };
+        assert!(l0_bad
+            .check_invariants()
+            .unwrap_err()
+            .contains("newest first"));
+        let dup = Version {
+            levels: vec![
+                vec![Arc::new(file(1, b"a", b"e", 1))],
+                vec![Arc::new(file(1, b"a", b"e", 1))],
+            ],
+        };
+        assert!(dup.check_invariants().unwrap_err().contains("twice"));
+    }
+}

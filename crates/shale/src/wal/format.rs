@@ -1,0 +1,132 @@
+//! The log format shared by the WAL and the MANIFEST: constants, record types
+//! and the file-bound checksum. Byte by byte in `docs/format/wal.md`.
+//!
+//! A log is a sequence of [`BLOCK_SIZE`] blocks. Each physical record is a
+//! [`HEADER_LEN`]-byte header (masked CRC32C: 4 bytes LE, payload length:
+//! 2 bytes LE, type: 1 byte) and the payload; a record never crosses a block
+//! boundary, so a logical record longer than the space left is split into
+//! FIRST, MIDDLE..., LAST fragments. A block tail shorter than a header is
+//! zero-filled. The checksum covers the type byte and the payload and is
+//! seeded with the log number, so a record copied from another log fails it.
+//!
+//! Pure functions and constants; no state.
+
+use crate::codec::{crc32c, crc32c_extend, mask_crc};
+
+/// Size of a log block.
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const BLOCK_SIZE: usize = 32 * 1024;
+
+/// Size of a physical record header: CRC (4) + length (2) + type (1).
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const HEADER_LEN: usize = 7;
+
+/// Largest payload of one physical record (a whole block minus its header).
+pub(crate) const MAX_FRAGMENT_LEN: usize = BLOCK_SIZE - HEADER_LEN;
+
+/// Physical record types.
+///
+/// FROZEN: on-disk (docs/format/wal.md). Never renumber. 0 is reserved for
+/// zero-filled (preallocated) space; 5 and above are unknown to this version
+/// and read as corruption.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum RecordType {
+    /// A whole logical record.
+    Full = 1,
+    /// First fragment of a logical record.
+    First = 2,
+    /// Interior fragment.
+    Middle = 3,
+    /// Last fragment.
+    Last = 4,
+}
+
+impl RecordType {
+    /// Decodes a type byte; `None` for 0 and unknown types.
+    #[inline]
+    pub(crate) fn from_u8(b: u8) -> Option<RecordType> {
+        Some(match b {
+            1 => RecordType::Full,
+            2 => RecordType::First,
+            3 => RecordType::Middle,
+            4 => RecordType::Last,
+            _ => return None,
+        })
+    }
+}
+
+/// Highest type byte the per-type CRC table covers.
+const MAX_TYPE: usize = RecordType::Last as usize;
+
+/// CRC32C of `log_number` (8 bytes LE) extended with each type byte
+/// `0..=MAX_TYPE`: the state a record's checksum starts from before its
+/// payload. Computed once per log so records need no allocation.
+#[derive(Debug, Clone)]
+pub(crate) struct CrcSeeds {
+    log_seed: u32,
+    by_type: [u32; MAX_TYPE + 1],
+}
+
+impl CrcSeeds {
+    /// Seeds for the log numbered `log_number`.
+    pub(crate) fn new(log_number: u64) -> Self {
+        let log_seed = crc32c(&log_number.to_le_bytes());
+        let mut by_type = [0u32; MAX_TYPE + 1];
+        for (t, slot) in by_type.iter_mut().enumerate() {
+            *slot = crc32c_extend(log_seed, &[t as u8]);
+        }
+        CrcSeeds { log_seed, by_type }
+    }
+
+    /// The masked checksum stored for a record of type byte `typ` with
+    /// `payload` (any type byte, known or not).
+    #[inline]
+    pub(crate) fn record_crc(&self, typ: u8, payload: &[u8]) -> u32 {
+        let seed = match self.by_type.get(typ as usize) {
+            Some(&s) => s,
+            None => crc32c_extend(self.log_seed, &[typ]),
+        };
+        mask_crc(crc32c_extend(seed, payload))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc_is_bound_to_the_log_number() {
+        let a = CrcSeeds::new(7);
+        let b = CrcSeeds::new(8);
+        let p = b"payload";
+        assert_ne!(a.record_crc(1, p), b.record_crc(1, p));
+        assert_ne!(a.record_crc(1, p), a.record_crc(2, p));
+        // Definition from docs/format/wal.md, computed the long way.
+        let mut all = 7u64.to_le_bytes().to_vec();
+        all.push(1);
+        all.extend_from_slice(p);
+        assert_eq!(a.record_crc(1, p), mask_crc(crc32c(&all)));
+        // Unknown type bytes use the same definition.
+        let mut all = 7u64.to_le_bytes().to_vec();
+        all.push(0x99);
+        assert_eq!(a.record_crc(0x99, b""), mask_crc(crc32c(&all)));
+    }
+
+    #[test]
+    fn types_are_frozen() {
+        assert_eq!(RecordType::Full as u8, 1);
+        assert_eq!(RecordType::First as u8, 2);
+        assert_eq!(RecordType::Middle as u8, 3);
+        assert_eq!(RecordType::Last as u8, 4);
+        for t in 1..=4u8 {
+            assert_eq!(RecordType::from_u8(t).map(|r| r as u8), Some(t));
+        }
+        assert_eq!(RecordType::from_u8(0), None);
+        assert_eq!(RecordType::from_u8(5), None);
+        assert_eq!(BLOCK_SIZE, 32768);
+        assert_eq!(HEADER_LEN, 7);
+    }
+}

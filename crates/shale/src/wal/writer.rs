@@ -1,0 +1,225 @@
+//! [`LogWriter`]: appends logical records to a log file (WAL or MANIFEST),
+//! fragmenting them across 32 KiB blocks (see `docs/format/wal.md`).
+//!
+//! Thread safety: `&mut self`; the DB serialises writers (the write-group
+//! leader owns the WAL writer). Durability: `add_record` only appends (the
+//! file may buffer in process); `flush` hands the bytes to the OS and `sync`
+//! makes them durable. Invariant: `block_offset` is the position inside the
+//! current block of the next byte appended. After any IO error the writer
+//! refuses further work (`Error::Poisoned`): a partially appended record must
+//! not be followed by more records.
+
+use super::format::{CrcSeeds, RecordType, BLOCK_SIZE, HEADER_LEN};
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+
+/// Zeros for a block tail too short for a header.
+const ZEROES: [u8; HEADER_LEN] = [0; HEADER_LEN];
+
+/// Writes records to one log file.
+pub(crate) struct LogWriter {
+    file: Box<dyn WritableFile>,
+    log_number: u64,
+    seeds: CrcSeeds,
+    /// Offset inside the current block of the next byte written.
+    block_offset: usize,
+    /// Set after an IO error; every later call fails.
+    failed: bool,
+}
+
+impl LogWriter {
+    /// Writes log `log_number` into `file`, which must be empty: records
+    /// start at a block boundary.
+    pub(crate) fn new(file: Box<dyn WritableFile>, log_number: u64) -> Self {
+        debug_assert!(file.is_empty(), "a log starts at a block boundary");
+        LogWriter {
+            block_offset: (file.len() % BLOCK_SIZE as u64) as usize,
+            file,
+            log_number,
+            seeds: CrcSeeds::new(log_number),
+            failed: false,
+        }
+    }
+
+    /// The log number the checksums are bound to.
+    pub(crate) fn log_number(&self) -> u64 {
+        self.log_number
+    }
+
+    /// Appends one logical record (of any length, including 0). Does not
+    /// flush: call [`LogWriter::flush`] or [`LogWriter::sync`].
+    pub(crate) fn add_record(&mut self, payload: &[u8]) -> Result<()> {
+        self.check()?;
+        let r = self.add_record_inner(payload);
+        self.latch(r)
+    }
+
+    fn add_record_inner(&mut self, payload: &[u8]) -> Result<()> {
+        let mut left = payload;
+        let mut begin = true;
+        loop {
+            let leftover = BLOCK_SIZE - self.block_offset;
+            if leftover < HEADER_LEN {
+                // Too small for a header: zero-fill and start a new block.
+                self.file.append(&ZEROES[..leftover])?;
+                self.block_offset = 0;
+            }
+            let avail = BLOCK_SIZE - self.block_offset - HEADER_LEN;
+            let n = left.len().min(avail);
+            let (frag, rest) = left.split_at(n);
+            let end = rest.is_empty();
+            let typ = match (begin, end) {
+                (true, true) => RecordType::Full,
+                (true, false) => RecordType::First,
+                (false, false) => RecordType::Middle,
+                (false, true) => RecordType::Last,
+            };
+            self.emit(typ, frag)?;
+            left = rest;
+            begin = false;
+            if end {
+                return Ok(());
+            }
+        }
+    }
+
+    fn emit(&mut self, typ: RecordType, frag: &[u8]) -> Result<()> {
+        debug_assert!(self.block_offset + HEADER_LEN + frag.len() <= BLOCK_SIZE);
+        let len = frag.len() as u16; // <= MAX_FRAGMENT_LEN < 65536
+        let crc = self.seeds.record_crc(typ as u8, frag);
+        let mut header = [0u8; HEADER_LEN];
+        header[..4].copy_from_slice(&crc.to_le_bytes());
+        header[4..6].copy_from_slice(&len.to_le_bytes());
+        header[6] = typ as u8;
+        self.file.append(&header)?;
+        self.file.append(frag)?;
+        self.block_offset += HEADER_LEN + frag.len();
+        Ok(())
+    }
+
+    /// Hands appended bytes to the OS (they survive a process crash).
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        self.check()?;
+        let r = self.file.flush();
+        self.latch(r)
+    }
+
+    /// Makes appended bytes durable (they survive power loss).
+    pub(crate) fn sync(&mut self) -> Result<()> {
+        self.check()?;
+        let r = self.file.sync();
+        self.latch(r)
+    }
+
+    /// Bytes written to the log so far (flushed or not).
+    pub(crate) fn file_size(&self) -> u64 {
+        self.file.len()
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::Poisoned(format!(
+                "log {} had an earlier write error",
+                self.log_number
+            )));
+        }
+        Ok(())
+    }
+
+    fn latch(&mut self, r: Result<()>) -> Result<()> {
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::format::MAX_FRAGMENT_LEN;
+    use super::super::test_util::{FailingFile, MemFile};
+    use super::*;
+
+    #[test]
+    fn header_bytes_of_a_small_record() {
+        let (file, bytes) = MemFile::new();
+        let mut w = LogWriter::new(Box::new(file), 42);
+        w.add_record(b"hello").unwrap();
+        w.add_record(b"").unwrap();
+        let b = bytes.lock().clone();
+        assert_eq!(b.len(), 2 * HEADER_LEN + 5);
+        assert_eq!(w.file_size(), b.len() as u64);
+        let crc = CrcSeeds::new(42).record_crc(1, b"hello");
+        assert_eq!(&b[..4], &crc.to_le_bytes());
+        assert_eq!(&b[4..7], &[5, 0, 1]);
+        assert_eq!(&b[7..12], b"hello");
+        let crc0 = CrcSeeds::new(42).record_crc(1, b"");
+        assert_eq!(&b[12..16], &crc0.to_le_bytes());
+        assert_eq!(&b[16..19], &[0, 0, 1]);
+    }
+
+    #[test]
+    fn golden_bytes_of_log_42() {
+        // The example in docs/format/wal.md.
+        let (file, bytes) = MemFile::new();
+        let mut w = LogWriter::new(Box::new(file), 42);
+        w.add_record(b"hello").unwrap();
+        let want = [
+            0xa3, 0xae, 0x4e, 0xbf, 5, 0, 1, b'h', b'e', b'l', b'l', b'o',
+        ];
+        assert_eq!(&bytes.lock()[..], &want[..]);
+    }
+
+    #[test]
+    fn fragments_and_pads() {
+        let (file, bytes) = MemFile::new();
+        let mut w = LogWriter::new(Box::new(file), 1);
+        // Leave 3 bytes in the first block: they are zero padding.
+        w.add_record(&vec![b'a'; BLOCK_SIZE - 3 - HEADER_LEN])
+            .unwrap();
+        w.add_record(&vec![b'b'; 2 * MAX_FRAGMENT_LEN + 10])
+            .unwrap();
+        let b = bytes.lock().clone();
+        assert_eq!(&b[BLOCK_SIZE - 3..BLOCK_SIZE], &[0, 0, 0]);
+        // FIRST fills block 2, MIDDLE fills block 3, LAST holds 10 bytes.
+        assert_eq!(b[BLOCK_SIZE + 6], RecordType::First as u8);
+        assert_eq!(
+            &b[BLOCK_SIZE + 4..BLOCK_SIZE + 6],
+            &(MAX_FRAGMENT_LEN as u16).to_le_bytes()
+        );
+        assert_eq!(b[2 * BLOCK_SIZE + 6], RecordType::Middle as u8);
+        assert_eq!(b[3 * BLOCK_SIZE + 6], RecordType::Last as u8);
+        assert_eq!(b.len(), 3 * BLOCK_SIZE + HEADER_LEN + 10);
+    }
+
+    #[test]
+    fn exactly_a_header_left_gives_an_empty_first_fragment() {
+        let (file, bytes) = MemFile::new();
+        let mut w = LogWriter::new(Box::new(file), 1);
+        w.add_record(&vec![1; BLOCK_SIZE - 2 * HEADER_LEN]).unwrap();
+        w.add_record(b"xyz").unwrap();
+        let b = bytes.lock().clone();
+        // Block 1 ends with an empty FIRST; the payload is in a LAST in block 2.
+        assert_eq!(
+            &b[BLOCK_SIZE - 3..BLOCK_SIZE],
+            &[0, 0, RecordType::First as u8]
+        );
+        assert_eq!(b[BLOCK_SIZE + 6], RecordType::Last as u8);
+    }
+
+    #[test]
+    fn io_error_poisons() {
+        let mut w = LogWriter::new(
+            Box::new(FailingFile {
+                fail_after: 10,
+                len: 0,
+            }),
+            3,
+        );
+        assert!(w.add_record(b"0123456789abcdef").is_err());
+        assert!(matches!(w.add_record(b"x"), Err(Error::Poisoned(_))));
+        assert!(matches!(w.sync(), Err(Error::Poisoned(_))));
+        assert!(matches!(w.flush(), Err(Error::Poisoned(_))));
+        assert_eq!(w.log_number(), 3);
+    }
+}
