@@ -260,7 +260,7 @@ impl Options {
 }
 
 /// Options for one read.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ReadOptions<'a> {
     /// Read as of this snapshot; default: the latest state.
     pub snapshot: Option<&'a crate::Snapshot>,
@@ -273,6 +273,12 @@ pub struct ReadOptions<'a> {
     pub iterate_lower_bound: Option<Vec<u8>>,
     /// Iterators: first user key not returned (exclusive).
     pub iterate_upper_bound: Option<Vec<u8>>,
+}
+
+impl Default for ReadOptions<'_> {
+    fn default() -> Self {
+        ReadOptions::new()
+    }
 }
 
 impl ReadOptions<'_> {
