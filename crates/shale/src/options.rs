@@ -127,10 +127,30 @@ pub struct Options {
     pub target_file_size_multiplier: u64,
     /// Background flush + compaction threads. Default 2.
     pub max_background_jobs: usize,
+    /// Most bytes one compaction may read, and the grandparent-overlap limit
+    /// at which compaction outputs are cut early and above which a file is
+    /// not trivially moved; 0 = 25 × `target_file_size_base` (RocksDB's
+    /// default). Larger values allow bigger, longer compactions.
+    pub max_compaction_bytes: u64,
+    /// Writes are delayed (at `delayed_write_rate`) once the estimated bytes
+    /// compaction must rewrite reach this; 0 disables. Default 64 GiB.
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Writes stop until compaction catches up once the estimated pending
+    /// compaction bytes reach this; 0 disables. Default 256 GiB.
+    pub hard_pending_compaction_bytes_limit: u64,
+    /// Write rate in bytes per second while writes are delayed (L0 slowdown
+    /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
+    /// protect reads and compaction; higher values let writes run ahead.
+    pub delayed_write_rate: u64,
     /// Block cache capacity in bytes; 0 disables the cache. Default 32 MiB.
     pub cache_size: usize,
     /// Block cache implementation. Default LRU.
     pub cache_type: CacheType,
+    /// Readahead of compaction input reads in bytes; 0 uses automatic
+    /// readahead. Default 2 MiB (RocksDB 8.6+).
+    pub compaction_readahead_size: usize,
+    /// Cap of automatic iterator readahead. Default 256 KiB.
+    pub max_auto_readahead_size: usize,
     /// File system used for every file operation. Default POSIX.
     pub fs: Arc<dyn FileSystem>,
 }
@@ -174,8 +194,14 @@ impl Default for Options {
             target_file_size_base: 64 << 20,
             target_file_size_multiplier: 1,
             max_background_jobs: 2,
+            max_compaction_bytes: 0,
+            soft_pending_compaction_bytes_limit: 64 << 30,
+            hard_pending_compaction_bytes_limit: 256 << 30,
+            delayed_write_rate: 16 << 20,
             cache_size: 32 << 20,
             cache_type: CacheType::Lru,
+            compaction_readahead_size: 2 << 20,
+            max_auto_readahead_size: 256 << 10,
             fs: crate::fs::default_fs(),
         }
     }
@@ -243,7 +269,28 @@ impl Options {
         if self.max_background_jobs == 0 {
             return bad("max_background_jobs must be > 0".into());
         }
+        if self.delayed_write_rate == 0 {
+            return bad("delayed_write_rate must be > 0".into());
+        }
+        if self.soft_pending_compaction_bytes_limit > 0
+            && self.hard_pending_compaction_bytes_limit > 0
+            && self.soft_pending_compaction_bytes_limit > self.hard_pending_compaction_bytes_limit
+        {
+            return bad(format!(
+                "soft_pending_compaction_bytes_limit ({}) > hard_pending_compaction_bytes_limit ({})",
+                self.soft_pending_compaction_bytes_limit, self.hard_pending_compaction_bytes_limit
+            ));
+        }
         Ok(())
+    }
+
+    /// `max_compaction_bytes` with 0 resolved to 25 × `target_file_size_base`.
+    pub(crate) fn max_compaction_bytes(&self) -> u64 {
+        if self.max_compaction_bytes == 0 {
+            self.target_file_size_base.saturating_mul(25)
+        } else {
+            self.max_compaction_bytes
+        }
     }
 
     /// Compression used for SSTs written to `level` (bottommost when
@@ -273,6 +320,9 @@ pub struct ReadOptions<'a> {
     pub iterate_lower_bound: Option<Vec<u8>>,
     /// Iterators: first user key not returned (exclusive).
     pub iterate_upper_bound: Option<Vec<u8>>,
+    /// Iterators: read this many bytes ahead on every table read; 0 (the
+    /// default) reads ahead automatically once a scan is sequential.
+    pub readahead_size: usize,
 }
 
 impl Default for ReadOptions<'_> {
@@ -290,6 +340,7 @@ impl ReadOptions<'_> {
             fill_cache: true,
             iterate_lower_bound: None,
             iterate_upper_bound: None,
+            readahead_size: 0,
         }
     }
 }
@@ -321,6 +372,18 @@ mod tests {
             ..Options::default()
         };
         assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
+        let o = Options {
+            soft_pending_compaction_bytes_limit: 10,
+            hard_pending_compaction_bytes_limit: 5,
+            ..Options::default()
+        };
+        assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
+        let o = Options {
+            delayed_write_rate: 0,
+            ..Options::default()
+        };
+        assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
+        assert_eq!(Options::default().max_compaction_bytes(), 25 * (64 << 20));
         assert!(Compression::parse("snappy").is_err());
         assert_eq!(Compression::parse("ZSTD").unwrap(), Compression::Zstd);
         let o = Options {

@@ -116,7 +116,9 @@ fn run_kills(kills: usize, sync: bool, seed: u64) {
             .env("SHALE_CRASH_DIR", dir.path())
             .env("SHALE_CRASH_SYNC", if sync { "1" } else { "0" })
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::File::create(dir.path().join("child.stderr")).unwrap(),
+            ))
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -133,7 +135,12 @@ fn run_kills(kills: usize, sync: bool, seed: u64) {
         });
         // Wait for the first ack (the child opened the DB), then a random time.
         let first = rx.recv_timeout(Duration::from_secs(30));
-        assert!(first.is_ok(), "round {round}: child produced no ack");
+        if first.is_err() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = std::fs::read_to_string(dir.path().join("child.stderr")).unwrap_or_default();
+            panic!("round {round}: child produced no ack; its stderr:\n{err}");
+        }
         let wait = Duration::from_millis(rng.gen_range(0..150));
         let t = Instant::now();
         while t.elapsed() < wait {

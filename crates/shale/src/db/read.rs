@@ -9,14 +9,14 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::base::{make_internal_key, parse_internal_key, SeqNo, ValueKind, KIND_FOR_SEEK};
+use crate::base::{make_internal_key, SeqNo, ValueKind, KIND_FOR_SEEK};
 use crate::error::{Error, Result};
 use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
-use crate::sst::TableEntry;
+use crate::sst::{PointEntry, ReadaheadPolicy};
 use crate::version::{FileMeta, Version};
 
 use super::db_iter::DbIterator;
@@ -28,7 +28,7 @@ const INLINE_CAP: usize = 128;
 enum Repr {
     Inline { len: u8, buf: [u8; INLINE_CAP] },
     Owned(Vec<u8>),
-    Table(TableEntry),
+    Table(PointEntry),
 }
 
 /// A value returned by a read. Small values and values from memtables are
@@ -206,23 +206,19 @@ fn get_from_table(
     fill_cache: bool,
 ) -> Result<Option<Option<PinnableValue>>> {
     let table = cache.get(f.number)?;
-    let Some(entry) = table.get(lookup, fill_cache)? else {
+    let Some(entry) = table.get_point(lookup, fill_cache)? else {
         return Ok(None);
     };
-    let Some(p) = parse_internal_key(entry.ikey()) else {
-        return Err(Error::corruption(
+    let (_, kind) = crate::base::unpack_trailer(entry.trailer);
+    match ValueKind::from_u8(kind) {
+        Some(ValueKind::Value) => Ok(Some(Some(PinnableValue(Repr::Table(entry))))),
+        Some(ValueKind::Deletion) => Ok(Some(None)),
+        Some(other) => Err(Error::NotSupported(format!("value kind {other:?}"))),
+        None => Err(Error::corruption(
             crate::version::filename::table_file_name(f.number),
             0,
-            "malformed internal key",
-        ));
-    };
-    if p.user_key != key {
-        return Ok(None);
-    }
-    match p.kind {
-        ValueKind::Value => Ok(Some(Some(PinnableValue(Repr::Table(entry))))),
-        ValueKind::Deletion => Ok(Some(None)),
-        other => Err(Error::NotSupported(format!("value kind {other:?}"))),
+            format!("unknown value kind {kind} for key {key:?}"),
+        )),
     }
 }
 
@@ -260,6 +256,7 @@ struct LevelTables {
     files: Vec<Arc<FileMeta>>,
     cache: Arc<TableCache>,
     fill_cache: bool,
+    readahead: ReadaheadPolicy,
 }
 
 impl LevelFiles for LevelTables {
@@ -273,7 +270,7 @@ impl LevelFiles for LevelTables {
 
     fn open(&self, i: usize) -> Result<Box<dyn InternalIterator>> {
         let t = self.cache.get(self.files[i].number)?;
-        Ok(Box::new(t.iter(self.fill_cache)))
+        Ok(Box::new(t.iter_with(self.fill_cache, self.readahead)))
     }
 }
 
@@ -284,6 +281,7 @@ pub(crate) fn internal_iterator(
     version: &Version,
     cache: &Arc<TableCache>,
     fill_cache: bool,
+    readahead: ReadaheadPolicy,
 ) -> Result<Box<dyn InternalIterator>> {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     children.push(Box::new(mem.iter()));
@@ -292,7 +290,7 @@ pub(crate) fn internal_iterator(
     }
     for f in version.files(0) {
         let t = cache.get(f.number)?;
-        children.push(Box::new(t.iter(fill_cache)));
+        children.push(Box::new(t.iter_with(fill_cache, readahead)));
     }
     for level in 1..version.num_levels() {
         let files = version.files(level);
@@ -303,9 +301,22 @@ pub(crate) fn internal_iterator(
             files: files.to_vec(),
             cache: Arc::clone(cache),
             fill_cache,
+            readahead,
         })));
     }
     Ok(Box::new(MergingIterator::new(children)))
+}
+
+/// Readahead for user iterators: fixed when the caller asked for a size,
+/// else automatic up to `max_auto_readahead_size`.
+pub(crate) fn readahead_policy(db: &DbInner, readahead_size: usize) -> ReadaheadPolicy {
+    if readahead_size > 0 {
+        ReadaheadPolicy::Fixed(readahead_size)
+    } else {
+        ReadaheadPolicy::Auto {
+            max: db.opts.max_auto_readahead_size,
+        }
+    }
 }
 
 pub(crate) fn new_iterator(db: &Arc<DbInner>, opts: &ReadOptions<'_>) -> DbIterator {
@@ -321,6 +332,7 @@ pub(crate) fn new_iterator_at(db: &Arc<DbInner>, opts: &ReadOptions<'_>, seq: Se
         &sv.version,
         &db.table_cache,
         opts.fill_cache,
+        readahead_policy(db, opts.readahead_size),
     ) {
         Ok(it) => it,
         Err(e) => Box::new(ErrorIterator(e)),

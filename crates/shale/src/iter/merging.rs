@@ -59,11 +59,6 @@ impl MergingIterator {
         }
     }
 
-    /// Number of children.
-    pub(crate) fn num_children(&self) -> usize {
-        self.children.len()
-    }
-
     /// Rebuilds the heap from every valid child, noting errors of invalid ones.
     fn rebuild(&mut self, dir: Direction) {
         self.dir = dir;

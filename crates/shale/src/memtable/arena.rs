@@ -124,6 +124,7 @@ impl Arena {
     }
 
     /// Bytes reserved from the allocator (all chunks, including free tails).
+    #[cfg(test)]
     pub(crate) fn allocated_bytes(&self) -> usize {
         self.state.lock().chunk_bytes
     }

@@ -144,12 +144,6 @@ impl MemTable {
         self.num_deletes.load(Ordering::Relaxed)
     }
 
-    /// True when nothing was added.
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
     /// Smallest seqno added, `None` while empty.
     pub(crate) fn first_seq(&self) -> Option<SeqNo> {
         let s = self.first_seq.load(Ordering::Relaxed);
@@ -187,6 +181,7 @@ pub(crate) struct MemTableIterator {
 
 impl MemTableIterator {
     /// The memtable iterated.
+    #[cfg(test)]
     pub(crate) fn memtable(&self) -> &Arc<MemTable> {
         self.inner.owner()
     }

@@ -244,12 +244,6 @@ impl SkipList {
         self.len.load(Ordering::Relaxed)
     }
 
-    /// True when no entry was inserted.
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Arena bytes in use (nodes and entries).
     #[inline]
     pub(crate) fn memory_usage(&self) -> usize {
@@ -526,6 +520,7 @@ impl<O: ListOwner> Iter<O> {
     }
 
     /// The owner.
+    #[cfg(test)]
     pub(crate) fn owner(&self) -> &O {
         &self.owner
     }
@@ -642,7 +637,7 @@ mod tests {
     #[test]
     fn empty_list() {
         let l = SkipList::new();
-        assert!(l.is_empty());
+        assert_eq!(l.len(), 0);
         let mut it = Iter::new(&l);
         it.seek_to_first();
         assert!(!it.valid());

@@ -128,6 +128,49 @@ impl Block {
     }
 }
 
+impl Block {
+    /// Point seek without an iterator: finds the first entry with internal
+    /// key >= `target`, materializing its key into `key` and returning its
+    /// value range; `Ok(None)` when every key is smaller. Borrows the block
+    /// (no reference-count traffic on the hot read path).
+    pub(crate) fn seek_point(
+        &self,
+        target: &[u8],
+        key: &mut Vec<u8>,
+    ) -> Result<Option<Range<usize>>> {
+        // Last restart point whose key is < target.
+        let (mut left, mut right) = (0usize, self.num_restarts - 1);
+        while left < right {
+            let mid = (left + right).div_ceil(2);
+            let p = self.restart_point(mid);
+            let k = match decode_entry(&self.data, p, self.restarts_offset) {
+                Some(e) if e.shared == 0 => self.data.get(e.unshared).unwrap_or(&[]),
+                _ => return Err(self.corruption(format!("bad restart entry #{mid} at byte {p}"))),
+            };
+            if compare_internal(k, target) == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
+        }
+        key.clear();
+        let mut p = self.restart_point(left);
+        while p < self.restarts_offset {
+            let e = match decode_entry(&self.data, p, self.restarts_offset) {
+                Some(e) if e.shared <= key.len() => e,
+                _ => return Err(self.corruption(format!("bad block entry at byte {p}"))),
+            };
+            key.truncate(e.shared);
+            key.extend_from_slice(self.data.get(e.unshared).unwrap_or(&[]));
+            if compare_internal(key, target) != Ordering::Less {
+                return Ok(Some(e.value));
+            }
+            p = e.value.end;
+        }
+        Ok(None)
+    }
+}
+
 /// One decoded entry header.
 struct Entry {
     shared: usize,

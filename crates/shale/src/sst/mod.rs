@@ -26,6 +26,7 @@ mod compression;
 mod filter;
 mod format;
 mod properties;
+mod readahead;
 mod reader;
 mod table_iter;
 #[cfg(test)]
@@ -41,8 +42,9 @@ pub(crate) use builder::{BuiltTable, TableBuilder};
 pub(crate) use format::{BlockHandle, FORMAT_VERSION, MAGIC};
 #[allow(unused_imports)]
 pub(crate) use properties::TableProperties;
+pub(crate) use readahead::{ReadaheadPolicy, MAX_AUTO_READAHEAD};
 #[allow(unused_imports)]
-pub(crate) use reader::{BlockCacheHook, BlockKind, Table, TableEntry, TableStats};
+pub(crate) use reader::{BlockCacheHook, BlockKind, PointEntry, Table, TableEntry, TableStats};
 #[allow(unused_imports)]
 pub(crate) use table_iter::TableIterator;
 

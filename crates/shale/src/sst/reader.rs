@@ -26,6 +26,7 @@ use crate::sst::compression::{decompress, TYPE_NONE};
 use crate::sst::filter::BloomFilter;
 use crate::sst::format::{verify_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use crate::sst::properties::TableProperties;
+use crate::sst::readahead::Readahead;
 use crate::sst::table_iter::TableIterator;
 use crate::sst::{METAINDEX_FILTER, METAINDEX_PROPERTIES};
 
@@ -97,6 +98,30 @@ impl TableEntry {
     }
 }
 
+thread_local! {
+    /// Key buffer reused by point lookups of this thread.
+    static KEY_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A point-lookup hit: the entry's `seqno << 8 | kind` and its value, a
+/// slice of the (cached) block.
+pub(crate) struct PointEntry {
+    block: Arc<Block>,
+    value_range: std::ops::Range<usize>,
+    /// `seqno << 8 | kind` of the entry.
+    pub trailer: u64,
+}
+
+impl PointEntry {
+    /// The value bytes.
+    pub(crate) fn value(&self) -> &[u8] {
+        self.block
+            .data()
+            .get(self.value_range.clone())
+            .unwrap_or(&[])
+    }
+}
+
 /// Reads verified blocks from one file.
 struct FileReader {
     file: Arc<dyn RandomAccessFile>,
@@ -112,7 +137,12 @@ impl FileReader {
     }
 
     /// Reads, verifies and decompresses the block at `h`.
-    fn read_block(&self, h: BlockHandle, stats: &TableStats) -> Result<Vec<u8>> {
+    fn read_block(
+        &self,
+        h: BlockHandle,
+        stats: &TableStats,
+        ra: Option<&mut Readahead>,
+    ) -> Result<Vec<u8>> {
         if h.end_with_trailer() > self.footer_offset || h.size > self.footer_offset {
             return Err(Error::corruption(
                 &*self.file_name,
@@ -125,8 +155,39 @@ impl FileReader {
         }
         let n = usize::try_from(h.size)
             .map_err(|_| self.corruption(h.offset, "block size does not fit in memory"))?;
-        let mut buf = vec![0u8; n + BLOCK_TRAILER_LEN];
-        self.file.read_exact_at(h.offset, &mut buf)?;
+        let total = n + BLOCK_TRAILER_LEN;
+        let mut buf = match ra {
+            Some(ra) => match ra.get(h.offset, total) {
+                Some(b) => {
+                    let b = b.to_vec();
+                    ra.note_buffered(h.offset, total);
+                    b
+                }
+                None => match ra.plan(h.offset, total) {
+                    Some(want) => {
+                        // Read ahead, but never past the data area.
+                        let avail = self.footer_offset.saturating_sub(h.offset);
+                        let len = (want as u64).min(avail).max(total as u64) as usize;
+                        let mut big = vec![0u8; len];
+                        self.file.read_exact_at(h.offset, &mut big)?;
+                        let b = big[..total].to_vec();
+                        ra.fill(h.offset, big);
+                        b
+                    }
+                    None => {
+                        let mut b = vec![0u8; total];
+                        self.file.read_exact_at(h.offset, &mut b)?;
+                        ra.reads += 1;
+                        b
+                    }
+                },
+            },
+            None => {
+                let mut b = vec![0u8; total];
+                self.file.read_exact_at(h.offset, &mut b)?;
+                b
+            }
+        };
         TableStats::bump(&stats.blocks_read, 1);
         TableStats::bump(&stats.bytes_read, buf.len() as u64);
         let ctype = verify_block(&buf, h.offset, self.checksum_base, &self.file_name)?;
@@ -144,7 +205,11 @@ impl FileReader {
     }
 
     fn read_block_parsed(&self, h: BlockHandle, stats: &TableStats) -> Result<Block> {
-        Block::new(self.read_block(h, stats)?, self.file_name.clone(), h.offset)
+        Block::new(
+            self.read_block(h, stats, None)?,
+            self.file_name.clone(),
+            h.offset,
+        )
     }
 }
 
@@ -229,7 +294,7 @@ impl Table {
         let index = Arc::new(r.read_block_parsed(footer.index, &stats)?);
         let filter = match filter_h {
             Some(h) => Some(BloomFilter::new(
-                r.read_block(h, &stats)?,
+                r.read_block(h, &stats, None)?,
                 &r.file_name,
                 h.offset,
             )?),
@@ -249,13 +314,24 @@ impl Table {
 
     /// The data block at `h`, from the cache or the file.
     pub(crate) fn data_block(&self, h: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        self.data_block_with(h, fill_cache, None)
+    }
+
+    /// Like `data_block`, reading through a scan's readahead buffer.
+    pub(crate) fn data_block_with(
+        &self,
+        h: BlockHandle,
+        fill_cache: bool,
+        ra: Option<&mut Readahead>,
+    ) -> Result<Arc<Block>> {
         if let Some(c) = &self.cache {
             if let Some(b) = c.lookup(self.file_number, h.offset) {
                 TableStats::bump(&self.stats.cache_hits, 1);
                 return Ok(b);
             }
         }
-        let b = Arc::new(self.r.read_block_parsed(h, &self.stats)?);
+        let data = self.r.read_block(h, &self.stats, ra)?;
+        let b = Arc::new(Block::new(data, self.r.file_name.clone(), h.offset)?);
         if fill_cache {
             if let Some(c) = &self.cache {
                 c.insert(self.file_number, h.offset, Arc::clone(&b), BlockKind::Data);
@@ -316,6 +392,44 @@ impl Table {
     /// `lookup_ikey` (filtered out, or past the block the index points to —
     /// that block's index key bounds every later entry's user key from
     /// below by something greater than the lookup's).
+    /// The newest entry of `lookup_ikey`'s user key at or below its
+    /// sequence number: `(trailer, value)` served from the block. `None`
+    /// when the table has no such entry. No allocation when the block is
+    /// cached.
+    pub(crate) fn get_point(
+        &self,
+        lookup_ikey: &[u8],
+        fill_cache: bool,
+    ) -> Result<Option<PointEntry>> {
+        debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
+        let user_key = extract_user_key(lookup_ikey);
+        if !self.may_contain(user_key) {
+            return Ok(None);
+        }
+        KEY_BUF.with(|buf| {
+            let mut key = buf.borrow_mut();
+            let Some(vr) = self.index.seek_point(lookup_ikey, &mut key)? else {
+                return Ok(None);
+            };
+            let hv = self.index.data().get(vr).unwrap_or(&[]);
+            let h = self.decode_handle(hv)?;
+            let block = self.data_block(h, fill_cache)?;
+            let Some(value_range) = block.seek_point(lookup_ikey, &mut key)? else {
+                return Ok(None);
+            };
+            if key.len() < TRAILER_LEN || extract_user_key(&key) != user_key {
+                return Ok(None);
+            }
+            let mut t = [0u8; 8];
+            t.copy_from_slice(&key[key.len() - TRAILER_LEN..]);
+            Ok(Some(PointEntry {
+                block,
+                value_range,
+                trailer: u64::from_le_bytes(t),
+            }))
+        })
+    }
+
     pub(crate) fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<TableEntry>> {
         debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
         if !self.may_contain(extract_user_key(lookup_ikey)) {
@@ -347,6 +461,15 @@ impl Table {
     /// A two-level iterator over the whole table.
     pub(crate) fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
         TableIterator::new(Arc::clone(self), fill_cache)
+    }
+
+    /// An iterator with an explicit readahead policy.
+    pub(crate) fn iter_with(
+        self: &Arc<Self>,
+        fill_cache: bool,
+        policy: crate::sst::ReadaheadPolicy,
+    ) -> TableIterator {
+        TableIterator::with_readahead(Arc::clone(self), fill_cache, policy)
     }
 
     /// Approximate file offset where `ikey` would be: the offset of the

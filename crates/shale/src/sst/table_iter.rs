@@ -17,6 +17,7 @@ use crate::base::compare_internal;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::sst::block::BlockIterator;
+use crate::sst::readahead::{Readahead, ReadaheadPolicy, MAX_AUTO_READAHEAD};
 use crate::sst::reader::Table;
 
 pub(crate) struct TableIterator {
@@ -26,11 +27,26 @@ pub(crate) struct TableIterator {
     data: Option<BlockIterator>,
     /// Offset of the block `data` iterates.
     data_offset: u64,
+    readahead: Readahead,
     err: Option<Error>,
 }
 
 impl TableIterator {
     pub(crate) fn new(table: Arc<Table>, fill_cache: bool) -> TableIterator {
+        TableIterator::with_readahead(
+            table,
+            fill_cache,
+            ReadaheadPolicy::Auto {
+                max: MAX_AUTO_READAHEAD,
+            },
+        )
+    }
+
+    pub(crate) fn with_readahead(
+        table: Arc<Table>,
+        fill_cache: bool,
+        policy: ReadaheadPolicy,
+    ) -> TableIterator {
         let index = BlockIterator::new(Arc::clone(table.index_block()));
         TableIterator {
             table,
@@ -38,8 +54,14 @@ impl TableIterator {
             index,
             data: None,
             data_offset: u64::MAX,
+            readahead: Readahead::new(policy),
             err: None,
         }
+    }
+
+    /// File reads this iterator issued for data blocks.
+    pub(crate) fn file_reads(&self) -> u64 {
+        self.readahead.reads
     }
 
     fn set_err(&mut self, e: Error) {
@@ -67,7 +89,10 @@ impl TableIterator {
         if self.data.is_some() && self.data_offset == h.offset {
             return;
         }
-        match self.table.data_block(h, self.fill_cache) {
+        match self
+            .table
+            .data_block_with(h, self.fill_cache, Some(&mut self.readahead))
+        {
             Ok(b) => {
                 let buf = self
                     .data

@@ -1,0 +1,168 @@
+//! Iterator readahead, checked by counting reads through the `fs` seam: a
+//! long scan with no block cache issues reads that grow from the block size
+//! to 8 KiB, doubling up to `max_auto_readahead_size`; `readahead_size` fixes
+//! the read size; point lookups never read ahead.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use shale::fs::{
+    FileLock, FileSystem, PosixFileSystem, RandomAccessFile, SequentialFile, WritableFile,
+};
+use shale::{Db, Options, ReadOptions};
+
+#[derive(Default)]
+struct Counters {
+    reads: AtomicU64,
+    sizes: Mutex<Vec<usize>>,
+}
+
+struct CountingFs {
+    inner: PosixFileSystem,
+    c: Arc<Counters>,
+}
+
+struct CountingFile {
+    inner: Arc<dyn RandomAccessFile>,
+    sst: bool,
+    c: Arc<Counters>,
+}
+
+impl RandomAccessFile for CountingFile {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> shale::Result<()> {
+        if self.sst {
+            self.c.reads.fetch_add(1, Ordering::Relaxed);
+            self.c.sizes.lock().unwrap().push(buf.len());
+        }
+        self.inner.read_exact_at(offset, buf)
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl FileSystem for CountingFs {
+    fn create(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
+        self.inner.create(path)
+    }
+    fn open_random(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
+        Ok(Arc::new(CountingFile {
+            inner: self.inner.open_random(path)?,
+            sst: path.extension().is_some_and(|e| e == "sst"),
+            c: Arc::clone(&self.c),
+        }))
+    }
+    fn open_sequential(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
+        self.inner.open_sequential(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> shale::Result<()> {
+        self.inner.remove(path)
+    }
+    fn list(&self, dir: &Path) -> shale::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> shale::Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
+        self.inner.sync_dir(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+    fn file_size(&self, path: &Path) -> shale::Result<u64> {
+        self.inner.file_size(path)
+    }
+    fn lock(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
+        self.inner.lock(path)
+    }
+}
+
+fn setup() -> (tempfile::TempDir, Db, Arc<Counters>) {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Arc::new(Counters::default());
+    let fs = Arc::new(CountingFs {
+        inner: PosixFileSystem::default(),
+        c: Arc::clone(&c),
+    });
+    let db = Db::open(
+        dir.path(),
+        Options {
+            create_if_missing: true,
+            cache_size: 0,
+            bloom_bits_per_key: 0,
+            fs,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    for i in 0..20_000u32 {
+        db.put(format!("key{i:08}").as_bytes(), &[b'v'; 100])
+            .unwrap();
+    }
+    db.flush().unwrap();
+    // Open the table (footer, index, filter reads) before counting.
+    assert!(db.get(b"key00000000").unwrap().is_some());
+    c.sizes.lock().unwrap().clear();
+    (dir, db, c)
+}
+
+fn scan(db: &Db, ro: &ReadOptions) -> usize {
+    let mut it = db.iter(ro);
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    n
+}
+
+#[test]
+fn auto_readahead_grows_to_the_cap() {
+    let (_dir, db, c) = setup();
+    c.reads.store(0, Ordering::Relaxed);
+    c.sizes.lock().unwrap().clear();
+    assert_eq!(scan(&db, &ReadOptions::new()), 20_000);
+    let sizes = c.sizes.lock().unwrap().clone();
+    let blocks = 20_000 * 120 / 4096; // about this many data blocks
+    assert!(
+        sizes.len() < blocks / 8,
+        "{} reads for ~{blocks} blocks",
+        sizes.len()
+    );
+    // First two reads are single blocks, then 8 KiB, 16 KiB, ... up to 256 KiB.
+    assert!(
+        sizes[0] <= 4096 + 200 && sizes[1] <= 4096 + 200,
+        "{sizes:?}"
+    );
+    assert_eq!(sizes[2], 8 * 1024, "{sizes:?}");
+    assert_eq!(sizes[3], 16 * 1024, "{sizes:?}");
+    assert_eq!(*sizes.iter().max().unwrap(), 256 * 1024, "{sizes:?}");
+}
+
+#[test]
+fn fixed_readahead_and_point_reads() {
+    let (_dir, db, c) = setup();
+    c.sizes.lock().unwrap().clear();
+    let mut ro = ReadOptions::new();
+    ro.readahead_size = 1 << 20;
+    assert_eq!(scan(&db, &ro), 20_000);
+    let sizes = c.sizes.lock().unwrap().clone();
+    assert_eq!(sizes[0], 1 << 20, "{sizes:?}");
+    assert!(sizes.len() <= 4, "{sizes:?}");
+    c.sizes.lock().unwrap().clear();
+    for i in (0..20_000u32).step_by(997) {
+        assert!(db.get(format!("key{i:08}").as_bytes()).unwrap().is_some());
+    }
+    let sizes = c.sizes.lock().unwrap().clone();
+    assert!(
+        sizes.iter().all(|&s| s < 8192),
+        "point reads read ahead: {sizes:?}"
+    );
+}
