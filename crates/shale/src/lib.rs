@@ -13,6 +13,9 @@ mod compaction;
 mod db;
 mod error;
 pub mod fs;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzz_api;
 mod iter;
 mod memtable;
 mod options;

@@ -38,28 +38,55 @@ fn create_if_missing_and_error_if_exists() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     for want in ["CURRENT", "LOCK", "LOG"] {
-        assert!(names.iter().any(|n| n == want), "missing {want} in {names:?}");
+        assert!(
+            names.iter().any(|n| n == want),
+            "missing {want} in {names:?}"
+        );
     }
-    assert!(names.iter().any(|n| n.starts_with("MANIFEST-")), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("MANIFEST-")),
+        "{names:?}"
+    );
     assert!(names.iter().any(|n| n.starts_with("OPTIONS-")), "{names:?}");
-    assert!(names.iter().any(|n| n.ends_with(".log") && n.len() == 10), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with(".log") && n.len() == 10),
+        "{names:?}"
+    );
 }
 
 #[test]
 fn invalid_options_fail_at_open() {
     let dir = tempfile::tempdir().unwrap();
     let cases = vec![
-        Options { write_buffer_size: 0, ..opts() },
-        Options { max_bytes_for_level_multiplier: 1.0, ..opts() },
-        Options { level0_stop_writes_trigger: 1, ..opts() },
-        Options { block_restart_interval: 0, ..opts() },
-        Options { compression_per_level: vec![], ..opts() },
+        Options {
+            write_buffer_size: 0,
+            ..opts()
+        },
+        Options {
+            max_bytes_for_level_multiplier: 1.0,
+            ..opts()
+        },
+        Options {
+            level0_stop_writes_trigger: 1,
+            ..opts()
+        },
+        Options {
+            block_restart_interval: 0,
+            ..opts()
+        },
+        Options {
+            compression_per_level: vec![],
+            ..opts()
+        },
     ];
     for o in cases {
         let e = Db::open(dir.path(), o).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     }
-    assert!(matches!(Compression::parse("snappy"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        Compression::parse("snappy"),
+        Err(Error::InvalidArgument(_))
+    ));
 }
 
 #[test]
@@ -71,7 +98,10 @@ fn second_open_in_process_is_locked_and_drop_releases() {
     let clone = db.clone();
     drop(db);
     // A clone still holds the DB.
-    assert!(matches!(Db::open(dir.path(), opts()), Err(Error::Locked(_))));
+    assert!(matches!(
+        Db::open(dir.path(), opts()),
+        Err(Error::Locked(_))
+    ));
     clone.put(b"k", b"v").unwrap();
     drop(clone);
     let db = Db::open(dir.path(), opts()).unwrap();
@@ -126,7 +156,10 @@ fn multi_get_snapshot_and_pinned_values() {
         .into_iter()
         .map(|r| r.unwrap().map(|v| v.to_vec()))
         .collect();
-    assert_eq!(got, vec![Some(b"3".to_vec()), None, None, Some(big.clone())]);
+    assert_eq!(
+        got,
+        vec![Some(b"3".to_vec()), None, None, Some(big.clone())]
+    );
     let mut ro = ReadOptions::new();
     ro.snapshot = Some(&snap);
     let got: Vec<Option<Vec<u8>>> = db
@@ -134,7 +167,10 @@ fn multi_get_snapshot_and_pinned_values() {
         .into_iter()
         .map(|r| r.unwrap().map(|v| v.to_vec()))
         .collect();
-    assert_eq!(got, vec![Some(b"2".to_vec()), Some(b"1".to_vec()), None, Some(big)]);
+    assert_eq!(
+        got,
+        vec![Some(b"2".to_vec()), Some(b"1".to_vec()), None, Some(big)]
+    );
     assert_eq!(db.property("shale.num-snapshots").as_deref(), Some("1"));
     drop(snap);
     assert_eq!(db.property("shale.num-snapshots").as_deref(), Some("0"));
@@ -149,14 +185,29 @@ fn write_options_and_batches() {
     b.put(b"y", b"2");
     b.delete(b"x");
     assert_eq!(b.len(), 3);
-    db.write(b, &WriteOptions { sync: true, disable_wal: false }).unwrap();
+    db.write(
+        b,
+        &WriteOptions {
+            sync: true,
+            disable_wal: false,
+        },
+    )
+    .unwrap();
     let mut b = WriteBatch::new();
     b.put(b"nowal", b"v");
-    db.write(b, &WriteOptions { sync: false, disable_wal: true }).unwrap();
+    db.write(
+        b,
+        &WriteOptions {
+            sync: false,
+            disable_wal: true,
+        },
+    )
+    .unwrap();
     assert!(db.get(b"x").unwrap().is_none());
     assert_eq!(db.get(b"y").unwrap().as_deref(), Some(&b"2"[..]));
     assert_eq!(db.get(b"nowal").unwrap().as_deref(), Some(&b"v"[..]));
-    db.write(WriteBatch::new(), &WriteOptions::default()).unwrap();
+    db.write(WriteBatch::new(), &WriteOptions::default())
+        .unwrap();
     db.close().unwrap();
     let db = Db::open(dir.path(), opts()).unwrap();
     assert_eq!(db.get(b"y").unwrap().as_deref(), Some(&b"2"[..]));
@@ -170,14 +221,51 @@ fn properties_exist() {
         db.put(&i.to_be_bytes(), b"value").unwrap();
     }
     db.flush().unwrap();
-    assert_eq!(db.property("shale.num-files-at-level0").as_deref(), Some("1"));
-    assert_eq!(db.property("rocksdb.num-files-at-level0").as_deref(), Some("1"));
+    assert_eq!(
+        db.property("shale.num-files-at-level0").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        db.property("rocksdb.num-files-at-level0").as_deref(),
+        Some("1")
+    );
     let stats = db.property("shale.stats").unwrap();
-    assert!(stats.contains("** Compaction Stats [default] **"), "{stats}");
-    assert!(stats.contains("Cumulative writes: 1000 writes, 1000 keys"), "{stats}");
-    assert!(db.property("shale.levelstats").unwrap().starts_with("Level Files Size(MB)"));
+    assert!(
+        stats.contains("** Compaction Stats [default] **"),
+        "{stats}"
+    );
+    assert!(
+        stats.contains("Cumulative writes: 1000 writes, 1000 keys"),
+        "{stats}"
+    );
+    assert!(db
+        .property("shale.levelstats")
+        .unwrap()
+        .starts_with("Level Files Size(MB)"));
     assert!(db.property("shale.no-such-property").is_none());
     assert_eq!(db.property("shale.background-errors").as_deref(), Some("0"));
+    // Cache and filter counters move with reads.
+    let num = |name: &str| db.property(name).unwrap().parse::<u64>().unwrap();
+    let misses0 = num("shale.block-cache-misses");
+    for i in 0..1000u32 {
+        assert!(db.get(&i.to_be_bytes()).unwrap().is_some());
+    }
+    assert!(num("shale.block-cache-misses") > misses0);
+    assert!(num("shale.block-cache-hits") > 0);
+    assert!(num("shale.block-cache-usage") > 0);
+    assert!(num("shale.block-cache-usage") <= num("shale.block-cache-capacity"));
+    for i in 0..999u32 {
+        // Between two stored keys: inside the table's range, not in it.
+        let mut k = i.to_be_bytes().to_vec();
+        k.push(0);
+        assert!(db.get(&k).unwrap().is_none());
+    }
+    assert!(
+        num("shale.bloom-useful") > 900,
+        "{}",
+        num("shale.bloom-useful")
+    );
+    assert!(num("shale.block-reads") > 0);
     let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
     assert!(log.contains("EVENT_LOG_v1 {\"time_micros\""), "{log}");
     assert!(log.contains("\"event\": \"flush_finished\""), "{log}");

@@ -130,6 +130,13 @@ impl WriteBatch {
         decode_fixed64(&self.rep).unwrap_or(0)
     }
 
+    /// True when every entry's sequence number fits in 56 bits.
+    pub(crate) fn sequence_fits(&self) -> bool {
+        self.sequence()
+            .checked_add(u64::from(self.count()))
+            .is_some_and(|end| end <= crate::base::MAX_SEQNO + 1)
+    }
+
     /// Sets the sequence number of the first entry (done by the write leader).
     pub(crate) fn set_sequence(&mut self, seq: SeqNo) {
         debug_assert!(seq <= MAX_SEQNO);
@@ -207,6 +214,17 @@ impl WriteBatch {
     /// `Corruption` naming `file` and `offset` (the WAL record holding the
     /// batch), with the position inside the batch in the message.
     pub(crate) fn validate(&self, file: &str, offset: u64) -> Result<()> {
+        if !self.sequence_fits() {
+            return Err(Error::corruption(
+                file,
+                offset,
+                format!(
+                    "write batch sequence {} + count {} exceeds the largest sequence number",
+                    self.sequence(),
+                    self.count()
+                ),
+            ));
+        }
         for entry in self.iter() {
             if let Err(e) = entry {
                 return Err(relocate(e, file, offset));
@@ -310,14 +328,14 @@ mod tests {
         b.put(b"", b"");
         b.put_cf(7, b"gamma", &[0u8; 300]);
         b.delete_cf(1 << 20, b"delta");
-        b.set_sequence(MAX_SEQNO);
+        b.set_sequence(MAX_SEQNO - 4);
         assert_eq!(b.len(), 5);
         assert!(!b.is_empty());
 
         let c = WriteBatch::from_data(b.data().to_vec()).unwrap();
         assert_eq!(c, b);
         c.validate("000001.log", 0).unwrap();
-        assert_eq!(c.sequence(), MAX_SEQNO);
+        assert_eq!(c.sequence(), MAX_SEQNO - 4);
         let got = collect(&c).unwrap();
         let want: Vec<Owned> = vec![
             (ValueKind::Value, 0, b"alpha".to_vec(), b"1".to_vec()),
@@ -486,7 +504,7 @@ mod tests {
         let b = WriteBatch::from_data(data).ok()?;
         let via_iter = collect(&b);
         let valid = b.validate("f", 9);
-        assert_eq!(via_iter.is_ok(), valid.is_ok());
+        assert_eq!(via_iter.is_ok() && b.sequence_fits(), valid.is_ok());
         if let Err(e) = &valid {
             assert!(e.is_corruption(), "{e}");
         }

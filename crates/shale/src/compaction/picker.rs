@@ -1,20 +1,30 @@
-//! The leveled compaction picker: a pure function of the LSM shape and the
-//! options that returns a plan (or nothing). It does no IO.
+//! The leveled compaction picker: a pure function of the LSM shape, the
+//! options and the running compactions that returns a plan (or nothing). It
+//! does no IO. Level targets and scores come from `sizing`.
 //!
-//! Level targets: with `level_compaction_dynamic_level_bytes` the targets are
-//! sized backwards from the largest level (≈90% of the data sits in the last
-//! level) and L0 compacts into the *base level*, the first level with a
-//! target; otherwise L1 = `max_bytes_for_level_base` and each level is
-//! `max_bytes_for_level_multiplier` times the one above.
-//! Scores: L0 = files / `level0_file_num_compaction_trigger`; Ln = bytes not
-//! being compacted / target. The highest score ≥ 1 wins. In a level the file
-//! with the smallest overlap with the next level per byte is chosen
-//! (RocksDB's kMinOverlappingRatio); ties rotate with a per-level cursor.
+//! Choice: the level with the highest score ≥ 1 that yields a runnable plan.
+//! L0 compacts all its files into the base level (one L0 compaction at a
+//! time, as its files overlap). In a level Ln ≥ 1 the file with the smallest
+//! overlap with Ln+1 per byte is chosen (RocksDB's kMinOverlappingRatio),
+//! ties broken by a per-level round-robin cursor.
+//!
+//! Concurrency: a plan never takes a file being compacted (input or
+//! output-level file of a running job), and its key range at the output
+//! level never intersects the output range of a running compaction into the
+//! same level (`RunningOutput`), so compactions of disjoint key ranges run
+//! in parallel and their outputs never overlap.
+//!
+//! Trivial move (the inputs are re-linked to the output level by a MANIFEST
+//! edit): no overlapping file in the output level, the inputs do not overlap
+//! each other (several L0 files may move at once), every input already has
+//! the output level's compression, and the grandparent overlap is at most
+//! `max_compaction_bytes`.
 
 use std::sync::Arc;
 
-use crate::base::compare_internal;
 use crate::version::{FileMeta, Version};
+
+pub(crate) use super::sizing::{level_targets, scores, LevelTargets};
 
 /// Options the picker reads (a narrow view of `Options`).
 #[derive(Debug, Clone)]
@@ -25,8 +35,19 @@ pub(crate) struct PickerOptions {
     pub multiplier: f64,
     pub dynamic: bool,
     pub max_compaction_bytes: u64,
-    /// Compression byte of each output level (trivial moves need a match).
+    /// Compression byte of files written to each level (trivial moves need
+    /// a match); the last entry applies to deeper levels.
     pub compression_per_level: Vec<u8>,
+    /// Compression byte of the bottommost level, when it differs.
+    pub bottommost_compression: Option<u8>,
+}
+
+/// The user-key range a running compaction writes at its output level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunningOutput {
+    pub output_level: usize,
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
 }
 
 /// What to compact.
@@ -36,6 +57,9 @@ pub(crate) struct Plan {
     pub output_level: usize,
     pub inputs: Vec<Arc<FileMeta>>,
     pub output_inputs: Vec<Arc<FileMeta>>,
+    /// Files of `output_level + 1` overlapping the plan (outputs are cut
+    /// where they would overlap more than `max_compaction_bytes` of them).
+    pub grandparents: Vec<Arc<FileMeta>>,
     /// Move the input files by a MANIFEST edit alone.
     pub trivial_move: bool,
     /// No data below the output level overlaps the inputs.
@@ -43,106 +67,52 @@ pub(crate) struct Plan {
     pub score: f64,
 }
 
-/// Level sizing: the base level and a target per level (0 = no target).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct LevelTargets {
-    pub base_level: usize,
-    pub targets: Vec<u64>,
-}
-
-pub(crate) fn level_targets(v: &Version, o: &PickerOptions) -> LevelTargets {
-    let n = o.num_levels;
-    let mut targets = vec![0u64; n];
-    if !o.dynamic {
-        let mut t = o.max_bytes_for_level_base as f64;
-        for target in targets.iter_mut().skip(1) {
-            *target = t as u64;
-            t *= o.multiplier;
-        }
-        return LevelTargets {
-            base_level: 1,
-            targets,
-        };
-    }
-    // RocksDB's CalculateBaseBytes: size the first non-empty level from the
-    // largest level divided by the multiplier once per level above it, then
-    // move the base level up while it would exceed the base size.
-    let last = n - 1;
-    let max_level_bytes = (1..n).map(|l| v.level_bytes(l)).max().unwrap_or(0);
-    let Some(first_non_empty) = (1..n).find(|&l| v.level_bytes(l) > 0) else {
-        targets[last] = o.max_bytes_for_level_base;
-        return LevelTargets {
-            base_level: last,
-            targets,
-        };
-    };
-    let base_max = o.max_bytes_for_level_base as f64;
-    let base_min = base_max / o.multiplier;
-    let mut cur = max_level_bytes as f64;
-    for _ in first_non_empty..last {
-        cur /= o.multiplier;
-    }
-    let mut base_level = first_non_empty;
-    let base_size;
-    if cur <= base_min {
-        base_size = base_min + 1.0;
-    } else {
-        while base_level > 1 && cur > base_max {
-            base_level -= 1;
-            cur /= o.multiplier;
-        }
-        base_size = cur.max(1.0);
-    }
-    let mut size = base_size;
-    for (i, target) in targets.iter_mut().enumerate().skip(base_level) {
-        if i > base_level {
-            size *= o.multiplier;
-        }
-        // Never below the base size, or L0 would lose to tiny levels.
-        *target = size.max(base_max) as u64;
-    }
-    LevelTargets {
-        base_level,
-        targets,
+impl Plan {
+    /// The user-key range the plan writes at its output level.
+    pub(crate) fn output_range(&self) -> Option<RunningOutput> {
+        let (lo, hi) = user_range(self.inputs.iter().chain(self.output_inputs.iter()))?;
+        Some(RunningOutput {
+            output_level: self.output_level,
+            smallest: lo,
+            largest: hi,
+        })
     }
 }
 
-fn not_compacting(files: &[Arc<FileMeta>]) -> impl Iterator<Item = &Arc<FileMeta>> {
-    files.iter().filter(|f| !f.is_being_compacted())
-}
-
-/// Scores of levels 0..num_levels-1 (the last level has no score).
-pub(crate) fn scores(v: &Version, o: &PickerOptions, t: &LevelTargets) -> Vec<f64> {
-    let mut s = vec![0.0; o.num_levels];
-    s[0] = not_compacting(v.files(0)).count() as f64 / o.l0_trigger as f64;
-    for (level, score) in s.iter_mut().enumerate().take(o.num_levels - 1).skip(1) {
-        if t.targets[level] == 0 {
-            continue;
-        }
-        let bytes: u64 = not_compacting(v.files(level)).map(|f| f.file_size).sum();
-        *score = bytes as f64 / t.targets[level] as f64;
+/// Smallest and largest user key of `files`.
+pub(crate) fn user_range<'a>(
+    files: impl Iterator<Item = &'a Arc<FileMeta>>,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut range: Option<(&[u8], &[u8])> = None;
+    for f in files {
+        let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+        range = Some(match range {
+            None => (lo, hi),
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+        });
     }
-    s
+    range.map(|(a, b)| (a.to_vec(), b.to_vec()))
 }
 
-/// Picks the most urgent compaction, if any level scores ≥ 1.
-pub(crate) fn pick(v: &Version, o: &PickerOptions, cursors: &mut [usize]) -> Option<Plan> {
+/// Picks the most urgent runnable compaction, if any level scores ≥ 1.
+pub(crate) fn pick(
+    v: &Version,
+    o: &PickerOptions,
+    running: &[RunningOutput],
+    cursors: &mut [usize],
+) -> Option<Plan> {
     let t = level_targets(v, o);
     let s = scores(v, o, &t);
     let mut order: Vec<usize> = (0..o.num_levels - 1).collect();
-    order.sort_by(|a, b| {
-        s[*b]
-            .partial_cmp(&s[*a])
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    order.sort_by(|a, b| s[*b].total_cmp(&s[*a]));
     for level in order {
         if s[level] < 1.0 {
             break;
         }
         let plan = if level == 0 {
-            pick_l0(v, o, &t, s[0])
+            pick_l0(v, o, &t, running, s[0])
         } else {
-            pick_level(v, o, &t, level, s[level], cursors)
+            pick_level(v, o, running, level, s[level], cursors)
         };
         if plan.is_some() {
             return plan;
@@ -151,30 +121,33 @@ pub(crate) fn pick(v: &Version, o: &PickerOptions, cursors: &mut [usize]) -> Opt
     None
 }
 
-fn key_range(files: &[Arc<FileMeta>]) -> Option<(Vec<u8>, Vec<u8>)> {
-    let mut it = files.iter();
-    let first = it.next()?;
-    let (mut lo, mut hi) = (first.smallest.clone(), first.largest.clone());
-    for f in it {
-        if compare_internal(&f.smallest, &lo).is_lt() {
-            lo = f.smallest.clone();
-        }
-        if compare_internal(&f.largest, &hi).is_gt() {
-            hi = f.largest.clone();
+fn overlaps_running(running: &[RunningOutput], level: usize, lo: &[u8], hi: &[u8]) -> bool {
+    running.iter().any(|r| {
+        r.output_level == level && r.smallest.as_slice() <= hi && lo <= r.largest.as_slice()
+    })
+}
+
+fn compression_of(o: &PickerOptions, level: usize, bottommost: bool) -> u8 {
+    if bottommost {
+        if let Some(c) = o.bottommost_compression {
+            return c;
         }
     }
-    Some((lo, hi))
+    o.compression_per_level
+        .get(level)
+        .or(o.compression_per_level.last())
+        .copied()
+        .unwrap_or(0)
 }
 
-fn overlapping(v: &Version, level: usize, lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
-    v.overlapping_files(
-        level,
-        crate::base::extract_user_key(lo),
-        crate::base::extract_user_key(hi),
-    )
-}
-
-fn finish_plan(v: &Version, o: &PickerOptions, mut plan: Plan) -> Option<Plan> {
+/// Completes a plan: refuses it when it touches running work, then fills
+/// in the grandparents, bottommost and trivial-move fields.
+fn finish_plan(
+    v: &Version,
+    o: &PickerOptions,
+    running: &[RunningOutput],
+    mut plan: Plan,
+) -> Option<Plan> {
     if plan
         .inputs
         .iter()
@@ -183,23 +156,21 @@ fn finish_plan(v: &Version, o: &PickerOptions, mut plan: Plan) -> Option<Plan> {
     {
         return None;
     }
-    let (lo, hi) = key_range(&plan.inputs)?;
-    plan.bottommost =
-        ((plan.output_level + 1)..o.num_levels).all(|l| overlapping(v, l, &lo, &hi).is_empty());
-    let out_compression = o
-        .compression_per_level
-        .get(plan.output_level)
-        .or(o.compression_per_level.last())
-        .copied()
-        .unwrap_or(0);
-    let gp_bytes: u64 = if plan.output_level + 1 < o.num_levels {
-        overlapping(v, plan.output_level + 1, &lo, &hi)
-            .iter()
-            .map(|f| f.file_size)
-            .sum()
+    let out = plan.output_range()?;
+    if overlaps_running(running, plan.output_level, &out.smallest, &out.largest) {
+        return None;
+    }
+    plan.bottommost = ((plan.output_level + 1)..o.num_levels).all(|l| {
+        v.overlapping_files(l, &out.smallest, &out.largest)
+            .is_empty()
+    });
+    plan.grandparents = if plan.output_level + 1 < o.num_levels {
+        v.overlapping_files(plan.output_level + 1, &out.smallest, &out.largest)
     } else {
-        0
+        Vec::new()
     };
+    let gp_bytes: u64 = plan.grandparents.iter().map(|f| f.file_size).sum();
+    let out_compression = compression_of(o, plan.output_level, plan.bottommost);
     plan.trivial_move = plan.output_inputs.is_empty()
         && plan.inputs.iter().all(|f| f.compression == out_compression)
         && gp_bytes <= o.max_compaction_bytes
@@ -207,31 +178,39 @@ fn finish_plan(v: &Version, o: &PickerOptions, mut plan: Plan) -> Option<Plan> {
     Some(plan)
 }
 
-/// True when the files' key ranges do not overlap each other.
+/// True when the files' user-key ranges do not overlap each other.
 fn inputs_disjoint(files: &[Arc<FileMeta>]) -> bool {
     let mut sorted: Vec<&Arc<FileMeta>> = files.iter().collect();
-    sorted.sort_by(|a, b| compare_internal(&a.smallest, &b.smallest));
+    sorted.sort_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
     sorted
         .windows(2)
         .all(|w| w[0].largest_user_key() < w[1].smallest_user_key())
 }
 
-fn pick_l0(v: &Version, o: &PickerOptions, t: &LevelTargets, score: f64) -> Option<Plan> {
+fn pick_l0(
+    v: &Version,
+    o: &PickerOptions,
+    t: &LevelTargets,
+    running: &[RunningOutput],
+    score: f64,
+) -> Option<Plan> {
     let inputs: Vec<Arc<FileMeta>> = v.files(0).to_vec();
     if inputs.is_empty() || inputs.iter().any(|f| f.is_being_compacted()) {
         return None;
     }
-    let (lo, hi) = key_range(&inputs)?;
+    let (lo, hi) = user_range(inputs.iter())?;
     let output_level = t.base_level;
-    let output_inputs = overlapping(v, output_level, &lo, &hi);
+    let output_inputs = v.overlapping_files(output_level, &lo, &hi);
     finish_plan(
         v,
         o,
+        running,
         Plan {
             level: 0,
             output_level,
             inputs,
             output_inputs,
+            grandparents: Vec::new(),
             trivial_move: false,
             bottommost: false,
             score,
@@ -242,7 +221,7 @@ fn pick_l0(v: &Version, o: &PickerOptions, t: &LevelTargets, score: f64) -> Opti
 fn pick_level(
     v: &Version,
     o: &PickerOptions,
-    _t: &LevelTargets,
+    running: &[RunningOutput],
     level: usize,
     score: f64,
     cursors: &mut [usize],
@@ -259,8 +238,16 @@ fn pick_level(
         if f.is_being_compacted() {
             continue;
         }
-        let next = overlapping(v, level + 1, &f.smallest, &f.largest);
+        let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+        let next = v.overlapping_files(level + 1, lo, hi);
         if next.iter().any(|n| n.is_being_compacted()) {
+            continue;
+        }
+        let (out_lo, out_hi) = match (next.first(), next.last()) {
+            (Some(a), Some(b)) => (lo.min(a.smallest_user_key()), hi.max(b.largest_user_key())),
+            _ => (lo, hi),
+        };
+        if overlaps_running(running, level + 1, out_lo, out_hi) {
             continue;
         }
         let overlap: u64 = next.iter().map(|n| n.file_size).sum();
@@ -276,14 +263,183 @@ fn pick_level(
     finish_plan(
         v,
         o,
+        running,
         Plan {
             level,
             output_level: level + 1,
             inputs: vec![Arc::clone(&files[i])],
             output_inputs,
+            grandparents: Vec::new(),
             trivial_move: false,
             bottommost: false,
             score,
         },
     )
+}
+
+/// True when a user key's data can exist only at or above `output_level`
+/// in `v` (used by the entry filter to drop tombstones).
+pub(crate) fn key_is_bottommost(v: &Version, output_level: usize, user_key: &[u8]) -> bool {
+    ((output_level + 1)..v.num_levels())
+        .all(|l| v.overlapping_files(l, user_key, user_key).is_empty())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::base::{make_internal_key, ValueKind};
+
+    const MB: u64 = 1 << 20;
+
+    pub(crate) fn opts(num_levels: usize) -> PickerOptions {
+        PickerOptions {
+            num_levels,
+            l0_trigger: 4,
+            max_bytes_for_level_base: 256 * MB,
+            multiplier: 10.0,
+            dynamic: true,
+            max_compaction_bytes: 25 * 64 * MB,
+            compression_per_level: vec![0],
+            bottommost_compression: None,
+        }
+    }
+
+    fn key(n: u64) -> Vec<u8> {
+        format!("k{n:08}").into_bytes()
+    }
+
+    /// A version from (level, first key, last key, bytes); L0 files get
+    /// increasing sequence numbers in list order (later = newer).
+    pub(crate) fn version_with(num_levels: usize, files: &[(usize, u64, u64, u64)]) -> Version {
+        let mut levels: Vec<Vec<Arc<FileMeta>>> = vec![Vec::new(); num_levels];
+        for (i, &(level, lo, hi, size)) in files.iter().enumerate() {
+            let seq = 100 * (i as u64 + 1);
+            let mut smallest = Vec::new();
+            make_internal_key(&mut smallest, &key(lo), seq + 10, ValueKind::Value as u8);
+            let mut largest = Vec::new();
+            make_internal_key(&mut largest, &key(hi), seq, ValueKind::Value as u8);
+            let mut f = FileMeta::new(i as u64 + 1, size, smallest, largest, seq, seq + 10, 10, 0);
+            f.compression = 0;
+            levels[level].push(Arc::new(f));
+        }
+        levels[0].sort_by(|a, b| {
+            b.largest_seq
+                .cmp(&a.largest_seq)
+                .then(b.number.cmp(&a.number))
+        });
+        for l in levels.iter_mut().skip(1) {
+            l.sort_by(|a, b| a.smallest.cmp(&b.smallest));
+        }
+        Version::from_levels(levels)
+    }
+
+    #[test]
+    fn disjoint_l0_files_move_together_into_the_base_level() {
+        let o = opts(7);
+        let v = version_with(
+            7,
+            &[
+                (0, 0, 9, MB),
+                (0, 10, 19, MB),
+                (0, 20, 29, MB),
+                (0, 30, 39, MB),
+            ],
+        );
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert_eq!((p.level, p.output_level), (0, 6));
+        assert_eq!(p.inputs.len(), 4);
+        assert!(p.trivial_move && p.bottommost);
+    }
+
+    #[test]
+    fn overlapping_l0_files_are_merged() {
+        let o = opts(7);
+        let v = version_with(
+            7,
+            &[
+                (0, 0, 19, MB),
+                (0, 10, 29, MB),
+                (0, 20, 29, MB),
+                (0, 30, 39, MB),
+            ],
+        );
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert!(!p.trivial_move);
+    }
+
+    #[test]
+    fn compression_mismatch_prevents_a_trivial_move() {
+        let mut o = opts(7);
+        o.compression_per_level = vec![0, 1];
+        let v = version_with(
+            7,
+            &[
+                (0, 0, 9, MB),
+                (0, 10, 19, MB),
+                (0, 20, 29, MB),
+                (0, 30, 39, MB),
+            ],
+        );
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert!(!p.trivial_move);
+        // Bottommost compression decides for the last level.
+        o.compression_per_level = vec![0];
+        o.bottommost_compression = Some(2);
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert!(!p.trivial_move);
+    }
+
+    #[test]
+    fn grandparent_overlap_limits_trivial_moves() {
+        let mut o = opts(7);
+        o.max_compaction_bytes = 10 * MB;
+        // L5 over its 256 MiB target, a file with nothing below it in L6
+        // except a big grandparent... L6 is the output, so use a 3-level
+        // tree: L1 → L2 with L3 as grandparent.
+        o.num_levels = 4;
+        o.dynamic = false;
+        o.max_bytes_for_level_base = MB;
+        let v = version_with(4, &[(1, 0, 9, 2 * MB), (3, 0, 9, 20 * MB)]);
+        let p = pick(&v, &o, &[], &mut [0; 4]).expect("L1 over target");
+        assert_eq!((p.level, p.output_level), (1, 2));
+        assert_eq!(p.grandparents.len(), 1);
+        assert!(!p.trivial_move, "20 MiB of grandparents > 10 MiB limit");
+        o.max_compaction_bytes = 30 * MB;
+        let p = pick(&v, &o, &[], &mut [0; 4]).expect("L1 over target");
+        assert!(p.trivial_move);
+    }
+
+    #[test]
+    fn running_output_ranges_and_busy_files_are_avoided() {
+        let mut o = opts(4);
+        o.dynamic = false;
+        o.max_bytes_for_level_base = MB;
+        // L1 has two files, both wanting to go down; L2 holds overlapping data.
+        let v = version_with(
+            4,
+            &[
+                (1, 0, 9, 2 * MB),
+                (1, 20, 29, 2 * MB),
+                (2, 0, 9, MB),
+                (2, 20, 29, 4 * MB),
+            ],
+        );
+        let mut cursors = [0; 4];
+        let first = pick(&v, &o, &[], &mut cursors).expect("L1 over target");
+        assert_eq!(first.inputs[0].smallest_user_key(), key(0).as_slice());
+        for f in first.inputs.iter().chain(first.output_inputs.iter()) {
+            f.set_being_compacted(true);
+        }
+        let running = vec![first.output_range().expect("range")];
+        // The other L1 file is disjoint: it may run in parallel.
+        let second = pick(&v, &o, &running, &mut cursors).expect("disjoint pick");
+        assert_eq!(second.inputs[0].smallest_user_key(), key(20).as_slice());
+        // A running output range over [0, 29] at L2 blocks it.
+        let wide = vec![RunningOutput {
+            output_level: 2,
+            smallest: key(0),
+            largest: key(29),
+        }];
+        assert!(pick(&v, &o, &wide, &mut cursors).is_none());
+    }
 }

@@ -4,8 +4,10 @@
 //!
 //! Scheduling state lives in `DbState` under the DB mutex; threads sleep on
 //! `DbInner::bg_cv`. At most one flush runs at a time (flushes install in WAL
-//! order). Compactions run one at a time per input file set; files being
-//! compacted are flagged so another picker run skips them.
+//! order). Up to `max_compactions` compactions run at once (RocksDB's split
+//! of `max_background_jobs`: a quarter, at least one, kept for flushes); the
+//! picker gives each a disjoint set of files and output key ranges, so
+//! L0→base and Ln→Ln+1 compactions of different ranges proceed in parallel.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -54,9 +56,12 @@ fn bg_loop(db: &Arc<DbInner>) {
     }
 }
 
-/// Compaction threads: all jobs but one reserved for flushes (at least one).
-fn max_compactions(db: &DbInner) -> usize {
-    db.opts.max_background_jobs.saturating_sub(1).max(1)
+/// Concurrent compactions: `max_background_jobs` minus the flush share
+/// (`max(1, jobs / 4)`), at least one — RocksDB's `GetBGJobLimits`.
+pub(crate) fn max_compactions(db: &DbInner) -> usize {
+    let jobs = db.opts.max_background_jobs;
+    let flushes = (jobs / 4).max(1);
+    jobs.saturating_sub(flushes).max(1)
 }
 
 fn run_flush<'a>(db: &'a Arc<DbInner>, mut st: MutexGuard<'a, DbState>) -> MutexGuard<'a, DbState> {
@@ -150,4 +155,48 @@ pub(crate) fn compact_range(
     st.manual_compactions -= 1;
     db.bg_cv.notify_all();
     r
+}
+
+/// The stall condition of the current LSM shape, computed once per version
+/// (the computation scans every level) and counted when it is not normal.
+pub(crate) fn stall_condition(db: &DbInner, st: &DbState) -> crate::stats::StallCondition {
+    use crate::stats::{StallCause, StallCondition};
+    let v = st.versions.current();
+    let any: Arc<dyn std::any::Any + Send + Sync> = v.clone();
+    let key = Arc::downgrade(&any);
+    drop(any);
+    if let Some(c) = db.stats.write_controller.lock().cached(&key) {
+        return c;
+    }
+    let o = &db.opts;
+    let l0 = v.num_files(0);
+    let pending =
+        if o.soft_pending_compaction_bytes_limit > 0 || o.hard_pending_compaction_bytes_limit > 0 {
+            crate::compaction::sizing::pending_compaction_bytes(
+                &v,
+                &super::compaction_job::picker_options(db),
+            )
+        } else {
+            0
+        };
+    let hard = o.hard_pending_compaction_bytes_limit;
+    let soft = o.soft_pending_compaction_bytes_limit;
+    let c = if l0 >= o.level0_stop_writes_trigger {
+        StallCondition::Stopped(StallCause::L0Stop)
+    } else if hard > 0 && pending >= hard {
+        StallCondition::Stopped(StallCause::PendingStop)
+    } else if l0 >= o.level0_slowdown_writes_trigger {
+        StallCondition::Delayed(StallCause::L0Slowdown)
+    } else if soft > 0 && pending >= soft {
+        StallCondition::Delayed(StallCause::PendingSlowdown)
+    } else {
+        StallCondition::Normal
+    };
+    if let StallCondition::Stopped(cause) | StallCondition::Delayed(cause) = c {
+        let l0_busy = super::compaction_job::l0_compaction_running(db);
+        db.stats.count_stall(cause, l0_busy);
+    }
+    let ingest = db.stats.ingest_bytes.load(Ordering::Relaxed);
+    db.stats.write_controller.lock().set_cached(key, c, ingest);
+    c
 }

@@ -1,6 +1,11 @@
 //! Runs compactions chosen by `compaction::picker` (and manual ones): marks
-//! the inputs, merges them without the DB mutex, logs the edit, books the
+//! the inputs, registers the job's output range (so concurrent picks stay
+//! disjoint), merges without the DB mutex, logs the edit, books the
 //! statistics on the output level and writes the LOG events.
+//!
+//! Several jobs may run at once (one per background thread); each owns its
+//! input files (`being_compacted`) and its output range, and removes only
+//! its own pending output numbers.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -10,13 +15,13 @@ use std::time::Instant;
 use parking_lot::MutexGuard;
 
 use crate::compaction::filter::{BaseLevelCheck, EntryFilter};
-use crate::compaction::job::{write_outputs, OutputSpec};
-use crate::compaction::picker::{self, PickerOptions, Plan};
+use crate::compaction::job::{write_outputs_cut, GrandparentCutter, OutputSpec};
+use crate::compaction::picker::{self, key_is_bottommost, PickerOptions, Plan, RunningOutput};
 use crate::error::Result;
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::sst::TableOptions;
-use crate::stats::{thread_cpu_micros, LevelCompactionStats};
+use crate::stats::{thread_cpu_micros, LevelCompactionStats, RunningJob};
 use crate::version::{FileMeta, Version, VersionEdit};
 
 use super::obsolete::delete_obsolete_files;
@@ -48,27 +53,52 @@ pub(crate) fn picker_options(db: &DbInner) -> PickerOptions {
         max_bytes_for_level_base: db.opts.max_bytes_for_level_base,
         multiplier: db.opts.max_bytes_for_level_multiplier,
         dynamic: db.opts.level_compaction_dynamic_level_bytes,
-        max_compaction_bytes: db.opts.target_file_size_base.saturating_mul(25),
+        max_compaction_bytes: db.opts.max_compaction_bytes(),
         compression_per_level: (0..db.opts.num_levels)
             .map(|l| db.opts.compression_for_level(l, false).code())
             .collect(),
+        bottommost_compression: db.opts.bottommost_compression.map(|c| c.code()),
     }
 }
 
+/// Output ranges of the running compactions. Requires the DB mutex.
+fn running_outputs(db: &DbInner) -> Vec<RunningOutput> {
+    db.stats
+        .running
+        .lock()
+        .iter()
+        .map(|j| RunningOutput {
+            output_level: j.output_level,
+            smallest: j.smallest.clone(),
+            largest: j.largest.clone(),
+        })
+        .collect()
+}
+
+/// The next automatic compaction, if one is due and runnable. Requires the
+/// DB mutex (the caller passes the guarded state).
 pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<Plan> {
     let v = st.versions.current();
     let o = picker_options(db);
     if st.compact_cursors.len() < o.num_levels {
         st.compact_cursors.resize(o.num_levels, 0);
     }
-    picker::pick(&v, &o, &mut st.compact_cursors)
+    picker::pick(&v, &o, &running_outputs(db), &mut st.compact_cursors)
 }
 
+/// True when a compaction is due and could start now.
 pub(crate) fn needs_compaction(db: &DbInner, st: &DbState) -> bool {
     let v = st.versions.current();
     let o = picker_options(db);
-    let t = picker::level_targets(&v, &o);
-    picker::scores(&v, &o, &t).iter().any(|&s| s >= 1.0)
+    let mut cursors = st.compact_cursors.clone();
+    cursors.resize(o.num_levels, 0);
+    picker::pick(&v, &o, &running_outputs(db), &mut cursors).is_some()
+}
+
+/// True when an L0 compaction is running (for the `_with_compaction` stall
+/// counts).
+pub(crate) fn l0_compaction_running(db: &DbInner) -> bool {
+    db.stats.running.lock().iter().any(|j| j.input_level == 0)
 }
 
 fn set_compacting(plan: &Plan, on: bool) {
@@ -77,17 +107,39 @@ fn set_compacting(plan: &Plan, on: bool) {
     }
 }
 
+/// Marks the plan's files and registers its output range. Requires the DB
+/// mutex (held by the caller through `st`).
+fn begin(db: &DbInner, st: &mut DbState, plan: &Plan) -> u64 {
+    set_compacting(plan, true);
+    st.compactions_running += 1;
+    let id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
+    if let Some(r) = plan.output_range() {
+        db.stats.running.lock().push(RunningJob {
+            id,
+            input_level: plan.level,
+            output_level: r.output_level,
+            smallest: r.smallest,
+            largest: r.largest,
+        });
+    }
+    id
+}
+
+fn finish_job(db: &DbInner, st: &mut DbState, plan: &Plan, id: u64) {
+    set_compacting(plan, false);
+    st.compactions_running -= 1;
+    db.stats.running.lock().retain(|j| j.id != id);
+}
+
 /// Runs `plan` (the DB mutex is released during IO).
 pub(crate) fn run<'a>(
     db: &'a Arc<DbInner>,
     mut st: MutexGuard<'a, DbState>,
     plan: Plan,
 ) -> MutexGuard<'a, DbState> {
-    set_compacting(&plan, true);
-    st.compactions_running += 1;
-    let r = execute(db, &mut st, &plan);
-    set_compacting(&plan, false);
-    st.compactions_running -= 1;
+    let id = begin(db, &mut st, &plan);
+    let r = execute(db, &mut st, &plan, id);
+    finish_job(db, &mut st, &plan, id);
     if let Err(e) = r {
         if !matches!(e, crate::error::Error::ShutdownInProgress) {
             db.set_bg_error(&mut st, e);
@@ -145,15 +197,14 @@ pub(crate) fn run_manual<'a>(
         output_level: last,
         inputs,
         output_inputs,
+        grandparents: Vec::new(),
         trivial_move: false,
         bottommost: true,
         score: 0.0,
     };
-    set_compacting(&plan, true);
-    st.compactions_running += 1;
-    let r = execute(db, &mut st, &plan);
-    set_compacting(&plan, false);
-    st.compactions_running -= 1;
+    let id = begin(db, &mut st, &plan);
+    let r = execute(db, &mut st, &plan, id);
+    finish_job(db, &mut st, &plan, id);
     if let Err(e) = &r {
         if !matches!(e, crate::error::Error::ShutdownInProgress) {
             db.set_bg_error(&mut st, e.clone());
@@ -166,55 +217,97 @@ fn level_of(v: &Version, number: u64) -> Option<usize> {
     (0..v.num_levels()).find(|&l| v.files(l).iter().any(|f| f.number == number))
 }
 
-fn execute(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, plan: &Plan) -> Result<()> {
+fn file_list(files: &[Arc<FileMeta>]) -> String {
+    let n: Vec<String> = files.iter().map(|f| f.number.to_string()).collect();
+    format!("[{}]", n.join(", "))
+}
+
+/// Moves the plan's inputs to the output level by a MANIFEST edit.
+fn trivial_move(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    plan: &Plan,
+    id: u64,
+) -> Result<()> {
+    let mut edit = VersionEdit::default();
+    let mut moved = 0;
+    for f in &plan.inputs {
+        edit.delete_file(plan.level, f.number);
+        moved += f.file_size;
+        edit.add_file(plan.output_level, f.as_ref().clone_meta());
+    }
+    st.versions.log_and_apply(&mut edit)?;
+    db.install_super_version(st);
+    db.stats.add_level(
+        plan.output_level,
+        &LevelCompactionStats {
+            bytes_moved: moved,
+            ..Default::default()
+        },
+    );
+    db.log.event(
+        "trivial_move",
+        &[
+            format!("\"job\": {id}"),
+            format!("\"from_level\": {}", plan.level),
+            format!("\"to_level\": {}", plan.output_level),
+            format!("\"files\": {}", file_list(&plan.inputs)),
+            format!("\"bytes\": {moved}"),
+            format!(
+                "\"lsm_state\": {:?}",
+                st.versions.current().files_per_level()
+            ),
+        ],
+    );
+    Ok(())
+}
+
+fn execute(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    plan: &Plan,
+    id: u64,
+) -> Result<()> {
+    if plan.trivial_move {
+        return trivial_move(db, st, plan, id);
+    }
     let v = st.versions.current();
     let started = Instant::now();
-    if plan.trivial_move {
-        let mut edit = VersionEdit::default();
-        let mut moved = 0;
-        for f in &plan.inputs {
-            edit.delete_file(plan.level, f.number);
-            moved += f.file_size;
-            edit.add_file(plan.output_level, f.as_ref().clone_meta());
-        }
-        st.versions.log_and_apply(&mut edit)?;
-        db.install_super_version(st);
-        db.stats.add_level(
-            plan.output_level,
-            &LevelCompactionStats {
-                bytes_moved: moved,
-                ..Default::default()
-            },
-        );
-        db.log.event(
-            "trivial_move",
-            &[
-                format!("\"from_level\": {}", plan.level),
-                format!("\"to_level\": {}", plan.output_level),
-                format!(
-                    "\"files\": {:?}",
-                    plan.inputs.iter().map(|f| f.number).collect::<Vec<_>>()
-                ),
-                format!("\"bytes\": {moved}"),
-            ],
-        );
-        return Ok(());
-    }
     let snapshots = db.snapshots.all();
     let output_level = plan.output_level;
     let topts = table_options(db, output_level, plan.bottommost);
     let compression = topts.compression;
     let target = target_file_size(db, output_level);
-    let cpu0 = thread_cpu_micros();
+    let max_gp = db.opts.max_compaction_bytes();
     let inputs: Vec<Arc<FileMeta>> = plan
         .inputs
         .iter()
         .chain(plan.output_inputs.iter())
         .cloned()
         .collect();
-    let version_for_check = Arc::clone(&v);
+    db.log.event(
+        "compaction_started",
+        &[
+            format!("\"job\": {id}"),
+            format!("\"input_level\": {}", plan.level),
+            format!("\"output_level\": {output_level}"),
+            format!("\"files_L{}\": {}", plan.level, file_list(&plan.inputs)),
+            format!(
+                "\"files_L{output_level}\": {}",
+                file_list(&plan.output_inputs)
+            ),
+            format!("\"score\": {:.3}", plan.score),
+            format!(
+                "\"input_data_size\": {}",
+                inputs.iter().map(|f| f.file_size).sum::<u64>()
+            ),
+        ],
+    );
     let bottommost = plan.bottommost;
+    let grandparents = plan.grandparents.clone();
+    let mut allocated: Vec<u64> = Vec::new();
     let result = MutexGuard::unlocked(st, || {
+        let cpu0 = thread_cpu_micros();
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(inputs.len());
         for f in &inputs {
             let t = db.table_cache.get(f.number)?;
@@ -222,20 +315,21 @@ fn execute(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, plan: &Plan) -> 
         }
         let mut iter = MergingIterator::new(children);
         iter.seek_to_first();
+        // Data below the output level cannot change under us: levels below
+        // only receive files from compactions whose ranges are disjoint from
+        // ours (their inputs would overlap our being-compacted files).
         let check: BaseLevelCheck<'_> = if bottommost {
             Box::new(|_| true)
         } else {
-            let v = &version_for_check;
-            Box::new(move |k: &[u8]| {
-                ((output_level + 1)..v.num_levels())
-                    .all(|l| v.overlapping_files(l, k, k).is_empty())
-            })
+            let v = &v;
+            Box::new(move |k: &[u8]| key_is_bottommost(v, output_level, k))
         };
         let mut filter = EntryFilter::new(snapshots, Some(check));
         let mut alloc = || {
             let mut s = db.state.lock();
             let n = s.versions.new_file_number();
             s.pending_outputs.insert(n);
+            allocated.push(n);
             n
         };
         let mut spec = OutputSpec {
@@ -246,21 +340,27 @@ fn execute(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, plan: &Plan) -> 
             new_file_number: &mut alloc,
             shutting_down: &db.shutting_down,
         };
-        let out = write_outputs(&mut iter, &mut filter, &mut spec)?;
-        Ok::<_, crate::error::Error>((out, filter.keys_in, filter.keys_dropped))
+        let mut cutter = GrandparentCutter::new(&grandparents, max_gp);
+        let out = write_outputs_cut(&mut iter, &mut filter, &mut spec, Some(&mut cutter))?;
+        let cpu = thread_cpu_micros().saturating_sub(cpu0);
+        Ok::<_, crate::error::Error>((out, filter.keys_in, filter.keys_dropped, cpu))
     });
-    let (outputs, keys_in, keys_dropped) = match result {
+    let (outputs, keys_in, keys_dropped, cpu_micros) = match result {
         Ok(r) => r,
         Err(e) => {
-            st.pending_outputs.clear();
+            for n in &allocated {
+                st.pending_outputs.remove(n);
+            }
             return Err(e);
         }
     };
     let mut edit = VersionEdit::default();
-    let current = st.versions.current();
-    for f in &inputs {
-        let level = level_of(&current, f.number).unwrap_or(plan.level);
-        edit.delete_file(level, f.number);
+    {
+        let current = st.versions.current();
+        for f in &inputs {
+            let level = level_of(&current, f.number).unwrap_or(plan.level);
+            edit.delete_file(level, f.number);
+        }
     }
     let mut out_numbers = HashSet::new();
     for mut f in outputs.files {
@@ -269,36 +369,32 @@ fn execute(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, plan: &Plan) -> 
         db.log.event(
             "table_file_creation",
             &[
+                format!("\"job\": {id}"),
                 format!("\"file_number\": {}", f.number),
                 format!("\"file_size\": {}", f.file_size),
+                format!("\"num_entries\": {}", f.num_entries),
+                format!("\"num_deletions\": {}", f.num_deletions),
                 format!("\"level\": {output_level}"),
             ],
         );
         edit.add_file(output_level, f);
     }
     let r = st.versions.log_and_apply(&mut edit);
-    for n in &out_numbers {
+    for n in &allocated {
         st.pending_outputs.remove(n);
     }
     r?;
     db.install_super_version(st);
     let read_non_output: u64 = plan.inputs.iter().map(|f| f.file_size).sum();
     let read_output: u64 = plan.output_inputs.iter().map(|f| f.file_size).sum();
+    let same_level = plan.level == output_level;
+    let micros = started.elapsed().as_micros() as u64;
     let job = LevelCompactionStats {
-        bytes_read_non_output: if plan.level == output_level {
-            0
-        } else {
-            read_non_output
-        },
-        bytes_read_output: read_output
-            + if plan.level == output_level {
-                read_non_output
-            } else {
-                0
-            },
+        bytes_read_non_output: if same_level { 0 } else { read_non_output },
+        bytes_read_output: read_output + if same_level { read_non_output } else { 0 },
         bytes_written: outputs.bytes_written,
-        micros: started.elapsed().as_micros() as u64,
-        cpu_micros: thread_cpu_micros().saturating_sub(cpu0),
+        micros,
+        cpu_micros,
         count: 1,
         keys_in,
         keys_dropped,
@@ -314,10 +410,14 @@ fn execute(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, plan: &Plan) -> 
     db.log.event(
         "compaction_finished",
         &[
+            format!("\"job\": {id}"),
             format!("\"input_level\": {}", plan.level),
             format!("\"output_level\": {output_level}"),
+            format!("\"compaction_time_micros\": {micros}"),
+            format!("\"compaction_time_cpu_micros\": {cpu_micros}"),
             format!("\"num_input_files\": {}", inputs.len()),
             format!("\"num_output_files\": {}", out_numbers.len()),
+            format!("\"total_input_size\": {}", read_non_output + read_output),
             format!("\"total_output_size\": {}", outputs.bytes_written),
             format!("\"num_input_records\": {keys_in}"),
             format!("\"num_dropped_records\": {keys_dropped}"),
@@ -327,6 +427,10 @@ fn execute(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, plan: &Plan) -> 
             ),
         ],
     );
+    // Every handle on the pre-compaction version must be gone by now, or it
+    // keeps our inputs alive and they linger until the next job
+    // (regression test: inputs_of_the_last_compaction_are_deleted).
+    drop(v);
     delete_obsolete_files(db, st);
     Ok(())
 }

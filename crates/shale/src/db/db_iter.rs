@@ -302,6 +302,13 @@ impl DbIterator {
             }
             self.iter.prev();
         }
+        if let Err(e) = self.iter.status() {
+            // The inner iterator stopped on an error, not at the start of
+            // the data: what was collected may be an older version.
+            self.valid = false;
+            self.err.get_or_insert(e);
+            return;
+        }
         if kind == ValueKind::Deletion {
             self.valid = false;
             self.saved_key.clear();

@@ -32,6 +32,7 @@ pub(crate) fn flush(
     let compression = topts.compression;
     let started = Instant::now();
     let cpu0 = thread_cpu_micros();
+    let mut allocated: Vec<u64> = Vec::new();
     let outputs = MutexGuard::unlocked(st, || {
         let mut iter = mem.iter();
         iter.seek_to_first();
@@ -40,6 +41,7 @@ pub(crate) fn flush(
             let mut s = db.state.lock();
             let n = s.versions.new_file_number();
             s.pending_outputs.insert(n);
+            allocated.push(n);
             n
         };
         let mut spec = OutputSpec {
@@ -56,7 +58,10 @@ pub(crate) fn flush(
     let (outputs, keys_in, keys_dropped) = match outputs {
         Ok(o) => o,
         Err(e) => {
-            st.pending_outputs.clear();
+            // Only this job's outputs: other jobs' stay protected.
+            for n in &allocated {
+                st.pending_outputs.remove(n);
+            }
             return Err(e);
         }
     };

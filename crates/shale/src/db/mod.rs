@@ -90,12 +90,15 @@ pub(crate) struct DbInner {
     pub writer: write::WriteQueue,
     pub snapshots: Arc<SnapshotList>,
     pub table_cache: Arc<TableCache>,
+    pub block_cache: Option<Arc<cache_glue::SharedBlockCache>>,
     pub stats: DbStats,
     pub log: InfoLog,
     pub shutting_down: AtomicBool,
     /// Set once a WAL/MANIFEST write or sync failed: the DB refuses writes.
     pub poisoned: AtomicBool,
     pub wal_recovery_report: String,
+    /// Serializes obsolete-file deletion passes.
+    pub purge_lock: Mutex<()>,
 }
 
 impl DbInner {
@@ -147,10 +150,14 @@ impl DbInner {
 struct DbHandle {
     inner: Arc<DbInner>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    closed: AtomicBool,
 }
 
 impl DbHandle {
     fn shutdown(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
         self.inner.shutting_down.store(true, Ordering::Release);
         {
             let _st = self.inner.state.lock();
@@ -199,6 +206,7 @@ impl Db {
             handle: Arc::new(DbHandle {
                 inner,
                 threads: Mutex::new(threads),
+                closed: AtomicBool::new(false),
             }),
         })
     }

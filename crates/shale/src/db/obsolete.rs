@@ -22,6 +22,8 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
     let manifest = st.versions.manifest_file_number();
     let limit = st.versions.next_file_number();
     MutexGuard::unlocked(st, || {
+        // One pass at a time, so two passes never delete the same file.
+        let _purge = db.purge_lock.lock();
         let Ok(names) = db.fs.list(&db.dir) else {
             return;
         };

@@ -129,11 +129,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         writer: WriteQueue::new(wal, wal_number),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
+        block_cache,
         stats,
         log,
         shutting_down,
         poisoned: AtomicBool::new(false),
         wal_recovery_report: report,
+        purge_lock: Mutex::new(()),
         opts,
     })
 }

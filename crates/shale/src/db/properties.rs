@@ -1,13 +1,19 @@
 //! DB properties: `shale.stats` (RocksDB's compaction-stats table and DB
-//! stats, same columns and meanings), `shale.levelstats`, `shale.sstables`,
-//! per-level file counts and scheduling state.
+//! stats, same columns and meanings; see docs/DB_BENCH.md §7),
+//! `shale.compaction-stats-json` (the same numbers as one JSON object for
+//! tools), `shale.levelstats`, `shale.sstables`, per-level file counts,
+//! stall counters and scheduling state. `rocksdb.*` names map to `shale.*`.
+//!
+//! Thread safety: each property takes the DB mutex briefly for a consistent
+//! view of the version and scheduling state; the stats mutexes are taken
+//! after it is released.
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::compaction::picker;
-use crate::stats::LevelCompactionStats;
+use crate::compaction::{picker, sizing};
+use crate::stats::{LevelCompactionStats, StallCause, WriteCounters};
 
 use super::compaction_job::picker_options;
 use super::DbInner;
@@ -86,6 +92,13 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
             .map_or_else(String::new, |e| e.to_string()),
         "shale.wal-recovery" => db.wal_recovery_report.clone(),
         "shale.stall-micros" => db.stats.stall_micros.load(Ordering::Relaxed).to_string(),
+        "shale.compaction-stats-json" => {
+            drop(st);
+            return Some(stats_json(db));
+        }
+        "shale.base-level" => picker::level_targets(&v, &picker_options(db))
+            .base_level
+            .to_string(),
         "shale.num-snapshots" => db.snapshots.all().len().to_string(),
         "shale.last-sequence" => db.last_visible().to_string(),
         "shale.compaction-bytes-written" => {
@@ -93,7 +106,10 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
             l.iter().map(|r| r.bytes_written).sum::<u64>().to_string()
         }
         "shale.wal-bytes-written" => db.stats.wal_bytes.load(Ordering::Relaxed).to_string(),
-        _ => return None,
+        _ => {
+            drop(st);
+            return super::cache_glue::property(db, &name);
+        }
     })
 }
 
@@ -101,32 +117,10 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02X}")).collect()
 }
 
-/// Bytes that must be rewritten to bring every level under its target
-/// (RocksDB's estimate: for each level over target, the excess times the
-/// fan-out into the next level, plus L0 when it is over its trigger).
+/// Bytes compaction must still rewrite (RocksDB's estimate; see
+/// `compaction::sizing::pending_compaction_bytes`).
 pub(crate) fn pending_compaction_bytes(db: &DbInner, v: &crate::version::Version) -> u64 {
-    let o = picker_options(db);
-    let t = picker::level_targets(v, &o);
-    let mut total = 0u64;
-    if v.num_files(0) >= o.l0_trigger {
-        total += v.level_bytes(0);
-    }
-    let mut carried = if v.num_files(0) >= o.l0_trigger {
-        v.level_bytes(0)
-    } else {
-        0
-    };
-    for l in 1..o.num_levels - 1 {
-        let bytes = v.level_bytes(l) + carried;
-        carried = 0;
-        if t.targets[l] > 0 && bytes > t.targets[l] {
-            let excess = bytes - t.targets[l];
-            let fanout = (v.level_bytes(l + 1) as f64 / v.level_bytes(l).max(1) as f64) + 1.0;
-            total += (excess as f64 * fanout) as u64;
-            carried = excess;
-        }
-    }
-    total
+    sizing::pending_compaction_bytes(v, &picker_options(db))
 }
 
 fn fmt_size(bytes: u64) -> String {
@@ -197,18 +191,65 @@ fn row(
     );
 }
 
-fn stats_text(db: &Arc<DbInner>) -> String {
-    let (v, compacting, scores) = {
-        let st = db.state.lock();
-        let v = st.versions.current();
-        let o = picker_options(db);
-        let t = picker::level_targets(&v, &o);
-        let scores = picker::scores(&v, &o, &t);
-        let compacting: Vec<usize> = (0..v.num_levels())
-            .map(|l| v.files(l).iter().filter(|f| f.is_being_compacted()).count())
-            .collect();
-        (v, compacting, scores)
+/// What `shale.stats` and the JSON property read: the shape under the DB
+/// mutex, then the per-level stats.
+struct Shape {
+    v: Arc<crate::version::Version>,
+    compacting: Vec<usize>,
+    scores: Vec<f64>,
+    base_level: usize,
+    pending: u64,
+}
+
+fn shape(db: &Arc<DbInner>) -> Shape {
+    let st = db.state.lock();
+    let v = st.versions.current();
+    let o = picker_options(db);
+    let t = picker::level_targets(&v, &o);
+    let scores = picker::scores(&v, &o, &t);
+    let compacting: Vec<usize> = (0..v.num_levels())
+        .map(|l| v.files(l).iter().filter(|f| f.is_being_compacted()).count())
+        .collect();
+    let pending = sizing::pending_compaction_bytes(&v, &o);
+    Shape {
+        v,
+        compacting,
+        scores,
+        base_level: t.base_level,
+        pending,
+    }
+}
+
+/// W-Amp of one level row (docs/DB_BENCH.md §7.1): L0 = Write / flushed,
+/// Ln = Write / Rn.
+fn level_wamp(level: usize, s: &LevelCompactionStats, flushed: u64) -> f64 {
+    let denom = if level == 0 {
+        flushed
+    } else {
+        s.bytes_read_non_output
     };
+    if denom > 0 {
+        s.bytes_written as f64 / denom as f64
+    } else {
+        0.0
+    }
+}
+
+fn sum_of(levels: &[LevelCompactionStats]) -> LevelCompactionStats {
+    let mut sum = LevelCompactionStats::default();
+    for s in levels {
+        sum.add(s);
+    }
+    sum
+}
+
+fn stats_text(db: &Arc<DbInner>) -> String {
+    let Shape {
+        v,
+        compacting,
+        scores,
+        ..
+    } = shape(db);
     let levels = db.stats.levels.lock().clone();
     let mut out = String::from("\n** Compaction Stats [default] **\n");
     let header = "Level    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) Moved(GB) W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) Comp(cnt) Avg(sec) KeyIn KeyDrop Rblob(GB) Wblob(GB)";
@@ -217,29 +258,17 @@ fn stats_text(db: &Arc<DbInner>) -> String {
     out.push_str(&"-".repeat(header.len() + 1));
     out.push('\n');
     let flushed = levels.first().map_or(0, |l| l.bytes_written);
-    let mut sum = LevelCompactionStats::default();
+    let sum = sum_of(&levels);
     let (mut total_files, mut total_compacting, mut total_size) = (0usize, 0usize, 0u64);
     for (l, s) in levels.iter().enumerate() {
         let files = v.num_files(l);
         let size = v.level_bytes(l);
-        sum.add(s);
         total_files += files;
         total_compacting += compacting.get(l).copied().unwrap_or(0);
         total_size += size;
         if files == 0 && s.micros == 0 && s.bytes_moved == 0 {
             continue;
         }
-        let w_amp = if l == 0 {
-            if flushed > 0 {
-                s.bytes_written as f64 / flushed as f64
-            } else {
-                0.0
-            }
-        } else if s.bytes_read_non_output > 0 {
-            s.bytes_written as f64 / s.bytes_read_non_output as f64
-        } else {
-            0.0
-        };
         row(
             &mut out,
             &format!("L{l}"),
@@ -248,7 +277,7 @@ fn stats_text(db: &Arc<DbInner>) -> String {
             size,
             scores.get(l).copied().unwrap_or(0.0),
             s,
-            w_amp,
+            level_wamp(l, s, flushed),
         );
     }
     let sum_wamp = if flushed > 0 {
@@ -266,27 +295,41 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         &sum,
         sum_wamp,
     );
-    let (int, uptime_int) = {
+    let (int, int_flushed, uptime_int) = {
         let mut last = db.stats.levels_at_last_dump.lock();
-        let mut prev = LevelCompactionStats::default();
-        for s in &last.0 {
-            prev.add(s);
-        }
+        let prev = sum_of(&last.0);
+        let prev_flushed = last.0.first().map_or(0, |l| l.bytes_written);
         let int = sum.sub(&prev);
         let secs = last.1.elapsed().as_secs_f64();
         *last = (levels.clone(), std::time::Instant::now());
-        (int, secs)
+        (int, flushed.saturating_sub(prev_flushed), secs)
     };
-    let int_flushed = int.bytes_written.min(flushed);
     let int_wamp = int.bytes_written as f64 / (int_flushed as f64 + 1.0);
     row(&mut out, "Int", 0, 0, 0, 0.0, &int, int_wamp);
+    // By thread pool: flushes run at high priority, compactions at low.
+    out.push_str("\n** Compaction Stats [default] **\n");
+    let pheader = header.replacen("Level", "Priority", 1);
+    out.push_str(&pheader);
+    out.push('\n');
+    out.push_str(&"-".repeat(pheader.len() + 1));
+    out.push('\n');
+    let low = sum_of(levels.get(1..).unwrap_or(&[]));
+    if low.count > 0 || low.bytes_moved > 0 {
+        let w = level_wamp(1, &low, flushed);
+        row(&mut out, "Low", 0, 0, 0, 0.0, &low, w);
+    }
+    if let Some(high) = levels.first().filter(|h| h.count > 0) {
+        row(&mut out, "High", 0, 0, 0, 0.0, high, 0.0);
+    }
     let uptime = db.stats.started.elapsed().as_secs_f64();
     let stats = &db.stats;
-    let comp_write: u64 = sum.bytes_written;
-    let comp_read: u64 = sum.bytes_read_non_output + sum.bytes_read_output;
     let _ = writeln!(
         out,
-        "\nUptime(secs): {uptime:.1} total, {uptime_int:.1} interval"
+        "\nBlob file count: 0, total size: 0.0 GB, garbage size: 0.0 GB, space amp: 0.0"
+    );
+    let _ = writeln!(
+        out,
+        "Uptime(secs): {uptime:.1} total, {uptime_int:.1} interval"
     );
     let _ = writeln!(
         out,
@@ -294,63 +337,181 @@ fn stats_text(db: &Arc<DbInner>) -> String {
         flushed as f64 / GB,
         int_flushed as f64 / GB
     );
-    let _ = writeln!(
-        out,
-        "Cumulative compaction: {:.2} GB write, {:.2} MB/s write, {:.2} GB read, {:.2} MB/s read, {:.1} seconds",
-        comp_write as f64 / GB,
-        comp_write as f64 / MB / uptime.max(1e-6),
-        comp_read as f64 / GB,
-        comp_read as f64 / MB / uptime.max(1e-6),
-        sum.micros as f64 / 1e6
-    );
+    out.push_str("AddFile(GB): cumulative 0.000, interval 0.000\nAddFile(Total Files): cumulative 0, interval 0\nAddFile(L0 Files): cumulative 0, interval 0\nAddFile(Keys): cumulative 0, interval 0\n");
+    for (what, s, secs) in [("Cumulative", &sum, uptime), ("Interval", &int, uptime_int)] {
+        let w = s.bytes_written as f64;
+        let r = (s.bytes_read_non_output + s.bytes_read_output) as f64;
+        let _ = writeln!(
+            out,
+            "{what} compaction: {:.2} GB write, {:.2} MB/s write, {:.2} GB read, {:.2} MB/s read, {:.1} seconds",
+            w / GB,
+            w / MB / secs.max(1e-6),
+            r / GB,
+            r / MB / secs.max(1e-6),
+            s.micros as f64 / 1e6
+        );
+    }
     let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let total_stalls = stats.total_stalls();
+    let int_stalls = total_stalls.saturating_sub(
+        stats
+            .stalls_at_last_dump
+            .swap(total_stalls, Ordering::Relaxed),
+    );
     let _ = writeln!(
         out,
-        "Stalls(count): {} level0_slowdown, 0 level0_slowdown_with_compaction, {} level0_numfiles, 0 level0_numfiles_with_compaction, {} stop for pending_compaction_bytes, {} slowdown for pending_compaction_bytes, {} memtable_compaction, 0 memtable_slowdown, interval 0 total count",
+        "Stalls(count): {} level0_slowdown, {} level0_slowdown_with_compaction, {} level0_numfiles, {} level0_numfiles_with_compaction, {} stop for pending_compaction_bytes, {} slowdown for pending_compaction_bytes, {} memtable_compaction, 0 memtable_slowdown, interval {} total count",
         l(&stats.stall_l0_slowdown),
+        l(&stats.stall_l0_slowdown_with_compaction),
         l(&stats.stall_l0_stop),
+        l(&stats.stall_l0_stop_with_compaction),
         l(&stats.stall_pending_stop),
         l(&stats.stall_pending_slowdown),
         l(&stats.stall_memtable),
+        int_stalls,
     );
-    let writes = l(&stats.writes);
-    let groups = l(&stats.commit_groups);
-    let wal_writes = l(&stats.wal_writes);
-    let syncs = l(&stats.wal_syncs);
-    let stall = l(&stats.stall_micros);
+    let now = stats.write_counters();
+    let (prev, db_int_secs) = {
+        let mut last = stats.db_at_last_dump.lock();
+        let r = (last.0, last.1.elapsed().as_secs_f64());
+        *last = (now, std::time::Instant::now());
+        r
+    };
     let _ = writeln!(
         out,
-        "\n** DB Stats **\nUptime(secs): {uptime:.1} total, {uptime:.1} interval"
+        "\n** DB Stats **\nUptime(secs): {uptime:.1} total, {db_int_secs:.1} interval"
     );
-    let _ = writeln!(
-        out,
-        "Cumulative writes: {} writes, {} keys, {} commit groups, {:.1} writes per commit group, ingest: {:.2} GB, {:.2} MB/s",
-        fmt_count(writes),
-        fmt_count(l(&stats.keys_written)),
-        fmt_count(groups),
-        writes as f64 / groups.max(1) as f64,
-        l(&stats.ingest_bytes) as f64 / GB,
-        l(&stats.ingest_bytes) as f64 / MB / uptime.max(1e-6)
-    );
-    let _ = writeln!(
-        out,
-        "Cumulative WAL: {} writes, {} syncs, {:.2} writes per sync, written: {:.2} GB, {:.2} MB/s",
-        fmt_count(wal_writes),
-        fmt_count(syncs),
-        wal_writes as f64 / syncs.max(1) as f64,
-        l(&stats.wal_bytes) as f64 / GB,
-        l(&stats.wal_bytes) as f64 / MB / uptime.max(1e-6)
-    );
-    let secs = stall as f64 / 1e6;
-    let _ = writeln!(
-        out,
-        "Cumulative stall: {:02}:{:02}:{:06.3} H:M:S, {:.1} percent",
-        (secs / 3600.0) as u64,
-        ((secs / 60.0) as u64) % 60,
-        secs % 60.0,
-        100.0 * secs / uptime.max(1e-6)
-    );
+    db_stats_lines(&mut out, "Cumulative", &now, uptime, false);
+    db_stats_lines(&mut out, "Interval", &now.since(&prev), db_int_secs, true);
     out
+}
+
+/// The writes / WAL / stall lines of the DB Stats section.
+fn db_stats_lines(out: &mut String, what: &str, c: &WriteCounters, secs: f64, ingest_mb: bool) {
+    let secs = secs.max(1e-6);
+    let ingest = if ingest_mb {
+        format!("{:.2} MB", c.ingest_bytes as f64 / MB)
+    } else {
+        format!("{:.2} GB", c.ingest_bytes as f64 / GB)
+    };
+    let _ = writeln!(
+        out,
+        "{what} writes: {} writes, {} keys, {} commit groups, {:.1} writes per commit group, ingest: {ingest}, {:.2} MB/s",
+        fmt_count(c.writes),
+        fmt_count(c.keys),
+        fmt_count(c.groups),
+        c.writes as f64 / c.groups.max(1) as f64,
+        c.ingest_bytes as f64 / MB / secs
+    );
+    let _ = writeln!(
+        out,
+        "{what} WAL: {} writes, {} syncs, {:.2} writes per sync, written: {:.2} GB, {:.2} MB/s",
+        fmt_count(c.wal_writes),
+        fmt_count(c.wal_syncs),
+        c.wal_writes as f64 / c.wal_syncs.max(1) as f64,
+        c.wal_bytes as f64 / GB,
+        c.wal_bytes as f64 / MB / secs
+    );
+    let stall = c.stall_micros as f64 / 1e6;
+    let _ = writeln!(
+        out,
+        "{what} stall: {:02}:{:02}:{:06.3} H:M:S, {:.1} percent",
+        (stall / 3600.0) as u64,
+        ((stall / 60.0) as u64) % 60,
+        stall % 60.0,
+        100.0 * stall / secs
+    );
+}
+
+/// `shale.compaction-stats-json`: per-level and summed compaction numbers
+/// (bytes, not GB), stall counts and times, in one JSON object. Unlike
+/// `shale.stats` it does not reset the interval figures.
+fn stats_json(db: &Arc<DbInner>) -> String {
+    let sh = shape(db);
+    let levels = db.stats.levels.lock().clone();
+    let flushed = levels.first().map_or(0, |l| l.bytes_written);
+    let level_obj = |name: String, s: &LevelCompactionStats, extra: String, w_amp: f64| {
+        format!(
+            "{{{name}\"bytes_read_non_output\": {}, \"bytes_read_output\": {}, \"bytes_written\": {}, \"bytes_new\": {}, \"bytes_moved\": {}, \"w_amp\": {:.4}, \"micros\": {}, \"cpu_micros\": {}, \"count\": {}, \"keys_in\": {}, \"keys_dropped\": {}, \"files_in_non_output\": {}, \"files_in_output\": {}, \"files_out\": {}{extra}}}",
+            s.bytes_read_non_output,
+            s.bytes_read_output,
+            s.bytes_written,
+            s.bytes_written.saturating_sub(s.bytes_read_output),
+            s.bytes_moved,
+            w_amp,
+            s.micros,
+            s.cpu_micros,
+            s.count,
+            s.keys_in,
+            s.keys_dropped,
+            s.files_in_non_output,
+            s.files_in_output,
+            s.files_out,
+        )
+    };
+    let mut rows = Vec::new();
+    for (l, s) in levels.iter().enumerate() {
+        rows.push(level_obj(
+            format!("\"level\": {l}, "),
+            s,
+            format!(
+                ", \"files\": {}, \"files_compacting\": {}, \"size\": {}, \"score\": {:.4}",
+                sh.v.num_files(l),
+                sh.compacting.get(l).copied().unwrap_or(0),
+                sh.v.level_bytes(l),
+                sh.scores.get(l).copied().unwrap_or(0.0)
+            ),
+            level_wamp(l, s, flushed),
+        ));
+    }
+    let sum = sum_of(&levels);
+    let sum_wamp = if flushed > 0 {
+        sum.bytes_written as f64 / flushed as f64
+    } else {
+        0.0
+    };
+    let moved_ratio = if sum.bytes_written + sum.bytes_moved > flushed {
+        sum.bytes_moved as f64 / (sum.bytes_written + sum.bytes_moved - flushed) as f64
+    } else {
+        0.0
+    };
+    let sum_obj = level_obj(
+        String::new(),
+        &sum,
+        format!(
+            ", \"flush_bytes\": {flushed}, \"size\": {}, \"move_ratio\": {moved_ratio:.4}",
+            sh.v.total_bytes()
+        ),
+        sum_wamp,
+    );
+    let st = &db.stats;
+    let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let cause_micros = |c: StallCause| {
+        st.stall_cause_micros
+            .get(c as usize)
+            .map_or(0, |a| a.load(Ordering::Relaxed))
+    };
+    format!(
+        "{{\"levels\": [{}], \"sum\": {sum_obj}, \"w_amp\": {sum_wamp:.4}, \"base_level\": {}, \"pending_compaction_bytes\": {}, \"ingest_bytes\": {}, \"wal_bytes\": {}, \"stalls\": {{\"level0_slowdown\": {}, \"level0_slowdown_with_compaction\": {}, \"level0_numfiles\": {}, \"level0_numfiles_with_compaction\": {}, \"stop_for_pending_compaction_bytes\": {}, \"slowdown_for_pending_compaction_bytes\": {}, \"memtable_compaction\": {}, \"micros\": {}, \"level0_slowdown_micros\": {}, \"level0_numfiles_micros\": {}, \"pending_stop_micros\": {}, \"pending_slowdown_micros\": {}, \"memtable_micros\": {}}}}}",
+        rows.join(", "),
+        sh.base_level,
+        sh.pending,
+        l(&st.ingest_bytes),
+        l(&st.wal_bytes),
+        l(&st.stall_l0_slowdown),
+        l(&st.stall_l0_slowdown_with_compaction),
+        l(&st.stall_l0_stop),
+        l(&st.stall_l0_stop_with_compaction),
+        l(&st.stall_pending_stop),
+        l(&st.stall_pending_slowdown),
+        l(&st.stall_memtable),
+        l(&st.stall_micros),
+        cause_micros(StallCause::L0Slowdown),
+        cause_micros(StallCause::L0Stop),
+        cause_micros(StallCause::PendingStop),
+        cause_micros(StallCause::PendingSlowdown),
+        cause_micros(StallCause::MemtableStop),
+    )
 }
 
 #[cfg(test)]

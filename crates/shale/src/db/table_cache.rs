@@ -7,16 +7,26 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::sst::{BlockCacheHook, Table};
 use crate::version::filename::table_file_name;
 
 const SHARDS: usize = 16;
+
+/// Read counters summed over the open tables.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct TableStatsSum {
+    pub blocks_read: u64,
+    pub bytes_read: u64,
+    pub filter_checks: u64,
+    pub filter_useful: u64,
+}
 
 pub(crate) struct TableCache {
     dir: PathBuf,
@@ -51,9 +61,34 @@ impl TableCache {
         let name = table_file_name(number);
         let path = self.dir.join(&name);
         let file = self.fs.open_random(&path)?;
-        let table = Table::open(file, name, number, self.block_cache.clone())?;
+        let table = Table::open(file, name.clone(), number, self.block_cache.clone())?;
+        // A table stored under another table's name verifies block by block;
+        // its properties name the file it was written as.
+        let recorded = table.properties().file_number;
+        if recorded != number {
+            return Err(Error::corruption(
+                name,
+                0,
+                format!("table properties say this is file {recorded}, not {number}"),
+            ));
+        }
         let mut shard = self.shard(number).write();
         Ok(Arc::clone(shard.entry(number).or_insert(table)))
+    }
+
+    /// Sums the read counters of every open table.
+    pub(crate) fn sum_stats(&self) -> TableStatsSum {
+        let mut out = TableStatsSum::default();
+        for shard in &self.shards {
+            for t in shard.read().values() {
+                let s = t.stats();
+                out.blocks_read += s.blocks_read.load(Relaxed);
+                out.bytes_read += s.bytes_read.load(Relaxed);
+                out.filter_checks += s.filter_checks.load(Relaxed);
+                out.filter_useful += s.filter_useful.load(Relaxed);
+            }
+        }
+        out
     }
 
     /// Forgets table `number` (its file is being deleted).

@@ -274,52 +274,81 @@ pub(crate) fn insert_batch(mem: &MemTable, b: &WriteBatch) -> Result<()> {
     Ok(())
 }
 
-/// Before a group is written: switch a full memtable and apply write stalls.
-/// Called by the leader only.
+/// Before a group is written: apply write stalls, then switch a full
+/// memtable. Called by the leader only.
+///
+/// Stalls, as RocksDB's write controller: L0 files ≥
+/// `level0_stop_writes_trigger` or pending compaction bytes ≥ the hard limit
+/// stop writes until compaction catches up; L0 files ≥
+/// `level0_slowdown_writes_trigger` or pending bytes ≥ the soft limit delay
+/// each group at `delayed_write_rate`, charging the bytes ingested since the
+/// previous charge (the previous groups, as RocksDB charges the last group's
+/// size); a full memtable with `max_write_buffer_number` memtables in use
+/// waits for a flush. L0/pending-bytes stalls are counted once per LSM shape
+/// that causes them (RocksDB counts them when it recalculates the
+/// condition); memtable stops once per waiting group. Stall time is booked
+/// by cause.
 fn make_room(db: &Arc<DbInner>) -> Result<()> {
+    use crate::stats::{StallCause, StallCondition};
     let mut st = db.state.lock();
-    let mut slowed = false;
+    let mut delayed = false;
+    let mut stopped_since: Option<(StallCause, Instant)> = None;
+    let mut memtable_wait = false;
+    let book_stop = |since: &mut Option<(StallCause, Instant)>| {
+        if let Some((cause, t)) = since.take() {
+            db.stats.add_stall_time(cause, t.elapsed());
+        }
+    };
     loop {
         if let Some(e) = &st.bg_error {
+            book_stop(&mut stopped_since);
             return Err(Error::Poisoned(e.to_string()));
         }
         if db.shutting_down.load(Ordering::Acquire) {
+            book_stop(&mut stopped_since);
             return Err(Error::ShutdownInProgress);
         }
-        let l0 = st.versions.current().num_files(0);
-        if !slowed
-            && l0 >= db.opts.level0_slowdown_writes_trigger
-            && l0 < db.opts.level0_stop_writes_trigger
-        {
-            // Delay this group by about 1 ms (RocksDB delays at
-            // delayed_write_rate; a fixed delay per group is simpler).
-            slowed = true;
-            db.stats.stall_l0_slowdown.fetch_add(1, Ordering::Relaxed);
-            let t = Instant::now();
-            drop(st);
-            std::thread::sleep(Duration::from_millis(1));
-            db.stats.add_stall(t.elapsed());
-            st = db.state.lock();
-            continue;
+        match super::background::stall_condition(db, &st) {
+            StallCondition::Stopped(cause) => {
+                if stopped_since.is_none() {
+                    stopped_since = Some((cause, Instant::now()));
+                }
+                db.bg_cv.notify_all();
+                db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+                continue;
+            }
+            StallCondition::Delayed(cause) if !delayed => {
+                book_stop(&mut stopped_since);
+                delayed = true;
+                let wait = {
+                    let mut wc = db.stats.write_controller.lock();
+                    let bytes = wc.take_ingest(db.stats.ingest_bytes.load(Ordering::Relaxed));
+                    wc.delay(bytes, db.opts.delayed_write_rate, Instant::now())
+                };
+                if !wait.is_zero() {
+                    let t = Instant::now();
+                    drop(st);
+                    std::thread::sleep(wait);
+                    db.stats.add_stall_time(cause, t.elapsed());
+                    st = db.state.lock();
+                    continue; // the shape may have changed while we slept
+                }
+            }
+            _ => book_stop(&mut stopped_since),
         }
-        let mem_full = st.mem.approximate_memory_usage() >= db.opts.write_buffer_size;
-        if !mem_full {
+        if st.mem.approximate_memory_usage() < db.opts.write_buffer_size {
             return Ok(());
         }
         if st.imm.len() + 1 >= db.opts.max_write_buffer_number {
-            db.stats.stall_memtable.fetch_add(1, Ordering::Relaxed);
+            if !memtable_wait {
+                memtable_wait = true;
+                db.stats.count_stall(StallCause::MemtableStop, false);
+            }
             let t = Instant::now();
             db.bg_cv.notify_all();
             db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-            db.stats.add_stall(t.elapsed());
-            continue;
-        }
-        if l0 >= db.opts.level0_stop_writes_trigger {
-            db.stats.stall_l0_stop.fetch_add(1, Ordering::Relaxed);
-            let t = Instant::now();
-            db.bg_cv.notify_all();
-            db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-            db.stats.add_stall(t.elapsed());
+            db.stats
+                .add_stall_time(StallCause::MemtableStop, t.elapsed());
             continue;
         }
         switch_memtable(db, &mut st)?;
@@ -351,9 +380,9 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
     // new WAL but insert into the old memtable.
     let mut wal = db.writer.wal.lock();
     if let Some(old) = wal.writer.as_mut() {
-        // The old WAL must reach the OS before its memtable can be flushed
-        // and the log forgotten.
-        if let Err(e) = old.flush() {
+        // Sync the old WAL: a sync write to the new WAL must not become
+        // durable while earlier writes in the old one are not.
+        if let Err(e) = old.sync() {
             drop(wal);
             db.set_bg_error(st, e.clone());
             return Err(e);

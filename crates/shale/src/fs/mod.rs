@@ -10,6 +10,8 @@
 //! - `RandomAccessFile::read_exact_at` either fills the buffer or errors
 //!   (a short file is an `UnexpectedEof` IO error).
 
+mod fault;
+mod mem;
 mod posix;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +19,8 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub use fault::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, InjectedFault, Trigger};
+pub use mem::{MemFileSystem, CRASH_BLOCK_SIZE};
 pub use posix::PosixFileSystem;
 
 /// A file opened for appending.

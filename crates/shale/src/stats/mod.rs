@@ -1,11 +1,16 @@
-//! Engine statistics: write-path counters, stall counters and per-level
-//! compaction statistics, in RocksDB's vocabulary so its operators can read
-//! them (see `db/properties.rs` for the printed tables).
+//! Engine statistics: write-path counters, write stalls by cause (with the
+//! write controller's token bucket that paces delayed writes), per-level
+//! compaction statistics and the list of running compactions, in RocksDB's
+//! vocabulary so its operators can read them (see `db/properties.rs` for the
+//! printed tables).
 //!
-//! Thread safety: counters are relaxed atomics; per-level stats sit behind a
-//! small mutex taken once per flush or compaction.
+//! Thread safety: counters are relaxed atomics; per-level stats, the write
+//! controller and the running-compaction list sit behind small mutexes taken
+//! once per job or write group (the running list only under the DB mutex).
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Weak;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -75,6 +80,149 @@ impl LevelCompactionStats {
     }
 }
 
+/// Why writes were delayed or stopped (RocksDB's stall causes). The order
+/// is the order of the `Stalls(count)` line's fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StallCause {
+    /// L0 files ≥ `level0_slowdown_writes_trigger`: writes delayed.
+    L0Slowdown = 0,
+    /// L0 files ≥ `level0_stop_writes_trigger`: writes wait.
+    L0Stop = 1,
+    /// Pending compaction bytes ≥ the hard limit: writes wait.
+    PendingStop = 2,
+    /// Pending compaction bytes ≥ the soft limit: writes delayed.
+    PendingSlowdown = 3,
+    /// `max_write_buffer_number` memtables full: writes wait for a flush.
+    MemtableStop = 4,
+}
+
+/// Number of [`StallCause`]s.
+pub(crate) const STALL_CAUSES: usize = 5;
+
+/// What the LSM shape asks of writers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StallCondition {
+    Normal,
+    Delayed(StallCause),
+    Stopped(StallCause),
+}
+
+/// Paces delayed writes at `delayed_write_rate` (RocksDB's
+/// `WriteController::GetDelay`): bytes earn credit as time passes, refilled
+/// at most once per millisecond; a write larger than the credit sleeps for
+/// the bytes over budget divided by the rate (at least one refill interval).
+/// Also caches the stall condition of the last version it saw, so a write
+/// group pays for the LSM scan only when the shape changed.
+#[derive(Debug, Default)]
+pub(crate) struct WriteController {
+    credit: u64,
+    next_refill: Option<Instant>,
+    /// `ingest_bytes` when the previous delay was computed.
+    charged_ingest: u64,
+    /// The version (type-erased: stats sits below `version`) and its
+    /// condition.
+    cached: Option<(Weak<dyn Any + Send + Sync>, StallCondition)>,
+}
+
+const REFILL: Duration = Duration::from_millis(1);
+
+impl WriteController {
+    /// The delay for `bytes` more written at `rate` bytes/s, at `now`.
+    pub(crate) fn delay(&mut self, bytes: u64, rate: u64, now: Instant) -> Duration {
+        let rate = rate.max(1);
+        let next = *self.next_refill.get_or_insert(now);
+        if next <= now {
+            let elapsed = now - next + REFILL;
+            self.credit += (elapsed.as_secs_f64() * rate as f64).ceil() as u64;
+            self.next_refill = Some(now + REFILL);
+            if self.credit >= bytes {
+                self.credit -= bytes;
+                return Duration::ZERO;
+            }
+        }
+        let over = bytes.saturating_sub(self.credit);
+        self.credit = 0;
+        let wait = Duration::from_secs_f64(over as f64 / rate as f64);
+        let next = self.next_refill.unwrap_or(now) + wait;
+        self.next_refill = Some(next);
+        next.saturating_duration_since(now).max(REFILL)
+    }
+
+    /// Bytes ingested since the previous call (the groups to pay for).
+    pub(crate) fn take_ingest(&mut self, ingest_total: u64) -> u64 {
+        let d = ingest_total.saturating_sub(self.charged_ingest);
+        self.charged_ingest = ingest_total;
+        d
+    }
+
+    /// The cached condition when `key` is the version it was computed for.
+    pub(crate) fn cached(&self, key: &Weak<dyn Any + Send + Sync>) -> Option<StallCondition> {
+        match &self.cached {
+            Some((k, c)) if Weak::ptr_eq(k, key) => Some(*c),
+            _ => None,
+        }
+    }
+
+    /// Remembers the condition computed for the version `key`. Entering
+    /// the delayed state starts the bucket afresh at `ingest_total`: bytes
+    /// written while writes ran freely are not charged.
+    pub(crate) fn set_cached(
+        &mut self,
+        key: Weak<dyn Any + Send + Sync>,
+        c: StallCondition,
+        ingest_total: u64,
+    ) {
+        let was_delayed = matches!(self.cached, Some((_, StallCondition::Delayed(_))));
+        if matches!(c, StallCondition::Delayed(_)) && !was_delayed {
+            self.credit = 0;
+            self.next_refill = None;
+            self.charged_ingest = ingest_total;
+        }
+        self.cached = Some((key, c));
+    }
+}
+
+/// A running compaction, as the picker and `shale.stats` see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunningJob {
+    /// Unique id (for removal).
+    pub id: u64,
+    pub input_level: usize,
+    pub output_level: usize,
+    /// User-key range written at the output level.
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+}
+
+/// A copy of the write-path counters (for interval figures).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct WriteCounters {
+    pub writes: u64,
+    pub keys: u64,
+    pub groups: u64,
+    pub ingest_bytes: u64,
+    pub wal_writes: u64,
+    pub wal_syncs: u64,
+    pub wal_bytes: u64,
+    pub stall_micros: u64,
+}
+
+impl WriteCounters {
+    /// `self - o`, field by field (saturating).
+    pub(crate) fn since(&self, o: &WriteCounters) -> WriteCounters {
+        WriteCounters {
+            writes: self.writes.saturating_sub(o.writes),
+            keys: self.keys.saturating_sub(o.keys),
+            groups: self.groups.saturating_sub(o.groups),
+            ingest_bytes: self.ingest_bytes.saturating_sub(o.ingest_bytes),
+            wal_writes: self.wal_writes.saturating_sub(o.wal_writes),
+            wal_syncs: self.wal_syncs.saturating_sub(o.wal_syncs),
+            wal_bytes: self.wal_bytes.saturating_sub(o.wal_bytes),
+            stall_micros: self.stall_micros.saturating_sub(o.stall_micros),
+        }
+    }
+}
+
 /// DB-wide counters.
 pub(crate) struct DbStats {
     pub started: Instant,
@@ -96,6 +244,22 @@ pub(crate) struct DbStats {
     pub stall_memtable: AtomicU64,
     pub stall_pending_slowdown: AtomicU64,
     pub stall_pending_stop: AtomicU64,
+    /// Stall microseconds per [`StallCause`].
+    pub stall_cause_micros: [AtomicU64; STALL_CAUSES],
+    /// L0 slowdowns / stops while an L0 compaction was running.
+    pub stall_l0_slowdown_with_compaction: AtomicU64,
+    pub stall_l0_stop_with_compaction: AtomicU64,
+    /// Stall count total at the previous `shale.stats` dump.
+    pub stalls_at_last_dump: AtomicU64,
+    /// Paces delayed writes.
+    pub write_controller: Mutex<WriteController>,
+    /// Running compactions (changed under the DB mutex).
+    pub running: Mutex<Vec<RunningJob>>,
+    /// Id source for `running`.
+    pub next_job_id: AtomicU64,
+    /// Write-path counters at the previous `shale.stats` dump (the DB
+    /// Stats interval lines).
+    pub db_at_last_dump: Mutex<(WriteCounters, Instant)>,
     /// Per output level.
     pub levels: Mutex<Vec<LevelCompactionStats>>,
     /// Snapshot of `levels` at the previous `shale.stats` dump (the Int row).
@@ -124,6 +288,14 @@ impl DbStats {
             stall_memtable: AtomicU64::new(0),
             stall_pending_slowdown: AtomicU64::new(0),
             stall_pending_stop: AtomicU64::new(0),
+            stall_cause_micros: Default::default(),
+            stall_l0_slowdown_with_compaction: AtomicU64::new(0),
+            stall_l0_stop_with_compaction: AtomicU64::new(0),
+            stalls_at_last_dump: AtomicU64::new(0),
+            write_controller: Mutex::new(WriteController::default()),
+            running: Mutex::new(Vec::new()),
+            next_job_id: AtomicU64::new(1),
+            db_at_last_dump: Mutex::new((WriteCounters::default(), Instant::now())),
             levels: Mutex::new(vec![LevelCompactionStats::default(); num_levels]),
             levels_at_last_dump: Mutex::new((
                 vec![LevelCompactionStats::default(); num_levels],
@@ -132,9 +304,67 @@ impl DbStats {
         }
     }
 
-    pub(crate) fn add_stall(&self, d: Duration) {
-        self.stall_micros
-            .fetch_add(d.as_micros() as u64, Ordering::Relaxed);
+    /// Counts one stall of `cause` (`during_l0_compaction`: an L0
+    /// compaction was running, RocksDB's `_with_compaction` counts).
+    pub(crate) fn count_stall(&self, cause: StallCause, during_l0_compaction: bool) {
+        let c = match cause {
+            StallCause::L0Slowdown => {
+                if during_l0_compaction {
+                    self.stall_l0_slowdown_with_compaction
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+                &self.stall_l0_slowdown
+            }
+            StallCause::L0Stop => {
+                if during_l0_compaction {
+                    self.stall_l0_stop_with_compaction
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+                &self.stall_l0_stop
+            }
+            StallCause::PendingStop => &self.stall_pending_stop,
+            StallCause::PendingSlowdown => &self.stall_pending_slowdown,
+            StallCause::MemtableStop => &self.stall_memtable,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Books `d` of stall time on `cause` and on the total.
+    pub(crate) fn add_stall_time(&self, cause: StallCause, d: Duration) {
+        let us = d.as_micros() as u64;
+        self.stall_micros.fetch_add(us, Ordering::Relaxed);
+        if let Some(a) = self.stall_cause_micros.get(cause as usize) {
+            a.fetch_add(us, Ordering::Relaxed);
+        }
+    }
+
+    /// The write-path counters now.
+    pub(crate) fn write_counters(&self) -> WriteCounters {
+        let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        WriteCounters {
+            writes: l(&self.writes),
+            keys: l(&self.keys_written),
+            groups: l(&self.commit_groups),
+            ingest_bytes: l(&self.ingest_bytes),
+            wal_writes: l(&self.wal_writes),
+            wal_syncs: l(&self.wal_syncs),
+            wal_bytes: l(&self.wal_bytes),
+            stall_micros: l(&self.stall_micros),
+        }
+    }
+
+    /// Total stall count (every cause).
+    pub(crate) fn total_stalls(&self) -> u64 {
+        [
+            &self.stall_l0_slowdown,
+            &self.stall_l0_stop,
+            &self.stall_pending_stop,
+            &self.stall_pending_slowdown,
+            &self.stall_memtable,
+        ]
+        .iter()
+        .map(|a| a.load(Ordering::Relaxed))
+        .sum()
     }
 
     #[inline]
@@ -193,5 +423,73 @@ mod tests {
         }
         assert!(x > 0);
         assert!(thread_cpu_micros() >= a);
+    }
+
+    #[test]
+    fn write_controller_paces_at_the_rate() {
+        let mut w = WriteController::default();
+        let t0 = Instant::now();
+        // 1 MB/s: the first refill grants one interval (1000 bytes).
+        assert_eq!(w.delay(500, 1_000_000, t0), Duration::ZERO);
+        // 10,000 bytes over a 500-byte credit: 9.5 ms after the next
+        // refill (1 ms away).
+        let d = w.delay(10_000, 1_000_000, t0);
+        assert!(
+            d >= Duration::from_micros(10_400) && d <= Duration::from_micros(10_600),
+            "{d:?}"
+        );
+        // Writing 1 MB at 1 MB/s in 100 slices takes about a second.
+        let mut w = WriteController::default();
+        let mut now = t0;
+        for _ in 0..100 {
+            now += w.delay(10_000, 1_000_000, now);
+        }
+        let total = now - t0;
+        assert!(
+            total >= Duration::from_millis(980) && total <= Duration::from_millis(1010),
+            "{total:?}"
+        );
+        assert_eq!(w.take_ingest(100), 100);
+        assert_eq!(w.take_ingest(150), 50);
+    }
+
+    #[test]
+    fn entering_the_delayed_state_charges_only_later_bytes() {
+        let mut w = WriteController::default();
+        let v1: std::sync::Arc<dyn Any + Send + Sync> = std::sync::Arc::new(1u8);
+        let v2: std::sync::Arc<dyn Any + Send + Sync> = std::sync::Arc::new(2u8);
+        let (k1, k2) = (
+            std::sync::Arc::downgrade(&v1),
+            std::sync::Arc::downgrade(&v2),
+        );
+        w.set_cached(k1.clone(), StallCondition::Normal, 0);
+        assert_eq!(w.cached(&k1), Some(StallCondition::Normal));
+        assert_eq!(w.cached(&k2), None);
+        // 1 MB written freely, then the shape asks for delays.
+        let delayed = StallCondition::Delayed(StallCause::L0Slowdown);
+        w.set_cached(k2.clone(), delayed, 1_000_000);
+        assert_eq!(w.cached(&k2), Some(delayed));
+        assert_eq!(w.take_ingest(1_000_100), 100);
+        // Staying delayed keeps the bucket.
+        w.set_cached(k1, delayed, 2_000_000);
+        assert_eq!(w.take_ingest(1_000_150), 50);
+    }
+
+    #[test]
+    fn stalls_are_counted_by_cause() {
+        let s = DbStats::new(3);
+        s.count_stall(StallCause::L0Slowdown, true);
+        s.count_stall(StallCause::MemtableStop, false);
+        s.add_stall_time(StallCause::MemtableStop, Duration::from_millis(2));
+        assert_eq!(s.total_stalls(), 2);
+        assert_eq!(
+            s.stall_l0_slowdown_with_compaction.load(Ordering::Relaxed),
+            1
+        );
+        assert_eq!(s.stall_micros.load(Ordering::Relaxed), 2000);
+        assert_eq!(
+            s.stall_cause_micros[StallCause::MemtableStop as usize].load(Ordering::Relaxed),
+            2000
+        );
     }
 }

@@ -386,10 +386,11 @@ fn stress(duration: Duration, threads: usize) {
         // Small, so that slots are constantly evicted and reused.
         let cache: ClockCache<Arc<Tracked>> = ClockCache::new(&opts(256, 4, 1));
         let stop = AtomicBool::new(false);
-        std::thread::scope(|sc| {
+        let total_ops: usize = std::thread::scope(|sc| {
+            let mut handles = Vec::new();
             for th in 0..threads {
                 let (cache, stop, t) = (&cache, &stop, &t);
-                sc.spawn(move || {
+                handles.push(sc.spawn(move || {
                     let mut rng = SmallRng::seed_from_u64(s.wrapping_add(th as u64));
                     let mut held: Vec<Arc<Tracked>> = Vec::new();
                     let mut ops = 0;
@@ -419,14 +420,27 @@ fn stress(duration: Duration, threads: usize) {
                             held.swap_remove(rng.gen_range(0..held.len()));
                         }
                     }
-                });
+                    ops
+                }));
             }
-            let start = Instant::now();
-            while start.elapsed() < duration && !cfg!(miri) {
-                std::thread::sleep(Duration::from_millis(10));
+            // Under Miri the threads stop after `max_ops` operations each.
+            if !cfg!(miri) {
+                let start = Instant::now();
+                while start.elapsed() < duration {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                stop.store(true, Relaxed);
             }
-            stop.store(true, Relaxed);
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("stress thread panicked"))
+                .sum()
         });
+        if cfg!(miri) {
+            assert_eq!(total_ops, threads * max_ops);
+        } else {
+            assert!(total_ops > threads * 1000, "only {total_ops} operations");
+        }
         cache.check_invariants();
         assert_eq!(
             t.live(),
@@ -434,7 +448,7 @@ fn stress(duration: Duration, threads: usize) {
             "values alive outside the cache after threads ended"
         );
         let st = cache.stats();
-        println!("stress: {st:?}, values made {}", t.made());
+        println!("stress: {total_ops} ops, {st:?}, values made {}", t.made());
         assert!(st.total_hits() + st.total_misses() > 0);
     }
     assert_eq!(t.made(), t.dropped(), "seed {s}");

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Blackbox crash test for Shale (RocksDB's db_crashtest.py blackbox mode).
+#
+# Each iteration starts shale-stress on the same DB with a new seed (so new
+# random options), kills it with SIGKILL after a random 1-10 s, then runs
+# shale-stress --verify_only on the DB: every acknowledged write must be
+# there, and a write in flight at the kill may be present or absent. The next
+# iteration verifies again on start and goes on writing. A final verify-only
+# run closes the test. Exits non-zero on any verification failure or error.
+#
+# Build first:  CARGO_TARGET_DIR=target cargo build --release -p shale-stress
+# Usage:        bench/crash_test.sh [ITERATIONS] [extra shale-stress flags...]
+# Environment (defaults in brackets): BIN [target/release/shale-stress],
+#   DB [/tmp/shale-crash-db], THREADS [4], MAX_KEY [100000],
+#   MIN_KILL [1], MAX_KILL [10] (seconds), SEED [time], SYNC_ONE_IN [20]
+#   (1 run in N uses --sync), KEEP [0] (1: keep the DB afterwards).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${BIN:-$here/target/release/shale-stress}
+DB=${DB:-/tmp/shale-crash-db}
+THREADS=${THREADS:-4}
+MAX_KEY=${MAX_KEY:-100000}
+MIN_KILL=${MIN_KILL:-1}
+MAX_KILL=${MAX_KILL:-10}
+SEED=${SEED:-$(date +%s)}
+SYNC_ONE_IN=${SYNC_ONE_IN:-20}
+KEEP=${KEEP:-0}
+ITERATIONS=${1:-20}
+shift || true
+EXTRA=("$@")
+
+if [[ ! -x $BIN ]]; then
+    echo "crash_test: $BIN not found; build it first" >&2
+    exit 2
+fi
+
+LOG=$(mktemp -d /tmp/shale-crash-log.XXXXXX)
+rm -rf "$DB" "$DB.expected"
+RANDOM=$SEED
+echo "crash_test: $ITERATIONS iterations, db=$DB threads=$THREADS max_key=$MAX_KEY seed=$SEED logs=$LOG"
+
+total_ops=0
+failures=0
+kills=0
+
+verify() { # $1 = label
+    local out=$LOG/verify-$1.log
+    "$BIN" --db="$DB" --max_key="$MAX_KEY" --verify_only --seed=$((RANDOM * 32768 + RANDOM)) >"$out" 2>&1
+    local rc=$?
+    if [[ $rc -ne 0 ]]; then
+        echo "crash_test: verification FAILED after $1 (exit $rc):" >&2
+        grep -E "FAILURE|error|panicked" "$out" | head -20 >&2
+        failures=$((failures + 1))
+    fi
+    grep '^verify' "$out" | sed "s/^/  [$1] /"
+    return $rc
+}
+
+for ((i = 1; i <= ITERATIONS; i++)); do
+    seed=$((RANDOM * 32768 + RANDOM))
+    sync=()
+    if ((SYNC_ONE_IN > 0 && RANDOM % SYNC_ONE_IN == 0)); then sync=(--sync); fi
+    kill_after=$((MIN_KILL + RANDOM % (MAX_KILL - MIN_KILL + 1)))
+    out=$LOG/run-$i.log
+    "$BIN" --db="$DB" --threads="$THREADS" --max_key="$MAX_KEY" --seed="$seed" \
+        --ops_per_thread=100000000 --duration=$((MAX_KILL + 60)) "${sync[@]}" "${EXTRA[@]}" >"$out" 2>&1 &
+    pid=$!
+    # Sleep in small steps so a run that exits early (a failure) is noticed.
+    waited=0
+    while ((waited < kill_after * 10)) && kill -0 "$pid" 2>/dev/null; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -9 "$pid"
+        kills=$((kills + 1))
+    fi
+    { wait "$pid"; } 2>/dev/null
+    rc=$?
+    ops=$(grep -E '^progress: ops=' "$out" | tail -1 | sed 's/.*ops=//')
+    ops=${ops:-0}
+    total_ops=$((total_ops + ops))
+    echo "iteration $i: seed=$seed ${sync[*]} killed after ${kill_after}s, ops>=$ops, exit $rc"
+    grep '^options' "$out" | sed 's/^/  /'
+    if [[ $rc -ne 137 && $rc -ne 0 ]]; then
+        echo "crash_test: run $i FAILED (exit $rc):" >&2
+        grep -E "FAILURE|error|panicked" "$out" | head -20 >&2
+        failures=$((failures + 1))
+        break
+    fi
+    verify "kill-$i" || break
+done
+
+if ((failures == 0)); then verify final; fi
+
+echo "crash_test: iterations=$((i > ITERATIONS ? ITERATIONS : i)) kills=$kills ops>=$total_ops failures=$failures seed=$SEED logs=$LOG"
+if ((KEEP == 0 && failures == 0)); then rm -rf "$DB" "$DB.expected" "$LOG"; fi
+((failures == 0))

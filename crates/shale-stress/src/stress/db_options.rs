@@ -1,0 +1,93 @@
+//! Random DB options per run, derived from the seed and printed, so each run
+//! of the crash test exercises another shape of LSM (RocksDB's crash test
+//! draws its options the same way).
+//!
+//! `num_levels` is not drawn here: it is fixed when the DB is created and
+//! kept in the expected-state file (a DB cannot reopen with fewer levels).
+
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use shale::{Compression, Options};
+
+/// Picks one of `choices`. Requires a non-empty slice.
+fn pick<T: Copy>(rng: &mut SmallRng, choices: &[T]) -> T {
+    *choices.choose(rng).unwrap_or(&choices[0])
+}
+
+/// The number of levels for a new DB.
+pub fn random_num_levels(seed: u64) -> u32 {
+    SmallRng::seed_from_u64(seed ^ 0x1e5e1).gen_range(3..=7)
+}
+
+/// Options for a run with `seed` on a DB with `num_levels` levels.
+pub fn random_options(seed: u64, num_levels: u32) -> Options {
+    let mut rng = SmallRng::seed_from_u64(seed ^ 0x0970_1105);
+    let compression = pick(
+        &mut rng,
+        &[Compression::None, Compression::Lz4, Compression::Zstd],
+    );
+    let l0_trigger = pick(&mut rng, &[2, 4, 8]);
+    Options {
+        create_if_missing: true,
+        write_buffer_size: pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]),
+        max_write_buffer_number: pick(&mut rng, &[2, 3, 4]),
+        block_size: pick(&mut rng, &[256, 1024, 4096, 16 << 10]),
+        block_restart_interval: pick(&mut rng, &[1, 4, 16]),
+        bloom_bits_per_key: pick(&mut rng, &[0, 5, 10, 16]),
+        compression_per_level: vec![compression],
+        bottommost_compression: rng.gen_ratio(1, 3).then_some(Compression::Zstd),
+        num_levels: num_levels as usize,
+        level0_file_num_compaction_trigger: l0_trigger,
+        level0_slowdown_writes_trigger: l0_trigger * 5,
+        level0_stop_writes_trigger: l0_trigger * 9,
+        max_bytes_for_level_base: pick(&mut rng, &[64 << 10, 256 << 10, 1 << 20, 8 << 20]),
+        max_bytes_for_level_multiplier: pick(&mut rng, &[2.0, 4.0, 10.0]),
+        level_compaction_dynamic_level_bytes: rng.gen_bool(0.5),
+        target_file_size_base: pick(&mut rng, &[32 << 10, 256 << 10, 2 << 20]),
+        max_background_jobs: pick(&mut rng, &[1, 2, 4]),
+        cache_size: pick(&mut rng, &[0, 64 << 10, 8 << 20]),
+        ..Options::default()
+    }
+}
+
+/// One line describing the drawn options.
+pub fn describe(o: &Options) -> String {
+    format!(
+        "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} \
+         bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
+         level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={}",
+        o.write_buffer_size,
+        o.max_write_buffer_number,
+        o.block_size,
+        o.block_restart_interval,
+        o.bloom_bits_per_key,
+        o.compression_per_level.first().map_or("?", |c| c.name()),
+        o.bottommost_compression.map_or("same", |c| c.name()),
+        o.num_levels,
+        o.level0_file_num_compaction_trigger,
+        o.max_bytes_for_level_base,
+        o.max_bytes_for_level_multiplier,
+        o.level_compaction_dynamic_level_bytes,
+        o.target_file_size_base,
+        o.max_background_jobs,
+        o.cache_size
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drawn_options_are_valid_and_reproducible() {
+        for seed in 0..200 {
+            let o = random_options(seed, random_num_levels(seed));
+            o.validate().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            assert_eq!(
+                describe(&o),
+                describe(&random_options(seed, random_num_levels(seed)))
+            );
+        }
+    }
+}

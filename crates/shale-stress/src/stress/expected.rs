@@ -1,0 +1,216 @@
+//! The expected state: what each key must hold, in a file that survives
+//! `kill -9` (RocksDB db_stress's `ExpectedState`, with `pwrite` instead of
+//! mmap).
+//!
+//! Layout (little-endian): a 32-byte header — magic `SHSTRESS`, format
+//! version u32, num_levels u32 (chosen when the DB was created: a DB cannot be
+//! reopened with fewer levels), max_key u64, reserved u64 — then one u64 slot
+//! per key:
+//! - low 32 bits: the committed state, 0 = absent, else the value base;
+//! - high 32 bits: 0 = nothing pending, else `PENDING | new state`.
+//!
+//! Protocol: before a write, the key's slot gets the pending new state; after
+//! the write returns, the slot gets the committed new state. Each update is one
+//! aligned 8-byte `pwrite`, which a process kill cannot tear. After a kill, a
+//! pending key may hold either state.
+//!
+//! Thread safety: slots are atomics mirrored to the file; callers serialize
+//! writers of one key (see `key_locks`).
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const MAGIC: &[u8; 8] = b"SHSTRESS";
+const VERSION: u32 = 1;
+const HEADER: u64 = 32;
+const PENDING: u32 = 1 << 31;
+
+/// A key's state: 0 = absent, else a value base in `1..2^31`.
+pub type ValueState = u32;
+
+/// One key's slot, decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// The state after the last acknowledged write.
+    pub committed: ValueState,
+    /// The state of a write that started but was not acknowledged.
+    pub pending: Option<ValueState>,
+}
+
+impl Slot {
+    fn decode(raw: u64) -> Slot {
+        let hi = (raw >> 32) as u32;
+        Slot {
+            committed: raw as u32,
+            pending: (hi & PENDING != 0).then_some(hi & !PENDING),
+        }
+    }
+
+    fn encode(self) -> u64 {
+        let hi = self.pending.map_or(0, |p| PENDING | p);
+        (u64::from(hi) << 32) | u64::from(self.committed)
+    }
+
+    /// True if `state` is allowed by this slot.
+    pub fn allows(&self, state: ValueState) -> bool {
+        state == self.committed || self.pending == Some(state)
+    }
+}
+
+/// The expected state of every key, in memory and in its file.
+pub struct ExpectedState {
+    file: File,
+    slots: Vec<AtomicU64>,
+    num_levels: u32,
+}
+
+impl ExpectedState {
+    /// Creates a fresh file (every key absent), replacing any old one.
+    pub fn create(path: &Path, max_key: u64, num_levels: u32) -> io::Result<ExpectedState> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        let mut header = [0u8; HEADER as usize];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        header[12..16].copy_from_slice(&num_levels.to_le_bytes());
+        header[16..24].copy_from_slice(&max_key.to_le_bytes());
+        file.write_all_at(&header, 0)?;
+        file.set_len(HEADER + 8 * max_key)?;
+        file.sync_all()?;
+        let slots = (0..max_key).map(|_| AtomicU64::new(0)).collect();
+        Ok(ExpectedState {
+            file,
+            slots,
+            num_levels,
+        })
+    }
+
+    /// Opens an existing file.
+    pub fn open(path: &Path) -> io::Result<ExpectedState> {
+        let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        let mut header = [0u8; HEADER as usize];
+        file.read_exact_at(&mut header, 0)?;
+        // `header` is a fixed-size array: the constant ranges below are in bounds.
+        if &header[0..8] != MAGIC {
+            return Err(bad(format!(
+                "{}: not an expected-state file",
+                path.display()
+            )));
+        }
+        let u32_at =
+            |o: usize| u32::from_le_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]]);
+        if u32_at(8) != VERSION {
+            return Err(bad(format!("{}: version {}", path.display(), u32_at(8))));
+        }
+        let num_levels = u32_at(12);
+        let mut mk = [0u8; 8];
+        mk.copy_from_slice(&header[16..24]);
+        let max_key = u64::from_le_bytes(mk);
+        let mut body = vec![0u8; (8 * max_key) as usize];
+        file.read_exact_at(&mut body, HEADER)?;
+        let slots = body
+            .chunks_exact(8)
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(c);
+                AtomicU64::new(u64::from_le_bytes(b))
+            })
+            .collect();
+        Ok(ExpectedState {
+            file,
+            slots,
+            num_levels,
+        })
+    }
+
+    /// Number of keys.
+    pub fn max_key(&self) -> u64 {
+        self.slots.len() as u64
+    }
+
+    /// The DB's number of levels, fixed at creation.
+    pub fn num_levels(&self) -> u32 {
+        self.num_levels
+    }
+
+    /// The slot of `key`. Requires `key < max_key`.
+    pub fn get(&self, key: u64) -> Slot {
+        Slot::decode(self.slots[key as usize].load(Ordering::Acquire))
+    }
+
+    fn store(&self, key: u64, slot: Slot) -> io::Result<()> {
+        let raw = slot.encode();
+        self.slots[key as usize].store(raw, Ordering::Release);
+        self.file.write_all_at(&raw.to_le_bytes(), HEADER + 8 * key)
+    }
+
+    /// Marks a write of `new` to `key` as started.
+    pub fn begin(&self, key: u64, new: ValueState) -> io::Result<()> {
+        let committed = self.get(key).committed;
+        self.store(
+            key,
+            Slot {
+                committed,
+                pending: Some(new),
+            },
+        )
+    }
+
+    /// Records `state` as the key's acknowledged state, clearing pending.
+    pub fn commit(&self, key: u64, state: ValueState) -> io::Result<()> {
+        self.store(
+            key,
+            Slot {
+                committed: state,
+                pending: None,
+            },
+        )
+    }
+
+    /// Makes the file durable (for a clean exit).
+    pub fn sync(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("e");
+        let e = ExpectedState::create(&p, 10, 5).unwrap();
+        e.commit(3, 77).unwrap();
+        e.begin(4, 0).unwrap();
+        e.begin(5, 9).unwrap();
+        drop(e);
+        let e = ExpectedState::open(&p).unwrap();
+        assert_eq!((e.max_key(), e.num_levels()), (10, 5));
+        assert_eq!(
+            e.get(3),
+            Slot {
+                committed: 77,
+                pending: None
+            }
+        );
+        assert_eq!(
+            e.get(4),
+            Slot {
+                committed: 0,
+                pending: Some(0)
+            }
+        );
+        assert!(e.get(5).allows(0) && e.get(5).allows(9) && !e.get(5).allows(8));
+        assert!(ExpectedState::open(&dir.path().join("missing")).is_err());
+    }
+}

@@ -1,0 +1,214 @@
+//! `shale-stress`: random concurrent operations on a DB, checked against an
+//! expected state that survives `kill -9` (RocksDB's db_stress, blackbox
+//! mode; driven by `bench/crash_test.sh`).
+//!
+//! A run: draw options from the seed and print them; open (creating the DB
+//! and a fresh expected state if the DB directory does not exist); verify
+//! the whole DB; then, unless `--verify_only`, run `--threads` workers in
+//! `--reopen + 1` phases (close, reopen and verify between phases) until
+//! `--ops_per_thread` or `--duration`; verify again; exit.
+//!
+//! Output: `options: ...`, `verify: ...`, one `progress: ops=N` line per
+//! second (the last one survives a kill), and `done: ...`.
+//! Exit status: 0 ok, 1 verification failure, 2 usage or setup error.
+
+mod db_options;
+mod expected;
+mod flags;
+mod key_locks;
+mod value;
+mod verify;
+mod worker;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use shale::{Db, WriteOptions};
+
+use expected::ExpectedState;
+use flags::{Flags, USAGE};
+use key_locks::KeyLocks;
+use worker::{Shared, OP_NAMES};
+
+/// Entry point of the binary; returns the exit status.
+pub fn main(args: Vec<String>) -> i32 {
+    let flags = match Flags::parse(&args) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}\n{USAGE}");
+            return 2;
+        }
+    };
+    match run(&flags) {
+        Ok(0) => 0,
+        Ok(failures) => {
+            println!(
+                "FAILED: {failures} verification failures (seed {})",
+                flags.seed
+            );
+            1
+        }
+        Err(e) => {
+            eprintln!("error: {e} (seed {})", flags.seed);
+            2
+        }
+    }
+}
+
+/// Opens the expected state, creating it with the DB when the DB is new.
+fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
+    let err = |e: std::io::Error| format!("expected state {}: {e}", flags.expected.display());
+    if flags.db.exists() {
+        let e = ExpectedState::open(&flags.expected).map_err(err)?;
+        if e.max_key() != flags.max_key {
+            println!(
+                "note: using max_key={} from the expected state",
+                e.max_key()
+            );
+        }
+        Ok(e)
+    } else {
+        if flags.verify_only {
+            return Err(format!("--verify_only: no DB at {}", flags.db.display()));
+        }
+        ExpectedState::create(
+            &flags.expected,
+            flags.max_key,
+            db_options::random_num_levels(flags.seed),
+        )
+        .map_err(err)
+    }
+}
+
+fn verify_db(db: &Db, expected: &ExpectedState, when: &str) -> Result<u64, String> {
+    let start = Instant::now();
+    let v = verify::verify(db, expected).map_err(|e| format!("expected state: {e}"))?;
+    for m in &v.messages {
+        eprintln!("VERIFICATION FAILURE ({when}): {m}");
+    }
+    println!(
+        "verify ({when}): keys={} live={} pending_resolved_new={} pending_resolved_old={} failures={} in {:.2?}",
+        v.keys, v.live, v.pending_new, v.pending_old, v.failures, start.elapsed()
+    );
+    Ok(v.failures)
+}
+
+fn run(flags: &Flags) -> Result<u64, String> {
+    let expected = open_expected(flags)?;
+    let opts = db_options::random_options(flags.seed, expected.num_levels());
+    println!("seed: {}", flags.seed);
+    println!("options: {}", db_options::describe(&opts));
+    let open = || {
+        Db::open(&flags.db, opts.clone()).map_err(|e| format!("open {}: {e}", flags.db.display()))
+    };
+    let mut db = open()?;
+    let mut failures = verify_db(&db, &expected, "start")?;
+    if flags.verify_only || failures > 0 {
+        db.close().map_err(|e| format!("close: {e}"))?;
+        return Ok(failures);
+    }
+    let locks = KeyLocks::new(expected.max_key());
+    let deadline = flags.duration.map(|d| Instant::now() + d);
+    let phases = u64::from(flags.reopen) + 1;
+    let mut total_ops = 0u64;
+    let mut counts = [0u64; 6];
+    let start = Instant::now();
+    for phase in 0..phases {
+        let shared = Shared {
+            db: &db,
+            expected: &expected,
+            locks: &locks,
+            write_options: WriteOptions {
+                sync: flags.sync,
+                ..WriteOptions::default()
+            },
+            counts: Default::default(),
+            failures: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        };
+        let per_thread = flags.ops_per_thread / phases;
+        run_phase(&shared, flags, phase, per_thread, deadline, total_ops);
+        for (c, s) in counts.iter_mut().zip(&shared.counts) {
+            *c += s.load(Ordering::Relaxed);
+        }
+        total_ops += shared.total_ops();
+        failures += shared.failures.load(Ordering::Relaxed);
+        if failures > 0 {
+            break;
+        }
+        let last = phase + 1 == phases || deadline.is_some_and(|d| Instant::now() >= d);
+        if !last {
+            db.close().map_err(|e| format!("close: {e}"))?;
+            db = open()?;
+            println!("reopened ({} of {})", phase + 1, flags.reopen);
+            failures += verify_db(&db, &expected, "reopen")?;
+        }
+        if last || failures > 0 {
+            break;
+        }
+    }
+    if failures == 0 {
+        failures += verify_db(&db, &expected, "end")?;
+    }
+    db.close().map_err(|e| format!("close: {e}"))?;
+    expected
+        .sync()
+        .map_err(|e| format!("expected state: {e}"))?;
+    let by_op: Vec<String> = OP_NAMES
+        .iter()
+        .zip(counts)
+        .map(|(n, c)| format!("{n}={c}"))
+        .collect();
+    println!(
+        "done: ops={total_ops} ({}) in {:.1?}, failures={failures}",
+        by_op.join(" "),
+        start.elapsed()
+    );
+    Ok(failures)
+}
+
+/// Runs one phase: the workers plus a progress line every second.
+fn run_phase(
+    sh: &Shared<'_>,
+    flags: &Flags,
+    phase: u64,
+    per_thread: u64,
+    deadline: Option<Instant>,
+    before: u64,
+) {
+    let workers_left = AtomicU64::new(flags.threads as u64);
+    std::thread::scope(|s| {
+        for t in 0..flags.threads {
+            let workers_left = &workers_left;
+            s.spawn(move || {
+                // Counts the worker out even if it panics.
+                struct Done<'a>(&'a AtomicU64);
+                impl Drop for Done<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_sub(1, Ordering::Relaxed);
+                    }
+                }
+                let _done = Done(workers_left);
+                let seed =
+                    flags.seed ^ (phase << 48) ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let mut rng = SmallRng::seed_from_u64(seed);
+                worker::run(sh, &mut rng, per_thread);
+            });
+        }
+        let mut last_print = Instant::now();
+        while workers_left.load(Ordering::Relaxed) > 0 {
+            std::thread::sleep(Duration::from_millis(20));
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                sh.stop.store(true, Ordering::Relaxed);
+            }
+            if last_print.elapsed() >= Duration::from_secs(1) {
+                last_print = Instant::now();
+                println!("progress: ops={}", before + sh.total_ops());
+                let _ = std::io::stdout().flush();
+            }
+        }
+    });
+}

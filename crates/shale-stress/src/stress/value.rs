@@ -1,0 +1,77 @@
+//! Keys and values of the stress run.
+//!
+//! A key is its index as 8 big-endian bytes, so byte order = numeric order.
+//! A value encodes (key, value base) and a filler derived from both, so a
+//! value read under the wrong key, a stale value and a corrupted value are
+//! all detected: `[key u64 BE][base u32 BE][filler 0..=40 bytes]`.
+
+use super::expected::ValueState;
+
+/// The bytes of key `k`.
+pub fn key_bytes(k: u64) -> [u8; 8] {
+    k.to_be_bytes()
+}
+
+/// The key index of `bytes`, if it is a well-formed key.
+pub fn key_index(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
+
+fn filler(key: u64, base: ValueState) -> impl Iterator<Item = u8> {
+    let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ u64::from(base).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    let len = (h % 41) as usize;
+    (0..len).map(move |i| (h >> (i % 8 * 8)) as u8 ^ i as u8)
+}
+
+/// The value written for `base` under `key`. Requires `base != 0`.
+pub fn encode(key: u64, base: ValueState) -> Vec<u8> {
+    let mut v = Vec::with_capacity(52);
+    v.extend_from_slice(&key.to_be_bytes());
+    v.extend_from_slice(&base.to_be_bytes());
+    v.extend(filler(key, base));
+    v
+}
+
+/// The state a read of `key` returned: 0 for absent, else the value base.
+/// Errors describe a malformed value or a value of another key.
+pub fn decode(key: u64, value: Option<&[u8]>) -> Result<ValueState, String> {
+    let Some(v) = value else { return Ok(0) };
+    let (k, rest) = v
+        .split_at_checked(8)
+        .ok_or_else(|| format!("value too short: {v:02x?}"))?;
+    let (b, fill) = rest
+        .split_at_checked(4)
+        .ok_or_else(|| format!("value too short: {v:02x?}"))?;
+    let owner = key_index(k).unwrap_or(u64::MAX);
+    let base = u32::from_be_bytes(b.try_into().map_err(|_| "bad base".to_string())?);
+    if owner != key {
+        return Err(format!(
+            "value of key {owner} (base {base}) found under key {key}"
+        ));
+    }
+    if base == 0 || !fill.iter().copied().eq(filler(key, base)) {
+        return Err(format!("corrupt value for key {key} base {base}: {v:02x?}"));
+    }
+    Ok(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_detection() {
+        for (k, b) in [(0, 1), (7, 123_456), (u32::MAX as u64, (1 << 31) - 1)] {
+            assert_eq!(decode(k, Some(&encode(k, b))), Ok(b));
+        }
+        assert_eq!(decode(3, None), Ok(0));
+        assert!(decode(3, Some(&encode(4, 9))).is_err());
+        let mut v = encode(3, 9);
+        v.push(0);
+        assert!(decode(3, Some(&v)).is_err());
+        assert!(decode(3, Some(&[1, 2, 3])).is_err());
+        assert_eq!(key_index(&key_bytes(42)), Some(42));
+        assert!(key_bytes(1) < key_bytes(256));
+    }
+}

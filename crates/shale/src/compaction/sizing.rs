@@ -1,0 +1,229 @@
+//! Level sizing for leveled compaction: the target size of every level, the
+//! compaction score of every level and the estimate of bytes compaction
+//! still has to rewrite. Pure functions of a `Version` and `PickerOptions`.
+//!
+//! Targets: with `level_compaction_dynamic_level_bytes` they are sized
+//! backwards from the largest level (RocksDB's `CalculateBaseBytes`): the
+//! first non-empty level below L0 gets the largest level's size divided by
+//! the multiplier once per level in between, the *base level* (where L0
+//! compacts into) moves up while that size exceeds `max_bytes_for_level_base`,
+//! and a backlogged L0 larger than the base target raises the base target and
+//! flattens the multiplier. Without dynamic sizing L1 is the base level with
+//! `max_bytes_for_level_base` and each level is `multiplier` times the one
+//! above.
+//!
+//! Invariant: the base level is never below the first non-empty level, so
+//! L0 data never skips a level that holds older data for the same keys.
+
+use crate::version::Version;
+
+use super::picker::PickerOptions;
+
+/// Level sizing: the base level and a target per level (0 = no target).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LevelTargets {
+    pub base_level: usize,
+    pub targets: Vec<u64>,
+    /// Multiplier in use between levels below the base level.
+    pub multiplier: f64,
+}
+
+/// Targets of every level for the current shape.
+pub(crate) fn level_targets(v: &Version, o: &PickerOptions) -> LevelTargets {
+    let n = o.num_levels;
+    let mut targets = vec![0u64; n];
+    if !o.dynamic {
+        let mut t = o.max_bytes_for_level_base as f64;
+        for target in targets.iter_mut().skip(1) {
+            *target = t as u64;
+            t *= o.multiplier;
+        }
+        return LevelTargets {
+            base_level: 1,
+            targets,
+            multiplier: o.multiplier,
+        };
+    }
+    let last = n - 1;
+    let max_level_bytes = (1..n).map(|l| v.level_bytes(l)).max().unwrap_or(0);
+    let base_max = o.max_bytes_for_level_base as f64;
+    let Some(first_non_empty) = (1..n).find(|&l| v.level_bytes(l) > 0) else {
+        // Only L0 holds data: it compacts straight into the last level.
+        targets[last] = o.max_bytes_for_level_base;
+        return LevelTargets {
+            base_level: last,
+            targets,
+            multiplier: o.multiplier,
+        };
+    };
+    let base_min = base_max / o.multiplier;
+    let mut cur = max_level_bytes as f64;
+    for _ in first_non_empty..last {
+        cur /= o.multiplier;
+    }
+    let mut base_level = first_non_empty;
+    let mut base_size = if cur <= base_min {
+        base_min + 1.0
+    } else {
+        while base_level > 1 && cur > base_max {
+            base_level -= 1;
+            cur /= o.multiplier;
+        }
+        if cur > base_max {
+            base_max // even L1 would be too large
+        } else {
+            cur.max(1.0)
+        }
+    };
+    // A backlogged L0 bigger than the base target: size the base level to
+    // L0 so one L0 compaction does not rewrite a much larger base level, and
+    // spread the remaining growth evenly over the levels below.
+    let l0 = v.level_bytes(0) as f64;
+    let mut multiplier = o.multiplier;
+    if l0 > base_size && (l0 > base_max || v.num_files(0) / 2 >= o.l0_trigger) {
+        base_size = l0;
+        multiplier = if base_level == last {
+            1.0
+        } else {
+            (max_level_bytes as f64 / base_size)
+                .powf(1.0 / (last - base_level) as f64)
+                .max(1.0)
+        };
+    }
+    let mut size = base_size;
+    for (i, target) in targets.iter_mut().enumerate().skip(base_level) {
+        if i > base_level {
+            size *= multiplier;
+        }
+        // Never below the base size, or L0 would lose to tiny levels.
+        *target = size.max(base_max) as u64;
+    }
+    LevelTargets {
+        base_level,
+        targets,
+        multiplier,
+    }
+}
+
+/// Scores of levels 0..num_levels (the last level has none): L0 by file
+/// count over the trigger (and by size over the base target), Ln by bytes
+/// not being compacted over the level's target.
+pub(crate) fn scores(v: &Version, o: &PickerOptions, t: &LevelTargets) -> Vec<f64> {
+    let mut s = vec![0.0; o.num_levels];
+    let l0_idle: Vec<_> = v
+        .files(0)
+        .iter()
+        .filter(|f| !f.is_being_compacted())
+        .collect();
+    let l0_bytes: u64 = l0_idle.iter().map(|f| f.file_size).sum();
+    let mut l0_target = o.max_bytes_for_level_base as f64;
+    if o.dynamic && t.multiplier > 0.0 {
+        let base_target = t.targets.get(t.base_level).copied().unwrap_or(0) as f64;
+        l0_target = l0_target.max(base_target / t.multiplier);
+    }
+    s[0] = (l0_idle.len() as f64 / o.l0_trigger as f64).max(l0_bytes as f64 / l0_target.max(1.0));
+    for (level, score) in s.iter_mut().enumerate().take(o.num_levels - 1).skip(1) {
+        let target = t.targets.get(level).copied().unwrap_or(0);
+        if target == 0 {
+            continue;
+        }
+        let bytes: u64 = v
+            .files(level)
+            .iter()
+            .filter(|f| !f.is_being_compacted())
+            .map(|f| f.file_size)
+            .sum();
+        *score = bytes as f64 / target as f64;
+    }
+    s
+}
+
+/// RocksDB's estimate of the bytes compaction must still rewrite to bring
+/// every level under its target: L0 (with the base level) once L0 triggers,
+/// then for each level over target the excess times the fan-out into the
+/// next level, carrying the excess down.
+pub(crate) fn pending_compaction_bytes(v: &Version, o: &PickerOptions) -> u64 {
+    let t = level_targets(v, o);
+    let mut total = 0u64;
+    let l0 = v.level_bytes(0);
+    let l0_triggered = v.num_files(0) >= o.l0_trigger || l0 >= o.max_bytes_for_level_base;
+    let mut carried = 0u64;
+    if l0_triggered {
+        total += l0;
+        carried = l0;
+    }
+    let mut next_known: Option<u64> = None;
+    for level in t.base_level..o.num_levels - 1 {
+        let own = next_known.take().unwrap_or_else(|| v.level_bytes(level));
+        if level == t.base_level && l0_triggered {
+            total += own;
+        }
+        let size = own + carried;
+        carried = 0;
+        let target = t.targets.get(level).copied().unwrap_or(u64::MAX);
+        if size > target {
+            carried = size - target;
+            let next = v.level_bytes(level + 1);
+            next_known = Some(next);
+            if next > 0 {
+                total += (carried as f64 * (next as f64 / size as f64 + 1.0)) as u64;
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::picker::tests::{opts, version_with};
+
+    const MB: u64 = 1 << 20;
+
+    #[test]
+    fn empty_tree_compacts_l0_into_the_last_level() {
+        let o = opts(7);
+        let v = version_with(7, &[(0, 0, 10, MB)]);
+        let t = level_targets(&v, &o);
+        assert_eq!(t.base_level, 6);
+    }
+
+    #[test]
+    fn base_level_moves_up_as_the_last_level_grows() {
+        let o = opts(7); // base 256 MiB, multiplier 10
+                         // 1 GiB in L6: L5 would be 100 MiB ≤ 256 MiB → base L5.
+        let v = version_with(7, &[(6, 0, 100, 1024 * MB)]);
+        let t = level_targets(&v, &o);
+        assert_eq!(t.base_level, 5);
+        assert_eq!(t.targets[5], 256 * MB);
+        // 100 GiB in L6: L5 = 10 GiB, L4 = 1 GiB, L3 = 100 MiB → base L3.
+        let v = version_with(7, &[(6, 0, 100, 100 * 1024 * MB)]);
+        let t = level_targets(&v, &o);
+        assert_eq!(t.base_level, 3);
+        assert!(t.targets[5] > 9 * 1024 * MB && t.targets[5] < 11 * 1024 * MB);
+        // Small last level: base stays at the first non-empty level.
+        let v = version_with(7, &[(6, 0, 100, 10 * MB)]);
+        assert_eq!(level_targets(&v, &o).base_level, 6);
+    }
+
+    #[test]
+    fn static_sizing_and_scores() {
+        let mut o = opts(4);
+        o.dynamic = false;
+        let v = version_with(4, &[(1, 0, 10, 512 * MB), (0, 20, 30, MB), (0, 40, 50, MB)]);
+        let t = level_targets(&v, &o);
+        assert_eq!(t.base_level, 1);
+        assert_eq!(t.targets[2], 2560 * MB);
+        let s = scores(&v, &o, &t);
+        assert!((s[0] - 0.5).abs() < 1e-9, "{s:?}");
+        assert!((s[1] - 2.0).abs() < 1e-9, "{s:?}");
+        // L1 is 256 MiB over target and L2 is empty: no fan-out to add.
+        assert_eq!(pending_compaction_bytes(&v, &o), 0);
+        let v = version_with(
+            4,
+            &[(1, 0, 10, 512 * MB), (2, 0, 10, 512 * MB), (0, 20, 30, MB)],
+        );
+        // Excess 256 MiB × (512/512 + 1).
+        assert_eq!(pending_compaction_bytes(&v, &o), 512 * MB);
+    }
+}

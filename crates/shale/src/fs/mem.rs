@@ -1,0 +1,850 @@
+//! [`MemFileSystem`]: an in-memory [`FileSystem`] that can simulate a power
+//! loss or a process crash, for crash-recovery tests.
+//!
+//! Model (what it assumes of a real disk, see `fs/mod.rs` for the contract):
+//! - Each file (inode) holds the bytes handed to the OS (`flush`, or an
+//!   implicit hand-off when the handle's 64 KiB process buffer fills, or the
+//!   handle's drop) and the length of the durable prefix (`sync`). Bytes only
+//!   appended stay in the handle and are lost by any crash.
+//! - The namespace has a live view and a durable view. `create`, `rename` and
+//!   `remove` change the live view at once and queue a directory operation;
+//!   `sync_dir(dir)` applies the queued operations of `dir` to the durable
+//!   view. Directories themselves are durable when created.
+//! - [`MemFileSystem::crash`] builds the image a power loss leaves: the
+//!   durable view plus each queued directory operation kept with probability
+//!   `p`; per file, the synced prefix plus each unsynced 4 KiB block (aligned
+//!   to file offsets) kept with probability `p`. A dropped block followed by
+//!   a kept one reads as zeros, so the image need not be a prefix (as Pebble's
+//!   `CrashClone`). [`MemFileSystem::crash_process`] keeps everything handed
+//!   to the OS. Images are independent deep copies (shared only where the
+//!   bytes are identical and immutable), fully durable, with no locks held.
+//! - Mutating IO calls are numbered: `create`, each hand-off of bytes
+//!   ("write"), `sync`, `rename`, `remove` and `sync_dir`; reads, `lock`,
+//!   `create_dir_all` and empty flushes are not. [`MemFileSystem::capture_at`]
+//!   records the `crash(0)` image right after chosen call numbers, and
+//!   [`MemFileSystem::freeze_after`] fails every call after a number, so a
+//!   test can crash "after the k-th write/sync/rename".
+//! - `lock` is an in-process table: a second lock of the same path on the
+//!   same file system (or a clone of it) fails with `Error::Locked`.
+//!
+//! Thread safety: `Clone` shares the state (an `Arc`). One mutex guards the
+//! namespace and the call counter; each file's bytes have their own mutex,
+//! taken after the namespace mutex when both are needed.
+//!
+//! Simplifications: `create` over an existing name links a new inode (the old
+//! content is not truncated in place); a rename is made durable by syncing
+//! the destination's directory.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
+
+use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use crate::error::{Error, Result};
+
+/// Granularity at which unsynced data survives a simulated power loss.
+pub const CRASH_BLOCK_SIZE: usize = 4096;
+
+/// Bytes a writable handle buffers in process before handing them to the OS
+/// (as `PosixFileSystem` does).
+const PROCESS_BUFFER: usize = 64 * 1024;
+
+/// The bytes of one file as the OS sees them.
+#[derive(Clone)]
+struct Content {
+    /// Everything handed to the OS (copy-on-write: images share it).
+    data: Arc<Vec<u8>>,
+    /// Length of the durable prefix of `data`.
+    synced: usize,
+}
+
+struct Inode {
+    id: u64,
+    content: Mutex<Content>,
+}
+
+type InodeRef = Arc<Inode>;
+
+/// A directory operation not yet made durable by `sync_dir`.
+enum DirOp {
+    Link {
+        path: PathBuf,
+        inode: InodeRef,
+    },
+    Unlink {
+        path: PathBuf,
+    },
+    Rename {
+        from: PathBuf,
+        to: PathBuf,
+        inode: InodeRef,
+    },
+}
+
+impl DirOp {
+    /// The directory whose sync makes this operation durable.
+    fn dir(&self) -> &Path {
+        let p = match self {
+            DirOp::Link { path, .. } | DirOp::Unlink { path } => path,
+            DirOp::Rename { to, .. } => to,
+        };
+        p.parent().unwrap_or(Path::new(""))
+    }
+
+    fn apply(&self, names: &mut BTreeMap<PathBuf, InodeRef>) {
+        match self {
+            DirOp::Link { path, inode } => {
+                names.insert(path.clone(), Arc::clone(inode));
+            }
+            DirOp::Unlink { path } => {
+                names.remove(path);
+            }
+            DirOp::Rename { from, to, inode } => {
+                names.remove(from);
+                names.insert(to.clone(), Arc::clone(inode));
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    next_inode: u64,
+    /// The live namespace.
+    names: BTreeMap<PathBuf, InodeRef>,
+    /// The namespace as of the last `sync_dir` of each directory.
+    durable: BTreeMap<PathBuf, InodeRef>,
+    /// Directory operations not yet durable, in order.
+    pending: Vec<DirOp>,
+    dirs: BTreeSet<PathBuf>,
+    locks: HashSet<PathBuf>,
+    /// Mutating calls performed so far.
+    ops: u64,
+    /// Calls numbered above this fail.
+    freeze_after: Option<u64>,
+    capture_at: BTreeSet<u64>,
+    captures: BTreeMap<u64, MemFileSystem>,
+}
+
+/// An in-memory, crash-simulating [`FileSystem`]; see the module docs.
+#[derive(Clone)]
+pub struct MemFileSystem {
+    state: Arc<Mutex<State>>,
+}
+
+impl std::fmt::Debug for MemFileSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.state.lock();
+        f.debug_struct("MemFileSystem")
+            .field("files", &st.names.keys().collect::<Vec<_>>())
+            .field("pending_dir_ops", &st.pending.len())
+            .field("ops", &st.ops)
+            .finish()
+    }
+}
+
+/// splitmix64: a small deterministic generator for crash images.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// True with probability `p` (exactly never for p <= 0, always for p >= 1).
+    fn chance(&mut self, p: f64) -> bool {
+        if p <= 0.0 {
+            return false;
+        }
+        if p >= 1.0 {
+            return true;
+        }
+        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+}
+
+fn not_found(op: &str, path: &Path) -> Error {
+    Error::io_path(op, path, io::Error::from(io::ErrorKind::NotFound))
+}
+
+/// What survives of one file's bytes after a power loss.
+fn crash_content(c: &Content, p: f64, rng: &mut SplitMix) -> Content {
+    let len = c.data.len();
+    let synced = c.synced.min(len);
+    if synced == len {
+        return Content {
+            data: Arc::clone(&c.data),
+            synced,
+        };
+    }
+    let mut kept: Vec<(usize, usize)> = Vec::new();
+    let mut start = synced;
+    while start < len {
+        let end = ((start / CRASH_BLOCK_SIZE + 1) * CRASH_BLOCK_SIZE).min(len);
+        if rng.chance(p) {
+            kept.push((start, end));
+        }
+        start = end;
+    }
+    let new_len = kept.last().map_or(synced, |&(_, e)| e);
+    let mut out = vec![0u8; new_len];
+    out[..synced].copy_from_slice(&c.data[..synced]);
+    for (s, e) in kept {
+        out[s..e].copy_from_slice(&c.data[s..e]);
+    }
+    Content {
+        data: Arc::new(out),
+        synced: new_len,
+    }
+}
+
+impl State {
+    /// A fully durable image built from a namespace and per-file contents.
+    fn image(
+        &self,
+        names: &BTreeMap<PathBuf, InodeRef>,
+        mut content: impl FnMut(&Content) -> Content,
+    ) -> MemFileSystem {
+        let mut copied: HashMap<u64, InodeRef> = HashMap::new();
+        let mut next_inode = 0;
+        let mut new_names = BTreeMap::new();
+        for (path, inode) in names {
+            let new = copied.entry(inode.id).or_insert_with(|| {
+                next_inode += 1;
+                let c = content(&inode.content.lock());
+                Arc::new(Inode {
+                    id: next_inode,
+                    content: Mutex::new(c),
+                })
+            });
+            new_names.insert(path.clone(), Arc::clone(new));
+        }
+        MemFileSystem {
+            state: Arc::new(Mutex::new(State {
+                next_inode,
+                durable: new_names.clone(),
+                names: new_names,
+                dirs: self.dirs.clone(),
+                ..State::default()
+            })),
+        }
+    }
+
+    fn power_loss_image(&self, p: f64, seed: u64) -> MemFileSystem {
+        let mut rng = SplitMix(seed);
+        let mut names = self.durable.clone();
+        for op in &self.pending {
+            if rng.chance(p) {
+                op.apply(&mut names);
+            }
+        }
+        self.image(&names, |c| crash_content(c, p, &mut rng))
+    }
+}
+
+impl Default for MemFileSystem {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemFileSystem {
+    /// An empty file system (only the root directory exists).
+    pub fn new() -> Self {
+        let mut st = State::default();
+        st.dirs.insert(PathBuf::from("/"));
+        MemFileSystem {
+            state: Arc::new(Mutex::new(st)),
+        }
+    }
+
+    /// The image a power loss would leave now: synced data and synced
+    /// directory entries, plus each unsynced 4 KiB block and each unsynced
+    /// directory operation kept with probability `keep_unsynced_probability`
+    /// (deterministic for a given `seed` and history).
+    pub fn crash(&self, keep_unsynced_probability: f64, seed: u64) -> MemFileSystem {
+        self.state
+            .lock()
+            .power_loss_image(keep_unsynced_probability, seed)
+    }
+
+    /// The image a process crash would leave now: every byte and directory
+    /// operation handed to the OS is kept; bytes still in a writable
+    /// handle's process buffer are lost.
+    pub fn crash_process(&self) -> MemFileSystem {
+        let st = self.state.lock();
+        st.image(&st.names, |c| Content {
+            synced: c.data.len(),
+            data: Arc::clone(&c.data),
+        })
+    }
+
+    /// Number of mutating calls performed so far (see the module docs for
+    /// which calls count).
+    pub fn op_count(&self) -> u64 {
+        self.state.lock().ops
+    }
+
+    /// After this, every mutating call numbered above `after` fails with an
+    /// IO error, as if the machine had stopped (calls are numbered from 1);
+    /// `None` lifts the freeze.
+    pub fn freeze_after(&self, after: Option<u64>) {
+        self.state.lock().freeze_after = after;
+    }
+
+    /// Records the `crash(0.0, _)` image right after each mutating call whose
+    /// number is in `ops` (0 = now, if no call happened yet). Collect them
+    /// with [`MemFileSystem::take_captures`].
+    pub fn capture_at(&self, ops: impl IntoIterator<Item = u64>) {
+        let mut st = self.state.lock();
+        st.capture_at.extend(ops);
+        let now = st.ops;
+        if st.capture_at.remove(&now) {
+            let img = st.power_loss_image(0.0, 0);
+            st.captures.insert(now, img);
+        }
+    }
+
+    /// The images recorded so far by [`MemFileSystem::capture_at`], by call
+    /// number.
+    pub fn take_captures(&self) -> BTreeMap<u64, MemFileSystem> {
+        std::mem::take(&mut self.state.lock().captures)
+    }
+
+    /// Total bytes handed to the OS but not yet synced, over all live files.
+    pub fn unsynced_bytes(&self) -> u64 {
+        let st = self.state.lock();
+        st.names
+            .values()
+            .map(|i| {
+                let c = i.content.lock();
+                (c.data.len() - c.synced.min(c.data.len())) as u64
+            })
+            .sum()
+    }
+
+    /// Starts a mutating call: fails if the file system is frozen.
+    fn begin_op(st: &mut State, op: &str, path: &Path) -> Result<()> {
+        if let Some(k) = st.freeze_after {
+            if st.ops >= k {
+                return Err(Error::io_path(
+                    op,
+                    path,
+                    io::Error::other(format!("file system frozen after call {k}")),
+                ));
+            }
+        }
+        st.ops += 1;
+        Ok(())
+    }
+
+    /// Ends a mutating call: records a requested image.
+    fn end_op(st: &mut State) {
+        let now = st.ops;
+        if st.capture_at.remove(&now) {
+            let img = st.power_loss_image(0.0, 0);
+            st.captures.insert(now, img);
+        }
+    }
+
+    fn lookup(&self, op: &str, path: &Path) -> Result<InodeRef> {
+        self.state
+            .lock()
+            .names
+            .get(path)
+            .cloned()
+            .ok_or_else(|| not_found(op, path))
+    }
+
+    fn check_dir(st: &State, op: &str, path: &Path) -> Result<()> {
+        let dir = path.parent().unwrap_or(Path::new(""));
+        if st.dirs.contains(dir) {
+            Ok(())
+        } else {
+            Err(not_found(op, dir))
+        }
+    }
+
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        self.state.lock()
+    }
+}
+
+struct MemWritable {
+    fs: MemFileSystem,
+    path: PathBuf,
+    inode: InodeRef,
+    buf: Vec<u8>,
+    len: u64,
+}
+
+impl MemWritable {
+    /// Hands the process buffer to the OS (one numbered "write" call).
+    fn hand_off(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.fs.lock_state();
+        MemFileSystem::begin_op(&mut st, "write", &self.path)?;
+        {
+            let mut c = self.inode.content.lock();
+            Arc::make_mut(&mut c.data).extend_from_slice(&self.buf);
+        }
+        MemFileSystem::end_op(&mut st);
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl WritableFile for MemWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.buf.extend_from_slice(data);
+        self.len += data.len() as u64;
+        if self.buf.len() >= PROCESS_BUFFER {
+            self.hand_off()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.hand_off()
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.hand_off()?;
+        let mut st = self.fs.lock_state();
+        MemFileSystem::begin_op(&mut st, "fdatasync", &self.path)?;
+        {
+            let mut c = self.inode.content.lock();
+            c.synced = c.data.len();
+        }
+        MemFileSystem::end_op(&mut st);
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl Drop for MemWritable {
+    fn drop(&mut self) {
+        // As PosixWritable: best effort hand-off of what is buffered.
+        let _ = self.hand_off();
+    }
+}
+
+struct MemRandom {
+    path: PathBuf,
+    inode: InodeRef,
+    len: u64,
+}
+
+impl RandomAccessFile for MemRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let c = self.inode.content.lock();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match start
+            .checked_add(buf.len())
+            .and_then(|end| c.data.get(start..end))
+        {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(Error::io(
+                format!("read {} at {offset}", self.path.display()),
+                io::Error::from(io::ErrorKind::UnexpectedEof),
+            )),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+struct MemSequential {
+    inode: InodeRef,
+    pos: usize,
+}
+
+impl SequentialFile for MemSequential {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let c = self.inode.content.lock();
+        let rest = c.data.get(self.pos..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+struct MemLock {
+    fs: MemFileSystem,
+    path: PathBuf,
+}
+
+impl FileLock for MemLock {}
+
+impl Drop for MemLock {
+    fn drop(&mut self) {
+        self.fs.lock_state().locks.remove(&self.path);
+    }
+}
+
+impl FileSystem for MemFileSystem {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let mut st = self.lock_state();
+        Self::check_dir(&st, "create", path)?;
+        Self::begin_op(&mut st, "create", path)?;
+        st.next_inode += 1;
+        let inode = Arc::new(Inode {
+            id: st.next_inode,
+            content: Mutex::new(Content {
+                data: Arc::new(Vec::new()),
+                synced: 0,
+            }),
+        });
+        st.names.insert(path.to_path_buf(), Arc::clone(&inode));
+        st.pending.push(DirOp::Link {
+            path: path.to_path_buf(),
+            inode: Arc::clone(&inode),
+        });
+        Self::end_op(&mut st);
+        Ok(Box::new(MemWritable {
+            fs: self.clone(),
+            path: path.to_path_buf(),
+            inode,
+            buf: Vec::new(),
+            len: 0,
+        }))
+    }
+
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let inode = self.lookup("open", path)?;
+        let len = inode.content.lock().data.len() as u64;
+        Ok(Arc::new(MemRandom {
+            path: path.to_path_buf(),
+            inode,
+            len,
+        }))
+    }
+
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        let inode = self.lookup("open", path)?;
+        Ok(Box::new(MemSequential { inode, pos: 0 }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        let mut st = self.lock_state();
+        if !st.names.contains_key(from) {
+            return Err(not_found("rename", from));
+        }
+        Self::check_dir(&st, "rename", to)?;
+        Self::begin_op(&mut st, "rename", from)?;
+        if let Some(inode) = st.names.remove(from) {
+            st.names.insert(to.to_path_buf(), Arc::clone(&inode));
+            st.pending.push(DirOp::Rename {
+                from: from.to_path_buf(),
+                to: to.to_path_buf(),
+                inode,
+            });
+        }
+        Self::end_op(&mut st);
+        Ok(())
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        let mut st = self.lock_state();
+        if !st.names.contains_key(path) {
+            return Err(not_found("remove", path));
+        }
+        Self::begin_op(&mut st, "remove", path)?;
+        st.names.remove(path);
+        st.pending.push(DirOp::Unlink {
+            path: path.to_path_buf(),
+        });
+        Self::end_op(&mut st);
+        Ok(())
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        let st = self.lock_state();
+        if !st.dirs.contains(dir) {
+            return Err(not_found("list", dir));
+        }
+        let files = st.names.keys();
+        let dirs = st.dirs.iter();
+        Ok(files
+            .chain(dirs)
+            .filter(|p| p.parent() == Some(dir))
+            .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(String::from))
+            .collect())
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        let mut st = self.lock_state();
+        for d in dir.ancestors() {
+            if st.names.contains_key(d) {
+                return Err(Error::io_path(
+                    "mkdir",
+                    d,
+                    io::Error::from(io::ErrorKind::AlreadyExists),
+                ));
+            }
+            if !d.as_os_str().is_empty() {
+                st.dirs.insert(d.to_path_buf());
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        let mut st = self.lock_state();
+        if !st.dirs.contains(dir) {
+            return Err(not_found("fsync dir", dir));
+        }
+        Self::begin_op(&mut st, "fsync dir", dir)?;
+        let pending = std::mem::take(&mut st.pending);
+        for op in pending {
+            if op.dir() == dir {
+                op.apply(&mut st.durable);
+            } else {
+                st.pending.push(op);
+            }
+        }
+        Self::end_op(&mut st);
+        Ok(())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        let st = self.lock_state();
+        st.names.contains_key(path) || st.dirs.contains(path)
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        let inode = self.lookup("stat", path)?;
+        let len = inode.content.lock().data.len() as u64;
+        Ok(len)
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let mut st = self.lock_state();
+        if st.locks.contains(path) {
+            return Err(Error::Locked(format!(
+                "{} is held by another handle on this file system",
+                path.display()
+            )));
+        }
+        Self::check_dir(&st, "open lock", path)?;
+        if !st.names.contains_key(path) {
+            // Like `open(O_CREAT)`: an unsynced, uncounted creation.
+            st.next_inode += 1;
+            let inode = Arc::new(Inode {
+                id: st.next_inode,
+                content: Mutex::new(Content {
+                    data: Arc::new(Vec::new()),
+                    synced: 0,
+                }),
+            });
+            st.names.insert(path.to_path_buf(), Arc::clone(&inode));
+            st.pending.push(DirOp::Link {
+                path: path.to_path_buf(),
+                inode,
+            });
+        }
+        st.locks.insert(path.to_path_buf());
+        Ok(Box::new(MemLock {
+            fs: self.clone(),
+            path: path.to_path_buf(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(fs: &MemFileSystem, path: &str, data: &[u8], sync: bool) -> Box<dyn WritableFile> {
+        let mut f = fs.create(Path::new(path)).unwrap();
+        f.append(data).unwrap();
+        if sync {
+            f.sync().unwrap();
+        } else {
+            f.flush().unwrap();
+        }
+        f
+    }
+
+    fn read(fs: &MemFileSystem, path: &str) -> Option<Vec<u8>> {
+        fs.read_all(Path::new(path)).ok()
+    }
+
+    fn setup() -> MemFileSystem {
+        let fs = MemFileSystem::new();
+        fs.create_dir_all(Path::new("/db")).unwrap();
+        fs
+    }
+
+    #[test]
+    fn synced_data_and_synced_entries_survive_power_loss() {
+        let fs = setup();
+        let mut f = write(&fs, "/db/a", b"durable", true);
+        fs.sync_dir(Path::new("/db")).unwrap();
+        f.append(b" lost").unwrap();
+        f.flush().unwrap();
+        let _g = write(&fs, "/db/b", b"new file", true); // entry never synced
+        assert_eq!(read(&fs, "/db/a").unwrap(), b"durable lost");
+        assert_eq!(fs.unsynced_bytes(), 5);
+
+        let img = fs.crash(0.0, 1);
+        assert_eq!(read(&img, "/db/a").unwrap(), b"durable");
+        assert!(!img.exists(Path::new("/db/b")), "unsynced creation dropped");
+        let img = fs.crash(1.0, 1);
+        assert_eq!(read(&img, "/db/a").unwrap(), b"durable lost");
+        assert_eq!(read(&img, "/db/b").unwrap(), b"new file");
+        // Images are independent and fully durable.
+        let img2 = img.crash(0.0, 0);
+        assert_eq!(read(&img2, "/db/b").unwrap(), b"new file");
+        drop(f);
+        assert_eq!(read(&img, "/db/a").unwrap(), b"durable lost");
+    }
+
+    #[test]
+    fn process_crash_keeps_flushed_bytes_only() {
+        let fs = setup();
+        let mut f = fs.create(Path::new("/db/w")).unwrap();
+        f.append(b"flushed").unwrap();
+        f.flush().unwrap();
+        f.append(b" buffered").unwrap();
+        assert_eq!(f.len(), 16);
+        let img = fs.crash_process();
+        assert_eq!(read(&img, "/db/w").unwrap(), b"flushed");
+        drop(f); // drop hands the buffer to the OS
+        assert_eq!(read(&fs, "/db/w").unwrap(), b"flushed buffered");
+    }
+
+    #[test]
+    fn unsynced_rename_and_remove_may_revert() {
+        let fs = setup();
+        let dir = Path::new("/db");
+        drop(write(&fs, "/db/CURRENT", b"old", true));
+        drop(write(&fs, "/db/tmp", b"new", true));
+        fs.sync_dir(dir).unwrap();
+        fs.rename(Path::new("/db/tmp"), Path::new("/db/CURRENT"))
+            .unwrap();
+        let img = fs.crash(0.0, 3);
+        assert_eq!(read(&img, "/db/CURRENT").unwrap(), b"old");
+        assert_eq!(read(&img, "/db/tmp").unwrap(), b"new");
+        fs.sync_dir(dir).unwrap();
+        let img = fs.crash(0.0, 3);
+        assert_eq!(read(&img, "/db/CURRENT").unwrap(), b"new");
+        assert!(!img.exists(Path::new("/db/tmp")));
+        fs.remove(Path::new("/db/CURRENT")).unwrap();
+        assert!(fs.crash(0.0, 0).exists(Path::new("/db/CURRENT")));
+        assert!(!fs.crash(1.0, 0).exists(Path::new("/db/CURRENT")));
+        assert_eq!(fs.list(dir).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn unsynced_blocks_are_kept_independently() {
+        let fs = setup();
+        let data: Vec<u8> = (0..10 * CRASH_BLOCK_SIZE)
+            .map(|i| (i % 251 + 1) as u8)
+            .collect();
+        let _f = write(&fs, "/db/log", &data, false);
+        fs.sync_dir(Path::new("/db")).unwrap();
+        let mut saw_hole = false;
+        for seed in 0..50 {
+            let got = read(&fs.crash(0.5, seed), "/db/log").unwrap();
+            assert_eq!(got.len() % CRASH_BLOCK_SIZE, 0);
+            for (b, chunk) in got.chunks(CRASH_BLOCK_SIZE).enumerate() {
+                let want = &data[b * CRASH_BLOCK_SIZE..(b + 1) * CRASH_BLOCK_SIZE];
+                if chunk.iter().all(|&x| x == 0) {
+                    saw_hole = true;
+                } else {
+                    assert_eq!(chunk, want, "seed {seed} block {b}");
+                }
+            }
+        }
+        assert!(saw_hole, "a dropped block before a kept one reads as zeros");
+        // Same seed, same image.
+        assert_eq!(
+            read(&fs.crash(0.5, 7), "/db/log"),
+            read(&fs.crash(0.5, 7), "/db/log")
+        );
+    }
+
+    #[test]
+    fn locks_are_exclusive_and_not_copied() {
+        let fs = setup();
+        let p = Path::new("/db/LOCK");
+        let l = fs.lock(p).unwrap();
+        assert!(matches!(fs.clone().lock(p), Err(Error::Locked(_))));
+        let img = fs.crash(1.0, 0);
+        drop(img.lock(p).unwrap());
+        drop(l);
+        drop(fs.lock(p).unwrap());
+    }
+
+    #[test]
+    fn op_counter_freeze_and_capture() {
+        let fs = setup();
+        fs.capture_at(0..=10);
+        let mut f = fs.create(Path::new("/db/x")).unwrap(); // 1
+        f.append(b"abc").unwrap();
+        f.flush().unwrap(); // 2
+        f.flush().unwrap(); // empty: not counted
+        f.sync().unwrap(); // 3
+        fs.sync_dir(Path::new("/db")).unwrap(); // 4
+        assert_eq!(fs.op_count(), 4);
+        let caps = fs.take_captures();
+        assert_eq!(
+            caps.keys().copied().collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4]
+        );
+        assert!(!caps[&3].exists(Path::new("/db/x")));
+        assert_eq!(read(&caps[&4], "/db/x").unwrap(), b"abc");
+
+        fs.freeze_after(Some(5));
+        fs.rename(Path::new("/db/x"), Path::new("/db/y")).unwrap(); // 5
+        assert!(fs.remove(Path::new("/db/y")).is_err());
+        f.append(b"d").unwrap();
+        assert!(f.sync().is_err());
+        assert_eq!(fs.op_count(), 5);
+        fs.freeze_after(None);
+        fs.remove(Path::new("/db/y")).unwrap();
+        assert!(matches!(
+            fs.open_random(Path::new("/db/y")).map(|_| ()),
+            Err(Error::Io {
+                kind: io::ErrorKind::NotFound,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn random_reads_and_missing_files() {
+        let fs = setup();
+        let _f = write(&fs, "/db/t", b"0123456789", true);
+        let r = fs.open_random(Path::new("/db/t")).unwrap();
+        let mut b = [0u8; 4];
+        r.read_exact_at(3, &mut b).unwrap();
+        assert_eq!(&b, b"3456");
+        assert!(r.read_exact_at(8, &mut b).is_err());
+        assert_eq!(fs.file_size(Path::new("/db/t")).unwrap(), 10);
+        assert!(fs.create(Path::new("/nodir/f")).is_err());
+        assert!(fs
+            .rename(Path::new("/db/none"), Path::new("/db/t"))
+            .is_err());
+        assert!(fs.list(Path::new("/nodir")).is_err());
+    }
+}
