@@ -182,7 +182,7 @@ define_flags! {
     stats_interval_seconds: i64 = 0, Gen, "Print an interval line every S seconds per thread (overrides --stats_interval).";
     report_interval_seconds: i64 = 0, Gen, "Write --report_file every S seconds (0 = off).";
     report_file: String = "report.csv".to_string(), Gen, "CSV of secs_elapsed,interval_qps.";
-    statistics: bool = false, Gen, "Engine statistics dump after all benchmarks (RocksDB only).";
+    statistics: bool = false, Gen, "Engine statistics dump after all benchmarks (RocksDB tickers; Shale counters).";
     arrival_rate: f64 = 0.0, Gen, "Open loop: total ops/s at fixed intended times; latency measured from the intended start (0 = closed loop).";
     latency_sla_us: i64 = 0, Gen, "Open loop: count goodput = ops within this latency.";
     json: String = String::new(), Gen, "Append one JSON object per benchmark to this file.";
@@ -208,6 +208,16 @@ define_flags! {
     block_restart_interval: i64 = 16, Eng, "Keys between restart points.";
     compression_type: String = "snappy".to_string(), Eng, "Block compression (none, lz4, zstd; RocksDB also snappy, zlib, bzip2, lz4hc).";
     min_level_to_compress: i64 = -1, Eng, "Levels below this are uncompressed (-1 = all compressed).";
+    max_compaction_bytes: i64 = 0, Eng, "Max bytes per compaction (0 = 25 x target_file_size_base).";
+    soft_pending_compaction_bytes_limit: i64 = 64 << 30, Eng, "Writes slow down at this many pending compaction bytes (0 = off).";
+    hard_pending_compaction_bytes_limit: i64 = 128 << 30, Eng, "Writes stop at this many pending compaction bytes (0 = off).";
+    delayed_write_rate: i64 = 8 * MIB, Eng, "Write rate in bytes/s while writes are slowed down.";
+    compaction_readahead_size: i64 = 0, Eng, "Compaction input readahead bytes (db_bench 7.8.3 default 0; 9.x uses 2 MiB).";
+    readahead_size: i64 = 0, Eng, "Iterator readahead bytes (ReadOptions::readahead_size; 0 = automatic).";
+    max_auto_readahead_size: i64 = 256 << 10, Eng, "Cap of automatic iterator readahead.";
+    paranoid_checks: bool = true, Eng, "Extra checks at open and on reads.";
+    wal_recovery_mode: i64 = 2, Eng, "WAL recovery: 0 tolerate corrupted tail, 1 absolute consistency, 2 point in time, 3 skip corrupted records.";
+    manual_wal_flush: bool = false, Eng, "Buffer WAL writes in the process until flushed.";
     // ---- RocksDB-only options ----
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";
     max_background_compactions: i64 = -1, Rocks, "Compaction threads (-1 = derived).";
@@ -215,7 +225,6 @@ define_flags! {
     subcompactions: i64 = 1, Rocks, "max_subcompactions.";
     compaction_style: i64 = 0, Rocks, "0 level, 1 universal, 2 FIFO.";
     compaction_pri: i64 = 3, Rocks, "Compaction priority (3 = kMinOverlappingRatio).";
-    max_compaction_bytes: i64 = 0, Rocks, "Max bytes per compaction (0 = 25 x target_file_size_base).";
     cache_numshardbits: i64 = -1, Rocks, "Block cache shard bits (-1 = automatic).";
     cache_index_and_filter_blocks: bool = false, Rocks, "Index/filter blocks in the block cache.";
     pin_l0_filter_and_index_blocks_in_cache: bool = false, Rocks, "Pin L0 index/filter blocks.";
@@ -227,10 +236,6 @@ define_flags! {
     use_direct_reads: bool = false, Rocks, "O_DIRECT reads.";
     use_direct_io_for_flush_and_compaction: bool = false, Rocks, "O_DIRECT background IO.";
     open_files: i64 = -1, Rocks, "max_open_files.";
-    soft_pending_compaction_bytes_limit: i64 = 64 << 30, Rocks, "Slowdown on pending compaction bytes.";
-    hard_pending_compaction_bytes_limit: i64 = 128 << 30, Rocks, "Stop on pending compaction bytes.";
-    delayed_write_rate: i64 = 8 * MIB, Rocks, "Write rate while slowed down.";
-    compaction_readahead_size: i64 = 0, Rocks, "Compaction readahead bytes.";
     allow_concurrent_memtable_write: bool = true, Rocks, "Concurrent memtable inserts.";
     enable_pipelined_write: bool = true, Rocks, "Pipelined write path.";
     rate_limiter_bytes_per_sec: i64 = 0, Rocks, "Engine background IO rate limit.";
@@ -355,6 +360,18 @@ impl Flags {
             ("report_interval_seconds", self.report_interval_seconds),
             ("latency_sla_us", self.latency_sla_us),
             ("slow_usecs", self.slow_usecs),
+            ("max_compaction_bytes", self.max_compaction_bytes),
+            (
+                "soft_pending_compaction_bytes_limit",
+                self.soft_pending_compaction_bytes_limit,
+            ),
+            (
+                "hard_pending_compaction_bytes_limit",
+                self.hard_pending_compaction_bytes_limit,
+            ),
+            ("compaction_readahead_size", self.compaction_readahead_size),
+            ("readahead_size", self.readahead_size),
+            ("max_auto_readahead_size", self.max_auto_readahead_size),
         ];
         for (n, v) in non_negative {
             if v < 0 {
@@ -392,6 +409,19 @@ impl Flags {
         }
         if self.latency_sla_us > 0 && self.arrival_rate == 0.0 {
             bail!("--latency_sla_us needs open-loop mode (--arrival_rate > 0)");
+        }
+        if self.delayed_write_rate <= 0 {
+            bail!(
+                "--delayed_write_rate must be > 0 (got {})",
+                self.delayed_write_rate
+            );
+        }
+        if !(0..=3).contains(&self.wal_recovery_mode) {
+            bail!(
+                "--wal_recovery_mode must be 0..=3 (0 kTolerateCorruptedTailRecords, 1 kAbsoluteConsistency, \
+                 2 kPointInTimeRecovery, 3 kSkipAnyCorruptedRecords; got {})",
+                self.wal_recovery_mode
+            );
         }
         if self.sync && self.disable_wal {
             bail!("--sync=1 and --disable_wal=1 contradict each other");
@@ -572,6 +602,71 @@ mod tests {
         assert!(f.reject_category(Category::Rocks, "shale").is_ok());
         let f = Flags::parse(&["--write_buffer_size=1000000"]).unwrap();
         assert!(f.reject_category(Category::Eng, "memory").is_err());
+    }
+
+    #[test]
+    fn write_control_and_wal_flags_parse_with_db_bench_defaults() {
+        let d = Flags::parse::<&str>(&[]).unwrap();
+        assert_eq!(d.max_compaction_bytes, 0);
+        assert_eq!(d.soft_pending_compaction_bytes_limit, 64 << 30);
+        assert_eq!(d.hard_pending_compaction_bytes_limit, 128 << 30);
+        assert_eq!(d.delayed_write_rate, 8 << 20);
+        assert_eq!(d.compaction_readahead_size, 0);
+        assert_eq!(d.readahead_size, 0);
+        assert_eq!(d.max_auto_readahead_size, 256 << 10);
+        assert!(d.paranoid_checks && !d.manual_wal_flush);
+        assert_eq!(d.wal_recovery_mode, 2);
+        let f = Flags::parse(&[
+            "--max_compaction_bytes=1000",
+            "--soft_pending_compaction_bytes_limit",
+            "2000",
+            "--hard_pending_compaction_bytes_limit=3000",
+            "--delayed_write_rate=4000",
+            "--compaction_readahead_size=5000",
+            "--readahead_size=6000",
+            "--max_auto_readahead_size=7000",
+            "--noparanoid_checks",
+            "--wal_recovery_mode=0",
+            "--manual_wal_flush",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                f.max_compaction_bytes,
+                f.soft_pending_compaction_bytes_limit,
+                f.hard_pending_compaction_bytes_limit,
+                f.delayed_write_rate,
+            ),
+            (1000, 2000, 3000, 4000)
+        );
+        assert_eq!(
+            (
+                f.compaction_readahead_size,
+                f.readahead_size,
+                f.max_auto_readahead_size
+            ),
+            (5000, 6000, 7000)
+        );
+        assert!(!f.paranoid_checks && f.manual_wal_flush);
+        assert_eq!(f.wal_recovery_mode, 0);
+        for name in [
+            "delayed_write_rate",
+            "wal_recovery_mode",
+            "manual_wal_flush",
+        ] {
+            let d = FLAG_DEFS.iter().find(|d| d.name == name).unwrap();
+            assert_eq!(d.category, Category::Eng, "{name}");
+        }
+        for bad in [
+            "--wal_recovery_mode=4",
+            "--wal_recovery_mode=-1",
+            "--delayed_write_rate=0",
+            "--max_compaction_bytes=-1",
+            "--readahead_size=-4096",
+            "--hard_pending_compaction_bytes_limit=-1",
+        ] {
+            assert!(Flags::parse(&[bad]).is_err(), "{bad} accepted");
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ impl LiveKeys {
         let n = num.div_ceil(64) as usize;
         let fill = if full { u64::MAX } else { 0 };
         let words: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(fill)).collect();
-        if full && num % 64 != 0 {
+        if full && !num.is_multiple_of(64) {
             if let Some(last) = words.last() {
                 last.store((1u64 << (num % 64)) - 1, Ordering::Relaxed);
             }

@@ -96,6 +96,21 @@ pub struct BenchRecord {
     pub user_bytes_written: u64,
     /// Storage bytes written ÷ user bytes written.
     pub write_amp: Option<f64>,
+    /// Engine-counted write-amp: (flush + compaction bytes written + WAL
+    /// bytes written) ÷ user bytes written, from the engine's counters
+    /// (Shale: `shale.compaction-bytes-written` + `shale.wal-bytes-written`,
+    /// the `sum.bytes_written` and `wal_bytes` of
+    /// `shale.compaction-stats-json`).
+    #[serde(default)]
+    pub engine_write_amp: Option<f64>,
+    /// SST block reads (from storage, cache misses) per op (Shale:
+    /// `shale.block-reads` delta).
+    #[serde(default)]
+    pub block_reads_per_op: Option<f64>,
+    /// Bloom filter checks that excluded a table, per op (Shale:
+    /// `shale.bloom-useful` delta).
+    #[serde(default)]
+    pub bloom_useful_per_op: Option<f64>,
     /// Peak RSS during the benchmark (process-wide if it cannot be reset).
     pub peak_rss_bytes: Option<u64>,
     /// DB directory size after the benchmark.
@@ -153,6 +168,15 @@ impl BenchRecord {
             self.latency_us.p99,
             self.latency_us.p99_9,
         );
+        if let Some(v) = self.engine_write_amp {
+            s.push_str(&format!(" eng_write_amp={v:.2}"));
+        }
+        if let Some(v) = self.block_reads_per_op {
+            s.push_str(&format!(" block_reads/op={v:.3}"));
+        }
+        if let Some(v) = self.bloom_useful_per_op {
+            s.push_str(&format!(" bloom_useful/op={v:.3}"));
+        }
         if let Some(rate) = self.arrival_rate {
             s.push_str(&format!(" arrival_rate={rate:.0}"));
             if let (Some(sla), Some(g)) = (self.latency_sla_us, self.goodput_ops_per_sec) {
@@ -373,6 +397,19 @@ mod tests {
         assert!(s.contains("write_amp=1.50"));
         assert!(s.contains("goodput@500us=990"));
         assert!(!s.starts_with("fillrandom"));
+        assert!(!s.contains("block_reads/op") && !s.contains("eng_write_amp"));
+        r.engine_write_amp = Some(2.345);
+        r.block_reads_per_op = Some(1.5);
+        r.bloom_useful_per_op = Some(0.25);
+        let s = r.summary_line();
+        assert!(
+            s.contains(" eng_write_amp=2.35 block_reads/op=1.500 bloom_useful/op=0.250"),
+            "{s}"
+        );
+        // Records written before these fields existed still load.
+        let old = r#"{"benchmark":"x","engine":"shale","engine_version":"0","base_seed":1,"threads":1,"ops":1,"ops_all_threads":1,"elapsed_secs":1.0,"ops_per_sec":1.0,"micros_per_op":1.0,"mb_per_sec":null,"message":"","cpu_micros":0,"cpu_us_per_op":0.0,"io":null,"read_bytes_per_op":null,"write_bytes_per_op":null,"wchar_per_op":null,"user_bytes_written":0,"write_amp":null,"peak_rss_bytes":null,"db_size_bytes":0,"live_bytes_estimate":null,"space_amp":null,"stall_micros":null,"stall_pct":null,"latency_us":{"count":0,"avg":0.0,"p50":0.0,"p75":0.0,"p99":0.0,"p99_9":0.0,"p99_99":0.0,"max":0},"arrival_rate":null,"latency_sla_us":null,"goodput_ops_per_sec":null,"intervals":[],"flags":{}}"#;
+        let back: BenchRecord = serde_json::from_str(old).unwrap();
+        assert_eq!(back.block_reads_per_op, None);
     }
 
     #[test]

@@ -182,6 +182,40 @@ struct Before {
     cpu: u64,
     io: Option<IoCounters>,
     stall: Option<u64>,
+    counters: EngineCounters,
+}
+
+/// Engine counters read before and after a benchmark (None when the
+/// engine does not answer the property, e.g. RocksDB for `shale.*`).
+#[derive(Debug, Clone, Copy, Default)]
+struct EngineCounters {
+    block_reads: Option<u64>,
+    bloom_useful: Option<u64>,
+    /// Flush + compaction output bytes.
+    table_bytes_written: Option<u64>,
+    wal_bytes_written: Option<u64>,
+}
+
+fn counter(db: &dyn Engine, name: &str) -> Option<u64> {
+    db.property(name).and_then(|v| v.trim().parse().ok())
+}
+
+impl EngineCounters {
+    fn read(db: &dyn Engine) -> EngineCounters {
+        if db.name() != "shale" {
+            return EngineCounters::default();
+        }
+        EngineCounters {
+            block_reads: counter(db, "shale.block-reads"),
+            bloom_useful: counter(db, "shale.bloom-useful"),
+            table_bytes_written: counter(db, "shale.compaction-bytes-written"),
+            wal_bytes_written: counter(db, "shale.wal-bytes-written"),
+        }
+    }
+}
+
+fn delta(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(b?.saturating_sub(a?))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -268,6 +302,7 @@ fn run_method(
         cpu: sysinfo::cpu_micros(),
         io: IoCounters::read(),
         stall: db.stall_micros(),
+        counters: EngineCounters::read(db),
     };
     let reporter = want_intervals.then(|| Reporter::start(lives.clone(), interval_secs, csv));
     let barrier = Barrier::new(n);
@@ -309,6 +344,7 @@ fn run_method(
     let end_cpu = sysinfo::cpu_micros();
     let end_io = IoCounters::read();
     let end_stall = db.stall_micros();
+    let end_counters = EngineCounters::read(db);
     let intervals = match reporter {
         Some(r) => r.finish()?,
         None => Vec::new(),
@@ -341,6 +377,10 @@ fn run_method(
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };
+    let c0 = before.counters;
+    let engine_bytes_written = delta(c0.table_bytes_written, end_counters.table_bytes_written)
+        .zip(delta(c0.wal_bytes_written, end_counters.wal_bytes_written))
+        .map(|(t, w)| t + w);
     let elapsed = merged.elapsed_secs();
     let all: &Histogram = &merged.all;
     let rec = BenchRecord {
@@ -365,6 +405,10 @@ fn run_method(
         user_bytes_written: user_bytes,
         write_amp: io
             .and_then(|d| (user_bytes > 0).then(|| d.net_write_bytes() as f64 / user_bytes as f64)),
+        engine_write_amp: engine_bytes_written
+            .and_then(|b| (user_bytes > 0).then(|| b as f64 / user_bytes as f64)),
+        block_reads_per_op: delta(c0.block_reads, end_counters.block_reads).map(per_op),
+        bloom_useful_per_op: delta(c0.bloom_useful, end_counters.bloom_useful).map(per_op),
         peak_rss_bytes: if reset_rss {
             sysinfo::peak_rss_bytes()
         } else {
@@ -511,6 +555,51 @@ mod tests {
         assert_eq!(back.len(), 14);
         assert_eq!(back[0].flags["num"], "200");
         assert!(chart.exists());
+    }
+
+    #[cfg(feature = "shale-engine")]
+    #[test]
+    fn shale_statistics_and_engine_counters_in_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let (r, out, _) = run_capture(&[
+            "--engine=shale",
+            &format!("--db={}", db.display()),
+            "--benchmarks=fillrandom,flush,readrandom",
+            "--num=2000",
+            "--bloom_bits=10",
+            "--compression_type=none",
+            "--statistics=1",
+            "--progress_reports=0",
+            "--seed=7",
+        ]);
+        let recs = r.unwrap();
+        let fill = &recs[0];
+        // Every put went to the WAL: at least key + value bytes per op.
+        let ewa = fill.engine_write_amp.unwrap();
+        assert!(ewa >= 1.0, "engine write-amp {ewa}");
+        let rr = recs.iter().find(|r| r.benchmark == "readrandom").unwrap();
+        let br = rr.block_reads_per_op.unwrap();
+        assert!(br > 0.0, "block reads/op {br}");
+        // About 1/e of the keys were never written: the filter rules the
+        // table out for most of them.
+        let bu = rr.bloom_useful_per_op.unwrap();
+        assert!(bu > 0.1 && bu < 0.6, "bloom useful/op {bu}");
+        let summary = out
+            .lines()
+            .find(|l| l.starts_with("Summary readrandom: "))
+            .unwrap();
+        assert!(summary.contains(" block_reads/op="), "{summary}");
+        assert!(summary.contains(" bloom_useful/op="), "{summary}");
+        let stats = out.split("STATISTICS:\n").nth(1).unwrap();
+        for name in crate::engine::shale::STATISTICS_COUNTERS {
+            assert!(
+                stats
+                    .lines()
+                    .any(|l| l.starts_with(&format!("{name} COUNT : "))),
+                "{name} missing in {stats}"
+            );
+        }
     }
 
     #[test]

@@ -316,7 +316,9 @@ fn check_table(data: Vec<u8>) -> Result<usize> {
     }
     for k in keys.iter().step_by(1 + keys.len() / 256) {
         if k.len() >= TRAILER_LEN {
-            let _ = t.get(k, false);
+            if let Ok(Some(e)) = t.get(k, false) {
+                let _ = (e.ikey(), e.value());
+            }
         }
         it.seek(k);
         it.seek_for_prev(k);

@@ -85,6 +85,7 @@ fn scan(ctx: &Ctx<'_>, t: &mut ThreadState, reverse: bool) -> Result<()> {
     let reads = f.reads();
     let opts = IterOpts {
         verify_checksums: f.verify_checksum,
+        readahead_size: f.readahead_size.max(0) as usize,
         ..IterOpts::default()
     };
     let mut it = ctx.db.new_iterator(&opts)?;

@@ -22,6 +22,7 @@ pub fn seekrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
     let (mut read, mut found, mut bytes) = (0u64, 0u64, 0u64);
     let mut opts = IterOpts {
         verify_checksums: f.verify_checksum,
+        readahead_size: f.readahead_size.max(0) as usize,
         ..IterOpts::default()
     };
     while !limit.done(1) {

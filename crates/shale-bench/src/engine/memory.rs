@@ -262,6 +262,7 @@ mod tests {
             lower: Some(vec![2]),
             upper: Some(vec![6]),
             verify_checksums: true,
+            ..IterOpts::default()
         };
         let mut it = e.new_iterator(&bounded).unwrap();
         it.seek_to_first();

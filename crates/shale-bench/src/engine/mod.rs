@@ -36,6 +36,8 @@ pub struct IterOpts {
     pub upper: Option<Vec<u8>>,
     /// Verify block checksums.
     pub verify_checksums: bool,
+    /// Readahead bytes per table read (`--readahead_size`; 0 = automatic).
+    pub readahead_size: usize,
 }
 
 /// One operation of a [`Batch`].

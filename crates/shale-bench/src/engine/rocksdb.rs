@@ -1,14 +1,17 @@
 //! The RocksDB adapter (cargo feature `rocksdb`): maps every engine flag to
 //! the RocksDB option of the same name, as db_bench does, and the `Engine`
 //! trait onto `rocksdb::DB`. Flags the `rocksdb` crate cannot express are
-//! rejected when set to a non-default value. Thread-safe (`rocksdb::DB` is
-//! `Send + Sync`).
+//! rejected when set to a non-default value (`--max_auto_readahead_size`:
+//! `BlockBasedOptions` has no setter). `--delayed_write_rate` has no setter
+//! either; it is applied through an options string on a fresh `Options`
+//! (nothing else set yet, so nothing kept alive by the old value is lost).
+//! Thread-safe (`rocksdb::DB` is `Send + Sync`).
 
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, LruCacheOptions, Options,
-    ReadOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRecoveryMode,
+    LruCacheOptions, Options, ReadOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
 };
 
 use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
@@ -44,11 +47,33 @@ fn int(name: &str, v: i64) -> Result<i32> {
     i32::try_from(v).map_err(|_| Error(format!("--{name}={v} is out of range")))
 }
 
+/// RocksDB's `WALRecoveryMode` numbering (as `--wal_recovery_mode`).
+fn wal_recovery_mode(v: i64) -> Result<DBRecoveryMode> {
+    Ok(match v {
+        0 => DBRecoveryMode::TolerateCorruptedTailRecords,
+        1 => DBRecoveryMode::AbsoluteConsistency,
+        2 => DBRecoveryMode::PointInTime,
+        3 => DBRecoveryMode::SkipAnyCorruptedRecord,
+        v => bail!("--wal_recovery_mode={v} is not supported (0..=3)"),
+    })
+}
+
 fn build_options(f: &Flags) -> Result<Options> {
-    if !f.has_default("delayed_write_rate") {
-        bail!("--delayed_write_rate is not supported by --engine=rocksdb (the rocksdb crate does not expose it)");
+    if !f.has_default("max_auto_readahead_size") {
+        bail!(
+            "--max_auto_readahead_size is not supported by --engine=rocksdb (the rocksdb crate's \
+             BlockBasedOptions does not expose it)"
+        );
     }
-    let mut o = Options::default();
+    // db_bench always sets delayed_write_rate (default 8 MiB/s; RocksDB's own
+    // default 0 means 16 MiB/s). No setter in the rocksdb crate: go through
+    // RocksDB's option-string parser, before anything else is set.
+    let mut o = Options::default()
+        .get_options_from_string(format!(
+            "delayed_write_rate={}",
+            f.delayed_write_rate.max(1)
+        ))
+        .map_err(|e| Error(format!("--delayed_write_rate: {e}")))?;
     o.create_if_missing(true);
     o.set_write_buffer_size(f.write_buffer_size.max(0) as usize);
     o.set_max_write_buffer_number(int("max_write_buffer_number", f.max_write_buffer_number)?);
@@ -101,9 +126,7 @@ fn build_options(f: &Flags) -> Result<Options> {
         3 => rocksdb::CompactionPri::MinOverlappingRatio,
         v => bail!("--compaction_pri={v} is not supported by --engine=rocksdb (0..=3)"),
     });
-    if f.max_compaction_bytes > 0 {
-        o.set_max_compaction_bytes(f.max_compaction_bytes as u64);
-    }
+    o.set_max_compaction_bytes(f.max_compaction_bytes.max(0) as u64);
     let c = compression(&f.compression_type)?;
     o.set_compression_type(c);
     if f.min_level_to_compress >= 0 {
@@ -123,6 +146,9 @@ fn build_options(f: &Flags) -> Result<Options> {
     o.set_soft_pending_compaction_bytes_limit(f.soft_pending_compaction_bytes_limit.max(0) as usize);
     o.set_hard_pending_compaction_bytes_limit(f.hard_pending_compaction_bytes_limit.max(0) as usize);
     o.set_compaction_readahead_size(f.compaction_readahead_size.max(0) as usize);
+    o.set_paranoid_checks(f.paranoid_checks);
+    o.set_wal_recovery_mode(wal_recovery_mode(f.wal_recovery_mode)?);
+    o.set_manual_wal_flush(f.manual_wal_flush);
     o.set_allow_concurrent_memtable_write(f.allow_concurrent_memtable_write);
     o.set_enable_pipelined_write(f.enable_pipelined_write);
     if f.rate_limiter_bytes_per_sec > 0 {
@@ -284,6 +310,7 @@ impl Engine for RocksEngine {
     fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
         let mut ro = ReadOptions::default();
         ro.set_verify_checksums(opts.verify_checksums);
+        ro.set_readahead_size(opts.readahead_size);
         if let Some(l) = &opts.lower {
             ro.set_iterate_lower_bound(l.clone());
         }
@@ -384,7 +411,19 @@ mod tests {
     fn rejects_unknown_values() {
         assert!(check_flags(&Flags::parse(&["--compression_type=xpress"]).unwrap()).is_err());
         assert!(check_flags(&Flags::parse(&["--cache_type=clock_cache"]).unwrap()).is_err());
-        assert!(check_flags(&Flags::parse(&["--delayed_write_rate=1"]).unwrap()).is_err());
+        assert!(check_flags(&Flags::parse(&["--delayed_write_rate=1"]).unwrap()).is_ok());
+        assert!(check_flags(&Flags::parse(&["--max_auto_readahead_size=65536"]).unwrap()).is_err());
+        assert!(check_flags(
+            &Flags::parse(&[
+                "--wal_recovery_mode=3",
+                "--manual_wal_flush=1",
+                "--paranoid_checks=0",
+                "--max_compaction_bytes=100000000",
+                "--readahead_size=2097152",
+            ])
+            .unwrap()
+        )
+        .is_ok());
         assert!(check_flags(
             &Flags::parse(&["--compression_type=snappy", "--bloom_bits=10"]).unwrap()
         )
@@ -421,5 +460,47 @@ mod tests {
             .unwrap()
             .contains("Compaction Stats"));
         assert!(e.stall_micros().is_some());
+    }
+
+    /// The options RocksDB really used, from the OPTIONS file it writes.
+    #[test]
+    fn write_control_and_wal_flags_reach_rocksdb() {
+        let d = tempfile::tempdir().unwrap();
+        let f = Flags::parse(&[
+            "--engine=rocksdb",
+            "--delayed_write_rate=1048576",
+            "--max_compaction_bytes=100000000",
+            "--soft_pending_compaction_bytes_limit=1000000",
+            "--hard_pending_compaction_bytes_limit=2000000",
+            "--compaction_readahead_size=65536",
+            "--wal_recovery_mode=1",
+            "--manual_wal_flush=1",
+            "--paranoid_checks=0",
+        ])
+        .unwrap();
+        let e = RocksEngine::open(&f, d.path()).unwrap();
+        e.close().unwrap();
+        let text: String = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|x| x.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("OPTIONS-"))
+            })
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        for want in [
+            "delayed_write_rate=1048576",
+            "max_compaction_bytes=100000000",
+            "soft_pending_compaction_bytes_limit=1000000",
+            "hard_pending_compaction_bytes_limit=2000000",
+            "compaction_readahead_size=65536",
+            "wal_recovery_mode=kAbsoluteConsistency",
+            "manual_wal_flush=true",
+            "paranoid_checks=false",
+        ] {
+            assert!(text.contains(want), "{want} not in OPTIONS file");
+        }
     }
 }

@@ -34,6 +34,47 @@ fn compression(f: &Flags) -> Result<(shale::Compression, Option<String>)> {
         })
 }
 
+/// RocksDB's `WALRecoveryMode` numbering (as `--wal_recovery_mode`).
+pub fn wal_recovery_mode(v: i64) -> Result<shale::WalRecoveryMode> {
+    Ok(match v {
+        0 => shale::WalRecoveryMode::TolerateCorruptedTailRecords,
+        1 => shale::WalRecoveryMode::AbsoluteConsistency,
+        2 => shale::WalRecoveryMode::PointInTime,
+        3 => shale::WalRecoveryMode::SkipAnyCorruptedRecords,
+        v => bail!("--wal_recovery_mode={v} is not supported (0..=3)"),
+    })
+}
+
+/// The engine properties `--statistics` prints, all monotonic counters.
+pub const STATISTICS_COUNTERS: &[&str] = &[
+    "shale.block-cache-hits",
+    "shale.block-cache-misses",
+    "shale.block-cache-data-hits",
+    "shale.block-cache-data-misses",
+    "shale.block-cache-bytes-inserted",
+    "shale.block-cache-bytes-evicted",
+    "shale.block-reads",
+    "shale.block-read-bytes",
+    "shale.bloom-checks",
+    "shale.bloom-useful",
+    "shale.stall-micros",
+    "shale.wal-bytes-written",
+    "shale.compaction-bytes-written",
+];
+
+/// `--statistics` text: one `<name> COUNT : <n>` line per counter (as
+/// RocksDB prints tickers); a property the engine does not answer is
+/// skipped.
+pub fn statistics_text(property: impl Fn(&str) -> Option<String>) -> String {
+    let mut s = String::new();
+    for name in STATISTICS_COUNTERS {
+        if let Some(v) = property(name) {
+            s.push_str(&format!("{name} COUNT : {}\n", v.trim()));
+        }
+    }
+    s
+}
+
 /// Header warnings for this flag set (defaults Shale had to replace).
 pub fn warnings(f: &Flags) -> Vec<String> {
     compression(f).ok().and_then(|c| c.1).into_iter().collect()
@@ -43,9 +84,6 @@ pub fn warnings(f: &Flags) -> Vec<String> {
 /// honour.
 pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     f.reject_category(Category::Rocks, "shale")?;
-    if f.statistics {
-        bail!("--statistics is not supported by --engine=shale (no statistics tickers; use the `stats` benchmark)");
-    }
     let (comp, _) = compression(f)?;
     let compression_per_level = if f.min_level_to_compress >= 0 {
         let k = f.min_level_to_compress as usize;
@@ -113,6 +151,27 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         max_background_jobs: non_negative("max_background_jobs", f.max_background_jobs)?,
         cache_size: f.cache_size.max(0) as usize,
         cache_type,
+        max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)? as u64,
+        soft_pending_compaction_bytes_limit: non_negative(
+            "soft_pending_compaction_bytes_limit",
+            f.soft_pending_compaction_bytes_limit,
+        )? as u64,
+        hard_pending_compaction_bytes_limit: non_negative(
+            "hard_pending_compaction_bytes_limit",
+            f.hard_pending_compaction_bytes_limit,
+        )? as u64,
+        delayed_write_rate: non_negative("delayed_write_rate", f.delayed_write_rate)? as u64,
+        compaction_readahead_size: non_negative(
+            "compaction_readahead_size",
+            f.compaction_readahead_size,
+        )?,
+        max_auto_readahead_size: non_negative(
+            "max_auto_readahead_size",
+            f.max_auto_readahead_size,
+        )?,
+        paranoid_checks: f.paranoid_checks,
+        wal_recovery_mode: wal_recovery_mode(f.wal_recovery_mode)?,
+        manual_wal_flush: f.manual_wal_flush,
         ..shale::Options::default()
     };
     opts.validate()
@@ -203,6 +262,7 @@ impl Engine for ShaleEngine {
     fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
         let mut ro = shale::ReadOptions::new();
         ro.verify_checksums = opts.verify_checksums;
+        ro.readahead_size = opts.readahead_size;
         ro.iterate_lower_bound = opts.lower.clone();
         ro.iterate_upper_bound = opts.upper.clone();
         Ok(Box::new(ShaleIter(self.db.iter(&ro))))
@@ -236,6 +296,10 @@ impl Engine for ShaleEngine {
         self.db
             .property("shale.stall-micros")
             .and_then(|s| s.trim().parse().ok())
+    }
+
+    fn statistics(&self) -> Option<String> {
+        Some(statistics_text(|n| self.db.property(n)))
     }
 
     fn close(&self) -> Result<()> {
@@ -317,7 +381,6 @@ mod tests {
             ("--bloom_bits=9.5", "bloom_bits"),
             ("--subcompactions=4", "subcompactions"),
             ("--use_direct_reads=1", "use_direct_reads"),
-            ("--statistics=1", "statistics"),
             ("--write_buffer_size=-5", "write_buffer_size"),
         ] {
             let e = options_from_flags(&Flags::parse(&[bad]).unwrap()).unwrap_err();
@@ -326,5 +389,110 @@ mod tests {
         assert!(
             options_from_flags(&Flags::parse(&["--max_write_buffer_number=1"]).unwrap()).is_err()
         );
+    }
+
+    #[test]
+    fn maps_write_control_readahead_and_wal_flags() {
+        // db_bench's defaults, not the engine's (hard limit 128 GiB, not
+        // 256 GiB; delayed write rate 8 MiB/s, not 16 MiB/s; no compaction
+        // readahead size, i.e. Shale's automatic readahead).
+        let d = options_from_flags(&Flags::parse::<&str>(&[]).unwrap()).unwrap();
+        assert_eq!(d.max_compaction_bytes, 0);
+        assert_eq!(d.soft_pending_compaction_bytes_limit, 64 << 30);
+        assert_eq!(d.hard_pending_compaction_bytes_limit, 128 << 30);
+        assert_eq!(d.delayed_write_rate, 8 << 20);
+        assert_eq!(d.compaction_readahead_size, 0);
+        assert_eq!(d.max_auto_readahead_size, 256 << 10);
+        assert!(d.paranoid_checks && !d.manual_wal_flush);
+        assert_eq!(d.wal_recovery_mode, shale::WalRecoveryMode::PointInTime);
+        let f = Flags::parse(&[
+            "--max_compaction_bytes=100000000",
+            "--soft_pending_compaction_bytes_limit=1000000",
+            "--hard_pending_compaction_bytes_limit=2000000",
+            "--delayed_write_rate=1048576",
+            "--compaction_readahead_size=2097152",
+            "--max_auto_readahead_size=65536",
+            "--paranoid_checks=0",
+            "--manual_wal_flush=1",
+            "--wal_recovery_mode=1",
+        ])
+        .unwrap();
+        let o = options_from_flags(&f).unwrap();
+        assert_eq!(o.max_compaction_bytes, 100_000_000);
+        assert_eq!(o.soft_pending_compaction_bytes_limit, 1_000_000);
+        assert_eq!(o.hard_pending_compaction_bytes_limit, 2_000_000);
+        assert_eq!(o.delayed_write_rate, 1 << 20);
+        assert_eq!(o.compaction_readahead_size, 2 << 20);
+        assert_eq!(o.max_auto_readahead_size, 64 << 10);
+        assert!(!o.paranoid_checks && o.manual_wal_flush);
+        assert_eq!(
+            o.wal_recovery_mode,
+            shale::WalRecoveryMode::AbsoluteConsistency
+        );
+        let modes: Vec<_> = (0..4).map(|m| wal_recovery_mode(m).unwrap()).collect();
+        assert_eq!(
+            modes,
+            vec![
+                shale::WalRecoveryMode::TolerateCorruptedTailRecords,
+                shale::WalRecoveryMode::AbsoluteConsistency,
+                shale::WalRecoveryMode::PointInTime,
+                shale::WalRecoveryMode::SkipAnyCorruptedRecords
+            ]
+        );
+        assert!(wal_recovery_mode(4).is_err());
+        // 0 disables either limit, as in RocksDB.
+        let f = Flags::parse(&["--hard_pending_compaction_bytes_limit=0"]).unwrap();
+        assert_eq!(
+            options_from_flags(&f)
+                .unwrap()
+                .hard_pending_compaction_bytes_limit,
+            0
+        );
+        // Shale refuses soft > hard; the error names the engine check.
+        let f = Flags::parse(&[
+            "--soft_pending_compaction_bytes_limit=20",
+            "--hard_pending_compaction_bytes_limit=10",
+        ])
+        .unwrap();
+        let e = options_from_flags(&f).unwrap_err();
+        assert!(e.0.contains("soft_pending_compaction_bytes_limit"), "{e}");
+        // Still rejected: RocksDB-only options Shale has no equivalent for.
+        let f = Flags::parse(&["--rate_limiter_bytes_per_sec=1000000"]).unwrap();
+        assert!(options_from_flags(&f).is_err());
+    }
+
+    #[test]
+    fn statistics_dump_lists_every_counter() {
+        let d = tempfile::tempdir().unwrap();
+        let f = Flags::parse(&["--statistics=1", "--bloom_bits=10"]).unwrap();
+        assert!(options_from_flags(&f).is_ok());
+        let e = ShaleEngine::open(&f, d.path()).unwrap();
+        let w = WriteOpts::default();
+        for i in 0..100u32 {
+            e.put(format!("key{i:04}").as_bytes(), b"value", &w)
+                .unwrap();
+        }
+        e.flush().unwrap();
+        let mut out = Vec::new();
+        assert!(e.get(b"key0007", &mut out, true).unwrap());
+        assert!(!e.get(b"nokey", &mut out, true).unwrap());
+        let s = e.statistics().unwrap();
+        assert_eq!(s.lines().count(), STATISTICS_COUNTERS.len(), "{s}");
+        for (line, name) in s.lines().zip(STATISTICS_COUNTERS) {
+            let rest = line.strip_prefix(&format!("{name} COUNT : ")).unwrap();
+            assert!(rest.parse::<u64>().is_ok(), "{line}");
+        }
+        let count = |n: &str| -> u64 {
+            let p = format!("{n} COUNT : ");
+            s.lines()
+                .find_map(|l| l.strip_prefix(p.as_str()))
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert!(count("shale.wal-bytes-written") > 0, "{s}");
+        assert!(count("shale.compaction-bytes-written") > 0, "{s}");
+        assert!(count("shale.block-reads") > 0, "{s}");
+        e.close().unwrap();
     }
 }

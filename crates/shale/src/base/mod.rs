@@ -6,7 +6,7 @@ mod kind;
 
 pub(crate) use internal_key::{
     compare_internal, extract_user_key, make_internal_key, pack_trailer, parse_internal_key,
-    unpack_trailer, ParsedInternalKey, TRAILER_LEN,
+    unpack_trailer, TRAILER_LEN,
 };
 pub(crate) use kind::ValueKind;
 

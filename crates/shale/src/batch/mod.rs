@@ -17,15 +17,13 @@
 //!
 //! Invariants: the buffer always holds at least the 12-byte header; a batch
 //! built through the API always decodes, and its header count equals the
-//! number of records. Bytes from disk are checked by [`BatchIter`] /
+//! number of records. Bytes from disk are checked by [`BatchIter`](iter::BatchIter) /
 //! [`WriteBatch::validate`], which report damage as `Error::Corruption`
 //! and never panic.
 
 mod iter;
 mod write_batch;
 
-#[allow(unused_imports)] // used by the write path and recovery
-pub(crate) use iter::{BatchEntry, BatchIter};
 pub use write_batch::WriteBatch;
 
 /// Length of the batch header (sequence + count).

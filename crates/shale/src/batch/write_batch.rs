@@ -94,7 +94,6 @@ impl WriteBatch {
 
     /// Adds a put in column family `cf` (0 = default, written with the
     /// plain tag).
-    #[allow(dead_code)] // public once column families are exposed
     pub(crate) fn put_cf(&mut self, cf: u32, key: &[u8], value: &[u8]) {
         check_len(key, "key");
         check_len(value, "value");
@@ -111,7 +110,6 @@ impl WriteBatch {
 
     /// Adds a deletion in column family `cf` (0 = default, written with the
     /// plain tag).
-    #[allow(dead_code)] // public once column families are exposed
     pub(crate) fn delete_cf(&mut self, cf: u32, key: &[u8]) {
         check_len(key, "key");
         self.bump_count();
@@ -190,6 +188,7 @@ impl WriteBatch {
     ///
     /// # Panics
     /// If the combined count exceeds `u32::MAX`.
+    #[cfg(test)]
     pub(crate) fn append(&mut self, other: &WriteBatch) {
         let n = u64::from(self.count()) + u64::from(other.count());
         assert!(

@@ -451,6 +451,7 @@ impl<V: CacheValue> Shard<V> {
         (v, charge)
     }
 
+    #[cfg(test)]
     fn erase(&self, key: &CacheKey, hash: u64) {
         let mut w = self.writer.lock();
         let Some(i) = self.find_visible(key, hash) else {
@@ -497,6 +498,7 @@ impl<V: CacheValue> Shard<V> {
         sum
     }
 
+    #[cfg(test)]
     fn set_capacity(&self, capacity: usize) {
         let mut w = self.writer.lock();
         w.capacity = capacity;
@@ -599,6 +601,7 @@ impl<V: CacheValue> ClockCache<V> {
 
     /// Removes `key`; an entry a lookup is cloning right now is hidden at
     /// once and freed by the clock later.
+    #[cfg(test)]
     pub(crate) fn erase(&self, key: &CacheKey) {
         let hash = hash_key(key);
         self.shard(hash).erase(key, hash);
@@ -623,6 +626,7 @@ impl<V: CacheValue> ClockCache<V> {
     }
 
     /// Sets the total capacity (the tables keep their size).
+    #[cfg(test)]
     pub(crate) fn set_capacity(&self, capacity: usize) {
         let mut cap = self.capacity.lock();
         *cap = capacity;

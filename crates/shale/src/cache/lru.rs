@@ -234,6 +234,7 @@ impl<V: CacheValue> LruCache<V> {
     }
 
     /// Removes `key` if present (not counted as an eviction).
+    #[cfg(test)]
     pub(crate) fn erase(&self, key: &CacheKey) {
         let shard = self.shard(key);
         let mut g = shard.inner.lock();
@@ -275,6 +276,7 @@ impl<V: CacheValue> LruCache<V> {
     }
 
     /// Sets the total capacity; each shard evicts unpinned entries to fit.
+    #[cfg(test)]
     pub(crate) fn set_capacity(&self, capacity: usize) {
         let mut cap = self.capacity.lock();
         *cap = capacity;

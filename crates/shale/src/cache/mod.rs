@@ -26,6 +26,8 @@
 //! methods take `&self`. Counters are per-shard atomics summed on read, so
 //! [`CacheStats`] is a consistent-enough snapshot, not an atomic one.
 
+// Only exercised by the (ignored) cache benchmark table test.
+#[cfg(test)]
 mod bench;
 mod clock;
 mod counters;
@@ -33,8 +35,6 @@ mod lru;
 #[cfg(test)]
 mod test_util;
 
-#[allow(unused_imports)]
-pub(crate) use bench::{cache_bench, BenchResult};
 pub(crate) use clock::ClockCache;
 pub(crate) use counters::CacheStats;
 pub(crate) use lru::LruCache;
@@ -77,6 +77,7 @@ pub(crate) enum Priority {
 
 impl Priority {
     /// All priorities, in the order of [`Priority::index`].
+    #[cfg(test)]
     pub(crate) const ALL: [Priority; 3] = [Priority::High, Priority::Low, Priority::Bottom];
 
     /// 0 for High, 1 for Low, 2 for Bottom (index into per-priority counters).
@@ -324,14 +325,6 @@ impl<V: CacheValue> BlockCache<V> {
         }
     }
 
-    /// Removes `key`. Clones already handed out stay valid.
-    pub(crate) fn erase(&self, key: &CacheKey) {
-        match self {
-            BlockCache::Lru(c) => c.erase(key),
-            BlockCache::Clock(c) => c.erase(key),
-        }
-    }
-
     /// Bytes of charge currently held (pinned entries included).
     pub(crate) fn usage(&self) -> usize {
         match self {
@@ -354,14 +347,6 @@ impl<V: CacheValue> BlockCache<V> {
         match self {
             BlockCache::Lru(c) => c.capacity(),
             BlockCache::Clock(c) => c.capacity(),
-        }
-    }
-
-    /// Changes the capacity, evicting unpinned entries to fit.
-    pub(crate) fn set_capacity(&self, capacity: usize) {
-        match self {
-            BlockCache::Lru(c) => c.set_capacity(capacity),
-            BlockCache::Clock(c) => c.set_capacity(capacity),
         }
     }
 

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::cache::{BlockCache, CacheKey, CacheOptions, Priority};
+use crate::error::Result;
 use crate::options::{CacheType, Options};
 use crate::sst::{Block, BlockCacheHook, BlockKind};
 
@@ -21,7 +22,6 @@ impl BlockCacheHook for SharedBlockCache {
     fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>, kind: BlockKind) {
         let pri = match kind {
             BlockKind::Data => Priority::Low,
-            BlockKind::Index | BlockKind::Filter => Priority::High,
         };
         let charge = block.size();
         // A refused insert (strict capacity limit) only means no caching.
@@ -31,18 +31,22 @@ impl BlockCacheHook for SharedBlockCache {
     }
 }
 
-/// Builds the cache `opts` asks for (`None` when `cache_size` is 0).
-pub(crate) fn make_block_cache(opts: &Options) -> Option<Arc<SharedBlockCache>> {
+/// Builds the cache `opts` asks for (`None` when `cache_size` is 0). Bad
+/// cache options are `InvalidArgument` (checked at open, before any I/O).
+pub(crate) fn make_block_cache(opts: &Options) -> Result<Option<Arc<SharedBlockCache>>> {
     if opts.cache_size == 0 {
-        return None;
+        return Ok(None);
     }
-    let mut co = CacheOptions::with_capacity(opts.cache_size);
-    co.estimated_entry_charge = opts.block_size.max(256);
+    let co = CacheOptions {
+        estimated_entry_charge: opts.block_size.max(256),
+        ..CacheOptions::with_capacity(opts.cache_size)
+    };
+    co.validate()?;
     let cache = match opts.cache_type {
         CacheType::Lru => BlockCache::lru(&co),
         CacheType::Clock => BlockCache::clock(&co),
     };
-    Some(Arc::new(SharedBlockCache { cache }))
+    Ok(Some(Arc::new(SharedBlockCache { cache })))
 }
 
 /// Block-cache and table-read properties (`shale.block-cache-*`,

@@ -29,13 +29,11 @@ use super::{DbInner, DbState};
 
 /// SST options for files written to `level`.
 pub(crate) fn table_options(db: &DbInner, level: usize, bottommost: bool) -> TableOptions {
-    TableOptions {
-        block_size: db.opts.block_size,
-        block_restart_interval: db.opts.block_restart_interval,
-        bloom_bits_per_key: db.opts.bloom_bits_per_key,
-        compression: db.opts.compression_for_level(level, bottommost),
-        db_id: db.dir.display().to_string(),
-    }
+    TableOptions::from_options(
+        &db.opts,
+        db.opts.compression_for_level(level, bottommost),
+        &db.dir.display().to_string(),
+    )
 }
 
 fn target_file_size(db: &DbInner, level: usize) -> u64 {

@@ -9,7 +9,6 @@
 //! Thread safety: an iterator is `Send`, used by one thread at a time. It keeps
 //! its super version (memtables and tables) alive until dropped.
 
-use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -462,13 +461,6 @@ pub(crate) fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
         v.pop();
     }
     None
-}
-
-/// Orders two user keys (bytewise); kept in one place for the comparator to
-/// come.
-#[allow(dead_code)]
-pub(crate) fn compare_user(a: &[u8], b: &[u8]) -> Ordering {
-    a.cmp(b)
 }
 
 #[cfg(test)]

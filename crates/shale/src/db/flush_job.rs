@@ -66,11 +66,13 @@ pub(crate) fn flush(
         }
     };
     let next_log = st.imm.get(1).map_or_else(|| st.mem.id(), |m| m.id());
-    let mut edit = VersionEdit::default();
-    edit.log_number = Some(next_log);
-    edit.prev_log_number = Some(0);
     let last_seq = st.versions.last_sequence().max(db.last_visible());
-    edit.last_sequence = Some(last_seq);
+    let mut edit = VersionEdit {
+        log_number: Some(next_log),
+        prev_log_number: Some(0),
+        last_sequence: Some(last_seq),
+        ..VersionEdit::default()
+    };
     let mut bytes = 0;
     for mut f in outputs.files {
         bytes += f.file_size;
@@ -108,6 +110,9 @@ pub(crate) fn flush(
         &[
             format!("\"memtable_id\": {}", mem.id()),
             format!("\"num_entries\": {}", mem.num_entries()),
+            format!("\"num_deletes\": {}", mem.num_deletes()),
+            format!("\"first_seq\": {}", json_seq(mem.first_seq())),
+            format!("\"largest_seq\": {}", json_seq(mem.largest_seq())),
             format!("\"bytes_written\": {bytes}"),
             format!(
                 "\"lsm_state\": {:?}",
@@ -117,4 +122,9 @@ pub(crate) fn flush(
     );
     delete_obsolete_files(db, st);
     Ok(())
+}
+
+/// A sequence number for a LOG event field (`null` for an empty memtable).
+fn json_seq(s: Option<crate::base::SeqNo>) -> String {
+    s.map_or_else(|| "null".to_string(), |s| s.to_string())
 }

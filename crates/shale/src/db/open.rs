@@ -36,6 +36,7 @@ use super::{DbInner, DbState, SnapshotList};
 
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     opts.validate()?;
+    let block_cache = super::cache_glue::make_block_cache(&opts)?;
     let fs = Arc::clone(&opts.fs);
     let current = dir.join("CURRENT");
     if !fs.exists(dir) {
@@ -68,7 +69,6 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     } else {
         VersionSet::create_new(Arc::clone(&fs), dir, opts.num_levels, &new_db_id())?
     };
-    let block_cache = super::cache_glue::make_block_cache(&opts);
     let hook = block_cache
         .clone()
         .map(|c| c as Arc<dyn crate::sst::BlockCacheHook>);
@@ -93,10 +93,12 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let wal = LogWriter::new(wal_file, wal_number);
     // Recovered tables are already in the pending edit (see replay_wals);
     // this edit moves the log number to the new WAL.
-    let mut edit = VersionEdit::default();
-    edit.log_number = Some(wal_number);
-    edit.prev_log_number = Some(0);
-    edit.last_sequence = Some(max_seq.max(versions.last_sequence()));
+    let mut edit = VersionEdit {
+        log_number: Some(wal_number),
+        prev_log_number: Some(0),
+        last_sequence: Some(max_seq.max(versions.last_sequence())),
+        ..VersionEdit::default()
+    };
     versions.log_and_apply(&mut edit)?;
     write_options_file(&fs, dir, &opts, &mut versions, &log)?;
 
@@ -251,13 +253,8 @@ fn flush_recovered(
     let mut iter = mem.iter();
     iter.seek_to_first();
     let compression = opts.compression_for_level(0, false);
-    let topts = crate::sst::TableOptions {
-        block_size: opts.block_size,
-        block_restart_interval: opts.block_restart_interval,
-        bloom_bits_per_key: opts.bloom_bits_per_key,
-        compression,
-        db_id: dir.display().to_string(),
-    };
+    let topts =
+        crate::sst::TableOptions::from_options(opts, compression, &dir.display().to_string());
     let mut filter = EntryFilter::new(Vec::new(), None);
     let mut alloc = || versions.new_file_number();
     let mut spec = OutputSpec {

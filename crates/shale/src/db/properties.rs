@@ -2,7 +2,7 @@
 //! stats, same columns and meanings; see docs/DB_BENCH.md §7),
 //! `shale.compaction-stats-json` (the same numbers as one JSON object for
 //! tools), `shale.levelstats`, `shale.sstables`, per-level file counts,
-//! stall counters and scheduling state. `rocksdb.*` names map to `shale.*`.
+//! stall counters, the MANIFEST size and scheduling state. `rocksdb.*` names map to `shale.*`.
 //!
 //! Thread safety: each property takes the DB mutex briefly for a consistent
 //! view of the version and scheduling state; the stats mutexes are taken
@@ -106,6 +106,7 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
             l.iter().map(|r| r.bytes_written).sum::<u64>().to_string()
         }
         "shale.wal-bytes-written" => db.stats.wal_bytes.load(Ordering::Relaxed).to_string(),
+        "shale.manifest-file-size" => st.versions.manifest_file_size().to_string(),
         _ => {
             drop(st);
             return super::cache_glue::property(db, &name);

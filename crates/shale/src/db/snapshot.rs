@@ -32,7 +32,7 @@ impl SnapshotList {
     }
 
     /// The oldest live snapshot.
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub(crate) fn oldest(&self) -> Option<SeqNo> {
         self.live.lock().keys().next().copied()
     }

@@ -257,8 +257,8 @@ fn commit(
 
 /// Inserts every record of `b` into `mem` with consecutive sequence numbers.
 pub(crate) fn insert_batch(mem: &MemTable, b: &WriteBatch) -> Result<()> {
-    let mut seq: SeqNo = b.sequence();
-    for e in b.iter() {
+    let first: SeqNo = b.sequence();
+    for (seq, e) in (first..).zip(b.iter()) {
         let e = e.map_err(|e| match e {
             Error::Corruption { what, .. } => {
                 Error::InvalidArgument(format!("malformed write batch: {what}"))
@@ -269,7 +269,6 @@ pub(crate) fn insert_batch(mem: &MemTable, b: &WriteBatch) -> Result<()> {
             return Err(Error::NotSupported(format!("column family {}", e.cf)));
         }
         mem.add(seq, e.kind, e.key, e.value);
-        seq += 1;
     }
     Ok(())
 }

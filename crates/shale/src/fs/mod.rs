@@ -14,7 +14,7 @@ mod fault;
 mod mem;
 mod posix;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -103,9 +103,4 @@ pub trait FileSystem: Send + Sync {
 /// The default file system.
 pub fn default_fs() -> Arc<dyn FileSystem> {
     Arc::new(PosixFileSystem::default())
-}
-
-/// Joins a DB directory and a file name.
-pub(crate) fn join(dir: &Path, name: &str) -> PathBuf {
-    dir.join(name)
 }

@@ -228,7 +228,7 @@ fn concurrent_readers_and_writer() {
         if i == 0 {
             return None;
         }
-        Some((i % 7 != 0).then(|| value(i)))
+        Some((!i.is_multiple_of(7)).then(|| value(i)))
     }
     let n: u64 = if cfg!(miri) { 100 } else { 50_000 };
     let m = Arc::new(MemTable::new(9));
@@ -251,7 +251,7 @@ fn concurrent_readers_and_writer() {
                         MemGet::Deleted => None,
                     });
                     assert_eq!(got, expect(j, s), "key {j} at {s}");
-                    if checks % 64 == 0 {
+                    if checks.is_multiple_of(64) {
                         let mut it = m.iter();
                         it.seek_to_last();
                         let mut prev: Option<Vec<u8>> = None;

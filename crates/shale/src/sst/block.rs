@@ -111,6 +111,7 @@ impl Block {
     }
 
     /// True when the block has no entries.
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.restarts_offset == 0
     }
@@ -231,11 +232,6 @@ impl BlockIterator {
             value: 0..0,
             err: None,
         }
-    }
-
-    /// The block iterated.
-    pub(crate) fn block(&self) -> &Arc<Block> {
-        &self.block
     }
 
     /// Gives back the key buffer and the current value range (for serving a

@@ -106,11 +106,13 @@ impl BlockBuilder {
         self.num_entries == 0
     }
 
+    #[cfg(test)]
     pub(crate) fn num_entries(&self) -> usize {
         self.num_entries
     }
 
     /// The last key added (empty when the block is empty).
+    #[cfg(test)]
     pub(crate) fn last_key(&self) -> &[u8] {
         &self.last_key
     }

@@ -235,6 +235,7 @@ impl TableBuilder {
         self.w.offset + self.data_block.size_estimate() as u64
     }
 
+    #[cfg(test)]
     pub(crate) fn num_entries(&self) -> u64 {
         self.props.num_entries
     }

@@ -171,14 +171,17 @@ impl BloomFilter {
     }
 
     /// Bytes of memory held.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn size(&self) -> usize {
         self.data.capacity()
     }
 
+    #[cfg(test)]
     pub(crate) fn num_probes(&self) -> u32 {
         self.num_probes
     }
 
+    #[cfg(test)]
     pub(crate) fn num_lines(&self) -> u32 {
         self.num_lines
     }
@@ -249,7 +252,7 @@ mod tests {
 
     #[test]
     fn duplicates_counted_once_and_empty_filter() {
-        let f = build(std::iter::repeat(b"same".to_vec()).take(1000), 10);
+        let f = build(std::iter::repeat_n(b"same".to_vec(), 1000), 10);
         assert_eq!(f.num_lines(), 1);
         assert!(f.may_contain(b"same"));
         let empty = build(std::iter::empty(), 10);

@@ -35,6 +35,7 @@ const HANDLES_LEN: usize = 40;
 pub(crate) const FOOTER_LEN: usize = HANDLES_LEN + 4 + 4 + 4 + 8;
 
 /// Longest encoding of a block handle (two varint64s).
+#[cfg(test)]
 pub(crate) const MAX_HANDLE_LEN: usize = 20;
 
 /// Where a block lives in the file: `size` counts the stored block bytes,

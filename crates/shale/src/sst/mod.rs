@@ -34,19 +34,18 @@ mod tests;
 
 use crate::options::{Compression, Options};
 
-#[allow(unused_imports)]
-pub(crate) use block::{Block, BlockIterator};
-#[allow(unused_imports)]
-pub(crate) use builder::{BuiltTable, TableBuilder};
-#[allow(unused_imports)]
-pub(crate) use format::{BlockHandle, FORMAT_VERSION, MAGIC};
-#[allow(unused_imports)]
-pub(crate) use properties::TableProperties;
-pub(crate) use readahead::{ReadaheadPolicy, MAX_AUTO_READAHEAD};
-#[allow(unused_imports)]
-pub(crate) use reader::{BlockCacheHook, BlockKind, PointEntry, Table, TableEntry, TableStats};
-#[allow(unused_imports)]
-pub(crate) use table_iter::TableIterator;
+pub(crate) use block::Block;
+pub(crate) use builder::TableBuilder;
+pub(crate) use readahead::ReadaheadPolicy;
+pub(crate) use reader::{BlockCacheHook, BlockKind, PointEntry, Table};
+// Used by the decoder fuzz entry points and the table tests.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use {
+    block::BlockIterator,
+    format::{BlockHandle, FORMAT_VERSION, MAGIC},
+};
+#[cfg(test)]
+pub(crate) use {builder::BuiltTable, reader::TableEntry, table_iter::TableIterator};
 
 /// Metaindex name of the bloom filter block. FROZEN.
 pub(crate) const METAINDEX_FILTER: &str = "shale.filter";

@@ -15,8 +15,6 @@ pub(crate) const MAX_AUTO_READAHEAD: usize = 256 * 1024;
 /// How an iterator reads ahead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReadaheadPolicy {
-    /// Never (point lookups).
-    None,
     /// Start after two sequential reads; grow up to `max`.
     Auto { max: usize },
     /// Always read this many bytes.
@@ -72,7 +70,6 @@ impl Readahead {
         }
         self.last_end = offset + len as u64;
         match self.policy {
-            ReadaheadPolicy::None => None,
             ReadaheadPolicy::Fixed(n) => Some(n.max(len)),
             ReadaheadPolicy::Auto { max } => {
                 if self.sequential < 2 {
@@ -120,9 +117,5 @@ mod tests {
         assert_eq!(f.get(101, 2), Some(&[2u8, 3][..]));
         assert_eq!(f.get(99, 2), None);
         assert_eq!(f.get(103, 2), None);
-        let mut n = Readahead::new(ReadaheadPolicy::None);
-        assert_eq!(n.plan(0, 10), None);
-        assert_eq!(n.plan(10, 10), None);
-        assert_eq!(n.plan(20, 10), None);
     }
 }

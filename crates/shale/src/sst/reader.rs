@@ -30,13 +30,12 @@ use crate::sst::readahead::Readahead;
 use crate::sst::table_iter::TableIterator;
 use crate::sst::{METAINDEX_FILTER, METAINDEX_PROPERTIES};
 
-/// What a cached block is, so a cache can give index and filter blocks
-/// higher priority.
+/// What a cached block is, so a cache can pick its priority. Only data
+/// blocks go through the cache: a [`Table`] holds its index and filter
+/// blocks itself for as long as it is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BlockKind {
     Data,
-    Index,
-    Filter,
 }
 
 /// The block cache as seen by the reader. Implemented by `cache/`.
@@ -71,13 +70,16 @@ impl TableStats {
 /// The result of a point lookup: the first entry at or after the lookup
 /// key, served from its block without copying the value. The internal key
 /// is materialized in `key` (one allocation per lookup: the buffer the
-/// block seek decoded it into).
+/// block seek decoded it into). Only the table tests and the fuzz harness
+/// use it; the read path uses [`Table::get_point`].
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) struct TableEntry {
     block: Arc<Block>,
     key: Vec<u8>,
     value_range: std::ops::Range<usize>,
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
 impl TableEntry {
     /// The entry's internal key.
     pub(crate) fn ikey(&self) -> &[u8] {
@@ -93,6 +95,7 @@ impl TableEntry {
     }
 
     /// The block holding the value (keeps it alive, e.g. to pin it).
+    #[cfg(test)]
     pub(crate) fn block(&self) -> &Arc<Block> {
         &self.block
     }
@@ -219,6 +222,7 @@ pub(crate) struct Table {
     file_number: u64,
     cache: Option<Arc<dyn BlockCacheHook>>,
     /// Offset where the data blocks end (first meta block).
+    #[cfg(any(test, feature = "fuzzing"))]
     data_end: u64,
     index: Arc<Block>,
     filter: Option<BloomFilter>,
@@ -263,6 +267,7 @@ impl Table {
             footer_offset,
         };
         let stats = TableStats::default();
+        #[cfg(any(test, feature = "fuzzing"))]
         let mut data_end = footer.index.offset.min(footer.metaindex.offset);
 
         // Metaindex: name -> handle; unknown names are ignored.
@@ -282,7 +287,10 @@ impl Table {
             };
             let h = BlockHandle::decode_exact(it.value())
                 .ok_or_else(|| r.corruption(footer.metaindex.offset, "bad handle in metaindex"))?;
-            data_end = data_end.min(h.offset);
+            #[cfg(any(test, feature = "fuzzing"))]
+            {
+                data_end = data_end.min(h.offset);
+            }
             *slot = Some(h);
             it.next();
         }
@@ -304,6 +312,7 @@ impl Table {
             r,
             file_number,
             cache,
+            #[cfg(any(test, feature = "fuzzing"))]
             data_end,
             index,
             filter,
@@ -356,19 +365,12 @@ impl Table {
         &self.stats
     }
 
-    pub(crate) fn file_name(&self) -> &str {
-        &self.r.file_name
-    }
-
-    pub(crate) fn file_number(&self) -> u64 {
-        self.file_number
-    }
-
     pub(crate) fn index_block(&self) -> &Arc<Block> {
         &self.index
     }
 
     /// Memory held by the table itself (index and filter).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn memory_usage(&self) -> usize {
         self.index.size() + self.filter.as_ref().map_or(0, BloomFilter::size)
     }
@@ -386,12 +388,6 @@ impl Table {
         r
     }
 
-    /// Point lookup. `Some(e)`: `e` is the first entry with internal key ≥
-    /// `lookup_ikey`; its user key may differ (the caller checks it). `None`:
-    /// the table has no entry with `lookup_ikey`'s user key at or after
-    /// `lookup_ikey` (filtered out, or past the block the index points to —
-    /// that block's index key bounds every later entry's user key from
-    /// below by something greater than the lookup's).
     /// The newest entry of `lookup_ikey`'s user key at or below its
     /// sequence number: `(trailer, value)` served from the block. `None`
     /// when the table has no such entry. No allocation when the block is
@@ -430,6 +426,13 @@ impl Table {
         })
     }
 
+    /// Point lookup. `Some(e)`: `e` is the first entry with internal key ≥
+    /// `lookup_ikey`; its user key may differ (the caller checks it). `None`:
+    /// the table has no entry with `lookup_ikey`'s user key at or after
+    /// `lookup_ikey` (filtered out, or past the block the index points to —
+    /// that block's index key bounds every later entry's user key from
+    /// below by something greater than the lookup's).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<TableEntry>> {
         debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
         if !self.may_contain(extract_user_key(lookup_ikey)) {
@@ -474,6 +477,7 @@ impl Table {
 
     /// Approximate file offset where `ikey` would be: the offset of the
     /// data block that would hold it, or the end of the data area.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
         let mut idx = BlockIterator::new(Arc::clone(&self.index));
         idx.seek(ikey);

@@ -59,11 +59,6 @@ impl TableIterator {
         }
     }
 
-    /// File reads this iterator issued for data blocks.
-    pub(crate) fn file_reads(&self) -> u64 {
-        self.readahead.reads
-    }
-
     fn set_err(&mut self, e: Error) {
         if self.err.is_none() {
             self.err = Some(e);

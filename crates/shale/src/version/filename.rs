@@ -16,6 +16,7 @@
 //! Numbers are printed with at least six digits (`{:06}`) and parsed with any
 //! number of digits. Pure functions; no IO. See docs/format/manifest.md.
 
+#[cfg(test)]
 use std::path::{Path, PathBuf};
 
 use crate::base::FileNum;
@@ -54,6 +55,7 @@ pub(crate) fn table_file_name(number: FileNum) -> String {
 }
 
 /// `NNNNNN.blob`.
+#[cfg(test)]
 pub(crate) fn blob_file_name(number: FileNum) -> String {
     format!("{number:06}.blob")
 }
@@ -82,6 +84,7 @@ pub(crate) const INFO_LOG_FILE_NAME: &str = "LOG";
 
 /// `dir/name` for a numbered file type (`Log`, `Table`, `Blob`, `Manifest`,
 /// `Temp`, `Options`); the number is ignored for the others.
+#[cfg(test)]
 pub(crate) fn file_path(dir: &Path, ty: FileType, number: FileNum) -> PathBuf {
     let name = match ty {
         FileType::Log => log_file_name(number),

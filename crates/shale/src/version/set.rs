@@ -45,7 +45,6 @@ pub(crate) const DEFAULT_MAX_MANIFEST_SIZE: u64 = 64 << 20;
 pub(crate) struct VersionSet {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
-    num_levels: usize,
     current: Arc<Version>,
     /// Versions replaced by a newer one; pruned when dead.
     older: Vec<Weak<Version>>,
@@ -65,7 +64,6 @@ impl VersionSet {
         VersionSet {
             dir: dir.to_path_buf(),
             fs,
-            num_levels,
             current: Arc::new(Version::new_empty(num_levels)),
             older: Vec::new(),
             manifest: None,
@@ -267,7 +265,7 @@ impl VersionSet {
         let roll = self
             .manifest
             .as_ref()
-            .map_or(true, |w| w.file_size() >= self.max_manifest_size);
+            .is_none_or(|w| w.file_size() >= self.max_manifest_size);
         let roll_number = roll.then(|| self.new_file_number());
         if let Some(s) = edit.last_sequence {
             self.last_sequence = self.last_sequence.max(s);
@@ -342,6 +340,7 @@ impl VersionSet {
 
     /// Records that sequence numbers up to `s` are used (persisted with the
     /// next edit). Requires `s >= last_sequence()`.
+    #[cfg(test)]
     pub(crate) fn set_last_sequence(&mut self, s: SeqNo) {
         debug_assert!(
             s >= self.last_sequence,
@@ -372,21 +371,19 @@ impl VersionSet {
     }
 
     /// Sets the size past which `log_and_apply` rolls the MANIFEST.
+    #[cfg(test)]
     pub(crate) fn set_max_manifest_size(&mut self, bytes: u64) {
         self.max_manifest_size = bytes;
     }
 
     /// The DB's identity.
+    #[cfg(test)]
     pub(crate) fn db_id(&self) -> &str {
         &self.db_id
     }
 
-    /// Number of levels.
-    pub(crate) fn num_levels(&self) -> usize {
-        self.num_levels
-    }
-
     /// The DB directory.
+    #[cfg(test)]
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }

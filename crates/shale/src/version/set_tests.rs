@@ -106,7 +106,7 @@ fn create_writes_manifest_and_current() {
     assert_eq!(vs.manifest_file_number(), 1);
     assert_eq!(vs.next_file_number(), 2);
     assert_eq!(vs.current().total_files(), 0);
-    assert_eq!(vs.num_levels(), LEVELS);
+    assert_eq!(vs.current().num_levels(), LEVELS);
     let want = expected(&vs);
     drop(vs);
     let vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();

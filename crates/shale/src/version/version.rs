@@ -52,6 +52,7 @@ impl Version {
 
     /// Wraps already-ordered levels. Requires the module invariants
     /// (debug-asserted); the builder checks them for data read from disk.
+    #[cfg(test)]
     pub(crate) fn from_levels(levels: Vec<Vec<Arc<FileMeta>>>) -> Version {
         let v = Version { levels };
         debug_assert_eq!(v.check_invariants(), Ok(()));
@@ -146,6 +147,7 @@ impl Version {
     }
 
     /// The file of `level` with this number, if any.
+    #[cfg(test)]
     pub(crate) fn file_by_number(&self, level: usize, number: FileNum) -> Option<&Arc<FileMeta>> {
         self.files(level).iter().find(|f| f.number == number)
     }
@@ -218,12 +220,14 @@ impl Version {
 
     /// For a level ≥ 1: the index of the first file whose largest internal
     /// key is ≥ `ikey` (`num_files` when none), for seeks by internal key.
+    #[cfg(test)]
     pub(crate) fn find_file_index(&self, level: usize, ikey: &[u8]) -> usize {
         self.files(level)
             .partition_point(|f| compare_internal(&f.largest, ikey).is_lt())
     }
 
     /// A one-line shape summary, e.g. `files[4 2 0] bytes[... ]`.
+    #[cfg(test)]
     pub(crate) fn level_summary(&self) -> String {
         let counts: Vec<String> = self.levels.iter().map(|l| l.len().to_string()).collect();
         let bytes: Vec<String> = (0..self.num_levels())

@@ -24,6 +24,7 @@ pub(crate) const BLOCK_SIZE: usize = 32 * 1024;
 pub(crate) const HEADER_LEN: usize = 7;
 
 /// Largest payload of one physical record (a whole block minus its header).
+#[cfg(test)]
 pub(crate) const MAX_FRAGMENT_LEN: usize = BLOCK_SIZE - HEADER_LEN;
 
 /// Physical record types.

@@ -21,21 +21,20 @@ mod test_util;
 #[cfg(test)]
 mod tests;
 
-#[allow(unused_imports)]
-pub(crate) use format::{RecordType, MAX_FRAGMENT_LEN};
-#[allow(unused_imports)] // used by DB recovery, the write path and the MANIFEST
 pub(crate) use {
     reader::{LogReader, ReadOutcome},
-    recovery::{replay, DroppedRange, ReplayReport},
+    recovery::replay,
     writer::LogWriter,
 };
 
 /// Size of a log block.
 ///
 /// FROZEN: on-disk (docs/format/wal.md).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) const BLOCK_SIZE: usize = format::BLOCK_SIZE;
 
 /// Size of a physical record header: masked CRC32C (4) + length (2) + type (1).
 ///
 /// FROZEN: on-disk (docs/format/wal.md).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) const HEADER_LEN: usize = format::HEADER_LEN;

@@ -73,7 +73,6 @@ enum Physical {
 pub(crate) struct LogReader {
     file: Box<dyn SequentialFile>,
     file_name: String,
-    log_number: u64,
     seeds: CrcSeeds,
     /// The current block (`BLOCK_SIZE` bytes, `block_len` of them valid).
     block: Box<[u8]>,
@@ -92,7 +91,6 @@ impl LogReader {
         LogReader {
             file,
             file_name,
-            log_number,
             seeds: CrcSeeds::new(log_number),
             block: vec![0u8; BLOCK_SIZE].into_boxed_slice(),
             block_len: 0,
@@ -105,11 +103,6 @@ impl LogReader {
     /// The file name given at construction.
     pub(crate) fn file_name(&self) -> &str {
         &self.file_name
-    }
-
-    /// The log number the checksums are bound to.
-    pub(crate) fn log_number(&self) -> u64 {
-        self.log_number
     }
 
     /// File offset up to which the reader has consumed the file. After
