@@ -404,9 +404,6 @@ fn no_missing_or_orphan_tables_after_power_loss() {
 
 /// The space of a compaction's input tables is freed when it finishes.
 #[test]
-#[ignore = "engine bug: a compaction's obsolete-file sweep (db/compaction_job.rs, \
-            delete_obsolete_files at the end of the job) still sees the job's own \
-            input Version as live, so its inputs stay on disk until the next job"]
 fn compaction_inputs_are_deleted_when_it_finishes() {
     let fs = MemFileSystem::new();
     let db = Db::open(DIR, opts(&fs)).expect("create");

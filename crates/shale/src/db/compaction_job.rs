@@ -200,6 +200,9 @@ pub(crate) fn run_manual<'a>(
         bottommost: true,
         score: 0.0,
     };
+    // Release the pre-compaction version so the inputs can be deleted as
+    // soon as the job's edit is installed.
+    drop(v);
     let id = begin(db, &mut st, &plan);
     let r = execute(db, &mut st, &plan, id);
     finish_job(db, &mut st, &plan, id);

@@ -380,7 +380,13 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
     let mut wal = db.writer.wal.lock();
     if let Some(old) = wal.writer.as_mut() {
         // Sync the old WAL: a sync write to the new WAL must not become
-        // durable while earlier writes in the old one are not.
+        // durable while earlier writes in the old one are not, and after a
+        // power loss the unsynced writes that survive must form a prefix
+        // (a later WAL's blocks may reach the disk before an earlier WAL's
+        // tail; syncing here rules that out). This costs one fdatasync per
+        // memtable switch; a cheaper scheme (recording each WAL's final size
+        // in its successor and stopping recovery at a short log) is noted in
+        // docs/RELIABILITY.md.
         if let Err(e) = old.sync() {
             drop(wal);
             db.set_bg_error(st, e.clone());
