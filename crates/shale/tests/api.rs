@@ -211,6 +211,16 @@ fn write_options_and_batches() {
     db.close().unwrap();
     let db = Db::open(dir.path(), opts()).unwrap();
     assert_eq!(db.get(b"y").unwrap().as_deref(), Some(&b"2"[..]));
+    // A write that skipped the WAL survives a clean close (close flushes).
+    assert_eq!(db.get(b"nowal").unwrap().as_deref(), Some(&b"v"[..]));
+    for i in 0..1000u32 {
+        let mut b = WriteBatch::new();
+        b.put(format!("nw{i}").as_bytes(), b"x");
+        db.write(b, &WriteOptions { sync: false, disable_wal: true }).unwrap();
+    }
+    drop(db); // Drop closes too.
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.prefix(b"nw").count(), 1000);
 }
 
 #[test]

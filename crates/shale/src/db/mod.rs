@@ -97,6 +97,9 @@ pub(crate) struct DbInner {
     /// Set once a WAL/MANIFEST write or sync failed: the DB refuses writes.
     pub poisoned: AtomicBool,
     pub wal_recovery_report: String,
+    /// Set by writes that skipped the WAL: close flushes the memtables so a
+    /// clean shutdown loses nothing (as RocksDB does).
+    pub unpersisted: AtomicBool,
     /// Serializes obsolete-file deletion passes.
     pub purge_lock: Mutex<()>,
 }
@@ -158,6 +161,11 @@ impl DbHandle {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        // Writes made with `disable_wal` live only in memtables: flush them.
+        let mut flush_result = Ok(());
+        if self.inner.unpersisted.load(Ordering::Acquire) {
+            flush_result = background::flush_and_wait(&self.inner);
+        }
         self.inner.shutting_down.store(true, Ordering::Release);
         {
             let _st = self.inner.state.lock();
@@ -173,6 +181,7 @@ impl DbHandle {
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
         }
+        flush_result?;
         wal_result
     }
 }

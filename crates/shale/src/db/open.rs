@@ -138,6 +138,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         poisoned: AtomicBool::new(false),
         wal_recovery_report: report,
         purge_lock: Mutex::new(()),
+        unpersisted: AtomicBool::new(false),
         opts,
     })
 }

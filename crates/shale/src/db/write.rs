@@ -159,7 +159,13 @@ fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
     }
     let result = match room {
         Err(e) => Err(e),
-        Ok(()) => commit(db, &mut batches, sync, any_wal, &group),
+        Ok(()) => {
+            if !any_wal {
+                // Only in the memtable: a clean close must flush it.
+                db.unpersisted.store(true, Ordering::Release);
+            }
+            commit(db, &mut batches, sync, any_wal, &group)
+        }
     };
     // Finish the group and hand leadership to the next request.
     let mut q = db.writer.queue.lock();
