@@ -216,7 +216,14 @@ fn write_options_and_batches() {
     for i in 0..1000u32 {
         let mut b = WriteBatch::new();
         b.put(format!("nw{i}").as_bytes(), b"x");
-        db.write(b, &WriteOptions { sync: false, disable_wal: true }).unwrap();
+        db.write(
+            b,
+            &WriteOptions {
+                sync: false,
+                disable_wal: true,
+            },
+        )
+        .unwrap();
     }
     drop(db); // Drop closes too.
     let db = Db::open(dir.path(), opts()).unwrap();

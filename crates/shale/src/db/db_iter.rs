@@ -101,13 +101,13 @@ impl DbIterator {
 
     /// Positions on the first key >= `key` (and >= the lower bound).
     pub fn seek(&mut self, key: &[u8]) {
-        let key = match &self.lower {
-            Some(l) if key < l.as_slice() => l.clone(),
-            _ => key.to_vec(),
+        let key: &[u8] = match &self.lower {
+            Some(l) if key < l.as_slice() => l,
+            _ => key,
         };
         self.dir = Direction::Forward;
         self.seek_buf.clear();
-        make_internal_key(&mut self.seek_buf, &key, self.seq, KIND_FOR_SEEK);
+        make_internal_key(&mut self.seek_buf, key, self.seq, KIND_FOR_SEEK);
         self.iter.seek(&self.seek_buf);
         self.find_next_user_entry(false);
     }

@@ -253,7 +253,10 @@ pub(crate) fn multi_get(
 
 /// The files of one sorted level, opened through the table cache.
 struct LevelTables {
-    files: Vec<Arc<FileMeta>>,
+    /// The version (shared, not copied: creating an iterator must not clone
+    /// every file handle of every level).
+    version: Arc<Version>,
+    level: usize,
     cache: Arc<TableCache>,
     fill_cache: bool,
     readahead: ReadaheadPolicy,
@@ -261,15 +264,15 @@ struct LevelTables {
 
 impl LevelFiles for LevelTables {
     fn len(&self) -> usize {
-        self.files.len()
+        self.version.files(self.level).len()
     }
 
     fn largest(&self, i: usize) -> &[u8] {
-        &self.files[i].largest
+        &self.version.files(self.level)[i].largest
     }
 
     fn open(&self, i: usize) -> Result<Box<dyn InternalIterator>> {
-        let t = self.cache.get(self.files[i].number)?;
+        let t = self.cache.get(self.version.files(self.level)[i].number)?;
         Ok(Box::new(t.iter_with(self.fill_cache, self.readahead)))
     }
 }
@@ -278,7 +281,7 @@ impl LevelFiles for LevelTables {
 pub(crate) fn internal_iterator(
     mem: &Arc<crate::memtable::MemTable>,
     imm: &[Arc<crate::memtable::MemTable>],
-    version: &Version,
+    version: &Arc<Version>,
     cache: &Arc<TableCache>,
     fill_cache: bool,
     readahead: ReadaheadPolicy,
@@ -298,7 +301,8 @@ pub(crate) fn internal_iterator(
             continue;
         }
         children.push(Box::new(LevelIterator::new(LevelTables {
-            files: files.to_vec(),
+            version: Arc::clone(version),
+            level,
             cache: Arc::clone(cache),
             fill_cache,
             readahead,
