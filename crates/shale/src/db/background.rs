@@ -118,6 +118,9 @@ pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
             || st.compactions_running > 0
             || compaction_job::needs_compaction(db, &st);
         if !busy {
+            // Versions released since the last job (iterators, snapshots of
+            // the LSM) may have left files with no reference: delete them.
+            super::obsolete::delete_obsolete_files(db, &mut st);
             return Ok(());
         }
         if db.shutting_down.load(Ordering::Acquire) {

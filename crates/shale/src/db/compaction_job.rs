@@ -326,13 +326,7 @@ fn execute(
             Box::new(move |k: &[u8]| key_is_bottommost(v, output_level, k))
         };
         let mut filter = EntryFilter::new(snapshots, Some(check));
-        let mut alloc = || {
-            let mut s = db.state.lock();
-            let n = s.versions.new_file_number();
-            s.pending_outputs.insert(n);
-            allocated.push(n);
-            n
-        };
+        let mut alloc = || db.new_output_number(&mut allocated);
         let mut spec = OutputSpec {
             fs: &db.fs,
             dir: &db.dir,

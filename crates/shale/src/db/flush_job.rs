@@ -37,13 +37,7 @@ pub(crate) fn flush(
         let mut iter = mem.iter();
         iter.seek_to_first();
         let mut filter = EntryFilter::new(snapshots, None);
-        let mut alloc = || {
-            let mut s = db.state.lock();
-            let n = s.versions.new_file_number();
-            s.pending_outputs.insert(n);
-            allocated.push(n);
-            n
-        };
+        let mut alloc = || db.new_output_number(&mut allocated);
         let mut spec = OutputSpec {
             fs: &db.fs,
             dir: &db.dir,

@@ -128,6 +128,17 @@ impl DbInner {
         self.bg_cv.notify_all();
     }
 
+    /// Allocates a file number for a job's output table and protects it from
+    /// obsolete-file deletion until the job installs or drops it; the number
+    /// is also recorded in the job's own `allocated` list.
+    pub(crate) fn new_output_number(&self, allocated: &mut Vec<u64>) -> u64 {
+        let mut s = self.state.lock();
+        let n = s.versions.new_file_number();
+        s.pending_outputs.insert(n);
+        allocated.push(n);
+        n
+    }
+
     pub(crate) fn check_writable(&self) -> Result<()> {
         if self.poisoned.load(Ordering::Acquire) {
             let st = self.state.lock();
@@ -210,6 +221,8 @@ impl Db {
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = open::open(path.as_ref(), opts)?;
         let inner = Arc::new(inner);
+        // Files a crash left behind (unfinished tables, replayed WALs).
+        obsolete::delete_obsolete_files(&inner, &mut inner.state.lock());
         let threads = background::start(&inner);
         Ok(Db {
             handle: Arc::new(DbHandle {
