@@ -1,76 +1,145 @@
 //! The `OPTIONS-NNNNNN` file: the options a DB was opened with, as a
-//! versioned, line-oriented `name=value` text (see docs/format/options.md).
+//! versioned, line-oriented `name=value` text in RocksDB's INI-like layout
+//! (see the OPTIONS section of docs/FORMAT.md).
+
+use std::fmt::Write as _;
 
 use crate::options::Options;
 
 /// Format version of the options file.
 pub(crate) const OPTIONS_FILE_VERSION: u32 = 1;
 
+/// Renders `o`; one `[section]` per group, one `name=value` line per option.
 pub(crate) fn render(o: &Options) -> String {
     let comp: Vec<&str> = o.compression_per_level.iter().map(|c| c.name()).collect();
-    let mut s = String::new();
-    s.push_str("# Shale options file\n");
-    s.push_str(&format!(
-        "[Version]\nshale_version={}\noptions_file_version={OPTIONS_FILE_VERSION}\n\n",
-        env!("CARGO_PKG_VERSION")
-    ));
-    s.push_str("[DBOptions]\n");
-    s.push_str(&format!("paranoid_checks={}\n", o.paranoid_checks));
-    s.push_str(&format!("max_background_jobs={}\n", o.max_background_jobs));
-    s.push_str(&format!("wal_recovery_mode={:?}\n", o.wal_recovery_mode));
-    s.push_str(&format!("manual_wal_flush={}\n\n", o.manual_wal_flush));
-    s.push_str("[CFOptions \"default\"]\n");
-    s.push_str(&format!("write_buffer_size={}\n", o.write_buffer_size));
-    s.push_str(&format!(
-        "max_write_buffer_number={}\n",
-        o.max_write_buffer_number
-    ));
-    s.push_str(&format!("num_levels={}\n", o.num_levels));
-    s.push_str(&format!(
-        "level0_file_num_compaction_trigger={}\n",
-        o.level0_file_num_compaction_trigger
-    ));
-    s.push_str(&format!(
-        "level0_slowdown_writes_trigger={}\n",
-        o.level0_slowdown_writes_trigger
-    ));
-    s.push_str(&format!(
-        "level0_stop_writes_trigger={}\n",
-        o.level0_stop_writes_trigger
-    ));
-    s.push_str(&format!(
-        "max_bytes_for_level_base={}\n",
-        o.max_bytes_for_level_base
-    ));
-    s.push_str(&format!(
-        "max_bytes_for_level_multiplier={}\n",
-        o.max_bytes_for_level_multiplier
-    ));
-    s.push_str(&format!(
-        "level_compaction_dynamic_level_bytes={}\n",
-        o.level_compaction_dynamic_level_bytes
-    ));
-    s.push_str(&format!(
-        "target_file_size_base={}\n",
-        o.target_file_size_base
-    ));
-    s.push_str(&format!(
-        "target_file_size_multiplier={}\n",
-        o.target_file_size_multiplier
-    ));
-    s.push_str(&format!("compression_per_level={}\n", comp.join(":")));
-    s.push_str(&format!(
-        "bottommost_compression={}\n\n",
-        o.bottommost_compression.map_or("Disabled", |c| c.name())
-    ));
-    s.push_str("[TableOptions/BlockBasedTable \"default\"]\n");
-    s.push_str(&format!("block_size={}\n", o.block_size));
-    s.push_str(&format!(
-        "block_restart_interval={}\n",
-        o.block_restart_interval
-    ));
-    s.push_str(&format!("bloom_bits_per_key={}\n", o.bloom_bits_per_key));
-    s.push_str(&format!("cache_size={}\n", o.cache_size));
-    s.push_str(&format!("cache_type={:?}\n", o.cache_type));
+    let sections: [(&str, Vec<(&str, String)>); 4] = [
+        (
+            "Version",
+            vec![
+                ("shale_version", env!("CARGO_PKG_VERSION").to_string()),
+                ("options_file_version", OPTIONS_FILE_VERSION.to_string()),
+            ],
+        ),
+        (
+            "DBOptions",
+            vec![
+                ("paranoid_checks", o.paranoid_checks.to_string()),
+                ("max_background_jobs", o.max_background_jobs.to_string()),
+                ("wal_recovery_mode", format!("{:?}", o.wal_recovery_mode)),
+                ("manual_wal_flush", o.manual_wal_flush.to_string()),
+                ("delayed_write_rate", o.delayed_write_rate.to_string()),
+                (
+                    "compaction_readahead_size",
+                    o.compaction_readahead_size.to_string(),
+                ),
+            ],
+        ),
+        (
+            "CFOptions \"default\"",
+            vec![
+                ("write_buffer_size", o.write_buffer_size.to_string()),
+                (
+                    "max_write_buffer_number",
+                    o.max_write_buffer_number.to_string(),
+                ),
+                ("num_levels", o.num_levels.to_string()),
+                (
+                    "level0_file_num_compaction_trigger",
+                    o.level0_file_num_compaction_trigger.to_string(),
+                ),
+                (
+                    "level0_slowdown_writes_trigger",
+                    o.level0_slowdown_writes_trigger.to_string(),
+                ),
+                (
+                    "level0_stop_writes_trigger",
+                    o.level0_stop_writes_trigger.to_string(),
+                ),
+                (
+                    "max_bytes_for_level_base",
+                    o.max_bytes_for_level_base.to_string(),
+                ),
+                (
+                    "max_bytes_for_level_multiplier",
+                    o.max_bytes_for_level_multiplier.to_string(),
+                ),
+                (
+                    "level_compaction_dynamic_level_bytes",
+                    o.level_compaction_dynamic_level_bytes.to_string(),
+                ),
+                ("target_file_size_base", o.target_file_size_base.to_string()),
+                (
+                    "target_file_size_multiplier",
+                    o.target_file_size_multiplier.to_string(),
+                ),
+                ("max_compaction_bytes", o.max_compaction_bytes.to_string()),
+                (
+                    "soft_pending_compaction_bytes_limit",
+                    o.soft_pending_compaction_bytes_limit.to_string(),
+                ),
+                (
+                    "hard_pending_compaction_bytes_limit",
+                    o.hard_pending_compaction_bytes_limit.to_string(),
+                ),
+                ("compression_per_level", comp.join(":")),
+                (
+                    "bottommost_compression",
+                    o.bottommost_compression
+                        .map_or("Disabled", |c| c.name())
+                        .to_string(),
+                ),
+            ],
+        ),
+        (
+            "TableOptions/BlockBasedTable \"default\"",
+            vec![
+                ("block_size", o.block_size.to_string()),
+                (
+                    "block_restart_interval",
+                    o.block_restart_interval.to_string(),
+                ),
+                ("bloom_bits_per_key", o.bloom_bits_per_key.to_string()),
+                ("cache_size", o.cache_size.to_string()),
+                ("cache_type", format!("{:?}", o.cache_type)),
+                (
+                    "max_auto_readahead_size",
+                    o.max_auto_readahead_size.to_string(),
+                ),
+            ],
+        ),
+    ];
+    let mut s = String::from("# Shale options file\n");
+    for (name, lines) in &sections {
+        let _ = writeln!(s, "[{name}]");
+        for (k, v) in lines {
+            let _ = writeln!(s, "{k}={v}");
+        }
+        s.push('\n');
+    }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_every_section_and_value() {
+        let o = Options {
+            write_buffer_size: 12345,
+            ..Options::default()
+        };
+        let s = render(&o);
+        assert!(s.contains("[Version]\nshale_version="), "{s}");
+        assert!(s.contains("options_file_version=1\n"), "{s}");
+        assert!(
+            s.contains("[CFOptions \"default\"]\nwrite_buffer_size=12345\n"),
+            "{s}"
+        );
+        assert!(s.contains("compression_per_level=NoCompression\n"), "{s}");
+        assert!(
+            s.contains("[TableOptions/BlockBasedTable \"default\"]\nblock_size=4096\n"),
+            "{s}"
+        );
+    }
 }
