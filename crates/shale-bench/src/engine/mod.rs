@@ -12,6 +12,8 @@ use std::sync::Arc;
 use crate::error::{bail, Result};
 use crate::flags::{Category, Flags};
 
+#[cfg(feature = "fjall")]
+pub mod fjall;
 pub mod memory;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
@@ -191,9 +193,7 @@ pub fn check_flags(flags: &Flags) -> Result<()> {
         }
         "shale" => shale_check(flags),
         "rocksdb" => rocks_check(flags),
-        "fjall" => bail!(
-            "--engine=fjall is not built in this binary (the fjall adapter is not written yet)"
-        ),
+        "fjall" => fjall_check(flags),
         other => bail!("unknown engine '{other}'"),
     }
 }
@@ -216,6 +216,16 @@ fn rocks_check(flags: &Flags) -> Result<()> {
 #[cfg(not(feature = "rocksdb"))]
 fn rocks_check(_flags: &Flags) -> Result<()> {
     bail!("--engine=rocksdb needs the 'rocksdb' cargo feature (cargo build --release --features rocksdb)")
+}
+
+#[cfg(feature = "fjall")]
+fn fjall_check(flags: &Flags) -> Result<()> {
+    fjall::check_flags(flags)
+}
+
+#[cfg(not(feature = "fjall"))]
+fn fjall_check(_flags: &Flags) -> Result<()> {
+    bail!("--engine=fjall needs the 'fjall' cargo feature (cargo build --release --features fjall)")
 }
 
 /// The compression the selected engine will really use (`--compression_type`
@@ -250,6 +260,8 @@ pub fn open(flags: &Flags, path: &Path) -> Result<Arc<dyn Engine>> {
         "shale" => Ok(Arc::new(shale::ShaleEngine::open(flags, path)?)),
         #[cfg(feature = "rocksdb")]
         "rocksdb" => Ok(Arc::new(rocksdb::RocksEngine::open(flags, path)?)),
+        #[cfg(feature = "fjall")]
+        "fjall" => Ok(Arc::new(fjall::FjallEngine::open(flags, path)?)),
         other => bail!("engine '{other}' is not available in this build"),
     }
 }

@@ -1,0 +1,578 @@
+//! The fjall adapter (cargo feature `fjall`): one `fjall::Database` at
+//! `--db` with a single keyspace named "default", the `Engine` trait mapped
+//! onto it, and the flag mapping. Flags fjall cannot honour are rejected when
+//! set to a non-default value (fjall has no WAL-off write, no stall knobs,
+//! a fixed level count, L1 size derived as `target size × L0 trigger`, ...).
+//!
+//! fjall has no raw cursor: `FjallIter` opens a new range iterator at every
+//! seek and whenever the direction changes, and steps it in one direction
+//! only (`next` or `next_back`), copying the current entry out.
+//!
+//! Thread-safety: `fjall::Database` and `fjall::Keyspace` are `Send + Sync`
+//! handles; the engine adds no state of its own.
+
+use std::ops::Bound;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use fjall::compaction::Leveled;
+use fjall::config::{
+    BlockSizePolicy, BloomConstructionPolicy, CompressionPolicy, FilterPolicy, FilterPolicyEntry,
+    RestartIntervalPolicy,
+};
+use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+
+use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
+use crate::error::{bail, Error, Result};
+use crate::flags::{Category, Flags};
+
+/// The fjall release this adapter is built against (Cargo.lock).
+const FJALL_VERSION: &str = "3.1.13";
+
+/// fjall's fixed number of levels.
+const FJALL_LEVELS: usize = 7;
+
+fn err(e: fjall::Error) -> Error {
+    Error(format!("fjall: {e}"))
+}
+
+fn compression(t: &str) -> Result<CompressionType> {
+    Ok(match t.to_ascii_lowercase().as_str() {
+        "none" => CompressionType::None,
+        "lz4" => CompressionType::Lz4,
+        other => bail!(
+            "--compression_type={other} is not supported by --engine=fjall (none or lz4; note db_bench's \
+             default is snappy, pass --compression_type explicitly)"
+        ),
+    })
+}
+
+/// Flags fjall has no equivalent for: accepted only at their default value.
+const UNSUPPORTED: &[&str] = &[
+    "max_write_buffer_number",
+    "level0_slowdown_writes_trigger",
+    "level0_stop_writes_trigger",
+    "level_compaction_dynamic_level_bytes",
+    "target_file_size_multiplier",
+    "num_levels",
+    "cache_type",
+    "max_compaction_bytes",
+    "soft_pending_compaction_bytes_limit",
+    "hard_pending_compaction_bytes_limit",
+    "delayed_write_rate",
+    "compaction_readahead_size",
+    "readahead_size",
+    "max_auto_readahead_size",
+    "paranoid_checks",
+    "wal_recovery_mode",
+];
+
+/// Everything needed to open the DB, derived from the flags.
+struct Plan {
+    cache_size: u64,
+    workers: usize,
+    manual_persist: bool,
+    keyspace: KeyspaceCreateOptions,
+}
+
+fn u8_flag(name: &str, v: i64, min: i64) -> Result<u8> {
+    match u8::try_from(v) {
+        Ok(x) if v >= min => Ok(x),
+        _ => bail!("--{name}={v} is out of range for --engine=fjall ({min}..=255)"),
+    }
+}
+
+fn plan(f: &Flags) -> Result<Plan> {
+    f.reject_category(Category::Rocks, "fjall")?;
+    for name in UNSUPPORTED {
+        if !f.has_default(name) {
+            bail!("--{name} is not supported by --engine=fjall (fjall has no such option)");
+        }
+    }
+    if f.statistics {
+        bail!("--statistics is not supported by --engine=fjall");
+    }
+    if f.disable_wal {
+        bail!("--disable_wal is not supported by --engine=fjall (every fjall write goes to its journal)");
+    }
+    let l0 = u8_flag(
+        "level0_file_num_compaction_trigger",
+        f.level0_file_num_compaction_trigger,
+        1,
+    )?;
+    if f.target_file_size_base <= 0 {
+        bail!("--target_file_size_base must be positive");
+    }
+    // fjall sizes L1 as target_file_size × L0 trigger; accept the flag only
+    // when it says the same.
+    let l1 = f.target_file_size_base.saturating_mul(i64::from(l0));
+    if f.max_bytes_for_level_base != l1 {
+        bail!(
+            "--max_bytes_for_level_base={} is not supported by --engine=fjall: fjall sizes L1 as \
+             target_file_size_base x level0_file_num_compaction_trigger = {l1}",
+            f.max_bytes_for_level_base
+        );
+    }
+    if f.max_bytes_for_level_multiplier.is_nan() || f.max_bytes_for_level_multiplier <= 0.0 {
+        bail!("--max_bytes_for_level_multiplier must be positive");
+    }
+    if f.write_buffer_size <= 0 {
+        bail!("--write_buffer_size must be positive");
+    }
+    if f.cache_size <= 0 {
+        bail!("--cache_size<=0 (no block cache) is not supported by --engine=fjall");
+    }
+    if !(1024..=(1 << 20)).contains(&f.block_size) {
+        bail!(
+            "--block_size={} is not supported by --engine=fjall (1 KiB..=1 MiB)",
+            f.block_size
+        );
+    }
+    if f.max_background_jobs < 1 {
+        bail!("--max_background_jobs must be at least 1 for --engine=fjall");
+    }
+    let restart = u8_flag("block_restart_interval", f.block_restart_interval, 1)?;
+    let c = compression(&f.compression_type)?;
+    let data_compression = if f.min_level_to_compress >= 0 {
+        let k = (f.min_level_to_compress as usize).min(FJALL_LEVELS);
+        let mut per = vec![CompressionType::None; k];
+        per.resize(FJALL_LEVELS, c);
+        CompressionPolicy::new(per)
+    } else {
+        CompressionPolicy::all(c)
+    };
+    let filter = if f.bloom_bits > 0.0 {
+        FilterPolicy::all(FilterPolicyEntry::Bloom(
+            BloomConstructionPolicy::BitsPerKey(f.bloom_bits as f32),
+        ))
+    } else {
+        FilterPolicy::disabled()
+    };
+    let strategy = Leveled::default()
+        .with_l0_threshold(l0)
+        .with_table_target_size(f.target_file_size_base as u64)
+        .with_level_ratio_policy(vec![f.max_bytes_for_level_multiplier as f32]);
+    let keyspace = KeyspaceCreateOptions::default()
+        .max_memtable_size(f.write_buffer_size as u64)
+        .data_block_size_policy(BlockSizePolicy::all(f.block_size as u32))
+        .data_block_restart_interval_policy(RestartIntervalPolicy::all(restart))
+        .data_block_compression_policy(data_compression)
+        .filter_policy(filter)
+        .manual_journal_persist(f.manual_wal_flush)
+        .compaction_strategy(std::sync::Arc::new(strategy));
+    Ok(Plan {
+        cache_size: f.cache_size as u64,
+        workers: f.max_background_jobs as usize,
+        manual_persist: f.manual_wal_flush,
+        keyspace,
+    })
+}
+
+/// Checks the flags without opening anything.
+pub fn check_flags(f: &Flags) -> Result<()> {
+    plan(f).map(|_| ())
+}
+
+/// An open fjall database with its "default" keyspace.
+pub struct FjallEngine {
+    db: Database,
+    ks: Keyspace,
+}
+
+impl FjallEngine {
+    /// Opens (creating if missing) the DB at `path`.
+    pub fn open(f: &Flags, path: &Path) -> Result<FjallEngine> {
+        let p = plan(f)?;
+        let db = Database::builder(path)
+            .cache_size(p.cache_size)
+            .worker_threads(p.workers)
+            .manual_journal_persist(p.manual_persist)
+            .open()
+            .map_err(err)?;
+        let opts = p.keyspace;
+        let ks = db.keyspace("default", move || opts).map_err(err)?;
+        Ok(FjallEngine { db, ks })
+    }
+
+    fn after_write(&self, o: &WriteOpts) -> Result<()> {
+        if o.disable_wal {
+            bail!("fjall: writes without the journal are not supported");
+        }
+        if o.sync {
+            self.db.persist(PersistMode::SyncData).map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+impl Engine for FjallEngine {
+    fn name(&self) -> &'static str {
+        "fjall"
+    }
+
+    fn version(&self) -> String {
+        FJALL_VERSION.to_string()
+    }
+
+    fn put(&self, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
+        if o.disable_wal {
+            bail!("fjall: writes without the journal are not supported");
+        }
+        self.ks.insert(key, value).map_err(err)?;
+        self.after_write(o)
+    }
+
+    fn write(&self, batch: &Batch, o: &WriteOpts) -> Result<()> {
+        if o.disable_wal {
+            bail!("fjall: writes without the journal are not supported");
+        }
+        let mut b = self.db.batch();
+        if o.sync {
+            b = b.durability(Some(PersistMode::SyncData));
+        }
+        for op in batch.iter() {
+            match op {
+                BatchOp::Put(k, v) => b.insert(&self.ks, k, v),
+                BatchOp::Delete(k) => b.remove(&self.ks, k),
+            }
+        }
+        b.commit().map_err(err)
+    }
+
+    fn delete(&self, key: &[u8], o: &WriteOpts) -> Result<()> {
+        if o.disable_wal {
+            bail!("fjall: writes without the journal are not supported");
+        }
+        self.ks.remove(key).map_err(err)?;
+        self.after_write(o)
+    }
+
+    fn get(&self, key: &[u8], out: &mut Vec<u8>, _verify_checksums: bool) -> Result<bool> {
+        match self.ks.get(key).map_err(err)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(v) = self.ks.get(k).map_err(err)? {
+                found(i, &v);
+            }
+        }
+        Ok(())
+    }
+
+    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
+        Ok(Box::new(FjallIter {
+            ks: &self.ks,
+            lower: opts.lower.clone(),
+            upper: opts.upper.clone(),
+            iter: None,
+            forward: true,
+            valid: false,
+            key: Vec::new(),
+            value: Vec::new(),
+            error: None,
+        }))
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.ks.rotate_memtable_and_wait().map_err(err)
+    }
+
+    /// Flushes the memtable first (as RocksDB's CompactRange does); fjall's
+    /// major compaction has no range: the whole keyspace is compacted
+    /// whatever `start` / `end` say.
+    fn compact_range(&self, _start: Option<&[u8]>, _end: Option<&[u8]>) -> Result<()> {
+        self.flush()?;
+        self.ks.major_compact().map_err(err)
+    }
+
+    /// fjall has no "wait for compaction" call: polls its counters (queued
+    /// flushes, sealed memtables, running compactions) until all are zero
+    /// for several consecutive polls. A compaction fjall has decided on but
+    /// not yet started between two polls can be missed.
+    fn wait_for_compaction(&self) -> Result<()> {
+        const POLL: Duration = Duration::from_millis(20);
+        const QUIET_POLLS: u32 = 10;
+        let deadline = Instant::now() + Duration::from_secs(3600);
+        let mut quiet = 0;
+        while quiet < QUIET_POLLS {
+            if Instant::now() > deadline {
+                bail!("fjall: compactions still running after an hour");
+            }
+            let busy = self.db.outstanding_flushes() > 0
+                || self.ks.sealed_memtable_count() > 0
+                || self.db.active_compactions() > 0;
+            quiet = if busy { 0 } else { quiet + 1 };
+            std::thread::sleep(POLL);
+        }
+        Ok(())
+    }
+
+    fn property(&self, _name: &str) -> Option<String> {
+        None
+    }
+
+    fn report(&self, which: Report) -> Option<String> {
+        match which {
+            Report::Stats | Report::LevelStats => Some(format!(
+                "fjall: tables {} (L0 {}), disk {} bytes, journals {}, compactions completed {}, \
+                 time compacting {:.3} s\n",
+                self.ks.table_count(),
+                self.ks.l0_table_count(),
+                self.ks.disk_space(),
+                self.db.journal_count(),
+                self.db.compactions_completed(),
+                self.db.time_compacting().as_secs_f64()
+            )),
+            Report::SsTables => None,
+        }
+    }
+
+    fn stall_micros(&self) -> Option<u64> {
+        None
+    }
+
+    fn close(&self) -> Result<()> {
+        self.db.persist(PersistMode::SyncAll).map_err(err)
+    }
+}
+
+/// A cursor built from fjall range iterators (see the module header).
+struct FjallIter<'a> {
+    ks: &'a Keyspace,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    iter: Option<fjall::Iter>,
+    /// Direction `iter` is stepped in.
+    forward: bool,
+    valid: bool,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    error: Option<String>,
+}
+
+impl FjallIter<'_> {
+    fn lower_bound(&self) -> Bound<Vec<u8>> {
+        self.lower.clone().map_or(Bound::Unbounded, Bound::Included)
+    }
+
+    fn upper_bound(&self) -> Bound<Vec<u8>> {
+        self.upper.clone().map_or(Bound::Unbounded, Bound::Excluded)
+    }
+
+    /// Opens `range` and positions on its first (`forward`) or last entry.
+    fn open(&mut self, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, forward: bool) {
+        self.error = None;
+        // An empty or inverted range: nothing to return.
+        let empty = match (&lo, &hi) {
+            (Bound::Included(a), Bound::Excluded(b)) | (Bound::Excluded(a), Bound::Included(b)) => {
+                a >= b
+            }
+            (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
+            (Bound::Included(a), Bound::Included(b)) => a > b,
+            _ => false,
+        };
+        if empty {
+            self.iter = None;
+            self.valid = false;
+            return;
+        }
+        self.iter = Some(self.ks.range((lo, hi)));
+        self.forward = forward;
+        self.step();
+    }
+
+    /// Pulls the next entry of `iter` in its direction.
+    fn step(&mut self) {
+        let item = match self.iter.as_mut() {
+            Some(it) if self.forward => it.next(),
+            Some(it) => it.next_back(),
+            None => None,
+        };
+        match item.map(|g| g.into_inner()) {
+            Some(Ok((k, v))) => {
+                self.key.clear();
+                self.key.extend_from_slice(&k);
+                self.value.clear();
+                self.value.extend_from_slice(&v);
+                self.valid = true;
+            }
+            Some(Err(e)) => {
+                self.error = Some(format!("fjall: {e}"));
+                self.valid = false;
+                self.iter = None;
+            }
+            None => {
+                self.valid = false;
+                self.iter = None;
+            }
+        }
+    }
+}
+
+impl EngineIter for FjallIter<'_> {
+    fn seek(&mut self, key: &[u8]) {
+        let lo = match &self.lower {
+            Some(l) if l.as_slice() > key => l.clone(),
+            _ => key.to_vec(),
+        };
+        let hi = self.upper_bound();
+        self.open(Bound::Included(lo), hi, true);
+    }
+
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        let hi = match &self.upper {
+            Some(u) if u.as_slice() <= key => Bound::Excluded(u.clone()),
+            _ => Bound::Included(key.to_vec()),
+        };
+        let lo = self.lower_bound();
+        self.open(lo, hi, false);
+    }
+
+    fn seek_to_first(&mut self) {
+        let (lo, hi) = (self.lower_bound(), self.upper_bound());
+        self.open(lo, hi, true);
+    }
+
+    fn seek_to_last(&mut self) {
+        let (lo, hi) = (self.lower_bound(), self.upper_bound());
+        self.open(lo, hi, false);
+    }
+
+    fn next(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.forward {
+            self.step();
+        } else {
+            let lo = Bound::Excluded(self.key.clone());
+            let hi = self.upper_bound();
+            self.open(lo, hi, true);
+        }
+    }
+
+    fn prev(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.forward {
+            let lo = self.lower_bound();
+            let hi = Bound::Excluded(self.key.clone());
+            self.open(lo, hi, false);
+        } else {
+            self.step();
+        }
+    }
+
+    fn valid(&self) -> bool {
+        self.valid
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(Error(e.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(extra: &[&str]) -> Flags {
+        let mut a = vec!["--engine=fjall", "--compression_type=none"];
+        a.extend_from_slice(extra);
+        Flags::parse(&a).unwrap()
+    }
+
+    #[test]
+    fn rejects_what_fjall_cannot_do() {
+        assert!(check_flags(&flags(&[])).is_ok());
+        assert!(check_flags(&flags(&["--compression_type=lz4", "--bloom_bits=10"])).is_ok());
+        assert!(check_flags(&Flags::parse(&["--engine=fjall"]).unwrap()).is_err()); // snappy
+        assert!(check_flags(&flags(&["--disable_wal=1"])).is_err());
+        assert!(check_flags(&flags(&["--num_levels=4"])).is_err());
+        assert!(check_flags(&flags(&["--max_bytes_for_level_base=1000000"])).is_err());
+        assert!(check_flags(&flags(&["--use_ribbon_filter=1"])).is_err());
+        assert!(check_flags(&flags(&["--block_size=100"])).is_err());
+        assert!(check_flags(&flags(&["--statistics=1"])).is_err());
+    }
+
+    #[test]
+    fn round_trip_and_iteration() {
+        let d = tempfile::tempdir().unwrap();
+        let e = FjallEngine::open(&flags(&["--bloom_bits=10"]), d.path()).unwrap();
+        let w = WriteOpts::default();
+        for k in [b"a", b"b", b"c", b"d"] {
+            e.put(k, k, &w).unwrap();
+        }
+        let mut b = Batch::default();
+        b.put(b"e", b"5");
+        b.delete(b"a");
+        e.write(
+            &b,
+            &WriteOpts {
+                sync: true,
+                disable_wal: false,
+            },
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        assert!(!e.get(b"a", &mut out, true).unwrap());
+        assert!(e.get(b"e", &mut out, true).unwrap());
+        assert_eq!(out, b"5");
+        e.flush().unwrap();
+        e.compact_range(None, None).unwrap();
+        e.wait_for_compaction().unwrap();
+        let mut it = e.new_iterator(&IterOpts::default()).unwrap();
+        it.seek_to_first();
+        assert_eq!(it.key(), b"b");
+        it.next();
+        assert_eq!(it.key(), b"c");
+        it.prev();
+        assert_eq!(it.key(), b"b");
+        it.prev();
+        assert!(!it.valid());
+        it.seek_for_prev(b"cc");
+        assert_eq!(it.key(), b"c");
+        it.next();
+        assert_eq!(it.key(), b"d");
+        it.seek_to_last();
+        assert_eq!(it.key(), b"e");
+        it.status().unwrap();
+        drop(it);
+        let opts = IterOpts {
+            lower: Some(b"c".to_vec()),
+            upper: Some(b"e".to_vec()),
+            ..IterOpts::default()
+        };
+        let mut it = e.new_iterator(&opts).unwrap();
+        it.seek(b"a");
+        assert_eq!(it.key(), b"c");
+        it.seek_to_last();
+        assert_eq!(it.key(), b"d");
+        it.seek_for_prev(b"z");
+        assert_eq!(it.key(), b"d");
+        it.next();
+        assert!(!it.valid());
+        drop(it);
+        e.close().unwrap();
+    }
+}
