@@ -104,26 +104,15 @@ impl TableIterator {
     /// After a data-block move: if the block is exhausted, continue with the
     /// first entry of the following non-empty block.
     fn skip_empty_forward(&mut self) {
-        loop {
-            match &self.data {
-                None => return,
-                Some(d) if d.valid() => return,
-                Some(d) => {
-                    if let Err(e) = d.status() {
-                        return self.set_err(e);
-                    }
-                }
-            }
-            self.index.next();
-            self.init_data_block();
-            if let Some(d) = &mut self.data {
-                d.seek_to_first();
-            }
-        }
+        self.skip_empty(true)
     }
 
-    /// Like `skip_empty_forward`, backwards.
+    /// Like `skip_empty_forward`, backwards (last entry of the previous block).
     fn skip_empty_backward(&mut self) {
+        self.skip_empty(false)
+    }
+
+    fn skip_empty(&mut self, forward: bool) {
         loop {
             match &self.data {
                 None => return,
@@ -134,10 +123,18 @@ impl TableIterator {
                     }
                 }
             }
-            self.index.prev();
+            if forward {
+                self.index.next();
+            } else {
+                self.index.prev();
+            }
             self.init_data_block();
             if let Some(d) = &mut self.data {
-                d.seek_to_last();
+                if forward {
+                    d.seek_to_first();
+                } else {
+                    d.seek_to_last();
+                }
             }
         }
     }
