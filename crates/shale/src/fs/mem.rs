@@ -372,6 +372,25 @@ impl MemFileSystem {
         }
     }
 
+    /// Creates an empty file at `path` (replacing any name there) as an
+    /// unsynced directory operation.
+    fn link_new_file(st: &mut State, path: &Path) -> Arc<Inode> {
+        st.next_inode += 1;
+        let inode = Arc::new(Inode {
+            id: st.next_inode,
+            content: Mutex::new(Content {
+                data: Arc::new(Vec::new()),
+                synced: 0,
+            }),
+        });
+        st.names.insert(path.to_path_buf(), Arc::clone(&inode));
+        st.pending.push(DirOp::Link {
+            path: path.to_path_buf(),
+            inode: Arc::clone(&inode),
+        });
+        inode
+    }
+
     fn lock_state(&self) -> MutexGuard<'_, State> {
         self.state.lock()
     }
@@ -505,19 +524,7 @@ impl FileSystem for MemFileSystem {
         let mut st = self.lock_state();
         Self::check_dir(&st, "create", path)?;
         Self::begin_op(&mut st, "create", path)?;
-        st.next_inode += 1;
-        let inode = Arc::new(Inode {
-            id: st.next_inode,
-            content: Mutex::new(Content {
-                data: Arc::new(Vec::new()),
-                synced: 0,
-            }),
-        });
-        st.names.insert(path.to_path_buf(), Arc::clone(&inode));
-        st.pending.push(DirOp::Link {
-            path: path.to_path_buf(),
-            inode: Arc::clone(&inode),
-        });
+        let inode = Self::link_new_file(&mut st, path);
         Self::end_op(&mut st);
         Ok(Box::new(MemWritable {
             fs: self.clone(),
@@ -647,19 +654,7 @@ impl FileSystem for MemFileSystem {
         Self::check_dir(&st, "open lock", path)?;
         if !st.names.contains_key(path) {
             // Like `open(O_CREAT)`: an unsynced, uncounted creation.
-            st.next_inode += 1;
-            let inode = Arc::new(Inode {
-                id: st.next_inode,
-                content: Mutex::new(Content {
-                    data: Arc::new(Vec::new()),
-                    synced: 0,
-                }),
-            });
-            st.names.insert(path.to_path_buf(), Arc::clone(&inode));
-            st.pending.push(DirOp::Link {
-                path: path.to_path_buf(),
-                inode,
-            });
+            Self::link_new_file(&mut st, path);
         }
         st.locks.insert(path.to_path_buf());
         Ok(Box::new(MemLock {
