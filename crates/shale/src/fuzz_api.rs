@@ -298,7 +298,7 @@ impl RandomAccessFile for MemRandom {
 
 fn check_table(data: Vec<u8>) -> Result<usize> {
     let file: Arc<dyn RandomAccessFile> = Arc::new(MemRandom(data));
-    let t = Table::open(file, SST_FILE.to_string(), 1, None)?;
+    let t = Table::open(file, SST_FILE.to_string(), 1, None, false)?;
     let mut it = t.iter(false);
     it.seek_to_first();
     let mut keys = Vec::new();

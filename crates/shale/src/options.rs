@@ -146,6 +146,24 @@ pub struct Options {
     pub cache_size: usize,
     /// Block cache implementation. Default LRU.
     pub cache_type: CacheType,
+    /// The block cache has `2^cache_numshardbits` shards; -1 (default)
+    /// picks automatically (shards of at least 512 KiB, at most 64).
+    pub cache_numshardbits: i32,
+    /// LRU: share of the cache for the high-priority pool (index and filter
+    /// blocks). Default 0.5.
+    pub cache_high_pri_pool_ratio: f64,
+    /// LRU: share of the cache for the low-priority pool (data blocks);
+    /// the rest is the bottom pool. Default 0.0.
+    pub cache_low_pri_pool_ratio: f64,
+    /// Refuse to cache a block when the cache cannot make room (everything
+    /// else pinned) instead of exceeding the capacity. Default false.
+    pub cache_strict_capacity_limit: bool,
+    /// Keep SST index blocks and bloom filters in the block cache (high
+    /// priority, charged to its capacity, evictable) instead of in each open
+    /// table. Bounds the memory of many open tables by the cache capacity at
+    /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
+    /// Default false.
+    pub cache_index_and_filter_blocks: bool,
     /// Readahead of compaction input reads in bytes; 0 uses automatic
     /// readahead. Default 2 MiB (RocksDB 8.6+).
     pub compaction_readahead_size: usize,
@@ -200,6 +218,11 @@ impl Default for Options {
             delayed_write_rate: 16 << 20,
             cache_size: 32 << 20,
             cache_type: CacheType::Lru,
+            cache_numshardbits: -1,
+            cache_high_pri_pool_ratio: 0.5,
+            cache_low_pri_pool_ratio: 0.0,
+            cache_strict_capacity_limit: false,
+            cache_index_and_filter_blocks: false,
             compaction_readahead_size: 2 << 20,
             max_auto_readahead_size: 256 << 10,
             fs: crate::fs::default_fs(),
@@ -211,6 +234,12 @@ impl Options {
     /// Checks every option; called by `Db::open`.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
+        crate::db::cache_options(self).validate()?;
+        if self.cache_index_and_filter_blocks && self.cache_size == 0 {
+            return bad(
+                "cache_index_and_filter_blocks needs a block cache (cache_size > 0)".into(),
+            );
+        }
         if self.write_buffer_size < 4096 {
             return bad(format!(
                 "write_buffer_size {} < 4096",

@@ -9,7 +9,7 @@ use std::ops::Bound;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::{Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use shale::{CacheType, Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -39,6 +39,11 @@ fn small_options(rng: &mut SmallRng) -> Options {
     };
     o.compression_per_level =
         vec![[Compression::None, Compression::Lz4, Compression::Zstd][rng.gen_range(0..3)]];
+    // No cache, a cache small enough to evict index and filter blocks, or a
+    // roomy one; either cache type; index and filter in the cache or not.
+    o.cache_size = [0, 16 << 10, 8 << 20][rng.gen_range(0..3)];
+    o.cache_type = [CacheType::Lru, CacheType::Clock][rng.gen_range(0..2)];
+    o.cache_index_and_filter_blocks = o.cache_size > 0 && rng.gen_bool(0.5);
     o
 }
 
@@ -180,10 +185,30 @@ fn run_seed(seed: u64, ops: usize) {
                 )
                 .unwrap();
             }
-            60..=84 => {
+            60..=79 => {
                 let k = key(&mut rng, space);
                 let got = db.get(&k).unwrap().map(|v| v.to_vec());
                 assert_eq!(got, model.get(&k).cloned(), "seed {seed} op {i}: get {k:?}");
+            }
+            80..=84 => {
+                // Nearby keys (shared blocks), in random order, duplicates allowed.
+                let base = rng.gen_range(0..space);
+                let keys: Vec<Vec<u8>> = (0..rng.gen_range(1..16))
+                    .map(|_| format!("k{:05}", base + rng.gen_range(0..20)).into_bytes())
+                    .collect();
+                let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+                let mut ro = ReadOptions::new();
+                ro.fill_cache = rng.gen_bool(0.5);
+                let got = db.multi_get(&refs, &ro);
+                assert_eq!(got.len(), keys.len());
+                for (k, r) in keys.iter().zip(got) {
+                    let got = r.unwrap().map(|v| v.to_vec());
+                    assert_eq!(
+                        got,
+                        model.get(k).cloned(),
+                        "seed {seed} op {i}: multi_get {k:?}"
+                    );
+                }
             }
             85..=87 => {
                 if snaps.len() < 4 {

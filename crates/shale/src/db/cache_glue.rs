@@ -1,46 +1,109 @@
 //! Connects the generic block cache (`cache/`) to the SST reader's cache
 //! hook (`sst::BlockCacheHook`), so `sst/` never depends on `cache/`.
+//!
+//! The cache holds [`CachedBlock`]s: data and index blocks, and bloom
+//! filters (with `cache_index_and_filter_blocks`). Index blocks and filters
+//! are inserted and looked up at high priority, data blocks at low.
 
 use std::sync::Arc;
 
-use crate::cache::{BlockCache, CacheKey, CacheOptions, Priority};
+use crate::cache::{BlockCache, CacheKey, CacheOptions, CacheValue, Priority};
 use crate::error::Result;
 use crate::options::{CacheType, Options};
-use crate::sst::{Block, BlockCacheHook, BlockKind};
+use crate::sst::{Block, BlockCacheHook, BlockKind, BloomFilter};
+
+/// A cache entry: a parsed block or a parsed filter. A `(file, offset)`
+/// key always names the same kind of entry.
+#[derive(Clone)]
+pub(crate) enum CachedBlock {
+    Block(Arc<Block>),
+    Filter(Arc<BloomFilter>),
+}
+
+impl CacheValue for CachedBlock {
+    fn is_pinned(&self) -> bool {
+        match self {
+            CachedBlock::Block(b) => b.is_pinned(),
+            CachedBlock::Filter(f) => f.is_pinned(),
+        }
+    }
+}
 
 /// The DB's block cache as the SST reader sees it.
 pub(crate) struct SharedBlockCache {
-    pub cache: BlockCache<Arc<Block>>,
+    pub cache: BlockCache<CachedBlock>,
+}
+
+impl SharedBlockCache {
+    fn put(&self, file_number: u64, offset: u64, v: CachedBlock, charge: usize, pri: Priority) {
+        // A refused insert (strict capacity limit) only means no caching.
+        let _ = self
+            .cache
+            .insert(CacheKey::new(file_number, offset), v, charge, pri);
+    }
 }
 
 impl BlockCacheHook for SharedBlockCache {
-    fn lookup(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
-        self.cache
-            .lookup(&CacheKey::new(file_number, offset), Priority::Low)
+    fn lookup(&self, file_number: u64, offset: u64, kind: BlockKind) -> Option<Arc<Block>> {
+        let pri = match kind {
+            BlockKind::Data => Priority::Low,
+            BlockKind::Index => Priority::High,
+        };
+        match self
+            .cache
+            .lookup(&CacheKey::new(file_number, offset), pri)?
+        {
+            CachedBlock::Block(b) => Some(b),
+            CachedBlock::Filter(_) => None,
+        }
     }
 
     fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>, kind: BlockKind) {
         let pri = match kind {
             BlockKind::Data => Priority::Low,
+            BlockKind::Index => Priority::High,
         };
         let charge = block.size();
-        // A refused insert (strict capacity limit) only means no caching.
-        let _ = self
+        self.put(file_number, offset, CachedBlock::Block(block), charge, pri);
+    }
+
+    fn lookup_filter(&self, file_number: u64, offset: u64) -> Option<Arc<BloomFilter>> {
+        match self
             .cache
-            .insert(CacheKey::new(file_number, offset), block, charge, pri);
+            .lookup(&CacheKey::new(file_number, offset), Priority::High)?
+        {
+            CachedBlock::Filter(f) => Some(f),
+            CachedBlock::Block(_) => None,
+        }
+    }
+
+    fn insert_filter(&self, file_number: u64, offset: u64, filter: Arc<BloomFilter>) {
+        let charge = filter.size();
+        let v = CachedBlock::Filter(filter);
+        self.put(file_number, offset, v, charge, Priority::High);
+    }
+}
+
+/// The block cache options `opts` describe.
+pub(crate) fn cache_options(opts: &Options) -> CacheOptions {
+    CacheOptions {
+        estimated_entry_charge: opts.block_size.max(256),
+        num_shard_bits: opts.cache_numshardbits,
+        strict_capacity_limit: opts.cache_strict_capacity_limit,
+        high_pri_pool_ratio: opts.cache_high_pri_pool_ratio,
+        low_pri_pool_ratio: opts.cache_low_pri_pool_ratio,
+        ..CacheOptions::with_capacity(opts.cache_size)
     }
 }
 
 /// Builds the cache `opts` asks for (`None` when `cache_size` is 0). Bad
-/// cache options are `InvalidArgument` (checked at open, before any I/O).
+/// cache options are `InvalidArgument` (`Options::validate` checks them
+/// before any I/O).
 pub(crate) fn make_block_cache(opts: &Options) -> Result<Option<Arc<SharedBlockCache>>> {
     if opts.cache_size == 0 {
         return Ok(None);
     }
-    let co = CacheOptions {
-        estimated_entry_charge: opts.block_size.max(256),
-        ..CacheOptions::with_capacity(opts.cache_size)
-    };
+    let co = cache_options(opts);
     co.validate()?;
     let cache = match opts.cache_type {
         CacheType::Lru => BlockCache::lru(&co),
@@ -52,7 +115,7 @@ pub(crate) fn make_block_cache(opts: &Options) -> Result<Option<Arc<SharedBlockC
 /// Block-cache and table-read properties (`shale.block-cache-*`,
 /// `shale.block-reads`, `shale.bloom-*`); `None` for other names.
 pub(crate) fn property(db: &super::DbInner, name: &str) -> Option<String> {
-    use crate::cache::Priority;
+    let t = db.table_cache.sum_stats();
     if let Some(rest) = name.strip_prefix("shale.block-cache-") {
         let Some(c) = &db.block_cache else {
             return Some("0".to_string());
@@ -67,12 +130,15 @@ pub(crate) fn property(db: &super::DbInner, name: &str) -> Option<String> {
             "misses" => s.total_misses().to_string(),
             "data-hits" => s.hits_for(Priority::Low).to_string(),
             "data-misses" => s.misses_for(Priority::Low).to_string(),
+            "index-hits" => t.index_cache_hits.to_string(),
+            "index-misses" => t.index_cache_misses.to_string(),
+            "filter-hits" => t.filter_cache_hits.to_string(),
+            "filter-misses" => t.filter_cache_misses.to_string(),
             "bytes-inserted" => s.bytes_inserted.to_string(),
             "bytes-evicted" => s.bytes_evicted.to_string(),
             _ => return None,
         });
     }
-    let t = db.table_cache.sum_stats();
     Some(match name {
         "shale.block-reads" => t.blocks_read.to_string(),
         "shale.block-read-bytes" => t.bytes_read.to_string(),

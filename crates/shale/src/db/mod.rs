@@ -43,6 +43,7 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::stats::DbStats;
 use crate::version::VersionSet;
 
+pub(crate) use cache_glue::cache_options;
 pub use db_iter::{DbIterator, DbRange};
 pub use read::PinnableValue;
 pub use snapshot::Snapshot;

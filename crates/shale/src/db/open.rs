@@ -72,7 +72,12 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let hook = block_cache
         .clone()
         .map(|c| c as Arc<dyn crate::sst::BlockCacheHook>);
-    let table_cache = Arc::new(TableCache::new(dir.to_path_buf(), Arc::clone(&fs), hook));
+    let table_cache = Arc::new(TableCache::new(
+        dir.to_path_buf(),
+        Arc::clone(&fs),
+        hook,
+        opts.cache_index_and_filter_blocks,
+    ));
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums).
         let v = versions.current();

@@ -16,10 +16,11 @@ use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
-use crate::sst::{PointEntry, ReadaheadPolicy};
+use crate::sst::{BlockMemo, PointEntry, ReadaheadPolicy};
 use crate::version::{FileMeta, Version};
 
 use super::db_iter::DbIterator;
+use super::super_version::SuperVersion;
 use super::table_cache::TableCache;
 use super::DbInner;
 
@@ -148,26 +149,26 @@ pub(crate) fn get(
 ) -> Result<Option<PinnableValue>> {
     let seq = read_seq(db, opts);
     let sv = db.super_version.load();
-    let r = get_at(db, &sv.mem, &sv.imm, &sv.version, key, seq, opts.fill_cache);
+    let r = get_at(db, &sv, key, seq, opts.fill_cache, None);
     db.stats.record_get(matches!(r, Ok(Some(_))));
     r
 }
 
 fn get_at(
     db: &DbInner,
-    mem: &crate::memtable::MemTable,
-    imm: &[Arc<crate::memtable::MemTable>],
-    version: &Version,
+    sv: &SuperVersion,
     key: &[u8],
     seq: SeqNo,
     fill_cache: bool,
+    mut memo: Option<&mut BlockMemo>,
 ) -> Result<Option<PinnableValue>> {
-    match mem.get(key, seq) {
+    let version = &sv.version;
+    match sv.mem.get(key, seq) {
         Some(MemGet::Value(v)) => return Ok(Some(PinnableValue::from_slice(v))),
         Some(MemGet::Deleted) => return Ok(None),
         None => {}
     }
-    for m in imm {
+    for m in &sv.imm {
         match m.get(key, seq) {
             Some(MemGet::Value(v)) => return Ok(Some(PinnableValue::from_slice(v))),
             Some(MemGet::Deleted) => return Ok(None),
@@ -179,7 +180,15 @@ fn get_at(
         if key < f.smallest_user_key() || key > f.largest_user_key() {
             continue;
         }
-        if let Some(found) = get_from_table(&db.table_cache, f, key, lookup.ikey(), fill_cache)? {
+        let found = get_from_table(
+            &db.table_cache,
+            f,
+            key,
+            lookup.ikey(),
+            fill_cache,
+            memo.as_deref_mut(),
+        )?;
+        if let Some(found) = found {
             return Ok(found);
         }
     }
@@ -188,8 +197,15 @@ fn get_at(
             if key < f.smallest_user_key() {
                 continue;
             }
-            if let Some(found) = get_from_table(&db.table_cache, f, key, lookup.ikey(), fill_cache)?
-            {
+            let found = get_from_table(
+                &db.table_cache,
+                f,
+                key,
+                lookup.ikey(),
+                fill_cache,
+                memo.as_deref_mut(),
+            )?;
+            if let Some(found) = found {
                 return Ok(found);
             }
         }
@@ -204,9 +220,10 @@ fn get_from_table(
     key: &[u8],
     lookup: &[u8],
     fill_cache: bool,
+    memo: Option<&mut BlockMemo>,
 ) -> Result<Option<Option<PinnableValue>>> {
     let table = cache.get(f.number)?;
-    let Some(entry) = table.get_point(lookup, fill_cache)? else {
+    let Some(entry) = table.get_point(lookup, fill_cache, memo)? else {
         return Ok(None);
     };
     let (_, kind) = crate::base::unpack_trailer(entry.trailer);
@@ -229,22 +246,17 @@ pub(crate) fn multi_get(
 ) -> Vec<Result<Option<PinnableValue>>> {
     let seq = read_seq(db, opts);
     let sv = db.super_version.load();
-    // Look keys up in sorted order so consecutive keys hit the same blocks
-    // (cached after the first read), then return them in the caller's order.
+    // Look keys up in sorted order so consecutive keys land in the same
+    // blocks, which the memo hands out again without a cache lookup or a
+    // second read (even with fill_cache off or no cache); then return them
+    // in the caller's order.
     let mut order: Vec<usize> = (0..keys.len()).collect();
     order.sort_unstable_by(|&a, &b| keys[a].cmp(keys[b]));
     let mut out: Vec<Option<Result<Option<PinnableValue>>>> =
         (0..keys.len()).map(|_| None).collect();
+    let mut memo = BlockMemo::default();
     for i in order {
-        let r = get_at(
-            db,
-            &sv.mem,
-            &sv.imm,
-            &sv.version,
-            keys[i],
-            seq,
-            opts.fill_cache,
-        );
+        let r = get_at(db, &sv, keys[i], seq, opts.fill_cache, Some(&mut memo));
         db.stats.record_get(matches!(r, Ok(Some(_))));
         out[i] = Some(r);
     }

@@ -26,12 +26,18 @@ pub(crate) struct TableStatsSum {
     pub bytes_read: u64,
     pub filter_checks: u64,
     pub filter_useful: u64,
+    pub index_cache_hits: u64,
+    pub index_cache_misses: u64,
+    pub filter_cache_hits: u64,
+    pub filter_cache_misses: u64,
 }
 
 pub(crate) struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
     block_cache: Option<Arc<dyn BlockCacheHook>>,
+    /// Tables keep their index and filter in the block cache.
+    cache_index_and_filter_blocks: bool,
     shards: Vec<RwLock<HashMap<u64, Arc<Table>>>>,
 }
 
@@ -40,11 +46,13 @@ impl TableCache {
         dir: PathBuf,
         fs: Arc<dyn FileSystem>,
         block_cache: Option<Arc<dyn BlockCacheHook>>,
+        cache_index_and_filter_blocks: bool,
     ) -> Self {
         TableCache {
             dir,
             fs,
             block_cache,
+            cache_index_and_filter_blocks,
             shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
         }
     }
@@ -61,7 +69,13 @@ impl TableCache {
         let name = table_file_name(number);
         let path = self.dir.join(&name);
         let file = self.fs.open_random(&path)?;
-        let table = Table::open(file, name.clone(), number, self.block_cache.clone())?;
+        let table = Table::open(
+            file,
+            name.clone(),
+            number,
+            self.block_cache.clone(),
+            self.cache_index_and_filter_blocks,
+        )?;
         // A table stored under another table's name verifies block by block;
         // its properties name the file it was written as.
         let recorded = table.properties().file_number;
@@ -86,6 +100,10 @@ impl TableCache {
                 out.bytes_read += s.bytes_read.load(Relaxed);
                 out.filter_checks += s.filter_checks.load(Relaxed);
                 out.filter_useful += s.filter_useful.load(Relaxed);
+                out.index_cache_hits += s.index_cache_hits.load(Relaxed);
+                out.index_cache_misses += s.index_cache_misses.load(Relaxed);
+                out.filter_cache_hits += s.filter_cache_hits.load(Relaxed);
+                out.filter_cache_misses += s.filter_cache_misses.load(Relaxed);
             }
         }
         out

@@ -116,7 +116,7 @@ impl FilterBuilder {
     }
 }
 
-/// A decoded filter, owned by a `Table`.
+/// A decoded filter, owned by a `Table` or held in the block cache.
 pub(crate) struct BloomFilter {
     data: Vec<u8>,
     num_lines: u32,
@@ -170,10 +170,9 @@ impl BloomFilter {
         true
     }
 
-    /// Bytes of memory held.
-    #[cfg(any(test, feature = "fuzzing"))]
+    /// Bytes of memory held (the charge when cached).
     pub(crate) fn size(&self) -> usize {
-        self.data.capacity()
+        self.data.capacity() + std::mem::size_of::<BloomFilter>()
     }
 
     #[cfg(test)]

@@ -36,8 +36,9 @@ use crate::options::{Compression, Options};
 
 pub(crate) use block::Block;
 pub(crate) use builder::TableBuilder;
+pub(crate) use filter::BloomFilter;
 pub(crate) use readahead::ReadaheadPolicy;
-pub(crate) use reader::{BlockCacheHook, BlockKind, PointEntry, Table};
+pub(crate) use reader::{BlockCacheHook, BlockKind, BlockMemo, PointEntry, Table};
 // Used by the decoder fuzz entry points and the table tests.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use {

@@ -1,6 +1,9 @@
 //! [`Table`]: an open SST. `open` reads and verifies the footer, metaindex,
-//! properties, index block and filter, which the table then owns in memory;
-//! data blocks are read on demand, through the optional block cache.
+//! properties, index block and filter. By default the table then owns the
+//! index and filter in memory; with `cache_index_and_filter_blocks` (and a
+//! block cache) they live in the block cache at high priority instead,
+//! charged to its capacity and evictable, and are read again on a miss.
+//! Data blocks are read on demand, through the optional block cache.
 //!
 //! The cache is reached through [`BlockCacheHook`] so that `sst/` does not
 //! depend on `cache/`. Cache keys are `(file_number, block offset)`.
@@ -30,20 +33,25 @@ use crate::sst::readahead::Readahead;
 use crate::sst::table_iter::TableIterator;
 use crate::sst::{METAINDEX_FILTER, METAINDEX_PROPERTIES};
 
-/// What a cached block is, so a cache can pick its priority. Only data
-/// blocks go through the cache: a [`Table`] holds its index and filter
-/// blocks itself for as long as it is open.
+/// What a cached block is, so a cache can pick its priority: data blocks
+/// go to the low-priority pool, index blocks (and filters, which have their
+/// own hook methods) to the high-priority pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BlockKind {
     Data,
+    Index,
 }
 
 /// The block cache as seen by the reader. Implemented by `cache/`.
 pub(crate) trait BlockCacheHook: Send + Sync {
     /// The cached block at `offset` of table `file_number`, if any.
-    fn lookup(&self, file_number: u64, offset: u64) -> Option<Arc<Block>>;
+    fn lookup(&self, file_number: u64, offset: u64, kind: BlockKind) -> Option<Arc<Block>>;
     /// Caches a block; charge `block.size()`.
     fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>, kind: BlockKind);
+    /// The cached filter at `offset` of table `file_number`, if any.
+    fn lookup_filter(&self, file_number: u64, offset: u64) -> Option<Arc<BloomFilter>>;
+    /// Caches a filter (high priority); charge `filter.size()`.
+    fn insert_filter(&self, file_number: u64, offset: u64, filter: Arc<BloomFilter>);
 }
 
 /// Per-table counters (relaxed; for statistics only).
@@ -59,6 +67,15 @@ pub(crate) struct TableStats {
     pub filter_checks: AtomicU64,
     /// Filter checks that ruled the key out.
     pub filter_useful: AtomicU64,
+    /// Index blocks served by the block cache
+    /// (`cache_index_and_filter_blocks` only).
+    pub index_cache_hits: AtomicU64,
+    /// Index blocks the block cache did not have.
+    pub index_cache_misses: AtomicU64,
+    /// Filters served by the block cache.
+    pub filter_cache_hits: AtomicU64,
+    /// Filters the block cache did not have.
+    pub filter_cache_misses: AtomicU64,
 }
 
 impl TableStats {
@@ -122,6 +139,27 @@ impl PointEntry {
             .data()
             .get(self.value_range.clone())
             .unwrap_or(&[])
+    }
+}
+
+/// The data blocks one batched lookup (`multi_get`) has fetched: the last
+/// block per table. Keys are looked up in sorted order, so a batch moves
+/// forward through each table and keys that share a block find it here.
+#[derive(Default)]
+pub(crate) struct BlockMemo {
+    last: std::collections::HashMap<u64, (u64, Arc<Block>)>,
+}
+
+impl BlockMemo {
+    fn block(&mut self, t: &Table, h: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        if let Some((off, b)) = self.last.get(&t.file_number) {
+            if *off == h.offset {
+                return Ok(Arc::clone(b));
+            }
+        }
+        let b = t.data_block(h, fill_cache)?;
+        self.last.insert(t.file_number, (h.offset, Arc::clone(&b)));
+        Ok(b)
     }
 }
 
@@ -207,6 +245,10 @@ impl FileReader {
         }
     }
 
+    fn read_filter(&self, h: BlockHandle, stats: &TableStats) -> Result<BloomFilter> {
+        BloomFilter::new(self.read_block(h, stats, None)?, &self.file_name, h.offset)
+    }
+
     fn read_block_parsed(&self, h: BlockHandle, stats: &TableStats) -> Result<Block> {
         Block::new(
             self.read_block(h, stats, None)?,
@@ -224,10 +266,33 @@ pub(crate) struct Table {
     /// Offset where the data blocks end (first meta block).
     #[cfg(any(test, feature = "fuzzing"))]
     data_end: u64,
-    index: Arc<Block>,
-    filter: Option<BloomFilter>,
+    index_h: BlockHandle,
+    /// The index block when the table owns it; `None` when it lives in the
+    /// block cache (then `cache` is `Some`).
+    index: Option<Arc<Block>>,
+    filter_h: Option<BlockHandle>,
+    /// The filter when the table owns it; `None` when the table has no
+    /// filter (`filter_h` is `None`) or it lives in the block cache.
+    filter: Option<Arc<BloomFilter>>,
     props: TableProperties,
     stats: TableStats,
+}
+
+/// Either a reference to a block the table owns or a clone of a cached one:
+/// the owned case costs no reference count traffic.
+enum BlockRef<'a> {
+    Owned(&'a Block),
+    Cached(Arc<Block>),
+}
+
+impl std::ops::Deref for BlockRef<'_> {
+    type Target = Block;
+    fn deref(&self) -> &Block {
+        match self {
+            BlockRef::Owned(b) => b,
+            BlockRef::Cached(b) => b,
+        }
+    }
 }
 
 impl std::fmt::Debug for Table {
@@ -240,12 +305,15 @@ impl std::fmt::Debug for Table {
 }
 
 impl Table {
-    /// Opens a table: footer, metaindex, properties, index and filter.
+    /// Opens a table: footer, metaindex, properties, index and filter. With
+    /// `cache_meta` and a `cache`, the index and filter are put in the cache
+    /// (high priority) instead of being held by the table.
     pub(crate) fn open(
         file: Arc<dyn RandomAccessFile>,
         file_name: String,
         file_number: u64,
         cache: Option<Arc<dyn BlockCacheHook>>,
+        cache_meta: bool,
     ) -> Result<Arc<Table>> {
         let file_name: Arc<str> = Arc::from(file_name);
         let len = file.len();
@@ -299,26 +367,94 @@ impl Table {
         let props_h = props_h
             .ok_or_else(|| r.corruption(footer.metaindex.offset, "metaindex lacks properties"))?;
         let props = TableProperties::decode(Arc::new(r.read_block_parsed(props_h, &stats)?))?;
+        // Both are read (and verified) at open either way, as RocksDB's
+        // prefetch_index_and_filter_in_cache does.
         let index = Arc::new(r.read_block_parsed(footer.index, &stats)?);
         let filter = match filter_h {
-            Some(h) => Some(BloomFilter::new(
-                r.read_block(h, &stats, None)?,
-                &r.file_name,
-                h.offset,
-            )?),
+            Some(h) => Some(Arc::new(r.read_filter(h, &stats)?)),
             None => None,
         };
-        Ok(Arc::new(Table {
+        let mut table = Table {
             r,
             file_number,
             cache,
             #[cfg(any(test, feature = "fuzzing"))]
             data_end,
-            index,
+            index_h: footer.index,
+            index: Some(index),
+            filter_h,
             filter,
             props,
             stats,
-        }))
+        };
+        if cache_meta {
+            if let Some(c) = &table.cache {
+                if let Some(b) = table.index.take() {
+                    c.insert(file_number, footer.index.offset, b, BlockKind::Index);
+                }
+                if let (Some(f), Some(h)) = (table.filter.take(), filter_h) {
+                    c.insert_filter(file_number, h.offset, f);
+                }
+            }
+        }
+        Ok(Arc::new(table))
+    }
+
+    /// The index block: the table's own, or from the block cache.
+    fn index(&self) -> Result<BlockRef<'_>> {
+        match &self.index {
+            Some(b) => Ok(BlockRef::Owned(b)),
+            None => Ok(BlockRef::Cached(self.cached_index()?)),
+        }
+    }
+
+    /// The index block from the block cache, read from the file and cached
+    /// again on a miss (only when the table does not own it).
+    fn cached_index(&self) -> Result<Arc<Block>> {
+        let h = self.index_h;
+        if let Some(c) = &self.cache {
+            if let Some(b) = c.lookup(self.file_number, h.offset, BlockKind::Index) {
+                TableStats::bump(&self.stats.index_cache_hits, 1);
+                return Ok(b);
+            }
+        }
+        TableStats::bump(&self.stats.index_cache_misses, 1);
+        let b = Arc::new(self.r.read_block_parsed(h, &self.stats)?);
+        if let Some(c) = &self.cache {
+            c.insert(self.file_number, h.offset, Arc::clone(&b), BlockKind::Index);
+        }
+        Ok(b)
+    }
+
+    /// The index block as a shared handle (iterators keep it alive).
+    pub(crate) fn index_block(&self) -> Result<Arc<Block>> {
+        match &self.index {
+            Some(b) => Ok(Arc::clone(b)),
+            None => self.cached_index(),
+        }
+    }
+
+    /// The filter, when the table has one: the table's own, or from the
+    /// block cache (read and cached again on a miss).
+    fn filter(&self) -> Result<Option<Arc<BloomFilter>>> {
+        let Some(h) = self.filter_h else {
+            return Ok(None);
+        };
+        if let Some(f) = &self.filter {
+            return Ok(Some(Arc::clone(f)));
+        }
+        if let Some(c) = &self.cache {
+            if let Some(f) = c.lookup_filter(self.file_number, h.offset) {
+                TableStats::bump(&self.stats.filter_cache_hits, 1);
+                return Ok(Some(f));
+            }
+        }
+        TableStats::bump(&self.stats.filter_cache_misses, 1);
+        let f = Arc::new(self.r.read_filter(h, &self.stats)?);
+        if let Some(c) = &self.cache {
+            c.insert_filter(self.file_number, h.offset, Arc::clone(&f));
+        }
+        Ok(Some(f))
     }
 
     /// The data block at `h`, from the cache or the file.
@@ -334,7 +470,7 @@ impl Table {
         ra: Option<&mut Readahead>,
     ) -> Result<Arc<Block>> {
         if let Some(c) = &self.cache {
-            if let Some(b) = c.lookup(self.file_number, h.offset) {
+            if let Some(b) = c.lookup(self.file_number, h.offset, BlockKind::Data) {
                 TableStats::bump(&self.stats.cache_hits, 1);
                 return Ok(b);
             }
@@ -353,7 +489,7 @@ impl Table {
     pub(crate) fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
         BlockHandle::decode_exact(v).ok_or_else(|| {
             self.r
-                .corruption(self.index.offset(), "bad block handle in index")
+                .corruption(self.index_h.offset, "bad block handle in index")
         })
     }
 
@@ -365,51 +501,57 @@ impl Table {
         &self.stats
     }
 
-    pub(crate) fn index_block(&self) -> &Arc<Block> {
-        &self.index
-    }
-
-    /// Memory held by the table itself (index and filter).
+    /// Memory held by the table itself (index and filter; nothing of what
+    /// lives in the block cache).
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn memory_usage(&self) -> usize {
-        self.index.size() + self.filter.as_ref().map_or(0, BloomFilter::size)
+        self.index.as_ref().map_or(0, |b| b.size()) + self.filter.as_ref().map_or(0, |f| f.size())
     }
 
     /// False when the filter rules `user_key` out; true without a filter.
-    pub(crate) fn may_contain(&self, user_key: &[u8]) -> bool {
-        let Some(f) = &self.filter else {
-            return true;
+    pub(crate) fn may_contain(&self, user_key: &[u8]) -> Result<bool> {
+        let Some(f) = self.filter()? else {
+            return Ok(true);
         };
         TableStats::bump(&self.stats.filter_checks, 1);
         let r = f.may_contain(user_key);
         if !r {
             TableStats::bump(&self.stats.filter_useful, 1);
         }
-        r
+        Ok(r)
     }
 
     /// The newest entry of `lookup_ikey`'s user key at or below its
     /// sequence number: `(trailer, value)` served from the block. `None`
     /// when the table has no such entry. No allocation when the block is
     /// cached.
+    ///
+    /// With a `memo` (batched lookups), data blocks already fetched by the
+    /// batch are reused, so each needed block is read once per batch even
+    /// when it is not cached.
     pub(crate) fn get_point(
         &self,
         lookup_ikey: &[u8],
         fill_cache: bool,
+        memo: Option<&mut BlockMemo>,
     ) -> Result<Option<PointEntry>> {
         debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
         let user_key = extract_user_key(lookup_ikey);
-        if !self.may_contain(user_key) {
+        if !self.may_contain(user_key)? {
             return Ok(None);
         }
+        let index = self.index()?;
         KEY_BUF.with(|buf| {
             let mut key = buf.borrow_mut();
-            let Some(vr) = self.index.seek_point(lookup_ikey, &mut key)? else {
+            let Some(vr) = index.seek_point(lookup_ikey, &mut key)? else {
                 return Ok(None);
             };
-            let hv = self.index.data().get(vr).unwrap_or(&[]);
+            let hv = index.data().get(vr).unwrap_or(&[]);
             let h = self.decode_handle(hv)?;
-            let block = self.data_block(h, fill_cache)?;
+            let block = match memo {
+                Some(m) => m.block(self, h, fill_cache)?,
+                None => self.data_block(h, fill_cache)?,
+            };
             let Some(value_range) = block.seek_point(lookup_ikey, &mut key)? else {
                 return Ok(None);
             };
@@ -435,10 +577,10 @@ impl Table {
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<TableEntry>> {
         debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
-        if !self.may_contain(extract_user_key(lookup_ikey)) {
+        if !self.may_contain(extract_user_key(lookup_ikey))? {
             return Ok(None);
         }
-        let mut idx = BlockIterator::new(Arc::clone(&self.index));
+        let mut idx = BlockIterator::new(self.index_block()?);
         idx.seek(lookup_ikey);
         if !idx.valid() {
             idx.status()?;
@@ -479,7 +621,10 @@ impl Table {
     /// data block that would hold it, or the end of the data area.
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
-        let mut idx = BlockIterator::new(Arc::clone(&self.index));
+        let Ok(index) = self.index_block() else {
+            return self.data_end;
+        };
+        let mut idx = BlockIterator::new(index);
         idx.seek(ikey);
         if idx.valid() {
             if let Ok(h) = self.decode_handle(idx.value()) {

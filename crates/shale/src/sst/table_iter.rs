@@ -5,10 +5,13 @@
 //! touches either.
 //!
 //! Errors (IO, corruption) make the iterator invalid and are reported by
-//! `status()`; the next `seek*` clears them and tries again.
+//! `status()`; the next `seek*` clears them and tries again. That includes
+//! getting the index block, which comes from the block cache (and may be
+//! read from the file) when the table does not own it: until it is loaded
+//! every seek fails with the error.
 //!
-//! Thread-safety: owned by one thread; keeps its `Arc<Table>` and the
-//! current `Arc<Block>` alive.
+//! Thread-safety: owned by one thread; keeps its `Arc<Table>`, the index
+//! block and the current `Arc<Block>` alive.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -23,7 +26,8 @@ use crate::sst::reader::Table;
 pub(crate) struct TableIterator {
     table: Arc<Table>,
     fill_cache: bool,
-    index: BlockIterator,
+    /// `None` until the index block has been loaded (see `load_index`).
+    index: Option<BlockIterator>,
     data: Option<BlockIterator>,
     /// Offset of the block `data` iterates.
     data_offset: u64,
@@ -47,16 +51,31 @@ impl TableIterator {
         fill_cache: bool,
         policy: ReadaheadPolicy,
     ) -> TableIterator {
-        let index = BlockIterator::new(Arc::clone(table.index_block()));
         TableIterator {
             table,
             fill_cache,
-            index,
+            index: None,
             data: None,
             data_offset: u64::MAX,
             readahead: Readahead::new(policy),
             err: None,
         }
+    }
+
+    /// Clears the error and makes sure the index block is loaded; on
+    /// failure the error is kept and the iterator stays invalid.
+    fn start_seek(&mut self) -> Option<&mut BlockIterator> {
+        self.err = None;
+        if self.index.is_none() {
+            match self.table.index_block() {
+                Ok(b) => self.index = Some(BlockIterator::new(b)),
+                Err(e) => {
+                    self.set_err(e);
+                    return None;
+                }
+            }
+        }
+        self.index.as_mut()
     }
 
     fn set_err(&mut self, e: Error) {
@@ -70,14 +89,18 @@ impl TableIterator {
     /// when it is the same block). Leaves `data` as `None` at the end of the
     /// index or on error.
     fn init_data_block(&mut self) {
-        if !self.index.valid() {
-            if let Err(e) = self.index.status() {
+        let Some(index) = &self.index else {
+            self.data = None;
+            return;
+        };
+        if !index.valid() {
+            if let Err(e) = index.status() {
                 self.set_err(e);
             }
             self.data = None;
             return;
         }
-        let h = match self.table.decode_handle(self.index.value()) {
+        let h = match self.table.decode_handle(index.value()) {
             Ok(h) => h,
             Err(e) => return self.set_err(e),
         };
@@ -123,10 +146,14 @@ impl TableIterator {
                     }
                 }
             }
+            let Some(index) = &mut self.index else {
+                self.data = None;
+                return;
+            };
             if forward {
-                self.index.next();
+                index.next();
             } else {
-                self.index.prev();
+                index.prev();
             }
             self.init_data_block();
             if let Some(d) = &mut self.data {
@@ -150,8 +177,10 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_to_first(&mut self) {
-        self.err = None;
-        self.index.seek_to_first();
+        let Some(index) = self.start_seek() else {
+            return;
+        };
+        index.seek_to_first();
         self.init_data_block();
         if let Some(d) = self.data_mut() {
             d.seek_to_first();
@@ -160,8 +189,10 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_to_last(&mut self) {
-        self.err = None;
-        self.index.seek_to_last();
+        let Some(index) = self.start_seek() else {
+            return;
+        };
+        index.seek_to_last();
         self.init_data_block();
         if let Some(d) = self.data_mut() {
             d.seek_to_last();
@@ -170,8 +201,10 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.err = None;
-        self.index.seek(target);
+        let Some(index) = self.start_seek() else {
+            return;
+        };
+        index.seek(target);
         self.init_data_block();
         if let Some(d) = self.data_mut() {
             d.seek(target);

@@ -73,8 +73,22 @@ fn build(path: &Path, entries: &[(Vec<u8>, Vec<u8>)], opts: TableOptions) -> Bui
 }
 
 fn open(path: &Path, cache: Option<Arc<dyn BlockCacheHook>>) -> Result<Arc<Table>, Error> {
+    open_with(path, cache, false)
+}
+
+fn open_with(
+    path: &Path,
+    cache: Option<Arc<dyn BlockCacheHook>>,
+    cache_meta: bool,
+) -> Result<Arc<Table>, Error> {
     let fs = PosixFileSystem::default();
-    Table::open(fs.open_random(path)?, path.display().to_string(), 7, cache)
+    Table::open(
+        fs.open_random(path)?,
+        path.display().to_string(),
+        7,
+        cache,
+        cache_meta,
+    )
 }
 
 fn opts(compression: Compression) -> TableOptions {
@@ -255,7 +269,7 @@ fn small_blocks_restart_interval_one_and_no_filter() {
     let built = build(&path, &entries, o);
     assert_eq!(built.props.filter_size, 0);
     let t = open(&path, None).unwrap();
-    assert!(t.may_contain(b"anything"));
+    assert!(t.may_contain(b"anything").unwrap());
     assert!(t.properties().num_data_blocks > 500);
     check_iteration(&t, &entries, &mut rng, seed);
     // Point lookups with versions of one user key split across blocks.
@@ -290,7 +304,7 @@ fn empty_table() {
     assert_eq!(built.num_entries, 0);
     assert!(built.smallest.is_empty() && built.largest.is_empty());
     let t = open(&path, None).unwrap();
-    assert!(!t.may_contain(b"k"));
+    assert!(!t.may_contain(b"k").unwrap());
     assert!(t.get(&lookup_key(b"k", 5), true).unwrap().is_none());
     let mut it = t.iter(true);
     it.seek_to_first();
@@ -306,11 +320,12 @@ fn empty_table() {
 #[derive(Default)]
 struct MapCache {
     map: Mutex<HashMap<(u64, u64), Arc<Block>>>,
+    filters: Mutex<HashMap<(u64, u64), Arc<BloomFilter>>>,
     inserts: Mutex<Vec<BlockKind>>,
 }
 
 impl BlockCacheHook for MapCache {
-    fn lookup(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+    fn lookup(&self, file_number: u64, offset: u64, _kind: BlockKind) -> Option<Arc<Block>> {
         self.map.lock().get(&(file_number, offset)).cloned()
     }
     fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>, kind: BlockKind) {
@@ -318,6 +333,83 @@ impl BlockCacheHook for MapCache {
         self.inserts.lock().push(kind);
         self.map.lock().insert((file_number, offset), block);
     }
+    fn lookup_filter(&self, file_number: u64, offset: u64) -> Option<Arc<BloomFilter>> {
+        self.filters.lock().get(&(file_number, offset)).cloned()
+    }
+    fn insert_filter(&self, file_number: u64, offset: u64, filter: Arc<BloomFilter>) {
+        self.filters.lock().insert((file_number, offset), filter);
+    }
+}
+
+#[test]
+fn index_and_filter_live_in_the_cache_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.sst");
+    let entries = model(2000);
+    build(&path, &entries, opts(Compression::None));
+    let cache = Arc::new(MapCache::default());
+    let t = open_with(&path, Some(cache.clone() as Arc<dyn BlockCacheHook>), true).unwrap();
+    // Put in the cache at open, not held by the table.
+    assert_eq!(*cache.inserts.lock(), vec![BlockKind::Index]);
+    assert_eq!(cache.filters.lock().len(), 1);
+    assert_eq!(t.memory_usage(), 0);
+    let read = |t: &Table| t.stats().blocks_read.load(AtomicOrdering::Relaxed);
+    let opened = read(&t);
+
+    let (k, v) = &entries[77];
+    let e = t.get_point(k, false, None).unwrap().unwrap();
+    assert_eq!(e.value(), &v[..]);
+    assert_eq!(read(&t), opened + 1, "only the data block is read");
+    let s = t.stats();
+    assert_eq!(s.index_cache_hits.load(AtomicOrdering::Relaxed), 1);
+    assert_eq!(s.filter_cache_hits.load(AtomicOrdering::Relaxed), 1);
+
+    // Evicted: the next probe reads index and filter again and re-caches them.
+    cache.map.lock().clear();
+    cache.filters.lock().clear();
+    let e = t.get_point(k, false, None).unwrap().unwrap();
+    assert_eq!(e.value(), &v[..]);
+    assert_eq!(read(&t), opened + 4, "index, filter and data block");
+    assert_eq!(s.index_cache_misses.load(AtomicOrdering::Relaxed), 1);
+    assert_eq!(s.filter_cache_misses.load(AtomicOrdering::Relaxed), 1);
+    assert_eq!(cache.filters.lock().len(), 1);
+    assert!(!t.may_contain(b"not a key at all").unwrap());
+
+    // Iterators load the index from the cache too.
+    cache.map.lock().clear();
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        assert_eq!(it.key(), &entries[n].0[..]);
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(n, entries.len());
+}
+
+#[test]
+fn a_batch_memo_reads_each_block_once_without_a_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.sst");
+    let entries = model(2000);
+    build(&path, &entries, opts(Compression::None));
+    let t = open(&path, None).unwrap();
+    let read = |t: &Table| t.stats().blocks_read.load(AtomicOrdering::Relaxed);
+    let before = read(&t);
+    // Without a memo, ten keys of one block read it ten times.
+    for (k, _) in &entries[..10] {
+        t.get_point(k, false, None).unwrap().unwrap();
+    }
+    assert_eq!(read(&t), before + 10);
+    let mut memo = BlockMemo::default();
+    let before = read(&t);
+    for (k, v) in &entries[..10] {
+        let e = t.get_point(k, false, Some(&mut memo)).unwrap().unwrap();
+        assert_eq!(e.value(), &v[..]);
+    }
+    assert_eq!(read(&t), before + 1);
 }
 
 #[test]
@@ -450,7 +542,7 @@ fn block_at_wrong_offset_or_from_other_file_fails_checksum() {
     // Same content, different checksum bases: data bytes equal, trailers differ.
     let first_block_end = {
         let t = open(&pa, None).unwrap();
-        let mut idx = BlockIterator::new(t.index_block().clone());
+        let mut idx = BlockIterator::new(t.index_block().unwrap());
         idx.seek_to_first();
         let h = BlockHandle::decode_exact(idx.value()).unwrap();
         assert_eq!(h.offset, 0);
@@ -488,7 +580,7 @@ fn block_at_wrong_offset_or_from_other_file_fails_checksum() {
     // A data block copied (with its trailer) over the next block, and the
     // index pointing at the copy's new offset: checksum mismatch.
     let t = open(&pa, None).unwrap();
-    let mut idx = BlockIterator::new(t.index_block().clone());
+    let mut idx = BlockIterator::new(t.index_block().unwrap());
     idx.seek_to_first();
     let h0 = BlockHandle::decode_exact(idx.value()).unwrap();
     let moved = BlockHandle {
