@@ -144,7 +144,7 @@ const MIB: i64 = 1 << 20;
 define_flags! {
     // ---- driver ----
     benchmarks: String = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,stats".to_string(), Gen,
-        "Comma-separated benchmark list, run in order on one DB handle.";
+        "Comma-separated benchmark list, run in order on one DB handle; name[X<n>-W<m>] runs m warm-up and n measured passes.";
     db: String = "/tmp/shale-bench-db".to_string(), Gen, "DB directory (destroyed at start unless --use_existing_db).";
     engine: String = "shale".to_string(), Gen, "Engine: shale, rocksdb, fjall or memory (in-process BTreeMap, for tests).";
     num: i64 = 1_000_000, Gen, "Number of keys; the key space is [0, num).";
@@ -203,6 +203,8 @@ define_flags! {
     num_levels: i64 = 7, Eng, "Number of levels.";
     cache_size: i64 = 8 * MIB, Eng, "Block cache bytes (<= 0: none).";
     cache_type: String = "lru_cache".to_string(), Eng, "lru_cache or hyper_clock_cache.";
+    cache_numshardbits: i64 = -1, Eng, "Block cache shard bits (-1 = automatic).";
+    cache_index_and_filter_blocks: bool = false, Eng, "Index/filter blocks in the block cache (high priority).";
     bloom_bits: f64 = -1.0, Eng, "Bloom filter bits per key (-1 or 0: no filter).";
     block_size: i64 = 4096, Eng, "Data block size.";
     block_restart_interval: i64 = 16, Eng, "Keys between restart points.";
@@ -225,8 +227,6 @@ define_flags! {
     subcompactions: i64 = 1, Rocks, "max_subcompactions.";
     compaction_style: i64 = 0, Rocks, "0 level, 1 universal, 2 FIFO.";
     compaction_pri: i64 = 3, Rocks, "Compaction priority (3 = kMinOverlappingRatio).";
-    cache_numshardbits: i64 = -1, Rocks, "Block cache shard bits (-1 = automatic).";
-    cache_index_and_filter_blocks: bool = false, Rocks, "Index/filter blocks in the block cache.";
     pin_l0_filter_and_index_blocks_in_cache: bool = false, Rocks, "Pin L0 index/filter blocks.";
     use_ribbon_filter: bool = false, Rocks, "Ribbon instead of Bloom.";
     compression_level: i64 = 32767, Rocks, "Codec level (32767 = codec default).";

@@ -20,6 +20,7 @@ pub mod keys;
 pub mod livekeys;
 pub mod mt19937;
 pub mod ratelimit;
+pub mod repeat;
 pub mod report;
 pub mod reporter;
 pub mod runner;

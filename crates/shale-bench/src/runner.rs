@@ -1,7 +1,8 @@
 //! Runs a `--benchmarks` list: opens the engine, destroys / reopens it for
 //! fresh benchmarks, runs each benchmark's threads (released together by a
 //! barrier), merges and prints the result line, histograms, summary and
-//! JSON, and writes the chart at the end.
+//! JSON, and writes the chart at the end. An entry with a `[X<n>-W<m>]`
+//! suffix (repeat.rs) runs its warm-up and measured passes on one DB.
 //!
 //! All output goes through the `Out` writers so tests can capture it.
 
@@ -21,6 +22,7 @@ use crate::keys::KeyGen;
 use crate::livekeys::LiveKeys;
 use crate::mt19937::Mt19937_64;
 use crate::ratelimit::{Pacer, RateLimiter};
+use crate::repeat::{self, BenchSpec, Combined};
 use crate::report::{BenchRecord, Latency};
 use crate::reporter::{Interval, Reporter};
 use crate::seeds::Seeds;
@@ -39,20 +41,7 @@ pub struct Out<'a> {
 /// Runs everything the flags ask for and returns the records.
 pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     engine::check_flags(flags)?;
-    let names: Vec<String> = flags
-        .benchmarks
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    for n in &names {
-        if n.contains('[') {
-            bail!("benchmark '{n}': repeat suffixes ([X<n>-W<m>]) are not supported; run the process again instead");
-        }
-        if benchmarks::lookup(n).is_none() {
-            bail!("unknown benchmark '{n}'");
-        }
-    }
+    let specs = parse_benchmarks(&flags.benchmarks)?;
     let keys = KeyGen::new(
         flags.key_size as usize,
         flags.prefix_size as usize,
@@ -92,13 +81,13 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         )
     )?;
     let live = LiveKeys::new(flags.num as u64, flags.use_existing_db);
-    let mut records = Vec::new();
-    let mut series: Vec<(String, Vec<Interval>)> = Vec::new();
+    let mut kept = Kept::default();
     if !flags.json.is_empty() {
         // One file per process run: start it empty.
         std::fs::write(&flags.json, b"")?;
     }
-    for name in &names {
+    for bench in &specs {
+        let name = bench.name.as_str();
         let Some(kind) = benchmarks::lookup(name) else {
             continue;
         };
@@ -139,12 +128,15 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
                     writer,
                     single,
                 };
-                let rec = run_method(flags, db.as_ref(), &path, keys, &seeds, &live, &spec, out)?;
-                series.push((name.clone(), rec.intervals.clone()));
-                if !flags.json.is_empty() {
-                    rec.append_json(Path::new(&flags.json))?;
-                }
-                records.push(rec);
+                let env = RunEnv {
+                    flags,
+                    db: db.as_ref(),
+                    path: &path,
+                    keys,
+                    seeds: &seeds,
+                    live: &live,
+                };
+                run_passes(&env, bench, &spec, out, &mut kept)?;
             }
         }
         out.stdout.flush()?;
@@ -156,9 +148,94 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     }
     db.close()?;
     if !flags.chart.is_empty() {
-        crate::chart::write(Path::new(&flags.chart), &series)?;
+        crate::chart::write(Path::new(&flags.chart), &kept.series)?;
     }
-    Ok(records)
+    Ok(kept.records)
+}
+
+/// Splits `--benchmarks` into entries and checks every name (and suffix)
+/// before anything runs.
+fn parse_benchmarks(list: &str) -> Result<Vec<BenchSpec>> {
+    let mut specs = Vec::new();
+    for entry in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let spec = repeat::parse_entry(entry)?;
+        match benchmarks::lookup(&spec.name) {
+            None => bail!("unknown benchmark '{}'", spec.name),
+            Some(Kind::Meta) if spec.is_repeated() => bail!(
+                "benchmark '{entry}': '{}' runs inline once; repeat suffixes apply only to measured benchmarks",
+                spec.name
+            ),
+            Some(_) => specs.push(spec),
+        }
+    }
+    Ok(specs)
+}
+
+/// The measured passes kept for the return value, `--json` and `--chart`.
+#[derive(Default)]
+struct Kept {
+    records: Vec<BenchRecord>,
+    series: Vec<(String, Vec<Interval>)>,
+}
+
+impl Kept {
+    /// Keeps pass `run` (1-based) of `runs`; appends it to `--json` at once.
+    fn keep(&mut self, flags: &Flags, rec: BenchRecord, run: u32, runs: u32) -> Result<()> {
+        let label = if runs > 1 {
+            format!("{} (run {run}/{runs})", rec.benchmark)
+        } else {
+            rec.benchmark.clone()
+        };
+        self.series.push((label, rec.intervals.clone()));
+        if !flags.json.is_empty() {
+            rec.append_json(Path::new(&flags.json))?;
+        }
+        self.records.push(rec);
+        Ok(())
+    }
+}
+
+/// Runs one `--benchmarks` entry: db_bench's warm-up passes (result line
+/// printed, nothing kept), then the measured passes, each followed by its
+/// summary and, from the 2nd on, the running `[AVG k runs]` line; after the
+/// last the `[AVG n runs]` / `[MEDIAN n runs]` lines. Every pass takes new
+/// thread seeds from the process-wide counter.
+fn run_passes(
+    env: &RunEnv<'_>,
+    bench: &BenchSpec,
+    spec: &Spec<'_>,
+    out: &mut Out<'_>,
+    kept: &mut Kept,
+) -> Result<()> {
+    if bench.warmups > 0 {
+        writeln!(
+            out.stdout,
+            "Warming up benchmark by running {} times",
+            bench.warmups
+        )?;
+    }
+    for _ in 0..bench.warmups {
+        run_method(env, spec, out)?;
+    }
+    if bench.repeats > 1 {
+        writeln!(out.stdout, "Running benchmark for {} times", bench.repeats)?;
+    }
+    let mut combined = Combined::default();
+    for run in 1..=bench.repeats {
+        let rec = run_method(env, spec, out)?;
+        if env.flags.summary {
+            writeln!(out.stdout, "{}", rec.summary_line())?;
+        }
+        combined.add(rec.ops, rec.elapsed_secs, rec.mb_per_sec);
+        if let Some(line) = combined.progress_line(spec.name) {
+            writeln!(out.stdout, "{line}")?;
+        }
+        kept.keep(env.flags, rec, run, bench.repeats)?;
+    }
+    if let Some(lines) = combined.final_lines(spec.name) {
+        writeln!(out.stdout, "{lines}")?;
+    }
+    Ok(())
 }
 
 fn engine_label(db: &dyn Engine) -> (&'static str, String) {
@@ -218,17 +295,27 @@ fn delta(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     Some(b?.saturating_sub(a?))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_method(
-    flags: &Flags,
-    db: &dyn Engine,
-    path: &Path,
+/// What every pass of a benchmark runs against.
+struct RunEnv<'a> {
+    flags: &'a Flags,
+    db: &'a dyn Engine,
+    path: &'a Path,
     keys: KeyGen,
-    seeds: &Seeds,
-    live: &LiveKeys,
-    spec: &Spec<'_>,
-    out: &mut Out<'_>,
-) -> Result<BenchRecord> {
+    seeds: &'a Seeds,
+    live: &'a LiveKeys,
+}
+
+/// Runs one pass: creates the threads, prints the result line (and
+/// histograms) and returns the record.
+fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<BenchRecord> {
+    let RunEnv {
+        flags,
+        db,
+        path,
+        keys,
+        seeds,
+        live,
+    } = *env;
     let readers = if spec.single {
         1
     } else {
@@ -430,9 +517,6 @@ fn run_method(
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
     };
-    if flags.summary {
-        writeln!(out.stdout, "{}", rec.summary_line())?;
-    }
     let _ = now_micros();
     Ok(rec)
 }
@@ -622,6 +706,92 @@ mod tests {
         ]);
         assert!(r.unwrap_err().0.contains("unknown benchmark 'bogus'"));
         assert!(!out.contains("DB path"));
+    }
+
+    /// `name[X3-W1]` on the Shale engine: one warm-up pass (result line
+    /// printed, nothing kept), three measured passes with their summaries
+    /// and JSON records, the running and final AVG/MEDIAN lines.
+    #[cfg(feature = "shale-engine")]
+    #[test]
+    fn repeat_suffix_runs_warmups_and_measured_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let (r, out, _) = run_capture(&[
+            "--engine=shale",
+            &format!("--db={}", dir.path().join("db").display()),
+            "--benchmarks=fillseq,readrandom[X3-W1],fillrandom[W1-X2]",
+            "--num=1000",
+            "--compression_type=none",
+            "--progress_reports=0",
+            "--seed=11",
+            &format!("--json={}", json.display()),
+        ]);
+        let recs = r.unwrap();
+        let names: Vec<&str> = recs.iter().map(|r| r.benchmark.as_str()).collect();
+        let want = [
+            "fillseq",
+            "readrandom",
+            "readrandom",
+            "readrandom",
+            "fillrandom",
+            "fillrandom",
+        ];
+        assert_eq!(names, want);
+        assert_eq!(crate::report::read_json(&json).unwrap().len(), 6);
+        let count = |prefix: &str| out.lines().filter(|l| l.starts_with(prefix)).count();
+        // Warm-up passes print their result line, as db_bench does.
+        assert_eq!(count("readrandom   : "), 4, "{out}");
+        assert_eq!(count("fillrandom   : "), 3, "{out}");
+        assert_eq!(count("Summary readrandom: "), 3);
+        assert_eq!(count("Summary fillrandom: "), 2);
+        assert_eq!(count("Warming up benchmark by running 1 times"), 2);
+        assert_eq!(count("Running benchmark for 3 times"), 1);
+        assert_eq!(count("Running benchmark for 2 times"), 1);
+        for rr in &recs[1..4] {
+            assert_eq!(rr.message, "(1000 of 1000 found)");
+        }
+        // Running lines after passes 2 and 3, then the final pair.
+        let lines: Vec<&str> = out.lines().collect();
+        let at = |p: &str| lines.iter().position(|l| l.starts_with(p)).unwrap();
+        let results: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].starts_with("readrandom   : "))
+            .collect();
+        let avg2 = at("readrandom [AVG 2 runs] : ");
+        let avg3 = at("readrandom [AVG 3 runs] : ");
+        assert!(results[2] < avg2 && avg2 < results[3] && results[3] < avg3);
+        let mean = recs[1..4]
+            .iter()
+            .map(|r| r.ops.max(1) as f64 / r.elapsed_secs)
+            .sum::<f64>()
+            / 3.0;
+        let fin = lines[at("readrandom [AVG    3 runs] : ")];
+        let head = format!("readrandom [AVG    3 runs] : {} (\u{b1} ", mean as i32);
+        assert!(fin.starts_with(&head), "{fin} vs {head}");
+        assert!(fin.ends_with(") MB/sec"), "{fin}");
+        assert!(lines[at("readrandom [MEDIAN 3 runs] : ")].ends_with(" MB/sec"));
+        assert_eq!(count("fillrandom [MEDIAN 2 runs] : "), 1);
+        assert_eq!(count("fillseq ["), 0);
+    }
+
+    #[test]
+    fn malformed_or_meta_repeat_suffixes_fail_before_running() {
+        for (list, want) in [
+            ("fillseq,readrandom[X0]", "must be at least 1"),
+            ("fillseq,readrandom[Y3]", "bad repeat argument"),
+            ("fillseq,readrandom[X3", "must end with ']'"),
+            ("fillseq,readrandom[X-1]", "needs a non-negative number"),
+            ("fillseq,flush[X2]", "'flush' runs inline once"),
+            ("fillseq,bogus[X2]", "unknown benchmark 'bogus'"),
+        ] {
+            let (r, out, _) = run_capture(&[
+                "--engine=memory",
+                "--db=/memtest/bad-suffix",
+                &format!("--benchmarks={list}"),
+            ]);
+            let err = r.unwrap_err().0;
+            assert!(err.contains(want), "{list}: {err}");
+            assert!(!out.contains("DB path"), "{list} ran before failing");
+        }
     }
 
     #[test]

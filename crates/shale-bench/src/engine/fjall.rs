@@ -56,6 +56,8 @@ const UNSUPPORTED: &[&str] = &[
     "target_file_size_multiplier",
     "num_levels",
     "cache_type",
+    "cache_numshardbits",
+    "cache_index_and_filter_blocks",
     "max_compaction_bytes",
     "soft_pending_compaction_bytes_limit",
     "hard_pending_compaction_bytes_limit",

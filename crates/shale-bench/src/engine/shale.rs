@@ -51,6 +51,10 @@ pub const STATISTICS_COUNTERS: &[&str] = &[
     "shale.block-cache-misses",
     "shale.block-cache-data-hits",
     "shale.block-cache-data-misses",
+    "shale.block-cache-index-hits",
+    "shale.block-cache-index-misses",
+    "shale.block-cache-filter-hits",
+    "shale.block-cache-filter-misses",
     "shale.block-cache-bytes-inserted",
     "shale.block-cache-bytes-evicted",
     "shale.block-reads",
@@ -151,6 +155,13 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         max_background_jobs: non_negative("max_background_jobs", f.max_background_jobs)?,
         cache_size: f.cache_size.max(0) as usize,
         cache_type,
+        cache_numshardbits: i32::try_from(f.cache_numshardbits).map_err(|_| {
+            Error(format!(
+                "--cache_numshardbits={} is out of range",
+                f.cache_numshardbits
+            ))
+        })?,
+        cache_index_and_filter_blocks: f.cache_index_and_filter_blocks,
         max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)? as u64,
         soft_pending_compaction_bytes_limit: non_negative(
             "soft_pending_compaction_bytes_limit",
@@ -389,6 +400,21 @@ mod tests {
         assert!(
             options_from_flags(&Flags::parse(&["--max_write_buffer_number=1"]).unwrap()).is_err()
         );
+        let c = Flags::parse(&[
+            "--cache_index_and_filter_blocks=1",
+            "--cache_numshardbits=3",
+            "--cache_size=1048576",
+        ])
+        .unwrap();
+        let o = options_from_flags(&c).unwrap();
+        assert!(o.cache_index_and_filter_blocks);
+        assert_eq!(o.cache_numshardbits, 3);
+        // Cached index/filter blocks need a cache: rejected, naming the option.
+        let no_cache = Flags::parse(&["--cache_index_and_filter_blocks=1", "--cache_size=0"]);
+        let e = options_from_flags(&no_cache.unwrap()).unwrap_err();
+        assert!(e.0.contains("cache_index_and_filter_blocks"), "{e}");
+        let e = options_from_flags(&Flags::parse(&["--cache_numshardbits=21"]).unwrap());
+        assert!(e.is_err());
     }
 
     #[test]
