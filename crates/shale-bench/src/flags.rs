@@ -21,6 +21,8 @@ pub enum Category {
     Eng,
     /// A RocksDB option other engines do not have.
     Rocks,
+    /// A Shale option other engines do not have.
+    Shale,
 }
 
 /// One flag's description.
@@ -220,6 +222,8 @@ define_flags! {
     paranoid_checks: bool = true, Eng, "Extra checks at open and on reads.";
     wal_recovery_mode: i64 = 2, Eng, "WAL recovery: 0 tolerate corrupted tail, 1 absolute consistency, 2 point in time, 3 skip corrupted records.";
     manual_wal_flush: bool = false, Eng, "Buffer WAL writes in the process until flushed.";
+    // ---- Shale-only options ----
+    block_restart_bytes: i64 = 1024, Shale, "Also restart data blocks once entries since the last restart span this many bytes (0 = by count only, as RocksDB).";
     // ---- RocksDB-only options ----
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";
     max_background_compactions: i64 = -1, Rocks, "Compaction threads (-1 = derived).";
@@ -493,6 +497,7 @@ impl Flags {
                 Category::Gen => "",
                 Category::Eng => " [engine]",
                 Category::Rocks => " [rocksdb only]",
+                Category::Shale => " [shale only]",
             };
             s.push_str(&format!(
                 "  --{} (default {v}){cat}\n      {}\n",

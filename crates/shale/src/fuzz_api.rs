@@ -723,6 +723,7 @@ mod tests {
             let opts = TableOptions {
                 block_size: 256,
                 block_restart_interval: 4,
+                block_restart_bytes: 0,
                 bloom_bits_per_key: bits,
                 compression,
                 db_id: "fuzz".into(),

@@ -44,6 +44,7 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.cache_size = [0, 16 << 10, 8 << 20][rng.gen_range(0..3)];
     o.cache_type = [CacheType::Lru, CacheType::Clock][rng.gen_range(0..2)];
     o.cache_index_and_filter_blocks = o.cache_size > 0 && rng.gen_bool(0.5);
+    o.block_restart_bytes = [0, 64, 1024][rng.gen_range(0..3)];
     o
 }
 

@@ -86,6 +86,7 @@ fn u8_flag(name: &str, v: i64, min: i64) -> Result<u8> {
 
 fn plan(f: &Flags) -> Result<Plan> {
     f.reject_category(Category::Rocks, "fjall")?;
+    f.reject_category(Category::Shale, "fjall")?;
     for name in UNSUPPORTED {
         if !f.has_default(name) {
             bail!("--{name} is not supported by --engine=fjall (fjall has no such option)");

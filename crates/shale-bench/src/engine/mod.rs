@@ -186,6 +186,7 @@ pub fn check_flags(flags: &Flags) -> Result<()> {
         "memory" => {
             flags.reject_category(Category::Eng, "memory")?;
             flags.reject_category(Category::Rocks, "memory")?;
+            flags.reject_category(Category::Shale, "memory")?;
             if flags.statistics {
                 bail!("--statistics is not supported by --engine=memory");
             }

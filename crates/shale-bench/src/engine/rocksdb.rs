@@ -16,7 +16,7 @@ use rocksdb::{
 
 use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
 use crate::error::{bail, Error, Result};
-use crate::flags::Flags;
+use crate::flags::{Category, Flags};
 
 /// The RocksDB release bundled by `librocksdb-sys` 0.19.
 const ROCKSDB_VERSION: &str = "11.8.1";
@@ -59,6 +59,7 @@ fn wal_recovery_mode(v: i64) -> Result<DBRecoveryMode> {
 }
 
 fn build_options(f: &Flags) -> Result<Options> {
+    f.reject_category(Category::Shale, "rocksdb")?;
     if !f.has_default("max_auto_readahead_size") {
         bail!(
             "--max_auto_readahead_size is not supported by --engine=rocksdb (the rocksdb crate's \

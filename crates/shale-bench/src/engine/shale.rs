@@ -125,6 +125,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         )?,
         block_size: non_negative("block_size", f.block_size)?,
         block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
+        block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
         bloom_bits_per_key,
         compression_per_level,
         num_levels: non_negative("num_levels", f.num_levels)?,
@@ -409,6 +410,11 @@ mod tests {
         let o = options_from_flags(&c).unwrap();
         assert!(o.cache_index_and_filter_blocks);
         assert_eq!(o.cache_numshardbits, 3);
+        assert_eq!(o.block_restart_bytes, 1024); // Shale's default
+        let r = Flags::parse(&["--block_restart_bytes=0"]).unwrap();
+        assert_eq!(options_from_flags(&r).unwrap().block_restart_bytes, 0);
+        // A Shale-only flag: other engines refuse it.
+        assert!(r.reject_category(Category::Shale, "rocksdb").is_err());
         // Cached index/filter blocks need a cache: rejected, naming the option.
         let no_cache = Flags::parse(&["--cache_index_and_filter_blocks=1", "--cache_size=0"]);
         let e = options_from_flags(&no_cache.unwrap()).unwrap_err();

@@ -8,6 +8,12 @@
 //! fixed32 num_restarts (>= 1)
 //! ```
 //!
+//! A restart point is placed every `restart_interval` entries and, when
+//! `restart_bytes` is set, also as soon as the entries since the last one
+//! span that many bytes: a point lookup binary-searches the restarts and
+//! then scans one interval, so with large entries a byte bound keeps that
+//! scan to a few cache lines. Readers do not depend on where restarts are.
+//!
 //! Requires keys added in increasing order (by whatever order the block's
 //! reader will use; the builder itself only compares bytes for sharing).
 //! Buffers are kept across `reset` so a table builder allocates only while
@@ -23,6 +29,8 @@ pub(crate) struct BlockBuilder {
     /// Entries since the last restart point.
     counter: usize,
     restart_interval: usize,
+    /// Bytes of entries after which a restart is forced; 0 = no bound.
+    restart_bytes: usize,
     last_key: Vec<u8>,
     num_entries: usize,
     finished: bool,
@@ -31,11 +39,21 @@ pub(crate) struct BlockBuilder {
 impl BlockBuilder {
     /// `restart_interval` is clamped to at least 1.
     pub(crate) fn new(restart_interval: usize) -> BlockBuilder {
+        BlockBuilder::with_restart_bytes(restart_interval, 0)
+    }
+
+    /// Like `new`, also restarting once the entries since the last restart
+    /// span `restart_bytes` bytes (0 = no byte bound).
+    pub(crate) fn with_restart_bytes(
+        restart_interval: usize,
+        restart_bytes: usize,
+    ) -> BlockBuilder {
         BlockBuilder {
             buf: Vec::new(),
             restarts: vec![0],
             counter: 0,
             restart_interval: restart_interval.max(1),
+            restart_bytes,
             last_key: Vec::new(),
             num_entries: 0,
             finished: false,
@@ -58,7 +76,9 @@ impl BlockBuilder {
         debug_assert!(!self.finished);
         debug_assert!(self.num_entries == 0 || key != self.last_key.as_slice());
         let mut shared = 0;
-        if self.counter < self.restart_interval {
+        let since = self.buf.len() - self.restarts.last().copied().unwrap_or(0) as usize;
+        let bytes_ok = self.restart_bytes == 0 || since < self.restart_bytes;
+        if self.counter < self.restart_interval && bytes_ok {
             shared = key
                 .iter()
                 .zip(self.last_key.iter())
@@ -153,5 +173,30 @@ mod tests {
         let empty = b.finish();
         assert_eq!(empty.len(), 8);
         assert_eq!(decode_fixed32(&empty[4..]), Some(1));
+    }
+
+    #[test]
+    fn a_byte_bound_adds_restarts_between_large_entries() {
+        let value = [7u8; 300];
+        let restarts = |bytes: usize| {
+            let mut b = BlockBuilder::with_restart_bytes(16, bytes);
+            for i in 0..10u32 {
+                b.add(format!("key{i:04}").as_bytes(), &value);
+            }
+            let data = b.finish().to_vec();
+            let n = data.len();
+            decode_fixed32(&data[n - 4..]).unwrap()
+        };
+        assert_eq!(restarts(0), 1, "by count only: one interval of 16");
+        // ~310 bytes an entry: a restart every 4th entry (0, 4, 8).
+        assert_eq!(restarts(1024), 3);
+        assert_eq!(restarts(1), 10, "every entry restarts");
+        // Small entries are bounded by the count first.
+        let mut b = BlockBuilder::with_restart_bytes(4, 1024);
+        for i in 0..10u32 {
+            b.add(format!("k{i:02}").as_bytes(), b"v");
+        }
+        let data = b.finish().to_vec();
+        assert_eq!(decode_fixed32(&data[data.len() - 4..]), Some(3));
     }
 }

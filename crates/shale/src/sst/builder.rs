@@ -140,7 +140,10 @@ impl TableBuilder {
             },
             file_name,
             file_number,
-            data_block: BlockBuilder::new(opts.block_restart_interval),
+            data_block: BlockBuilder::with_restart_bytes(
+                opts.block_restart_interval,
+                opts.block_restart_bytes,
+            ),
             index_block: BlockBuilder::new(1),
             filter,
             pending_handle: None,

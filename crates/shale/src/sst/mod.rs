@@ -62,6 +62,10 @@ pub(crate) struct TableOptions {
     /// Entries between restart points in data blocks (index blocks always
     /// use 1). Default 16.
     pub block_restart_interval: usize,
+    /// Data blocks also restart once the entries since the last restart
+    /// span this many bytes (0 = count only). Default 0 here; the DB's
+    /// default comes from `Options`.
+    pub block_restart_bytes: usize,
     /// Bloom filter bits per key; 0 writes no filter. Default 10 (≈1%
     /// false positives).
     pub bloom_bits_per_key: u32,
@@ -76,6 +80,7 @@ impl Default for TableOptions {
         TableOptions {
             block_size: 4096,
             block_restart_interval: 16,
+            block_restart_bytes: 0,
             bloom_bits_per_key: 10,
             compression: Compression::None,
             db_id: String::new(),
@@ -90,6 +95,7 @@ impl TableOptions {
         TableOptions {
             block_size: o.block_size,
             block_restart_interval: o.block_restart_interval,
+            block_restart_bytes: o.block_restart_bytes,
             bloom_bits_per_key: o.bloom_bits_per_key,
             compression,
             db_id: db_id.to_string(),
