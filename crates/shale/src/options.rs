@@ -90,6 +90,13 @@ pub struct Options {
     pub write_buffer_size: usize,
     /// Memtables (active + immutable) kept before writes stall. Default 2.
     pub max_write_buffer_number: usize,
+    /// Size of each memtable's bloom filter over its user keys, as a share
+    /// of `write_buffer_size` (RocksDB's `memtable_prefix_bloom_size_ratio`
+    /// with `memtable_whole_key_filtering`; Shale's is always whole-key).
+    /// Point reads of keys a memtable does not hold skip its skiplist. The
+    /// filter counts toward the memtable's size. 0 disables; at most 0.25.
+    /// Default 0.02 (RocksDB: 0, off).
+    pub memtable_bloom_size_ratio: f64,
     /// Target size of an uncompressed data block. Default 4 KiB.
     pub block_size: usize,
     /// Keys between restart points in a data block. Default 16.
@@ -203,6 +210,7 @@ impl Default for Options {
             paranoid_checks: true,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
+            memtable_bloom_size_ratio: 0.02,
             block_size: 4096,
             block_restart_interval: 16,
             block_restart_bytes: 1024,
@@ -240,10 +248,21 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Bytes of each memtable's bloom filter (0 = none).
+    pub(crate) fn memtable_bloom_bytes(&self) -> usize {
+        (self.write_buffer_size as f64 * self.memtable_bloom_size_ratio) as usize
+    }
+
     /// Checks every option; called by `Db::open`.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         crate::db::cache_options(self).validate()?;
+        if !(0.0..=0.25).contains(&self.memtable_bloom_size_ratio) {
+            return bad(format!(
+                "memtable_bloom_size_ratio {} not in [0, 0.25]",
+                self.memtable_bloom_size_ratio
+            ));
+        }
         if self.cache_index_and_filter_blocks && self.cache_size == 0 {
             return bad(
                 "cache_index_and_filter_blocks needs a block cache (cache_size > 0)".into(),

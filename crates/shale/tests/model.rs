@@ -45,6 +45,8 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.cache_type = [CacheType::Lru, CacheType::Clock][rng.gen_range(0..2)];
     o.cache_index_and_filter_blocks = o.cache_size > 0 && rng.gen_bool(0.5);
     o.block_restart_bytes = [0, 64, 1024][rng.gen_range(0..3)];
+    // No memtable bloom, a one-line one (mostly false positives), the default.
+    o.memtable_bloom_size_ratio = [0.0, 0.001, 0.02][rng.gen_range(0..3)];
     o
 }
 

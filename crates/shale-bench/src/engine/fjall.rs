@@ -50,6 +50,8 @@ fn compression(t: &str) -> Result<CompressionType> {
 /// Flags fjall has no equivalent for: accepted only at their default value.
 const UNSUPPORTED: &[&str] = &[
     "max_write_buffer_number",
+    "memtable_bloom_size_ratio",
+    "memtable_whole_key_filtering",
     "level0_slowdown_writes_trigger",
     "level0_stop_writes_trigger",
     "level_compaction_dynamic_level_bytes",

@@ -78,6 +78,8 @@ fn build_options(f: &Flags) -> Result<Options> {
     o.create_if_missing(true);
     o.set_write_buffer_size(f.write_buffer_size.max(0) as usize);
     o.set_max_write_buffer_number(int("max_write_buffer_number", f.max_write_buffer_number)?);
+    o.set_memtable_prefix_bloom_ratio(f.memtable_bloom_size_ratio);
+    o.set_memtable_whole_key_filtering(f.memtable_whole_key_filtering);
     o.set_min_write_buffer_number_to_merge(int(
         "min_write_buffer_number_to_merge",
         f.min_write_buffer_number_to_merge,

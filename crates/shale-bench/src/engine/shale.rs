@@ -106,6 +106,13 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             bail!("--cache_type={other} is not supported by --engine=shale (supported: lru_cache, hyper_clock_cache)")
         }
     };
+    if f.memtable_bloom_size_ratio > 0.0 && !f.memtable_whole_key_filtering {
+        bail!(
+            "--memtable_bloom_size_ratio={} without --memtable_whole_key_filtering=1 is not supported by \
+             --engine=shale (its memtable bloom is whole-key; Shale has no prefix extractor)",
+            f.memtable_bloom_size_ratio
+        );
+    }
     let bloom_bits_per_key = if f.bloom_bits <= 0.0 {
         0
     } else if f.bloom_bits.fract() != 0.0 {
@@ -123,6 +130,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             "max_write_buffer_number",
             f.max_write_buffer_number,
         )?,
+        memtable_bloom_size_ratio: f.memtable_bloom_size_ratio,
         block_size: non_negative("block_size", f.block_size)?,
         block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
         block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
@@ -411,6 +419,16 @@ mod tests {
         assert!(o.cache_index_and_filter_blocks);
         assert_eq!(o.cache_numshardbits, 3);
         assert_eq!(o.block_restart_bytes, 1024); // Shale's default
+        assert_eq!(o.memtable_bloom_size_ratio, 0.0); // db_bench's default: off
+        let m = [
+            "--memtable_bloom_size_ratio=0.02",
+            "--memtable_whole_key_filtering=1",
+        ];
+        let o = options_from_flags(&Flags::parse(&m).unwrap()).unwrap();
+        assert_eq!(o.memtable_bloom_size_ratio, 0.02);
+        let prefix_only = Flags::parse(&["--memtable_bloom_size_ratio=0.02"]).unwrap();
+        let e = options_from_flags(&prefix_only).unwrap_err();
+        assert!(e.0.contains("--memtable_whole_key_filtering"), "{e}");
         let r = Flags::parse(&["--block_restart_bytes=0"]).unwrap();
         assert_eq!(options_from_flags(&r).unwrap().block_restart_bytes, 0);
         // A Shale-only flag: other engines refuse it.

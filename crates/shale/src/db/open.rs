@@ -107,7 +107,10 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     versions.log_and_apply(&mut edit)?;
     write_options_file(&fs, dir, &opts, &mut versions, &log)?;
 
-    let mem = Arc::new(MemTable::new(wal_number));
+    let mem = Arc::new(MemTable::with_bloom(
+        wal_number,
+        opts.memtable_bloom_bytes(),
+    ));
     let sv = SuperVersion {
         mem: Arc::clone(&mem),
         imm: Vec::new(),

@@ -415,7 +415,8 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
     }
     wal.writer = Some(new_writer);
     wal.number = number;
-    let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(number)));
+    let bloom = db.opts.memtable_bloom_bytes();
+    let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::with_bloom(number, bloom)));
     st.imm.push(old);
     db.install_super_version(st);
     drop(wal);

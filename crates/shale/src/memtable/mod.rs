@@ -1,7 +1,9 @@
 //! The memtable: the in-memory, sorted write buffer in front of the SSTs.
 //!
 //! Owns: one arena skiplist of internal-key entries (`arena.rs`,
-//! `skiplist.rs`) plus counters (entries, deletes, smallest/largest seqno).
+//! `skiplist.rs`), an optional bloom filter over its user keys (`bloom.rs`)
+//! that lets point reads skip the list, plus counters (entries, deletes,
+//! smallest/largest seqno).
 //!
 //! Thread-safety: `MemTable` is `Send + Sync` and is shared as
 //! `Arc<MemTable>`. [`MemTable::add`] may be called from several threads at
@@ -17,6 +19,7 @@
 //! Requires: only kinds the engine supports (`ValueKind::is_supported`).
 
 mod arena;
+mod bloom;
 mod skiplist;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -27,6 +30,7 @@ use crate::base::{
 };
 use crate::error::Result;
 use crate::iter::InternalIterator;
+use bloom::MemBloom;
 use skiplist::{Iter, ListOwner, SkipList};
 
 /// User keys up to this length are looked up without a heap allocation.
@@ -44,6 +48,8 @@ pub(crate) enum MemGet<'a> {
 /// An in-memory sorted buffer of writes (see the module comment).
 pub(crate) struct MemTable {
     list: SkipList,
+    /// Filter over the user keys added (every `add` sets its bits first).
+    bloom: Option<MemBloom>,
     id: u64,
     num_deletes: AtomicUsize,
     /// Smallest seqno inserted; `u64::MAX` while empty.
@@ -53,10 +59,18 @@ pub(crate) struct MemTable {
 }
 
 impl MemTable {
-    /// An empty memtable belonging to WAL file number `id`.
+    /// An empty memtable belonging to WAL file number `id`, without a bloom
+    /// filter.
     pub(crate) fn new(id: u64) -> MemTable {
+        MemTable::with_bloom(id, 0)
+    }
+
+    /// An empty memtable with a bloom filter of about `bloom_bytes` bytes
+    /// (none when 0).
+    pub(crate) fn with_bloom(id: u64, bloom_bytes: usize) -> MemTable {
         MemTable {
             list: SkipList::new(),
+            bloom: (bloom_bytes > 0).then(|| MemBloom::new(bloom_bytes)),
             id,
             num_deletes: AtomicUsize::new(0),
             first_seq: AtomicU64::new(u64::MAX),
@@ -77,6 +91,9 @@ impl MemTable {
     pub(crate) fn add(&self, seq: SeqNo, kind: ValueKind, user_key: &[u8], value: &[u8]) {
         debug_assert!(seq <= MAX_SEQNO);
         debug_assert!(kind.is_supported(), "unsupported kind {kind:?}");
+        if let Some(b) = &self.bloom {
+            b.add(MemBloom::hash(user_key));
+        }
         self.list
             .insert(user_key, pack_trailer(seq, kind as u8), value);
         if matches!(kind, ValueKind::Deletion | ValueKind::SingleDeletion) {
@@ -94,6 +111,11 @@ impl MemTable {
     /// The newest entry of `user_key` with seqno <= `seq`, if any.
     #[inline]
     pub(crate) fn get(&self, user_key: &[u8], seq: SeqNo) -> Option<MemGet<'_>> {
+        if let Some(b) = &self.bloom {
+            if self.list.len() == 0 || !b.may_contain(MemBloom::hash(user_key)) {
+                return None;
+            }
+        }
         // The lookup key (user_key, seq, KIND_FOR_SEEK) sorts before every
         // entry of user_key with seqno <= seq and after the newer ones.
         let trailer = pack_trailer(seq.min(MAX_SEQNO), KIND_FOR_SEEK).to_le_bytes();
@@ -126,10 +148,11 @@ impl MemTable {
         }
     }
 
-    /// Bytes of arena memory in use; compare with `write_buffer_size`.
+    /// Bytes of memory in use (arena and bloom filter); compare with
+    /// `write_buffer_size`.
     #[inline]
     pub(crate) fn approximate_memory_usage(&self) -> usize {
-        self.list.memory_usage()
+        self.list.memory_usage() + self.bloom.as_ref().map_or(0, MemBloom::size)
     }
 
     /// Number of entries (values and tombstones).
