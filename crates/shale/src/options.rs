@@ -122,6 +122,10 @@ pub struct Options {
     /// Keep WAL writes in a process buffer until `flush_wal` (they may be
     /// lost on a process crash). Default false.
     pub manual_wal_flush: bool,
+    /// Let the members of a commit group insert their own batches into the
+    /// memtable in parallel after the group's WAL write (RocksDB's option of
+    /// the same name). Default true.
+    pub allow_concurrent_memtable_write: bool,
     /// Number of LSM levels. Default 7.
     pub num_levels: usize,
     /// L0 file count that triggers a compaction. Default 4.
@@ -219,6 +223,7 @@ impl Default for Options {
             bottommost_compression: None,
             wal_recovery_mode: WalRecoveryMode::PointInTime,
             manual_wal_flush: false,
+            allow_concurrent_memtable_write: true,
             num_levels: 7,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,

@@ -50,6 +50,7 @@ fn compression(t: &str) -> Result<CompressionType> {
 /// Flags fjall has no equivalent for: accepted only at their default value.
 const UNSUPPORTED: &[&str] = &[
     "max_write_buffer_number",
+    "allow_concurrent_memtable_write",
     "memtable_bloom_size_ratio",
     "memtable_whole_key_filtering",
     "level0_slowdown_writes_trigger",

@@ -192,6 +192,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         paranoid_checks: f.paranoid_checks,
         wal_recovery_mode: wal_recovery_mode(f.wal_recovery_mode)?,
         manual_wal_flush: f.manual_wal_flush,
+        allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
         ..shale::Options::default()
     };
     opts.validate()

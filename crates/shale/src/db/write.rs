@@ -8,8 +8,17 @@
 //! one fsync for the group, inserts the group into the memtable, publishes
 //! the new visible sequence number, and wakes the followers.
 //!
-//! Invariants: only the leader touches `WalState` and inserts into the
-//! memtable; sequence numbers become visible in order.
+//! With `allow_concurrent_memtable_write` (default, as RocksDB) a group of
+//! several requests is inserted in parallel: after the WAL write the leader
+//! hands each follower its own batch (`Request::insert`), inserts its own,
+//! and waits until every member has finished before it publishes the
+//! group's sequence numbers. Followers insert instead of idling, and the
+//! skiplist takes concurrent inserts.
+//!
+//! Invariants: only the leader touches `WalState`; memtable inserts happen
+//! only while the leader holds the WAL lock (so no memtable switch runs
+//! concurrently); sequence numbers become visible in order, and only after
+//! every insert of their group is done.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -37,8 +46,63 @@ struct Request {
     batch: Option<WriteBatch>,
     sync: bool,
     disable_wal: bool,
+    /// Set by the leader: insert this batch into the memtable, then report
+    /// to the group (parallel memtable writes).
+    insert: Option<InsertJob>,
     done: bool,
     result: Result<()>,
+}
+
+/// A follower's share of a group's memtable inserts.
+struct InsertJob {
+    mem: Arc<MemTable>,
+    batch: WriteBatch,
+    group: Arc<GroupInserts>,
+}
+
+impl InsertJob {
+    fn run(self) {
+        let r = insert_batch(&self.mem, &self.batch);
+        self.group.finish(r);
+    }
+}
+
+/// Counts the members of a group still inserting; the leader waits for 0.
+struct GroupInserts {
+    pending: std::sync::atomic::AtomicUsize,
+    err: Mutex<Option<Error>>,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+impl GroupInserts {
+    fn finish(&self, r: Result<()>) {
+        if let Err(e) = r {
+            self.err.lock().get_or_insert(e);
+        }
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _g = self.lock.lock();
+            self.cv.notify_all();
+        }
+    }
+
+    /// Waits until every member is done (yielding briefly first, like the
+    /// followers); the first error, if any.
+    fn wait(&self) -> Result<()> {
+        let spin_until = Instant::now() + SPIN_WAIT;
+        while self.pending.load(Ordering::Acquire) != 0 && Instant::now() < spin_until {
+            std::thread::yield_now();
+        }
+        let mut g = self.lock.lock();
+        while self.pending.load(Ordering::Acquire) != 0 {
+            self.cv.wait_for(&mut g, Duration::from_millis(10));
+        }
+        drop(g);
+        match self.err.lock().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 struct Slot {
@@ -100,6 +164,7 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
             batch: Some(batch),
             sync: opts.sync,
             disable_wal: opts.disable_wal,
+            insert: None,
             done: false,
             result: Ok(()),
         }),
@@ -116,8 +181,16 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
             }
             // Wait until a leader finishes us or we reach the front. The
             // request's own mutex is taken briefly to check `done`.
-            if slot.req.lock().done {
-                return std::mem::replace(&mut slot.req.lock().result, Ok(()));
+            {
+                let mut r = slot.req.lock();
+                if r.done {
+                    return std::mem::replace(&mut r.result, Ok(()));
+                }
+                if let Some(job) = r.insert.take() {
+                    drop(r);
+                    MutexGuard::unlocked(&mut q, || job.run());
+                    continue;
+                }
             }
             // A group usually finishes within microseconds: yield for a
             // short while before sleeping on the condvar, which would cost a
@@ -130,9 +203,6 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
                 continue;
             }
             slot.cv.wait_for(&mut q, Duration::from_millis(50));
-            if slot.req.lock().done {
-                return std::mem::replace(&mut slot.req.lock().result, Ok(()));
-            }
         }
     }
     lead(db, &slot)
@@ -258,11 +328,15 @@ fn commit(
             .wal_writes
             .fetch_add(group.len() as u64, Ordering::Relaxed);
     }
-    // Insert into the memtable while still holding the WAL lock: this keeps
-    // memtable inserts single-threaded and in sequence order.
+    // Insert into the memtable while still holding the WAL lock (no switch
+    // can run meanwhile): by the leader alone, or by every member at once.
     let mem = Arc::clone(&db.super_version.load().mem);
-    for b in batches.iter() {
-        insert_batch(&mem, b)?;
+    if db.opts.allow_concurrent_memtable_write && group.len() > 1 {
+        insert_in_parallel(&db.writer.queue, &mem, batches, group)?;
+    } else {
+        for b in batches.iter() {
+            insert_batch(&mem, b)?;
+        }
     }
     db.visible_seq.store(last_seq, Ordering::Release);
     drop(wal);
@@ -273,6 +347,41 @@ fn commit(
     db.stats.commit_groups.fetch_add(1, Ordering::Relaxed);
     db.stats.ingest_bytes.fetch_add(ingest, Ordering::Relaxed);
     Ok(())
+}
+
+/// Hands each follower of `group` its batch (`batches[i]` belongs to
+/// `group[i]`; `group[0]` is the leader), inserts the leader's, and returns
+/// once every member has inserted.
+fn insert_in_parallel(
+    queue: &Mutex<VecDeque<Arc<Slot>>>,
+    mem: &Arc<MemTable>,
+    batches: &mut [WriteBatch],
+    group: &[Arc<Slot>],
+) -> Result<()> {
+    debug_assert_eq!(batches.len(), group.len());
+    let sync = Arc::new(GroupInserts {
+        pending: std::sync::atomic::AtomicUsize::new(group.len() - 1),
+        err: Mutex::new(None),
+        lock: Mutex::new(()),
+        cv: Condvar::new(),
+    });
+    {
+        // Followers wait on their condvar with the queue lock: notify under
+        // it so no wake-up is lost (lock order: WAL, queue, request).
+        let _q = queue.lock();
+        for (s, b) in group.iter().zip(batches.iter_mut()).skip(1) {
+            let job = InsertJob {
+                mem: Arc::clone(mem),
+                batch: std::mem::take(b),
+                group: Arc::clone(&sync),
+            };
+            s.req.lock().insert = Some(job);
+            s.cv.notify_one();
+        }
+    }
+    let own = batches.first().map_or(Ok(()), |b| insert_batch(mem, b));
+    let others = sync.wait();
+    own.and(others)
 }
 
 /// Inserts every record of `b` into `mem` with consecutive sequence numbers.
