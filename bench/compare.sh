@@ -10,6 +10,7 @@
 #   -> multireadrandom -> overwrite (overwritesome: num/threads/10 writes)
 #   -> readwhilewriting -> fwdrangewhilewriting (writer at MB_WRITE_PER_SEC)
 #   -> overwriteandwait (overwrite,waitforcompaction)
+# (also available, not in the default list: readseq)
 # Per step it prints the median ops/sec of each engine, the ratio B/A, and
 # the B/A ratios of write-amp, DB size, peak RSS, p99 and CPU per op (from
 # the --json outputs, via `shale-bench compare`).
@@ -63,6 +64,7 @@ step_flags() {
   case "$1" in
     fillseq) echo "--benchmarks=fillseq,stats --disable_wal=1 --threads=1" ;;
     readrandom) echo "--benchmarks=readrandom,stats --use_existing_db=1 --threads=$NUM_THREADS --duration=$DURATION_RO" ;;
+    readseq) echo "--benchmarks=readseq,stats --use_existing_db=1 --threads=$NUM_THREADS" ;;
     fwdrange) echo "--benchmarks=seekrandom,stats --use_existing_db=1 --threads=$NUM_THREADS --duration=$DURATION_RO --seek_nexts=10" ;;
     multireadrandom) echo "--benchmarks=multireadrandom,stats --use_existing_db=1 --threads=$NUM_THREADS --duration=$DURATION_RO --batch_size=10" ;;
     overwrite) echo "--benchmarks=overwrite,stats --use_existing_db=1 --threads=$NUM_THREADS --writes=$((NUM_KEYS / NUM_THREADS / 10))" ;;
@@ -88,7 +90,7 @@ for step in $STEPS; do
       "$BIN" --engine="$engine" --db="$DB_DIR/$engine" --seed="$seed" \
         --json="$OUT/$tag.json" --report_file="$OUT/$tag.r.csv" \
         "${COMMON[@]}" "${flags[@]}" "${EXTRA[@]}" > "$OUT/$tag.log" 2> "$OUT/$tag.err"
-      grep -E '^(fillseq|readrandom|seekrandom|multireadrandom|overwrite|readwhilewriting|seekrandomwhilewriting) ' \
+      grep -E '^(fillseq|readrandom|readseq|seekrandom|multireadrandom|overwrite|readwhilewriting|seekrandomwhilewriting) ' \
         "$OUT/$tag.log" >&2 || true
       if [[ $engine == "$ENGINE_A" && ${#a_files[@]} -lt $round ]]; then a_files+=("$OUT/$tag.json"); else b_files+=("$OUT/$tag.json"); fi
     done

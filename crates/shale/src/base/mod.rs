@@ -1,14 +1,17 @@
 //! The bottom vocabulary of the engine: sequence numbers, value kinds,
-//! internal keys and their ordering. Depends on nothing above `error`/`codec`.
+//! internal keys and their ordering, and striped counters. Depends on
+//! nothing above `error`/`codec`.
 
 mod internal_key;
 mod kind;
+mod striped;
 
 pub(crate) use internal_key::{
     compare_internal, extract_user_key, make_internal_key, pack_trailer, parse_internal_key,
     unpack_trailer, TRAILER_LEN,
 };
 pub(crate) use kind::ValueKind;
+pub(crate) use striped::Striped;
 
 /// A sequence number: 56 bits, packed with the kind into an 8-byte trailer.
 pub type SeqNo = u64;

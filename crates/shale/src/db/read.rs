@@ -149,9 +149,7 @@ pub(crate) fn get(
 ) -> Result<Option<PinnableValue>> {
     let seq = read_seq(db, opts);
     let sv = db.super_version.load();
-    let r = get_at(db, &sv, key, seq, opts.fill_cache, None);
-    db.stats.record_get(matches!(r, Ok(Some(_))));
-    r
+    get_at(db, &sv, key, seq, opts.fill_cache, None)
 }
 
 fn get_at(
@@ -213,6 +211,16 @@ fn get_at(
     Ok(None)
 }
 
+/// The open reader of `f`: kept in `f` after the first use, so later reads
+/// take no table-cache lock and no reference.
+fn table_of<'a>(cache: &TableCache, f: &'a FileMeta) -> Result<&'a Arc<crate::sst::Table>> {
+    if let Some(t) = f.table.get() {
+        return Ok(t);
+    }
+    let t = cache.get(f.number)?;
+    Ok(f.table.get_or_init(|| t))
+}
+
 /// `Some(Some(v))` found, `Some(None)` deleted, `None` not in this table.
 fn get_from_table(
     cache: &TableCache,
@@ -222,7 +230,7 @@ fn get_from_table(
     fill_cache: bool,
     memo: Option<&mut BlockMemo>,
 ) -> Result<Option<Option<PinnableValue>>> {
-    let table = cache.get(f.number)?;
+    let table = table_of(cache, f)?;
     let Some(entry) = table.get_point(lookup, fill_cache, memo)? else {
         return Ok(None);
     };
@@ -256,9 +264,14 @@ pub(crate) fn multi_get(
         (0..keys.len()).map(|_| None).collect();
     let mut memo = BlockMemo::default();
     for i in order {
-        let r = get_at(db, &sv, keys[i], seq, opts.fill_cache, Some(&mut memo));
-        db.stats.record_get(matches!(r, Ok(Some(_))));
-        out[i] = Some(r);
+        out[i] = Some(get_at(
+            db,
+            &sv,
+            keys[i],
+            seq,
+            opts.fill_cache,
+            Some(&mut memo),
+        ));
     }
     out.into_iter().map(|r| r.unwrap_or(Ok(None))).collect()
 }
@@ -284,7 +297,7 @@ impl LevelFiles for LevelTables {
     }
 
     fn open(&self, i: usize) -> Result<Box<dyn InternalIterator>> {
-        let t = self.cache.get(self.version.files(self.level)[i].number)?;
+        let t = table_of(&self.cache, &self.version.files(self.level)[i])?;
         Ok(Box::new(t.iter_with(self.fill_cache, self.readahead)))
     }
 }
@@ -304,7 +317,7 @@ pub(crate) fn internal_iterator(
         children.push(Box::new(m.iter()));
     }
     for f in version.files(0) {
-        let t = cache.get(f.number)?;
+        let t = table_of(cache, f)?;
         children.push(Box::new(t.iter_with(fill_cache, readahead)));
     }
     for level in 1..version.num_levels() {

@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -96,14 +95,14 @@ impl TableCache {
         for shard in &self.shards {
             for t in shard.read().values() {
                 let s = t.stats();
-                out.blocks_read += s.blocks_read.load(Relaxed);
-                out.bytes_read += s.bytes_read.load(Relaxed);
-                out.filter_checks += s.filter_checks.load(Relaxed);
-                out.filter_useful += s.filter_useful.load(Relaxed);
-                out.index_cache_hits += s.index_cache_hits.load(Relaxed);
-                out.index_cache_misses += s.index_cache_misses.load(Relaxed);
-                out.filter_cache_hits += s.filter_cache_hits.load(Relaxed);
-                out.filter_cache_misses += s.filter_cache_misses.load(Relaxed);
+                out.blocks_read += s.sum(|c| &c.blocks_read);
+                out.bytes_read += s.sum(|c| &c.bytes_read);
+                out.filter_checks += s.sum(|c| &c.filter_checks);
+                out.filter_useful += s.sum(|c| &c.filter_useful);
+                out.index_cache_hits += s.sum(|c| &c.index_cache_hits);
+                out.index_cache_misses += s.sum(|c| &c.index_cache_misses);
+                out.filter_cache_hits += s.sum(|c| &c.filter_cache_hits);
+                out.filter_cache_misses += s.sum(|c| &c.filter_cache_misses);
             }
         }
         out

@@ -20,7 +20,7 @@
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::base::{extract_user_key, TRAILER_LEN};
+use crate::base::{extract_user_key, Striped, TRAILER_LEN};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
@@ -54,9 +54,9 @@ pub(crate) trait BlockCacheHook: Send + Sync {
     fn insert_filter(&self, file_number: u64, offset: u64, filter: Arc<BloomFilter>);
 }
 
-/// Per-table counters (relaxed; for statistics only).
+/// One stripe of a table's counters (relaxed; for statistics only).
 #[derive(Debug, Default)]
-pub(crate) struct TableStats {
+pub(crate) struct TableCounters {
     /// Blocks read from the file (cache misses and open-time reads).
     pub blocks_read: AtomicU64,
     /// Bytes read from the file for those blocks.
@@ -78,9 +78,22 @@ pub(crate) struct TableStats {
     pub filter_cache_misses: AtomicU64,
 }
 
+/// Per-table counters, striped so that threads reading one table at once
+/// do not share a cache line (see `base::Striped`).
+#[derive(Default)]
+pub(crate) struct TableStats(Striped<TableCounters>);
+
 impl TableStats {
-    fn bump(c: &AtomicU64, n: u64) {
-        c.fetch_add(n, AtomicOrdering::Relaxed);
+    fn bump(&self, field: impl Fn(&TableCounters) -> &AtomicU64, n: u64) {
+        field(self.0.local()).fetch_add(n, AtomicOrdering::Relaxed);
+    }
+
+    /// The sum of one counter over the stripes.
+    pub(crate) fn sum(&self, field: impl Fn(&TableCounters) -> &AtomicU64) -> u64 {
+        self.0
+            .all()
+            .map(|c| field(c).load(AtomicOrdering::Relaxed))
+            .sum()
     }
 }
 
@@ -229,8 +242,8 @@ impl FileReader {
                 b
             }
         };
-        TableStats::bump(&stats.blocks_read, 1);
-        TableStats::bump(&stats.bytes_read, buf.len() as u64);
+        stats.bump(|c| &c.blocks_read, 1);
+        stats.bump(|c| &c.bytes_read, buf.len() as u64);
         let ctype = verify_block(&buf, h.offset, self.checksum_base, &self.file_name)?;
         if ctype == TYPE_NONE {
             buf.truncate(n);
@@ -414,11 +427,11 @@ impl Table {
         let h = self.index_h;
         if let Some(c) = &self.cache {
             if let Some(b) = c.lookup(self.file_number, h.offset, BlockKind::Index) {
-                TableStats::bump(&self.stats.index_cache_hits, 1);
+                self.stats.bump(|c| &c.index_cache_hits, 1);
                 return Ok(b);
             }
         }
-        TableStats::bump(&self.stats.index_cache_misses, 1);
+        self.stats.bump(|c| &c.index_cache_misses, 1);
         let b = Arc::new(self.r.read_block_parsed(h, &self.stats)?);
         if let Some(c) = &self.cache {
             c.insert(self.file_number, h.offset, Arc::clone(&b), BlockKind::Index);
@@ -445,11 +458,11 @@ impl Table {
         }
         if let Some(c) = &self.cache {
             if let Some(f) = c.lookup_filter(self.file_number, h.offset) {
-                TableStats::bump(&self.stats.filter_cache_hits, 1);
+                self.stats.bump(|c| &c.filter_cache_hits, 1);
                 return Ok(Some(f));
             }
         }
-        TableStats::bump(&self.stats.filter_cache_misses, 1);
+        self.stats.bump(|c| &c.filter_cache_misses, 1);
         let f = Arc::new(self.r.read_filter(h, &self.stats)?);
         if let Some(c) = &self.cache {
             c.insert_filter(self.file_number, h.offset, Arc::clone(&f));
@@ -471,7 +484,7 @@ impl Table {
     ) -> Result<Arc<Block>> {
         if let Some(c) = &self.cache {
             if let Some(b) = c.lookup(self.file_number, h.offset, BlockKind::Data) {
-                TableStats::bump(&self.stats.cache_hits, 1);
+                self.stats.bump(|c| &c.cache_hits, 1);
                 return Ok(b);
             }
         }
@@ -513,10 +526,10 @@ impl Table {
         let Some(f) = self.filter()? else {
             return Ok(true);
         };
-        TableStats::bump(&self.stats.filter_checks, 1);
+        self.stats.bump(|c| &c.filter_checks, 1);
         let r = f.may_contain(user_key);
         if !r {
-            TableStats::bump(&self.stats.filter_useful, 1);
+            self.stats.bump(|c| &c.filter_useful, 1);
         }
         Ok(r)
     }

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -169,7 +168,7 @@ fn roundtrip_100k_entries_each_compression() {
         }
         // Absent keys (between and beyond the stored ones): never a match,
         // mostly filtered.
-        let before = t.stats().filter_useful.load(AtomicOrdering::Relaxed);
+        let before = t.stats().sum(|c| &c.filter_useful);
         let absent = 5000;
         for _ in 0..absent {
             let i = rng.gen_range(0..n + 100);
@@ -178,7 +177,7 @@ fn roundtrip_100k_entries_each_compression() {
                 assert_ne!(extract_user_key(e.ikey()), &uk[..], "seed {seed}");
             }
         }
-        let useful = t.stats().filter_useful.load(AtomicOrdering::Relaxed) - before;
+        let useful = t.stats().sum(|c| &c.filter_useful) - before;
         assert!(useful > absent * 95 / 100, "filter ruled out only {useful}");
 
         check_iteration(&t, &entries, &mut rng, seed);
@@ -353,7 +352,7 @@ fn index_and_filter_live_in_the_cache_when_asked() {
     assert_eq!(*cache.inserts.lock(), vec![BlockKind::Index]);
     assert_eq!(cache.filters.lock().len(), 1);
     assert_eq!(t.memory_usage(), 0);
-    let read = |t: &Table| t.stats().blocks_read.load(AtomicOrdering::Relaxed);
+    let read = |t: &Table| t.stats().sum(|c| &c.blocks_read);
     let opened = read(&t);
 
     let (k, v) = &entries[77];
@@ -361,8 +360,8 @@ fn index_and_filter_live_in_the_cache_when_asked() {
     assert_eq!(e.value(), &v[..]);
     assert_eq!(read(&t), opened + 1, "only the data block is read");
     let s = t.stats();
-    assert_eq!(s.index_cache_hits.load(AtomicOrdering::Relaxed), 1);
-    assert_eq!(s.filter_cache_hits.load(AtomicOrdering::Relaxed), 1);
+    assert_eq!(s.sum(|c| &c.index_cache_hits), 1);
+    assert_eq!(s.sum(|c| &c.filter_cache_hits), 1);
 
     // Evicted: the next probe reads index and filter again and re-caches them.
     cache.map.lock().clear();
@@ -370,8 +369,8 @@ fn index_and_filter_live_in_the_cache_when_asked() {
     let e = t.get_point(k, false, None).unwrap().unwrap();
     assert_eq!(e.value(), &v[..]);
     assert_eq!(read(&t), opened + 4, "index, filter and data block");
-    assert_eq!(s.index_cache_misses.load(AtomicOrdering::Relaxed), 1);
-    assert_eq!(s.filter_cache_misses.load(AtomicOrdering::Relaxed), 1);
+    assert_eq!(s.sum(|c| &c.index_cache_misses), 1);
+    assert_eq!(s.sum(|c| &c.filter_cache_misses), 1);
     assert_eq!(cache.filters.lock().len(), 1);
     assert!(!t.may_contain(b"not a key at all").unwrap());
 
@@ -396,7 +395,7 @@ fn a_batch_memo_reads_each_block_once_without_a_cache() {
     let entries = model(2000);
     build(&path, &entries, opts(Compression::None));
     let t = open(&path, None).unwrap();
-    let read = |t: &Table| t.stats().blocks_read.load(AtomicOrdering::Relaxed);
+    let read = |t: &Table| t.stats().sum(|c| &c.blocks_read);
     let before = read(&t);
     // Without a memo, ten keys of one block read it ten times.
     for (k, _) in &entries[..10] {
@@ -420,7 +419,7 @@ fn block_cache_hook_is_used_and_fill_cache_respected() {
     build(&path, &entries, opts(Compression::Lz4));
     let cache = Arc::new(MapCache::default());
     let t = open(&path, Some(cache.clone() as Arc<dyn BlockCacheHook>)).unwrap();
-    let opened_reads = t.stats().blocks_read.load(AtomicOrdering::Relaxed);
+    let opened_reads = t.stats().sum(|c| &c.blocks_read);
     assert_eq!(opened_reads, 4); // metaindex, properties, index, filter
 
     let k = lookup_key(&user_key(5), u64::MAX >> 8);
@@ -428,10 +427,10 @@ fn block_cache_hook_is_used_and_fill_cache_respected() {
     assert!(cache.map.lock().is_empty());
     t.get(&k, true).unwrap().unwrap();
     assert_eq!(cache.map.lock().len(), 1);
-    let reads = t.stats().blocks_read.load(AtomicOrdering::Relaxed);
+    let reads = t.stats().sum(|c| &c.blocks_read);
     let e = t.get(&k, true).unwrap().unwrap();
-    assert_eq!(t.stats().blocks_read.load(AtomicOrdering::Relaxed), reads);
-    assert_eq!(t.stats().cache_hits.load(AtomicOrdering::Relaxed), 1);
+    assert_eq!(t.stats().sum(|c| &c.blocks_read), reads);
+    assert_eq!(t.stats().sum(|c| &c.cache_hits), 1);
     // The entry's value lives in the cached block.
     let cached = cache.map.lock().values().next().unwrap().clone();
     assert!(Arc::ptr_eq(e.block(), &cached));

@@ -233,8 +233,6 @@ pub(crate) struct DbStats {
     pub wal_writes: AtomicU64,
     pub wal_bytes: AtomicU64,
     pub wal_syncs: AtomicU64,
-    pub gets: AtomicU64,
-    pub gets_found: AtomicU64,
     pub flush_bytes: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub stall_micros: AtomicU64,
@@ -276,8 +274,6 @@ impl DbStats {
             wal_writes: AtomicU64::new(0),
             wal_bytes: AtomicU64::new(0),
             wal_syncs: AtomicU64::new(0),
-            gets: AtomicU64::new(0),
-            gets_found: AtomicU64::new(0),
             flush_bytes: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             stall_micros: AtomicU64::new(0),
@@ -366,13 +362,6 @@ impl DbStats {
     }
 
     #[inline]
-    pub(crate) fn record_get(&self, found: bool) {
-        self.gets.fetch_add(1, Ordering::Relaxed);
-        if found {
-            self.gets_found.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
     /// Books a job's statistics on its output level.
     pub(crate) fn add_level(&self, level: usize, s: &LevelCompactionStats) {
         let mut l = self.levels.lock();

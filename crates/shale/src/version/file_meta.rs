@@ -3,15 +3,19 @@
 //! Shared as `Arc<FileMeta>` between every `Version` that contains the file.
 //! Immutable after construction except for `being_compacted`, an atomic flag
 //! the compaction scheduler sets (under the DB mutex) while a job owns the
-//! file; it is not persisted.
+//! file, and `table`, the open reader, set once on first use (as RocksDB's
+//! `FileDescriptor::table_reader`) so reads reach it without the table
+//! cache's lock or a reference-count update; neither is persisted.
 //!
 //! Invariants (checked when decoded from the MANIFEST): `smallest` and
 //! `largest` are internal keys (≥ 8 bytes) with `smallest ≤ largest` in
 //! internal-key order, and `smallest_seq ≤ largest_seq`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::base::{extract_user_key, FileNum, SeqNo};
+use crate::sst::Table;
 
 /// Metadata of one SST file.
 #[derive(Debug, Default)]
@@ -36,6 +40,8 @@ pub(crate) struct FileMeta {
     pub compression: u8,
     /// Set while a compaction job has this file as an input. Not persisted.
     pub being_compacted: AtomicBool,
+    /// The open reader, once a read has opened it. Not persisted.
+    pub table: OnceLock<Arc<Table>>,
 }
 
 impl FileMeta {
@@ -122,6 +128,7 @@ impl Clone for FileMeta {
             num_deletions: self.num_deletions,
             compression: self.compression,
             being_compacted: AtomicBool::new(false),
+            table: self.table.clone(),
         }
     }
 }
