@@ -116,6 +116,22 @@ impl Block {
         self.restarts_offset == 0
     }
 
+    /// Number of restart points.
+    pub(crate) fn num_restarts(&self) -> usize {
+        self.num_restarts
+    }
+
+    /// The full key and the value range of the entry at restart point `i`
+    /// (restart entries share no prefix). Requires `i < num_restarts()`.
+    pub(crate) fn restart_entry(&self, i: usize) -> Result<(&[u8], Range<usize>)> {
+        debug_assert!(i < self.num_restarts);
+        let p = self.restart_point(i);
+        match decode_entry(&self.data, p, self.restarts_offset) {
+            Some(e) if e.shared == 0 => Ok((self.data.get(e.unshared).unwrap_or(&[]), e.value)),
+            _ => Err(self.corruption(format!("bad restart entry #{i} at byte {p}"))),
+        }
+    }
+
     fn restart_point(&self, i: usize) -> usize {
         // Validated in `new`; the fallback is unreachable for i < num_restarts.
         self.data

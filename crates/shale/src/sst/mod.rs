@@ -10,7 +10,8 @@
 //! - `compression`: per-block LZ4 / zstd with bounded decompression;
 //! - `properties`: the properties block;
 //! - `builder`: [`TableBuilder`]; `reader`: [`Table`]; `table_iter`: the
-//!   two-level [`TableIterator`].
+//!   two-level [`TableIterator`]; `index_search`: the in-memory prefix
+//!   array that speeds up point lookups in an owned index block.
 //!
 //! Layering: `sst/` depends only on `base`, `codec`, `error`, `fs`, `iter`
 //! and `options`; never on `version/`, `db/`, `memtable/` or `cache/` (the
@@ -25,6 +26,7 @@ mod builder;
 mod compression;
 mod filter;
 mod format;
+mod index_search;
 mod properties;
 mod readahead;
 mod reader;

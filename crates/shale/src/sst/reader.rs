@@ -28,6 +28,7 @@ use crate::sst::block::{Block, BlockIterator};
 use crate::sst::compression::{decompress, TYPE_NONE};
 use crate::sst::filter::BloomFilter;
 use crate::sst::format::{verify_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+use crate::sst::index_search::IndexSearch;
 use crate::sst::properties::TableProperties;
 use crate::sst::readahead::Readahead;
 use crate::sst::table_iter::TableIterator;
@@ -283,6 +284,8 @@ pub(crate) struct Table {
     /// The index block when the table owns it; `None` when it lives in the
     /// block cache (then `cache` is `Some`).
     index: Option<Arc<Block>>,
+    /// Point-lookup accelerator over `index` (only when the table owns it).
+    index_search: Option<IndexSearch>,
     filter_h: Option<BlockHandle>,
     /// The filter when the table owns it; `None` when the table has no
     /// filter (`filter_h` is `None`) or it lives in the block cache.
@@ -394,6 +397,7 @@ impl Table {
             #[cfg(any(test, feature = "fuzzing"))]
             data_end,
             index_h: footer.index,
+            index_search: None,
             index: Some(index),
             filter_h,
             filter,
@@ -410,6 +414,7 @@ impl Table {
                 }
             }
         }
+        table.index_search = table.index.as_ref().and_then(IndexSearch::build);
         Ok(Arc::new(table))
     }
 
@@ -556,7 +561,11 @@ impl Table {
         let index = self.index()?;
         KEY_BUF.with(|buf| {
             let mut key = buf.borrow_mut();
-            let Some(vr) = index.seek_point(lookup_ikey, &mut key)? else {
+            let found = match (&self.index_search, &index) {
+                (Some(search), BlockRef::Owned(b)) => search.seek(b, lookup_ikey)?,
+                _ => index.seek_point(lookup_ikey, &mut key)?,
+            };
+            let Some(vr) = found else {
                 return Ok(None);
             };
             let hv = index.data().get(vr).unwrap_or(&[]);
