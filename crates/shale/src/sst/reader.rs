@@ -523,7 +523,9 @@ impl Table {
     /// lives in the block cache).
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn memory_usage(&self) -> usize {
-        self.index.as_ref().map_or(0, |b| b.size()) + self.filter.as_ref().map_or(0, |f| f.size())
+        self.index.as_ref().map_or(0, |b| b.size())
+            + self.index_search.as_ref().map_or(0, IndexSearch::size)
+            + self.filter.as_ref().map_or(0, |f| f.size())
     }
 
     /// False when the filter rules `user_key` out; true without a filter.
