@@ -21,7 +21,10 @@
 #   ROUNDS [3], OUT [/tmp/shale-compare-<time>], DB_DIR [/tmp/shale-compare-db],
 #   NUM_KEYS [1000000], NUM_THREADS [16], DURATION_RO [65], DURATION_RW [65],
 #   MB_WRITE_PER_SEC [2], CACHE_SIZE [1 GiB], STEPS [all, space-separated
-#   names from the list below], SEED [time].
+#   names from the list below], SEED [time], WARM_PAGE_CACHE [1: read the
+#   engine's DB files before each run, so neither engine starts with files
+#   the OS has evicted (seen on this shared VM: reads from the device made a
+#   run 100x slower)].
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,6 +39,7 @@ DURATION_RW=${DURATION_RW:-65}
 MB_WRITE_PER_SEC=${MB_WRITE_PER_SEC:-2}
 CACHE_SIZE=${CACHE_SIZE:-$((1 << 30))}
 SEED=${SEED:-$(date +%s)}
+WARM_PAGE_CACHE=${WARM_PAGE_CACHE:-1}
 ENGINE_A=${ENGINE_A:-rocksdb}
 ENGINE_B=${ENGINE_B:-shale}
 STEPS=${STEPS:-"fillseq readrandom fwdrange multireadrandom overwrite readwhilewriting fwdrangewhilewriting overwriteandwait"}
@@ -87,6 +91,9 @@ for step in $STEPS; do
     for engine in "$ENGINE_A" "$ENGINE_B"; do
       tag="$step.$engine.$round"
       echo "== $tag (seed $seed)" >&2
+      if [[ $WARM_PAGE_CACHE == 1 && -d "$DB_DIR/$engine" ]]; then
+        cat "$DB_DIR/$engine"/* > /dev/null 2>&1 || true
+      fi
       "$BIN" --engine="$engine" --db="$DB_DIR/$engine" --seed="$seed" \
         --json="$OUT/$tag.json" --report_file="$OUT/$tag.r.csv" \
         "${COMMON[@]}" "${flags[@]}" "${EXTRA[@]}" > "$OUT/$tag.log" 2> "$OUT/$tag.err"
