@@ -132,7 +132,13 @@ impl TableEntry {
     }
 }
 
+/// Largest block read through the per-thread scratch buffer (bigger ones
+/// get a buffer of their own, so the scratch never pins much memory).
+const SCRATCH_MAX: usize = 256 << 10;
+
 thread_local! {
+    /// Stored bytes of the block being read by this thread.
+    static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     /// Key buffer reused by point lookups of this thread.
     static KEY_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -237,6 +243,7 @@ impl FileReader {
                     }
                 },
             },
+            None if total <= SCRATCH_MAX => return self.read_via_scratch(h, n, stats),
             None => {
                 let mut b = vec![0u8; total];
                 self.file.read_exact_at(h.offset, &mut b)?;
@@ -257,6 +264,31 @@ impl FileReader {
                 h.offset,
             )
         }
+    }
+
+    /// `read_block` without readahead for blocks up to `SCRATCH_MAX`: reads
+    /// into this thread's scratch buffer, so a compressed block costs only
+    /// its decompressed copy (no allocation, zeroing and free of the stored
+    /// bytes) and an uncompressed one a copy instead of a zeroed allocation.
+    fn read_via_scratch(&self, h: BlockHandle, n: usize, stats: &TableStats) -> Result<Vec<u8>> {
+        let total = n + BLOCK_TRAILER_LEN;
+        READ_BUF.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            if scratch.len() < total {
+                scratch.resize(total, 0);
+            }
+            let buf = &mut scratch[..total];
+            self.file.read_exact_at(h.offset, buf)?;
+            stats.bump(|c| &c.blocks_read, 1);
+            stats.bump(|c| &c.bytes_read, total as u64);
+            let ctype = verify_block(buf, h.offset, self.checksum_base, &self.file_name)?;
+            let stored = buf.get(..n).unwrap_or(&[]);
+            if ctype == TYPE_NONE {
+                Ok(stored.to_vec())
+            } else {
+                decompress(ctype, stored, &self.file_name, h.offset)
+            }
+        })
     }
 
     fn read_filter(&self, h: BlockHandle, stats: &TableStats) -> Result<BloomFilter> {
