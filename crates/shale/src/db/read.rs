@@ -174,10 +174,16 @@ fn get_at(
         }
     }
     let lookup = LookupKey::new(key, seq);
-    for f in version.files(0) {
-        if key < f.smallest_user_key() || key > f.largest_user_key() {
-            continue;
-        }
+    // Newest first: every L0 file whose range holds the key, then at most
+    // one file per deeper level (binary search over the level's ranges).
+    let l0 = version
+        .files(0)
+        .iter()
+        .filter(|f| key >= f.smallest_user_key() && key <= f.largest_user_key());
+    let deeper = (1..version.num_levels())
+        .filter_map(|level| version.find_file(level, key))
+        .filter(|f| key >= f.smallest_user_key());
+    for f in l0.chain(deeper) {
         let found = get_from_table(
             &db.table_cache,
             f,
@@ -188,24 +194,6 @@ fn get_at(
         )?;
         if let Some(found) = found {
             return Ok(found);
-        }
-    }
-    for level in 1..version.num_levels() {
-        if let Some(f) = version.find_file(level, key) {
-            if key < f.smallest_user_key() {
-                continue;
-            }
-            let found = get_from_table(
-                &db.table_cache,
-                f,
-                key,
-                lookup.ikey(),
-                fill_cache,
-                memo.as_deref_mut(),
-            )?;
-            if let Some(found) = found {
-                return Ok(found);
-            }
         }
     }
     Ok(None)
