@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::fs::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
-use shale::{Compression, Db, Options, ReadOptions, Result, WriteBatch, WriteOptions};
+use shale::fs::{FileSystem, ReadHookFs};
+use shale::{Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -411,81 +411,17 @@ fn moves_from_l0(log: &str) -> usize {
         .count()
 }
 
-/// A file system that slows every random read (compaction inputs) by a
-/// fixed delay, to make compaction lag behind writes.
-struct SlowReads {
-    inner: Arc<dyn FileSystem>,
-    delay_micros: Arc<AtomicU64>,
-    reads: Arc<AtomicU64>,
-}
-
-struct SlowFile {
-    inner: Arc<dyn RandomAccessFile>,
-    delay_micros: Arc<AtomicU64>,
-    reads: Arc<AtomicU64>,
-}
-
-impl RandomAccessFile for SlowFile {
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.reads.fetch_add(1, Ordering::Relaxed);
-        let d = self.delay_micros.load(Ordering::Relaxed);
-        if d > 0 {
-            std::thread::sleep(Duration::from_micros(d));
-        }
-        self.inner.read_exact_at(offset, buf)
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-}
-
-impl FileSystem for SlowReads {
-    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.inner.create(path)
-    }
-    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        Ok(Arc::new(SlowFile {
-            inner: self.inner.open_random(path)?,
-            delay_micros: Arc::clone(&self.delay_micros),
-            reads: Arc::clone(&self.reads),
-        }))
-    }
-    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
-        self.inner.open_sequential(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&self, path: &Path) -> Result<()> {
-        self.inner.remove(path)
-    }
-    fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        self.inner.create_dir_all(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
-}
-
+/// A file system that slows every random read (compaction inputs) by an
+/// adjustable delay, to make compaction lag behind writes.
 fn slow_fs(delay_micros: u64) -> (Arc<dyn FileSystem>, Arc<AtomicU64>) {
     let d = Arc::new(AtomicU64::new(delay_micros));
-    let fs = SlowReads {
-        inner: shale::fs::default_fs(),
-        delay_micros: Arc::clone(&d),
-        reads: Arc::new(AtomicU64::new(0)),
-    };
+    let delay = Arc::clone(&d);
+    let fs = ReadHookFs::new(shale::fs::default_fs(), move |_: &Path, _, _| {
+        let us = delay.load(Ordering::Relaxed);
+        if us > 0 {
+            std::thread::sleep(Duration::from_micros(us));
+        }
+    });
     (Arc::new(fs), d)
 }
 

@@ -7,9 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use shale::fs::{
-    FileLock, FileSystem, PosixFileSystem, RandomAccessFile, SequentialFile, WritableFile,
-};
+use shale::fs::{PosixFileSystem, ReadHookFs};
 use shale::{Db, Options, ReadOptions};
 
 #[derive(Default)]
@@ -18,77 +16,19 @@ struct Counters {
     sizes: Mutex<Vec<usize>>,
 }
 
-struct CountingFs {
-    inner: PosixFileSystem,
-    c: Arc<Counters>,
-}
-
-struct CountingFile {
-    inner: Arc<dyn RandomAccessFile>,
-    sst: bool,
-    c: Arc<Counters>,
-}
-
-impl RandomAccessFile for CountingFile {
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> shale::Result<()> {
-        if self.sst {
-            self.c.reads.fetch_add(1, Ordering::Relaxed);
-            self.c.sizes.lock().unwrap().push(buf.len());
-        }
-        self.inner.read_exact_at(offset, buf)
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-}
-
-impl FileSystem for CountingFs {
-    fn create(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        self.inner.create(path)
-    }
-    fn open_random(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        Ok(Arc::new(CountingFile {
-            inner: self.inner.open_random(path)?,
-            sst: path.extension().is_some_and(|e| e == "sst"),
-            c: Arc::clone(&self.c),
-        }))
-    }
-    fn open_sequential(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
-        self.inner.open_sequential(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&self, path: &Path) -> shale::Result<()> {
-        self.inner.remove(path)
-    }
-    fn list(&self, dir: &Path) -> shale::Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> shale::Result<()> {
-        self.inner.create_dir_all(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn file_size(&self, path: &Path) -> shale::Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn lock(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
-}
-
 fn setup() -> (tempfile::TempDir, Db, Arc<Counters>) {
     let dir = tempfile::tempdir().unwrap();
     let c = Arc::new(Counters::default());
-    let fs = Arc::new(CountingFs {
-        inner: PosixFileSystem::default(),
-        c: Arc::clone(&c),
-    });
+    let counters = Arc::clone(&c);
+    let fs = Arc::new(ReadHookFs::new(
+        Arc::new(PosixFileSystem::default()),
+        move |path: &Path, _offset, len| {
+            if path.extension().is_some_and(|e| e == "sst") {
+                counters.reads.fetch_add(1, Ordering::Relaxed);
+                counters.sizes.lock().unwrap().push(len);
+            }
+        },
+    ));
     let db = Db::open(
         dir.path(),
         Options {

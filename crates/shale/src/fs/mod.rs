@@ -13,6 +13,7 @@
 mod fault;
 mod mem;
 mod posix;
+mod read_hook;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use crate::error::Result;
 pub use fault::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, InjectedFault, Trigger};
 pub use mem::{MemFileSystem, CRASH_BLOCK_SIZE};
 pub use posix::PosixFileSystem;
+pub use read_hook::{ReadHook, ReadHookFs};
 
 /// A file opened for appending.
 pub trait WritableFile: Send {

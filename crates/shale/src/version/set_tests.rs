@@ -4,13 +4,12 @@
 //! wrapper around it.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::*;
-use crate::fs::{FileLock, PosixFileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use crate::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, PosixFileSystem, Trigger};
 use crate::version::file_meta::FileMeta;
 use crate::version::filename::{parse_file_name, FileType};
 use crate::version::version::tests::file;
@@ -499,100 +498,23 @@ fn invalid_edit_is_rejected_without_writing() {
 
 // ---- fault injection --------------------------------------------------------
 
-/// PosixFileSystem whose writable files fail `append`/`sync` while `fail` is set.
-struct FaultFs {
-    inner: PosixFileSystem,
-    fail: Arc<AtomicBool>,
-}
-
-struct FaultFile {
-    inner: Box<dyn WritableFile>,
-    fail: Arc<AtomicBool>,
-}
-
-impl FaultFile {
-    fn check(&self) -> Result<()> {
-        if self.fail.load(Ordering::SeqCst) {
-            return Err(Error::io(
-                "injected",
-                std::io::Error::other("injected fault"),
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl WritableFile for FaultFile {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.check()?;
-        self.inner.append(data)
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.check()?;
-        self.inner.flush()
-    }
-    fn sync(&mut self) -> Result<()> {
-        self.check()?;
-        self.inner.sync()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-}
-
-impl FileSystem for FaultFs {
-    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        Ok(Box::new(FaultFile {
-            inner: self.inner.create(path)?,
-            fail: Arc::clone(&self.fail),
-        }))
-    }
-    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        self.inner.open_random(path)
-    }
-    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
-        self.inner.open_sequential(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&self, path: &Path) -> Result<()> {
-        self.inner.remove(path)
-    }
-    fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        self.inner.create_dir_all(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
+/// Makes every write, flush and sync of `fs` fail from now on.
+fn fail_writes(fs: &FaultInjectionFs) {
+    let ops = [FaultOp::Append, FaultOp::Flush, FaultOp::Sync];
+    fs.add_rule(FaultRule::new(FaultKind::Eio, Trigger::FromIndex(0)).ops(&ops));
 }
 
 #[test]
 fn failed_manifest_write_does_not_install_and_next_call_rolls() {
     let d = tempfile::tempdir().unwrap();
-    let fail = Arc::new(AtomicBool::new(false));
-    let fs: Arc<dyn FileSystem> = Arc::new(FaultFs {
-        inner: PosixFileSystem::default(),
-        fail: Arc::clone(&fail),
-    });
+    let faults = Arc::new(FaultInjectionFs::new(Arc::new(PosixFileSystem::default())));
+    let fs: Arc<dyn FileSystem> = Arc::clone(&faults) as Arc<dyn FileSystem>;
     let mut vs = VersionSet::create_new(Arc::clone(&fs), d.path(), LEVELS, "f").unwrap();
     let a = flush(&mut vs, b"a", b"b", 10);
     let before = vs.current();
     let manifest_before = vs.manifest_file_number();
 
-    fail.store(true, Ordering::SeqCst);
+    fail_writes(&faults);
     let lost = vs.new_file_number();
     let mut e = VersionEdit::default();
     e.add_file(0, file(lost, b"c", b"d", 20));
@@ -605,7 +527,7 @@ fn failed_manifest_write_does_not_install_and_next_call_rolls() {
     assert!(vs.log_and_apply(&mut e).is_err());
     assert!(Arc::ptr_eq(&before, &vs.current()));
 
-    fail.store(false, Ordering::SeqCst);
+    faults.clear_rules();
     let b = flush(&mut vs, b"e", b"f", 30);
     assert_ne!(
         vs.manifest_file_number(),

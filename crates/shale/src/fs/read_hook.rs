@@ -1,0 +1,92 @@
+//! [`ReadHookFs`]: a file system that forwards every operation to an inner
+//! one and calls a hook before each positional read of a file it opened for
+//! random access. Tests use it to count SST reads and their sizes (readahead)
+//! or to slow reads down (compaction lag) without writing a whole
+//! [`FileSystem`] of their own.
+//!
+//! Thread-safety: the hook is shared by every file and called from any
+//! reading thread.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use crate::error::Result;
+
+/// Called before each `read_exact_at`: (path, offset, length).
+pub type ReadHook = dyn Fn(&Path, u64, usize) + Send + Sync;
+
+/// See the module comment.
+pub struct ReadHookFs {
+    inner: Arc<dyn FileSystem>,
+    hook: Arc<ReadHook>,
+}
+
+impl ReadHookFs {
+    /// Wraps `inner`; `hook` sees every random-access read.
+    pub fn new(
+        inner: Arc<dyn FileSystem>,
+        hook: impl Fn(&Path, u64, usize) + Send + Sync + 'static,
+    ) -> Self {
+        ReadHookFs {
+            inner,
+            hook: Arc::new(hook),
+        }
+    }
+}
+
+struct HookedFile {
+    inner: Arc<dyn RandomAccessFile>,
+    path: PathBuf,
+    hook: Arc<ReadHook>,
+}
+
+impl RandomAccessFile for HookedFile {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        (self.hook)(&self.path, offset, buf.len());
+        self.inner.read_exact_at(offset, buf)
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl FileSystem for ReadHookFs {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.inner.create(path)
+    }
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        Ok(Arc::new(HookedFile {
+            inner: self.inner.open_random(path)?,
+            path: path.to_path_buf(),
+            hook: Arc::clone(&self.hook),
+        }))
+    }
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        self.inner.open_sequential(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> Result<()> {
+        self.inner.remove(path)
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.inner.sync_dir(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        self.inner.file_size(path)
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        self.inner.lock(path)
+    }
+}
