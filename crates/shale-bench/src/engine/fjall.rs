@@ -254,14 +254,7 @@ impl Engine for FjallEngine {
     }
 
     fn get(&self, key: &[u8], out: &mut Vec<u8>, _verify_checksums: bool) -> Result<bool> {
-        match self.ks.get(key).map_err(err)? {
-            Some(v) => {
-                out.clear();
-                out.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        Ok(super::copy_found(self.ks.get(key).map_err(err)?, out))
     }
 
     fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {

@@ -85,14 +85,7 @@ impl Engine for MemoryEngine {
     }
 
     fn get(&self, key: &[u8], out: &mut Vec<u8>, _verify: bool) -> Result<bool> {
-        match self.read().get(key) {
-            Some(v) => {
-                out.clear();
-                out.extend_from_slice(v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        Ok(super::copy_found(self.read().get(key), out))
     }
 
     fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {

@@ -118,6 +118,19 @@ pub enum Report {
     SsTables,
 }
 
+/// Copies a found value into `out` (reusing its buffer); true when there
+/// was one. Every engine's `get` ends this way.
+pub(crate) fn copy_found<V: AsRef<[u8]>>(v: Option<V>, out: &mut Vec<u8>) -> bool {
+    match v {
+        Some(v) => {
+            out.clear();
+            out.extend_from_slice(v.as_ref());
+            true
+        }
+        None => false,
+    }
+}
+
 /// A raw cursor over the DB.
 pub trait EngineIter {
     /// First key ≥ `key`.

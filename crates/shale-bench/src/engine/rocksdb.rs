@@ -269,14 +269,10 @@ impl Engine for RocksEngine {
     fn get(&self, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool) -> Result<bool> {
         let mut ro = ReadOptions::default();
         ro.set_verify_checksums(verify_checksums);
-        match self.db.get_pinned_opt(key, &ro).map_err(err)? {
-            Some(v) => {
-                out.clear();
-                out.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        Ok(super::copy_found(
+            self.db.get_pinned_opt(key, &ro).map_err(err)?,
+            out,
+        ))
     }
 
     fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {

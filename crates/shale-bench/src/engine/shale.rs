@@ -256,14 +256,7 @@ impl Engine for ShaleEngine {
     fn get(&self, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool) -> Result<bool> {
         let mut ro = shale::ReadOptions::new();
         ro.verify_checksums = verify_checksums;
-        match self.db.get_opt(key, &ro)? {
-            Some(v) => {
-                out.clear();
-                out.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        Ok(super::copy_found(self.db.get_opt(key, &ro)?, out))
     }
 
     fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
