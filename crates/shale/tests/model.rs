@@ -52,12 +52,11 @@ fn small_options(rng: &mut SmallRng) -> Options {
 
 /// Checks a full scan in both directions and a few bounded scans.
 fn check_iteration(db: &Db, model: &Model, rng: &mut SmallRng, seed: u64) {
-    let got: Vec<(Vec<u8>, Vec<u8>)> = db.range::<&[u8], _>(..).map(|r| r.unwrap()).collect();
+    let got: Vec<(Vec<u8>, Vec<u8>)> = db.range(..).map(|r| r.unwrap()).collect();
     let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     assert_eq!(got.len(), want.len(), "seed {seed}: scan length");
     assert!(got == want, "seed {seed}: forward scan differs");
-    let back: Vec<(Vec<u8>, Vec<u8>)> =
-        db.range::<&[u8], _>(..).rev().map(|r| r.unwrap()).collect();
+    let back: Vec<(Vec<u8>, Vec<u8>)> = db.range(..).rev().map(|r| r.unwrap()).collect();
     let want_back: Vec<_> = want.iter().rev().cloned().collect();
     assert!(back == want_back, "seed {seed}: reverse scan differs");
 
@@ -136,11 +135,11 @@ fn check_iteration(db: &Db, model: &Model, rng: &mut SmallRng, seed: u64) {
     assert_eq!(got, want, "seed {seed}: prefix scan");
     let a = key(rng, 2000);
     let got: Vec<Vec<u8>> = db
-        .range::<&[u8], _>((Bound::Excluded(a.as_slice()), Bound::Unbounded))
+        .range((Bound::Excluded(a.as_slice()), Bound::Unbounded))
         .map(|r| r.unwrap().0)
         .collect();
     let want: Vec<Vec<u8>> = model
-        .range::<Vec<u8>, _>((Bound::Excluded(a.clone()), Bound::Unbounded))
+        .range((Bound::Excluded(a.clone()), Bound::Unbounded))
         .map(|(k, _)| k.clone())
         .collect();
     assert_eq!(got, want, "seed {seed}: excluded-start range");

@@ -147,71 +147,42 @@ pub(crate) fn run<'a>(
     st
 }
 
-/// Compacts every file overlapping [start, end] into the last level.
-/// Requires: no compaction running (the caller waited).
+/// Compacts every file overlapping [start, end] down to the last level,
+/// level by level (see `picker::manual_plan`), then rewrites the last
+/// level's files in the range when nothing above overlapped it.
+/// Requires: no compaction running, and `manual_compactions` raised so no
+/// automatic one starts meanwhile (the caller does both).
 pub(crate) fn run_manual<'a>(
     db: &'a Arc<DbInner>,
     mut st: MutexGuard<'a, DbState>,
     start: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> (MutexGuard<'a, DbState>, Result<()>) {
-    let v = st.versions.current();
-    let n = v.num_levels();
-    let last = n - 1;
-    let lo = start.map(|s| s.to_vec());
-    let hi = end.map(|e| e.to_vec());
-    let in_range = |f: &FileMeta| {
-        lo.as_deref().is_none_or(|l| f.largest_user_key() >= l)
-            && hi.as_deref().is_none_or(|h| f.smallest_user_key() <= h)
-    };
-    let mut inputs: Vec<Arc<FileMeta>> = Vec::new();
-    for level in 0..last {
-        inputs.extend(v.files(level).iter().filter(|f| in_range(f)).cloned());
-    }
-    let mut output_inputs: Vec<Arc<FileMeta>> = v
-        .files(last)
-        .iter()
-        .filter(|f| in_range(f))
-        .cloned()
-        .collect();
-    if inputs.is_empty() && output_inputs.len() <= 1 {
-        return (st, Ok(()));
-    }
-    // Widen the last level's inputs to everything the merged range touches.
-    let all: Vec<&Arc<FileMeta>> = inputs.iter().chain(output_inputs.iter()).collect();
-    if let (Some(min), Some(max)) = (
-        all.iter().map(|f| f.smallest_user_key().to_vec()).min(),
-        all.iter().map(|f| f.largest_user_key().to_vec()).max(),
-    ) {
-        output_inputs = v.overlapping_files(last, &min, &max);
-    }
-    let (level, inputs, output_inputs) = if inputs.is_empty() {
-        (last, output_inputs, Vec::new())
-    } else {
-        (0, inputs, output_inputs)
-    };
-    let plan = Plan {
-        level,
-        output_level: last,
-        inputs,
-        output_inputs,
-        grandparents: Vec::new(),
-        trivial_move: false,
-        bottommost: true,
-        score: 0.0,
-    };
-    // Release the pre-compaction version so the inputs can be deleted as
-    // soon as the job's edit is installed.
-    drop(v);
-    let id = begin(db, &mut st, &plan);
-    let r = execute(db, &mut st, &plan, id);
-    finish_job(db, &mut st, &plan, id);
-    if let Err(e) = &r {
-        if !matches!(e, crate::error::Error::ShutdownInProgress) {
-            db.set_bg_error(&mut st, e.clone());
+    let o = picker_options(db);
+    let last = o.num_levels - 1;
+    let mut moved_down = false;
+    for level in 0..=last {
+        if level == last && moved_down {
+            break;
+        }
+        crate::sync_point!("ManualCompaction::BeforeLevel");
+        let plan = {
+            let v = st.versions.current();
+            picker::manual_plan(&v, &o, level, start, end)
+        };
+        let Some(plan) = plan else { continue };
+        moved_down |= plan.output_level > plan.level;
+        let id = begin(db, &mut st, &plan);
+        let r = execute(db, &mut st, &plan, id);
+        finish_job(db, &mut st, &plan, id);
+        if let Err(e) = r {
+            if !matches!(e, crate::error::Error::ShutdownInProgress) {
+                db.set_bg_error(&mut st, e.clone());
+            }
+            return (st, Err(e));
         }
     }
-    (st, r)
+    (st, Ok(()))
 }
 
 fn level_of(v: &Version, number: u64) -> Option<usize> {

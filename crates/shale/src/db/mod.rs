@@ -16,6 +16,7 @@ mod compaction_job;
 mod db_iter;
 mod flush_job;
 mod info_log;
+mod key_range;
 mod obsolete;
 mod open;
 mod options_file;
@@ -45,6 +46,7 @@ use crate::version::VersionSet;
 
 pub(crate) use cache_glue::cache_options;
 pub use db_iter::{DbIterator, DbRange};
+pub use key_range::KeyRange;
 pub use read::PinnableValue;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::SnapshotList;
@@ -149,6 +151,14 @@ impl DbInner {
                 .map_or_else(|| "earlier failure".to_string(), |e| e.to_string());
             return Err(Error::Poisoned(why));
         }
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::ShutdownInProgress);
+        }
+        Ok(())
+    }
+
+    /// `ShutdownInProgress` once the DB is closing or closed (reads).
+    pub(crate) fn check_open(&self) -> Result<()> {
         if self.shutting_down.load(Ordering::Acquire) {
             return Err(Error::ShutdownInProgress);
         }
@@ -284,10 +294,13 @@ impl Db {
 
     /// A snapshot of the current state, released on drop.
     pub fn snapshot(&self) -> Snapshot {
-        // Take the sequence under the snapshot list's lock order: acquire
-        // registers it before any compaction can drop what it needs, because
-        // compactions read the list when they start.
-        self.inner().snapshots.acquire(self.inner().last_visible())
+        // The sequence number is read under the snapshot list's lock: a flush
+        // or compaction reads the list under it when it starts, so it either
+        // sees this snapshot or started before the sequence was taken (and
+        // then holds nothing newer). Regression test
+        // `snapshot_sequence_is_registered_atomically`.
+        let inner = self.inner();
+        inner.snapshots.acquire_with(|| inner.last_visible())
     }
 
     /// A raw cursor (unpositioned: call a seek first).
@@ -295,10 +308,12 @@ impl Db {
         read::new_iterator(self.inner(), opts)
     }
 
-    /// A double-ended iterator over the user keys in `range`.
-    pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> DbRange {
-        let start = range.start_bound().map(|k| k.as_ref());
-        let end = range.end_bound().map(|k| k.as_ref());
+    /// A double-ended iterator over the user keys in `range` (any Rust range
+    /// of byte strings: `..`, `b"a"..b"c"`, `k1..=k2`, ...), at the state
+    /// of its creation: both ends read the same pinned super version and
+    /// sequence number, whatever is written, flushed or compacted later.
+    pub fn range<R: KeyRange>(&self, range: R) -> DbRange {
+        let (start, end) = range.key_bounds();
         let (lower, upper) = db_iter::bounds_to_cursor(start, end);
         self.bounded_range(lower, upper)
     }
@@ -312,20 +327,19 @@ impl Db {
         let mut ro = ReadOptions::new();
         ro.iterate_lower_bound = lower;
         ro.iterate_upper_bound = upper;
-        let seq = self.inner().last_visible();
-        let front = read::new_iterator_at(self.inner(), &ro, seq);
+        let front = read::new_iterator(self.inner(), &ro);
+        // The back cursor is made on the first `next_back()`, over the
+        // super version and sequence number the front pinned (regression
+        // test `range_back_half_reads_the_state_of_its_creation`).
+        let (sv, seq) = front.pinned();
         let inner = Arc::clone(self.inner());
-        let (lo, up) = (
-            ro.iterate_lower_bound.clone(),
-            ro.iterate_upper_bound.clone(),
-        );
         DbRange::new(
             front,
             Box::new(move || {
-                let mut ro = ReadOptions::new();
-                ro.iterate_lower_bound = lo;
-                ro.iterate_upper_bound = up;
-                read::new_iterator_at(&inner, &ro, seq)
+                let mut back = ReadOptions::new();
+                back.iterate_lower_bound = ro.iterate_lower_bound;
+                back.iterate_upper_bound = ro.iterate_upper_bound;
+                read::new_iterator_in(&inner, sv, &back, seq)
             }),
         )
     }
