@@ -93,3 +93,58 @@ fn range_back_half_reads_the_state_of_its_creation() {
     assert!(r.next_back().is_none());
     assert!(r.next().is_none());
 }
+
+/// Defect 8: `close()` returned Ok while another clone or a live range
+/// existed, but kept `LOCK` until they were dropped: a reopen failed with
+/// "Lock held". Now close releases it and the others stop.
+#[test]
+fn close_releases_the_lock_while_clones_and_ranges_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put(b"b", b"2").unwrap();
+    let clone = db.clone();
+    let mut range = db.range(..);
+    assert_eq!(range.next().unwrap().unwrap().0, b"a".to_vec());
+    let mut cursor = db.iter(&shale::ReadOptions::new());
+    cursor.seek_to_first();
+    assert!(cursor.valid());
+    db.close().unwrap();
+
+    let reopened = Db::open(dir.path(), quiet_options()).expect("LOCK released by close");
+    assert_eq!(get(&reopened, b"b").as_deref(), Some(&b"2"[..]));
+    let shut = |r: shale::Result<()>| matches!(r, Err(shale::Error::ShutdownInProgress));
+    assert!(shut(clone.put(b"c", b"3")), "writes through a clone stop");
+    assert!(
+        matches!(clone.get(b"a"), Err(shale::Error::ShutdownInProgress)),
+        "reads through a clone stop"
+    );
+    assert!(matches!(
+        range.next(),
+        Some(Err(shale::Error::ShutdownInProgress))
+    ));
+    cursor.next();
+    assert!(!cursor.valid());
+    assert!(shut(cursor.status()));
+    assert!(shut(clone.flush_wal(false)));
+    // The clone's drop must not disturb the reopened DB.
+    drop(clone);
+    drop(range);
+    reopened.put(b"c", b"3").unwrap();
+    assert_eq!(get(&reopened, b"c").as_deref(), Some(&b"3"[..]));
+    reopened.close().unwrap();
+}
+
+/// Defect 8, drop: dropping the last handle while a range lives releases
+/// the lock too.
+#[test]
+fn dropping_the_last_handle_releases_the_lock_while_a_range_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    let range = db.range(..);
+    drop(db);
+    let db = Db::open(dir.path(), quiet_options()).expect("LOCK released by drop");
+    assert_eq!(get(&db, b"a").as_deref(), Some(&b"1"[..]));
+    drop(range);
+}

@@ -83,7 +83,9 @@ pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
     pub fs: Arc<dyn FileSystem>,
-    _lock: Box<dyn FileLock>,
+    /// The `LOCK` file's lock, released by `close` (or the last handle's
+    /// drop) even while iterators or ranges still hold this struct.
+    lock: Mutex<Option<Box<dyn FileLock>>>,
     /// Highest sequence number visible to readers.
     pub visible_seq: AtomicU64,
     pub super_version: ArcSwap<SuperVersion>,
@@ -179,27 +181,56 @@ struct DbHandle {
 }
 
 impl DbHandle {
+    /// Closes the DB. Waits for: the flush of memtables holding writes made
+    /// without the WAL; the running background jobs to reach their next
+    /// cancellation check (a compaction stops between output entries and
+    /// its outputs are discarded; a flush stops likewise and its memtable is
+    /// recovered from the WAL at the next open); manual compactions of other
+    /// clones, likewise; the write group holding the WAL, if any. Then it
+    /// hands the WAL's buffered bytes to the OS and releases `LOCK`. From
+    /// the moment it starts, every other clone, iterator and range of this
+    /// DB fails with `ShutdownInProgress`.
     fn shutdown(&self) -> Result<()> {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        let inner = &self.inner;
         // Writes made with `disable_wal` live only in memtables: flush them.
         let mut flush_result = Ok(());
-        if self.inner.unpersisted.load(Ordering::Acquire) {
-            flush_result = background::flush_and_wait(&self.inner);
+        if inner.unpersisted.load(Ordering::Acquire) {
+            flush_result = background::flush_and_wait(inner);
         }
-        self.inner.shutting_down.store(true, Ordering::Release);
         {
-            let _st = self.inner.state.lock();
-            self.inner.bg_cv.notify_all();
+            // Under the DB mutex: a memtable switch (which opens a new WAL)
+            // either finished before or sees the flag.
+            let _st = inner.state.lock();
+            inner.shutting_down.store(true, Ordering::Release);
+            inner.bg_cv.notify_all();
         }
         let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
             let _ = t.join();
         }
-        // Hand whatever the WAL buffered to the OS.
-        let wal_result = self.inner.writer.flush_wal(&self.inner, false);
-        let st = self.inner.state.lock();
+        {
+            // Manual compactions run in callers' threads.
+            let mut st = inner.state.lock();
+            while st.compactions_running > 0 || st.manual_compactions > 0 || st.flush_running {
+                inner
+                    .bg_cv
+                    .wait_for(&mut st, std::time::Duration::from_millis(10));
+            }
+        }
+        // Hand whatever the WAL buffered to the OS and close it: a write
+        // group arriving later finds no WAL and fails.
+        let wal_result = {
+            let mut wal = inner.writer.wal.lock();
+            match wal.writer.take() {
+                Some(mut w) => w.flush(),
+                None => Ok(()),
+            }
+        };
+        drop(inner.lock.lock().take());
+        let st = inner.state.lock();
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
         }
@@ -270,6 +301,7 @@ impl Db {
     /// Hands WAL bytes buffered in process (`manual_wal_flush`) to the OS,
     /// and with `sync` makes them durable.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.inner().check_open()?;
         self.inner().writer.flush_wal(self.inner(), sync)
     }
 
@@ -370,9 +402,12 @@ impl Db {
         &self.inner().dir
     }
 
-    /// Closes the DB: stops background work, hands the WAL to the OS and
-    /// reports the first background error, if any. Other clones of this
-    /// handle fail with `ShutdownInProgress` afterwards.
+    /// Closes the DB: stops background work, hands the WAL to the OS,
+    /// releases `LOCK` and reports the first background error, if any.
+    /// Other clones of this handle, and every iterator and range of this DB,
+    /// fail with `ShutdownInProgress` afterwards; the DB can be opened again
+    /// at once, even while they exist. Dropping the last clone does the same
+    /// (see `DbHandle::shutdown` for what it waits for).
     pub fn close(self) -> Result<()> {
         self.handle.shutdown()
     }

@@ -120,7 +120,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     Ok(DbInner {
         dir: dir.to_path_buf(),
         fs,
-        _lock: lock,
+        lock: Mutex::new(Some(lock)),
         visible_seq: AtomicU64::new(last),
         super_version: ArcSwap::from_pointee(sv),
         state: Mutex::new(DbState {
