@@ -83,8 +83,12 @@ pub struct Options {
     pub create_if_missing: bool,
     /// Fail open if the DB exists. Default false.
     pub error_if_exists: bool,
-    /// Check more on open and reads (verify every SST footer at open).
-    /// Default true.
+    /// At open, open every live table (read and verify its footer, index
+    /// and filter blocks), so a damaged table fails `Db::open` with
+    /// `Corruption` instead of failing the first read that reaches it.
+    /// Nothing else: block checksums are verified on every read whatever
+    /// this says, a table missing from the directory always fails open, and
+    /// WAL damage is `wal_recovery_mode`'s. Default true.
     pub paranoid_checks: bool,
     /// Bytes in a memtable before it is switched and flushed. Default 64 MiB.
     pub write_buffer_size: usize,
@@ -183,8 +187,10 @@ pub struct Options {
     /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
     /// Default false.
     pub cache_index_and_filter_blocks: bool,
-    /// Readahead of compaction input reads in bytes; 0 uses automatic
-    /// readahead. Default 2 MiB (RocksDB 8.6+).
+    /// Bytes read per IO from each compaction input table, from its first
+    /// block on (one read then serves many blocks); 0 reads ahead
+    /// automatically as iterators do (growing from 8 KiB to
+    /// `max_auto_readahead_size`). Default 2 MiB (RocksDB 8.6+).
     pub compaction_readahead_size: usize,
     /// Cap of automatic iterator readahead. Default 256 KiB.
     pub max_auto_readahead_size: usize,
@@ -316,9 +322,10 @@ impl Options {
                 self.level0_stop_writes_trigger
             ));
         }
-        if self.max_bytes_for_level_multiplier < 2.0 {
+        let m = self.max_bytes_for_level_multiplier;
+        if !m.is_finite() || m < 2.0 {
             return bad(format!(
-                "max_bytes_for_level_multiplier {} < 2",
+                "max_bytes_for_level_multiplier {} must be a finite number >= 2",
                 self.max_bytes_for_level_multiplier
             ));
         }
@@ -373,8 +380,10 @@ impl Options {
 pub struct ReadOptions<'a> {
     /// Read as of this snapshot; default: the latest state.
     pub snapshot: Option<&'a crate::Snapshot>,
-    /// Verify block checksums (always on: a block is never served unverified;
-    /// kept for RocksDB compatibility). Default true.
+    /// Verify block checksums. Shale verifies every block it reads from a
+    /// file and has no unverified read path, so only `true` (the default)
+    /// is accepted: `false` fails the read with `InvalidArgument` rather
+    /// than being ignored.
     pub verify_checksums: bool,
     /// Insert blocks read by this operation into the block cache. Default true.
     pub fill_cache: bool,
@@ -394,6 +403,17 @@ impl Default for ReadOptions<'_> {
 }
 
 impl ReadOptions<'_> {
+    /// Rejects what Shale cannot honour (see the fields).
+    pub(crate) fn validate(&self) -> Result<()> {
+        if !self.verify_checksums {
+            return Err(Error::InvalidArgument(
+                "ReadOptions::verify_checksums = false: Shale always verifies blocks read from files"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Defaults: latest state, checksums verified, cache filled.
     pub fn new() -> Self {
         ReadOptions {
@@ -414,6 +434,8 @@ pub struct WriteOptions {
     /// to the OS before it is acknowledged).
     pub sync: bool,
     /// Do not write the WAL (the write is lost on any crash until flushed).
+    /// Together with `sync` it is rejected with `InvalidArgument`, as in
+    /// RocksDB (there is nothing to sync).
     pub disable_wal: bool,
 }
 

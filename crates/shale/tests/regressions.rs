@@ -238,3 +238,42 @@ fn missing_table_is_corruption_naming_it_and_the_manifest() {
     before.retain(|n| !n.to_string_lossy().starts_with("LOG"));
     assert_eq!(before, after, "a failed open must not change the DB");
 }
+
+/// Defect 7: options accepted and doing nothing, or less than documented.
+#[test]
+fn options_that_cannot_be_honoured_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let invalid = |r: shale::Result<()>| matches!(r, Err(shale::Error::InvalidArgument(_)));
+    // sync with disable_wal (RocksDB rejects it too).
+    let mut b = shale::WriteBatch::new();
+    b.put(b"k", b"v");
+    let wo = shale::WriteOptions {
+        sync: true,
+        disable_wal: true,
+    };
+    assert!(invalid(db.write(b, &wo)));
+    assert_eq!(get(&db, b"k"), None, "nothing of a rejected write lands");
+    // verify_checksums = false: Shale has no unverified read path.
+    db.put(b"k", b"v").unwrap();
+    let mut ro = shale::ReadOptions::new();
+    ro.verify_checksums = false;
+    assert!(invalid(db.get_opt(b"k", &ro).map(|_| ())));
+    assert!(invalid(db.multi_get(&[b"k"], &ro).remove(0).map(|_| ())));
+    let mut it = db.iter(&ro);
+    it.seek_to_first();
+    assert!(!it.valid());
+    assert!(invalid(it.status()));
+    drop(db);
+    // A NaN or infinite level multiplier.
+    for m in [f64::NAN, f64::INFINITY, 1.5] {
+        let o = Options {
+            max_bytes_for_level_multiplier: m,
+            ..quiet_options()
+        };
+        assert!(
+            invalid(Db::open(dir.path(), o).map(|_| ())),
+            "multiplier {m}"
+        );
+    }
+}

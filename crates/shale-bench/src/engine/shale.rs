@@ -97,6 +97,14 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     } else {
         vec![comp]
     };
+    if !f.verify_checksum {
+        bail!(
+            "--verify_checksum=0 is not supported by --engine=shale (every block read is verified)"
+        );
+    }
+    if f.sync && f.disable_wal {
+        bail!("--sync=1 with --disable_wal=1 is rejected by --engine=shale, as by RocksDB (nothing to sync)");
+    }
     let cache_type = match f.cache_type.as_str() {
         "lru_cache" => shale::CacheType::Lru,
         "hyper_clock_cache" | "auto_hyper_clock_cache" | "fixed_hyper_clock_cache" => {

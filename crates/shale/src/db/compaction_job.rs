@@ -20,7 +20,7 @@ use crate::compaction::picker::{self, key_is_bottommost, PickerOptions, Plan, Ru
 use crate::error::Result;
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
-use crate::sst::TableOptions;
+use crate::sst::{ReadaheadPolicy, TableOptions};
 use crate::stats::{thread_cpu_micros, LevelCompactionStats, RunningJob};
 use crate::version::{FileMeta, Version, VersionEdit};
 
@@ -34,6 +34,17 @@ pub(crate) fn table_options(db: &DbInner, level: usize, bottommost: bool) -> Tab
         db.opts.compression_for_level(level, bottommost),
         &db.dir.display().to_string(),
     )
+}
+
+/// How compaction inputs are read: `compaction_readahead_size` bytes per
+/// read from the first block on, or automatic readahead when it is 0.
+fn compaction_readahead(db: &DbInner) -> ReadaheadPolicy {
+    match db.opts.compaction_readahead_size {
+        0 => ReadaheadPolicy::Auto {
+            max: db.opts.max_auto_readahead_size,
+        },
+        n => ReadaheadPolicy::Fixed(n),
+    }
 }
 
 fn target_file_size(db: &DbInner, level: usize) -> u64 {
@@ -278,12 +289,13 @@ fn execute(
     let bottommost = plan.bottommost;
     let grandparents = plan.grandparents.clone();
     let mut allocated: Vec<u64> = Vec::new();
+    let readahead = compaction_readahead(db);
     let result = MutexGuard::unlocked(st, || {
         let cpu0 = thread_cpu_micros();
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(inputs.len());
         for f in &inputs {
             let t = db.table_cache.get(f.number)?;
-            children.push(Box::new(t.iter(false)));
+            children.push(Box::new(t.iter_with(false, readahead)));
         }
         let mut iter = MergingIterator::new(children);
         iter.seek_to_first();

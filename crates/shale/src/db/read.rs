@@ -155,6 +155,7 @@ pub(crate) fn get(
     opts: &ReadOptions<'_>,
 ) -> Result<Option<PinnableValue>> {
     db.check_open()?;
+    opts.validate()?;
     let sv = db.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
@@ -249,7 +250,7 @@ pub(crate) fn multi_get(
     keys: &[&[u8]],
     opts: &ReadOptions<'_>,
 ) -> Vec<Result<Option<PinnableValue>>> {
-    if let Err(e) = db.check_open() {
+    if let Err(e) = db.check_open().and_then(|()| opts.validate()) {
         return keys.iter().map(|_| Err(e.clone())).collect();
     }
     let sv = db.super_version.load();
@@ -364,14 +365,17 @@ pub(crate) fn new_iterator_in(
     opts: &ReadOptions<'_>,
     seq: SeqNo,
 ) -> DbIterator {
-    let inner: Box<dyn InternalIterator> = match internal_iterator(
-        &sv.mem,
-        &sv.imm,
-        &sv.version,
-        &db.table_cache,
-        opts.fill_cache,
-        readahead_policy(db, opts.readahead_size),
-    ) {
+    let built = opts.validate().and_then(|()| {
+        internal_iterator(
+            &sv.mem,
+            &sv.imm,
+            &sv.version,
+            &db.table_cache,
+            opts.fill_cache,
+            readahead_policy(db, opts.readahead_size),
+        )
+    });
+    let inner: Box<dyn InternalIterator> = match built {
         Ok(it) => it,
         Err(e) => Box::new(ErrorIterator(e)),
     };

@@ -155,6 +155,11 @@ impl WriteQueue {
 }
 
 pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+    if opts.sync && opts.disable_wal {
+        return Err(Error::InvalidArgument(
+            "WriteOptions: sync and disable_wal together (nothing to sync)".into(),
+        ));
+    }
     db.check_writable()?;
     if batch.is_empty() {
         return Ok(());

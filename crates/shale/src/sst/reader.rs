@@ -660,6 +660,7 @@ impl Table {
     }
 
     /// A two-level iterator over the whole table.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
         TableIterator::new(Arc::clone(self), fill_cache)
     }
