@@ -9,7 +9,9 @@ use std::ops::Bound;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::{CacheType, Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use shale::{
+    CacheType, Compression, Db, Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions,
+};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -81,6 +83,22 @@ fn small_options(rng: &mut SmallRng) -> Options {
     }
     if rng.gen_bool(0.3) {
         o.max_compaction_bytes = rng.gen_range(16 << 10..256 << 10);
+    }
+    o.cache_numshardbits = [-1, 0, 2][rng.gen_range(0..3)];
+    o.cache_high_pri_pool_ratio = [0.0, 0.5][rng.gen_range(0..2)];
+    o.cache_low_pri_pool_ratio = [0.0, 0.3][rng.gen_range(0..2)];
+    o.cache_strict_capacity_limit = o.cache_size > 0 && rng.gen_bool(0.3);
+    o.wal_recovery_mode = [
+        WalRecoveryMode::TolerateCorruptedTailRecords,
+        WalRecoveryMode::AbsoluteConsistency,
+        WalRecoveryMode::PointInTime,
+        WalRecoveryMode::SkipAnyCorruptedRecords,
+    ][rng.gen_range(0..4)];
+    if rng.gen_bool(0.3) {
+        // Stalls on pending compaction bytes, slowed to a small write rate.
+        o.soft_pending_compaction_bytes_limit = 256 << 10;
+        o.hard_pending_compaction_bytes_limit = 64 << 20;
+        o.delayed_write_rate = 64 << 20;
     }
     o
 }
