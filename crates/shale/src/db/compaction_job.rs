@@ -320,6 +320,7 @@ fn execute(
         };
         let mut cutter = GrandparentCutter::new(&grandparents, max_gp);
         let out = write_outputs_cut(&mut iter, &mut filter, &mut spec, Some(&mut cutter))?;
+        crate::sync_point!("CompactionJob::AfterOutputs");
         let cpu = thread_cpu_micros().saturating_sub(cpu0);
         Ok::<_, crate::error::Error>((out, filter.keys_in, filter.keys_dropped, cpu))
     });
