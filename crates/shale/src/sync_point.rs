@@ -7,6 +7,9 @@
 //! thread reaching `B` wait until some thread has passed `A`; `set_callback`
 //! runs code when a point is reached (before it counts as passed).
 //!
+//! A point is never placed where the DB mutex is held: a test pausing there
+//! would stop every writer and background job.
+//!
 //! Cost when unused: one relaxed load of a static flag per point. The
 //! registry is process-global, so tests that use it must not run beside
 //! other tests of the same binary that reach the same points: keep them in

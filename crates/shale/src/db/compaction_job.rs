@@ -176,7 +176,6 @@ pub(crate) fn run_manual<'a>(
         if level == last && moved_down {
             break;
         }
-        crate::sync_point!("ManualCompaction::BeforeLevel");
         let plan = {
             let v = st.versions.current();
             picker::manual_plan(&v, &o, level, start, end)

@@ -104,7 +104,6 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     edit.log_number = Some(wal_number);
     edit.prev_log_number = Some(0);
     edit.last_sequence = Some(max_seq.max(versions.last_sequence()));
-    crate::sync_point!("Recovery::BeforeLogAndApply");
     versions.log_and_apply(&mut edit)?;
     write_options_file(&fs, dir, &opts, &mut versions, &log)?;
 
