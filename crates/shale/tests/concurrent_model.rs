@@ -446,9 +446,11 @@ fn writer(db: &Db, sh: &Shared, w: usize, batches: u64) -> Check {
         }
         b.put(&ctr(w), &encode(n, &mut rng));
         sh.history[w].write().unwrap().push(state.clone());
+        // sync with disable_wal is rejected (nothing to sync).
+        let disable_wal = rng.gen_bool(0.02);
         let wo = WriteOptions {
-            sync: rng.gen_bool(0.03),
-            disable_wal: rng.gen_bool(0.02),
+            sync: !disable_wal && rng.gen_bool(0.03),
+            disable_wal,
         };
         db.write(b, &wo)
             .map_err(|e| format!("write of batch {n} failed: {e}"))?;
