@@ -169,7 +169,11 @@ fn read_all(db: &Db, check_open: impl Fn(&Db)) {
     for chunk in (0..KEYS).collect::<Vec<_>>().chunks(500) {
         let keys: Vec<Vec<u8>> = chunk.iter().rev().map(|&i| key(i)).collect();
         let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-        for (r, &i) in db.multi_get(&refs, &ReadOptions::new()).into_iter().zip(chunk.iter().rev()) {
+        for (r, &i) in db
+            .multi_get(&refs, &ReadOptions::new())
+            .into_iter()
+            .zip(chunk.iter().rev())
+        {
             assert_eq!(r.unwrap().as_deref(), Some(&value(i)[..]), "key {i}");
         }
         check_open(db);
@@ -216,7 +220,11 @@ fn bounded_table_cache_reads_every_key_within_the_open_file_bound() {
     let mem_bounded = prop(&db, "shale.estimate-table-readers-mem");
     assert!(mem_bounded > 0);
     drop(db);
-    assert_eq!(handles.live.load(Ordering::SeqCst), 0, "close closes every table");
+    assert_eq!(
+        handles.live.load(Ordering::SeqCst),
+        0,
+        "close closes every table"
+    );
 }
 
 #[test]
