@@ -19,6 +19,11 @@
 //! the table files open at any time are the cached readers (at most the
 //! capacity), evicted readers still in use, and opens in flight.
 //!
+//! Compactions read their inputs through [`TableCache::compaction_inputs`]:
+//! one iterator per L0 file, and per deeper level one iterator that opens
+//! its files one at a time (as RocksDB's compaction input iterator), so a
+//! compaction holds a few tables open however many files it reads.
+//!
 //! Read counters are per table; those of a reader leaving the cache
 //! (evicted, or its file deleted) are added to `retired`, so the sums only
 //! grow (reads an evicted reader serves after leaving are not counted).
@@ -34,8 +39,11 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::base::compare_internal;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::iter::level::{LevelFiles, LevelIterator};
+use crate::iter::InternalIterator;
 use crate::sst::{BlockCacheHook, Table};
 use crate::version::filename::table_file_name;
 use crate::version::FileMeta;
@@ -300,6 +308,60 @@ impl TableCache {
     }
 }
 
+/// The files of one sorted level (L1+) of a compaction's inputs, opened
+/// one at a time through the cache.
+struct SortedRun {
+    cache: Arc<TableCache>,
+    files: Vec<Arc<FileMeta>>,
+}
+
+impl LevelFiles for SortedRun {
+    fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    fn largest(&self, i: usize) -> &[u8] {
+        &self.files[i].largest
+    }
+
+    fn open(&self, i: usize) -> Result<Box<dyn InternalIterator>> {
+        let t = self.cache.get(self.files[i].number)?;
+        Ok(Box::new(t.iter(false)))
+    }
+}
+
+impl TableCache {
+    /// Iterators over a compaction's input files, `(level, files)` per
+    /// input level, not filling the block cache: one per L0 file (they
+    /// overlap), one lazily opening iterator per deeper level (its files
+    /// are disjoint). L0 tables are opened here, so a missing or damaged
+    /// one fails the call; deeper ones report through the iterator status.
+    pub(crate) fn compaction_inputs(
+        self: &Arc<Self>,
+        levels: &[(usize, &[Arc<FileMeta>])],
+    ) -> Result<Vec<Box<dyn InternalIterator>>> {
+        let mut out: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for &(level, files) in levels {
+            if files.is_empty() {
+                continue;
+            }
+            if level == 0 {
+                for f in files {
+                    out.push(Box::new(self.get(f.number)?.iter(false)));
+                }
+                continue;
+            }
+            let mut files = files.to_vec();
+            files.sort_by(|a, b| compare_internal(&a.smallest, &b.smallest));
+            out.push(Box::new(LevelIterator::new(SortedRun {
+                cache: Arc::clone(self),
+                files,
+            })));
+        }
+        Ok(out)
+    }
+}
+
 fn shard_of(number: u64) -> usize {
     (number as usize) % SHARDS
 }
@@ -458,5 +520,49 @@ mod tests {
         let unbounded = cache(&fs, -1);
         assert!(matches!(unbounded.table_of(&f).unwrap(), Cow::Borrowed(_)));
         assert!(f.table.get().is_some());
+    }
+
+    #[test]
+    fn compaction_inputs_open_a_sorted_level_one_table_at_a_time() {
+        let fs = tables(5);
+        // Unbounded, so `num_open` counts every table opened so far.
+        let c = Arc::new(cache(&fs, -1));
+        let meta = |n: u64| {
+            let ik = |i: u64| {
+                let mut k = Vec::new();
+                let u = format!("k{n}-{i:03}");
+                make_internal_key(&mut k, u.as_bytes(), 1, ValueKind::Value as u8);
+                k
+            };
+            Arc::new(FileMeta {
+                number: n,
+                smallest: ik(0),
+                largest: ik(49),
+                ..FileMeta::default()
+            })
+        };
+        // Level 1 given out of order, and one L0 file.
+        let l1: Vec<Arc<FileMeta>> = [4, 2, 3, 5].into_iter().map(meta).collect();
+        let l0 = vec![meta(1)];
+        let mut inputs = c.compaction_inputs(&[(0, &l0), (1, &l1)]).unwrap();
+        assert_eq!(inputs.len(), 2, "one per L0 file, one for level 1");
+        assert_eq!(c.num_open(), 1, "only the L0 table is opened up front");
+        let mut level = inputs.pop().unwrap();
+        level.seek_to_first();
+        let mut keys = Vec::new();
+        let mut opened = Vec::new();
+        while level.valid() {
+            let k = level.key();
+            keys.push(String::from_utf8_lossy(&k[..k.len() - 8]).into_owned());
+            opened.push(c.num_open());
+            level.next();
+        }
+        level.status().unwrap();
+        assert_eq!(keys.len(), 200);
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "level order");
+        assert_eq!(keys[0], "k2-000");
+        // One more table opened every 50 keys, when the run reaches it.
+        let want: Vec<usize> = (0..200).map(|i| 2 + i / 50).collect();
+        assert_eq!(opened, want);
     }
 }
