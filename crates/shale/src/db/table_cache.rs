@@ -123,6 +123,7 @@ fn fd_limit() -> Option<u64> {
     };
     // SAFETY: `getrlimit` only writes the `rlimit` we pass by pointer.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) };
+    #[allow(clippy::unnecessary_cast)] // `rlim_t` is not `u64` on every target
     (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur as u64)
 }
 
