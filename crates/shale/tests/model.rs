@@ -47,6 +47,8 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.block_restart_bytes = [0, 64, 1024][rng.gen_range(0..3)];
     // No memtable bloom, a one-line one (mostly false positives), the default.
     o.memtable_bloom_size_ratio = [0.0, 0.001, 0.02][rng.gen_range(0..3)];
+    // Every table kept open, or a table cache of 10 readers (evicting).
+    o.max_open_files = [-1, 20][rng.gen_range(0..2)];
     o
 }
 
