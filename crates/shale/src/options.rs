@@ -187,6 +187,17 @@ pub struct Options {
     /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
     /// Default false.
     pub cache_index_and_filter_blocks: bool,
+    /// Most files the DB keeps open (RocksDB's option of the same name).
+    /// -1 (the default): unlimited; every table, once opened, stays open
+    /// with its index and filter in memory until its file is deleted, and
+    /// point reads reach it without any lock. `n >= 20`: the table cache
+    /// keeps at most `n - 10` table readers (ten descriptors are left for
+    /// the WAL, MANIFEST and other files), evicting the least recently
+    /// used; an evicted reader still in use stays open until its user is
+    /// done. A bound above the process's open-file limit (`ulimit -n`) is
+    /// lowered to that limit at open, as RocksDB does. Values from 0 to 19
+    /// and below -1 are rejected (RocksDB silently raises them to 20).
+    pub max_open_files: i32,
     /// Bytes read per IO from each compaction input table, from its first
     /// block on (one read then serves many blocks); 0 reads ahead
     /// automatically as iterators do (growing from 8 KiB to
@@ -251,6 +262,7 @@ impl Default for Options {
             cache_low_pri_pool_ratio: 0.0,
             cache_strict_capacity_limit: false,
             cache_index_and_filter_blocks: false,
+            max_open_files: -1,
             compaction_readahead_size: 2 << 20,
             max_auto_readahead_size: 256 << 10,
             fs: crate::fs::default_fs(),
@@ -278,6 +290,13 @@ impl Options {
             return bad(
                 "cache_index_and_filter_blocks needs a block cache (cache_size > 0)".into(),
             );
+        }
+        if self.max_open_files != -1 && self.max_open_files < crate::db::MIN_MAX_OPEN_FILES {
+            return bad(format!(
+                "max_open_files {} must be -1 (unlimited) or at least {}",
+                self.max_open_files,
+                crate::db::MIN_MAX_OPEN_FILES
+            ));
         }
         if self.write_buffer_size < 4096 {
             return bad(format!(
@@ -467,6 +486,13 @@ mod tests {
             ..Options::default()
         };
         assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
+        for (n, ok) in [(-2, false), (-1, true), (0, false), (19, false), (20, true)] {
+            let o = Options {
+                max_open_files: n,
+                ..Options::default()
+            };
+            assert_eq!(o.validate().is_ok(), ok, "max_open_files {n}");
+        }
         assert_eq!(Options::default().max_compaction_bytes(), 25 * (64 << 20));
         assert!(Compression::parse("snappy").is_err());
         assert_eq!(Compression::parse("ZSTD").unwrap(), Compression::Zstd);

@@ -100,6 +100,8 @@ fn small_options(rng: &mut SmallRng) -> Options {
         o.hard_pending_compaction_bytes_limit = 64 << 20;
         o.delayed_write_rate = 64 << 20;
     }
+    // Every table kept open, or a table cache of 10 readers (evicting).
+    o.max_open_files = [-1, 20][rng.gen_range(0..2)];
     o
 }
 

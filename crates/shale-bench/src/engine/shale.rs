@@ -201,6 +201,8 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         wal_recovery_mode: wal_recovery_mode(f.wal_recovery_mode)?,
         manual_wal_flush: f.manual_wal_flush,
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
+        max_open_files: i32::try_from(f.open_files)
+            .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
         ..shale::Options::default()
     };
     opts.validate()
@@ -441,6 +443,13 @@ mod tests {
         assert!(e.0.contains("cache_index_and_filter_blocks"), "{e}");
         let e = options_from_flags(&Flags::parse(&["--cache_numshardbits=21"]).unwrap());
         assert!(e.is_err());
+        // db_bench's --open_files is max_open_files: -1 by default, a bound of
+        // at least 20 otherwise (smaller ones are refused, naming the option).
+        assert_eq!(d.max_open_files, -1);
+        let o = options_from_flags(&Flags::parse(&["--open_files=500"]).unwrap()).unwrap();
+        assert_eq!(o.max_open_files, 500);
+        let e = options_from_flags(&Flags::parse(&["--open_files=5"]).unwrap()).unwrap_err();
+        assert!(e.0.contains("max_open_files"), "{e}");
     }
 
     #[test]

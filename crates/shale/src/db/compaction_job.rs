@@ -291,11 +291,13 @@ fn execute(
     let readahead = compaction_readahead(db);
     let result = MutexGuard::unlocked(st, || {
         let cpu0 = thread_cpu_micros();
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(inputs.len());
-        for f in &inputs {
-            let t = db.table_cache.get(f.number)?;
-            children.push(Box::new(t.iter_with(false, readahead)));
-        }
+        let children = db.table_cache.compaction_inputs(
+            &[
+                (plan.level, &plan.inputs),
+                (output_level, &plan.output_inputs),
+            ],
+            readahead,
+        )?;
         let mut iter = MergingIterator::new(children);
         iter.seek_to_first();
         // Data below the output level cannot change under us: levels below

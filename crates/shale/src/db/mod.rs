@@ -25,6 +25,7 @@ mod read;
 mod snapshot;
 mod super_version;
 mod table_cache;
+mod table_lru;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -50,6 +51,7 @@ pub use key_range::KeyRange;
 pub use read::PinnableValue;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::SnapshotList;
+pub(crate) use table_cache::MIN_MAX_OPEN_FILES;
 
 use info_log::InfoLog;
 use super_version::SuperVersion;

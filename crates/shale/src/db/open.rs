@@ -33,7 +33,7 @@ use crate::wal::{replay, LogReader, LogWriter};
 
 use super::info_log::InfoLog;
 use super::super_version::SuperVersion;
-use super::table_cache::TableCache;
+use super::table_cache::{effective_max_open_files, TableCache};
 use super::write::{insert_batch, WriteQueue};
 use super::{DbInner, DbState, SnapshotList};
 
@@ -75,11 +75,19 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let hook = block_cache
         .clone()
         .map(|c| c as Arc<dyn crate::sst::BlockCacheHook>);
+    let max_open_files = effective_max_open_files(opts.max_open_files);
+    if max_open_files != opts.max_open_files {
+        log.info(&format!(
+            "max_open_files {} lowered to {max_open_files} (the process's open-file limit)",
+            opts.max_open_files
+        ));
+    }
     let table_cache = Arc::new(TableCache::new(
         dir.to_path_buf(),
         Arc::clone(&fs),
         hook,
         opts.cache_index_and_filter_blocks,
+        max_open_files,
     ));
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums).

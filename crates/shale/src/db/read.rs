@@ -209,14 +209,14 @@ fn get_at(
     Ok(None)
 }
 
-/// The open reader of `f`: kept in `f` after the first use, so later reads
-/// take no table-cache lock and no reference.
-fn table_of<'a>(cache: &TableCache, f: &'a FileMeta) -> Result<&'a Arc<crate::sst::Table>> {
-    if let Some(t) = f.table.get() {
-        return Ok(t);
-    }
-    let t = cache.get(f.number)?;
-    Ok(f.table.get_or_init(|| t))
+/// The open reader of `f` (see `TableCache::table_of`: pinned in `f` when
+/// the table cache is unbounded, else a handle held while reading).
+#[inline]
+fn table_of<'a>(
+    cache: &TableCache,
+    f: &'a FileMeta,
+) -> Result<std::borrow::Cow<'a, Arc<crate::sst::Table>>> {
+    cache.table_of(f)
 }
 
 /// `Some(Some(v))` found, `Some(None)` deleted, `None` not in this table.
