@@ -30,8 +30,8 @@
 //!
 //! Thread-safety: a `Pacer` belongs to one thread (it is `Send`, never
 //! shared); create it on the thread that uses it, since the timer slack is
-//! a per-thread setting. The time source is a `Clock` parameter so tests can drive a
-//! simulated clock whose sleeps overshoot by a known slack.
+//! a per-thread setting. The time source is a `Clock` parameter so tests
+//! can drive a simulated clock whose sleeps overshoot by a known slack.
 
 use std::time::Duration;
 
