@@ -216,7 +216,7 @@ impl Store for StaleReads {
     fn get(&self, key: &[u8]) -> shale::Result<Option<Vec<u8>>> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.2 += 1;
-        if st.2 % 300 == 0 || st.1.is_none() {
+        if st.2.is_multiple_of(300) || st.1.is_none() {
             st.1 = Some(self.db.snapshot());
         }
         if st.0.gen_ratio(1, 100) {
