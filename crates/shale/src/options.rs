@@ -5,67 +5,15 @@
 
 use std::sync::Arc;
 
+use crate::cache::CacheOptions;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::sst::TableOptions;
 
-/// Per-block compression of SST files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Compression {
-    /// Blocks stored as is.
-    None,
-    /// LZ4 block format (fast).
-    Lz4,
-    /// Zstandard (better ratio, more CPU).
-    Zstd,
-}
-
-impl Compression {
-    /// Parses RocksDB's names (`none`, `lz4`, `zstd`); other codecs are
-    /// rejected with `InvalidArgument` rather than silently replaced.
-    pub fn parse(s: &str) -> Result<Compression> {
-        match s.to_ascii_lowercase().as_str() {
-            "none" | "no" | "nocompression" => Ok(Compression::None),
-            "lz4" | "lz4compression" => Ok(Compression::Lz4),
-            "zstd" | "zstdcompression" => Ok(Compression::Zstd),
-            other => Err(Error::InvalidArgument(format!(
-                "unknown or unsupported compression '{other}' (supported: none, lz4, zstd)"
-            ))),
-        }
-    }
-
-    /// The on-disk code (the SST block trailer's compression byte).
-    pub(crate) fn code(self) -> u8 {
-        match self {
-            Compression::None => 0,
-            Compression::Lz4 => 1,
-            Compression::Zstd => 2,
-        }
-    }
-
-    /// The name used in properties and logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::None => "NoCompression",
-            Compression::Lz4 => "LZ4",
-            Compression::Zstd => "ZSTD",
-        }
-    }
-}
-
-/// What WAL recovery does with a damaged or incomplete log (RocksDB's
-/// `WALRecoveryMode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WalRecoveryMode {
-    /// Accept a torn last record only; any other damage fails open.
-    TolerateCorruptedTailRecords,
-    /// Any damage, even a torn tail, fails open.
-    AbsoluteConsistency,
-    /// Stop replay at the first damage and open at that consistent prefix;
-    /// later WALs are not replayed. The default.
-    PointInTime,
-    /// Skip damaged records and go on (salvage; may leave holes).
-    SkipAnyCorruptedRecords,
-}
+pub use crate::sst::Compression;
+/// The smallest bounded `max_open_files` (RocksDB raises smaller values).
+pub(crate) const MIN_MAX_OPEN_FILES: i32 = 20;
+pub use crate::wal::WalRecoveryMode;
 
 /// Block cache implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -271,6 +219,31 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The SST writer's options for a file written with `compression`
+    /// (chosen by the caller from the level) in the DB `db_id`.
+    pub(crate) fn table_options(&self, compression: Compression, db_id: &str) -> TableOptions {
+        TableOptions {
+            block_size: self.block_size,
+            block_restart_interval: self.block_restart_interval,
+            block_restart_bytes: self.block_restart_bytes,
+            bloom_bits_per_key: self.bloom_bits_per_key,
+            compression,
+            db_id: db_id.to_string(),
+        }
+    }
+
+    /// The block cache's options.
+    pub(crate) fn cache_options(&self) -> CacheOptions {
+        CacheOptions {
+            estimated_entry_charge: self.block_size.max(256),
+            num_shard_bits: self.cache_numshardbits,
+            strict_capacity_limit: self.cache_strict_capacity_limit,
+            high_pri_pool_ratio: self.cache_high_pri_pool_ratio,
+            low_pri_pool_ratio: self.cache_low_pri_pool_ratio,
+            ..CacheOptions::with_capacity(self.cache_size)
+        }
+    }
+
     /// Bytes of each memtable's bloom filter (0 = none).
     pub(crate) fn memtable_bloom_bytes(&self) -> usize {
         (self.write_buffer_size as f64 * self.memtable_bloom_size_ratio) as usize
@@ -279,7 +252,7 @@ impl Options {
     /// Checks every option; called by `Db::open`.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
-        crate::db::cache_options(self).validate()?;
+        self.cache_options().validate()?;
         if !(0.0..=0.25).contains(&self.memtable_bloom_size_ratio) {
             return bad(format!(
                 "memtable_bloom_size_ratio {} not in [0, 0.25]",
@@ -291,11 +264,10 @@ impl Options {
                 "cache_index_and_filter_blocks needs a block cache (cache_size > 0)".into(),
             );
         }
-        if self.max_open_files != -1 && self.max_open_files < crate::db::MIN_MAX_OPEN_FILES {
+        if self.max_open_files != -1 && self.max_open_files < MIN_MAX_OPEN_FILES {
             return bad(format!(
                 "max_open_files {} must be -1 (unlimited) or at least {}",
-                self.max_open_files,
-                crate::db::MIN_MAX_OPEN_FILES
+                self.max_open_files, MIN_MAX_OPEN_FILES
             ));
         }
         if self.write_buffer_size < 4096 {

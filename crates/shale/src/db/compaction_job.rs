@@ -29,8 +29,7 @@ use super::{DbInner, DbState};
 
 /// SST options for files written to `level`.
 pub(crate) fn table_options(db: &DbInner, level: usize, bottommost: bool) -> TableOptions {
-    TableOptions::from_options(
-        &db.opts,
+    db.opts.table_options(
         db.opts.compression_for_level(level, bottommost),
         &db.dir.display().to_string(),
     )

@@ -45,13 +45,11 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::stats::DbStats;
 use crate::version::VersionSet;
 
-pub(crate) use cache_glue::cache_options;
 pub use db_iter::{DbIterator, DbRange};
 pub use key_range::KeyRange;
 pub use read::PinnableValue;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::SnapshotList;
-pub(crate) use table_cache::MIN_MAX_OPEN_FILES;
 
 use info_log::InfoLog;
 use super_version::SuperVersion;

@@ -266,8 +266,7 @@ fn flush_recovered(
     let mut iter = mem.iter();
     iter.seek_to_first();
     let compression = opts.compression_for_level(0, false);
-    let topts =
-        crate::sst::TableOptions::from_options(opts, compression, &dir.display().to_string());
+    let topts = opts.table_options(compression, &dir.display().to_string());
     let mut filter = EntryFilter::new(Vec::new(), None);
     let mut alloc = || versions.new_file_number();
     let mut spec = OutputSpec {

@@ -57,8 +57,7 @@ const SHARDS: usize = 16;
 /// `max_open_files` (WAL, MANIFEST, LOG, ...).
 const NON_TABLE_FILES: i32 = 10;
 
-/// The smallest bounded `max_open_files` (RocksDB raises smaller values).
-pub(crate) const MIN_MAX_OPEN_FILES: i32 = 20;
+use crate::options::MIN_MAX_OPEN_FILES;
 
 /// Read counters summed over tables.
 #[derive(Debug, Default, Clone, Copy)]
