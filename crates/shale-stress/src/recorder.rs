@@ -69,6 +69,8 @@ impl ClientLog {
             kind,
             call,
             ret,
+            crash: None,
+            group: None,
         });
     }
 }
