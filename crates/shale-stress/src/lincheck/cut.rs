@@ -163,7 +163,7 @@ pub fn check_cuts(history: &[Operation]) -> CutReport {
                     .group
                     .and_then(|g| batch_write.get(&(g, k)))
                     .copied()
-                    .filter(|&x| w_bound.is_none_or(|wb| history[x].call > wb));
+                    .filter(|&x| w_bound.map_or(true, |wb| history[x].call > wb));
                 let ordered = || completed.get(k)?.between(w_bound, y_op.call);
                 let Some(x) = in_batch.or_else(ordered) else {
                     continue;
@@ -271,7 +271,13 @@ mod tests {
         // Reads not in one group are not constrained together.
         let mut ok = h0;
         ok.push(Operation::new(1, b"a", OpKind::Get(None), 0, 1));
-        ok.push(Operation::new(1, b"b", OpKind::Get(Some(b"1".to_vec())), 4, 5));
+        ok.push(Operation::new(
+            1,
+            b"b",
+            OpKind::Get(Some(b"1".to_vec())),
+            4,
+            5,
+        ));
         assert_eq!(violations(&ok), 0);
         // An absent key explained by a delete concurrent with b's write.
         let h = vec![

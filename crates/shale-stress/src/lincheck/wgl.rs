@@ -225,7 +225,10 @@ mod tests {
     #[test]
     fn optional_ops_apply_or_not_but_only_before_their_bound() {
         // Put(1) cut by a crash at 10: later reads may see it or not...
-        assert!(run(&[optional(Step::Put(1), 0, 10), op(Step::Get(1), 20, 21)]));
+        assert!(run(&[
+            optional(Step::Put(1), 0, 10),
+            op(Step::Get(1), 20, 21)
+        ]));
         assert!(run(&[
             optional(Step::Put(1), 0, 10),
             op(Step::Get(ABSENT), 20, 21)
@@ -244,7 +247,11 @@ mod tests {
         ]));
         // A cut delete: the key may stay, or vanish before 10, not later.
         let put = op(Step::Put(1), 0, 1);
-        assert!(run(&[put, optional(Step::Delete, 2, 10), op(Step::Get(1), 20, 21)]));
+        assert!(run(&[
+            put,
+            optional(Step::Delete, 2, 10),
+            op(Step::Get(1), 20, 21)
+        ]));
         assert!(run(&[
             put,
             optional(Step::Delete, 2, 10),
