@@ -88,6 +88,14 @@ fn show_value(v: &Option<Vec<u8>>) -> String {
     v.as_deref().map_or("absent".into(), show)
 }
 
+fn show_write(kind: &OpKind) -> String {
+    match kind {
+        OpKind::Put(v) => format!("the put of {}", show(v)),
+        OpKind::Delete => "the delete".into(),
+        OpKind::Get(_) => "a read".into(),
+    }
+}
+
 /// Checks every read group of `history` against the batches and single
 /// writes around it (see the module comment).
 pub fn check_cuts(history: &[Operation]) -> CutReport {
@@ -172,14 +180,14 @@ pub fn check_cuts(history: &[Operation]) -> CutReport {
                 if report.violations.len() < 20 {
                     let x_op = &history[x];
                     let why = if in_batch.is_some() {
-                        "the same batch".to_string()
+                        "is in the same batch as".to_string()
                     } else {
-                        format!("a write that returned at {:?}, before", x_op.ret)
+                        format!("returned (at {:?}) before the call of", x_op.ret)
                     };
                     report.violations.push(format!(
                         "read group {group} saw {} = {} and {} = {} (written at {}..{:?}), \
-                         but {} was overwritten by {:?} (called at {}) in {why} the write \
-                         of {}",
+                         but {} = {} is older than {} of {} (called at {}), which {why} \
+                         the write {} saw",
                         show(k),
                         show_value(seen_k),
                         show(k2),
@@ -187,7 +195,9 @@ pub fn check_cuts(history: &[Operation]) -> CutReport {
                         y_op.call,
                         y_op.ret,
                         show(k),
-                        x_op.kind,
+                        show_value(seen_k),
+                        show_write(&x_op.kind),
+                        show(k),
                         x_op.call,
                         show(k2)
                     ));
