@@ -169,7 +169,10 @@ fn kill_round(
     let status = child.wait().unwrap();
     reader.join().unwrap();
     let Ok(first) = first else {
-        return Err(format!("child produced no ack ({status}); its stderr:\n{}", stderr()));
+        return Err(format!(
+            "child produced no ack ({status}); its stderr:\n{}",
+            stderr()
+        ));
     };
     if status.signal() != Some(SIGKILL) {
         return Err(format!(
