@@ -210,7 +210,7 @@ fn cycles(seed: u64, n: usize) {
         drop(db);
         fs = image;
     }
-    let report = check(&history, Duration::from_secs(20));
+    let report = check(&history, Duration::from_secs(60));
     let cuts = check_cuts(&history);
     let cut_writes = history.iter().filter(|o| o.crash.is_some()).count();
     println!(
@@ -260,10 +260,10 @@ fn histories_across_power_losses() {
 }
 
 #[test]
-#[ignore = "long: 20 seeds x 30 power losses"]
+#[ignore = "long: 50 seeds x 10 power losses"]
 fn histories_across_power_losses_long() {
     let s = seed();
-    for i in 0..20 {
-        cycles(s.wrapping_add(i), 30);
+    for i in 0..50 {
+        cycles(s.wrapping_add(i), 10);
     }
 }
