@@ -22,7 +22,8 @@
 #   DB [/tmp/shale-crash-db], THREADS [4], MAX_KEY [100000],
 #   MIN_KILL [1], MAX_KILL [10] (seconds), SEED [time], SYNC_ONE_IN [20]
 #   (1 run in N uses --sync), KEEP [0] (1: keep the DB afterwards),
-#   HISTORY [0] (1: history mode; MAX_KEY then defaults to 64).
+#   HISTORY [0] (1: history mode; MAX_KEY then defaults to 64),
+#   OPS_PER_THREAD [100000000] (caps a run; bounds the history's growth).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,6 +37,7 @@ MAX_KILL=${MAX_KILL:-10}
 SEED=${SEED:-$(date +%s)}
 SYNC_ONE_IN=${SYNC_ONE_IN:-20}
 KEEP=${KEEP:-0}
+OPS_PER_THREAD=${OPS_PER_THREAD:-100000000}
 ITERATIONS=${1:-20}
 shift || true
 EXTRA=("$@")
@@ -76,7 +78,7 @@ for ((i = 1; i <= ITERATIONS; i++)); do
     kill_after=$((MIN_KILL + RANDOM % (MAX_KILL - MIN_KILL + 1)))
     out=$LOG/run-$i.log
     "$BIN" --db="$DB" "${MODE[@]}" --threads="$THREADS" --max_key="$MAX_KEY" --seed="$seed" \
-        --ops_per_thread=100000000 --duration=$((MAX_KILL + 60)) "${sync[@]}" "${EXTRA[@]}" >"$out" 2>&1 &
+        --ops_per_thread="$OPS_PER_THREAD" --duration=$((MAX_KILL + 60)) "${sync[@]}" "${EXTRA[@]}" >"$out" 2>&1 &
     pid=$!
     # Sleep in small steps so a run that exits early (a failure) is noticed.
     waited=0
