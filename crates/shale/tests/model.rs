@@ -401,7 +401,14 @@ fn run_seed(seed: u64, ops: usize) {
                 // Every bound shape: none, either side, both, empty, beyond.
                 let a = random_bound(&mut rng, space);
                 let b = random_bound(&mut rng, space);
-                db.compact_range(a.as_deref(), b.as_deref()).unwrap();
+                let r = db.compact_range(a.as_deref(), b.as_deref());
+                match (&a, &b) {
+                    (Some(a), Some(b)) if a > b => assert!(
+                        matches!(r, Err(shale::Error::InvalidArgument(_))),
+                        "seed {seed} op {i}: reversed compact_range: {r:?}"
+                    ),
+                    _ => r.unwrap(),
+                }
                 if rng.gen_bool(0.2) {
                     db.wait_for_compaction().unwrap();
                 }

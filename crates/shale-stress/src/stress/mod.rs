@@ -122,7 +122,7 @@ fn run(flags: &Flags) -> Result<u64, String> {
     let deadline = flags.duration.map(|d| Instant::now() + d);
     let phases = u64::from(flags.reopen) + 1;
     let mut total_ops = 0u64;
-    let mut counts = [0u64; 6];
+    let mut counts = [0u64; OP_NAMES.len()];
     let start = Instant::now();
     for phase in 0..phases {
         let shared = Shared {

@@ -37,10 +37,21 @@ pub enum OpType {
     Scan,
     /// Read at a snapshot.
     SnapshotRead,
+    /// Flush, or manual compaction of a random key range (either bound may
+    /// be open).
+    Compact,
 }
 
 /// Names of [`OpType`], in order.
-pub const OP_NAMES: [&str; 6] = ["get", "put", "delete", "batch", "scan", "snapshot_read"];
+pub const OP_NAMES: [&str; 7] = [
+    "get",
+    "put",
+    "delete",
+    "batch",
+    "scan",
+    "snapshot_read",
+    "compact",
+];
 
 /// State shared by all stress threads.
 pub struct Shared<'a> {
@@ -53,7 +64,7 @@ pub struct Shared<'a> {
     /// Write options (`sync`).
     pub write_options: WriteOptions,
     /// Operations done, per [`OpType`].
-    pub counts: [AtomicU64; 6],
+    pub counts: [AtomicU64; OP_NAMES.len()],
     /// Verification failures and unexpected errors.
     pub failures: AtomicU64,
     /// Set to stop all threads.
@@ -95,8 +106,9 @@ pub fn run(sh: &Shared<'_>, rng: &mut SmallRng, ops: u64) {
                 let mut keys: Vec<u64> = (0..n).map(|_| rng.gen_range(0..max_key)).collect();
                 (OpType::Batch, write(sh, &mut keys, rng, false))
             }
-            78..=91 => (OpType::Scan, scan(sh, key, rng)),
-            _ => (OpType::SnapshotRead, snapshot_read(sh, key, rng)),
+            78..=90 => (OpType::Scan, scan(sh, key, rng)),
+            91..=98 => (OpType::SnapshotRead, snapshot_read(sh, key, rng)),
+            _ => (OpType::Compact, compact(sh, key, rng)),
         };
         match r {
             Ok(()) => {
@@ -217,5 +229,52 @@ fn snapshot_read(sh: &Shared<'_>, key: u64, rng: &mut SmallRng) -> Result<(), St
         .get_opt(&key_bytes(key), &ro)
         .map_err(|e| format!("key {key} at snapshot: {e}"))?;
     check_read(key, v.as_deref(), at_snapshot)
-        .map_err(|e| format!("at snapshot {}: {e}", snap.sequence()))
+        .map_err(|e| format!("at snapshot {}: {e}", snap.sequence()))?;
+    // The same key through a cursor bounded to it at the same snapshot,
+    // forward or backward, and through multi_get.
+    ro.iterate_lower_bound = Some(key_bytes(key).to_vec());
+    ro.iterate_upper_bound = Some(key_bytes(key + 1).to_vec());
+    let mut it = sh.db.iter(&ro);
+    if rng.gen_bool(0.5) {
+        it.seek_to_first();
+    } else {
+        it.seek_to_last();
+    }
+    let via_cursor = it.valid().then(|| it.value().to_vec());
+    it.status()
+        .map_err(|e| format!("bounded cursor at snapshot: {e}"))?;
+    if via_cursor.as_deref() != v.as_deref() {
+        return Err(format!(
+            "key {key} at snapshot {}: bounded cursor {via_cursor:02x?} differs from get {:02x?}",
+            snap.sequence(),
+            v.as_deref()
+        ));
+    }
+    ro.iterate_lower_bound = None;
+    ro.iterate_upper_bound = None;
+    let kb = key_bytes(key);
+    let mg = sh.db.multi_get(&[&kb[..]], &ro).remove(0);
+    let mg = mg.map_err(|e| format!("multi_get at snapshot: {e}"))?;
+    if mg.as_deref() != v.as_deref() {
+        return Err(format!("key {key} at snapshot: multi_get differs from get"));
+    }
+    Ok(())
+}
+
+/// A flush, or a manual compaction of a random key range with each bound
+/// open or not (the parameters users pass; defect 1 of issue 10 lived in
+/// the bounded case).
+fn compact(sh: &Shared<'_>, key: u64, rng: &mut SmallRng) -> Result<(), String> {
+    if rng.gen_bool(0.3) {
+        return sh.db.flush().map_err(|e| format!("flush: {e}"));
+    }
+    let max_key = sh.expected.max_key();
+    let other = rng.gen_range(0..max_key);
+    let (a, b) = (key_bytes(key.min(other)), key_bytes(key.max(other)));
+    // Each side open one time in five.
+    let lo = rng.gen_ratio(4, 5).then_some(a);
+    let hi = rng.gen_ratio(4, 5).then_some(b);
+    sh.db
+        .compact_range(lo.as_ref().map(|k| &k[..]), hi.as_ref().map(|k| &k[..]))
+        .map_err(|e| format!("compact_range({lo:02x?}, {hi:02x?}): {e}"))
 }

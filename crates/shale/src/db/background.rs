@@ -138,6 +138,13 @@ pub(crate) fn compact_range(
     start: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Result<()> {
+    if let (Some(a), Some(b)) = (start, end) {
+        if a > b {
+            return Err(Error::InvalidArgument(format!(
+                "compact_range: start {a:02x?} is after end {b:02x?}"
+            )));
+        }
+    }
     flush_and_wait(db)?;
     let mut st = db.state.lock();
     st.manual_compactions += 1;

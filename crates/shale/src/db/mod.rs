@@ -381,7 +381,9 @@ impl Db {
         background::flush_and_wait(self.inner())
     }
 
-    /// Compacts the key range (None = unbounded) down the LSM and waits.
+    /// Compacts the user keys in [`start`, `end`] (`None` = unbounded on
+    /// that side) down the LSM, level by level, and waits. `start > end`
+    /// is `InvalidArgument`.
     pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         background::compact_range(self.inner(), start, end)
     }
