@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, PosixFileSystem, Trigger};
+use crate::version::current::set_current;
 use crate::version::file_meta::FileMeta;
 use crate::version::filename::{parse_file_name, FileType};
 use crate::version::version::tests::file;
