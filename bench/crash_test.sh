@@ -6,26 +6,38 @@
 # shale-stress --verify_only on the DB: every acknowledged write must be
 # there, and a write in flight at the kill may be present or absent. The next
 # iteration verifies again on start and goes on writing. A final verify-only
-# run closes the test. Exits non-zero on any verification failure or error.
+# run closes the test. Exits non-zero on any verification failure or error,
+# and on a run that ended other than by our SIGKILL or a clean exit 0 (a
+# panic, an abort, an error exit).
+#
+# With HISTORY=1 the runs use shale-stress --history (few keys, every
+# operation recorded in a history that survives the kill) and each verify
+# run reads every key back and checks the whole history so far, across every
+# kill: linearizability per key, batch atomicity and consistent snapshot
+# reads across keys (see crates/shale-stress/src/stress/history_mode.rs).
 #
 # Build first:  CARGO_TARGET_DIR=target cargo build --release -p shale-stress
 # Usage:        bench/crash_test.sh [ITERATIONS] [extra shale-stress flags...]
 # Environment (defaults in brackets): BIN [target/release/shale-stress],
 #   DB [/tmp/shale-crash-db], THREADS [4], MAX_KEY [100000],
 #   MIN_KILL [1], MAX_KILL [10] (seconds), SEED [time], SYNC_ONE_IN [20]
-#   (1 run in N uses --sync), KEEP [0] (1: keep the DB afterwards).
+#   (1 run in N uses --sync), KEEP [0] (1: keep the DB afterwards),
+#   HISTORY [0] (1: history mode; MAX_KEY then defaults to 64),
+#   OPS_PER_THREAD [100000000] (caps a run; bounds the history's growth).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${BIN:-$here/target/release/shale-stress}
 DB=${DB:-/tmp/shale-crash-db}
 THREADS=${THREADS:-4}
-MAX_KEY=${MAX_KEY:-100000}
+HISTORY=${HISTORY:-0}
+if ((HISTORY)); then MAX_KEY=${MAX_KEY:-64}; else MAX_KEY=${MAX_KEY:-100000}; fi
 MIN_KILL=${MIN_KILL:-1}
 MAX_KILL=${MAX_KILL:-10}
 SEED=${SEED:-$(date +%s)}
 SYNC_ONE_IN=${SYNC_ONE_IN:-20}
 KEEP=${KEEP:-0}
+OPS_PER_THREAD=${OPS_PER_THREAD:-100000000}
 ITERATIONS=${1:-20}
 shift || true
 EXTRA=("$@")
@@ -36,9 +48,11 @@ if [[ ! -x $BIN ]]; then
 fi
 
 LOG=$(mktemp -d /tmp/shale-crash-log.XXXXXX)
-rm -rf "$DB" "$DB.expected"
+rm -rf "$DB" "$DB.expected" "$DB.history"
+MODE=()
+if ((HISTORY)); then MODE=(--history="$DB.history"); fi
 RANDOM=$SEED
-echo "crash_test: $ITERATIONS iterations, db=$DB threads=$THREADS max_key=$MAX_KEY seed=$SEED logs=$LOG"
+echo "crash_test: $ITERATIONS iterations, db=$DB threads=$THREADS max_key=$MAX_KEY history=$HISTORY seed=$SEED logs=$LOG"
 
 total_ops=0
 failures=0
@@ -46,14 +60,14 @@ kills=0
 
 verify() { # $1 = label
     local out=$LOG/verify-$1.log
-    "$BIN" --db="$DB" --max_key="$MAX_KEY" --verify_only --seed=$((RANDOM * 32768 + RANDOM)) >"$out" 2>&1
+    "$BIN" --db="$DB" "${MODE[@]}" --max_key="$MAX_KEY" --verify_only --seed=$((RANDOM * 32768 + RANDOM)) >"$out" 2>&1
     local rc=$?
     if [[ $rc -ne 0 ]]; then
         echo "crash_test: verification FAILED after $1 (exit $rc):" >&2
         grep -E "FAILURE|error|panicked" "$out" | head -20 >&2
         failures=$((failures + 1))
     fi
-    grep '^verify' "$out" | sed "s/^/  [$1] /"
+    grep -E '^(verify|history|check)' "$out" | sed "s/^/  [$1] /"
     return $rc
 }
 
@@ -63,8 +77,8 @@ for ((i = 1; i <= ITERATIONS; i++)); do
     if ((SYNC_ONE_IN > 0 && RANDOM % SYNC_ONE_IN == 0)); then sync=(--sync); fi
     kill_after=$((MIN_KILL + RANDOM % (MAX_KILL - MIN_KILL + 1)))
     out=$LOG/run-$i.log
-    "$BIN" --db="$DB" --threads="$THREADS" --max_key="$MAX_KEY" --seed="$seed" \
-        --ops_per_thread=100000000 --duration=$((MAX_KILL + 60)) "${sync[@]}" "${EXTRA[@]}" >"$out" 2>&1 &
+    "$BIN" --db="$DB" "${MODE[@]}" --threads="$THREADS" --max_key="$MAX_KEY" --seed="$seed" \
+        --ops_per_thread="$OPS_PER_THREAD" --duration=$((MAX_KILL + 60)) "${sync[@]}" "${EXTRA[@]}" >"$out" 2>&1 &
     pid=$!
     # Sleep in small steps so a run that exits early (a failure) is noticed.
     waited=0
@@ -95,5 +109,5 @@ done
 if ((failures == 0)); then verify final; fi
 
 echo "crash_test: iterations=$((i > ITERATIONS ? ITERATIONS : i)) kills=$kills ops>=$total_ops failures=$failures seed=$SEED logs=$LOG"
-if ((KEEP == 0 && failures == 0)); then rm -rf "$DB" "$DB.expected" "$LOG"; fi
+if ((KEEP == 0 && failures == 0)); then rm -rf "$DB" "$DB.expected" "$DB.history" "$LOG"; fi
 ((failures == 0))

@@ -225,6 +225,7 @@ define_flags! {
     wal_recovery_mode: i64 = 2, Eng, "WAL recovery: 0 tolerate corrupted tail, 1 absolute consistency, 2 point in time, 3 skip corrupted records.";
     manual_wal_flush: bool = false, Eng, "Buffer WAL writes in the process until flushed.";
     allow_concurrent_memtable_write: bool = true, Eng, "Members of a write group insert into the memtable in parallel.";
+    open_files: i64 = -1, Eng, "max_open_files: -1 keeps every table open; n >= 20 caches at most n - 10 table readers.";
     // ---- Shale-only options ----
     block_restart_bytes: i64 = 1024, Shale, "Also restart data blocks once entries since the last restart span this many bytes (0 = by count only, as RocksDB).";
     // ---- RocksDB-only options ----
@@ -242,7 +243,6 @@ define_flags! {
     wal_bytes_per_sync: i64 = 0, Rocks, "Incremental WAL sync.";
     use_direct_reads: bool = false, Rocks, "O_DIRECT reads.";
     use_direct_io_for_flush_and_compaction: bool = false, Rocks, "O_DIRECT background IO.";
-    open_files: i64 = -1, Rocks, "max_open_files.";
     enable_pipelined_write: bool = true, Rocks, "Pipelined write path.";
     rate_limiter_bytes_per_sec: i64 = 0, Rocks, "Engine background IO rate limit.";
 }

@@ -19,6 +19,7 @@ pub mod histogram;
 pub mod keys;
 pub mod livekeys;
 pub mod mt19937;
+pub mod pacer;
 pub mod ratelimit;
 pub mod repeat;
 pub mod report;

@@ -131,6 +131,11 @@ pub struct BenchRecord {
     pub latency_sla_us: Option<u64>,
     /// Open loop: ops within the SLA per second.
     pub goodput_ops_per_sec: Option<f64>,
+    /// Open loop: the pacer's own lateness (µs between an op's intended
+    /// start, or the pacer's call if later, and its actual start; see
+    /// `pacer`). Near zero when the schedule was kept.
+    #[serde(default)]
+    pub pacer_lateness_us: Option<Latency>,
     /// Per-interval throughput and p99.
     pub intervals: Vec<Interval>,
     /// Every flag.
@@ -181,6 +186,12 @@ impl BenchRecord {
             s.push_str(&format!(" arrival_rate={rate:.0}"));
             if let (Some(sla), Some(g)) = (self.latency_sla_us, self.goodput_ops_per_sec) {
                 s.push_str(&format!(" goodput@{sla}us={g:.0}"));
+            }
+            if let Some(l) = &self.pacer_lateness_us {
+                s.push_str(&format!(
+                    " pacer_late_p50_us={:.1} pacer_late_p99_us={:.1} pacer_late_max_us={}",
+                    l.p50, l.p99, l.max
+                ));
             }
         }
         s
@@ -396,6 +407,19 @@ mod tests {
         assert!(s.starts_with("Summary fillrandom: ops/sec=1234 "));
         assert!(s.contains("write_amp=1.50"));
         assert!(s.contains("goodput@500us=990"));
+        assert!(!s.contains("pacer_late"));
+        r.pacer_lateness_us = Some(Latency {
+            count: 10,
+            p50: 0.25,
+            p99: 3.0,
+            max: 7,
+            ..Latency::default()
+        });
+        let s = r.summary_line();
+        assert!(
+            s.contains(" goodput@500us=990 pacer_late_p50_us=0.2 pacer_late_p99_us=3.0 pacer_late_max_us=7"),
+            "{s}"
+        );
         assert!(!s.starts_with("fillrandom"));
         assert!(!s.contains("block_reads/op") && !s.contains("eng_write_amp"));
         r.engine_write_amp = Some(2.345);
@@ -410,6 +434,7 @@ mod tests {
         let old = r#"{"benchmark":"x","engine":"shale","engine_version":"0","base_seed":1,"threads":1,"ops":1,"ops_all_threads":1,"elapsed_secs":1.0,"ops_per_sec":1.0,"micros_per_op":1.0,"mb_per_sec":null,"message":"","cpu_micros":0,"cpu_us_per_op":0.0,"io":null,"read_bytes_per_op":null,"write_bytes_per_op":null,"wchar_per_op":null,"user_bytes_written":0,"write_amp":null,"peak_rss_bytes":null,"db_size_bytes":0,"live_bytes_estimate":null,"space_amp":null,"stall_micros":null,"stall_pct":null,"latency_us":{"count":0,"avg":0.0,"p50":0.0,"p75":0.0,"p99":0.0,"p99_9":0.0,"p99_99":0.0,"max":0},"arrival_rate":null,"latency_sla_us":null,"goodput_ops_per_sec":null,"intervals":[],"flags":{}}"#;
         let back: BenchRecord = serde_json::from_str(old).unwrap();
         assert_eq!(back.block_reads_per_op, None);
+        assert_eq!(back.pacer_lateness_us, None);
     }
 
     #[test]

@@ -21,7 +21,8 @@ use crate::histogram::Histogram;
 use crate::keys::KeyGen;
 use crate::livekeys::LiveKeys;
 use crate::mt19937::Mt19937_64;
-use crate::ratelimit::{Pacer, RateLimiter};
+use crate::pacer::Pacer;
+use crate::ratelimit::RateLimiter;
 use crate::repeat::{self, BenchSpec, Combined};
 use crate::report::{BenchRecord, Latency};
 use crate::reporter::{Interval, Reporter};
@@ -428,6 +429,13 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         done_states.push(r?);
     }
     let merged = Merged::merge(done_states.iter().map(|t| &t.stats));
+    let pacer_lateness = paced.then(|| {
+        let mut h = Histogram::new();
+        for p in done_states.iter().filter_map(|t| t.pacer.as_ref()) {
+            h.merge(p.lateness());
+        }
+        Latency::from_histogram(&h)
+    });
     let end_cpu = sysinfo::cpu_micros();
     let end_io = IoCounters::read();
     let end_stall = db.stall_micros();
@@ -510,6 +518,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         arrival_rate: paced.then_some(flags.arrival_rate),
         latency_sla_us: (flags.latency_sla_us > 0).then_some(flags.latency_sla_us as u64),
         goodput_ops_per_sec: (flags.latency_sla_us > 0).then(|| merged.within_sla as f64 / elapsed),
+        pacer_lateness_us: pacer_lateness,
         intervals,
         flags: flags
             .values()
@@ -814,5 +823,10 @@ mod tests {
         let g = rr.goodput_ops_per_sec.unwrap();
         assert!(g > 0.0 && g <= rr.ops_per_sec + 1e-9);
         assert!(out.contains("goodput@1000000us="));
+        // Every paced op's lateness was recorded (no bound asserted: this
+        // is wall-clock; pacer.rs tests the bound on a simulated clock).
+        assert_eq!(rr.pacer_lateness_us.as_ref().unwrap().count, 200);
+        assert!(out.contains(" pacer_late_p50_us="));
+        assert_eq!(recs[0].pacer_lateness_us.as_ref().unwrap().count, 100);
     }
 }

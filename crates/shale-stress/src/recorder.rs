@@ -11,9 +11,11 @@
 //! - A write that returns an error is recorded as maybe-applied (no return).
 //! - A read that returns an error is dropped (counted in `failed_reads`).
 //! - A batch is recorded as one operation per key, all with the batch's
-//!   interval; when a key occurs twice in a batch only its last write is
-//!   recorded (earlier ones are invisible to every reader). Atomicity across
-//!   keys is therefore not checked (the checker partitions by key).
+//!   interval and one group id; when a key occurs twice in a batch only its
+//!   last write is recorded (earlier ones are invisible to every reader).
+//! - A snapshot read of several keys is one `Get` per key with the read's
+//!   interval and one group id. The per-key checker sees each key alone;
+//!   `lincheck::cut` checks atomicity across the keys of a group.
 //!
 //! Written values are unique per history: `v<client>.<counter>`, and the
 //! counter lives in the `ClientLog`, so it keeps counting across a reopen
@@ -62,13 +64,32 @@ impl ClientLog {
         logs.into_iter().flat_map(|l| l.ops).collect()
     }
 
+    /// A fresh group id, unique across all clients of a history.
+    fn group_id(&mut self) -> u64 {
+        self.counter += 1;
+        ((self.client_id as u64 + 1) << 40) | self.counter
+    }
+
     fn record(&mut self, key: &[u8], kind: OpKind, call: u64, ret: Option<u64>) {
+        self.record_in(key, kind, call, ret, None);
+    }
+
+    fn record_in(
+        &mut self,
+        key: &[u8],
+        kind: OpKind,
+        call: u64,
+        ret: Option<u64>,
+        group: Option<u64>,
+    ) {
         self.ops.push(Operation {
             client_id: self.client_id,
             key: key.to_vec(),
             kind,
             call,
             ret,
+            crash: None,
+            group,
         });
     }
 }
@@ -151,15 +172,37 @@ impl<S: Store> Recorder<S> {
         for (i, (k, _)) in writes.iter().enumerate() {
             last.insert(k, i);
         }
+        let group = (last.len() > 1).then(|| log.group_id());
         for (i, (k, v)) in writes.iter().enumerate() {
             if last.get(k.as_slice()) == Some(&i) {
                 let kind = match v {
                     Some(v) => OpKind::Put(v.clone()),
                     None => OpKind::Delete,
                 };
-                log.record(k, kind, call, ret);
+                log.record_in(k, kind, call, ret, group);
             }
         }
         r.map(|()| writes)
+    }
+
+    /// Reads `keys` (distinct) at one snapshot; returns what was read.
+    pub fn snapshot_get(
+        &self,
+        log: &mut ClientLog,
+        keys: &[Vec<u8>],
+    ) -> shale::Result<Vec<Option<Vec<u8>>>> {
+        let call = self.clock.now();
+        let r = self.store.snapshot_get(keys);
+        let ret = self.clock.now();
+        match &r {
+            Ok(values) => {
+                let group = (keys.len() > 1).then(|| log.group_id());
+                for (k, v) in keys.iter().zip(values) {
+                    log.record_in(k, OpKind::Get(v.clone()), call, Some(ret), group);
+                }
+            }
+            Err(_) => log.failed_reads += 1,
+        }
+        r
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Thread safety: implementations are shared by all client threads (`Sync`).
 
-use shale::{Db, WriteBatch, WriteOptions};
+use shale::{Db, ReadOptions, WriteBatch, WriteOptions};
 
 /// One write of a batch: `Some(value)` puts, `None` deletes.
 pub type BatchWrite = (Vec<u8>, Option<Vec<u8>>);
@@ -19,6 +19,8 @@ pub trait Store: Sync {
     fn get(&self, key: &[u8]) -> shale::Result<Option<Vec<u8>>>;
     /// Applies `writes` atomically, in order.
     fn write(&self, writes: &[BatchWrite]) -> shale::Result<()>;
+    /// Reads `keys` at one point in time (a snapshot).
+    fn snapshot_get(&self, keys: &[Vec<u8>]) -> shale::Result<Vec<Option<Vec<u8>>>>;
 }
 
 impl Store for Db {
@@ -43,5 +45,16 @@ impl Store for Db {
             }
         }
         Db::write(self, b, &WriteOptions::default())
+    }
+
+    fn snapshot_get(&self, keys: &[Vec<u8>]) -> shale::Result<Vec<Option<Vec<u8>>>> {
+        let snap = self.snapshot();
+        let mut ro = ReadOptions::new();
+        ro.snapshot = Some(&snap);
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        self.multi_get(&refs, &ro)
+            .into_iter()
+            .map(|r| r.map(|v| v.map(|v| v.to_vec())))
+            .collect()
     }
 }

@@ -21,11 +21,13 @@ mod memtable;
 mod options;
 mod sst;
 mod stats;
+#[doc(hidden)]
+pub mod sync_point;
 mod version;
 mod wal;
 
 pub use base::{FileNum, SeqNo};
 pub use batch::WriteBatch;
-pub use db::{Db, DbIterator, DbRange, PinnableValue, Snapshot};
+pub use db::{Db, DbIterator, DbRange, KeyRange, PinnableValue, Snapshot};
 pub use error::{Error, Result};
 pub use options::{CacheType, Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};

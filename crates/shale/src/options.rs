@@ -5,67 +5,15 @@
 
 use std::sync::Arc;
 
+use crate::cache::CacheOptions;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::sst::TableOptions;
 
-/// Per-block compression of SST files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Compression {
-    /// Blocks stored as is.
-    None,
-    /// LZ4 block format (fast).
-    Lz4,
-    /// Zstandard (better ratio, more CPU).
-    Zstd,
-}
-
-impl Compression {
-    /// Parses RocksDB's names (`none`, `lz4`, `zstd`); other codecs are
-    /// rejected with `InvalidArgument` rather than silently replaced.
-    pub fn parse(s: &str) -> Result<Compression> {
-        match s.to_ascii_lowercase().as_str() {
-            "none" | "no" | "nocompression" => Ok(Compression::None),
-            "lz4" | "lz4compression" => Ok(Compression::Lz4),
-            "zstd" | "zstdcompression" => Ok(Compression::Zstd),
-            other => Err(Error::InvalidArgument(format!(
-                "unknown or unsupported compression '{other}' (supported: none, lz4, zstd)"
-            ))),
-        }
-    }
-
-    /// The on-disk code (the SST block trailer's compression byte).
-    pub(crate) fn code(self) -> u8 {
-        match self {
-            Compression::None => 0,
-            Compression::Lz4 => 1,
-            Compression::Zstd => 2,
-        }
-    }
-
-    /// The name used in properties and logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::None => "NoCompression",
-            Compression::Lz4 => "LZ4",
-            Compression::Zstd => "ZSTD",
-        }
-    }
-}
-
-/// What WAL recovery does with a damaged or incomplete log (RocksDB's
-/// `WALRecoveryMode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WalRecoveryMode {
-    /// Accept a torn last record only; any other damage fails open.
-    TolerateCorruptedTailRecords,
-    /// Any damage, even a torn tail, fails open.
-    AbsoluteConsistency,
-    /// Stop replay at the first damage and open at that consistent prefix;
-    /// later WALs are not replayed. The default.
-    PointInTime,
-    /// Skip damaged records and go on (salvage; may leave holes).
-    SkipAnyCorruptedRecords,
-}
+pub use crate::sst::Compression;
+/// The smallest bounded `max_open_files` (RocksDB raises smaller values).
+pub(crate) const MIN_MAX_OPEN_FILES: i32 = 20;
+pub use crate::wal::WalRecoveryMode;
 
 /// Block cache implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,8 +31,12 @@ pub struct Options {
     pub create_if_missing: bool,
     /// Fail open if the DB exists. Default false.
     pub error_if_exists: bool,
-    /// Check more on open and reads (verify every SST footer at open).
-    /// Default true.
+    /// At open, open every live table (read and verify its footer, index
+    /// and filter blocks), so a damaged table fails `Db::open` with
+    /// `Corruption` instead of failing the first read that reaches it.
+    /// Nothing else: block checksums are verified on every read whatever
+    /// this says, a table missing from the directory always fails open, and
+    /// WAL damage is `wal_recovery_mode`'s. Default true.
     pub paranoid_checks: bool,
     /// Bytes in a memtable before it is switched and flushed. Default 64 MiB.
     pub write_buffer_size: usize,
@@ -193,8 +145,21 @@ pub struct Options {
     /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
     /// Default false.
     pub cache_index_and_filter_blocks: bool,
-    /// Readahead of compaction input reads in bytes; 0 uses automatic
-    /// readahead. Default 2 MiB (RocksDB 8.6+).
+    /// Most files the DB keeps open (RocksDB's option of the same name).
+    /// -1 (the default): unlimited; every table, once opened, stays open
+    /// with its index and filter in memory until its file is deleted, and
+    /// point reads reach it without any lock. `n >= 20`: the table cache
+    /// keeps at most `n - 10` table readers (ten descriptors are left for
+    /// the WAL, MANIFEST and other files), evicting the least recently
+    /// used; an evicted reader still in use stays open until its user is
+    /// done. A bound above the process's open-file limit (`ulimit -n`) is
+    /// lowered to that limit at open, as RocksDB does. Values from 0 to 19
+    /// and below -1 are rejected (RocksDB silently raises them to 20).
+    pub max_open_files: i32,
+    /// Bytes read per IO from each compaction input table, from its first
+    /// block on (one read then serves many blocks); 0 reads ahead
+    /// automatically as iterators do (growing from 8 KiB to
+    /// `max_auto_readahead_size`). Default 2 MiB (RocksDB 8.6+).
     pub compaction_readahead_size: usize,
     /// Cap of automatic iterator readahead. Default 256 KiB.
     pub max_auto_readahead_size: usize,
@@ -257,6 +222,7 @@ impl Default for Options {
             cache_low_pri_pool_ratio: 0.0,
             cache_strict_capacity_limit: false,
             cache_index_and_filter_blocks: false,
+            max_open_files: -1,
             compaction_readahead_size: 2 << 20,
             max_auto_readahead_size: 256 << 10,
             fs: crate::fs::default_fs(),
@@ -265,6 +231,31 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The SST writer's options for a file written with `compression`
+    /// (chosen by the caller from the level) in the DB `db_id`.
+    pub(crate) fn table_options(&self, compression: Compression, db_id: &str) -> TableOptions {
+        TableOptions {
+            block_size: self.block_size,
+            block_restart_interval: self.block_restart_interval,
+            block_restart_bytes: self.block_restart_bytes,
+            bloom_bits_per_key: self.bloom_bits_per_key,
+            compression,
+            db_id: db_id.to_string(),
+        }
+    }
+
+    /// The block cache's options.
+    pub(crate) fn cache_options(&self) -> CacheOptions {
+        CacheOptions {
+            estimated_entry_charge: self.block_size.max(256),
+            num_shard_bits: self.cache_numshardbits,
+            strict_capacity_limit: self.cache_strict_capacity_limit,
+            high_pri_pool_ratio: self.cache_high_pri_pool_ratio,
+            low_pri_pool_ratio: self.cache_low_pri_pool_ratio,
+            ..CacheOptions::with_capacity(self.cache_size)
+        }
+    }
+
     /// Bytes of each memtable's bloom filter (0 = none).
     pub(crate) fn memtable_bloom_bytes(&self) -> usize {
         (self.write_buffer_size as f64 * self.memtable_bloom_size_ratio) as usize
@@ -273,7 +264,7 @@ impl Options {
     /// Checks every option; called by `Db::open`.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
-        crate::db::cache_options(self).validate()?;
+        self.cache_options().validate()?;
         if !(0.0..=0.25).contains(&self.memtable_bloom_size_ratio) {
             return bad(format!(
                 "memtable_bloom_size_ratio {} not in [0, 0.25]",
@@ -284,6 +275,12 @@ impl Options {
             return bad(
                 "cache_index_and_filter_blocks needs a block cache (cache_size > 0)".into(),
             );
+        }
+        if self.max_open_files != -1 && self.max_open_files < MIN_MAX_OPEN_FILES {
+            return bad(format!(
+                "max_open_files {} must be -1 (unlimited) or at least {}",
+                self.max_open_files, MIN_MAX_OPEN_FILES
+            ));
         }
         if self.write_buffer_size < 4096 {
             return bad(format!(
@@ -328,9 +325,10 @@ impl Options {
                 self.level0_stop_writes_trigger
             ));
         }
-        if self.max_bytes_for_level_multiplier < 2.0 {
+        let m = self.max_bytes_for_level_multiplier;
+        if !m.is_finite() || m < 2.0 {
             return bad(format!(
-                "max_bytes_for_level_multiplier {} < 2",
+                "max_bytes_for_level_multiplier {} must be a finite number >= 2",
                 self.max_bytes_for_level_multiplier
             ));
         }
@@ -388,8 +386,10 @@ impl Options {
 pub struct ReadOptions<'a> {
     /// Read as of this snapshot; default: the latest state.
     pub snapshot: Option<&'a crate::Snapshot>,
-    /// Verify block checksums (always on: a block is never served unverified;
-    /// kept for RocksDB compatibility). Default true.
+    /// Verify block checksums. Shale verifies every block it reads from a
+    /// file and has no unverified read path, so only `true` (the default)
+    /// is accepted: `false` fails the read with `InvalidArgument` rather
+    /// than being ignored.
     pub verify_checksums: bool,
     /// Insert blocks read by this operation into the block cache. Default true.
     pub fill_cache: bool,
@@ -409,6 +409,17 @@ impl Default for ReadOptions<'_> {
 }
 
 impl ReadOptions<'_> {
+    /// Rejects what Shale cannot honour (see the fields).
+    pub(crate) fn validate(&self) -> Result<()> {
+        if !self.verify_checksums {
+            return Err(Error::InvalidArgument(
+                "ReadOptions::verify_checksums = false: Shale always verifies blocks read from files"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Defaults: latest state, checksums verified, cache filled.
     pub fn new() -> Self {
         ReadOptions {
@@ -429,6 +440,8 @@ pub struct WriteOptions {
     /// to the OS before it is acknowledged).
     pub sync: bool,
     /// Do not write the WAL (the write is lost on any crash until flushed).
+    /// Together with `sync` it is rejected with `InvalidArgument`, as in
+    /// RocksDB (there is nothing to sync).
     pub disable_wal: bool,
 }
 
@@ -460,6 +473,13 @@ mod tests {
             ..Options::default()
         };
         assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
+        for (n, ok) in [(-2, false), (-1, true), (0, false), (19, false), (20, true)] {
+            let o = Options {
+                max_open_files: n,
+                ..Options::default()
+            };
+            assert_eq!(o.validate().is_ok(), ok, "max_open_files {n}");
+        }
         assert_eq!(Options::default().max_compaction_bytes(), 25 * (64 << 20));
         assert!(Compression::parse("snappy").is_err());
         assert_eq!(Compression::parse("ZSTD").unwrap(), Compression::Zstd);

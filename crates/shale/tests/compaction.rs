@@ -166,13 +166,13 @@ fn model_with_background_compaction() {
                     snap = Some((db.snapshot(), model.clone()));
                 }
                 _ => {
-                    let got: Model = db.range::<&[u8], _>(..).map(|r| r.unwrap()).collect();
+                    let got: Model = db.range(..).map(|r| r.unwrap()).collect();
                     assert!(got == model, "seed {seed} op {i}: scan differs");
                 }
             }
         }
         db.wait_for_compaction().unwrap();
-        let got: Model = db.range::<&[u8], _>(..).map(|r| r.unwrap()).collect();
+        let got: Model = db.range(..).map(|r| r.unwrap()).collect();
         assert!(got == model, "seed {seed}: final scan differs");
         let cs = CompStats::read(&db);
         assert!(
@@ -337,7 +337,7 @@ fn tombstones_dropped_at_the_bottom_but_kept_above_older_data() {
     assert_eq!(prop_u64(&db, "shale.num-files-at-level1"), 0);
     let after = prop_u64(&db, "shale.total-sst-files-size");
     assert!(after < before, "size {before} -> {after}");
-    let live: Vec<_> = db.range::<&[u8], _>(..).map(|r| r.unwrap().0).collect();
+    let live: Vec<_> = db.range(..).map(|r| r.unwrap().0).collect();
     assert_eq!(live.len() as u64, n / 2);
     // Deleting the rest leaves no file at all.
     for i in n / 2..n {
@@ -477,7 +477,7 @@ fn writes_stall_while_compaction_lags_and_then_proceed() {
     assert!(stall_micros > 0);
     assert!(json_num(&j, "level0_slowdown_micros") + json_num(&j, "level0_numfiles_micros") > 0.0);
     // Everything written is readable.
-    let got: Model = db.range::<&[u8], _>(..).map(|r| r.unwrap()).collect();
+    let got: Model = db.range(..).map(|r| r.unwrap()).collect();
     assert!(got == model);
 }
 
@@ -536,7 +536,7 @@ fn disjoint_ranges_compact_concurrently() {
     delay.store(0, Ordering::Relaxed);
     done.store(true, Ordering::Relaxed);
     watcher.join().unwrap();
-    let got: Model = db.range::<&[u8], _>(..).map(|r| r.unwrap()).collect();
+    let got: Model = db.range(..).map(|r| r.unwrap()).collect();
     assert!(got == model);
     let seen = max_running.load(Ordering::Relaxed);
     let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();

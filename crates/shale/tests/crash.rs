@@ -7,8 +7,14 @@
 //! with value `n`. A batch is visible whole or not at all; acknowledged
 //! batches must be visible; at most the in-flight batch beyond the last ack
 //! may additionally appear.
+//!
+//! The child must die of our SIGKILL: a child that exits by itself (a panic
+//! after some acks, an error exit) fails the test with its stderr, since its
+//! acks would otherwise be checked as if the kill had cut them
+//! (`a_child_that_panics_fails_the_round` checks this check).
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,6 +22,9 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shale::{Db, Options, WriteBatch, WriteOptions};
+
+/// SIGKILL's signal number (9 on every Unix).
+const SIGKILL: i32 = 9;
 
 fn opts() -> Options {
     Options {
@@ -36,6 +45,10 @@ fn crash_child() {
         return;
     };
     let sync = std::env::var("SHALE_CRASH_SYNC").map_or(true, |v| v == "1");
+    // Test of the harness: panic after this many acks.
+    let panic_after: Option<u64> = std::env::var("SHALE_CRASH_PANIC_AFTER")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let db = Db::open(&dir, opts()).unwrap();
     let start: u64 = db.get(b"last").unwrap().map_or(0, |v| {
         std::str::from_utf8(&v).unwrap().parse::<u64>().unwrap() + 1
@@ -58,6 +71,9 @@ fn crash_child() {
         .unwrap();
         println!("ack {n}");
         n += 1;
+        if panic_after.is_some_and(|p| n - start >= p) {
+            panic!("deliberate panic after {} acks", n - start);
+        }
     }
 }
 
@@ -100,58 +116,96 @@ fn verify(dir: &Path, acked: Option<u64>) -> u64 {
     last.map_or(0, |l| l + 1)
 }
 
-fn run_kills(kills: usize, sync: bool, seed: u64) {
-    let dir = tempfile::tempdir().unwrap();
+/// One round: starts the child on `dir`, waits for its first ack and then
+/// `wait`, kills it with SIGKILL and returns the last batch it acknowledged.
+/// Err if the child produced no ack or did not die of the SIGKILL.
+fn kill_round(
+    dir: &Path,
+    sync: bool,
+    wait: Duration,
+    panic_after: Option<u64>,
+) -> Result<u64, String> {
     let exe = std::env::current_exe().unwrap();
-    let mut rng = SmallRng::seed_from_u64(seed);
-    for round in 0..kills {
-        let mut child = Command::new(&exe)
-            .args([
-                "--ignored",
-                "--exact",
-                "crash_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("SHALE_CRASH_DIR", dir.path())
-            .env("SHALE_CRASH_SYNC", if sync { "1" } else { "0" })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(
-                std::fs::File::create(dir.path().join("child.stderr")).unwrap(),
-            ))
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(n) = line.strip_prefix("ack ") {
-                    if let Ok(n) = n.trim().parse::<u64>() {
-                        let _ = tx.send(n);
-                    }
+    let stderr_path = dir.join("child.stderr");
+    let mut cmd = Command::new(&exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "crash_child",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("SHALE_CRASH_DIR", dir)
+    .env("SHALE_CRASH_SYNC", if sync { "1" } else { "0" })
+    .env_remove("SHALE_CRASH_PANIC_AFTER")
+    .stdout(Stdio::piped())
+    .stderr(Stdio::from(std::fs::File::create(&stderr_path).unwrap()));
+    if let Some(p) = panic_after {
+        cmd.env("SHALE_CRASH_PANIC_AFTER", p.to_string());
+    }
+    let mut child = cmd.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(n) = line.strip_prefix("ack ") {
+                if let Ok(n) = n.trim().parse::<u64>() {
+                    let _ = tx.send(n);
                 }
             }
-        });
-        // Wait for the first ack (the child opened the DB), then a random time.
-        let first = rx.recv_timeout(Duration::from_secs(30));
-        if first.is_err() {
-            let _ = child.kill();
-            let _ = child.wait();
-            let err = std::fs::read_to_string(dir.path().join("child.stderr")).unwrap_or_default();
-            panic!("round {round}: child produced no ack; its stderr:\n{err}");
         }
-        let wait = Duration::from_millis(rng.gen_range(0..150));
-        let t = Instant::now();
-        while t.elapsed() < wait {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
-        reader.join().unwrap();
-        let acked = rx.try_iter().last().or(first.ok());
-        verify(dir.path(), acked);
+    });
+    let stderr = || std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    // Wait for the first ack (the child opened the DB), then `wait`.
+    let first = rx.recv_timeout(Duration::from_secs(30));
+    let t = Instant::now();
+    while first.is_ok() && t.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(5));
     }
+    // A child that already exited is a zombie until `wait`: `kill` still
+    // succeeds, and its status then shows how it really ended.
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let Ok(first) = first else {
+        return Err(format!(
+            "child produced no ack ({status}); its stderr:\n{}",
+            stderr()
+        ));
+    };
+    if status.signal() != Some(SIGKILL) {
+        return Err(format!(
+            "the child exited by itself ({status}) instead of dying of SIGKILL; \
+             its stderr:\n{}",
+            stderr()
+        ));
+    }
+    Ok(rx.try_iter().last().unwrap_or(first))
+}
+
+fn run_kills(kills: usize, sync: bool, seed: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    for round in 0..kills {
+        let wait = Duration::from_millis(rng.gen_range(0..150));
+        let acked = kill_round(dir.path(), sync, wait, None)
+            .unwrap_or_else(|e| panic!("seed {seed} round {round}: {e}"));
+        verify(dir.path(), Some(acked));
+    }
+}
+
+/// The harness itself: a child that panics after a few acks is reported,
+/// not mistaken for a killed one.
+#[test]
+fn a_child_that_panics_fails_the_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = kill_round(dir.path(), true, Duration::from_millis(500), Some(3));
+    let e = r.expect_err("a panicking child must fail the round");
+    assert!(
+        e.contains("exited by itself") && e.contains("deliberate panic"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -199,7 +199,7 @@ fn check_recovered(image: &MemFileSystem, need: u32, ctx: &str) -> u32 {
     let db = Db::open(DIR, opts(Arc::new(image.clone())))
         .unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e}"));
     let mut m = 0u32;
-    for item in db.range::<&[u8], _>(..) {
+    for item in db.range(..) {
         let (k, v) = item.unwrap_or_else(|e| panic!("{ctx}: scan: {e}"));
         assert_eq!(
             (k.clone(), v),

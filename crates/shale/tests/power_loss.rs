@@ -47,7 +47,7 @@ fn opts(fs: &MemFileSystem) -> Options {
 }
 
 fn scan(db: &Db) -> Model {
-    db.range::<&[u8], _>(..)
+    db.range(..)
         .map(|r| r.expect("scan after recovery"))
         .collect()
 }

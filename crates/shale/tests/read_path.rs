@@ -107,7 +107,7 @@ fn index_and_filter_blocks_in_a_small_cache_serve_every_read() {
         for i in 20_000..20_500 {
             assert!(db.get(&key(i)).unwrap().is_none());
         }
-        let n = db.range::<&[u8], _>(..).count();
+        let n = db.range(..).count();
         assert_eq!(n, 20_000);
         let hits = prop(&db, "shale.block-cache-index-hits");
         let misses = prop(&db, "shale.block-cache-index-misses");

@@ -106,3 +106,76 @@ fn fixed_readahead_and_point_reads() {
         "point reads read ahead: {sizes:?}"
     );
 }
+
+/// Defect 7 of issue 10: `compaction_readahead_size` was accepted and
+/// ignored (compaction read one block per IO). Each input table is now read
+/// in reads of that size from its first block on.
+#[test]
+fn compaction_reads_inputs_in_compaction_readahead_size_reads() {
+    const RA: usize = 64 << 10;
+    let dir = tempfile::tempdir().unwrap();
+    let log: Arc<Mutex<Vec<(std::path::PathBuf, usize)>>> = Arc::default();
+    let l2 = Arc::clone(&log);
+    let fs = Arc::new(ReadHookFs::new(
+        Arc::new(PosixFileSystem::default()),
+        move |path: &Path, _offset, len| {
+            if path.extension().is_some_and(|e| e == "sst") {
+                l2.lock().unwrap().push((path.to_path_buf(), len));
+            }
+        },
+    ));
+    let db = Db::open(
+        dir.path(),
+        Options {
+            create_if_missing: true,
+            cache_size: 0,
+            compaction_readahead_size: RA,
+            level0_file_num_compaction_trigger: 100,
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            fs,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    for round in 0..2u32 {
+        for i in 0..8_000u32 {
+            db.put(format!("key{:08}", i * 2 + round).as_bytes(), &[b'v'; 100])
+                .unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let inputs: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .collect();
+    assert_eq!(inputs.len(), 2);
+    let input_bytes: u64 = inputs
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    log.lock().unwrap().clear();
+    db.compact_range(None, None).unwrap();
+    let reads: Vec<usize> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(p, _)| inputs.contains(p))
+        .map(|(_, n)| *n)
+        .collect();
+    let full = reads.iter().filter(|&&n| n == RA).count();
+    let bytes_in_full = (full * RA) as u64;
+    assert!(
+        bytes_in_full * 10 >= input_bytes * 8,
+        "{} of {input_bytes} input bytes read in {RA}-byte reads; reads: {reads:?}",
+        bytes_in_full
+    );
+    assert!(
+        // One read per RA bytes, each table's tail, and the reads that open
+        // a table (footer, properties, index, filter: 5 each).
+        reads.len() as u64 <= input_bytes / RA as u64 + 2 + 2 * 5,
+        "{} reads for {input_bytes} bytes: {reads:?}",
+        reads.len()
+    );
+}

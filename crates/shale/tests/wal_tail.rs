@@ -106,7 +106,7 @@ fn with_log(image: &MemFileSystem, log: &Path, data: &[u8]) -> MemFileSystem {
 /// Indices of the puts present, checking their values.
 fn present(db: &Db, value_len: usize) -> Vec<usize> {
     let mut out = Vec::new();
-    for item in db.range::<&[u8], _>(..) {
+    for item in db.range(..) {
         let (k, v) = item.expect("scan");
         let i: usize = String::from_utf8_lossy(&k[3..]).parse().expect("key");
         assert_eq!(v, kv(i, value_len).1, "value of put {i}");

@@ -15,7 +15,8 @@ use crate::flags::Flags;
 use crate::keys::KeyGen;
 use crate::livekeys::LiveKeys;
 use crate::mt19937::Mt19937_64;
-use crate::ratelimit::{Pacer, RateLimiter};
+use crate::pacer::Pacer;
+use crate::ratelimit::RateLimiter;
 use crate::stats::Stats;
 use crate::values::RandomGenerator;
 

@@ -70,6 +70,7 @@ const UNSUPPORTED: &[&str] = &[
     "max_auto_readahead_size",
     "paranoid_checks",
     "wal_recovery_mode",
+    "open_files",
 ];
 
 /// Everything needed to open the DB, derived from the flags.

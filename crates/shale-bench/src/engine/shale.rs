@@ -97,6 +97,14 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     } else {
         vec![comp]
     };
+    if !f.verify_checksum {
+        bail!(
+            "--verify_checksum=0 is not supported by --engine=shale (every block read is verified)"
+        );
+    }
+    if f.sync && f.disable_wal {
+        bail!("--sync=1 with --disable_wal=1 is rejected by --engine=shale, as by RocksDB (nothing to sync)");
+    }
     let cache_type = match f.cache_type.as_str() {
         "lru_cache" => shale::CacheType::Lru,
         "hyper_clock_cache" | "auto_hyper_clock_cache" | "fixed_hyper_clock_cache" => {
@@ -193,6 +201,8 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         wal_recovery_mode: wal_recovery_mode(f.wal_recovery_mode)?,
         manual_wal_flush: f.manual_wal_flush,
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
+        max_open_files: i32::try_from(f.open_files)
+            .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
         ..shale::Options::default()
     };
     opts.validate()
@@ -433,6 +443,13 @@ mod tests {
         assert!(e.0.contains("cache_index_and_filter_blocks"), "{e}");
         let e = options_from_flags(&Flags::parse(&["--cache_numshardbits=21"]).unwrap());
         assert!(e.is_err());
+        // db_bench's --open_files is max_open_files: -1 by default, a bound of
+        // at least 20 otherwise (smaller ones are refused, naming the option).
+        assert_eq!(d.max_open_files, -1);
+        let o = options_from_flags(&Flags::parse(&["--open_files=500"]).unwrap()).unwrap();
+        assert_eq!(o.max_open_files, 500);
+        let e = options_from_flags(&Flags::parse(&["--open_files=5"]).unwrap()).unwrap_err();
+        assert!(e.0.contains("max_open_files"), "{e}");
     }
 
     #[test]

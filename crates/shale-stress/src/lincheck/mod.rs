@@ -7,13 +7,17 @@
 //! checked in parallel on scoped threads; the first illegal partition stops
 //! the others, and a timeout stops all of them with [`CheckResult::Unknown`].
 //!
-//! Multi-key atomicity (write batches) is not checked: a batch is recorded as
-//! one operation per key with the batch's interval (see `recorder`).
+//! Multi-key operations (write batches, snapshot reads of several keys) are
+//! recorded as one operation per key with the group's interval; this per-key
+//! check cannot see their atomicity, which [`cut`] checks separately.
+//! Writes cut by a crash are optional ops bounded by the crash (see
+//! [`Operation::crash`] and [`wgl`]).
 //!
 //! Histories can be saved in Porcupine's operation JSON ([`porcupine_json`])
 //! and cross-checked offline with the Go tool.
 
 mod bitset;
+pub mod cut;
 mod history;
 mod model;
 pub mod porcupine_json;
@@ -142,9 +146,10 @@ pub fn sub_history<'a>(history: &'a [Operation], key: &[u8]) -> Vec<&'a Operatio
 /// Two kinds of operations are dropped because they constrain nothing, and
 /// maybe-applied ones would otherwise double the search space each:
 /// - reads without a return;
-/// - maybe-applied puts of a value that no read of the key observed: applying
-///   one creates a state no read can match, so any linearization that
-///   applies it stays legal with it removed (the next op must be a write).
+/// - maybe-applied puts (unbounded or cut by a crash) of a value that no
+///   read of the key observed: applying one creates a state no read can
+///   match, so any linearization that applies it stays legal with it removed
+///   (the next op must be a write), and removing it is one of its choices.
 fn partition(history: &[Operation]) -> Vec<(Vec<u8>, Vec<TimedStep>)> {
     let mut by_key: BTreeMap<&[u8], (Interner, Vec<TimedStep>)> = BTreeMap::new();
     for op in history {
@@ -155,7 +160,8 @@ fn partition(history: &[Operation]) -> Vec<(Vec<u8>, Vec<TimedStep>)> {
         steps.push(TimedStep {
             step: interner.step(op),
             call: op.call,
-            ret: op.ret.unwrap_or(u64::MAX),
+            ret: op.effect_deadline(),
+            optional: op.ret.is_none() && op.crash.is_some(),
         });
     }
     by_key
@@ -169,7 +175,7 @@ fn partition(history: &[Operation]) -> Vec<(Vec<u8>, Vec<TimedStep>)> {
                 })
                 .collect();
             steps.retain(|s| match s.step {
-                Step::Put(v) => s.ret != u64::MAX || read.contains(&v),
+                Step::Put(v) => !(s.ret == u64::MAX || s.optional) || read.contains(&v),
                 _ => true,
             });
             (k.to_vec(), steps)

@@ -20,6 +20,12 @@
 //! delete → `(true, {false, ""})`, get → `(out.Exists == st.Exists &&
 //! out.Value == st.Value, st)`.
 //!
+//! Two extensions, in fields Go's decoder ignores unless the struct has them:
+//! a write cut by a crash has `"Unknown":true` and `Return` = its crash
+//! bound (not `MaxInt64`); a Go model must then treat it as "effect or
+//! no-op" (Porcupine's nondeterministic models do this). `"Group":n` marks
+//! the operations of one multi-key operation (batch or snapshot read).
+//!
 //! Times are nanoseconds; they must fit in an `int64` (they do: ~292 years).
 
 use std::io::{Read, Write};
@@ -86,6 +92,8 @@ struct JsonOperation {
     output: JsonOutput,
     #[serde(rename = "Return")]
     ret: i64,
+    #[serde(rename = "Group", default, skip_serializing_if = "Option::is_none")]
+    group: Option<u64>,
 }
 
 fn text(bytes: &[u8], what: &str) -> Result<String, JsonError> {
@@ -117,7 +125,7 @@ fn to_json(op: &Operation) -> Result<JsonOperation, JsonError> {
     let (ret, output) = match op.ret {
         Some(r) => (time(r)?, output),
         None => (
-            i64::MAX,
+            op.crash.map_or(Ok(i64::MAX), time)?,
             JsonOutput {
                 unknown: true,
                 ..output
@@ -134,6 +142,7 @@ fn to_json(op: &Operation) -> Result<JsonOperation, JsonError> {
         call: time(op.call)?,
         output,
         ret,
+        group: op.group,
     })
 }
 
@@ -146,13 +155,16 @@ fn from_json(j: JsonOperation) -> Result<Operation, JsonError> {
     };
     let call = u64::try_from(j.call)
         .map_err(|_| JsonError::Invalid(format!("negative call time {}", j.call)))?;
-    let ret = if j.output.unknown || j.ret == i64::MAX {
-        None
+    let ret_time = || {
+        u64::try_from(j.ret)
+            .map_err(|_| JsonError::Invalid(format!("negative return time {}", j.ret)))
+    };
+    let (ret, crash) = if j.ret == i64::MAX {
+        (None, None)
+    } else if j.output.unknown {
+        (None, Some(ret_time()?))
     } else {
-        Some(
-            u64::try_from(j.ret)
-                .map_err(|_| JsonError::Invalid(format!("negative return time {}", j.ret)))?,
-        )
+        (Some(ret_time()?), None)
     };
     Ok(Operation {
         client_id: j.client_id,
@@ -160,6 +172,8 @@ fn from_json(j: JsonOperation) -> Result<Operation, JsonError> {
         kind,
         call,
         ret,
+        crash,
+        group: j.group,
     })
 }
 
@@ -187,7 +201,8 @@ mod tests {
             Operation::new(0, b"k", OpKind::Put(b"v1".to_vec()), 1, 5),
             Operation::maybe(1, b"k", OpKind::Delete, 2),
             Operation::new(2, b"k", OpKind::Get(Some(b"v1".to_vec())), 6, 7),
-            Operation::new(2, b"j", OpKind::Get(None), 8, 9),
+            Operation::new(2, b"j", OpKind::Get(None), 8, 9).in_group(4),
+            Operation::cut_by_crash(3, b"j", OpKind::Put(b"v2".to_vec()), 8, 30).in_group(5),
         ];
         let mut buf = Vec::new();
         write_history(&h, &mut buf).unwrap();

@@ -14,6 +14,12 @@
 //! The list empties exactly when every op is linearized. Maybe-applied ops
 //! return at +infinity, so they can always be linearized last (no effect).
 //!
+//! An *optional* op (a write cut by a crash) returns at its crash time but
+//! may also be linearized as a no-op: at its call the search tries the
+//! effect first and keeps the no-op as the alternative; backtracking into it
+//! takes the alternative before moving on. Both choices are memoized like any
+//! other (linearized set, state) pair.
+//!
 //! Thread safety: a search is single-threaded; it polls `kill` so a caller
 //! can abandon it (timeout, or another partition already failed).
 
@@ -35,6 +41,8 @@ pub struct TimedStep {
     pub call: u64,
     /// Return time (`u64::MAX` for maybe-applied ops).
     pub ret: u64,
+    /// True if the op may also be linearized as a no-op before `ret`.
+    pub optional: bool,
 }
 
 /// A list node: node 0 is the head sentinel, then one call and one return
@@ -124,11 +132,17 @@ pub fn check_steps(ops: &[TimedStep], kill: &AtomicBool) -> Option<bool> {
     let mut list = List::build(ops);
     let mut linearized = Bitset::new(ops.len());
     let mut cache: HashSet<(Bitset, State)> = HashSet::new();
-    // Stack of (call node, state before it).
-    let mut calls: Vec<(usize, State)> = Vec::new();
+    // Stack of (call node, state before it, no-op alternative still open).
+    let mut calls: Vec<(usize, State, bool)> = Vec::new();
     let mut state = ABSENT;
     let mut entry = list.nodes[0].next;
     let mut iterations: u64 = 0;
+    // True if (linearized + op, next) was never seen; records it.
+    let mut fresh = |linearized: &Bitset, op: usize, next: State| {
+        let mut l = linearized.clone();
+        l.set(op);
+        cache.insert((l, next))
+    };
     while list.nodes[0].next != NIL {
         iterations += 1;
         if iterations & 4095 == 0 && kill.load(Ordering::Relaxed) {
@@ -140,31 +154,45 @@ pub fn check_steps(ops: &[TimedStep], kill: &AtomicBool) -> Option<bool> {
             return Some(false);
         };
         if node.ret_node != NIL {
-            let next_state = ops[node.op].step.apply(state);
-            let fresh = next_state.is_some_and(|s| {
-                let mut l = linearized.clone();
-                l.set(node.op);
-                cache.insert((l, s))
-            });
-            match next_state {
-                Some(s) if fresh => {
-                    calls.push((entry, state));
+            let op = &ops[node.op];
+            let effect = op
+                .step
+                .apply(state)
+                .filter(|&s| fresh(&linearized, node.op, s));
+            let choice = match effect {
+                // The no-op stays open if it differs from the effect.
+                Some(s) => Some((s, op.optional && s != state)),
+                None if op.optional && fresh(&linearized, node.op, state) => Some((state, false)),
+                None => None,
+            };
+            match choice {
+                Some((s, alternative)) => {
+                    calls.push((entry, state, alternative));
                     state = s;
                     linearized.set(node.op);
                     list.lift(entry);
                     entry = list.nodes[0].next;
                 }
-                _ => entry = node.next,
+                None => entry = node.next,
             }
         } else {
             // A return whose op is not linearized: backtrack.
-            let Some((call, prev_state)) = calls.pop() else {
+            let Some((call, prev_state, alternative)) = calls.pop() else {
                 return Some(false);
             };
+            let op = list.nodes[call].op;
             state = prev_state;
-            linearized.clear(list.nodes[call].op);
+            linearized.clear(op);
             list.unlift(call);
-            entry = list.nodes[call].next;
+            if alternative && fresh(&linearized, op, state) {
+                // Take the optional op's no-op instead.
+                calls.push((call, state, false));
+                linearized.set(op);
+                list.lift(call);
+                entry = list.nodes[0].next;
+            } else {
+                entry = list.nodes[call].next;
+            }
         }
     }
     Some(true)
@@ -179,7 +207,70 @@ mod tests {
     }
 
     fn op(step: Step, call: u64, ret: u64) -> TimedStep {
-        TimedStep { step, call, ret }
+        TimedStep {
+            step,
+            call,
+            ret,
+            optional: false,
+        }
+    }
+
+    fn optional(step: Step, call: u64, ret: u64) -> TimedStep {
+        TimedStep {
+            optional: true,
+            ..op(step, call, ret)
+        }
+    }
+
+    #[test]
+    fn optional_ops_apply_or_not_but_only_before_their_bound() {
+        // Put(1) cut by a crash at 10: later reads may see it or not...
+        assert!(run(&[
+            optional(Step::Put(1), 0, 10),
+            op(Step::Get(1), 20, 21)
+        ]));
+        assert!(run(&[
+            optional(Step::Put(1), 0, 10),
+            op(Step::Get(ABSENT), 20, 21)
+        ]));
+        // ...but not first not and then yes: it cannot apply after 10.
+        assert!(!run(&[
+            optional(Step::Put(1), 0, 10),
+            op(Step::Get(ABSENT), 20, 21),
+            op(Step::Get(1), 22, 23),
+        ]));
+        // An unbounded maybe (ret = +inf) would allow exactly that.
+        assert!(run(&[
+            op(Step::Put(1), 0, u64::MAX),
+            op(Step::Get(ABSENT), 20, 21),
+            op(Step::Get(1), 22, 23),
+        ]));
+        // A cut delete: the key may stay, or vanish before 10, not later.
+        let put = op(Step::Put(1), 0, 1);
+        assert!(run(&[
+            put,
+            optional(Step::Delete, 2, 10),
+            op(Step::Get(1), 20, 21)
+        ]));
+        assert!(run(&[
+            put,
+            optional(Step::Delete, 2, 10),
+            op(Step::Get(ABSENT), 20, 21)
+        ]));
+        assert!(!run(&[
+            put,
+            optional(Step::Delete, 2, 10),
+            op(Step::Get(1), 20, 21),
+            op(Step::Get(ABSENT), 22, 23),
+        ]));
+        // Backtracking into the no-op: the effect first looks fine (the read
+        // at 5 overlaps), then a read must see the old value.
+        assert!(run(&[
+            put,
+            optional(Step::Put(2), 2, 10),
+            op(Step::Get(1), 3, 9),
+            op(Step::Get(1), 20, 21),
+        ]));
     }
 
     #[test]

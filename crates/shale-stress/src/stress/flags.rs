@@ -27,12 +27,22 @@ pub struct Flags {
     pub reopen: u32,
     /// Sync the WAL on every write.
     pub sync: bool,
+    /// History mode: record every operation in this directory (surviving
+    /// `kill -9`) instead of checking an expected state; `--verify_only`
+    /// then checks the whole history for linearizability and consistent
+    /// cuts. Keys are few (`--max_key` at most [`MAX_HISTORY_KEYS`],
+    /// default 64) so that keys see contention.
+    pub history: Option<PathBuf>,
 }
+
+/// Largest `--max_key` in history mode (the recovery read of every key is
+/// one snapshot read, checked pairwise by the cut check).
+pub const MAX_HISTORY_KEYS: u64 = 1000;
 
 /// The usage text.
 pub const USAGE: &str = "usage: shale-stress --db=DIR [--threads=4] [--max_key=10000] \
 [--ops_per_thread=100000] [--duration=SECS] [--seed=N] [--verify_only] [--reopen=0] \
-[--sync] [--expected=FILE]";
+[--sync] [--expected=FILE] [--history=DIR]";
 
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
     v.parse()
@@ -65,7 +75,9 @@ impl Flags {
             verify_only: false,
             reopen: 0,
             sync: false,
+            history: None,
         };
+        let mut max_key_given = false;
         let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
             let Some(body) = arg.strip_prefix("--") else {
@@ -89,8 +101,12 @@ impl Flags {
             match name {
                 "db" => db = Some(PathBuf::from(v)),
                 "expected" => expected = Some(PathBuf::from(v)),
+                "history" => f.history = Some(PathBuf::from(v)),
                 "threads" => f.threads = parse_num(name, v)?,
-                "max_key" => f.max_key = parse_num(name, v)?,
+                "max_key" => {
+                    f.max_key = parse_num(name, v)?;
+                    max_key_given = true;
+                }
                 "ops_per_thread" => f.ops_per_thread = parse_num(name, v)?,
                 "duration" => f.duration = Some(Duration::from_secs_f64(parse_num(name, v)?)),
                 "seed" => f.seed = parse_num(name, v)?,
@@ -108,6 +124,16 @@ impl Flags {
         });
         if f.threads == 0 || f.max_key == 0 || f.max_key > u32::MAX as u64 {
             return Err("--threads must be > 0 and --max_key in 1..2^32".into());
+        }
+        if f.history.is_some() {
+            if !max_key_given {
+                f.max_key = 64;
+            }
+            if f.max_key > MAX_HISTORY_KEYS || f.reopen > 0 {
+                return Err(format!(
+                    "--history: --max_key must be at most {MAX_HISTORY_KEYS}, and --reopen is not supported"
+                ));
+            }
         }
         Ok(f)
     }
@@ -136,5 +162,9 @@ mod tests {
         assert!(Flags::parse(&args("--threads=2")).is_err());
         assert!(Flags::parse(&args("--db=/x --bogus=1")).is_err());
         assert!(Flags::parse(&args("--db=/x --threads=abc")).is_err());
+        let h = Flags::parse(&args("--db=/x --history=/h")).unwrap();
+        assert_eq!((h.history, h.max_key), (Some(PathBuf::from("/h")), 64));
+        assert!(Flags::parse(&args("--db=/x --history=/h --max_key=5000")).is_err());
+        assert!(Flags::parse(&args("--db=/x --history=/h --reopen=1")).is_err());
     }
 }

@@ -8,6 +8,9 @@
 //! `--reopen + 1` phases (close, reopen and verify between phases) until
 //! `--ops_per_thread` or `--duration`; verify again; exit.
 //!
+//! With `--history=DIR` the run records a history instead and
+//! `--verify_only` checks it (see [`history_mode`]).
+//!
 //! Output: `options: ...`, `verify: ...`, one `progress: ops=N` line per
 //! second (the last one survives a kill), and `done: ...`.
 //! Exit status: 0 ok, 1 verification failure, 2 usage or setup error.
@@ -15,6 +18,7 @@
 mod db_options;
 mod expected;
 mod flags;
+mod history_mode;
 mod key_locks;
 mod value;
 mod verify;
@@ -42,7 +46,11 @@ pub fn main(args: Vec<String>) -> i32 {
             return 2;
         }
     };
-    match run(&flags) {
+    let result = match &flags.history {
+        Some(dir) => history_mode::run(&flags, dir),
+        None => run(&flags),
+    };
+    match result {
         Ok(0) => 0,
         Ok(failures) => {
             println!(

@@ -83,7 +83,7 @@ pub fn verify(db: &Db, expected: &ExpectedState) -> std::io::Result<Verification
     // The iterator must agree with the point reads.
     let mut prev: Option<u64> = None;
     let mut scanned = 0u64;
-    for item in db.range::<&[u8], _>(..) {
+    for item in db.range(..) {
         let (k, v) = match item {
             Ok(kv) => kv,
             Err(e) => {

@@ -277,6 +277,92 @@ fn pick_level(
     )
 }
 
+/// The manual-compaction step for `level` over the user-key range
+/// [`start`, `end`] (`None` = unbounded on that side), or `None` when the
+/// level holds nothing in the range.
+///
+/// As RocksDB's `CompactRange`, a manual compaction runs level by level,
+/// from L0 down, each step a plan like an automatic one:
+/// - the inputs are every file of `level` overlapping the range, L0's grown
+///   to a fixpoint (an L0 file overlapping an input is an input) and a
+///   sorted level's grown to clean boundaries (a neighbour sharing a
+///   boundary user key comes too), so no version of a user key stays above
+///   a newer one that moves down;
+/// - the output level is the base level for L0, else the next level, and
+///   its overlapping files (to clean boundaries) are merged in;
+/// - `bottommost` (tombstones dropped) only when no deeper level overlaps.
+///
+/// `level` is the last level only when nothing above it overlaps the
+/// range: then its files in the range, if more than one, are rewritten in
+/// place (obsolete versions and tombstones dropped).
+pub(crate) fn manual_plan(
+    v: &Version,
+    o: &PickerOptions,
+    level: usize,
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Option<Plan> {
+    let last = o.num_levels - 1;
+    let inputs = clean_cut(v, level, v.overlapping_files_in_range(level, start, end));
+    if inputs.is_empty() || (level == last && inputs.len() < 2) {
+        return None;
+    }
+    let output_level = match level {
+        0 => level_targets(v, o).base_level.max(1),
+        l if l == last => last,
+        l => l + 1,
+    };
+    let output_inputs = if output_level == level {
+        Vec::new()
+    } else {
+        let (lo, hi) = user_range(inputs.iter())?;
+        clean_cut(v, output_level, v.overlapping_files(output_level, &lo, &hi))
+    };
+    let mut plan = finish_plan(
+        v,
+        o,
+        &[],
+        Plan {
+            level,
+            output_level,
+            inputs,
+            output_inputs,
+            grandparents: Vec::new(),
+            trivial_move: false,
+            bottommost: false,
+            score: 0.0,
+        },
+    )?;
+    // Rewriting a level in place is the point of that step, never a move.
+    plan.trivial_move &= output_level != level;
+    Some(plan)
+}
+
+/// Grows `files` (a run of adjacent files of sorted `level`) until neither
+/// end shares a user key with its neighbour. L0 files are returned as
+/// they are (their overlap query already reaches a fixpoint).
+fn clean_cut(v: &Version, level: usize, mut files: Vec<Arc<FileMeta>>) -> Vec<Arc<FileMeta>> {
+    if level == 0 || files.is_empty() {
+        return files;
+    }
+    let all = v.files(level);
+    let Some(first) = all.iter().position(|f| Arc::ptr_eq(f, &files[0])) else {
+        return files;
+    };
+    let mut lo = first;
+    let mut hi = first + files.len() - 1;
+    while lo > 0 && all[lo - 1].largest_user_key() == all[lo].smallest_user_key() {
+        lo -= 1;
+    }
+    while hi + 1 < all.len() && all[hi].largest_user_key() == all[hi + 1].smallest_user_key() {
+        hi += 1;
+    }
+    if hi - lo + 1 != files.len() {
+        files = all[lo..=hi].to_vec();
+    }
+    files
+}
+
 /// True when a user key's data can exist only at or above `output_level`
 /// in `v` (used by the entry filter to drop tombstones).
 pub(crate) fn key_is_bottommost(v: &Version, output_level: usize, user_key: &[u8]) -> bool {
@@ -407,6 +493,44 @@ pub(crate) mod tests {
         o.max_compaction_bytes = 30 * MB;
         let p = pick(&v, &o, &[], &mut [0; 4]).expect("L1 over target");
         assert!(p.trivial_move);
+    }
+
+    #[test]
+    fn manual_plan_grows_l0_inputs_to_every_overlapping_file() {
+        let o = opts(7);
+        // The range [k50, k55] touches only the newest L0 file directly, but
+        // it overlaps the older one, which overlaps the oldest: all three go.
+        let v = version_with(
+            7,
+            &[
+                (0, 0, 20, MB),
+                (0, 15, 45, MB),
+                (0, 40, 60, MB),
+                (0, 90, 99, MB),
+                (6, 0, 99, 10 * MB),
+            ],
+        );
+        let p = manual_plan(&v, &o, 0, Some(&key(50)), Some(&key(55))).expect("plan");
+        assert_eq!((p.level, p.output_level), (0, 6));
+        let mut numbers: Vec<u64> = p.inputs.iter().map(|f| f.number).collect();
+        numbers.sort_unstable();
+        assert_eq!(numbers, vec![1, 2, 3]);
+        assert_eq!(p.output_inputs.len(), 1);
+        assert!(p.bottommost && !p.trivial_move);
+        // Nothing in L1..L5 overlaps: no plan there.
+        assert!(manual_plan(&v, &o, 3, None, None).is_none());
+    }
+
+    #[test]
+    fn manual_plan_is_bottommost_only_with_nothing_below() {
+        let mut o = opts(4);
+        o.dynamic = false;
+        let v = version_with(4, &[(1, 0, 9, MB), (2, 20, 29, MB), (3, 5, 6, MB)]);
+        let p = manual_plan(&v, &o, 1, Some(&key(0)), Some(&key(1))).expect("plan");
+        assert_eq!(p.output_level, 2);
+        assert!(!p.bottommost, "L3 holds [5, 6] below the inputs");
+        // One file at the last level with nothing above: nothing to do.
+        assert!(manual_plan(&v, &o, 3, None, None).is_none());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::cache::{BlockCache, CacheKey, CacheOptions, CacheValue, Priority};
+use crate::cache::{BlockCache, CacheKey, CacheValue, Priority};
 use crate::error::Result;
 use crate::options::{CacheType, Options};
 use crate::sst::{Block, BlockCacheHook, BlockKind, BloomFilter};
@@ -84,18 +84,6 @@ impl BlockCacheHook for SharedBlockCache {
     }
 }
 
-/// The block cache options `opts` describe.
-pub(crate) fn cache_options(opts: &Options) -> CacheOptions {
-    CacheOptions {
-        estimated_entry_charge: opts.block_size.max(256),
-        num_shard_bits: opts.cache_numshardbits,
-        strict_capacity_limit: opts.cache_strict_capacity_limit,
-        high_pri_pool_ratio: opts.cache_high_pri_pool_ratio,
-        low_pri_pool_ratio: opts.cache_low_pri_pool_ratio,
-        ..CacheOptions::with_capacity(opts.cache_size)
-    }
-}
-
 /// Builds the cache `opts` asks for (`None` when `cache_size` is 0). Bad
 /// cache options are `InvalidArgument` (`Options::validate` checks them
 /// before any I/O).
@@ -103,7 +91,7 @@ pub(crate) fn make_block_cache(opts: &Options) -> Result<Option<Arc<SharedBlockC
     if opts.cache_size == 0 {
         return Ok(None);
     }
-    let co = cache_options(opts);
+    let co = opts.cache_options();
     co.validate()?;
     let cache = match opts.cache_type {
         CacheType::Lru => BlockCache::lru(&co),

@@ -20,7 +20,7 @@ use crate::compaction::picker::{self, key_is_bottommost, PickerOptions, Plan, Ru
 use crate::error::Result;
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
-use crate::sst::TableOptions;
+use crate::sst::{ReadaheadPolicy, TableOptions};
 use crate::stats::{thread_cpu_micros, LevelCompactionStats, RunningJob};
 use crate::version::{FileMeta, Version, VersionEdit};
 
@@ -29,11 +29,21 @@ use super::{DbInner, DbState};
 
 /// SST options for files written to `level`.
 pub(crate) fn table_options(db: &DbInner, level: usize, bottommost: bool) -> TableOptions {
-    TableOptions::from_options(
-        &db.opts,
+    db.opts.table_options(
         db.opts.compression_for_level(level, bottommost),
         &db.dir.display().to_string(),
     )
+}
+
+/// How compaction inputs are read: `compaction_readahead_size` bytes per
+/// read from the first block on, or automatic readahead when it is 0.
+fn compaction_readahead(db: &DbInner) -> ReadaheadPolicy {
+    match db.opts.compaction_readahead_size {
+        0 => ReadaheadPolicy::Auto {
+            max: db.opts.max_auto_readahead_size,
+        },
+        n => ReadaheadPolicy::Fixed(n),
+    }
 }
 
 fn target_file_size(db: &DbInner, level: usize) -> u64 {
@@ -145,69 +155,39 @@ pub(crate) fn run<'a>(
     st
 }
 
-/// Compacts every file overlapping [start, end] into the last level.
-/// Requires: no compaction running (the caller waited).
+/// Compacts every file overlapping [start, end] down to the last level,
+/// level by level (see `picker::manual_plan`), then rewrites the last
+/// level's files in the range when nothing above overlapped it.
+/// Requires: no compaction running, and `manual_compactions` raised so no
+/// automatic one starts meanwhile (the caller does both).
 pub(crate) fn run_manual<'a>(
     db: &'a Arc<DbInner>,
     mut st: MutexGuard<'a, DbState>,
     start: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> (MutexGuard<'a, DbState>, Result<()>) {
-    let v = st.versions.current();
-    let n = v.num_levels();
-    let last = n - 1;
-    let lo = start.map(|s| s.to_vec());
-    let hi = end.map(|e| e.to_vec());
-    let in_range = |f: &FileMeta| {
-        lo.as_deref().is_none_or(|l| f.largest_user_key() >= l)
-            && hi.as_deref().is_none_or(|h| f.smallest_user_key() <= h)
-    };
-    let mut inputs: Vec<Arc<FileMeta>> = Vec::new();
-    for level in 0..last {
-        inputs.extend(v.files(level).iter().filter(|f| in_range(f)).cloned());
+    let o = picker_options(db);
+    let last = o.num_levels - 1;
+    let mut moved_down = false;
+    for level in 0..=last {
+        if level == last && moved_down {
+            break;
+        }
+        let plan = {
+            let v = st.versions.current();
+            picker::manual_plan(&v, &o, level, start, end)
+        };
+        let Some(plan) = plan else { continue };
+        moved_down |= plan.output_level > plan.level;
+        let id = begin(db, &mut st, &plan);
+        let r = execute(db, &mut st, &plan, id);
+        finish_job(db, &mut st, &plan, id);
+        if let Err(e) = r {
+            db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
+            return (st, Err(e));
+        }
     }
-    let mut output_inputs: Vec<Arc<FileMeta>> = v
-        .files(last)
-        .iter()
-        .filter(|f| in_range(f))
-        .cloned()
-        .collect();
-    if inputs.is_empty() && output_inputs.len() <= 1 {
-        return (st, Ok(()));
-    }
-    // Widen the last level's inputs to everything the merged range touches.
-    let all: Vec<&Arc<FileMeta>> = inputs.iter().chain(output_inputs.iter()).collect();
-    if let (Some(min), Some(max)) = (
-        all.iter().map(|f| f.smallest_user_key().to_vec()).min(),
-        all.iter().map(|f| f.largest_user_key().to_vec()).max(),
-    ) {
-        output_inputs = v.overlapping_files(last, &min, &max);
-    }
-    let (level, inputs, output_inputs) = if inputs.is_empty() {
-        (last, output_inputs, Vec::new())
-    } else {
-        (0, inputs, output_inputs)
-    };
-    let plan = Plan {
-        level,
-        output_level: last,
-        inputs,
-        output_inputs,
-        grandparents: Vec::new(),
-        trivial_move: false,
-        bottommost: true,
-        score: 0.0,
-    };
-    // Release the pre-compaction version so the inputs can be deleted as
-    // soon as the job's edit is installed.
-    drop(v);
-    let id = begin(db, &mut st, &plan);
-    let r = execute(db, &mut st, &plan, id);
-    finish_job(db, &mut st, &plan, id);
-    if let Err(e) = &r {
-        db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
-    }
-    (st, r)
+    (st, Ok(()))
 }
 
 fn level_of(v: &Version, number: u64) -> Option<usize> {
@@ -304,13 +284,16 @@ fn execute(
     let bottommost = plan.bottommost;
     let grandparents = plan.grandparents.clone();
     let mut allocated: Vec<u64> = Vec::new();
+    let readahead = compaction_readahead(db);
     let result = MutexGuard::unlocked(st, || {
         let cpu0 = thread_cpu_micros();
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(inputs.len());
-        for f in &inputs {
-            let t = db.table_cache.get(f.number)?;
-            children.push(Box::new(t.iter(false)));
-        }
+        let children = db.table_cache.compaction_inputs(
+            &[
+                (plan.level, &plan.inputs),
+                (output_level, &plan.output_inputs),
+            ],
+            readahead,
+        )?;
         let mut iter = MergingIterator::new(children);
         iter.seek_to_first();
         // Data below the output level cannot change under us: levels below
@@ -334,6 +317,7 @@ fn execute(
         };
         let mut cutter = GrandparentCutter::new(&grandparents, max_gp);
         let out = write_outputs_cut(&mut iter, &mut filter, &mut spec, Some(&mut cutter))?;
+        crate::sync_point!("CompactionJob::AfterOutputs");
         let cpu = thread_cpu_micros().saturating_sub(cpu0);
         Ok::<_, crate::error::Error>((out, filter.keys_in, filter.keys_dropped, cpu))
     });

@@ -10,6 +10,7 @@
 //! its super version (memtables and tables) alive until dropped.
 
 use std::ops::Bound;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::base::{
@@ -19,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 
 use super::super_version::SuperVersion;
+use super::DbInner;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -29,7 +31,9 @@ enum Direction {
 /// A cursor over the DB at one sequence number.
 pub struct DbIterator {
     iter: Box<dyn InternalIterator>,
-    _sv: Arc<SuperVersion>,
+    sv: Arc<SuperVersion>,
+    /// The DB, to stop (`ShutdownInProgress`) once it is closed.
+    db: Arc<DbInner>,
     seq: SeqNo,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
@@ -48,13 +52,15 @@ impl DbIterator {
     pub(crate) fn new(
         iter: Box<dyn InternalIterator>,
         sv: Arc<SuperVersion>,
+        db: Arc<DbInner>,
         seq: SeqNo,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> Self {
         DbIterator {
             iter,
-            _sv: sv,
+            sv,
+            db,
             seq,
             lower,
             upper,
@@ -99,8 +105,27 @@ impl DbIterator {
         self.iter.status()
     }
 
+    /// After the DB was closed every move fails with `ShutdownInProgress`.
+    fn stopped(&mut self) -> bool {
+        if !self.db.shutting_down.load(Ordering::Acquire) {
+            return false;
+        }
+        self.valid = false;
+        self.err.get_or_insert(Error::ShutdownInProgress);
+        true
+    }
+
+    /// The pinned super version and sequence number (for a second cursor
+    /// over the same state).
+    pub(crate) fn pinned(&self) -> (Arc<SuperVersion>, SeqNo) {
+        (Arc::clone(&self.sv), self.seq)
+    }
+
     /// Positions on the first key >= `key` (and >= the lower bound).
     pub fn seek(&mut self, key: &[u8]) {
+        if self.stopped() {
+            return;
+        }
         let key: &[u8] = match &self.lower {
             Some(l) if key < l.as_slice() => l,
             _ => key,
@@ -114,6 +139,9 @@ impl DbIterator {
 
     /// Positions on the last key <= `key` (and < the upper bound).
     pub fn seek_for_prev(&mut self, key: &[u8]) {
+        if self.stopped() {
+            return;
+        }
         self.dir = Direction::Reverse;
         self.seek_buf.clear();
         match &self.upper {
@@ -132,6 +160,9 @@ impl DbIterator {
 
     /// Positions on the first key (>= the lower bound).
     pub fn seek_to_first(&mut self) {
+        if self.stopped() {
+            return;
+        }
         if let Some(l) = self.lower.clone() {
             return self.seek(&l);
         }
@@ -142,6 +173,9 @@ impl DbIterator {
 
     /// Positions on the last key (< the upper bound).
     pub fn seek_to_last(&mut self) {
+        if self.stopped() {
+            return;
+        }
         if let Some(u) = self.upper.clone() {
             return self.seek_for_prev(&u);
         }
@@ -153,6 +187,9 @@ impl DbIterator {
     /// Moves to the next key. Requires `valid()`.
     pub fn next(&mut self) {
         debug_assert!(self.valid);
+        if self.stopped() {
+            return;
+        }
         if self.dir == Direction::Reverse {
             // The inner iterator is before the current entry: move it to the
             // first entry of the current user key, then skip past that key.
@@ -183,6 +220,9 @@ impl DbIterator {
     /// Moves to the previous key. Requires `valid()`.
     pub fn prev(&mut self) {
         debug_assert!(self.valid);
+        if self.stopped() {
+            return;
+        }
         if self.dir == Direction::Forward {
             // Move the inner iterator before every version of the current key.
             let cur = match parse_internal_key(self.iter.key()) {

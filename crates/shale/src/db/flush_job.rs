@@ -49,6 +49,7 @@ pub(crate) fn flush(
             shutting_down: &db.shutting_down,
         };
         let r = write_outputs(&mut iter, &mut filter, &mut spec);
+        crate::sync_point!("FlushJob::AfterOutputs");
         r.map(|o| (o, filter.keys_in, filter.keys_dropped))
     });
     let (outputs, keys_in, keys_dropped) = match outputs {

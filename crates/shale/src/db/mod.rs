@@ -18,6 +18,7 @@ mod db_iter;
 mod error_handler;
 mod flush_job;
 mod info_log;
+mod key_range;
 mod manifest_writer;
 mod obsolete;
 mod open;
@@ -27,6 +28,7 @@ mod read;
 mod snapshot;
 mod super_version;
 mod table_cache;
+mod table_lru;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -46,8 +48,8 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::stats::DbStats;
 use crate::version::VersionSet;
 
-pub(crate) use cache_glue::cache_options;
 pub use db_iter::{DbIterator, DbRange};
+pub use key_range::KeyRange;
 pub use read::PinnableValue;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::SnapshotList;
@@ -83,7 +85,9 @@ pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
     pub fs: Arc<dyn FileSystem>,
-    _lock: Box<dyn FileLock>,
+    /// The `LOCK` file's lock, released by `close` (or the last handle's
+    /// drop) even while iterators or ranges still hold this struct.
+    lock: Mutex<Option<Box<dyn FileLock>>>,
     /// Highest sequence number visible to readers.
     pub visible_seq: AtomicU64,
     pub super_version: ArcSwap<SuperVersion>,
@@ -151,6 +155,14 @@ impl DbInner {
         Ok(())
     }
 
+    /// `ShutdownInProgress` once the DB is closing or closed (reads).
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::ShutdownInProgress);
+        }
+        Ok(())
+    }
+
     pub(crate) fn last_visible(&self) -> SeqNo {
         self.visible_seq.load(Ordering::Acquire)
     }
@@ -165,27 +177,56 @@ struct DbHandle {
 }
 
 impl DbHandle {
+    /// Closes the DB. Waits for: the flush of memtables holding writes made
+    /// without the WAL; the running background jobs to reach their next
+    /// cancellation check (a compaction stops between output entries and
+    /// its outputs are discarded; a flush stops likewise and its memtable is
+    /// recovered from the WAL at the next open); manual compactions of other
+    /// clones, likewise; the write group holding the WAL, if any. Then it
+    /// hands the WAL's buffered bytes to the OS and releases `LOCK`. From
+    /// the moment it starts, every other clone, iterator and range of this
+    /// DB fails with `ShutdownInProgress`.
     fn shutdown(&self) -> Result<()> {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        let inner = &self.inner;
         // Writes made with `disable_wal` live only in memtables: flush them.
         let mut flush_result = Ok(());
-        if self.inner.unpersisted.load(Ordering::Acquire) {
-            flush_result = background::flush_and_wait(&self.inner);
+        if inner.unpersisted.load(Ordering::Acquire) {
+            flush_result = background::flush_and_wait(inner);
         }
-        self.inner.shutting_down.store(true, Ordering::Release);
         {
-            let _st = self.inner.state.lock();
-            self.inner.bg_cv.notify_all();
+            // Under the DB mutex: a memtable switch (which opens a new WAL)
+            // either finished before or sees the flag.
+            let _st = inner.state.lock();
+            inner.shutting_down.store(true, Ordering::Release);
+            inner.bg_cv.notify_all();
         }
         let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
             let _ = t.join();
         }
-        // Hand whatever the WAL buffered to the OS.
-        let wal_result = self.inner.writer.flush_wal(&self.inner, false);
-        let st = self.inner.state.lock();
+        {
+            // Manual compactions run in callers' threads.
+            let mut st = inner.state.lock();
+            while st.compactions_running > 0 || st.manual_compactions > 0 || st.flush_running {
+                inner
+                    .bg_cv
+                    .wait_for(&mut st, std::time::Duration::from_millis(10));
+            }
+        }
+        // Hand whatever the WAL buffered to the OS and close it: a write
+        // group arriving later finds no WAL and fails.
+        let wal_result = {
+            let mut wal = inner.writer.wal.lock();
+            match wal.writer.take() {
+                Some(mut w) => w.flush(),
+                None => Ok(()),
+            }
+        };
+        drop(inner.lock.lock().take());
+        let st = inner.state.lock();
         if let Some(e) = &st.errors.current {
             return Err(e.error.clone());
         }
@@ -256,6 +297,7 @@ impl Db {
     /// Hands WAL bytes buffered in process (`manual_wal_flush`) to the OS,
     /// and with `sync` makes them durable.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.inner().check_open()?;
         self.inner().writer.flush_wal(self.inner(), sync)
     }
 
@@ -280,10 +322,13 @@ impl Db {
 
     /// A snapshot of the current state, released on drop.
     pub fn snapshot(&self) -> Snapshot {
-        // Take the sequence under the snapshot list's lock order: acquire
-        // registers it before any compaction can drop what it needs, because
-        // compactions read the list when they start.
-        self.inner().snapshots.acquire(self.inner().last_visible())
+        // The sequence number is read under the snapshot list's lock: a flush
+        // or compaction reads the list under it when it starts, so it either
+        // sees this snapshot or started before the sequence was taken (and
+        // then holds nothing newer). Regression test
+        // `snapshot_sequence_is_registered_atomically`.
+        let inner = self.inner();
+        inner.snapshots.acquire_with(|| inner.last_visible())
     }
 
     /// A raw cursor (unpositioned: call a seek first).
@@ -291,10 +336,12 @@ impl Db {
         read::new_iterator(self.inner(), opts)
     }
 
-    /// A double-ended iterator over the user keys in `range`.
-    pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> DbRange {
-        let start = range.start_bound().map(|k| k.as_ref());
-        let end = range.end_bound().map(|k| k.as_ref());
+    /// A double-ended iterator over the user keys in `range` (any Rust range
+    /// of byte strings: `..`, `b"a"..b"c"`, `k1..=k2`, ...), at the state
+    /// of its creation: both ends read the same pinned super version and
+    /// sequence number, whatever is written, flushed or compacted later.
+    pub fn range<R: KeyRange>(&self, range: R) -> DbRange {
+        let (start, end) = range.key_bounds();
         let (lower, upper) = db_iter::bounds_to_cursor(start, end);
         self.bounded_range(lower, upper)
     }
@@ -308,20 +355,19 @@ impl Db {
         let mut ro = ReadOptions::new();
         ro.iterate_lower_bound = lower;
         ro.iterate_upper_bound = upper;
-        let seq = self.inner().last_visible();
-        let front = read::new_iterator_at(self.inner(), &ro, seq);
+        let front = read::new_iterator(self.inner(), &ro);
+        // The back cursor is made on the first `next_back()`, over the
+        // super version and sequence number the front pinned (regression
+        // test `range_back_half_reads_the_state_of_its_creation`).
+        let (sv, seq) = front.pinned();
         let inner = Arc::clone(self.inner());
-        let (lo, up) = (
-            ro.iterate_lower_bound.clone(),
-            ro.iterate_upper_bound.clone(),
-        );
         DbRange::new(
             front,
             Box::new(move || {
-                let mut ro = ReadOptions::new();
-                ro.iterate_lower_bound = lo;
-                ro.iterate_upper_bound = up;
-                read::new_iterator_at(&inner, &ro, seq)
+                let mut back = ReadOptions::new();
+                back.iterate_lower_bound = ro.iterate_lower_bound;
+                back.iterate_upper_bound = ro.iterate_upper_bound;
+                read::new_iterator_in(&inner, sv, &back, seq)
             }),
         )
     }
@@ -366,9 +412,12 @@ impl Db {
         &self.inner().dir
     }
 
-    /// Closes the DB: stops background work, hands the WAL to the OS and
-    /// reports the first background error, if any. Other clones of this
-    /// handle fail with `ShutdownInProgress` afterwards.
+    /// Closes the DB: stops background work, hands the WAL to the OS,
+    /// releases `LOCK` and reports the first background error, if any.
+    /// Other clones of this handle, and every iterator and range of this DB,
+    /// fail with `ShutdownInProgress` afterwards; the DB can be opened again
+    /// at once, even while they exist. Dropping the last clone does the same
+    /// (see `DbHandle::shutdown` for what it waits for).
     pub fn close(self) -> Result<()> {
         self.handle.shutdown()
     }

@@ -3,9 +3,12 @@
 //! Recovery replays the WALs numbered at or above the MANIFEST's log number
 //! in order, under the configured `WalRecoveryMode`; whatever a mode drops is
 //! written to `LOG` and kept for the `shale.wal-recovery` property. Recovered
-//! data is flushed to L0 before the DB opens, and the edit that records those
-//! tables also moves the log number past the replayed WALs, so a crash during
-//! or after recovery replays the same logs again (idempotent).
+//! data is flushed to L0 before the DB opens, and one MANIFEST edit records
+//! those tables *and* moves the log number to the new WAL: a crash before
+//! that edit replays the same logs again (the tables written so far are
+//! orphans, deleted at the next open); a crash after it replays none of
+//! them. Recovery is idempotent at every crash point (regression test
+//! `crash_during_recovery` counts tables as well as keys).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -30,7 +33,7 @@ use crate::wal::{replay, LogReader, LogWriter};
 
 use super::info_log::InfoLog;
 use super::super_version::SuperVersion;
-use super::table_cache::TableCache;
+use super::table_cache::{effective_max_open_files, TableCache};
 use super::write::{insert_batch, WriteQueue};
 use super::{DbInner, DbState, SnapshotList};
 
@@ -72,11 +75,19 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let hook = block_cache
         .clone()
         .map(|c| c as Arc<dyn crate::sst::BlockCacheHook>);
+    let max_open_files = effective_max_open_files(opts.max_open_files);
+    if max_open_files != opts.max_open_files {
+        log.info(&format!(
+            "max_open_files {} lowered to {max_open_files} (the process's open-file limit)",
+            opts.max_open_files
+        ));
+    }
     let table_cache = Arc::new(TableCache::new(
         dir.to_path_buf(),
         Arc::clone(&fs),
         hook,
         opts.cache_index_and_filter_blocks,
+        max_open_files,
     ));
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums).
@@ -89,21 +100,18 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     }
 
     let shutting_down = AtomicBool::new(false);
-    let (report, max_seq) = replay_wals(&fs, dir, &opts, &mut versions, &log, &shutting_down)?;
+    let (report, max_seq, mut edit) =
+        replay_wals(&fs, dir, &opts, &mut versions, &log, &shutting_down)?;
     let stats = DbStats::new(opts.num_levels);
 
     let wal_number = versions.new_file_number();
     let wal_file = fs.create(&dir.join(log_file_name(wal_number)))?;
     fs.sync_dir(dir)?;
     let wal = LogWriter::new(wal_file, wal_number);
-    // Recovered tables are already in the pending edit (see replay_wals);
-    // this edit moves the log number to the new WAL.
-    let mut edit = VersionEdit {
-        log_number: Some(wal_number),
-        prev_log_number: Some(0),
-        last_sequence: Some(max_seq.max(versions.last_sequence())),
-        ..VersionEdit::default()
-    };
+    // One edit: the recovered tables and the log number of the new WAL.
+    edit.log_number = Some(wal_number);
+    edit.prev_log_number = Some(0);
+    edit.last_sequence = Some(max_seq.max(versions.last_sequence()));
     versions.log_and_apply(&mut edit)?;
     write_options_file(&fs, dir, &opts, &mut versions, &log)?;
 
@@ -120,7 +128,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     Ok(DbInner {
         dir: dir.to_path_buf(),
         fs,
-        _lock: lock,
+        lock: Mutex::new(Some(lock)),
         visible_seq: AtomicU64::new(last),
         super_version: ArcSwap::from_pointee(sv),
         state: Mutex::new(DbState {
@@ -159,8 +167,9 @@ fn new_db_id() -> String {
 }
 
 /// Replays WALs into memtables, flushing them to L0 as they fill. Returns the
-/// recovery report and the highest sequence number seen. The tables written
-/// are added to the version before returning.
+/// recovery report, the highest sequence number seen and the edit naming
+/// the tables written (not yet applied: the caller adds the new log number
+/// and applies it as one edit).
 fn replay_wals(
     fs: &Arc<dyn FileSystem>,
     dir: &Path,
@@ -168,7 +177,7 @@ fn replay_wals(
     versions: &mut VersionSet,
     log: &InfoLog,
     shutting_down: &AtomicBool,
-) -> Result<(String, u64)> {
+) -> Result<(String, u64, VersionEdit)> {
     let min_log = versions.log_number();
     let prev_log = versions.prev_log_number();
     let mut logs: Vec<u64> = fs
@@ -241,12 +250,7 @@ fn replay_wals(
     if mem.num_entries() > 0 {
         flush_recovered(fs, dir, opts, versions, &mut edit, mem, shutting_down)?;
     }
-    if edit.new_file_numbers().is_empty() {
-        return Ok((report, max_seq));
-    }
-    edit.last_sequence = Some(max_seq.max(versions.last_sequence()));
-    versions.log_and_apply(&mut edit)?;
-    Ok((report, max_seq))
+    Ok((report, max_seq, edit))
 }
 
 fn flush_recovered(
@@ -262,8 +266,7 @@ fn flush_recovered(
     let mut iter = mem.iter();
     iter.seek_to_first();
     let compression = opts.compression_for_level(0, false);
-    let topts =
-        crate::sst::TableOptions::from_options(opts, compression, &dir.display().to_string());
+    let topts = opts.table_options(compression, &dir.display().to_string());
     let mut filter = EntryFilter::new(Vec::new(), None);
     let mut alloc = || versions.new_file_number();
     let mut spec = OutputSpec {

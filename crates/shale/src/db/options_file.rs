@@ -28,6 +28,7 @@ pub(crate) fn render(o: &Options) -> String {
                 ("wal_recovery_mode", format!("{:?}", o.wal_recovery_mode)),
                 ("manual_wal_flush", o.manual_wal_flush.to_string()),
                 ("delayed_write_rate", o.delayed_write_rate.to_string()),
+                ("max_open_files", o.max_open_files.to_string()),
                 (
                     "max_bgerror_resume_count",
                     o.max_bgerror_resume_count.to_string(),
@@ -135,11 +136,13 @@ mod tests {
     fn renders_every_section_and_value() {
         let o = Options {
             write_buffer_size: 12345,
+            max_open_files: 300,
             ..Options::default()
         };
         let s = render(&o);
         assert!(s.contains("[Version]\nshale_version="), "{s}");
         assert!(s.contains("options_file_version=1\n"), "{s}");
+        assert!(s.contains("\nmax_open_files=300\n"), "{s}");
         assert!(
             s.contains("[CFOptions \"default\"]\nwrite_buffer_size=12345\n"),
             "{s}"

@@ -2,7 +2,9 @@
 //! stats, same columns and meanings; see docs/DB_BENCH.md §7),
 //! `shale.compaction-stats-json` (the same numbers as one JSON object for
 //! tools), `shale.levelstats`, `shale.sstables`, per-level file counts,
-//! stall counters, the MANIFEST size and scheduling state. `rocksdb.*` names map to `shale.*`.
+//! stall counters, the MANIFEST size, scheduling state and the table cache
+//! (`shale.num-open-tables`, `shale.table-cache-capacity`,
+//! `shale.estimate-table-readers-mem`). `rocksdb.*` names map to `shale.*`.
 //!
 //! Thread safety: each property takes the DB mutex briefly for a consistent
 //! view of the version and scheduling state; the stats mutexes are taken
@@ -118,6 +120,12 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
         }
         "shale.wal-bytes-written" => db.stats.wal_bytes.load(Ordering::Relaxed).to_string(),
         "shale.manifest-file-size" => st.versions.manifest_file_size().to_string(),
+        "shale.num-open-tables" => db.table_cache.num_open().to_string(),
+        "shale.table-cache-capacity" => db
+            .table_cache
+            .capacity()
+            .map_or_else(|| "-1".to_string(), |c| c.to_string()),
+        "shale.estimate-table-readers-mem" => db.table_cache.readers_memory().to_string(),
         _ => {
             drop(st);
             return super::cache_glue::property(db, &name);

@@ -1,8 +1,15 @@
 //! The read path: point reads, multi-gets and iterator construction.
 //!
-//! A read takes the visible sequence number first and the super version
-//! second, so every write at or below that sequence number is in the super
-//! version's memtables or tables. No DB mutex is taken.
+//! A read pins the super version first and takes the visible sequence
+//! number second, as RocksDB's `GetImpl` does. The pinned memtables and
+//! tables cannot lose a version while the read holds them, and every write
+//! the sequence number admits is either in them or went to a newer memtable
+//! after the pin (then the read is ordered before that write: what it sees
+//! is a prefix of commit order). The other order is wrong: a flush and a
+//! compaction between taking the sequence number and loading the super
+//! version may drop the only version visible at that sequence number
+//! (regression test `read_pins_the_super_version_before_the_sequence`).
+//! No DB mutex is taken.
 //! Sources are searched newest first: memtable, immutable memtables, L0 files
 //! (newest first), then one file per deeper level by binary search.
 
@@ -147,8 +154,11 @@ pub(crate) fn get(
     key: &[u8],
     opts: &ReadOptions<'_>,
 ) -> Result<Option<PinnableValue>> {
-    let seq = read_seq(db, opts);
+    db.check_open()?;
+    opts.validate()?;
     let sv = db.super_version.load();
+    crate::sync_point!("Read::AfterSuperVersion");
+    let seq = read_seq(db, opts);
     get_at(db, &sv, key, seq, opts.fill_cache, None)
 }
 
@@ -199,14 +209,14 @@ fn get_at(
     Ok(None)
 }
 
-/// The open reader of `f`: kept in `f` after the first use, so later reads
-/// take no table-cache lock and no reference.
-fn table_of<'a>(cache: &TableCache, f: &'a FileMeta) -> Result<&'a Arc<crate::sst::Table>> {
-    if let Some(t) = f.table.get() {
-        return Ok(t);
-    }
-    let t = cache.get(f.number)?;
-    Ok(f.table.get_or_init(|| t))
+/// The open reader of `f` (see `TableCache::table_of`: pinned in `f` when
+/// the table cache is unbounded, else a handle held while reading).
+#[inline]
+fn table_of<'a>(
+    cache: &TableCache,
+    f: &'a FileMeta,
+) -> Result<std::borrow::Cow<'a, Arc<crate::sst::Table>>> {
+    cache.table_of(f)
 }
 
 /// `Some(Some(v))` found, `Some(None)` deleted, `None` not in this table.
@@ -240,8 +250,12 @@ pub(crate) fn multi_get(
     keys: &[&[u8]],
     opts: &ReadOptions<'_>,
 ) -> Vec<Result<Option<PinnableValue>>> {
-    let seq = read_seq(db, opts);
+    if let Err(e) = db.check_open().and_then(|()| opts.validate()) {
+        return keys.iter().map(|_| Err(e.clone())).collect();
+    }
     let sv = db.super_version.load();
+    crate::sync_point!("Read::AfterSuperVersion");
+    let seq = read_seq(db, opts);
     // Look keys up in sorted order so consecutive keys land in the same
     // blocks, which the memo hands out again without a cache lookup or a
     // second read (even with fill_cache off or no cache); then return them
@@ -337,26 +351,38 @@ pub(crate) fn readahead_policy(db: &DbInner, readahead_size: usize) -> Readahead
 }
 
 pub(crate) fn new_iterator(db: &Arc<DbInner>, opts: &ReadOptions<'_>) -> DbIterator {
+    let sv = db.super_version.load_full();
+    crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
-    new_iterator_at(db, opts, seq)
+    new_iterator_in(db, sv, opts, seq)
 }
 
-pub(crate) fn new_iterator_at(db: &Arc<DbInner>, opts: &ReadOptions<'_>, seq: SeqNo) -> DbIterator {
-    let sv = db.super_version.load_full();
-    let inner: Box<dyn InternalIterator> = match internal_iterator(
-        &sv.mem,
-        &sv.imm,
-        &sv.version,
-        &db.table_cache,
-        opts.fill_cache,
-        readahead_policy(db, opts.readahead_size),
-    ) {
+/// An iterator over the pinned super version `sv` at `seq`. Requires: `sv`
+/// was loaded before `seq` was taken (module docs).
+pub(crate) fn new_iterator_in(
+    db: &Arc<DbInner>,
+    sv: Arc<SuperVersion>,
+    opts: &ReadOptions<'_>,
+    seq: SeqNo,
+) -> DbIterator {
+    let built = opts.validate().and_then(|()| {
+        internal_iterator(
+            &sv.mem,
+            &sv.imm,
+            &sv.version,
+            &db.table_cache,
+            opts.fill_cache,
+            readahead_policy(db, opts.readahead_size),
+        )
+    });
+    let inner: Box<dyn InternalIterator> = match built {
         Ok(it) => it,
         Err(e) => Box::new(ErrorIterator(e)),
     };
     DbIterator::new(
         inner,
         sv,
+        Arc::clone(db),
         seq,
         opts.iterate_lower_bound.clone(),
         opts.iterate_upper_bound.clone(),

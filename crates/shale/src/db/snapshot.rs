@@ -18,8 +18,19 @@ pub(crate) struct SnapshotList {
 }
 
 impl SnapshotList {
+    #[cfg(test)]
     pub(crate) fn acquire(self: &Arc<Self>, seq: SeqNo) -> Snapshot {
-        *self.live.lock().entry(seq).or_insert(0) += 1;
+        self.acquire_with(|| seq)
+    }
+
+    /// Registers the sequence number `seq()` returns, calling it under the
+    /// list's lock (see `Db::snapshot`).
+    pub(crate) fn acquire_with(self: &Arc<Self>, seq: impl FnOnce() -> SeqNo) -> Snapshot {
+        let mut live = self.live.lock();
+        let seq = seq();
+        crate::sync_point!("Snapshot::AfterSequence");
+        *live.entry(seq).or_insert(0) += 1;
+        drop(live);
         Snapshot {
             seq,
             list: Arc::clone(self),

@@ -155,6 +155,11 @@ impl WriteQueue {
 }
 
 pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+    if opts.sync && opts.disable_wal {
+        return Err(Error::InvalidArgument(
+            "WriteOptions: sync and disable_wal together (nothing to sync)".into(),
+        ));
+    }
     db.check_writable()?;
     if batch.is_empty() {
         return Ok(());
@@ -291,6 +296,10 @@ fn commit(
     }
     let last_seq = seq - 1;
     let mut wal = db.writer.wal.lock();
+    if wal.writer.is_none() {
+        // Closed (see `DbHandle::shutdown`).
+        return Err(Error::ShutdownInProgress);
+    }
     if any_wal {
         let wal_bytes_before = wal.writer.as_ref().map_or(0, |w| w.file_size());
         let Some(w) = wal.writer.as_mut() else {
@@ -495,6 +504,9 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
 /// Makes the active memtable immutable and starts a new WAL + memtable.
 /// Requires the DB mutex; takes the WAL lock (lock order: state, then wal).
 pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
+    if db.shutting_down.load(Ordering::Acquire) {
+        return Err(Error::ShutdownInProgress);
+    }
     let number = st.versions.new_file_number();
     let path = db.dir.join(log_file_name(number));
     let file = match db.fs.create(&path) {

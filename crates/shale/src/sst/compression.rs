@@ -20,7 +20,50 @@ use std::io::Cursor;
 
 use crate::codec::{get_varint32, put_varint32, varint_len};
 use crate::error::{Error, Result};
-use crate::options::Compression;
+
+/// Per-block compression of SST files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Blocks stored as is.
+    None,
+    /// LZ4 block format (fast).
+    Lz4,
+    /// Zstandard (better ratio, more CPU).
+    Zstd,
+}
+
+impl Compression {
+    /// Parses RocksDB's names (`none`, `lz4`, `zstd`); other codecs are
+    /// rejected with `InvalidArgument` rather than silently replaced.
+    pub fn parse(s: &str) -> Result<Compression> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" | "no" | "nocompression" => Ok(Compression::None),
+            "lz4" | "lz4compression" => Ok(Compression::Lz4),
+            "zstd" | "zstdcompression" => Ok(Compression::Zstd),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown or unsupported compression '{other}' (supported: none, lz4, zstd)"
+            ))),
+        }
+    }
+
+    /// The on-disk code (the SST block trailer's compression byte).
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Lz4 => 1,
+            Compression::Zstd => 2,
+        }
+    }
+
+    /// The name used in properties and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "NoCompression",
+            Compression::Lz4 => "LZ4",
+            Compression::Zstd => "ZSTD",
+        }
+    }
+}
 
 /// Trailer type byte: stored as is. FROZEN.
 pub(crate) const TYPE_NONE: u8 = 0;

@@ -98,7 +98,6 @@ impl IndexSearch {
     }
 
     /// Bytes of memory held.
-    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn size(&self) -> usize {
         self.prefixes.len() * 8
     }

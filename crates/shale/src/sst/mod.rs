@@ -34,10 +34,9 @@ mod table_iter;
 #[cfg(test)]
 mod tests;
 
-use crate::options::{Compression, Options};
-
 pub(crate) use block::Block;
 pub(crate) use builder::TableBuilder;
+pub use compression::Compression;
 pub(crate) use filter::BloomFilter;
 pub(crate) use readahead::ReadaheadPolicy;
 pub(crate) use reader::{BlockCacheHook, BlockKind, BlockMemo, PointEntry, Table};
@@ -86,21 +85,6 @@ impl Default for TableOptions {
             bloom_bits_per_key: 10,
             compression: Compression::None,
             db_id: String::new(),
-        }
-    }
-}
-
-impl TableOptions {
-    /// The table options for a file written with `compression` (chosen by
-    /// the caller from the level) in the DB `db_id`.
-    pub(crate) fn from_options(o: &Options, compression: Compression, db_id: &str) -> Self {
-        TableOptions {
-            block_size: o.block_size,
-            block_restart_interval: o.block_restart_interval,
-            block_restart_bytes: o.block_restart_bytes,
-            bloom_bits_per_key: o.bloom_bits_per_key,
-            compression,
-            db_id: db_id.to_string(),
         }
     }
 }

@@ -10,6 +10,7 @@
 /// Initial automatic readahead.
 pub(crate) const INITIAL_AUTO_READAHEAD: usize = 8 * 1024;
 /// Default cap of automatic readahead (RocksDB's `max_auto_readahead_size`).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) const MAX_AUTO_READAHEAD: usize = 256 * 1024;
 
 /// How an iterator reads ahead.

@@ -553,7 +553,6 @@ impl Table {
 
     /// Memory held by the table itself (index and filter; nothing of what
     /// lives in the block cache).
-    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn memory_usage(&self) -> usize {
         self.index.as_ref().map_or(0, |b| b.size())
             + self.index_search.as_ref().map_or(0, IndexSearch::size)
@@ -660,6 +659,7 @@ impl Table {
     }
 
     /// A two-level iterator over the whole table.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
         TableIterator::new(Arc::clone(self), fill_cache)
     }

@@ -20,7 +20,9 @@ use crate::base::compare_internal;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::sst::block::BlockIterator;
-use crate::sst::readahead::{Readahead, ReadaheadPolicy, MAX_AUTO_READAHEAD};
+#[cfg(any(test, feature = "fuzzing"))]
+use crate::sst::readahead::MAX_AUTO_READAHEAD;
+use crate::sst::readahead::{Readahead, ReadaheadPolicy};
 use crate::sst::reader::Table;
 
 pub(crate) struct TableIterator {
@@ -36,6 +38,7 @@ pub(crate) struct TableIterator {
 }
 
 impl TableIterator {
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn new(table: Arc<Table>, fill_cache: bool) -> TableIterator {
         TableIterator::with_readahead(
             table,

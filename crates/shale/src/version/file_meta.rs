@@ -5,7 +5,9 @@
 //! the compaction scheduler sets (under the DB mutex) while a job owns the
 //! file, and `table`, the open reader, set once on first use (as RocksDB's
 //! `FileDescriptor::table_reader`) so reads reach it without the table
-//! cache's lock or a reference-count update; neither is persisted.
+//! cache's lock or a reference-count update — only when the table cache is
+//! unbounded (`max_open_files = -1`); a bounded cache must be able to close
+//! readers, so it never pins them here. Neither is persisted.
 //!
 //! Invariants (checked when decoded from the MANIFEST): `smallest` and
 //! `largest` are internal keys (≥ 8 bytes) with `smallest ≤ largest` in
@@ -40,7 +42,8 @@ pub(crate) struct FileMeta {
     pub compression: u8,
     /// Set while a compaction job has this file as an input. Not persisted.
     pub being_compacted: AtomicBool,
-    /// The open reader, once a read has opened it. Not persisted.
+    /// The open reader, once a read has opened it through an unbounded
+    /// table cache (see `db::table_cache`). Not persisted.
     pub table: OnceLock<Arc<Table>>,
 }
 

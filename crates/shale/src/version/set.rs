@@ -47,6 +47,41 @@ pub(crate) const COMPARATOR_NAME: &str = "leveldb.BytewiseComparator";
 /// Default size past which `log_and_apply` rolls to a new MANIFEST.
 pub(crate) const DEFAULT_MAX_MANIFEST_SIZE: u64 = 64 << 20;
 
+/// Every table the recovered `version` names must be in `dir`: a MANIFEST
+/// cut short (recovery stops at an edit whose files a later compaction
+/// deleted) or a file removed by hand is `Corruption` naming the missing
+/// table and the MANIFEST, found before anything is written, so the DB is
+/// left as it was.
+fn check_tables_present(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    version: &Version,
+    manifest: &str,
+    added_at: &std::collections::HashMap<FileNum, u64>,
+) -> Result<()> {
+    let present: HashSet<String> = fs.list(dir)?.into_iter().collect();
+    for level in 0..version.num_levels() {
+        for f in version.files(level) {
+            let table = super::filename::table_file_name(f.number);
+            if !present.contains(&table) {
+                return Err(Error::corruption(
+                    manifest,
+                    added_at.get(&f.number).copied().unwrap_or(0),
+                    format!(
+                        "the edit at this offset adds {table} (level {level}, {} bytes), which is not in {}; \
+                         restore the file from a backup, or rebuild the MANIFEST from the files \
+                         present with a repair tool (RocksDB's RepairDB; Shale's `shale repair` \
+                         is planned) and accept the loss of that file's keys",
+                        f.file_size,
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The MANIFEST state of one DB (one column family for now).
 pub(crate) struct VersionSet {
     dir: PathBuf,
@@ -120,6 +155,26 @@ impl VersionSet {
         dir: &Path,
         num_levels: usize,
     ) -> Result<VersionSet> {
+        Self::recover_impl(fs, dir, num_levels, true)
+    }
+
+    /// `recover` without the check that every table is on disk, for unit
+    /// tests whose tables exist only as metadata.
+    #[cfg(test)]
+    pub(crate) fn recover_unchecked(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        num_levels: usize,
+    ) -> Result<VersionSet> {
+        Self::recover_impl(fs, dir, num_levels, false)
+    }
+
+    fn recover_impl(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        num_levels: usize,
+        check_tables: bool,
+    ) -> Result<VersionSet> {
         let old_number = read_current(fs.as_ref(), dir)?;
         let path = dir.join(manifest_file_name(old_number));
         let name = path.display().to_string();
@@ -138,6 +193,8 @@ impl VersionSet {
         let base = Version::new_empty(num_levels);
         let mut builder = VersionBuilder::new(&base);
         let mut s = Recovered::default();
+        // Table number -> offset of the edit that added it (for errors).
+        let mut added_at: std::collections::HashMap<FileNum, u64> = Default::default();
         read_manifest(fs.as_ref(), &path, old_number, |offset, edit| {
             if edit.column_family != 0 {
                 return Err(Error::NotSupported(format!(
@@ -153,6 +210,9 @@ impl VersionSet {
                 }
             }
             builder.apply(&edit, &name, offset)?;
+            for n in edit.new_file_numbers() {
+                added_at.insert(n, offset);
+            }
             s.log_number = edit.log_number.or(s.log_number);
             s.prev_log_number = edit.prev_log_number.or(s.prev_log_number);
             s.next_file_number = edit.next_file_number.or(s.next_file_number);
@@ -169,6 +229,9 @@ impl VersionSet {
         let log_number = s.log_number.ok_or_else(|| missing("log number"))?;
         let last_sequence = s.last_sequence.ok_or_else(|| missing("last sequence"))?;
         let version = builder.build()?;
+        if check_tables {
+            check_tables_present(fs.as_ref(), dir, &version, &name, &added_at)?;
+        }
 
         let mut vs = VersionSet::empty(
             Arc::clone(&fs),

@@ -12,7 +12,7 @@ use super::*;
 use crate::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, PosixFileSystem, Trigger};
 use crate::version::current::set_current;
 use crate::version::file_meta::FileMeta;
-use crate::version::filename::{parse_file_name, FileType};
+use crate::version::filename::{parse_file_name, table_file_name, FileType};
 use crate::version::version::tests::file;
 
 const LEVELS: usize = 4;
@@ -109,7 +109,7 @@ fn create_writes_manifest_and_current() {
     assert_eq!(vs.current().num_levels(), LEVELS);
     let want = expected(&vs);
     drop(vs);
-    let vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+    let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
     assert_recovered(&vs, &want);
     assert_eq!(vs.manifest_file_number(), 2);
     assert_eq!(
@@ -161,7 +161,7 @@ fn log_and_apply_then_recover() {
     drop(vs);
     for _ in 0..3 {
         // Each recovery rolls to a new MANIFEST that recovers the same state.
-        let vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+        let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
         assert_recovered(&vs, &want);
         want.next_file_number = vs.next_file_number();
     }
@@ -210,7 +210,7 @@ fn randomized_against_model_with_reopens_and_rolls() {
         if rng.gen_bool(0.1) {
             let want = expected(&vs);
             drop(vs);
-            vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+            vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
             assert_recovered(&vs, &want);
             vs.set_max_manifest_size(rng.gen_range(100..3000));
         }
@@ -252,7 +252,7 @@ fn manifest_rolls_past_size_limit() {
     assert!(rolls >= 3, "only {rolls} rolls");
     let want = expected(&vs);
     drop(vs);
-    let vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+    let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
     assert_recovered(&vs, &want);
     assert_eq!(vs.current().num_files(0), 40);
 }
@@ -287,7 +287,7 @@ fn torn_manifest_tail_is_tolerated() {
         let t = tempfile::tempdir().unwrap();
         std::fs::write(t.path().join("CURRENT"), &current).unwrap();
         std::fs::write(t.path().join(&name), &full[..len as usize]).unwrap();
-        let vs = VersionSet::recover(posix(), t.path(), LEVELS)
+        let vs = VersionSet::recover_unchecked(posix(), t.path(), LEVELS)
             .unwrap_or_else(|e| panic!("truncated to {len}: {e}"));
         // The last edit was lost; next_file_number comes from the last
         // surviving edit.
@@ -306,7 +306,7 @@ fn flipped_byte_mid_manifest_is_corruption() {
     let pos = bytes.len() / 3;
     bytes[pos] ^= 0x20;
     std::fs::write(&path, &bytes).unwrap();
-    let (file, offset, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    let (file, offset, what) = corruption(VersionSet::recover_unchecked(posix(), d.path(), LEVELS));
     assert!(file.ends_with(&name), "{file}");
     assert!(
         offset <= pos as u64,
@@ -322,19 +322,20 @@ fn corrupt_current_is_corruption() {
     let cur = d.path().join("CURRENT");
     for bad in [&b""[..], b"garbage", b"MANIFEST-000001", b"MANIFEST-x\n"] {
         std::fs::write(&cur, bad).unwrap();
-        let (file, offset, _) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+        let (file, offset, _) =
+            corruption(VersionSet::recover_unchecked(posix(), d.path(), LEVELS));
         assert!(file.ends_with("CURRENT"), "{file}");
         assert_eq!(offset, 0);
     }
     std::fs::write(&cur, b"MANIFEST-000099\n").unwrap();
-    let (file, _, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    let (file, _, what) = corruption(VersionSet::recover_unchecked(posix(), d.path(), LEVELS));
     assert!(
         file.ends_with("CURRENT") && what.contains("MANIFEST-000099"),
         "{file}: {what}"
     );
     // Intact again after restoring CURRENT.
     std::fs::write(&cur, b"MANIFEST-000001\n").unwrap();
-    VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+    VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
 }
 
 /// Writes MANIFEST-000001 holding `edits` and a CURRENT naming it.
@@ -369,7 +370,8 @@ fn recover_rejects_inconsistent_manifests() {
     let mut del = VersionEdit::default();
     del.delete_file(1, 42);
     let name = handmade_manifest(d.path(), &[base_edit(), del]);
-    let (file_name, offset, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    let (file_name, offset, what) =
+        corruption(VersionSet::recover_unchecked(posix(), d.path(), LEVELS));
     assert_eq!(file_name, name);
     assert!(offset > 0, "second record");
     assert!(what.contains("deletes file 42"), "{what}");
@@ -383,7 +385,7 @@ fn recover_rejects_inconsistent_manifests() {
             ..Default::default()
         }],
     );
-    let (_, _, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    let (_, _, what) = corruption(VersionSet::recover_unchecked(posix(), d.path(), LEVELS));
     assert!(what.contains("next file number"), "{what}");
 
     // Another comparator.
@@ -396,7 +398,7 @@ fn recover_rejects_inconsistent_manifests() {
         }],
     );
     assert!(matches!(
-        VersionSet::recover(posix(), d.path(), LEVELS),
+        VersionSet::recover_unchecked(posix(), d.path(), LEVELS),
         Err(Error::InvalidArgument(_))
     ));
 
@@ -406,7 +408,7 @@ fn recover_rejects_inconsistent_manifests() {
     deep.add_file(LEVELS, file(4, b"a", b"b", 1));
     handmade_manifest(d.path(), &[deep]);
     assert!(matches!(
-        VersionSet::recover(posix(), d.path(), LEVELS),
+        VersionSet::recover_unchecked(posix(), d.path(), LEVELS),
         Err(Error::InvalidArgument(_))
     ));
 
@@ -420,7 +422,7 @@ fn recover_rejects_inconsistent_manifests() {
         }],
     );
     assert!(matches!(
-        VersionSet::recover(posix(), d.path(), LEVELS),
+        VersionSet::recover_unchecked(posix(), d.path(), LEVELS),
         Err(Error::NotSupported(_))
     ));
 }
@@ -431,7 +433,7 @@ fn recover_never_reuses_a_used_file_number() {
     let mut e = base_edit(); // next_file_number 5 ...
     e.add_file(2, file(9, b"a", b"b", 1)); // ... but file 9 exists
     handmade_manifest(d.path(), &[e]);
-    let mut vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+    let mut vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
     assert_eq!(vs.manifest_file_number(), 10);
     assert_eq!(vs.new_file_number(), 11);
     assert_eq!(vs.last_sequence(), 77);
@@ -537,7 +539,7 @@ fn failed_manifest_write_does_not_install_and_next_call_rolls() {
     );
     let want = expected(&vs);
     drop(vs);
-    let vs = VersionSet::recover(fs, d.path(), LEVELS).unwrap();
+    let vs = VersionSet::recover_unchecked(fs, d.path(), LEVELS).unwrap();
     assert_recovered(&vs, &want);
     let mut live: Vec<u64> = vs.live_files().into_iter().collect();
     live.sort_unstable();
@@ -613,8 +615,20 @@ fn only_one_manifest_write_is_in_flight() {
     let mut e2 = VersionEdit::default();
     e2.add_file(0, file(n, b"c", b"d", 20));
     vs.log_and_apply(&mut e2).unwrap();
-    let want = expected(&vs);
+    assert_eq!(vs.current().num_files(0), 2);
+}
+
+#[test]
+fn recover_names_a_missing_table_with_the_edit_offset() {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "id").unwrap();
+    let n = flush(&mut vs, b"a", b"b", 10);
     drop(vs);
-    let vs = VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
-    assert_recovered(&vs, &want);
+    let (file, offset, what) = corruption(VersionSet::recover(posix(), d.path(), LEVELS));
+    assert!(file.contains("MANIFEST-"), "{file}");
+    assert!(offset > 0, "the adding edit follows the snapshot record");
+    assert!(what.contains(&table_file_name(n)), "{what}");
+    // With the table present, recovery succeeds.
+    std::fs::write(d.path().join(table_file_name(n)), b"").unwrap();
+    VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
 }

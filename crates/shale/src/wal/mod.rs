@@ -21,6 +21,7 @@ mod test_util;
 #[cfg(test)]
 mod tests;
 
+pub use recovery::WalRecoveryMode;
 pub(crate) use {
     reader::{LogReader, ReadOutcome},
     recovery::replay,

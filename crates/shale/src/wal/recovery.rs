@@ -19,7 +19,21 @@
 
 use super::reader::{LogReader, ReadOutcome};
 use crate::error::{Error, Result};
-use crate::options::WalRecoveryMode;
+
+/// What WAL recovery does with a damaged or incomplete log (RocksDB's
+/// `WALRecoveryMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalRecoveryMode {
+    /// Accept a torn last record only; any other damage fails open.
+    TolerateCorruptedTailRecords,
+    /// Any damage, even a torn tail, fails open.
+    AbsoluteConsistency,
+    /// Stop replay at the first damage and open at that consistent prefix;
+    /// later WALs are not replayed. The default.
+    PointInTime,
+    /// Skip damaged records and go on (salvage; may leave holes).
+    SkipAnyCorruptedRecords,
+}
 
 /// A stretch of a log that replay skipped.
 #[derive(Debug, Clone, PartialEq, Eq)]

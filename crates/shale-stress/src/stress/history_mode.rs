@@ -1,0 +1,388 @@
+//! History mode of `shale-stress` (`--history=DIR`): random concurrent
+//! operations on few keys, each recorded in a [`HistoryDir`] that survives
+//! `kill -9`; `--verify_only` then checks the whole history, across every
+//! crash, per key for linearizability ([`lincheck::check`]) and across keys
+//! for atomic batches and consistent snapshots ([`cut::check_cuts`]).
+//!
+//! A run: open the DB (options drawn from the seed; the number of levels is
+//! fixed when the DB is created and kept in `DIR/num_levels`); start a new
+//! history segment with the *recovery read*: one scan of all keys (a
+//! snapshot read of every key) then a point read of each, so what survived
+//! the last crash is part of the history; then `--threads` clients run until
+//! `--ops_per_thread`, `--duration` or the kill, while a helper thread forces
+//! flushes and full compactions. Client operations:
+//! - get, put, delete of one key;
+//! - batch: 2-4 distinct keys, each put with the batch's one value, or (1 in
+//!   5) deleted;
+//! - snapshot read: `snapshot()`, then half the time one more write by this
+//!   client, then `multi_get` of 2-6 keys at the snapshot, recorded as a read
+//!   over the interval of the `snapshot()` call, where its cut was taken;
+//! - scan: an iterator over up to 8 consecutive keys, recorded as a read of
+//!   each key of the range (absent if not returned) over the scan.
+//!
+//! Values are unique in the history: `s<segment>.c<client>.<n>`. Every DB
+//! error is a failure (no faults are injected here). A write acknowledged
+//! before a kill must be seen by the recovery read (with or without
+//! `--sync`: a process crash loses nothing handed to the OS), and a write cut
+//! by the kill is either wholly there or wholly absent, and stays so.
+//!
+//! Thread safety: each client owns its segment writer; the DB is shared.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::seq::index::sample;
+use rand::{Rng, SeedableRng};
+use shale::{Db, ReadOptions, WriteBatch, WriteOptions};
+
+use super::db_options;
+use super::flags::Flags;
+use crate::clock::Clock;
+use crate::history_log::{HistoryDir, KeyValue, SegmentWriter};
+use crate::lincheck::porcupine_json::write_history;
+use crate::lincheck::{check, cut, sub_history, CheckResult};
+
+/// Time limit of the per-key linearizability check.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn key(k: u64) -> String {
+    format!("k{k:04}")
+}
+
+fn text(v: &[u8]) -> String {
+    String::from_utf8_lossy(v).into_owned()
+}
+
+/// The DB's number of levels, chosen from the seed when the DB is created.
+fn num_levels(flags: &Flags, hist: &HistoryDir) -> Result<u32, String> {
+    let path = hist.path().join("num_levels");
+    if flags.db.exists() {
+        let s = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        s.trim()
+            .parse()
+            .map_err(|_| format!("{}: not a number: {s:?}", path.display()))
+    } else if flags.verify_only {
+        Err(format!("--verify_only: no DB at {}", flags.db.display()))
+    } else {
+        let n = db_options::random_num_levels(flags.seed);
+        std::fs::write(&path, n.to_string()).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(n)
+    }
+}
+
+/// Runs history mode; returns the number of failures.
+pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
+    let hist = HistoryDir::open(dir).map_err(|e| format!("history {}: {e}", dir.display()))?;
+    let opts = db_options::random_options(flags.seed, num_levels(flags, &hist)?);
+    println!("seed: {}", flags.seed);
+    println!("options: {}", db_options::describe(&opts));
+    let db = Db::open(&flags.db, opts).map_err(|e| format!("open {}: {e}", flags.db.display()))?;
+    let io = |e: std::io::Error| format!("history {}: {e}", dir.display());
+    let segment = hist.next_segment().map_err(io)?;
+    let clock = Clock::start();
+    let mut recovery = Client {
+        db: &db,
+        w: hist.writer(segment, 0).map_err(io)?,
+        clock,
+        segment,
+        id: 0,
+        n: 0,
+        max_key: flags.max_key,
+        wo: WriteOptions::default(),
+    };
+    recovery.recovery_read()?;
+    println!("segment {segment}: recovery read of {} keys", flags.max_key);
+    let mut failures = 0;
+    if !flags.verify_only {
+        failures += run_clients(&db, &hist, flags, segment, clock)?;
+    }
+    db.close().map_err(|e| format!("close: {e}"))?;
+    if flags.verify_only {
+        failures += check_history(&hist)?;
+    }
+    Ok(failures)
+}
+
+/// The client threads and the flush/compaction helper.
+fn run_clients(
+    db: &Db,
+    hist: &HistoryDir,
+    flags: &Flags,
+    segment: u32,
+    clock: Clock,
+) -> Result<u64, String> {
+    let stop = AtomicBool::new(false);
+    let ops = AtomicU64::new(0);
+    let failures = AtomicU64::new(0);
+    let fail = |m: String| {
+        eprintln!("FAILURE: {m}");
+        failures.fetch_add(1, Ordering::Relaxed);
+        stop.store(true, Ordering::Relaxed);
+    };
+    let deadline = flags.duration.map(|d| Instant::now() + d);
+    let wo = WriteOptions {
+        sync: flags.sync,
+        ..WriteOptions::default()
+    };
+    let mut clients = Vec::with_capacity(flags.threads);
+    for t in 1..=flags.threads {
+        clients.push(Client {
+            db,
+            w: hist
+                .writer(segment, t)
+                .map_err(|e| format!("history: {e}"))?,
+            clock,
+            segment,
+            id: t,
+            n: 0,
+            max_key: flags.max_key,
+            wo,
+        });
+    }
+    let left = AtomicU64::new(flags.threads as u64);
+    std::thread::scope(|s| {
+        let (stop, ops, left, fail) = (&stop, &ops, &left, &fail);
+        s.spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) && left.load(Ordering::Relaxed) > 0 {
+                std::thread::sleep(Duration::from_millis(25));
+                let r = if i % 8 == 7 {
+                    db.compact_range(None, None)
+                } else {
+                    db.flush()
+                };
+                if let Err(e) = r {
+                    fail(format!("flush/compaction: {e}"));
+                }
+                i += 1;
+            }
+        });
+        for mut c in clients {
+            s.spawn(move || {
+                let mut rng = SmallRng::seed_from_u64(
+                    flags.seed ^ (u64::from(segment) << 40) ^ (c.id as u64) << 20,
+                );
+                for _ in 0..flags.ops_per_thread {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if let Err(m) = c.random_op(&mut rng) {
+                        fail(format!("client {}: {m}", c.id));
+                        break;
+                    }
+                    ops.fetch_add(1, Ordering::Relaxed);
+                }
+                left.fetch_sub(1, Ordering::Relaxed);
+            });
+        }
+        let mut last_print = Instant::now();
+        while left.load(Ordering::Relaxed) > 0 {
+            std::thread::sleep(Duration::from_millis(20));
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                stop.store(true, Ordering::Relaxed);
+            }
+            if last_print.elapsed() >= Duration::from_millis(500) {
+                last_print = Instant::now();
+                println!("progress: ops={}", ops.load(Ordering::Relaxed));
+            }
+        }
+    });
+    println!(
+        "done: ops={} failures={}",
+        ops.load(Ordering::Relaxed),
+        failures.load(Ordering::Relaxed)
+    );
+    Ok(failures.load(Ordering::Relaxed))
+}
+
+/// One recording client.
+struct Client<'a> {
+    db: &'a Db,
+    w: SegmentWriter,
+    clock: Clock,
+    segment: u32,
+    id: usize,
+    n: u64,
+    max_key: u64,
+    wo: WriteOptions,
+}
+
+impl Client<'_> {
+    fn value(&mut self) -> String {
+        self.n += 1;
+        format!("s{}.c{}.{}", self.segment, self.id, self.n)
+    }
+
+    fn history(e: std::io::Error) -> String {
+        format!("history file: {e}")
+    }
+
+    /// Writes `kvs` (one key: put/delete; several: one batch), recorded.
+    fn write(&mut self, kvs: Vec<KeyValue>) -> Result<(), String> {
+        let call = self.clock.now();
+        let id = self.w.invoke_write(call, &kvs).map_err(Self::history)?;
+        let mut b = WriteBatch::new();
+        for (k, v) in &kvs {
+            match v {
+                Some(v) => b.put(k.as_bytes(), v.as_bytes()),
+                None => b.delete(k.as_bytes()),
+            }
+        }
+        let r = self.db.write(b, &self.wo);
+        let ret = self.clock.now();
+        r.map_err(|e| format!("write {kvs:?}: {e}"))?;
+        self.w.ack(id, ret).map_err(Self::history)
+    }
+
+    fn get(&mut self, k: u64) -> Result<(), String> {
+        let call = self.clock.now();
+        let v = self.db.get(key(k).as_bytes());
+        let ret = self.clock.now();
+        let v = v.map_err(|e| format!("get {}: {e}", key(k)))?;
+        let kvs = vec![(key(k), v.map(|v| text(&v)))];
+        self.w.read(call, ret, kvs).map_err(Self::history)
+    }
+
+    /// Scans keys `lo..hi`, recorded as a read of each key of the range.
+    fn scan(&mut self, lo: u64, hi: u64) -> Result<(), String> {
+        let call = self.clock.now();
+        let items: shale::Result<Vec<(Vec<u8>, Vec<u8>)>> = self
+            .db
+            .range(key(lo).into_bytes()..key(hi).into_bytes())
+            .collect();
+        let ret = self.clock.now();
+        let items = items.map_err(|e| format!("scan {lo}..{hi}: {e}"))?;
+        let mut kvs: Vec<KeyValue> = (lo..hi).map(|k| (key(k), None)).collect();
+        for (k, v) in items {
+            let k = text(&k);
+            let slot = kvs
+                .iter_mut()
+                .find(|(name, _)| *name == k)
+                .ok_or_else(|| format!("scan {lo}..{hi} returned key {k}"))?;
+            if slot.1.is_some() {
+                return Err(format!("scan {lo}..{hi} returned {k} twice"));
+            }
+            slot.1 = Some(text(&v));
+        }
+        self.w.read(call, ret, kvs).map_err(Self::history)
+    }
+
+    fn snapshot_read(&mut self, rng: &mut SmallRng) -> Result<(), String> {
+        let call = self.clock.now();
+        let snap = self.db.snapshot();
+        let ret = self.clock.now();
+        if rng.gen_bool(0.5) {
+            let k = rng.gen_range(0..self.max_key);
+            let v = self.value();
+            self.write(vec![(key(k), Some(v))])?;
+        }
+        let n = rng.gen_range(2..=6).min(self.max_key as usize);
+        let keys: Vec<String> = sample(rng, self.max_key as usize, n)
+            .iter()
+            .map(|k| key(k as u64))
+            .collect();
+        let mut ro = ReadOptions::new();
+        ro.snapshot = Some(&snap);
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+        let got = self.db.multi_get(&refs, &ro);
+        let mut kvs = Vec::with_capacity(keys.len());
+        for (k, v) in keys.iter().zip(got) {
+            let v = v.map_err(|e| format!("multi_get {k} at snapshot: {e}"))?;
+            kvs.push((k.clone(), v.map(|v| text(&v))));
+        }
+        self.w.read(call, ret, kvs).map_err(Self::history)
+    }
+
+    fn random_op(&mut self, rng: &mut SmallRng) -> Result<(), String> {
+        let k = rng.gen_range(0..self.max_key);
+        match rng.gen_range(0..100) {
+            0..=29 => self.get(k),
+            30..=54 => {
+                let v = self.value();
+                self.write(vec![(key(k), Some(v))])
+            }
+            55..=62 => self.write(vec![(key(k), None)]),
+            63..=79 => {
+                let n = rng.gen_range(2..=4).min(self.max_key as usize);
+                let v = self.value();
+                let kvs = sample(rng, self.max_key as usize, n)
+                    .iter()
+                    .map(|k| (key(k as u64), (!rng.gen_ratio(1, 5)).then(|| v.clone())))
+                    .collect();
+                self.write(kvs)
+            }
+            80..=91 => self.snapshot_read(rng),
+            _ => self.scan(k, (k + rng.gen_range(1..=8)).min(self.max_key)),
+        }
+    }
+
+    /// The first operations of a segment: a scan of every key, then a
+    /// point read of each.
+    fn recovery_read(&mut self) -> Result<(), String> {
+        self.scan(0, self.max_key)?;
+        for k in 0..self.max_key {
+            self.get(k)?;
+        }
+        Ok(())
+    }
+}
+
+/// Loads and checks the whole history; returns the number of failures.
+fn check_history(hist: &HistoryDir) -> Result<u64, String> {
+    let h = hist
+        .load()
+        .map_err(|e| format!("history {}: {e}", hist.path().display()))?;
+    let report = check(&h.ops, CHECK_TIMEOUT);
+    let start = Instant::now();
+    let cuts = cut::check_cuts(&h.ops);
+    println!(
+        "history: segments={} writes={} acked={} cut_by_crash={} reads={} ops={} keys={}",
+        h.segments,
+        h.writes,
+        h.acked,
+        h.writes - h.acked,
+        h.reads,
+        report.operations,
+        report.partitions
+    );
+    println!(
+        "check: linearizability={:?} in {:.2?}; cut check: read_groups={} key_pairs={} violations={} in {:.2?}",
+        report.result,
+        report.elapsed,
+        cuts.groups,
+        cuts.pairs,
+        cuts.violation_count,
+        start.elapsed()
+    );
+    let mut failures = cuts.violation_count;
+    for v in &cuts.violations {
+        eprintln!("FAILURE: cut check: {v}");
+    }
+    if report.result != CheckResult::Ok {
+        failures += 1;
+        let keys: Vec<String> = report.illegal_keys.iter().map(|k| text(k)).collect();
+        eprintln!(
+            "FAILURE: linearizability {:?}; illegal keys {keys:?}",
+            report.result
+        );
+        if let Some(k) = report.illegal_keys.first() {
+            let mut ops = sub_history(&h.ops, k);
+            ops.sort_by_key(|o| o.call);
+            for o in ops.iter().take(200) {
+                eprintln!("  {o:?}");
+            }
+        }
+    }
+    if failures > 0 {
+        let path = hist.path().join("failed-history.json");
+        match std::fs::File::create(&path)
+            .map(|f| write_history(&h.ops, std::io::BufWriter::new(f)))
+        {
+            Ok(Ok(())) => eprintln!("history saved as Porcupine JSON: {}", path.display()),
+            _ => eprintln!("could not save {}", path.display()),
+        }
+    }
+    Ok(failures)
+}

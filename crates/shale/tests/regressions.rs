@@ -1,0 +1,279 @@
+//! Named regression tests for defects found through the public API (issue
+//! 10 and later). Each test reproduces the defect as a user met it and
+//! failed before its fix.
+
+use shale::{Db, Options};
+
+fn quiet_options() -> Options {
+    // Nothing compacts by itself: every LSM shape below is the test's.
+    Options {
+        create_if_missing: true,
+        level0_file_num_compaction_trigger: 100,
+        level0_slowdown_writes_trigger: 100,
+        level0_stop_writes_trigger: 100,
+        ..Options::default()
+    }
+}
+
+fn get(db: &Db, k: &[u8]) -> Option<Vec<u8>> {
+    db.get(k).unwrap().map(|v| v.to_vec())
+}
+
+/// Defect 1: a bounded `compact_range` took the upper-level files inside
+/// the range only, wrote them to the last level as if bottommost, and left
+/// older overlapping files above them: `e` read its old value and the
+/// deleted `a` came back.
+#[test]
+fn bounded_compact_range_keeps_newest_values_and_deletions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    for k in [&b"a"[..], b"e", b"m"] {
+        db.put(k, b"old").unwrap();
+    }
+    db.flush().unwrap();
+    for k in [&b"c"[..], b"e", b"z"] {
+        db.put(k, b"new").unwrap();
+    }
+    db.delete(b"a").unwrap();
+    db.put(b"zz", b"new").unwrap();
+    db.flush().unwrap();
+    assert_eq!(get(&db, b"e").as_deref(), Some(&b"new"[..]));
+    assert_eq!(get(&db, b"a"), None);
+
+    db.compact_range(Some(b"n"), Some(b"o")).unwrap();
+    assert_eq!(get(&db, b"e").as_deref(), Some(&b"new"[..]), "stale value");
+    assert_eq!(get(&db, b"a"), None, "deleted key resurrected");
+    assert_eq!(get(&db, b"m").as_deref(), Some(&b"old"[..]));
+    assert_eq!(get(&db, b"zz").as_deref(), Some(&b"new"[..]));
+
+    // Every bound shape, then a reopen, must keep the same view.
+    db.compact_range(Some(b"b"), None).unwrap();
+    db.compact_range(None, Some(b"d")).unwrap();
+    db.compact_range(Some(b"e"), Some(b"e")).unwrap();
+    db.close().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let all: Vec<(Vec<u8>, Vec<u8>)> = db.range(..).map(|r| r.unwrap()).collect();
+    let want: Vec<(Vec<u8>, Vec<u8>)> = [
+        ("c", "new"),
+        ("e", "new"),
+        ("m", "old"),
+        ("z", "new"),
+        ("zz", "new"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+    .collect();
+    assert_eq!(all, want);
+}
+
+/// Defect 2, ranges: the back half of a `DbRange` was created on the first
+/// `next_back()` at a sequence number nothing pinned, after a compaction
+/// had dropped the versions it should see.
+#[test]
+fn range_back_half_reads_the_state_of_its_creation() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    for k in [&b"a"[..], b"b", b"c"] {
+        db.put(k, b"1").unwrap();
+    }
+    let mut r = db.range(..);
+    assert_eq!(r.next().unwrap().unwrap(), (b"a".to_vec(), b"1".to_vec()));
+    db.put(b"c", b"2").unwrap();
+    db.delete(b"b").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(
+        r.next_back().unwrap().unwrap(),
+        (b"c".to_vec(), b"1".to_vec())
+    );
+    assert_eq!(
+        r.next_back().unwrap().unwrap(),
+        (b"b".to_vec(), b"1".to_vec())
+    );
+    assert!(r.next_back().is_none());
+    assert!(r.next().is_none());
+}
+
+/// Defect 8: `close()` returned Ok while another clone or a live range
+/// existed, but kept `LOCK` until they were dropped: a reopen failed with
+/// "Lock held". Now close releases it and the others stop.
+#[test]
+fn close_releases_the_lock_while_clones_and_ranges_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put(b"b", b"2").unwrap();
+    let clone = db.clone();
+    let mut range = db.range(..);
+    assert_eq!(range.next().unwrap().unwrap().0, b"a".to_vec());
+    let mut cursor = db.iter(&shale::ReadOptions::new());
+    cursor.seek_to_first();
+    assert!(cursor.valid());
+    db.close().unwrap();
+
+    let reopened = Db::open(dir.path(), quiet_options()).expect("LOCK released by close");
+    assert_eq!(get(&reopened, b"b").as_deref(), Some(&b"2"[..]));
+    let shut = |r: shale::Result<()>| matches!(r, Err(shale::Error::ShutdownInProgress));
+    assert!(shut(clone.put(b"c", b"3")), "writes through a clone stop");
+    assert!(
+        matches!(clone.get(b"a"), Err(shale::Error::ShutdownInProgress)),
+        "reads through a clone stop"
+    );
+    assert!(matches!(
+        range.next(),
+        Some(Err(shale::Error::ShutdownInProgress))
+    ));
+    cursor.next();
+    assert!(!cursor.valid());
+    assert!(shut(cursor.status()));
+    assert!(shut(clone.flush_wal(false)));
+    // The clone's drop must not disturb the reopened DB.
+    drop(clone);
+    drop(range);
+    reopened.put(b"c", b"3").unwrap();
+    assert_eq!(get(&reopened, b"c").as_deref(), Some(&b"3"[..]));
+    reopened.close().unwrap();
+}
+
+/// Defect 8, drop: dropping the last handle while a range lives releases
+/// the lock too.
+#[test]
+fn dropping_the_last_handle_releases_the_lock_while_a_range_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    let range = db.range(..);
+    drop(db);
+    let db = Db::open(dir.path(), quiet_options()).expect("LOCK released by drop");
+    assert_eq!(get(&db, b"a").as_deref(), Some(&b"1"[..]));
+    drop(range);
+}
+
+/// Defect 3: recovery recorded the recovered L0 tables in one MANIFEST
+/// edit and the new log number in another; a crash between the two made
+/// the next open replay the same WAL again into duplicate tables. Crash
+/// the recovery after each of its IO calls: every image must reopen to the
+/// same keys and the same number of tables as a clean recovery.
+#[test]
+fn recovery_writes_tables_and_log_number_in_one_edit() {
+    use shale::fs::MemFileSystem;
+    use std::sync::Arc;
+    const DIR: &str = "/db";
+    let opts = |fs: &MemFileSystem| Options {
+        create_if_missing: true,
+        fs: Arc::new(fs.clone()),
+        ..quiet_options()
+    };
+    let l0 = |db: &Db| db.property("shale.num-files-at-level0").unwrap();
+    let fs = MemFileSystem::new();
+    let db = Db::open(DIR, opts(&fs)).unwrap();
+    for i in 0..200u32 {
+        db.put(format!("k{i:04}").as_bytes(), &[b'v'; 50]).unwrap();
+    }
+    let image = fs.crash_process();
+    drop(db);
+
+    let clean_fs = image.crash(0.0, 0);
+    let clean = Db::open(DIR, opts(&clean_fs)).unwrap();
+    let want: Vec<_> = clean.range(..).map(|r| r.unwrap()).collect();
+    let want_l0 = l0(&clean);
+    assert_eq!(want.len(), 200);
+    assert_eq!(want_l0, "1");
+    drop(clean);
+
+    let rec_fs = image.crash(0.0, 0);
+    rec_fs.capture_at(0..=100_000);
+    Db::open(DIR, opts(&rec_fs)).unwrap().close().unwrap();
+    for (k, img) in rec_fs.take_captures() {
+        let db = Db::open(DIR, opts(&img)).unwrap();
+        let got: Vec<_> = db.range(..).map(|r| r.unwrap()).collect();
+        assert!(got == want, "crash after recovery IO call {k}: keys differ");
+        assert_eq!(l0(&db), want_l0, "crash after recovery IO call {k}: tables");
+    }
+}
+
+/// Defect 9: a MANIFEST naming an SST that is not on disk failed open with
+/// `Io(NotFound)` (or later, on first read). It is `Corruption` naming the
+/// missing table and the MANIFEST, and the DB is left untouched.
+#[test]
+fn missing_table_is_corruption_naming_it_and_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let sst = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.ends_with(".sst"))
+        .unwrap();
+    std::fs::remove_file(dir.path().join(&sst)).unwrap();
+    let before: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    for paranoid in [false, true] {
+        let o = Options {
+            paranoid_checks: paranoid,
+            ..quiet_options()
+        };
+        match Db::open(dir.path(), o) {
+            Err(shale::Error::Corruption { file, what, .. }) => {
+                assert!(file.contains("MANIFEST-"), "{file}");
+                assert!(what.contains(&sst), "{what}");
+                assert!(what.contains("repair"), "{what}");
+            }
+            other => panic!("expected Corruption, got {other:?}"),
+        }
+    }
+    let mut after: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let mut before = before;
+    before.sort();
+    after.sort();
+    // Opening writes only the LOG (and its rotation).
+    after.retain(|n| !n.to_string_lossy().starts_with("LOG"));
+    before.retain(|n| !n.to_string_lossy().starts_with("LOG"));
+    assert_eq!(before, after, "a failed open must not change the DB");
+}
+
+/// Defect 7: options accepted and doing nothing, or less than documented.
+#[test]
+fn options_that_cannot_be_honoured_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let invalid = |r: shale::Result<()>| matches!(r, Err(shale::Error::InvalidArgument(_)));
+    // sync with disable_wal (RocksDB rejects it too).
+    let mut b = shale::WriteBatch::new();
+    b.put(b"k", b"v");
+    let wo = shale::WriteOptions {
+        sync: true,
+        disable_wal: true,
+    };
+    assert!(invalid(db.write(b, &wo)));
+    assert_eq!(get(&db, b"k"), None, "nothing of a rejected write lands");
+    // verify_checksums = false: Shale has no unverified read path.
+    db.put(b"k", b"v").unwrap();
+    let mut ro = shale::ReadOptions::new();
+    ro.verify_checksums = false;
+    assert!(invalid(db.get_opt(b"k", &ro).map(|_| ())));
+    assert!(invalid(db.multi_get(&[b"k"], &ro).remove(0).map(|_| ())));
+    let mut it = db.iter(&ro);
+    it.seek_to_first();
+    assert!(!it.valid());
+    assert!(invalid(it.status()));
+    drop(db);
+    // A NaN or infinite level multiplier.
+    for m in [f64::NAN, f64::INFINITY, 1.5] {
+        let o = Options {
+            max_bytes_for_level_multiplier: m,
+            ..quiet_options()
+        };
+        assert!(
+            invalid(Db::open(dir.path(), o).map(|_| ())),
+            "multiplier {m}"
+        );
+    }
+}
