@@ -38,6 +38,9 @@ pub enum Error {
     Locked(String),
     /// A write or sync failed earlier; the DB refuses writes until reopened.
     Poisoned(String),
+    /// A background flush or MANIFEST write failed; the DB refuses writes
+    /// until it recovers, automatically or by `Db::resume` (reads work).
+    WritesStopped(String),
     /// The feature or on-disk format version is not supported.
     NotSupported(String),
     /// The DB is closing or closed.
@@ -104,6 +107,10 @@ impl fmt::Display for Error {
             Error::InvalidArgument(m) => write!(f, "Invalid argument: {m}"),
             Error::Locked(m) => write!(f, "Lock held: {m}"),
             Error::Poisoned(m) => write!(f, "DB is read-only after an earlier write failure: {m}"),
+            Error::WritesStopped(m) => write!(
+                f,
+                "writes stopped by a background error until the DB resumes: {m}"
+            ),
             Error::NotSupported(m) => write!(f, "Not supported: {m}"),
             Error::ShutdownInProgress => write!(f, "Shutdown in progress"),
         }

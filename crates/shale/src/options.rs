@@ -113,6 +113,16 @@ pub struct Options {
     /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
     /// protect reads and compaction; higher values let writes run ahead.
     pub delayed_write_rate: u64,
+    /// Automatic resumes after a soft or hard background error (a failed
+    /// compaction, flush or MANIFEST write), counted since a flush or
+    /// compaction last succeeded; 0 disables them (`Db::resume` still
+    /// works). Fatal errors (WAL write or sync, corruption) are never
+    /// resumed. Default `i32::MAX` (RocksDB's `max_bgerror_resume_count`).
+    pub max_bgerror_resume_count: u64,
+    /// Microseconds from a background error (or a failed resume) to the next
+    /// automatic resume. Default 1 000 000 (RocksDB's
+    /// `bgerror_resume_retry_interval`); must be > 0.
+    pub bgerror_resume_retry_interval: u64,
     /// Block cache capacity in bytes; 0 disables the cache. Default 32 MiB.
     pub cache_size: usize,
     /// Block cache implementation. Default LRU.
@@ -203,6 +213,8 @@ impl Default for Options {
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
             delayed_write_rate: 16 << 20,
+            max_bgerror_resume_count: i32::MAX as u64,
+            bgerror_resume_retry_interval: 1_000_000,
             cache_size: 32 << 20,
             cache_type: CacheType::Lru,
             cache_numshardbits: -1,
@@ -331,6 +343,9 @@ impl Options {
         }
         if self.delayed_write_rate == 0 {
             return bad("delayed_write_rate must be > 0".into());
+        }
+        if self.bgerror_resume_retry_interval == 0 {
+            return bad("bgerror_resume_retry_interval must be > 0".into());
         }
         if self.soft_pending_compaction_bytes_limit > 0
             && self.hard_pending_compaction_bytes_limit > 0

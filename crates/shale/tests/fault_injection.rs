@@ -5,17 +5,24 @@
 //!   `sync` on some, a flush, a compaction, close) makes N mutating calls;
 //!   for each i < N the i-th fails with EIO. Checks: the injected error
 //!   surfaces (in an `Err` returned by some call, or the
-//!   `shale.background-error` property); after a failed write, flush or
-//!   compaction every later write is refused with `Error::Poisoned`; after a
-//!   power loss (`crash(0)`) every write acknowledged with `sync` is present;
+//!   `shale.background-error` property); after a failure, later writes
+//!   follow the error's severity (`shale.background-error-severity`): a
+//!   failed WAL write (fatal) refuses them with `Error::Poisoned`, a failed
+//!   flush or MANIFEST write (hard) with `Error::WritesStopped`, a failed
+//!   compaction (soft) lets them continue; after a power loss (`crash(0)`) every write acknowledged with `sync` is present;
 //!   after a process crash every acknowledged write is present; what is
 //!   recovered is a prefix of the puts (a failed write is "unknown").
 //! - The same with torn appends, and with read errors (which need not
 //!   poison the DB but must surface and lose nothing).
 //! - WAL fsync failure: the write fails, later writes and `flush_wal(true)`
 //!   fail, nothing is reported OK after it, reopen has every earlier ack.
-//! - ENOSPC on the WAL and on flush: a clean `is_no_space` error, writes
-//!   refused, and after space returns a reopen has every ack and works.
+//! - ENOSPC on the WAL: a clean `is_no_space` error, writes refused,
+//!   `Db::resume` refuses, and after space returns a reopen has every ack
+//!   and works. ENOSPC on a flush: the same error, writes refused until
+//!   space returns and `Db::resume` succeeds, without a reopen.
+//!
+//! Automatic resumes are off here (`max_bgerror_resume_count: 0`) so each
+//! run is deterministic; tests/bg_error_recovery.rs covers them.
 //!
 //! Excluded from the sweeps: `LOG` (best effort by design), `remove` (the
 //! obsolete-file sweep only logs a failed delete) and `list` (the sweep
@@ -42,6 +49,7 @@ fn opts(fs: Arc<dyn FileSystem>) -> Options {
         level0_stop_writes_trigger: 100,
         block_size: 512,
         cache_size: 0,
+        max_bgerror_resume_count: 0,
         fs,
         ..Options::default()
     }
@@ -91,8 +99,19 @@ impl Run {
     }
 }
 
+/// The error a put must fail with after a failure of `severity` (`None`:
+/// the put may succeed).
+fn refusal_for(severity: &str) -> Option<fn(&Error) -> bool> {
+    match severity {
+        "fatal" => Some(|e| matches!(e, Error::Poisoned(_))),
+        "hard" => Some(|e| matches!(e, Error::WritesStopped(_))),
+        _ => None,
+    }
+}
+
 /// The fixed workload. With `poison_check`, once a write, flush or
-/// compaction failed, every later write must fail with `Poisoned`.
+/// compaction failed, every later write must be refused as the recorded
+/// error's severity says (a soft error refuses nothing).
 fn workload(faulty: &FaultInjectionFs, poison_check: bool) -> Run {
     let fs: Arc<dyn FileSystem> = Arc::new(faulty.clone());
     let mut run = Run::default();
@@ -103,25 +122,35 @@ fn workload(faulty: &FaultInjectionFs, poison_check: bool) -> Run {
             return run;
         }
     };
-    let mut failed = false;
+    // The severity recorded after the first failure.
+    let mut failed: Option<String> = None;
+    let severity = |db: &Db| {
+        db.property("shale.background-error-severity")
+            .unwrap_or_default()
+    };
     for i in 0..PUTS {
         let sync = i % 4 == 3;
+        let refuse = failed.as_deref().and_then(refusal_for);
         match put(&db, i, sync) {
             Ok(()) => {
-                if failed && poison_check {
+                if refuse.is_some() && poison_check {
                     run.violations
-                        .push(format!("put {i} returned Ok after a failure"));
+                        .push(format!("put {i} returned Ok after a {failed:?} failure"));
                 }
                 run.acked.push((i, sync));
             }
             Err(e) => {
-                if failed && poison_check && !matches!(e, Error::Poisoned(_)) {
+                if poison_check && failed.is_some() && !refuse.is_some_and(|ok| ok(&e)) {
                     run.violations
-                        .push(format!("put {i} after a failure: {e} (not Poisoned)"));
+                        .push(format!("put {i} after a {failed:?} failure: {e:?}"));
                 }
                 run.errors.push((format!("put {i}"), e));
-                failed = true;
+                failed.get_or_insert_with(|| severity(&db));
             }
+        }
+        if poison_check && failed.as_deref() == Some("none") {
+            run.violations
+                .push(format!("a failure before put {i} left no background error"));
         }
         if i % 10 == 9 {
             let k = kv(i / 2).0;
@@ -136,7 +165,7 @@ fn workload(faulty: &FaultInjectionFs, poison_check: bool) -> Run {
         };
         if let Some((what, Err(e))) = job {
             run.errors.push((what.into(), e));
-            failed = true;
+            failed.get_or_insert_with(|| severity(&db));
         }
     }
     run.bg_error = db.property("shale.background-error").unwrap_or_default();
@@ -371,8 +400,11 @@ fn wal_fsync_failure_poisons_and_is_never_reported_ok() {
 }
 
 /// A full disk: ENOSPC from call `from` of the selected kind on; then space
-/// returns (`clear_rules`).
-fn no_space(label: &str, rule: FaultRule, job: impl Fn(&Db) -> shale::Result<()>) {
+/// returns (`clear_rules`). With `resumable` (a hard error) writes are
+/// refused with `WritesStopped` until `Db::resume` succeeds, which needs the
+/// space back; otherwise (fatal) with `Poisoned`, `resume` refuses, and only
+/// a reopen recovers.
+fn no_space(label: &str, rule: FaultRule, job: impl Fn(&Db) -> shale::Result<()>, resumable: bool) {
     let mem = MemFileSystem::new();
     let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
     let db = Db::open(DIR, opts(Arc::new(fs.clone()))).expect("open");
@@ -385,18 +417,46 @@ fn no_space(label: &str, rule: FaultRule, job: impl Fn(&Db) -> shale::Result<()>
             Ok(()) if first.is_none() => acked = i + 1,
             Ok(()) => panic!("{label}: put {i} Ok after ENOSPC"),
             Err(e) if first.is_none() => first = Some(e),
-            Err(e) => assert!(matches!(e, Error::Poisoned(_)), "{label}: put {i}: {e}"),
+            Err(Error::WritesStopped(_)) if resumable => {}
+            Err(Error::Poisoned(_)) if !resumable => {}
+            Err(e) => panic!("{label}: put {i}: {e:?}"),
         }
     }
     let e = first.unwrap_or_else(|| panic!("{label}: no error"));
     assert!(e.is_no_space(), "{label}: first error is not ENOSPC: {e:?}");
     assert!(!fs.ledger().is_empty());
-    // Space comes back; the DB stays read-only until reopened.
+    let severity = db.property("shale.background-error-severity");
+    let want = if resumable { "hard" } else { "fatal" };
+    assert_eq!(severity.as_deref(), Some(want), "{label}");
+    if resumable {
+        let still_full = db.resume().expect_err("resume while the disk is full");
+        assert!(still_full.is_no_space(), "{label}: {still_full:?}");
+    }
+    // Space comes back.
     fs.clear_rules();
-    assert!(
-        put(&db, 500, true).is_err(),
-        "{label}: writes refused until reopen"
-    );
+    if resumable {
+        db.resume().expect("resume after space returned");
+        assert_eq!(
+            db.property("shale.background-error-severity").as_deref(),
+            Some("none")
+        );
+        assert_eq!(
+            db.property("shale.bg-error-recovery-count").as_deref(),
+            Some("1")
+        );
+        put(&db, 500, true).expect("write after resume");
+        db.flush().expect("flush after resume");
+        assert!(db.get(&kv(500).0).expect("get").is_some(), "{label}");
+    } else {
+        assert!(
+            matches!(db.resume(), Err(Error::Poisoned(_))),
+            "{label}: a fatal error is not resumable"
+        );
+        assert!(
+            put(&db, 500, true).is_err(),
+            "{label}: writes refused until reopen"
+        );
+    }
     assert!(db.get(&kv(0).0).is_ok(), "{label}: reads still work");
     let _ = db.close();
     let db = Db::open(DIR, opts(Arc::new(fs.clone()))).expect("reopen after space returned");
@@ -428,6 +488,7 @@ fn enospc_on_wal_append() {
             .ops(&[FaultOp::Append, FaultOp::Flush, FaultOp::Sync])
             .path(".log"),
         |_| Ok(()),
+        false,
     );
 }
 
@@ -444,6 +505,7 @@ fn enospc_on_flush() {
             ])
             .path(".sst"),
         Db::flush,
+        true,
     );
 }
 

@@ -3,7 +3,9 @@
 //! `compact_range`, `wait_for_compaction`).
 //!
 //! Scheduling state lives in `DbState` under the DB mutex; threads sleep on
-//! `DbInner::bg_cv`. At most one flush runs at a time (flushes install in WAL
+//! `DbInner::bg_cv`. A background error (see `error_handler`) pauses
+//! compactions, a hard one flushes too; the threads run the automatic
+//! resume when it is due. At most one flush runs at a time (flushes install in WAL
 //! order). Up to `max_compactions` compactions run at once (RocksDB's split
 //! of `max_background_jobs`: a quarter, at least one, kept for flushes); the
 //! picker gives each a disjoint set of files and output key ranges, so
@@ -19,8 +21,9 @@ use parking_lot::MutexGuard;
 use crate::error::{Error, Result};
 
 use super::compaction_job;
+use super::error_handler;
 use super::flush_job;
-use super::{DbInner, DbState};
+use super::{DbInner, DbState, Reason};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
     (0..db.opts.max_background_jobs)
@@ -40,19 +43,28 @@ fn bg_loop(db: &Arc<DbInner>) {
         if db.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        if st.bg_error.is_none() {
-            if !st.imm.is_empty() && !st.flush_running {
-                st = run_flush(db, st);
+        if error_handler::auto_resume_if_due(db, &mut st) {
+            continue;
+        }
+        // A hard error stops flushes (its resume flushes); any error pauses
+        // automatic compactions until it is resumed.
+        if st.errors.stopping().is_none() && !st.imm.is_empty() && !st.flush_running {
+            st = run_flush(db, st);
+            continue;
+        }
+        if !st.errors.blocks_compaction()
+            && st.manual_compactions == 0
+            && st.compactions_running < max_compactions(db)
+        {
+            if let Some(plan) = compaction_job::pick(db, &mut st) {
+                st = compaction_job::run(db, st, plan);
                 continue;
             }
-            if st.manual_compactions == 0 && st.compactions_running < max_compactions(db) {
-                if let Some(plan) = compaction_job::pick(db, &mut st) {
-                    st = compaction_job::run(db, st, plan);
-                    continue;
-                }
-            }
         }
-        db.bg_cv.wait_for(&mut st, Duration::from_millis(500));
+        let idle = Duration::from_millis(500);
+        let wait = error_handler::time_to_auto_resume(&st)
+            .map_or(idle, |d| d.clamp(Duration::from_millis(1), idle));
+        db.bg_cv.wait_for(&mut st, wait);
     }
 }
 
@@ -70,9 +82,7 @@ fn run_flush<'a>(db: &'a Arc<DbInner>, mut st: MutexGuard<'a, DbState>) -> Mutex
     let result = flush_job::flush(db, &mut st, mem);
     st.flush_running = false;
     if let Err(e) = result {
-        if !matches!(e, Error::ShutdownInProgress) {
-            db.set_bg_error(&mut st, e);
-        }
+        db.set_bg_error(&mut st, e, Reason::Flush);
     }
     db.bg_cv.notify_all();
     st
@@ -83,8 +93,8 @@ fn run_flush<'a>(db: &'a Arc<DbInner>, mut st: MutexGuard<'a, DbState>) -> Mutex
 pub(crate) fn flush_and_wait(db: &Arc<DbInner>) -> Result<()> {
     {
         let mut st = db.state.lock();
-        if let Some(e) = &st.bg_error {
-            return Err(Error::Poisoned(e.to_string()));
+        if let Some(e) = st.errors.write_error() {
+            return Err(e);
         }
         if st.mem.num_entries() > 0 {
             super::write::switch_memtable(db, &mut st)?;
@@ -92,8 +102,8 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>) -> Result<()> {
     }
     let mut st = db.state.lock();
     loop {
-        if let Some(e) = &st.bg_error {
-            return Err(e.clone());
+        if let Some(e) = st.errors.stopping() {
+            return Err(e.error.clone());
         }
         if st.imm.is_empty() {
             return Ok(());
@@ -110,8 +120,9 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>) -> Result<()> {
 pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
     let mut st = db.state.lock();
     loop {
-        if let Some(e) = &st.bg_error {
-            return Err(e.clone());
+        // Any outstanding error, soft ones too (they pause compactions).
+        if let Some(e) = &st.errors.current {
+            return Err(e.error.clone());
         }
         let busy = !st.imm.is_empty()
             || st.flush_running
@@ -149,8 +160,9 @@ pub(crate) fn compact_range(
     let mut st = db.state.lock();
     st.manual_compactions += 1;
     let r = loop {
-        if let Some(e) = &st.bg_error {
-            break Err(e.clone());
+        // A soft error does not stop a manual compaction (it is a retry).
+        if let Some(e) = st.errors.stopping() {
+            break Err(e.error.clone());
         }
         if db.shutting_down.load(Ordering::Acquire) {
             break Err(Error::ShutdownInProgress);

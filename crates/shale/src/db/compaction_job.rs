@@ -149,9 +149,7 @@ pub(crate) fn run<'a>(
     let r = execute(db, &mut st, &plan, id);
     finish_job(db, &mut st, &plan, id);
     if let Err(e) = r {
-        if !matches!(e, crate::error::Error::ShutdownInProgress) {
-            db.set_bg_error(&mut st, e);
-        }
+        db.set_bg_error(&mut st, e, super::Reason::Compaction);
     }
     db.bg_cv.notify_all();
     st
@@ -185,9 +183,7 @@ pub(crate) fn run_manual<'a>(
         let r = execute(db, &mut st, &plan, id);
         finish_job(db, &mut st, &plan, id);
         if let Err(e) = r {
-            if !matches!(e, crate::error::Error::ShutdownInProgress) {
-                db.set_bg_error(&mut st, e.clone());
-            }
+            db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
             return (st, Err(e));
         }
     }
@@ -217,7 +213,8 @@ fn trivial_move(
         moved += f.file_size;
         edit.add_file(plan.output_level, f.as_ref().clone_meta());
     }
-    st.versions.log_and_apply(&mut edit)?;
+    super::manifest_writer::log_and_apply(db, st, &mut edit)?;
+    st.errors.job_succeeded();
     db.install_super_version(st);
     db.stats.add_level(
         plan.output_level,
@@ -358,11 +355,12 @@ fn execute(
         );
         edit.add_file(output_level, f);
     }
-    let r = st.versions.log_and_apply(&mut edit);
+    let r = super::manifest_writer::log_and_apply(db, st, &mut edit);
     for n in &allocated {
         st.pending_outputs.remove(n);
     }
     r?;
+    st.errors.job_succeeded();
     db.install_super_version(st);
     let read_non_output: u64 = plan.inputs.iter().map(|f| f.file_size).sum();
     let read_output: u64 = plan.output_inputs.iter().map(|f| f.file_size).sum();

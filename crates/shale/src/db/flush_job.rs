@@ -1,9 +1,11 @@
 //! Flush: the oldest immutable memtable becomes an L0 SST.
 //!
 //! The table is written without the DB mutex; the version edit (new file,
-//! new log number, last sequence) is logged to the MANIFEST under it, and
-//! only then is the memtable dropped from the super version and its WAL
-//! made obsolete.
+//! new log number, last sequence) is logged to the MANIFEST (the mutex is
+//! released for that IO too, see `manifest_writer`), and only then is the
+//! memtable dropped from the super version and its WAL made obsolete. The
+//! oldest immutable memtable stays `imm[0]` throughout: one flush runs at a
+//! time (`DbState::flush_running`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -81,11 +83,12 @@ pub(crate) fn flush(
         db.log.event("table_file_creation", &fields);
         edit.add_file(0, f);
     }
-    let r = st.versions.log_and_apply(&mut edit);
+    let r = super::manifest_writer::log_and_apply(db, st, &mut edit);
     for n in edit.new_file_numbers() {
         st.pending_outputs.remove(&n);
     }
     r?;
+    st.errors.job_succeeded();
     st.imm.remove(0);
     db.install_super_version(st);
     let job = LevelCompactionStats {

@@ -3,8 +3,9 @@
 //!
 //! Concurrency model:
 //! - `DbInner::state` (the DB mutex) guards the version set, the immutable
-//!   memtable list and the scheduling state. It is never held during IO
-//!   except the small MANIFEST append of `log_and_apply`.
+//!   memtable list, the scheduling state and the background-error state.
+//!   MANIFEST writes release it (`manifest_writer`: one writer at a time);
+//!   the memtable switch still creates the next WAL under it.
 //! - Writers queue in `write::WriteQueue`; the leader of a group writes the WAL
 //!   and the memtable for the whole group.
 //! - Readers load the `SuperVersion` from an `ArcSwap` and the visible
@@ -14,9 +15,11 @@ mod background;
 mod cache_glue;
 mod compaction_job;
 mod db_iter;
+mod error_handler;
 mod flush_job;
 mod info_log;
 mod key_range;
+mod manifest_writer;
 mod obsolete;
 mod open;
 mod options_file;
@@ -51,6 +54,7 @@ pub use read::PinnableValue;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::SnapshotList;
 
+pub(crate) use error_handler::Reason;
 use info_log::InfoLog;
 use super_version::SuperVersion;
 use table_cache::TableCache;
@@ -71,10 +75,8 @@ pub(crate) struct DbState {
     /// File numbers being written by jobs (not yet in a version): never
     /// deleted as obsolete.
     pub pending_outputs: std::collections::HashSet<u64>,
-    /// The first background error; writes fail while it is set.
-    pub bg_error: Option<Error>,
-    /// Count of background errors seen.
-    pub bg_error_count: u64,
+    /// The outstanding background error and the recovery state.
+    pub errors: error_handler::ErrorState,
     /// Round-robin cursor per level for the compaction picker.
     pub compact_cursors: Vec<usize>,
 }
@@ -99,8 +101,11 @@ pub(crate) struct DbInner {
     pub stats: DbStats,
     pub log: InfoLog,
     pub shutting_down: AtomicBool,
-    /// Set once a WAL/MANIFEST write or sync failed: the DB refuses writes.
-    pub poisoned: AtomicBool,
+    /// Set while a hard or fatal background error is outstanding (mirrors
+    /// `DbState::errors`): writes are refused.
+    pub stop_writes: AtomicBool,
+    /// Signalled when a MANIFEST write finishes (`manifest_writer`).
+    pub manifest_cv: Condvar,
     pub wal_recovery_report: String,
     /// Set by writes that skipped the WAL: close flushes the memtables so a
     /// clean shutdown loses nothing (as RocksDB does).
@@ -122,15 +127,9 @@ impl DbInner {
         }));
     }
 
-    /// Records a background error and poisons the DB for writes.
-    pub(crate) fn set_bg_error(&self, state: &mut DbState, e: Error) {
-        self.log.error(&format!("background error: {e}"));
-        state.bg_error_count += 1;
-        if state.bg_error.is_none() {
-            state.bg_error = Some(e);
-        }
-        self.poisoned.store(true, Ordering::Release);
-        self.bg_cv.notify_all();
+    /// Records a background error (see `error_handler` for what it stops).
+    pub(crate) fn set_bg_error(&self, state: &mut DbState, e: Error, reason: Reason) {
+        error_handler::set_bg_error(self, state, e, reason);
     }
 
     /// Allocates a file number for a job's output table and protects it from
@@ -145,13 +144,10 @@ impl DbInner {
     }
 
     pub(crate) fn check_writable(&self) -> Result<()> {
-        if self.poisoned.load(Ordering::Acquire) {
-            let st = self.state.lock();
-            let why = st
-                .bg_error
-                .as_ref()
-                .map_or_else(|| "earlier failure".to_string(), |e| e.to_string());
-            return Err(Error::Poisoned(why));
+        if self.stop_writes.load(Ordering::Acquire) {
+            if let Some(e) = self.state.lock().errors.write_error() {
+                return Err(e);
+            }
         }
         if self.shutting_down.load(Ordering::Acquire) {
             return Err(Error::ShutdownInProgress);
@@ -231,8 +227,8 @@ impl DbHandle {
         };
         drop(inner.lock.lock().take());
         let st = inner.state.lock();
-        if let Some(e) = &st.bg_error {
-            return Err(e.clone());
+        if let Some(e) = &st.errors.current {
+            return Err(e.error.clone());
         }
         flush_result?;
         wal_result
@@ -386,6 +382,20 @@ impl Db {
     /// is `InvalidArgument`.
     pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         background::compact_range(self.inner(), start, end)
+    }
+
+    /// Recovers from a background error without reopening (RocksDB's
+    /// `DB::Resume`): rolls to a new MANIFEST if a MANIFEST write failed,
+    /// flushes the memtables a failed flush left, and lets writes and
+    /// compactions continue. Ok when no error is outstanding. A fatal error
+    /// (a failed WAL write or sync, a corruption) cannot be resumed and is
+    /// returned as `Error::Poisoned`: reopen the DB. If the cause persists
+    /// (the disk is still full) the new failure is returned and the error
+    /// stays. The state is in the `shale.background-error*` and
+    /// `shale.bg-error-*` properties; see `Options::max_bgerror_resume_count`
+    /// for automatic resumes.
+    pub fn resume(&self) -> Result<()> {
+        error_handler::resume_now(self.inner())
     }
 
     /// Waits until no flush or compaction is pending or running.

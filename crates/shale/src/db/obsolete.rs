@@ -1,6 +1,7 @@
 //! Deletes files no version references: WALs older than the MANIFEST's log
-//! number, SSTs outside every live version and pending output, and old
-//! MANIFESTs.
+//! number, SSTs outside every live version and pending output (and not
+//! added by a failed MANIFEST edit, see `VersionSet::live_files`), and old
+//! MANIFESTs (but not one being rolled to).
 //!
 //! The live set and the next file number are taken under the DB mutex; the
 //! directory is listed and files removed without it. Only files numbered
@@ -20,6 +21,10 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
     live.extend(st.pending_outputs.iter().copied());
     let log_number = st.versions.log_number();
     let manifest = st.versions.manifest_file_number();
+    // A MANIFEST being rolled to (the write runs without the DB mutex) or
+    // one CURRENT may name after a failed switch, and their CURRENT temp
+    // files.
+    let protected = st.versions.protected_manifests();
     let limit = st.versions.next_file_number();
     MutexGuard::unlocked(st, || {
         // One pass at a time, so two passes never delete the same file.
@@ -37,8 +42,8 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
             let obsolete = match kind {
                 FileType::Log => number < log_number,
                 FileType::Table => !live.contains(&number),
-                FileType::Manifest => number != manifest,
-                FileType::Temp => true,
+                FileType::Manifest => number != manifest && !protected.contains(&number),
+                FileType::Temp => !protected.contains(&number),
                 _ => false,
             };
             if obsolete {

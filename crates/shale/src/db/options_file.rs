@@ -30,6 +30,14 @@ pub(crate) fn render(o: &Options) -> String {
                 ("delayed_write_rate", o.delayed_write_rate.to_string()),
                 ("max_open_files", o.max_open_files.to_string()),
                 (
+                    "max_bgerror_resume_count",
+                    o.max_bgerror_resume_count.to_string(),
+                ),
+                (
+                    "bgerror_resume_retry_interval",
+                    o.bgerror_resume_retry_interval.to_string(),
+                ),
+                (
                     "compaction_readahead_size",
                     o.compaction_readahead_size.to_string(),
                 ),

@@ -87,11 +87,22 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
             .map(|l| v.level_bytes(l))
             .sum::<u64>()
             .to_string(),
-        "shale.background-errors" => st.bg_error_count.to_string(),
+        "shale.background-errors" => st.errors.count.to_string(),
         "shale.background-error" => st
-            .bg_error
+            .errors
+            .current
             .as_ref()
-            .map_or_else(String::new, |e| e.to_string()),
+            .map_or_else(String::new, |e| e.error.to_string()),
+        "shale.background-error-severity" => st
+            .errors
+            .current
+            .as_ref()
+            .map_or("none", |e| e.severity.name())
+            .to_string(),
+        "shale.bg-error-recovery-count" => st.errors.recoveries.to_string(),
+        "shale.bg-error-recovery" => st.errors.recovery_state().to_string(),
+        "shale.bg-error-resume-attempts" => st.errors.auto_attempts.to_string(),
+        "shale.is-write-stopped" => u8::from(db.stop_writes.load(Ordering::Acquire)).to_string(),
         "shale.wal-recovery" => db.wal_recovery_report.clone(),
         "shale.stall-micros" => db.stats.stall_micros.load(Ordering::Relaxed).to_string(),
         "shale.compaction-stats-json" => {

@@ -35,7 +35,7 @@ use crate::options::WriteOptions;
 use crate::version::filename::log_file_name;
 use crate::wal::LogWriter;
 
-use super::{DbInner, DbState};
+use super::{DbInner, DbState, Reason};
 
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
@@ -148,7 +148,7 @@ impl WriteQueue {
         drop(wal);
         if let Err(e) = &r {
             let mut st = db.state.lock();
-            db.set_bg_error(&mut st, e.clone());
+            db.set_bg_error(&mut st, e.clone(), Reason::Wal);
         }
         r
     }
@@ -324,7 +324,7 @@ fn commit(
             // state before wal, so release the WAL first.)
             drop(wal);
             let mut st = db.state.lock();
-            db.set_bg_error(&mut st, e.clone());
+            db.set_bg_error(&mut st, e.clone(), Reason::Wal);
             return Err(e);
         }
         let wal_bytes = w.file_size() - wal_bytes_before;
@@ -437,9 +437,9 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
         }
     };
     loop {
-        if let Some(e) = &st.bg_error {
+        if let Some(e) = st.errors.write_error() {
             book_stop(&mut stopped_since);
-            return Err(Error::Poisoned(e.to_string()));
+            return Err(e);
         }
         if db.shutting_down.load(Ordering::Acquire) {
             book_stop(&mut stopped_since);
@@ -447,6 +447,14 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
         }
         match super::background::stall_condition(db, &st) {
             StallCondition::Stopped(cause) => {
+                if let Some(e) = &st.errors.current {
+                    if !st.errors.recovery_pending() {
+                        // Compactions are paused by a soft error nobody
+                        // will resume automatically: do not wait forever.
+                        book_stop(&mut stopped_since);
+                        return Err(Error::WritesStopped(e.error.to_string()));
+                    }
+                }
                 if stopped_since.is_none() {
                     stopped_since = Some((cause, Instant::now()));
                 }
@@ -504,14 +512,14 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
     let file = match db.fs.create(&path) {
         Ok(f) => f,
         Err(e) => {
-            db.set_bg_error(st, e.clone());
+            db.set_bg_error(st, e.clone(), Reason::Wal);
             return Err(e);
         }
     };
     // The new WAL's directory entry must be durable before a sync write
     // to it is acknowledged.
     if let Err(e) = db.fs.sync_dir(&db.dir) {
-        db.set_bg_error(st, e.clone());
+        db.set_bg_error(st, e.clone(), Reason::Wal);
         return Err(e);
     }
     let new_writer = LogWriter::new(file, number);
@@ -530,7 +538,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState) -> Result<()>
         // docs/RELIABILITY.md.
         if let Err(e) = old.sync() {
             drop(wal);
-            db.set_bg_error(st, e.clone());
+            db.set_bg_error(st, e.clone(), Reason::Wal);
             return Err(e);
         }
     }

@@ -9,6 +9,7 @@ mod current;
 mod edit;
 mod file_meta;
 pub(crate) mod filename;
+mod manifest_write;
 mod set;
 #[allow(clippy::module_inception)]
 mod version;

@@ -5,20 +5,25 @@
 //! Durability contract: `log_and_apply` appends the edit to the MANIFEST and
 //! syncs it *before* installing the new version; if the append or sync fails,
 //! nothing is installed, the writer is dropped (the next successful call rolls
-//! to a fresh MANIFEST), and the error is returned so the caller can poison
-//! the DB. A failed edit may still have reached the disk, so the caller must
-//! not delete files that the edit adds.
+//! to a fresh MANIFEST), and the error is returned. A failed edit may still
+//! have reached the disk, so the tables it adds stay in `live_files` (and a
+//! MANIFEST that CURRENT may name stays in `protected_manifests`) until the
+//! next successful roll makes CURRENT name a MANIFEST without that edit.
 //!
 //! MANIFEST rolling: a new MANIFEST starts with a snapshot edit (all files and
 //! counters), is synced, then CURRENT is switched (see `current.rs`), and only
 //! then is the old MANIFEST deleted. Recovery always rolls; `log_and_apply`
 //! rolls when the MANIFEST exceeds `max_manifest_size` or after a failure.
 //!
+//! Split writes: `log_and_apply` = `begin_apply` (checks, builds the version,
+//! captures the counters into the edit, takes the writer out) +
+//! `ManifestWrite::run` (IO only) + `finish_apply` (installs). The DB calls
+//! the halves with its mutex held and runs the IO with it released; at most
+//! one write is in flight (`begin_apply` refuses a second).
+//!
 //! Thread-safety: not internally synchronized; the DB keeps it under its
 //! mutex. `current()` hands out `Arc<Version>`s that readers use without the
 //! lock; `live_files` includes every version still held by someone.
-//! (`log_and_apply` does IO with `&mut self`; releasing the DB mutex during
-//! the MANIFEST write is left to the caller's design.)
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -30,9 +35,10 @@ use crate::fs::FileSystem;
 use crate::wal::{LogReader, LogWriter, ReadOutcome};
 
 use super::builder::VersionBuilder;
-use super::current::{read_current, set_current};
+use super::current::read_current;
 use super::edit::VersionEdit;
 use super::filename::manifest_file_name;
+use super::manifest_write::{ManifestWrite, Roll};
 use super::version::Version;
 
 /// Name of the (only) key order, recorded in every MANIFEST snapshot.
@@ -83,8 +89,19 @@ pub(crate) struct VersionSet {
     current: Arc<Version>,
     /// Versions replaced by a newer one; pruned when dead.
     older: Vec<Weak<Version>>,
-    /// `None` before the first MANIFEST and after a failed write.
+    /// `None` before the first MANIFEST, after a failed write, and while a
+    /// `ManifestWrite` (which holds it) is in flight.
     manifest: Option<LogWriter>,
+    /// A `ManifestWrite` is in flight.
+    writing: bool,
+    /// Number of the MANIFEST the write in flight rolls to.
+    rolling_to: Option<FileNum>,
+    /// Tables added by failed edits (which may have reached the disk): live
+    /// until the next roll.
+    unsure_tables: HashSet<FileNum>,
+    /// MANIFESTs CURRENT may name after a failed switch: kept until the next
+    /// roll.
+    unsure_manifests: Vec<FileNum>,
     manifest_number: FileNum,
     next_file_number: FileNum,
     last_sequence: SeqNo,
@@ -102,6 +119,10 @@ impl VersionSet {
             current: Arc::new(Version::new_empty(num_levels)),
             older: Vec::new(),
             manifest: None,
+            writing: false,
+            rolling_to: None,
+            unsure_tables: HashSet::new(),
+            unsure_manifests: Vec::new(),
             manifest_number: 0,
             next_file_number: 1,
             last_sequence: 0,
@@ -121,8 +142,7 @@ impl VersionSet {
         db_id: &str,
     ) -> Result<VersionSet> {
         let mut vs = VersionSet::empty(fs, dir, num_levels, db_id.to_string());
-        let number = vs.new_file_number();
-        vs.write_new_manifest(number, None)?;
+        vs.roll_now()?;
         Ok(vs)
     }
 
@@ -235,8 +255,7 @@ impl VersionSet {
             vs.mark_file_number_used(n);
         }
         vs.current = Arc::new(version);
-        let number = vs.new_file_number();
-        vs.write_new_manifest(number, None)?;
+        vs.roll_now()?;
         Ok(vs)
     }
 
@@ -260,47 +279,98 @@ impl VersionSet {
         e
     }
 
-    /// Writes `MANIFEST-<number>` = snapshot (+ `pending` record), syncs it,
-    /// points CURRENT at it and deletes the previous MANIFEST.
-    fn write_new_manifest(&mut self, number: FileNum, pending: Option<&[u8]>) -> Result<()> {
-        debug_assert!(number < self.next_file_number);
-        self.manifest = None;
-        let path = self.dir.join(manifest_file_name(number));
-        let written = (|| {
-            let mut writer = LogWriter::new(self.fs.create(&path)?, number);
-            let mut rec = Vec::new();
-            self.snapshot_edit().encode(&mut rec);
-            writer.add_record(&rec)?;
-            if let Some(p) = pending {
-                writer.add_record(p)?;
-            }
-            writer.sync()?;
-            Ok(writer)
-        })();
-        let writer = match written {
-            Ok(w) => w,
-            Err(e) => {
-                // CURRENT does not name it yet: remove it (best effort).
-                let _ = self.fs.remove(&path);
-                return Err(e);
-            }
-        };
-        // If this fails CURRENT may name either MANIFEST, so keep both.
-        set_current(self.fs.as_ref(), &self.dir, number)?;
-        let old = std::mem::replace(&mut self.manifest_number, number);
-        self.manifest = Some(writer);
-        if old != 0 && old != number {
-            // Best effort: a leftover MANIFEST is obsolete and is removed by
-            // the DB's obsolete-file sweep.
-            let _ = self.fs.remove(&self.dir.join(manifest_file_name(old)));
-        }
-        Ok(())
+    /// Writes a new MANIFEST holding just the snapshot and points CURRENT at
+    /// it (create and recover; no other writer can be in flight).
+    fn roll_now(&mut self) -> Result<()> {
+        let mut w = self.prepare(None, true)?;
+        let r = w.run();
+        self.finish_apply(w, r)
     }
 
     /// Applies `edit` (filling in `next_file_number` and `last_sequence`),
     /// appends it to the MANIFEST, syncs, and then installs the new version.
     /// An edit that does not fit the current version is `InvalidArgument`.
+    /// Does the IO in place: for callers that own the set alone (open,
+    /// tests); the DB releases its mutex around `ManifestWrite::run` instead.
     pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
+        let mut w = self.begin_apply(edit)?;
+        let r = w.run();
+        self.finish_apply(w, r)
+    }
+
+    /// First half of `log_and_apply`: checks `edit` against the current
+    /// version, builds the new version, fills in the edit's counters, decides
+    /// whether to roll, and takes the MANIFEST writer out of the set. Fails
+    /// (changing nothing) if another write is in flight or the edit does not
+    /// fit. Call `ManifestWrite::run`, then `finish_apply`.
+    pub(crate) fn begin_apply(&mut self, edit: &mut VersionEdit) -> Result<ManifestWrite> {
+        self.prepare(Some(edit), false)
+    }
+
+    fn prepare(
+        &mut self,
+        edit: Option<&mut VersionEdit>,
+        force_roll: bool,
+    ) -> Result<ManifestWrite> {
+        if self.writing {
+            return Err(Error::InvalidArgument(
+                "a MANIFEST write is already in flight".into(),
+            ));
+        }
+        let version = match &edit {
+            Some(edit) => Some(self.check_and_build(edit)?),
+            None => None,
+        };
+        let roll = force_roll
+            || self
+                .manifest
+                .as_ref()
+                .is_none_or(|w| w.file_size() >= self.max_manifest_size);
+        let roll_number = roll.then(|| self.new_file_number());
+        let mut record = None;
+        let (mut log_number, mut prev_log_number, mut added) = (None, None, Vec::new());
+        if let Some(edit) = edit {
+            if let Some(s) = edit.last_sequence {
+                self.last_sequence = self.last_sequence.max(s);
+            }
+            edit.next_file_number = Some(self.next_file_number);
+            edit.last_sequence = Some(self.last_sequence);
+            let mut rec = Vec::new();
+            edit.encode(&mut rec);
+            record = Some(rec);
+            log_number = edit.log_number;
+            prev_log_number = edit.prev_log_number;
+            added = edit.new_file_numbers();
+        }
+        let roll = roll_number.map(|number| {
+            let mut snapshot = Vec::new();
+            self.snapshot_edit().encode(&mut snapshot);
+            Roll {
+                number,
+                snapshot,
+                previous: self.manifest_number,
+            }
+        });
+        // A roll starts a fresh writer: the old one is closed now.
+        let writer = self.manifest.take().filter(|_| roll.is_none());
+        self.writing = true;
+        self.rolling_to = roll.as_ref().map(|r| r.number);
+        Ok(ManifestWrite {
+            fs: Arc::clone(&self.fs),
+            dir: self.dir.clone(),
+            writer,
+            roll,
+            record,
+            version,
+            log_number,
+            prev_log_number,
+            added,
+            current_attempted: false,
+        })
+    }
+
+    /// Checks `edit` against the current version and builds the result.
+    fn check_and_build(&self, edit: &VersionEdit) -> Result<Version> {
         if edit.column_family != 0 {
             return Err(Error::NotSupported(format!(
                 "column family {}",
@@ -319,41 +389,66 @@ impl VersionSet {
         let built = builder
             .apply(edit, "log_and_apply", 0)
             .and_then(|()| builder.build());
-        let version = built.map_err(|e| match e {
+        built.map_err(|e| match e {
             Error::Corruption { what, .. } => {
                 Error::InvalidArgument(format!("bad version edit: {what}"))
             }
             e => e,
-        })?;
-        let roll = self
-            .manifest
-            .as_ref()
-            .is_none_or(|w| w.file_size() >= self.max_manifest_size);
-        let roll_number = roll.then(|| self.new_file_number());
-        if let Some(s) = edit.last_sequence {
-            self.last_sequence = self.last_sequence.max(s);
-        }
-        edit.next_file_number = Some(self.next_file_number);
-        edit.last_sequence = Some(self.last_sequence);
-        let mut rec = Vec::new();
-        edit.encode(&mut rec);
-        let written = match (roll_number, self.manifest.as_mut()) {
-            (Some(number), _) => self.write_new_manifest(number, Some(&rec)),
-            (None, Some(w)) => w.add_record(&rec).and_then(|()| w.sync()),
-            (None, None) => Err(Error::InvalidArgument("no MANIFEST writer".into())),
-        };
-        if let Err(e) = written {
+        })
+    }
+
+    /// Second half of `log_and_apply`: with `result` of `w.run()`, installs
+    /// the new version (and the writer) or, on failure, drops the writer (the
+    /// next write rolls) and keeps what the failed edit may have persisted:
+    /// the tables it added and a MANIFEST CURRENT may name.
+    pub(crate) fn finish_apply(&mut self, w: ManifestWrite, result: Result<()>) -> Result<()> {
+        self.writing = false;
+        self.rolling_to = None;
+        if let Err(e) = result {
             self.manifest = None;
+            self.unsure_tables.extend(w.added);
+            if let (Some(roll), true) = (&w.roll, w.current_attempted) {
+                self.unsure_manifests.push(roll.number);
+            }
             return Err(e);
         }
-        if let Some(l) = edit.log_number {
+        if let Some(roll) = &w.roll {
+            self.manifest_number = roll.number;
+            // CURRENT now names a MANIFEST that has none of the failed
+            // edits: what they added is obsolete.
+            self.unsure_tables.clear();
+            self.unsure_manifests.clear();
+        }
+        self.manifest = w.writer;
+        if let Some(l) = w.log_number {
             self.log_number = l;
         }
-        if let Some(p) = edit.prev_log_number {
+        if let Some(p) = w.prev_log_number {
             self.prev_log_number = p;
         }
-        self.install(version);
+        if let Some(v) = w.version {
+            self.install(v);
+        }
         Ok(())
+    }
+
+    /// True while a `ManifestWrite` is in flight.
+    pub(crate) fn manifest_write_in_flight(&self) -> bool {
+        self.writing
+    }
+
+    /// False after a failed MANIFEST write (the next write rolls).
+    pub(crate) fn has_manifest_writer(&self) -> bool {
+        self.manifest.is_some() || self.writing
+    }
+
+    /// MANIFEST numbers the obsolete-file sweep must keep besides the live
+    /// one: a roll in flight, and MANIFESTs CURRENT may name after a failed
+    /// switch. (Their `NNNNNN.dbtmp` CURRENT temp files share the number.)
+    pub(crate) fn protected_manifests(&self) -> Vec<FileNum> {
+        let mut out = self.unsure_manifests.clone();
+        out.extend(self.rolling_to);
+        out
     }
 
     fn install(&mut self, v: Version) {
@@ -362,11 +457,12 @@ impl VersionSet {
         self.older.push(Arc::downgrade(&old));
     }
 
-    /// Numbers of the SSTs referenced by the current version or by any older
-    /// version someone still holds. Files not in this set (and not being
-    /// written) are obsolete.
+    /// Numbers of the SSTs referenced by the current version, by any older
+    /// version someone still holds, or added by a failed edit that may have
+    /// reached the disk (until the next roll). Files not in this set (and
+    /// not being written) are obsolete.
     pub(crate) fn live_files(&self) -> HashSet<FileNum> {
-        let mut out = HashSet::new();
+        let mut out = self.unsure_tables.clone();
         self.current.live_file_numbers(&mut out);
         for v in self.older.iter().filter_map(Weak::upgrade) {
             v.live_file_numbers(&mut out);

@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, PosixFileSystem, Trigger};
+use crate::version::current::set_current;
 use crate::version::file_meta::FileMeta;
 use crate::version::filename::{parse_file_name, table_file_name, FileType};
 use crate::version::version::tests::file;
@@ -543,6 +544,78 @@ fn failed_manifest_write_does_not_install_and_next_call_rolls() {
     let mut live: Vec<u64> = vs.live_files().into_iter().collect();
     live.sort_unstable();
     assert_eq!(live, vec![a, b]);
+}
+
+#[test]
+fn failed_edit_tables_stay_live_until_the_next_roll() {
+    let d = tempfile::tempdir().unwrap();
+    let faults = Arc::new(FaultInjectionFs::new(Arc::new(PosixFileSystem::default())));
+    let fs: Arc<dyn FileSystem> = Arc::clone(&faults) as Arc<dyn FileSystem>;
+    let mut vs = VersionSet::create_new(Arc::clone(&fs), d.path(), LEVELS, "u").unwrap();
+    let a = flush(&mut vs, b"a", b"b", 10);
+    // The append reaches the file; only the fsync fails.
+    faults.add_rule(FaultRule::new(FaultKind::Eio, Trigger::OnIndex(0)).ops(&[FaultOp::Sync]));
+    let unsure = vs.new_file_number();
+    let mut e = VersionEdit::default();
+    e.add_file(0, file(unsure, b"c", b"d", 20));
+    assert!(vs.log_and_apply(&mut e).is_err());
+    assert!(!vs.has_manifest_writer());
+    assert_eq!(
+        vs.live_files(),
+        HashSet::from([a, unsure]),
+        "a failed edit's table may be named by the MANIFEST on disk"
+    );
+    // The next write rolls: the new MANIFEST does not have the failed edit.
+    let b = flush(&mut vs, b"e", b"f", 30);
+    assert!(vs.has_manifest_writer());
+    assert_eq!(vs.live_files(), HashSet::from([a, b]));
+}
+
+#[test]
+fn failed_current_switch_protects_the_new_manifest() {
+    let d = tempfile::tempdir().unwrap();
+    let faults = Arc::new(FaultInjectionFs::new(Arc::new(PosixFileSystem::default())));
+    let fs: Arc<dyn FileSystem> = Arc::clone(&faults) as Arc<dyn FileSystem>;
+    let mut vs = VersionSet::create_new(Arc::clone(&fs), d.path(), LEVELS, "c").unwrap();
+    vs.set_max_manifest_size(0); // every write rolls
+    let before = vs.manifest_file_number();
+    // The new MANIFEST is written; the CURRENT rename fails after it.
+    faults.add_rule(FaultRule::new(FaultKind::Eio, Trigger::OnIndex(0)).ops(&[FaultOp::Rename]));
+    let mut e = VersionEdit::default();
+    e.add_file(0, file(vs.new_file_number(), b"a", b"b", 10));
+    assert!(vs.log_and_apply(&mut e).is_err());
+    assert_eq!(vs.manifest_file_number(), before);
+    let protected = vs.protected_manifests();
+    assert_eq!(protected.len(), 1);
+    assert!(manifests(d.path()).contains(&protected[0]), "kept on disk");
+    flush(&mut vs, b"c", b"d", 20);
+    assert!(vs.protected_manifests().is_empty());
+}
+
+#[test]
+fn only_one_manifest_write_is_in_flight() {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "one").unwrap();
+    let mut e1 = VersionEdit::default();
+    e1.add_file(0, file(vs.new_file_number(), b"a", b"b", 10));
+    let mut w = vs.begin_apply(&mut e1).unwrap();
+    assert!(vs.manifest_write_in_flight());
+    // Numbers handed out meanwhile are above the captured counter.
+    let n = vs.new_file_number();
+    assert!(n >= e1.next_file_number.unwrap());
+    let mut e2 = VersionEdit::default();
+    assert!(matches!(
+        vs.begin_apply(&mut e2),
+        Err(Error::InvalidArgument(_))
+    ));
+    let r = w.run();
+    vs.finish_apply(w, r).unwrap();
+    assert!(!vs.manifest_write_in_flight());
+    assert_eq!(vs.current().num_files(0), 1);
+    let mut e2 = VersionEdit::default();
+    e2.add_file(0, file(n, b"c", b"d", 20));
+    vs.log_and_apply(&mut e2).unwrap();
+    assert_eq!(vs.current().num_files(0), 2);
 }
 
 #[test]
