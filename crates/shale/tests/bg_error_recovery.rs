@@ -21,6 +21,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+mod common;
+use common::fault_options;
 use shale::fs::{
     FaultInjectionFs, FaultKind, FaultOp, FaultRule, FileLock, FileSystem, MemFileSystem,
     RandomAccessFile, SequentialFile, Trigger, WritableFile,
@@ -28,21 +30,6 @@ use shale::fs::{
 use shale::{Db, Error, Options, WriteBatch, WriteOptions};
 
 const DIR: &str = "/db";
-
-fn opts(fs: Arc<dyn FileSystem>) -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: 4 << 20,
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        block_size: 512,
-        cache_size: 0,
-        max_bgerror_resume_count: 0,
-        fs,
-        ..Options::default()
-    }
-}
 
 fn kv(i: u32) -> (Vec<u8>, Vec<u8>) {
     (
@@ -128,7 +115,7 @@ fn enospc_during_compaction_is_soft_and_resumes_automatically() {
             level0_file_num_compaction_trigger: 2,
             max_bgerror_resume_count: i32::MAX as u64,
             bgerror_resume_retry_interval: 100_000,
-            ..opts(Arc::new(fs.clone()))
+            ..fault_options(Arc::new(fs.clone()))
         },
     )
     .expect("open");
@@ -183,7 +170,7 @@ fn enospc_during_compaction_is_soft_and_resumes_automatically() {
     check_all(&db, 0..900, "after the automatic resume");
     assert_no_stray_tables(&db, &mem, "failed compaction outputs are deleted");
     db.close().expect("close");
-    let db = Db::open(DIR, opts(Arc::new(mem.clone()))).expect("reopen");
+    let db = Db::open(DIR, fault_options(Arc::new(mem.clone()))).expect("reopen");
     check_all(&db, 0..900, "after reopen");
 }
 
@@ -191,7 +178,7 @@ fn enospc_during_compaction_is_soft_and_resumes_automatically() {
 fn enospc_on_manifest_append_during_flush_is_hard_and_resume_rolls_the_manifest() {
     let mem = MemFileSystem::new();
     let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
-    let db = Db::open(DIR, opts(Arc::new(fs.clone()))).expect("open");
+    let db = Db::open(DIR, fault_options(Arc::new(fs.clone()))).expect("open");
     put_range(&db, 0..200);
     let manifest_before = files_with(&mem, "MANIFEST");
     assert_eq!(manifest_before.len(), 1);
@@ -233,7 +220,7 @@ fn enospc_on_manifest_append_during_flush_is_hard_and_resume_rolls_the_manifest(
     db.flush().expect("flush after resume");
     check_all(&db, 0..300, "after resume");
     db.close().expect("close");
-    let db = Db::open(DIR, opts(Arc::new(mem.clone()))).expect("reopen");
+    let db = Db::open(DIR, fault_options(Arc::new(mem.clone()))).expect("reopen");
     check_all(&db, 0..300, "after reopen");
     assert_no_stray_tables(&db, &mem, "after reopen");
 }
@@ -242,7 +229,7 @@ fn enospc_on_manifest_append_during_flush_is_hard_and_resume_rolls_the_manifest(
 fn failed_manifest_fsync_keeps_the_flushed_table_for_a_crash_before_resume() {
     let mem = MemFileSystem::new();
     let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
-    let db = Db::open(DIR, opts(Arc::new(fs.clone()))).expect("open");
+    let db = Db::open(DIR, fault_options(Arc::new(fs.clone()))).expect("open");
     put_range(&db, 0..200);
     // The edit is appended (and so may be on disk) but its fsync fails.
     fs.add_rule(
@@ -256,7 +243,7 @@ fn failed_manifest_fsync_keeps_the_flushed_table_for_a_crash_before_resume() {
     db.resume().expect_err("resume while fsync still fails");
     // A process crash keeps the appended edit: the table it names exists.
     let image = mem.crash_process();
-    let db2 = Db::open(DIR, opts(Arc::new(image))).expect("open the crash image");
+    let db2 = Db::open(DIR, fault_options(Arc::new(image))).expect("open the crash image");
     check_all(&db2, 0..200, "crash image before resume");
     drop(db2);
 
@@ -265,7 +252,7 @@ fn failed_manifest_fsync_keeps_the_flushed_table_for_a_crash_before_resume() {
     assert_no_stray_tables(&db, &mem, "after resume");
     check_all(&db, 0..200, "after resume");
     drop(db);
-    let db = Db::open(DIR, opts(Arc::new(mem.crash_process()))).expect("reopen");
+    let db = Db::open(DIR, fault_options(Arc::new(mem.crash_process()))).expect("reopen");
     check_all(&db, 0..200, "after resume and a crash");
 }
 
@@ -279,7 +266,7 @@ fn wal_fsync_failure_is_fatal_and_resume_refuses() {
             // Automatic resumes on: they must not touch a fatal error.
             max_bgerror_resume_count: i32::MAX as u64,
             bgerror_resume_retry_interval: 1_000,
-            ..opts(Arc::new(fs.clone()))
+            ..fault_options(Arc::new(fs.clone()))
         },
     )
     .expect("open");
@@ -301,7 +288,7 @@ fn wal_fsync_failure_is_fatal_and_resume_refuses() {
     assert!(matches!(put(&db, 51, false), Err(Error::Poisoned(_))));
     assert_eq!(prop(&db, "shale.background-error-severity"), "fatal");
     assert!(db.close().is_err(), "close reports the error");
-    let db = Db::open(DIR, opts(Arc::new(mem.clone()))).expect("reopen");
+    let db = Db::open(DIR, fault_options(Arc::new(mem.clone()))).expect("reopen");
     check_all(&db, 0..50, "after reopen");
     put(&db, 51, true).expect("write after reopen");
     db.resume().expect("nothing to resume");
@@ -313,7 +300,7 @@ fn zero_resume_retry_interval_is_invalid() {
         DIR,
         Options {
             bgerror_resume_retry_interval: 0,
-            ..opts(Arc::new(MemFileSystem::new()))
+            ..fault_options(Arc::new(MemFileSystem::new()))
         },
     )
     .expect_err("interval 0");
@@ -436,7 +423,7 @@ fn manifest_fsync_does_not_hold_the_db_mutex() {
         inner: Arc::new(MemFileSystem::new()),
         gate: Arc::clone(&gate),
     });
-    let db = Db::open(DIR, opts(fs)).expect("open");
+    let db = Db::open(DIR, fault_options(fs)).expect("open");
     put_range(&db, 0..100);
     gate.set(true);
     let flusher = {

@@ -31,29 +31,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
+mod common;
+use common::fault_options;
 use shale::fs::{
     FaultInjectionFs, FaultKind, FaultOp, FaultRule, FileSystem, MemFileSystem, Trigger,
 };
-use shale::{Db, Error, Options, WriteBatch, WriteOptions};
+use shale::{Db, Error, WriteBatch, WriteOptions};
 
 const DIR: &str = "/db";
 const PUTS: u32 = 60;
-
-fn opts(fs: Arc<dyn FileSystem>) -> Options {
-    Options {
-        create_if_missing: true,
-        // Nothing flushes or compacts on its own: the sweep is deterministic.
-        write_buffer_size: 4 << 20,
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        block_size: 512,
-        cache_size: 0,
-        max_bgerror_resume_count: 0,
-        fs,
-        ..Options::default()
-    }
-}
 
 fn kv(i: u32) -> (Vec<u8>, Vec<u8>) {
     (
@@ -115,7 +101,7 @@ fn refusal_for(severity: &str) -> Option<fn(&Error) -> bool> {
 fn workload(faulty: &FaultInjectionFs, poison_check: bool) -> Run {
     let fs: Arc<dyn FileSystem> = Arc::new(faulty.clone());
     let mut run = Run::default();
-    let db = match Db::open(DIR, opts(Arc::clone(&fs))) {
+    let db = match Db::open(DIR, fault_options(Arc::clone(&fs))) {
         Ok(db) => db,
         Err(e) => {
             run.errors.push(("open".into(), e));
@@ -175,7 +161,7 @@ fn workload(faulty: &FaultInjectionFs, poison_check: bool) -> Run {
     run.close_ends
         .push(faulty.rule_matches().first().copied().unwrap_or(0));
     // Recovery reads and writes too: reopen, read, close.
-    match Db::open(DIR, opts(fs)) {
+    match Db::open(DIR, fault_options(fs)) {
         Ok(db) => {
             for i in [0, PUTS / 2, PUTS - 1] {
                 if let Err(e) = db.get(&kv(i).0) {
@@ -196,7 +182,7 @@ fn workload(faulty: &FaultInjectionFs, poison_check: bool) -> Run {
 /// Reopens `image` and checks that the puts present are a prefix 0..m with
 /// their values, with m covering `need`; returns m.
 fn check_recovered(image: &MemFileSystem, need: u32, ctx: &str) -> u32 {
-    let db = Db::open(DIR, opts(Arc::new(image.clone())))
+    let db = Db::open(DIR, fault_options(Arc::new(image.clone())))
         .unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e}"));
     let mut m = 0u32;
     for item in db.range(..) {
@@ -351,7 +337,7 @@ fn wal_fsync_failure_poisons_and_is_never_reported_ok() {
                 .ops(&[FaultOp::Sync])
                 .path(".log"),
         );
-        let db = Db::open(DIR, opts(Arc::new(fs.clone()))).expect("open");
+        let db = Db::open(DIR, fault_options(Arc::new(fs.clone()))).expect("open");
         let mut acked = 0u32;
         let mut failed_at = None;
         for i in 0..20u32 {
@@ -394,7 +380,7 @@ fn wal_fsync_failure_poisons_and_is_never_reported_ok() {
             &format!("{ctx}, process crash"),
         );
         // The un-faulted file system reopens and takes writes again.
-        let db = Db::open(DIR, opts(Arc::new(mem.clone()))).expect("reopen");
+        let db = Db::open(DIR, fault_options(Arc::new(mem.clone()))).expect("reopen");
         put(&db, 1000, true).expect("write after reopen");
     }
 }
@@ -407,7 +393,7 @@ fn wal_fsync_failure_poisons_and_is_never_reported_ok() {
 fn no_space(label: &str, rule: FaultRule, job: impl Fn(&Db) -> shale::Result<()>, resumable: bool) {
     let mem = MemFileSystem::new();
     let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
-    let db = Db::open(DIR, opts(Arc::new(fs.clone()))).expect("open");
+    let db = Db::open(DIR, fault_options(Arc::new(fs.clone()))).expect("open");
     fs.add_rule(rule);
     let mut acked = 0u32;
     let mut first: Option<Error> = None;
@@ -459,7 +445,8 @@ fn no_space(label: &str, rule: FaultRule, job: impl Fn(&Db) -> shale::Result<()>
     }
     assert!(db.get(&kv(0).0).is_ok(), "{label}: reads still work");
     let _ = db.close();
-    let db = Db::open(DIR, opts(Arc::new(fs.clone()))).expect("reopen after space returned");
+    let db =
+        Db::open(DIR, fault_options(Arc::new(fs.clone()))).expect("reopen after space returned");
     for i in 0..acked {
         let got = db.get(&kv(i).0).expect("get").map(|v| v.to_vec());
         assert_eq!(got, Some(kv(i).1), "{label}: acked put {i} lost");
@@ -469,7 +456,8 @@ fn no_space(label: &str, rule: FaultRule, job: impl Fn(&Db) -> shale::Result<()>
     db.compact_range(None, None).expect("compact after reopen");
     db.close().expect("close");
     // And a power loss afterwards loses nothing that was acked.
-    let db = Db::open(DIR, opts(Arc::new(mem.crash(0.0, 1)))).expect("reopen after power loss");
+    let db =
+        Db::open(DIR, fault_options(Arc::new(mem.crash(0.0, 1)))).expect("reopen after power loss");
     assert!(db.get(&kv(1000).0).expect("get").is_some(), "{label}");
     for i in 0..acked {
         assert!(
@@ -512,14 +500,14 @@ fn enospc_on_flush() {
 #[test]
 fn second_open_on_the_same_file_system_is_locked() {
     let mem = MemFileSystem::new();
-    let db = Db::open(DIR, opts(Arc::new(mem.clone()))).expect("open");
+    let db = Db::open(DIR, fault_options(Arc::new(mem.clone()))).expect("open");
     assert!(matches!(
-        Db::open(DIR, opts(Arc::new(mem.clone()))),
+        Db::open(DIR, fault_options(Arc::new(mem.clone()))),
         Err(Error::Locked(_))
     ));
     // A crash image starts with no lock held.
-    drop(Db::open(DIR, opts(Arc::new(mem.crash(1.0, 0)))).expect("open image"));
+    drop(Db::open(DIR, fault_options(Arc::new(mem.crash(1.0, 0)))).expect("open image"));
     drop(db);
-    drop(Db::open(DIR, opts(Arc::new(mem))).expect("reopen after close"));
+    drop(Db::open(DIR, fault_options(Arc::new(mem))).expect("reopen after close"));
     assert!(Path::new(DIR).is_absolute());
 }

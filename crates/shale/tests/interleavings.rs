@@ -9,18 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+mod common;
+use common::quiet_options;
 use shale::sync_point;
-use shale::{Db, Options, ReadOptions};
-
-fn quiet_options() -> Options {
-    Options {
-        create_if_missing: true,
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        ..Options::default()
-    }
-}
+use shale::{Db, ReadOptions};
 
 /// Pauses the first thread that reaches `point` until `release`:
 /// `reached()` returns once it is there.

@@ -2,18 +2,9 @@
 //! 10 and later). Each test reproduces the defect as a user met it and
 //! failed before its fix.
 
+mod common;
+use common::quiet_options;
 use shale::{Db, Options};
-
-fn quiet_options() -> Options {
-    // Nothing compacts by itself: every LSM shape below is the test's.
-    Options {
-        create_if_missing: true,
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        ..Options::default()
-    }
-}
 
 fn get(db: &Db, k: &[u8]) -> Option<Vec<u8>> {
     db.get(k).unwrap().map(|v| v.to_vec())

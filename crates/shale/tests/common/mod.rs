@@ -1,0 +1,32 @@
+//! Options shared by several integration test files (each test file is its
+//! own crate, so not every file uses every helper).
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use shale::fs::FileSystem;
+use shale::Options;
+
+/// Nothing compacts by itself: every LSM shape is the test's own.
+pub fn quiet_options() -> Options {
+    Options {
+        create_if_missing: true,
+        level0_file_num_compaction_trigger: 100,
+        level0_slowdown_writes_trigger: 100,
+        level0_stop_writes_trigger: 100,
+        ..Options::default()
+    }
+}
+
+/// For fault sweeps over `fs`: nothing flushes or compacts on its own and
+/// no background error is retried, so each run is deterministic.
+pub fn fault_options(fs: Arc<dyn FileSystem>) -> Options {
+    Options {
+        write_buffer_size: 4 << 20,
+        block_size: 512,
+        cache_size: 0,
+        max_bgerror_resume_count: 0,
+        fs,
+        ..quiet_options()
+    }
+}
