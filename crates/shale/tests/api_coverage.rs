@@ -21,10 +21,6 @@ const RANDOMIZED: &[&str] = &[
 const EXEMPT: &[(&str, &str)] = &[
     ("open", "every test; options varied in model.rs"),
     (
-        "resume",
-        "acts only after an injected IO error; tests/bg_error_recovery.rs, tests/fault_injection.rs",
-    ),
-    (
         "max_bgerror_resume_count",
         "acts only after an injected IO error; tests/bg_error_recovery.rs (on and off)",
     ),

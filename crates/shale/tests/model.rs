@@ -480,6 +480,9 @@ fn run_seed(seed: u64, ops: usize) {
                     db = Db::open(dir.path(), opts.clone()).unwrap();
                 } else if opts.manual_wal_flush {
                     db.flush_wal(rng.gen_bool(0.5)).unwrap();
+                } else {
+                    // No background error: resume is a no-op that succeeds.
+                    db.resume().unwrap();
                 }
             }
         }
