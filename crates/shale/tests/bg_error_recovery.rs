@@ -27,7 +27,7 @@ use shale::fs::{
     FaultInjectionFs, FaultKind, FaultOp, FaultRule, FileLock, FileSystem, MemFileSystem,
     RandomAccessFile, SequentialFile, Trigger, WritableFile,
 };
-use shale::{Db, Error, Options, WriteBatch, WriteOptions};
+use shale::{Db, Error, Options};
 
 const DIR: &str = "/db";
 
@@ -39,16 +39,7 @@ fn kv(i: u32) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn put(db: &Db, i: u32, sync: bool) -> shale::Result<()> {
-    let (k, v) = kv(i);
-    let mut b = WriteBatch::new();
-    b.put(&k, &v);
-    db.write(
-        b,
-        &WriteOptions {
-            sync,
-            ..WriteOptions::default()
-        },
-    )
+    common::put_kv(db, kv(i), sync)
 }
 
 fn put_range(db: &Db, r: std::ops::Range<u32>) {

@@ -36,7 +36,7 @@ use common::fault_options;
 use shale::fs::{
     FaultInjectionFs, FaultKind, FaultOp, FaultRule, FileSystem, MemFileSystem, Trigger,
 };
-use shale::{Db, Error, WriteBatch, WriteOptions};
+use shale::{Db, Error};
 
 const DIR: &str = "/db";
 const PUTS: u32 = 60;
@@ -49,16 +49,7 @@ fn kv(i: u32) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn put(db: &Db, i: u32, sync: bool) -> shale::Result<()> {
-    let (k, v) = kv(i);
-    let mut b = WriteBatch::new();
-    b.put(&k, &v);
-    db.write(
-        b,
-        &WriteOptions {
-            sync,
-            ..WriteOptions::default()
-        },
-    )
+    common::put_kv(db, kv(i), sync)
 }
 
 /// What one run of the workload saw.

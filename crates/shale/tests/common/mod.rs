@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use shale::fs::FileSystem;
-use shale::Options;
+use shale::{Db, Options, WriteBatch, WriteOptions};
 
 /// Nothing compacts by itself: every LSM shape is the test's own.
 pub fn quiet_options() -> Options {
@@ -29,4 +29,17 @@ pub fn fault_options(fs: Arc<dyn FileSystem>) -> Options {
         fs,
         ..quiet_options()
     }
+}
+
+/// Puts `(key, value)` in its own batch, synced or not.
+pub fn put_kv(db: &Db, (key, value): (Vec<u8>, Vec<u8>), sync: bool) -> shale::Result<()> {
+    let mut b = WriteBatch::new();
+    b.put(&key, &value);
+    db.write(
+        b,
+        &WriteOptions {
+            sync,
+            ..WriteOptions::default()
+        },
+    )
 }
