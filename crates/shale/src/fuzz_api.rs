@@ -117,8 +117,8 @@ pub fn write_batch(data: &[u8]) -> Result<usize> {
     again.set_sequence(b.sequence().min(MAX_SEQNO));
     for e in &entries {
         match e.kind {
-            crate::base::ValueKind::Value => again.put_cf(e.cf, e.key, e.value),
-            _ => again.delete_cf(e.cf, e.key),
+            crate::base::ValueKind::Value => again.put_cf(&e.cf, e.key, e.value),
+            _ => again.delete_cf(&e.cf, e.key),
         }
     }
     let re: Vec<_> = again.iter().collect::<Result<_>>()?;
@@ -816,8 +816,8 @@ mod tests {
 
     fn write_batch_seeds() -> Vec<Vec<u8>> {
         let mut cf = batch(9, 2, 3);
-        cf.put_cf(3, b"cf-key", b"cf-value");
-        cf.delete_cf(300, b"gone");
+        cf.put_cf(&3u32, b"cf-key", b"cf-value");
+        cf.delete_cf(&300u32, b"gone");
         vec![
             WriteBatch::new().data().to_vec(),
             batch(1, 6, 5).data().to_vec(),

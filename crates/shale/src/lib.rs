@@ -8,6 +8,7 @@
 mod base;
 mod batch;
 mod cache;
+mod cf;
 mod codec;
 mod compaction;
 mod db;
@@ -27,7 +28,10 @@ mod version;
 mod wal;
 
 pub use base::{FileNum, SeqNo};
-pub use batch::WriteBatch;
+pub use batch::{ColumnFamilyId, WriteBatch};
+pub use cf::Cf;
 pub use db::{Db, DbIterator, DbRange, KeyRange, PinnableValue, Snapshot};
 pub use error::{Error, Result};
-pub use options::{CacheType, Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{
+    CacheType, CfOptions, Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+};

@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["version"],
     &["flush", "compaction", "blob"],
     &["options"],
+    &["cf"],
     &["db"],
     &["fuzz_api"],
     &["lib"],

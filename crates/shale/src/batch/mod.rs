@@ -24,7 +24,7 @@
 mod iter;
 mod write_batch;
 
-pub use write_batch::WriteBatch;
+pub use write_batch::{ColumnFamilyId, WriteBatch};
 
 /// Length of the batch header (sequence + count).
 ///

@@ -29,10 +29,36 @@ use crate::error::{Error, Result};
 /// assert_eq!(batch.len(), 2);
 /// // Then: db.write(&WriteOptions::default(), &batch)
 /// ```
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct WriteBatch {
     /// Header (sequence, count) followed by the records, exactly as logged.
     rep: Vec<u8>,
+    /// Some record may name a column family other than the default (set by
+    /// `put_cf` / `delete_cf`, and for every batch read from disk).
+    other_families: bool,
+}
+
+impl PartialEq for WriteBatch {
+    fn eq(&self, other: &Self) -> bool {
+        self.rep == other.rep
+    }
+}
+
+impl Eq for WriteBatch {}
+
+/// A column family as a batch names it: by id. Implemented by
+/// [`Cf`](crate::Cf) (pass a `&Cf` to [`WriteBatch::put_cf`]) and by `u32`
+/// (a raw id, for tools that copy batches; the write checks that the
+/// family is live).
+pub trait ColumnFamilyId {
+    /// The family's id.
+    fn column_family_id(&self) -> u32;
+}
+
+impl ColumnFamilyId for u32 {
+    fn column_family_id(&self) -> u32 {
+        *self
+    }
 }
 
 impl WriteBatch {
@@ -40,6 +66,7 @@ impl WriteBatch {
     pub fn new() -> Self {
         WriteBatch {
             rep: vec![0; BATCH_HEADER_LEN],
+            other_families: false,
         }
     }
 
@@ -48,7 +75,10 @@ impl WriteBatch {
     pub fn with_capacity(bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(bytes.max(BATCH_HEADER_LEN));
         rep.resize(BATCH_HEADER_LEN, 0);
-        WriteBatch { rep }
+        WriteBatch {
+            rep,
+            other_families: false,
+        }
     }
 
     /// Adds a put of `key` → `value` (default column family).
@@ -57,7 +87,7 @@ impl WriteBatch {
     /// If `key` or `value` is longer than `u32::MAX` bytes, or the batch
     /// already holds `u32::MAX` entries.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.put_cf(0, key, value);
+        self.put_in(0, key, value);
     }
 
     /// Adds a deletion of `key` (default column family).
@@ -66,7 +96,30 @@ impl WriteBatch {
     /// If `key` is longer than `u32::MAX` bytes, or the batch already holds
     /// `u32::MAX` entries.
     pub fn delete(&mut self, key: &[u8]) {
-        self.delete_cf(0, key);
+        self.delete_in(0, key);
+    }
+
+    /// Adds a put of `key` → `value` in column family `cf` (a
+    /// [`Cf`](crate::Cf) of the DB the batch is written to; a batch naming a
+    /// dropped family fails as a whole with `InvalidArgument`).
+    ///
+    /// # Panics
+    /// As [`WriteBatch::put`].
+    pub fn put_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8], value: &[u8]) {
+        self.put_in(cf.column_family_id(), key, value);
+    }
+
+    /// Adds a deletion of `key` in column family `cf` (see `put_cf`).
+    ///
+    /// # Panics
+    /// As [`WriteBatch::delete`].
+    pub fn delete_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8]) {
+        self.delete_in(cf.column_family_id(), key);
+    }
+
+    /// True if some record may name a family other than the default.
+    pub(crate) fn names_other_families(&self) -> bool {
+        self.other_families
     }
 
     /// Removes every entry (and resets the sequence number), keeping the
@@ -74,6 +127,7 @@ impl WriteBatch {
     pub fn clear(&mut self) {
         self.rep.clear();
         self.rep.resize(BATCH_HEADER_LEN, 0);
+        self.other_families = false;
     }
 
     /// Number of entries (puts and deletes).
@@ -94,13 +148,14 @@ impl WriteBatch {
 
     /// Adds a put in column family `cf` (0 = default, written with the
     /// plain tag).
-    pub(crate) fn put_cf(&mut self, cf: u32, key: &[u8], value: &[u8]) {
+    pub(crate) fn put_in(&mut self, cf: u32, key: &[u8], value: &[u8]) {
         check_len(key, "key");
         check_len(value, "value");
         self.bump_count();
         if cf == 0 {
             self.rep.push(tag::VALUE);
         } else {
+            self.other_families = true;
             self.rep.push(tag::CF_VALUE);
             put_varint32(&mut self.rep, cf);
         }
@@ -110,12 +165,13 @@ impl WriteBatch {
 
     /// Adds a deletion in column family `cf` (0 = default, written with the
     /// plain tag).
-    pub(crate) fn delete_cf(&mut self, cf: u32, key: &[u8]) {
+    pub(crate) fn delete_in(&mut self, cf: u32, key: &[u8]) {
         check_len(key, "key");
         self.bump_count();
         if cf == 0 {
             self.rep.push(tag::DELETION);
         } else {
+            self.other_families = true;
             self.rep.push(tag::CF_DELETION);
             put_varint32(&mut self.rep, cf);
         }
@@ -180,7 +236,10 @@ impl WriteBatch {
                 ),
             ));
         }
-        Ok(WriteBatch { rep: data })
+        Ok(WriteBatch {
+            rep: data,
+            other_families: true,
+        })
     }
 
     /// Appends the records of `other` after ours and adds its count (group
@@ -301,8 +360,8 @@ mod tests {
         b.set_sequence(0x0102);
         b.put(b"k", b"vv");
         b.delete(b"d");
-        b.put_cf(3, b"a", b"");
-        b.delete_cf(300, b"z");
+        b.put_in(3, b"a", b"");
+        b.delete_in(300, b"z");
         let expect: Vec<u8> = vec![
             0x02, 0x01, 0, 0, 0, 0, 0, 0, // sequence 0x0102
             4, 0, 0, 0, // count
@@ -325,8 +384,8 @@ mod tests {
         b.put(b"alpha", b"1");
         b.delete(b"beta");
         b.put(b"", b"");
-        b.put_cf(7, b"gamma", &[0u8; 300]);
-        b.delete_cf(1 << 20, b"delta");
+        b.put_in(7, b"gamma", &[0u8; 300]);
+        b.delete_in(1 << 20, b"delta");
         b.set_sequence(MAX_SEQNO - 4);
         assert_eq!(b.len(), 5);
         assert!(!b.is_empty());
@@ -367,7 +426,7 @@ mod tests {
         let mut b = WriteBatch::new();
         b.set_sequence(5);
         b.delete(b"b");
-        b.put_cf(2, b"c", b"3");
+        b.put_in(2, b"c", b"3");
         let empty = WriteBatch::new();
         a.append(&b);
         a.append(&empty);

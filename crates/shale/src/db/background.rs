@@ -5,8 +5,9 @@
 //! Scheduling state lives in `DbState` under the DB mutex; threads sleep on
 //! `DbInner::bg_cv`. A background error (see `error_handler`) pauses
 //! compactions, a hard one flushes too; the threads run the automatic
-//! resume when it is due. At most one flush runs at a time (flushes install in WAL
-//! order). Up to `max_compactions` compactions run at once (RocksDB's split
+//! resume when it is due. Flushes run one per column family at a time (a
+//! family's flushes install in WAL order), up to the flush share of the
+//! threads at once. Up to `max_compactions` compactions run at once (RocksDB's split
 //! of `max_background_jobs`: a quarter, at least one, kept for flushes); the
 //! picker gives each a disjoint set of files and output key ranges, so
 //! L0→base and Ln→Ln+1 compactions of different ranges proceed in parallel.
@@ -19,6 +20,8 @@ use std::time::Duration;
 use parking_lot::MutexGuard;
 
 use crate::error::{Error, Result};
+use crate::options::CfOptions;
+use crate::version::Version;
 
 use super::compaction_job;
 use super::error_handler;
@@ -48,16 +51,18 @@ fn bg_loop(db: &Arc<DbInner>) {
         }
         // A hard error stops flushes (its resume flushes); any error pauses
         // automatic compactions until it is resumed.
-        if st.errors.stopping().is_none() && !st.imm.is_empty() && !st.flush_running {
-            st = run_flush(db, st);
-            continue;
+        if st.errors.stopping().is_none() && st.flushes_running < max_flushes(db) {
+            if let Some(cf) = next_flush(&mut st) {
+                st = run_flush(db, st, cf);
+                continue;
+            }
         }
         if !st.errors.blocks_compaction()
             && st.manual_compactions == 0
             && st.compactions_running < max_compactions(db)
         {
-            if let Some(plan) = compaction_job::pick(db, &mut st) {
-                st = compaction_job::run(db, st, plan);
+            if let Some((cf, plan)) = compaction_job::pick(db, &mut st) {
+                st = compaction_job::run(db, st, cf, plan);
                 continue;
             }
         }
@@ -68,6 +73,32 @@ fn bg_loop(db: &Arc<DbInner>) {
     }
 }
 
+/// Concurrent flushes: a quarter of `max_background_jobs`, at least one.
+pub(crate) fn max_flushes(db: &DbInner) -> usize {
+    (db.opts.max_background_jobs / 4).max(1)
+}
+
+/// Takes the next family with an immutable memtable and no flush running
+/// from the flush queue (stale entries are dropped; a family whose flush is
+/// running stays queued).
+fn next_flush(st: &mut DbState) -> Option<u32> {
+    let mut i = 0;
+    while i < st.flush_queue.len() {
+        let id = st.flush_queue[i];
+        match st.cfs.get(&id) {
+            Some(c) if !c.imm.is_empty() && !c.flush_running => {
+                st.flush_queue.remove(i);
+                return Some(id);
+            }
+            Some(c) if c.flush_running => i += 1,
+            _ => {
+                st.flush_queue.remove(i);
+            }
+        }
+    }
+    None
+}
+
 /// Concurrent compactions: `max_background_jobs` minus the flush share
 /// (`max(1, jobs / 4)`), at least one — RocksDB's `GetBGJobLimits`.
 pub(crate) fn max_compactions(db: &DbInner) -> usize {
@@ -76,36 +107,94 @@ pub(crate) fn max_compactions(db: &DbInner) -> usize {
     jobs.saturating_sub(flushes).max(1)
 }
 
-fn run_flush<'a>(db: &'a Arc<DbInner>, mut st: MutexGuard<'a, DbState>) -> MutexGuard<'a, DbState> {
-    st.flush_running = true;
-    let mem = Arc::clone(&st.imm[0]);
-    let result = flush_job::flush(db, &mut st, mem);
-    st.flush_running = false;
-    if let Err(e) = result {
-        db.set_bg_error(&mut st, e, Reason::Flush);
+/// Flushes family `cf`'s oldest immutable memtable (`cf` is marked as
+/// flushing meanwhile). Requires the DB mutex.
+pub(crate) fn flush_one(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
+) -> Result<()> {
+    let Some(c) = st.cfs.get_mut(&cf) else {
+        return Ok(());
+    };
+    let Some(mem) = c.imm.first().cloned() else {
+        return Ok(());
+    };
+    c.flush_running = true;
+    st.flushes_running += 1;
+    let result = flush_job::flush(db, st, cf, mem);
+    st.flushes_running -= 1;
+    if let Some(c) = st.cfs.get_mut(&cf) {
+        c.flush_running = false;
+        if !c.imm.is_empty() {
+            st.flush_queue.push_back(cf);
+        }
     }
     db.bg_cv.notify_all();
+    result
+}
+
+fn run_flush<'a>(
+    db: &'a Arc<DbInner>,
+    mut st: MutexGuard<'a, DbState>,
+    cf: u32,
+) -> MutexGuard<'a, DbState> {
+    if let Err(e) = flush_one(db, &mut st, cf) {
+        // Retried by the resume (which flushes every family's memtables).
+        db.set_bg_error(&mut st, e, Reason::Flush);
+    }
     st
 }
 
-/// Switches the memtable (if it holds anything) and waits until every
-/// immutable memtable is flushed.
-pub(crate) fn flush_and_wait(db: &Arc<DbInner>) -> Result<()> {
+/// Switches family `cf`'s memtable (if it holds anything) and waits until
+/// every immutable memtable of it is flushed.
+pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cf: u32) -> Result<()> {
     {
         let mut st = db.state.lock();
         if let Some(e) = st.errors.write_error() {
             return Err(e);
         }
-        if st.mem.num_entries() > 0 {
-            super::write::switch_memtable(db, &mut st)?;
+        if st.cf(cf).is_some_and(|c| c.mem.num_entries() > 0) {
+            super::write::switch_memtable(db, &mut st, cf)?;
         }
     }
+    wait_for_flushes(db, |st| {
+        st.cf(cf)
+            .is_none_or(|c| c.imm.is_empty() && !c.flush_running)
+    })
+}
+
+/// `flush_and_wait` for every family (close with unlogged writes).
+pub(crate) fn flush_all_and_wait(db: &Arc<DbInner>) -> Result<()> {
+    {
+        let mut st = db.state.lock();
+        if let Some(e) = st.errors.write_error() {
+            return Err(e);
+        }
+        let full: Vec<u32> = st
+            .cfs
+            .iter()
+            .filter(|(_, c)| c.mem.num_entries() > 0)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in full {
+            super::write::switch_memtable(db, &mut st, id)?;
+        }
+    }
+    wait_for_flushes(db, |st| {
+        st.cfs
+            .values()
+            .all(|c| c.imm.is_empty() && !c.flush_running)
+    })
+}
+
+fn wait_for_flushes(db: &Arc<DbInner>, done: impl Fn(&DbState) -> bool) -> Result<()> {
     let mut st = db.state.lock();
     loop {
         if let Some(e) = st.errors.stopping() {
             return Err(e.error.clone());
         }
-        if st.imm.is_empty() {
+        if done(&st) {
             return Ok(());
         }
         if db.shutting_down.load(Ordering::Acquire) {
@@ -124,8 +213,7 @@ pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
         if let Some(e) = &st.errors.current {
             return Err(e.error.clone());
         }
-        let busy = !st.imm.is_empty()
-            || st.flush_running
+        let busy = st.any_flush_work()
             || st.compactions_running > 0
             || compaction_job::needs_compaction(db, &st);
         if !busy {
@@ -146,6 +234,7 @@ pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
 /// level, waiting for running compactions first.
 pub(crate) fn compact_range(
     db: &Arc<DbInner>,
+    cf: u32,
     start: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Result<()> {
@@ -156,7 +245,7 @@ pub(crate) fn compact_range(
             )));
         }
     }
-    flush_and_wait(db)?;
+    flush_and_wait(db, cf)?;
     let mut st = db.state.lock();
     st.manual_compactions += 1;
     let r = loop {
@@ -168,42 +257,39 @@ pub(crate) fn compact_range(
             break Err(Error::ShutdownInProgress);
         }
         if st.compactions_running == 0 {
-            let (st2, r) = compaction_job::run_manual(db, st, start, end);
+            let (st2, r) = compaction_job::run_manual(db, st, cf, start, end);
             st = st2;
             break r;
         }
         db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
     };
     st.manual_compactions -= 1;
+    st.compaction_queue.insert(cf);
     db.bg_cv.notify_all();
     r
 }
 
-/// The stall condition of the current LSM shape, computed once per version
-/// (the computation scans every level) and counted when it is not normal.
-pub(crate) fn stall_condition(db: &DbInner, st: &DbState) -> crate::stats::StallCondition {
+/// The stall condition of a family's LSM shape `v` under its options
+/// (computed once per version, when it is installed: it scans every level).
+pub(crate) fn stall_condition(
+    o: &CfOptions,
+    v: &Version,
+    num_levels: usize,
+) -> crate::stats::StallCondition {
     use crate::stats::{StallCause, StallCondition};
-    let v = st.versions.current();
-    let any: Arc<dyn std::any::Any + Send + Sync> = v.clone();
-    let key = Arc::downgrade(&any);
-    drop(any);
-    if let Some(c) = db.stats.write_controller.lock().cached(&key) {
-        return c;
-    }
-    let o = &db.opts;
     let l0 = v.num_files(0);
     let pending =
         if o.soft_pending_compaction_bytes_limit > 0 || o.hard_pending_compaction_bytes_limit > 0 {
             crate::compaction::sizing::pending_compaction_bytes(
-                &v,
-                &super::compaction_job::picker_options(db),
+                v,
+                &compaction_job::picker_options(o, num_levels),
             )
         } else {
             0
         };
     let hard = o.hard_pending_compaction_bytes_limit;
     let soft = o.soft_pending_compaction_bytes_limit;
-    let c = if l0 >= o.level0_stop_writes_trigger {
+    if l0 >= o.level0_stop_writes_trigger {
         StallCondition::Stopped(StallCause::L0Stop)
     } else if hard > 0 && pending >= hard {
         StallCondition::Stopped(StallCause::PendingStop)
@@ -213,12 +299,5 @@ pub(crate) fn stall_condition(db: &DbInner, st: &DbState) -> crate::stats::Stall
         StallCondition::Delayed(StallCause::PendingSlowdown)
     } else {
         StallCondition::Normal
-    };
-    if let StallCondition::Stopped(cause) | StallCondition::Delayed(cause) = c {
-        let l0_busy = super::compaction_job::l0_compaction_running(db);
-        db.stats.count_stall(cause, l0_busy);
     }
-    let ingest = db.stats.ingest_bytes.load(Ordering::Relaxed);
-    db.stats.write_controller.lock().set_cached(key, c, ingest);
-    c
 }

@@ -3,9 +3,11 @@
 //! disjoint), merges without the DB mutex, logs the edit, books the
 //! statistics on the output level and writes the LOG events.
 //!
-//! Several jobs may run at once (one per background thread); each owns its
-//! input files (`being_compacted`) and its output range, and removes only
-//! its own pending output numbers.
+//! Several jobs may run at once (one per background thread), in one column
+//! family or several; each owns its input files (`being_compacted`) and its
+//! output range in its family, and removes only its own pending output
+//! numbers. A job whose family is dropped while it runs discards its
+//! outputs.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -20,6 +22,7 @@ use crate::compaction::picker::{self, key_is_bottommost, PickerOptions, Plan, Ru
 use crate::error::Result;
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
+use crate::options::CfOptions;
 use crate::sst::{ReadaheadPolicy, TableOptions};
 use crate::stats::{thread_cpu_micros, LevelCompactionStats, RunningJob};
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -27,10 +30,15 @@ use crate::version::{FileMeta, Version, VersionEdit};
 use super::obsolete::delete_obsolete_files;
 use super::{DbInner, DbState};
 
-/// SST options for files written to `level`.
-pub(crate) fn table_options(db: &DbInner, level: usize, bottommost: bool) -> TableOptions {
-    db.opts.table_options(
-        db.opts.compression_for_level(level, bottommost),
+/// SST options for files written to `level` of a family with `opts`.
+pub(crate) fn table_options(
+    db: &DbInner,
+    opts: &CfOptions,
+    level: usize,
+    bottommost: bool,
+) -> TableOptions {
+    opts.table_options(
+        opts.compression_for_level(level, bottommost),
         &db.dir.display().to_string(),
     )
 }
@@ -46,35 +54,36 @@ fn compaction_readahead(db: &DbInner) -> ReadaheadPolicy {
     }
 }
 
-fn target_file_size(db: &DbInner, level: usize) -> u64 {
-    let mut t = db.opts.target_file_size_base;
-    for _ in 1..level.max(1) {
-        t = t.saturating_mul(db.opts.target_file_size_multiplier);
-    }
-    t
-}
-
-pub(crate) fn picker_options(db: &DbInner) -> PickerOptions {
+/// The picker's view of a family's options.
+pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptions {
     PickerOptions {
-        num_levels: db.opts.num_levels,
-        l0_trigger: db.opts.level0_file_num_compaction_trigger,
-        max_bytes_for_level_base: db.opts.max_bytes_for_level_base,
-        multiplier: db.opts.max_bytes_for_level_multiplier,
-        dynamic: db.opts.level_compaction_dynamic_level_bytes,
-        max_compaction_bytes: db.opts.max_compaction_bytes(),
-        compression_per_level: (0..db.opts.num_levels)
-            .map(|l| db.opts.compression_for_level(l, false).code())
+        num_levels,
+        l0_trigger: opts.level0_file_num_compaction_trigger,
+        max_bytes_for_level_base: opts.max_bytes_for_level_base,
+        multiplier: opts.max_bytes_for_level_multiplier,
+        dynamic: opts.level_compaction_dynamic_level_bytes,
+        max_compaction_bytes: opts.max_compaction_bytes(),
+        compression_per_level: (0..num_levels)
+            .map(|l| opts.compression_for_level(l, false).code())
             .collect(),
-        bottommost_compression: db.opts.bottommost_compression.map(|c| c.code()),
+        bottommost_compression: opts.bottommost_compression.map(|c| c.code()),
     }
 }
 
-/// Output ranges of the running compactions. Requires the DB mutex.
-fn running_outputs(db: &DbInner) -> Vec<RunningOutput> {
+/// The picker options of family `cf` (`None` once dropped).
+pub(crate) fn family_picker_options(st: &DbState, cf: u32) -> Option<PickerOptions> {
+    st.cf(cf)
+        .map(|c| picker_options(&c.cf.opts, st.versions.num_levels()))
+}
+
+/// Output ranges of the running compactions of family `cf`. Requires the
+/// DB mutex.
+fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
     db.stats
         .running
         .lock()
         .iter()
+        .filter(|j| j.cf == cf)
         .map(|j| RunningOutput {
             output_level: j.output_level,
             smallest: j.smallest.clone(),
@@ -83,24 +92,52 @@ fn running_outputs(db: &DbInner) -> Vec<RunningOutput> {
         .collect()
 }
 
-/// The next automatic compaction, if one is due and runnable. Requires the
-/// DB mutex (the caller passes the guarded state).
-pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<Plan> {
-    let v = st.versions.current();
-    let o = picker_options(db);
-    if st.compact_cursors.len() < o.num_levels {
-        st.compact_cursors.resize(o.num_levels, 0);
+/// The next automatic compaction of any family, if one is due and
+/// runnable. Families leave the queue when nothing is due in them; they
+/// return whenever their version changes. Requires the DB mutex (the caller
+/// passes the guarded state).
+pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
+    let queued: Vec<u32> = st.compaction_queue.iter().copied().collect();
+    for cf in queued {
+        let Some(o) = family_picker_options(st, cf) else {
+            st.compaction_queue.remove(&cf);
+            continue;
+        };
+        let v = st.versions.current(cf);
+        let running = running_outputs(db, cf);
+        let Some(c) = st.cfs.get_mut(&cf) else {
+            continue;
+        };
+        if c.compact_cursors.len() < o.num_levels {
+            c.compact_cursors.resize(o.num_levels, 0);
+        }
+        match picker::pick(&v, &o, &running, &mut c.compact_cursors) {
+            Some(plan) => return Some((cf, plan)),
+            None => {
+                st.compaction_queue.remove(&cf);
+            }
+        }
     }
-    picker::pick(&v, &o, &running_outputs(db), &mut st.compact_cursors)
+    None
 }
 
-/// True when a compaction is due and could start now.
-pub(crate) fn needs_compaction(db: &DbInner, st: &DbState) -> bool {
-    let v = st.versions.current();
-    let o = picker_options(db);
-    let mut cursors = st.compact_cursors.clone();
+/// True when a compaction is due in family `cf` and could start now.
+pub(crate) fn needs_compaction_cf(db: &DbInner, st: &DbState, cf: u32) -> bool {
+    let Some(o) = family_picker_options(st, cf) else {
+        return false;
+    };
+    let Some(c) = st.cf(cf) else { return false };
+    let v = st.versions.current(cf);
+    let mut cursors = c.compact_cursors.clone();
     cursors.resize(o.num_levels, 0);
-    picker::pick(&v, &o, &running_outputs(db), &mut cursors).is_some()
+    picker::pick(&v, &o, &running_outputs(db, cf), &mut cursors).is_some()
+}
+
+/// True when a compaction is due in some queued family.
+pub(crate) fn needs_compaction(db: &DbInner, st: &DbState) -> bool {
+    st.compaction_queue
+        .iter()
+        .any(|&cf| needs_compaction_cf(db, st, cf))
 }
 
 /// True when an L0 compaction is running (for the `_with_compaction` stall
@@ -117,13 +154,14 @@ fn set_compacting(plan: &Plan, on: bool) {
 
 /// Marks the plan's files and registers its output range. Requires the DB
 /// mutex (held by the caller through `st`).
-fn begin(db: &DbInner, st: &mut DbState, plan: &Plan) -> u64 {
+fn begin(db: &DbInner, st: &mut DbState, cf: u32, plan: &Plan) -> u64 {
     set_compacting(plan, true);
     st.compactions_running += 1;
     let id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
     if let Some(r) = plan.output_range() {
         db.stats.running.lock().push(RunningJob {
             id,
+            cf,
             input_level: plan.level,
             output_level: r.output_level,
             smallest: r.smallest,
@@ -143,10 +181,11 @@ fn finish_job(db: &DbInner, st: &mut DbState, plan: &Plan, id: u64) {
 pub(crate) fn run<'a>(
     db: &'a Arc<DbInner>,
     mut st: MutexGuard<'a, DbState>,
+    cf: u32,
     plan: Plan,
 ) -> MutexGuard<'a, DbState> {
-    let id = begin(db, &mut st, &plan);
-    let r = execute(db, &mut st, &plan, id);
+    let id = begin(db, &mut st, cf, &plan);
+    let r = execute(db, &mut st, cf, &plan, id);
     finish_job(db, &mut st, &plan, id);
     if let Err(e) = r {
         db.set_bg_error(&mut st, e, super::Reason::Compaction);
@@ -163,24 +202,30 @@ pub(crate) fn run<'a>(
 pub(crate) fn run_manual<'a>(
     db: &'a Arc<DbInner>,
     mut st: MutexGuard<'a, DbState>,
+    cf: u32,
     start: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> (MutexGuard<'a, DbState>, Result<()>) {
-    let o = picker_options(db);
+    let Some(o) = family_picker_options(&st, cf) else {
+        return (st, Err(dropped_error(cf)));
+    };
     let last = o.num_levels - 1;
     let mut moved_down = false;
     for level in 0..=last {
         if level == last && moved_down {
             break;
         }
+        if st.cf(cf).is_none() {
+            return (st, Err(dropped_error(cf)));
+        }
         let plan = {
-            let v = st.versions.current();
+            let v = st.versions.current(cf);
             picker::manual_plan(&v, &o, level, start, end)
         };
         let Some(plan) = plan else { continue };
         moved_down |= plan.output_level > plan.level;
-        let id = begin(db, &mut st, &plan);
-        let r = execute(db, &mut st, &plan, id);
+        let id = begin(db, &mut st, cf, &plan);
+        let r = execute(db, &mut st, cf, &plan, id);
         finish_job(db, &mut st, &plan, id);
         if let Err(e) = r {
             db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
@@ -188,6 +233,10 @@ pub(crate) fn run_manual<'a>(
         }
     }
     (st, Ok(()))
+}
+
+fn dropped_error(cf: u32) -> crate::error::Error {
+    crate::error::Error::InvalidArgument(format!("column family {cf} was dropped"))
 }
 
 fn level_of(v: &Version, number: u64) -> Option<usize> {
@@ -203,19 +252,25 @@ fn file_list(files: &[Arc<FileMeta>]) -> String {
 fn trivial_move(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
     plan: &Plan,
     id: u64,
 ) -> Result<()> {
-    let mut edit = VersionEdit::default();
+    let mut edit = VersionEdit {
+        column_family: cf,
+        ..VersionEdit::default()
+    };
     let mut moved = 0;
     for f in &plan.inputs {
         edit.delete_file(plan.level, f.number);
         moved += f.file_size;
         edit.add_file(plan.output_level, f.as_ref().clone_meta());
     }
-    super::manifest_writer::log_and_apply(db, st, &mut edit)?;
+    if !super::manifest_writer::log_and_apply_if_live(db, st, &mut edit)? {
+        return Ok(());
+    }
     st.errors.job_succeeded();
-    db.install_super_version(st);
+    db.install_super_version(st, cf);
     db.stats.add_level(
         plan.output_level,
         &LevelCompactionStats {
@@ -233,7 +288,7 @@ fn trivial_move(
             format!("\"bytes\": {moved}"),
             format!(
                 "\"lsm_state\": {:?}",
-                st.versions.current().files_per_level()
+                st.versions.current(cf).files_per_level()
             ),
         ],
     );
@@ -243,20 +298,24 @@ fn trivial_move(
 fn execute(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
     plan: &Plan,
     id: u64,
 ) -> Result<()> {
     if plan.trivial_move {
-        return trivial_move(db, st, plan, id);
+        return trivial_move(db, st, cf, plan, id);
     }
-    let v = st.versions.current();
+    let Some(opts) = st.cf(cf).map(|c| c.cf.opts.clone()) else {
+        return Ok(());
+    };
+    let v = st.versions.current(cf);
     let started = Instant::now();
     let snapshots = db.snapshots.all();
     let output_level = plan.output_level;
-    let topts = table_options(db, output_level, plan.bottommost);
+    let topts = table_options(db, &opts, output_level, plan.bottommost);
     let compression = topts.compression;
-    let target = target_file_size(db, output_level);
-    let max_gp = db.opts.max_compaction_bytes();
+    let target = opts.target_file_size(output_level);
+    let max_gp = opts.max_compaction_bytes();
     let inputs: Vec<Arc<FileMeta>> = plan
         .inputs
         .iter()
@@ -267,6 +326,7 @@ fn execute(
         "compaction_started",
         &[
             format!("\"job\": {id}"),
+            format!("\"cf\": {cf}"),
             format!("\"input_level\": {}", plan.level),
             format!("\"output_level\": {output_level}"),
             format!("\"files_L{}\": {}", plan.level, file_list(&plan.inputs)),
@@ -330,9 +390,12 @@ fn execute(
             return Err(e);
         }
     };
-    let mut edit = VersionEdit::default();
+    let mut edit = VersionEdit {
+        column_family: cf,
+        ..VersionEdit::default()
+    };
     {
-        let current = st.versions.current();
+        let current = st.versions.current(cf);
         for f in &inputs {
             let level = level_of(&current, f.number).unwrap_or(plan.level);
             edit.delete_file(level, f.number);
@@ -355,13 +418,15 @@ fn execute(
         );
         edit.add_file(output_level, f);
     }
-    let r = super::manifest_writer::log_and_apply(db, st, &mut edit);
+    let r = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
     for n in &allocated {
         st.pending_outputs.remove(n);
     }
-    r?;
+    if !r? {
+        return Ok(()); // the family was dropped: outputs are obsolete
+    }
     st.errors.job_succeeded();
-    db.install_super_version(st);
+    db.install_super_version(st, cf);
     let read_non_output: u64 = plan.inputs.iter().map(|f| f.file_size).sum();
     let read_output: u64 = plan.output_inputs.iter().map(|f| f.file_size).sum();
     let same_level = plan.level == output_level;
@@ -400,7 +465,7 @@ fn execute(
             format!("\"num_dropped_records\": {keys_dropped}"),
             format!(
                 "\"lsm_state\": {:?}",
-                st.versions.current().files_per_level()
+                st.versions.current(cf).files_per_level()
             ),
         ],
     );

@@ -19,8 +19,8 @@ use crate::base::{
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 
-use super::super_version::SuperVersion;
 use super::DbInner;
+use crate::cf::SuperVersion;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {

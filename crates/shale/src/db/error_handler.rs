@@ -285,6 +285,9 @@ fn resume(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> Result<()> {
             db.stop_writes.store(false, Ordering::Release);
             db.log
                 .info(&format!("resumed from background error: {}", err.error));
+            // Compactions were paused: look at every family again.
+            let all: Vec<u32> = st.cfs.keys().copied().collect();
+            st.compaction_queue.extend(all);
             super::obsolete::delete_obsolete_files(db, st);
             db.bg_cv.notify_all();
             Ok(())
@@ -315,17 +318,14 @@ fn recover_steps(
         if db.shutting_down.load(Ordering::Acquire) {
             return Err((Reason::Flush, Error::ShutdownInProgress));
         }
-        if st.flush_running {
+        // Every family's immutable memtables, oldest first per family.
+        let Some((&cf, c)) = st.cfs.iter().find(|(_, c)| !c.imm.is_empty()) else {
+            return Ok(());
+        };
+        if c.flush_running {
             db.bg_cv.wait_for(st, Duration::from_millis(20));
             continue;
         }
-        let Some(mem) = st.imm.first().cloned() else {
-            return Ok(());
-        };
-        st.flush_running = true;
-        let r = super::flush_job::flush(db, st, mem);
-        st.flush_running = false;
-        db.bg_cv.notify_all();
-        r.map_err(|e| (Reason::Flush, e))?;
+        super::background::flush_one(db, st, cf).map_err(|e| (Reason::Flush, e))?;
     }
 }

@@ -1,11 +1,14 @@
-//! Flush: the oldest immutable memtable becomes an L0 SST.
+//! Flush: the oldest immutable memtable of a column family becomes an L0 SST
+//! of that family.
 //!
 //! The table is written without the DB mutex; the version edit (new file,
-//! new log number, last sequence) is logged to the MANIFEST (the mutex is
-//! released for that IO too, see `manifest_writer`), and only then is the
-//! memtable dropped from the super version and its WAL made obsolete. The
-//! oldest immutable memtable stays `imm[0]` throughout: one flush runs at a
-//! time (`DbState::flush_running`).
+//! the family's new log number, last sequence) is logged to the MANIFEST
+//! (the mutex is released for that IO too, see `manifest_writer`), and only
+//! then is the memtable dropped from the family's super version and its WAL
+//! made obsolete (once no other family needs it). The oldest immutable
+//! memtable stays `imm[0]` throughout: one flush per family runs at a time
+//! (`CfState::flush_running`). If the family is dropped meanwhile, the
+//! table is discarded.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -27,10 +30,14 @@ use super::{DbInner, DbState};
 pub(crate) fn flush(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
     mem: Arc<MemTable>,
 ) -> Result<()> {
     let snapshots = db.snapshots.all();
-    let topts = super::compaction_job::table_options(db, 0, false);
+    let Some(opts) = st.cf(cf).map(|c| c.cf.opts.clone()) else {
+        return Ok(());
+    };
+    let topts = super::compaction_job::table_options(db, &opts, 0, false);
     let compression = topts.compression;
     let started = Instant::now();
     let cpu0 = thread_cpu_micros();
@@ -62,9 +69,17 @@ pub(crate) fn flush(
             return Err(e);
         }
     };
-    let next_log = st.imm.get(1).map_or_else(|| st.mem.id(), |m| m.id());
+    let Some(c) = st.cf(cf) else {
+        // Dropped while the table was written.
+        for n in &allocated {
+            st.pending_outputs.remove(n);
+        }
+        return Ok(());
+    };
+    let next_log = c.imm.get(1).map_or_else(|| c.mem.id(), |m| m.id());
     let last_seq = st.versions.last_sequence().max(db.last_visible());
     let mut edit = VersionEdit {
+        column_family: cf,
         log_number: Some(next_log),
         prev_log_number: Some(0),
         last_sequence: Some(last_seq),
@@ -83,14 +98,19 @@ pub(crate) fn flush(
         db.log.event("table_file_creation", &fields);
         edit.add_file(0, f);
     }
-    let r = super::manifest_writer::log_and_apply(db, st, &mut edit);
-    for n in edit.new_file_numbers() {
-        st.pending_outputs.remove(&n);
+    let r = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
+    for n in &allocated {
+        st.pending_outputs.remove(n);
     }
-    r?;
+    if !r? {
+        return Ok(()); // dropped while waiting for the MANIFEST
+    }
     st.errors.job_succeeded();
-    st.imm.remove(0);
-    db.install_super_version(st);
+    if let Some(c) = st.cfs.get_mut(&cf) {
+        c.imm.remove(0);
+    }
+    st.budget_flush_pending = false;
+    db.install_super_version(st, cf);
     let job = LevelCompactionStats {
         bytes_written: bytes,
         micros: started.elapsed().as_micros() as u64,
@@ -106,6 +126,7 @@ pub(crate) fn flush(
     db.log.event(
         "flush_finished",
         &[
+            format!("\"cf\": {cf}"),
             format!("\"memtable_id\": {}", mem.id()),
             format!("\"num_entries\": {}", mem.num_entries()),
             format!("\"num_deletes\": {}", mem.num_deletes()),
@@ -114,7 +135,7 @@ pub(crate) fn flush(
             format!("\"bytes_written\": {bytes}"),
             format!(
                 "\"lsm_state\": {:?}",
-                st.versions.current().files_per_level()
+                st.versions.current(cf).files_per_level()
             ),
         ],
     );

@@ -31,17 +31,55 @@ use super::{DbInner, DbState};
 
 /// Logs `edit` to the MANIFEST and installs the resulting version; the DB
 /// mutex (held by the caller through `st`) is released during the IO. On
-/// success `st.versions.current()` includes the edit; the caller still has
-/// to publish a super version.
+/// success `st.versions.current(edit.column_family)` includes the edit; the
+/// caller still has to publish a super version.
 pub(crate) fn log_and_apply(
     db: &DbInner,
     st: &mut MutexGuard<'_, DbState>,
     edit: &mut VersionEdit,
 ) -> Result<()> {
+    log_and_apply_group(db, st, std::slice::from_mut(edit))
+}
+
+/// `log_and_apply` for several edits written as one atomic group, with one
+/// sync.
+pub(crate) fn log_and_apply_group(
+    db: &DbInner,
+    st: &mut MutexGuard<'_, DbState>,
+    edits: &mut [VersionEdit],
+) -> Result<()> {
+    wait_for_writer(db, st);
+    apply_now(db, st, edits)
+}
+
+/// Like `log_and_apply` for a job's edit of family `edit.column_family`:
+/// if the family was dropped while the job ran (or while it waited for the
+/// MANIFEST), nothing is written and `Ok(false)` is returned; the caller
+/// discards its outputs.
+pub(crate) fn log_and_apply_if_live(
+    db: &DbInner,
+    st: &mut MutexGuard<'_, DbState>,
+    edit: &mut VersionEdit,
+) -> Result<bool> {
+    wait_for_writer(db, st);
+    if st.versions.family(edit.column_family).is_none() {
+        return Ok(false);
+    }
+    apply_now(db, st, std::slice::from_mut(edit)).map(|()| true)
+}
+
+fn wait_for_writer(db: &DbInner, st: &mut MutexGuard<'_, DbState>) {
     while st.versions.manifest_write_in_flight() {
         db.manifest_cv.wait(st);
     }
-    let mut write = st.versions.begin_apply(edit)?;
+}
+
+fn apply_now(
+    db: &DbInner,
+    st: &mut MutexGuard<'_, DbState>,
+    edits: &mut [VersionEdit],
+) -> Result<()> {
+    let mut write = st.versions.begin_apply(edits)?;
     let result = MutexGuard::unlocked(st, || write.run());
     let r = st.versions.finish_apply(write, result);
     db.manifest_cv.notify_all();

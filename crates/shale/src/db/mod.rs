@@ -1,18 +1,20 @@
 //! The DB: open and recovery, the write path (group commit), reads, iterators,
-//! snapshots, background flush and compaction, properties.
+//! snapshots, column families, background flush and compaction, properties.
 //!
 //! Concurrency model:
-//! - `DbInner::state` (the DB mutex) guards the version set, the immutable
-//!   memtable list, the scheduling state and the background-error state.
+//! - `DbInner::state` (the DB mutex) guards the version set, every column
+//!   family's memtable lists (`cf::CfState`), the scheduling state and the
+//!   background-error state.
 //!   MANIFEST writes release it (`manifest_writer`: one writer at a time);
 //!   the memtable switch still creates the next WAL under it.
 //! - Writers queue in `write::WriteQueue`; the leader of a group writes the WAL
 //!   and the memtable for the whole group.
-//! - Readers load the `SuperVersion` from an `ArcSwap` and the visible
-//!   sequence number from an atomic: no mutex on the read path.
+//! - Readers load their family's `SuperVersion` from an `ArcSwap` and the
+//!   visible sequence number from an atomic: no mutex on the read path.
 
 mod background;
 mod cache_glue;
+mod cf_admin;
 mod compaction_job;
 mod db_iter;
 mod error_handler;
@@ -26,26 +28,26 @@ mod options_file;
 mod properties;
 mod read;
 mod snapshot;
-mod super_version;
 mod table_cache;
 mod table_lru;
 mod write;
 
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::base::SeqNo;
 use crate::batch::WriteBatch;
+use crate::cf::{Cf, CfRegistry, CfState, ColumnFamily};
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::memtable::MemTable;
-use crate::options::{Options, ReadOptions, WriteOptions};
-use crate::stats::DbStats;
+use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
+use crate::stats::{DbStats, StallCondition};
 use crate::version::VersionSet;
 
 pub use db_iter::{DbIterator, DbRange};
@@ -56,18 +58,35 @@ pub(crate) use snapshot::SnapshotList;
 
 pub(crate) use error_handler::Reason;
 use info_log::InfoLog;
-use super_version::SuperVersion;
 use table_cache::TableCache;
 
 /// State guarded by the DB mutex.
 pub(crate) struct DbState {
     pub versions: VersionSet,
-    /// The active memtable (also in the super version).
-    pub mem: Arc<MemTable>,
-    /// Immutable memtables, oldest first.
-    pub imm: Vec<Arc<MemTable>>,
-    /// A flush is running.
-    pub flush_running: bool,
+    /// Every live column family's memtables and scheduling state, by id.
+    pub cfs: BTreeMap<u32, CfState>,
+    /// Families that may have an immutable memtable to flush, in the order
+    /// they asked (entries may be stale: checked when taken).
+    pub flush_queue: VecDeque<u32>,
+    /// Families whose LSM changed since a compaction was last looked for.
+    pub compaction_queue: BTreeSet<u32>,
+    /// Families whose active memtable filled (or that a budget asked to
+    /// flush): switched by the next write leader.
+    pub pending_switch: Vec<u32>,
+    /// Families whose current version asks writers to slow down or stop.
+    pub stalled: BTreeMap<u32, StallCondition>,
+    /// WALs before the current one that are not yet deleted, oldest first,
+    /// with their sizes.
+    pub closed_wals: VecDeque<(u64, u64)>,
+    /// Sum of every family's `write_buffer_size` (for `max_total_wal_size`).
+    pub sum_write_buffers: u64,
+    /// The WAL whose families were last asked to flush because the live
+    /// WALs grew past `max_total_wal_size` (asked once per WAL).
+    pub wal_flush_requested: u64,
+    /// A flush asked for by `db_write_buffer_size` has not finished yet.
+    pub budget_flush_pending: bool,
+    /// Number of running flushes (at most one per family).
+    pub flushes_running: usize,
     /// Number of running compactions.
     pub compactions_running: usize,
     /// Manual compactions waiting or running.
@@ -77,8 +96,35 @@ pub(crate) struct DbState {
     pub pending_outputs: std::collections::HashSet<u64>,
     /// The outstanding background error and the recovery state.
     pub errors: error_handler::ErrorState,
-    /// Round-robin cursor per level for the compaction picker.
-    pub compact_cursors: Vec<usize>,
+}
+
+impl DbState {
+    /// The state of family `id` (`None` once dropped).
+    pub(crate) fn cf(&self, id: u32) -> Option<&CfState> {
+        self.cfs.get(&id)
+    }
+
+    /// The DB-wide stall condition: the worst of every family's.
+    pub(crate) fn worst_stall(&self) -> StallCondition {
+        let mut worst = StallCondition::Normal;
+        for c in self.stalled.values() {
+            match (worst, c) {
+                (_, StallCondition::Stopped(_)) => return *c,
+                (StallCondition::Normal, StallCondition::Delayed(_)) => worst = *c,
+                _ => {}
+            }
+        }
+        worst
+    }
+
+    /// True when some family has an immutable memtable or a running flush.
+    pub(crate) fn any_flush_work(&self) -> bool {
+        self.flushes_running > 0
+            || self
+                .flush_queue
+                .iter()
+                .any(|id| self.cfs.get(id).is_some_and(|c| !c.imm.is_empty()))
+    }
 }
 
 pub(crate) struct DbInner {
@@ -90,7 +136,19 @@ pub(crate) struct DbInner {
     lock: Mutex<Option<Box<dyn FileLock>>>,
     /// Highest sequence number visible to readers.
     pub visible_seq: AtomicU64,
-    pub super_version: ArcSwap<SuperVersion>,
+    /// Identity of this open instance (handles of other opens are refused).
+    pub instance: u64,
+    /// The `default` family (id 0; never dropped).
+    pub default_cf: Arc<ColumnFamily>,
+    /// Live families by id and name, for lookups without the DB mutex.
+    pub cfs: CfRegistry,
+    /// Families whose memtable a write group filled, reported by the write
+    /// leader (which holds the WAL lock, not the DB mutex) for the next
+    /// leader to switch.
+    pub full_cfs: Mutex<Vec<u32>>,
+    /// Bytes of every memtable of every family (arena chunks and filters):
+    /// what `db_write_buffer_size` limits.
+    pub memtable_bytes: Arc<AtomicUsize>,
     pub state: Mutex<DbState>,
     /// Signalled when background work finishes or is scheduled.
     pub bg_cv: Condvar,
@@ -107,6 +165,9 @@ pub(crate) struct DbInner {
     /// Signalled when a MANIFEST write finishes (`manifest_writer`).
     pub manifest_cv: Condvar,
     pub wal_recovery_report: String,
+    /// Families whose persisted options could not be read at open (opened
+    /// with defaults), one line each.
+    pub cf_options_report: String,
     /// Set by writes that skipped the WAL: close flushes the memtables so a
     /// clean shutdown loses nothing (as RocksDB does).
     pub unpersisted: AtomicBool,
@@ -115,16 +176,29 @@ pub(crate) struct DbInner {
 }
 
 impl DbInner {
-    /// Builds and publishes a new super version from `state`. Requires the
-    /// DB mutex (the caller passes the guarded state).
-    pub(crate) fn install_super_version(&self, state: &DbState) {
-        let mut imm: Vec<Arc<MemTable>> = state.imm.clone();
-        imm.reverse();
-        self.super_version.store(Arc::new(SuperVersion {
-            mem: Arc::clone(&state.mem),
-            imm,
-            version: state.versions.current(),
-        }));
+    /// Publishes a new super version of family `cf` from `state`, and
+    /// refreshes what depends on its version: its stall condition (counted
+    /// once per version that causes one) and its place in the compaction
+    /// queue. Requires the DB mutex (the caller passes the guarded state).
+    pub(crate) fn install_super_version(&self, state: &mut DbState, cf: u32) {
+        let version = state.versions.current(cf);
+        let Some(c) = state.cfs.get_mut(&cf) else {
+            return;
+        };
+        c.install_super_version(std::sync::Arc::clone(&version));
+        let cond = background::stall_condition(&c.cf.opts, &version, state.versions.num_levels());
+        c.stall = cond;
+        match cond {
+            StallCondition::Normal => {
+                state.stalled.remove(&cf);
+            }
+            StallCondition::Stopped(cause) | StallCondition::Delayed(cause) => {
+                let l0_busy = compaction_job::l0_compaction_running(self);
+                self.stats.count_stall(cause, l0_busy);
+                state.stalled.insert(cf, cond);
+            }
+        }
+        state.compaction_queue.insert(cf);
     }
 
     /// Records a background error (see `error_handler` for what it stops).
@@ -168,6 +242,17 @@ impl DbInner {
     }
 }
 
+/// A new, empty memtable for a family with options `opts`, starting at WAL
+/// `wal_number`, charged to the DB's memtable budget. Its arena chunk and
+/// bloom filter are allocated by its first write.
+pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> Arc<MemTable> {
+    Arc::new(MemTable::charged(
+        wal_number,
+        opts.memtable_bloom_bytes(),
+        Some(Arc::clone(&db.memtable_bytes)),
+    ))
+}
+
 /// Owns the background threads; dropping the last `Db` clone drops this,
 /// which stops and joins them.
 struct DbHandle {
@@ -194,7 +279,7 @@ impl DbHandle {
         // Writes made with `disable_wal` live only in memtables: flush them.
         let mut flush_result = Ok(());
         if inner.unpersisted.load(Ordering::Acquire) {
-            flush_result = background::flush_and_wait(inner);
+            flush_result = background::flush_all_and_wait(inner);
         }
         {
             // Under the DB mutex: a memtable switch (which opens a new WAL)
@@ -210,7 +295,8 @@ impl DbHandle {
         {
             // Manual compactions run in callers' threads.
             let mut st = inner.state.lock();
-            while st.compactions_running > 0 || st.manual_compactions > 0 || st.flush_running {
+            while st.compactions_running > 0 || st.manual_compactions > 0 || st.flushes_running > 0
+            {
                 inner
                     .bg_cv
                     .wait_for(&mut st, std::time::Duration::from_millis(10));
@@ -255,7 +341,8 @@ impl std::fmt::Debug for Db {
 }
 
 impl Db {
-    /// Opens (or with `create_if_missing` creates) the DB at `path`.
+    /// Opens (or with `create_if_missing` creates) the DB at `path`, with
+    /// every column family it has (see `Options::column_families`).
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = open::open(path.as_ref(), opts)?;
         let inner = Arc::new(inner);
@@ -271,14 +358,72 @@ impl Db {
         })
     }
 
+    /// The names of the column families of the DB at `path`, read from its
+    /// MANIFEST without opening it (`opts.fs` is the file system used).
+    pub fn list_cfs(path: impl AsRef<Path>, opts: &Options) -> Result<Vec<String>> {
+        VersionSet::list_column_families(opts.fs.as_ref(), path.as_ref())
+    }
+
     fn inner(&self) -> &Arc<DbInner> {
         &self.handle.inner
+    }
+
+    /// The family of `cf`, checked to be live and of this DB.
+    #[inline]
+    fn family<'a>(&self, cf: &'a Cf) -> Result<&'a Arc<ColumnFamily>> {
+        cf.0.check(self.inner().instance)?;
+        Ok(&cf.0)
+    }
+
+    /// Creates column family `name` with `opts`; durable on return. An
+    /// existing name or invalid options are `InvalidArgument` naming it.
+    pub fn create_cf(&self, name: &str, opts: CfOptions) -> Result<Cf> {
+        let mut v = cf_admin::create(self.inner(), &[(name, opts)])?;
+        v.pop()
+            .ok_or_else(|| Error::InvalidArgument("create_cf: nothing created".into()))
+    }
+
+    /// Creates several column families with one MANIFEST write and one
+    /// sync: all of them or, on error, none.
+    pub fn create_cfs(&self, families: &[(&str, CfOptions)]) -> Result<Vec<Cf>> {
+        let owned: Vec<(&str, CfOptions)> = families.iter().map(|(n, o)| (*n, o.clone())).collect();
+        cf_admin::create(self.inner(), &owned)
+    }
+
+    /// Drops a column family (durable on return). Iterators and ranges over
+    /// it keep reading it; its files are deleted once none holds them.
+    /// `default` cannot be dropped.
+    pub fn drop_cf(&self, cf: &Cf) -> Result<()> {
+        let c = self.family(cf)?;
+        cf_admin::drop(self.inner(), c)
+    }
+
+    /// The live family named `name`.
+    pub fn cf(&self, name: &str) -> Option<Cf> {
+        self.inner().cfs.by_name(name).map(Cf)
+    }
+
+    /// The `default` family.
+    pub fn default_cf(&self) -> Cf {
+        Cf(Arc::clone(&self.inner().default_cf))
+    }
+
+    /// Every live family, by id.
+    pub fn cfs(&self) -> Vec<Cf> {
+        self.inner().cfs.all().into_iter().map(Cf).collect()
     }
 
     /// Inserts or replaces `key` with default write options.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         let mut b = WriteBatch::with_capacity(key.len() + value.len() + 24);
         b.put(key, value);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Inserts or replaces `key` in family `cf`.
+    pub fn put_cf(&self, cf: &Cf, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 28);
+        b.put_cf(cf, key, value);
         self.write(b, &WriteOptions::default())
     }
 
@@ -289,7 +434,14 @@ impl Db {
         self.write(b, &WriteOptions::default())
     }
 
-    /// Applies a batch atomically.
+    /// Deletes `key` in family `cf`.
+    pub fn delete_cf(&self, cf: &Cf, key: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(key.len() + 28);
+        b.delete_cf(cf, key);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Applies a batch atomically (across every family it names).
     pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         write::write(self.inner(), batch, opts)
     }
@@ -303,12 +455,32 @@ impl Db {
 
     /// Reads `key` at the latest state.
     pub fn get(&self, key: &[u8]) -> Result<Option<PinnableValue>> {
-        read::get(self.inner(), key, &ReadOptions::new())
+        read::get(
+            self.inner(),
+            &self.inner().default_cf,
+            key,
+            &ReadOptions::new(),
+        )
     }
 
     /// Reads `key` with options (snapshot, fill_cache).
     pub fn get_opt(&self, key: &[u8], opts: &ReadOptions<'_>) -> Result<Option<PinnableValue>> {
-        read::get(self.inner(), key, opts)
+        read::get(self.inner(), &self.inner().default_cf, key, opts)
+    }
+
+    /// Reads `key` in family `cf` at the latest state.
+    pub fn get_cf(&self, cf: &Cf, key: &[u8]) -> Result<Option<PinnableValue>> {
+        read::get(self.inner(), self.family(cf)?, key, &ReadOptions::new())
+    }
+
+    /// Reads `key` in family `cf` with options.
+    pub fn get_cf_opt(
+        &self,
+        cf: &Cf,
+        key: &[u8],
+        opts: &ReadOptions<'_>,
+    ) -> Result<Option<PinnableValue>> {
+        read::get(self.inner(), self.family(cf)?, key, opts)
     }
 
     /// Reads many keys at one consistent sequence number.
@@ -317,10 +489,23 @@ impl Db {
         keys: &[&[u8]],
         opts: &ReadOptions<'_>,
     ) -> Vec<Result<Option<PinnableValue>>> {
-        read::multi_get(self.inner(), keys, opts)
+        read::multi_get(self.inner(), &self.inner().default_cf, keys, opts)
     }
 
-    /// A snapshot of the current state, released on drop.
+    /// Reads many keys of family `cf` at one consistent sequence number.
+    pub fn multi_get_cf(
+        &self,
+        cf: &Cf,
+        keys: &[&[u8]],
+        opts: &ReadOptions<'_>,
+    ) -> Vec<Result<Option<PinnableValue>>> {
+        match self.family(cf) {
+            Ok(c) => read::multi_get(self.inner(), c, keys, opts),
+            Err(e) => keys.iter().map(|_| Err(e.clone())).collect(),
+        }
+    }
+
+    /// A snapshot of the current state of every family, released on drop.
     pub fn snapshot(&self) -> Snapshot {
         // The sequence number is read under the snapshot list's lock: a flush
         // or compaction reads the list under it when it starts, so it either
@@ -333,7 +518,16 @@ impl Db {
 
     /// A raw cursor (unpositioned: call a seek first).
     pub fn iter(&self, opts: &ReadOptions<'_>) -> DbIterator {
-        read::new_iterator(self.inner(), opts)
+        read::new_iterator(self.inner(), &self.inner().default_cf, opts)
+    }
+
+    /// A raw cursor over family `cf` (a dropped family's cursor reports
+    /// `InvalidArgument` from `status`).
+    pub fn iter_cf(&self, cf: &Cf, opts: &ReadOptions<'_>) -> DbIterator {
+        match self.family(cf) {
+            Ok(c) => read::new_iterator(self.inner(), c, opts),
+            Err(e) => read::error_iterator(self.inner(), e),
+        }
     }
 
     /// A double-ended iterator over the user keys in `range` (any Rust range
@@ -343,19 +537,55 @@ impl Db {
     pub fn range<R: KeyRange>(&self, range: R) -> DbRange {
         let (start, end) = range.key_bounds();
         let (lower, upper) = db_iter::bounds_to_cursor(start, end);
-        self.bounded_range(lower, upper)
+        self.bounded_range(Ok(&self.inner().default_cf), lower, upper)
+    }
+
+    /// `range` over family `cf`.
+    pub fn range_cf<R: KeyRange>(&self, cf: &Cf, range: R) -> DbRange {
+        let (start, end) = range.key_bounds();
+        let (lower, upper) = db_iter::bounds_to_cursor(start, end);
+        self.bounded_range(self.family(cf), lower, upper)
     }
 
     /// A double-ended iterator over the keys that start with `prefix`.
     pub fn prefix(&self, prefix: &[u8]) -> DbRange {
-        self.bounded_range(Some(prefix.to_vec()), db_iter::prefix_successor(prefix))
+        self.bounded_range(
+            Ok(&self.inner().default_cf),
+            Some(prefix.to_vec()),
+            db_iter::prefix_successor(prefix),
+        )
     }
 
-    fn bounded_range(&self, lower: Option<Vec<u8>>, upper: Option<Vec<u8>>) -> DbRange {
+    /// `prefix` over family `cf`.
+    pub fn prefix_cf(&self, cf: &Cf, prefix: &[u8]) -> DbRange {
+        self.bounded_range(
+            self.family(cf),
+            Some(prefix.to_vec()),
+            db_iter::prefix_successor(prefix),
+        )
+    }
+
+    fn bounded_range(
+        &self,
+        cf: Result<&Arc<ColumnFamily>>,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+    ) -> DbRange {
         let mut ro = ReadOptions::new();
         ro.iterate_lower_bound = lower;
         ro.iterate_upper_bound = upper;
-        let front = read::new_iterator(self.inner(), &ro);
+        let cf = match cf {
+            Ok(c) => c,
+            Err(e) => {
+                let e2 = e.clone();
+                let inner = Arc::clone(self.inner());
+                return DbRange::new(
+                    read::error_iterator(self.inner(), e),
+                    Box::new(move || read::error_iterator(&inner, e2)),
+                );
+            }
+        };
+        let front = read::new_iterator(self.inner(), cf, &ro);
         // The back cursor is made on the first `next_back()`, over the
         // super version and sequence number the front pinned (regression
         // test `range_back_half_reads_the_state_of_its_creation`).
@@ -372,16 +602,33 @@ impl Db {
         )
     }
 
-    /// Flushes the memtable to an SST and waits for it.
+    /// Flushes the `default` family's memtable to an SST and waits for it.
     pub fn flush(&self) -> Result<()> {
-        background::flush_and_wait(self.inner())
+        background::flush_and_wait(self.inner(), 0)
+    }
+
+    /// Flushes family `cf`'s memtable to an SST and waits for it.
+    pub fn flush_cf(&self, cf: &Cf) -> Result<()> {
+        let id = self.family(cf)?.id;
+        background::flush_and_wait(self.inner(), id)
     }
 
     /// Compacts the user keys in [`start`, `end`] (`None` = unbounded on
-    /// that side) down the LSM, level by level, and waits. `start > end`
-    /// is `InvalidArgument`.
+    /// that side) of the `default` family down the LSM, level by level, and
+    /// waits. `start > end` is `InvalidArgument`.
     pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        background::compact_range(self.inner(), start, end)
+        background::compact_range(self.inner(), 0, start, end)
+    }
+
+    /// `compact_range` in family `cf`.
+    pub fn compact_range_cf(
+        &self,
+        cf: &Cf,
+        start: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        let id = self.family(cf)?.id;
+        background::compact_range(self.inner(), id, start, end)
     }
 
     /// Recovers from a background error without reopening (RocksDB's
@@ -404,9 +651,18 @@ impl Db {
     }
 
     /// A DB property (`shale.stats`, `shale.levelstats`,
-    /// `shale.num-files-at-level<N>`, ...); `None` for unknown names.
+    /// `shale.num-files-at-level<N>`, ...) of the `default` family and the
+    /// DB; `None` for unknown names.
     pub fn property(&self, name: &str) -> Option<String> {
-        properties::property(self.inner(), name)
+        properties::property(self.inner(), 0, name)
+    }
+
+    /// A property of family `cf` (the per-family ones answered for it, the
+    /// DB-wide ones as `property`); `None` for unknown names or a dropped
+    /// family.
+    pub fn property_cf(&self, cf: &Cf, name: &str) -> Option<String> {
+        let id = self.family(cf).ok()?.id;
+        properties::property(self.inner(), id, name)
     }
 
     /// The DB directory.

@@ -1,5 +1,6 @@
-//! Deletes files no version references: WALs older than the MANIFEST's log
-//! number, SSTs outside every live version and pending output (and not
+//! Deletes files no version references: WALs that hold no write some
+//! family has not flushed (every family's oldest memtable with data starts
+//! at or after them; an idle family pins none), SSTs outside every live version and pending output (and not
 //! added by a failed MANIFEST edit, see `VersionSet::live_files`), and old
 //! MANIFESTs (but not one being rolled to).
 //!
@@ -19,7 +20,15 @@ use super::{DbInner, DbState};
 pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) {
     let mut live = st.versions.live_files();
     live.extend(st.pending_outputs.iter().copied());
-    let log_number = st.versions.log_number();
+    let current_wal = db.writer.wal.lock().number;
+    let log_number = st
+        .cfs
+        .values()
+        .filter_map(|c| c.oldest_unflushed_wal())
+        .fold(current_wal, u64::min);
+    while st.closed_wals.front().is_some_and(|w| w.0 < log_number) {
+        st.closed_wals.pop_front();
+    }
     let manifest = st.versions.manifest_file_number();
     // A MANIFEST being rolled to (the write runs without the DB mutex) or
     // one CURRENT may name after a failed switch, and their CURRENT temp

@@ -1,41 +1,56 @@
-//! Open and recovery: LOCK → CURRENT → MANIFEST → WAL replay → new WAL.
+//! Open and recovery: LOCK → CURRENT → MANIFEST → column families → WAL
+//! replay → new WAL.
 //!
-//! Recovery replays the WALs numbered at or above the MANIFEST's log number
-//! in order, under the configured `WalRecoveryMode`; whatever a mode drops is
-//! written to `LOG` and kept for the `shale.wal-recovery` property. Recovered
-//! data is flushed to L0 before the DB opens, and one MANIFEST edit records
-//! those tables *and* moves the log number to the new WAL: a crash before
-//! that edit replays the same logs again (the tables written so far are
-//! orphans, deleted at the next open); a crash after it replays none of
-//! them. Recovery is idempotent at every crash point (regression test
-//! `crash_during_recovery` counts tables as well as keys).
+//! Families: every family the MANIFEST lists opens, with the options given
+//! in `Options::column_families`, else the options persisted for it (an
+//! unreadable persisted text opens it with defaults, reported in `LOG` and
+//! in `shale.cf-options-report`; a family is never dropped for it). A family
+//! given but absent is created when `create_missing_column_families`, else
+//! open fails with `InvalidArgument`.
+//!
+//! Recovery replays the WALs numbered at or above the smallest family log
+//! number in order, under the configured `WalRecoveryMode`; a record goes
+//! to a family only if the WAL is at or above that family's log number (a
+//! family that flushed it already skips it), and records of dropped
+//! families are skipped. Whatever a mode drops is written to `LOG` and kept
+//! for the `shale.wal-recovery` property. Recovered data is flushed to L0
+//! before the DB opens, and one atomic group of MANIFEST edits records
+//! those tables, the families created at open and the options changed,
+//! *and* moves every family with recovered data (and the default family)
+//! to the new WAL: a crash before the group replays the same logs again (the
+//! tables written so far are orphans, deleted at the next open); a crash
+//! after it replays none of them for those families. Recovery is idempotent
+//! at every crash point (regression test `crash_during_recovery` counts
+//! tables as well as keys).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::batch::WriteBatch;
+use crate::cf::{CfRegistry, CfState, ColumnFamily};
 use crate::compaction::filter::EntryFilter;
 use crate::compaction::job::{write_outputs, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
 use crate::memtable::MemTable;
-use crate::options::Options;
+use crate::options::{in_family, CfOptions, Options};
 use crate::stats::DbStats;
 use crate::version::filename::{log_file_name, options_file_name, parse_file_name, FileType};
 use crate::version::{VersionEdit, VersionSet};
 use crate::wal::{replay, LogReader, LogWriter};
 
 use super::info_log::InfoLog;
-use super::super_version::SuperVersion;
 use super::table_cache::{effective_max_open_files, TableCache};
-use super::write::{insert_batch, WriteQueue};
+use super::write::{insert_batch, MemTarget, WriteQueue};
 use super::{DbInner, DbState, SnapshotList};
+
+/// Source of `DbInner::instance`.
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     opts.validate()?;
@@ -72,6 +87,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     } else {
         VersionSet::create_new(Arc::clone(&fs), dir, opts.num_levels, &new_db_id())?
     };
+    let (mut families, cf_options_report) = resolve_families(&opts, &versions, &log)?;
     let hook = block_cache
         .clone()
         .map(|c| c as Arc<dyn crate::sst::BlockCacheHook>);
@@ -91,57 +107,126 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     ));
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums).
-        let v = versions.current();
-        for level in 0..v.num_levels() {
-            for f in v.files(level) {
-                table_cache.get(f.number)?;
+        for (_, fam) in versions.families() {
+            let v = fam.current();
+            for level in 0..v.num_levels() {
+                for f in v.files(level) {
+                    table_cache.get(f.number)?;
+                }
             }
         }
     }
 
     let shutting_down = AtomicBool::new(false);
-    let (report, max_seq, mut edit) =
-        replay_wals(&fs, dir, &opts, &mut versions, &log, &shutting_down)?;
+    let (report, max_seq, mut edits) = replay_wals(
+        &fs,
+        dir,
+        &opts,
+        &mut versions,
+        &families,
+        &log,
+        &shutting_down,
+    )?;
     let stats = DbStats::new(opts.num_levels);
 
     let wal_number = versions.new_file_number();
     let wal_file = fs.create(&dir.join(log_file_name(wal_number)))?;
     fs.sync_dir(dir)?;
     let wal = LogWriter::new(wal_file, wal_number);
-    // One edit: the recovered tables and the log number of the new WAL.
-    edit.log_number = Some(wal_number);
-    edit.prev_log_number = Some(0);
-    edit.last_sequence = Some(max_seq.max(versions.last_sequence()));
-    versions.log_and_apply(&mut edit)?;
+    // One atomic group: the recovered tables, the families' new log
+    // numbers, options to persist, and families created at open.
+    for e in edits.values_mut() {
+        e.log_number = Some(wal_number);
+    }
+    let default = edits.entry(0).or_default();
+    default.log_number = Some(wal_number);
+    default.prev_log_number = Some(0);
+    default.last_sequence = Some(max_seq.max(versions.last_sequence()));
+    for f in &families {
+        if f.persist_options && f.id != 0 {
+            edits.entry(f.id).or_default().cf_options = Some(f.opts.to_text());
+        }
+    }
+    let mut group: Vec<VersionEdit> = edits
+        .into_iter()
+        .map(|(id, mut e)| {
+            e.column_family = id;
+            e
+        })
+        .collect();
+    for f in families.iter_mut().filter(|f| f.create) {
+        f.id = versions.new_column_family_id();
+        group.push(VersionEdit {
+            column_family: f.id,
+            cf_add: Some(f.name.clone()),
+            cf_options: Some(f.opts.to_text()),
+            log_number: Some(wal_number),
+            ..VersionEdit::default()
+        });
+    }
+    versions.log_and_apply_group(&mut group)?;
     write_options_file(&fs, dir, &opts, &mut versions, &log)?;
 
-    let mem = Arc::new(MemTable::with_bloom(
-        wal_number,
-        opts.memtable_bloom_bytes(),
-    ));
-    let sv = SuperVersion {
-        mem: Arc::clone(&mem),
-        imm: Vec::new(),
-        version: versions.current(),
-    };
+    let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let memtable_bytes = Arc::new(AtomicUsize::new(0));
+    let registry = CfRegistry::default();
+    let mut cfs = BTreeMap::new();
+    let mut sum_write_buffers = 0u64;
+    let mut default_cf = None;
+    for f in families {
+        let mem = Arc::new(MemTable::charged(
+            wal_number,
+            f.opts.memtable_bloom_bytes(),
+            Some(Arc::clone(&memtable_bytes)),
+        ));
+        sum_write_buffers += f.opts.write_buffer_size as u64;
+        let cf = Arc::new(ColumnFamily::new(
+            f.id,
+            f.name,
+            f.opts,
+            instance,
+            Arc::clone(&mem),
+            versions.current(f.id),
+        ));
+        if f.id == 0 {
+            default_cf = Some(Arc::clone(&cf));
+        }
+        registry.insert(Arc::clone(&cf));
+        cfs.insert(f.id, CfState::new(cf, mem, opts.num_levels));
+    }
+    let default_cf = default_cf.ok_or_else(|| {
+        Error::corruption(dir.display().to_string(), 0, "no default column family")
+    })?;
     let last = versions.last_sequence();
-    Ok(DbInner {
+    let state = DbState {
+        versions,
+        cfs,
+        flush_queue: VecDeque::new(),
+        compaction_queue: Default::default(),
+        pending_switch: Vec::new(),
+        stalled: BTreeMap::new(),
+        closed_wals: VecDeque::new(),
+        sum_write_buffers,
+        wal_flush_requested: 0,
+        budget_flush_pending: false,
+        flushes_running: 0,
+        compactions_running: 0,
+        manual_compactions: 0,
+        pending_outputs: HashSet::new(),
+        errors: Default::default(),
+    };
+    let ids: Vec<u32> = state.cfs.keys().copied().collect();
+    let inner = DbInner {
         dir: dir.to_path_buf(),
         fs,
         lock: Mutex::new(Some(lock)),
         visible_seq: AtomicU64::new(last),
-        super_version: ArcSwap::from_pointee(sv),
-        state: Mutex::new(DbState {
-            versions,
-            mem,
-            imm: Vec::new(),
-            flush_running: false,
-            compactions_running: 0,
-            manual_compactions: 0,
-            pending_outputs: HashSet::new(),
-            errors: Default::default(),
-            compact_cursors: vec![0; opts.num_levels],
-        }),
+        instance,
+        default_cf,
+        cfs: registry,
+        full_cfs: Mutex::new(Vec::new()),
+        memtable_bytes,
+        state: Mutex::new(state),
         bg_cv: Condvar::new(),
         writer: WriteQueue::new(wal, wal_number),
         snapshots: Arc::new(SnapshotList::default()),
@@ -153,10 +238,97 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         stop_writes: AtomicBool::new(false),
         manifest_cv: Condvar::new(),
         wal_recovery_report: report,
+        cf_options_report,
         purge_lock: Mutex::new(()),
         unpersisted: AtomicBool::new(false),
         opts,
-    })
+    };
+    {
+        let mut st = inner.state.lock();
+        for id in ids {
+            // Stall conditions and the compaction queue of the recovered
+            // shapes.
+            inner.install_super_version(&mut st, id);
+        }
+    }
+    Ok(inner)
+}
+
+/// A family as the open resolves it.
+struct OpenFamily {
+    id: u32,
+    name: String,
+    opts: CfOptions,
+    /// The options differ from the persisted ones: persist them.
+    persist_options: bool,
+    /// Listed in `Options::column_families` but absent: create it.
+    create: bool,
+}
+
+/// Decides every family's options (see the module comment).
+fn resolve_families(
+    opts: &Options,
+    versions: &VersionSet,
+    log: &InfoLog,
+) -> Result<(Vec<OpenFamily>, String)> {
+    let mut report = String::new();
+    let given: HashMap<&str, &CfOptions> = opts
+        .column_families
+        .iter()
+        .map(|(n, o)| (n.as_str(), o))
+        .collect();
+    let mut out = Vec::new();
+    for (id, fam) in versions.families() {
+        let (o, persist) = if id == 0 {
+            (opts.cf_options(), false)
+        } else if let Some(o) = given.get(fam.name.as_str()) {
+            ((*o).clone(), o.to_text() != fam.options)
+        } else {
+            match CfOptions::from_text(&fam.options) {
+                Ok(o) => (o, false),
+                Err(e) => {
+                    let msg = format!(
+                        "column family \"{}\": persisted options unreadable ({e}); opened with defaults",
+                        fam.name
+                    );
+                    log.warn(&msg);
+                    report.push_str(&msg);
+                    report.push('\n');
+                    (CfOptions::default(), true)
+                }
+            }
+        };
+        out.push(OpenFamily {
+            id,
+            name: fam.name.clone(),
+            opts: o,
+            persist_options: persist,
+            create: false,
+        });
+    }
+    for (name, o) in &opts.column_families {
+        if versions.family_id(name).is_some() {
+            continue;
+        }
+        if !opts.create_missing_column_families {
+            return Err(in_family(
+                name,
+                Error::InvalidArgument(
+                    "listed in Options::column_families but does not exist \
+                     (create_missing_column_families is false)"
+                        .into(),
+                ),
+            ));
+        }
+        out.push(OpenFamily {
+            id: 0,
+            name: name.clone(),
+            opts: o.clone(),
+            persist_options: false,
+            create: true,
+        });
+    }
+    Ok((out, report))
 }
 
 fn new_db_id() -> String {
@@ -166,19 +338,41 @@ fn new_db_id() -> String {
     format!("{:016x}-{:08x}", t.as_nanos() as u64, std::process::id())
 }
 
-/// Replays WALs into memtables, flushing them to L0 as they fill. Returns the
-/// recovery report, the highest sequence number seen and the edit naming
-/// the tables written (not yet applied: the caller adds the new log number
-/// and applies it as one edit).
+/// Recovery's scratch memtables: one per family with records, for the WAL
+/// being replayed.
+struct RecoveryTarget<'a> {
+    /// Live families (existing before this open): id → (log number, index
+    /// into `mems`).
+    families: &'a HashMap<u32, (u64, usize)>,
+    mems: &'a mut Vec<Option<MemTable>>,
+    /// The WAL being replayed.
+    wal: u64,
+}
+
+impl MemTarget for RecoveryTarget<'_> {
+    fn mem(&mut self, cf: u32) -> Option<&MemTable> {
+        let &(log_number, i) = self.families.get(&cf)?;
+        if self.wal < log_number {
+            return None; // flushed already
+        }
+        Some(self.mems[i].get_or_insert_with(|| MemTable::new(0)))
+    }
+}
+
+/// Replays WALs into per-family memtables, flushing them to L0 as they fill.
+/// Returns the recovery report, the highest sequence number seen and one
+/// edit per family that got tables (not yet applied: the caller adds the
+/// new log numbers and applies them as one group).
 fn replay_wals(
     fs: &Arc<dyn FileSystem>,
     dir: &Path,
     opts: &Options,
     versions: &mut VersionSet,
+    families: &[OpenFamily],
     log: &InfoLog,
     shutting_down: &AtomicBool,
-) -> Result<(String, u64, VersionEdit)> {
-    let min_log = versions.log_number();
+) -> Result<(String, u64, BTreeMap<u32, VersionEdit>)> {
+    let min_log = versions.min_log_number();
     let prev_log = versions.prev_log_number();
     let mut logs: Vec<u64> = fs
         .list(dir)?
@@ -190,12 +384,17 @@ fn replay_wals(
         .map(|(_, n)| n)
         .collect();
     logs.sort_unstable();
+    let existing: Vec<&OpenFamily> = families.iter().filter(|f| !f.create).collect();
+    let index: HashMap<u32, (u64, usize)> = existing
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.id, (versions.log_number(f.id), i)))
+        .collect();
+    let mut mems: Vec<Option<MemTable>> = existing.iter().map(|_| None).collect();
     let mut max_seq = versions.last_sequence();
     let mut report = String::new();
     let mut stopped = false;
-    let mut edit = VersionEdit::default();
-    let mut mem = MemTable::new(0);
-    let mut scratch_batch_errors = 0u64;
+    let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     for (i, &number) in logs.iter().enumerate() {
         versions.mark_file_number_used(number);
         let name = log_file_name(number);
@@ -218,17 +417,28 @@ fn replay_wals(
             |payload, offset| {
                 let batch = WriteBatch::from_data(payload.to_vec())?;
                 batch.validate(&name, offset)?;
-                insert_batch(&mem, &batch).map_err(|e| {
-                    scratch_batch_errors += 1;
+                let mut target = RecoveryTarget {
+                    families: &index,
+                    mems: &mut mems,
+                    wal: number,
+                };
+                insert_batch(&mut target, &batch).map_err(|e| {
                     Error::corruption(name.clone(), offset, format!("bad batch: {e}"))
                 })?;
                 let count = u64::from(batch.count());
                 if count > 0 {
                     max_seq = max_seq.max(batch.sequence() + count - 1);
                 }
-                if mem.approximate_memory_usage() >= opts.write_buffer_size {
-                    let full = std::mem::replace(&mut mem, MemTable::new(0));
-                    flush_recovered(fs, dir, opts, versions, &mut edit, full, shutting_down)?;
+                for (slot, f) in mems.iter_mut().zip(&existing) {
+                    let full = slot
+                        .as_ref()
+                        .is_some_and(|m| m.approximate_memory_usage() >= f.opts.write_buffer_size);
+                    if full {
+                        if let Some(m) = slot.take() {
+                            let edit = edits.entry(f.id).or_default();
+                            flush_recovered(fs, dir, &f.opts, versions, edit, m, shutting_down)?;
+                        }
+                    }
                 }
                 Ok(())
             },
@@ -247,16 +457,19 @@ fn replay_wals(
             stopped = true;
         }
     }
-    if mem.num_entries() > 0 {
-        flush_recovered(fs, dir, opts, versions, &mut edit, mem, shutting_down)?;
+    for (slot, f) in mems.iter_mut().zip(&existing) {
+        if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
+            let edit = edits.entry(f.id).or_default();
+            flush_recovered(fs, dir, &f.opts, versions, edit, m, shutting_down)?;
+        }
     }
-    Ok((report, max_seq, edit))
+    Ok((report, max_seq, edits))
 }
 
 fn flush_recovered(
     fs: &Arc<dyn FileSystem>,
     dir: &Path,
-    opts: &Options,
+    opts: &CfOptions,
     versions: &mut VersionSet,
     edit: &mut VersionEdit,
     mem: MemTable,

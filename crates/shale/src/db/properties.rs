@@ -4,7 +4,14 @@
 //! tools), `shale.levelstats`, `shale.sstables`, per-level file counts,
 //! stall counters, the MANIFEST size, scheduling state and the table cache
 //! (`shale.num-open-tables`, `shale.table-cache-capacity`,
-//! `shale.estimate-table-readers-mem`). `rocksdb.*` names map to `shale.*`.
+//! `shale.estimate-table-readers-mem`), column families
+//! (`shale.num-column-families`, `shale.cf-write-stall`,
+//! `shale.cf-options-report`) and the WAL (`shale.live-wal-files`,
+//! `shale.live-wal-bytes`). `rocksdb.*` names map to `shale.*`.
+//!
+//! Per family (`Db::property_cf`): the shape, memtable and stall properties
+//! describe the family asked for; the others (statistics, errors, caches,
+//! WAL) are the DB's.
 //!
 //! Thread safety: each property takes the DB mutex briefly for a consistent
 //! view of the version and scheduling state; the stats mutexes are taken
@@ -23,12 +30,14 @@ use super::DbInner;
 const GB: f64 = (1u64 << 30) as f64;
 const MB: f64 = (1u64 << 20) as f64;
 
-pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
+pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String> {
     let name = name
         .strip_prefix("rocksdb.")
         .map_or(name.to_string(), |n| format!("shale.{n}"));
     let st = db.state.lock();
-    let v = st.versions.current();
+    let c = st.cf(cf)?;
+    let v = st.versions.current(cf);
+    let o = picker_options(&c.cf.opts, st.versions.num_levels());
     if let Some(n) = name.strip_prefix("shale.num-files-at-level") {
         let level: usize = n.parse().ok()?;
         return (level < v.num_levels()).then(|| v.num_files(level).to_string());
@@ -36,7 +45,7 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
     Some(match name.as_str() {
         "shale.stats" => {
             drop(st);
-            return Some(stats_text(db));
+            return Some(stats_text(db, cf));
         }
         "shale.levelstats" => {
             let mut s = String::from("Level Files Size(MB)\n--------------------\n");
@@ -70,19 +79,44 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
             s
         }
         "shale.num-running-compactions" => st.compactions_running.to_string(),
-        "shale.num-running-flushes" => u8::from(st.flush_running).to_string(),
-        "shale.mem-table-flush-pending" => u8::from(!st.imm.is_empty()).to_string(),
-        "shale.num-immutable-mem-table" => st.imm.len().to_string(),
+        "shale.num-running-flushes" => st.flushes_running.to_string(),
+        "shale.mem-table-flush-pending" => u8::from(!c.imm.is_empty()).to_string(),
+        "shale.num-immutable-mem-table" => c.imm.len().to_string(),
         "shale.compaction-pending" => {
-            u8::from(super::compaction_job::needs_compaction(db, &st)).to_string()
+            u8::from(super::compaction_job::needs_compaction_cf(db, &st, cf)).to_string()
         }
-        "shale.estimate-pending-compaction-bytes" => pending_compaction_bytes(db, &v).to_string(),
-        "shale.cur-size-all-mem-tables" => (st.mem.approximate_memory_usage()
-            + st.imm
-                .iter()
-                .map(|m| m.approximate_memory_usage())
-                .sum::<usize>())
+        "shale.estimate-pending-compaction-bytes" => {
+            sizing::pending_compaction_bytes(&v, &o).to_string()
+        }
+        "shale.cur-size-all-mem-tables" => c.memtable_bytes().to_string(),
+        "shale.cur-size-active-mem-table" => c.mem.approximate_memory_usage().to_string(),
+        "shale.num-entries-active-mem-table" => c.mem.num_entries().to_string(),
+        "shale.estimate-num-keys" => (c
+            .imm
+            .iter()
+            .chain(std::iter::once(&c.mem))
+            .map(|m| m.num_entries() as u64)
+            .sum::<u64>()
+            + (0..v.num_levels())
+                .flat_map(|l| v.files(l))
+                .map(|f| f.num_entries)
+                .sum::<u64>())
         .to_string(),
+        "shale.size-all-mem-tables-db" => db.memtable_bytes.load(Ordering::Relaxed).to_string(),
+        "shale.num-column-families" => st.cfs.len().to_string(),
+        "shale.cf-write-stall" => format!("{:?}", c.stall),
+        "shale.cf-options-report" => db.cf_options_report.clone(),
+        "shale.live-wal-files" => (st.closed_wals.len() + 1).to_string(),
+        "shale.live-wal-bytes" => {
+            let current = db
+                .writer
+                .wal
+                .lock()
+                .writer
+                .as_ref()
+                .map_or(0, |w| w.file_size());
+            (st.closed_wals.iter().map(|w| w.1).sum::<u64>() + current).to_string()
+        }
         "shale.total-sst-files-size" | "shale.live-sst-files-size" => (0..v.num_levels())
             .map(|l| v.level_bytes(l))
             .sum::<u64>()
@@ -107,11 +141,9 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
         "shale.stall-micros" => db.stats.stall_micros.load(Ordering::Relaxed).to_string(),
         "shale.compaction-stats-json" => {
             drop(st);
-            return Some(stats_json(db));
+            return Some(stats_json(db, cf));
         }
-        "shale.base-level" => picker::level_targets(&v, &picker_options(db))
-            .base_level
-            .to_string(),
+        "shale.base-level" => picker::level_targets(&v, &o).base_level.to_string(),
         "shale.num-snapshots" => db.snapshots.all().len().to_string(),
         "shale.last-sequence" => db.last_visible().to_string(),
         "shale.compaction-bytes-written" => {
@@ -135,12 +167,6 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02X}")).collect()
-}
-
-/// Bytes compaction must still rewrite (RocksDB's estimate; see
-/// `compaction::sizing::pending_compaction_bytes`).
-pub(crate) fn pending_compaction_bytes(db: &DbInner, v: &crate::version::Version) -> u64 {
-    sizing::pending_compaction_bytes(v, &picker_options(db))
 }
 
 fn fmt_size(bytes: u64) -> String {
@@ -221,10 +247,11 @@ struct Shape {
     pending: u64,
 }
 
-fn shape(db: &Arc<DbInner>) -> Shape {
+fn shape(db: &Arc<DbInner>, cf: u32) -> Shape {
     let st = db.state.lock();
-    let v = st.versions.current();
-    let o = picker_options(db);
+    let v = st.versions.current(cf);
+    let o = super::compaction_job::family_picker_options(&st, cf)
+        .unwrap_or_else(|| picker_options(&db.opts.cf_options(), st.versions.num_levels()));
     let t = picker::level_targets(&v, &o);
     let scores = picker::scores(&v, &o, &t);
     let compacting: Vec<usize> = (0..v.num_levels())
@@ -263,13 +290,13 @@ fn sum_of(levels: &[LevelCompactionStats]) -> LevelCompactionStats {
     sum
 }
 
-fn stats_text(db: &Arc<DbInner>) -> String {
+fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
     let Shape {
         v,
         compacting,
         scores,
         ..
-    } = shape(db);
+    } = shape(db, cf);
     let levels = db.stats.levels.lock().clone();
     let mut out = String::from("\n** Compaction Stats [default] **\n");
     let header = "Level    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) Moved(GB) W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) Comp(cnt) Avg(sec) KeyIn KeyDrop Rblob(GB) Wblob(GB)";
@@ -446,8 +473,8 @@ fn db_stats_lines(out: &mut String, what: &str, c: &WriteCounters, secs: f64, in
 /// `shale.compaction-stats-json`: per-level and summed compaction numbers
 /// (bytes, not GB), stall counts and times, in one JSON object. Unlike
 /// `shale.stats` it does not reset the interval figures.
-fn stats_json(db: &Arc<DbInner>) -> String {
-    let sh = shape(db);
+fn stats_json(db: &Arc<DbInner>, cf: u32) -> String {
+    let sh = shape(db, cf);
     let levels = db.stats.levels.lock().clone();
     let flushed = levels.first().map_or(0, |l| l.bytes_written);
     let level_obj = |name: String, s: &LevelCompactionStats, extra: String, w_amp: f64| {

@@ -17,6 +17,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::base::{make_internal_key, SeqNo, ValueKind, KIND_FOR_SEEK};
+use crate::cf::ColumnFamily;
 use crate::error::{Error, Result};
 use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::merging::MergingIterator;
@@ -27,9 +28,9 @@ use crate::sst::{BlockMemo, PointEntry, ReadaheadPolicy};
 use crate::version::{FileMeta, Version};
 
 use super::db_iter::DbIterator;
-use super::super_version::SuperVersion;
 use super::table_cache::TableCache;
 use super::DbInner;
+use crate::cf::SuperVersion;
 
 const INLINE_CAP: usize = 128;
 
@@ -151,12 +152,13 @@ fn read_seq(db: &DbInner, opts: &ReadOptions<'_>) -> SeqNo {
 
 pub(crate) fn get(
     db: &DbInner,
+    cf: &ColumnFamily,
     key: &[u8],
     opts: &ReadOptions<'_>,
 ) -> Result<Option<PinnableValue>> {
     db.check_open()?;
     opts.validate()?;
-    let sv = db.super_version.load();
+    let sv = cf.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
     get_at(db, &sv, key, seq, opts.fill_cache, None)
@@ -247,13 +249,14 @@ fn get_from_table(
 
 pub(crate) fn multi_get(
     db: &DbInner,
+    cf: &ColumnFamily,
     keys: &[&[u8]],
     opts: &ReadOptions<'_>,
 ) -> Vec<Result<Option<PinnableValue>>> {
     if let Err(e) = db.check_open().and_then(|()| opts.validate()) {
         return keys.iter().map(|_| Err(e.clone())).collect();
     }
-    let sv = db.super_version.load();
+    let sv = cf.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
     // Look keys up in sorted order so consecutive keys land in the same
@@ -350,8 +353,12 @@ pub(crate) fn readahead_policy(db: &DbInner, readahead_size: usize) -> Readahead
     }
 }
 
-pub(crate) fn new_iterator(db: &Arc<DbInner>, opts: &ReadOptions<'_>) -> DbIterator {
-    let sv = db.super_version.load_full();
+pub(crate) fn new_iterator(
+    db: &Arc<DbInner>,
+    cf: &ColumnFamily,
+    opts: &ReadOptions<'_>,
+) -> DbIterator {
+    let sv = cf.super_version.load_full();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
     new_iterator_in(db, sv, opts, seq)
@@ -386,6 +393,20 @@ pub(crate) fn new_iterator_in(
         seq,
         opts.iterate_lower_bound.clone(),
         opts.iterate_upper_bound.clone(),
+    )
+}
+
+/// A cursor that is never valid and reports `e` (a dropped family's
+/// handle).
+pub(crate) fn error_iterator(db: &Arc<DbInner>, e: Error) -> DbIterator {
+    let sv = db.default_cf.super_version.load_full();
+    DbIterator::new(
+        Box::new(ErrorIterator(e)),
+        sv,
+        Arc::clone(db),
+        0,
+        None,
+        None,
     )
 }
 

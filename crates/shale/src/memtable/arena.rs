@@ -24,6 +24,7 @@
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -32,6 +33,10 @@ pub(crate) const ALIGN: usize = 8;
 
 /// Default chunk size.
 pub(crate) const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
+
+/// Size of the first chunk: just enough for a skiplist's head node, so that
+/// an empty memtable (one per idle column family) costs no full chunk.
+pub(crate) const FIRST_CHUNK_SIZE: usize = 256;
 
 /// One raw allocation owned by the arena.
 struct Chunk {
@@ -56,6 +61,9 @@ pub(crate) struct Arena {
     chunk_size: usize,
     state: Mutex<State>,
     usage: AtomicUsize,
+    /// A shared counter charged with every chunk while the arena lives (the
+    /// DB's memtable budget), if any.
+    charge: Option<Arc<AtomicUsize>>,
 }
 
 // SAFETY: the raw chunk pointers in `State` are owned exclusively by the
@@ -86,7 +94,15 @@ impl Arena {
                 chunk_bytes: 0,
             }),
             usage: AtomicUsize::new(0),
+            charge: None,
         }
+    }
+
+    /// Charges every chunk of this arena to `counter` until it is dropped.
+    pub(crate) fn charged_to(mut self, counter: Arc<AtomicUsize>) -> Arena {
+        counter.fetch_add(self.state.get_mut().chunk_bytes, Ordering::Relaxed);
+        self.charge = Some(counter);
+        self
     }
 
     /// Returns `size` fresh, uninitialized, [`ALIGN`]-aligned bytes that stay
@@ -103,18 +119,32 @@ impl Arena {
             p
         } else if size > self.chunk_size / 4 {
             // Large request: a dedicated chunk; the current chunk stays current.
+            self.charge(size);
             new_chunk(&mut st, size)
         } else {
-            let p = new_chunk(&mut st, self.chunk_size);
-            // SAFETY: the new chunk has `chunk_size >= size` bytes.
+            let want = if st.chunks.is_empty() && size <= FIRST_CHUNK_SIZE {
+                FIRST_CHUNK_SIZE.min(self.chunk_size)
+            } else {
+                self.chunk_size
+            };
+            self.charge(want);
+            let p = new_chunk(&mut st, want);
+            // SAFETY: the new chunk has `want >= size` bytes (a request
+            // larger than `chunk_size / 4` took the branch above).
             st.ptr = unsafe { NonNull::new_unchecked(p.as_ptr().add(size)) };
-            st.remaining = self.chunk_size - size;
+            st.remaining = want - size;
             p
         };
         self.usage
             .store(st.chunk_bytes - st.remaining, Ordering::Relaxed);
         debug_assert_eq!(out.as_ptr() as usize % ALIGN, 0);
         out
+    }
+
+    fn charge(&self, bytes: usize) {
+        if let Some(c) = &self.charge {
+            c.fetch_add(bytes, Ordering::Relaxed);
+        }
     }
 
     /// Bytes in use: all chunks minus the free tail of the current chunk.
@@ -138,6 +168,9 @@ impl Default for Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
+        if let Some(c) = &self.charge {
+            c.fetch_sub(self.state.get_mut().chunk_bytes, Ordering::Relaxed);
+        }
         for c in self.state.get_mut().chunks.drain(..) {
             // SAFETY: `c.ptr` was returned by `alloc::alloc(c.layout)` in
             // `new_chunk` and is freed exactly once, here. Nothing can use
@@ -220,12 +253,26 @@ mod tests {
         let a = Arena::with_chunk_size(1 << 16);
         assert_eq!(a.memory_usage(), 0);
         a.alloc(10);
+        // The first chunk is small (an idle memtable's head node only).
         assert_eq!(a.memory_usage(), 16);
-        assert_eq!(a.allocated_bytes(), 1 << 16);
+        assert_eq!(a.allocated_bytes(), FIRST_CHUNK_SIZE);
         a.alloc(20_000); // dedicated chunk
         assert_eq!(a.memory_usage(), 16 + 20_000);
         a.alloc(8);
         assert_eq!(a.memory_usage(), 24 + 20_000);
+        a.alloc(FIRST_CHUNK_SIZE); // does not fit the first chunk: a full one
+        assert_eq!(a.allocated_bytes(), FIRST_CHUNK_SIZE + 20_000 + (1 << 16));
+    }
+
+    #[test]
+    fn chunks_are_charged_to_the_budget_while_the_arena_lives() {
+        let budget = Arc::new(AtomicUsize::new(0));
+        let a = Arena::with_chunk_size(1 << 16).charged_to(Arc::clone(&budget));
+        a.alloc(10);
+        a.alloc(100);
+        assert_eq!(budget.load(Ordering::Relaxed), a.allocated_bytes());
+        drop(a);
+        assert_eq!(budget.load(Ordering::Relaxed), 0);
     }
 
     #[test]

@@ -48,8 +48,15 @@ pub(crate) enum MemGet<'a> {
 /// An in-memory sorted buffer of writes (see the module comment).
 pub(crate) struct MemTable {
     list: SkipList,
-    /// Filter over the user keys added (every `add` sets its bits first).
-    bloom: Option<MemBloom>,
+    /// Filter over the user keys added (every `add` sets its bits first),
+    /// allocated by the first `add`: an idle memtable (one per idle column
+    /// family) costs no filter memory.
+    bloom: std::sync::OnceLock<MemBloom>,
+    /// Size of the filter once allocated (0: no filter).
+    bloom_bytes: usize,
+    /// The DB's memtable budget counter, charged with the arena's chunks and
+    /// the filter while this memtable lives.
+    charge: Option<Arc<AtomicUsize>>,
     id: u64,
     num_deletes: AtomicUsize,
     /// Smallest seqno inserted; `u64::MAX` while empty.
@@ -68,9 +75,24 @@ impl MemTable {
     /// An empty memtable with a bloom filter of about `bloom_bytes` bytes
     /// (none when 0).
     pub(crate) fn with_bloom(id: u64, bloom_bytes: usize) -> MemTable {
+        MemTable::charged(id, bloom_bytes, None)
+    }
+
+    /// `with_bloom`, charging its memory to `charge` while it lives.
+    pub(crate) fn charged(
+        id: u64,
+        bloom_bytes: usize,
+        charge: Option<Arc<AtomicUsize>>,
+    ) -> MemTable {
+        let arena = match &charge {
+            Some(c) => arena::Arena::new().charged_to(Arc::clone(c)),
+            None => arena::Arena::new(),
+        };
         MemTable {
-            list: SkipList::new(),
-            bloom: (bloom_bytes > 0).then(|| MemBloom::new(bloom_bytes)),
+            list: SkipList::with_arena(arena),
+            charge,
+            bloom: std::sync::OnceLock::new(),
+            bloom_bytes,
             id,
             num_deletes: AtomicUsize::new(0),
             first_seq: AtomicU64::new(u64::MAX),
@@ -91,7 +113,14 @@ impl MemTable {
     pub(crate) fn add(&self, seq: SeqNo, kind: ValueKind, user_key: &[u8], value: &[u8]) {
         debug_assert!(seq <= MAX_SEQNO);
         debug_assert!(kind.is_supported(), "unsupported kind {kind:?}");
-        if let Some(b) = &self.bloom {
+        if self.bloom_bytes > 0 {
+            let b = self.bloom.get_or_init(|| {
+                let b = MemBloom::new(self.bloom_bytes);
+                if let Some(c) = &self.charge {
+                    c.fetch_add(b.size(), Ordering::Relaxed);
+                }
+                b
+            });
             b.add(MemBloom::hash(user_key));
         }
         self.list
@@ -111,7 +140,11 @@ impl MemTable {
     /// The newest entry of `user_key` with seqno <= `seq`, if any.
     #[inline]
     pub(crate) fn get(&self, user_key: &[u8], seq: SeqNo) -> Option<MemGet<'_>> {
-        if let Some(b) = &self.bloom {
+        if self.bloom_bytes > 0 {
+            // No filter yet: nothing was added (an add allocates the filter
+            // before it inserts, and a reader that can see the entry also
+            // sees the filter).
+            let b = self.bloom.get()?;
             if self.list.len() == 0 || !b.may_contain(MemBloom::hash(user_key)) {
                 return None;
             }
@@ -152,7 +185,7 @@ impl MemTable {
     /// `write_buffer_size`.
     #[inline]
     pub(crate) fn approximate_memory_usage(&self) -> usize {
-        self.list.memory_usage() + self.bloom.as_ref().map_or(0, MemBloom::size)
+        self.list.memory_usage() + self.bloom.get().map_or(0, MemBloom::size)
     }
 
     /// Number of entries (values and tombstones).
@@ -253,3 +286,11 @@ impl InternalIterator for MemTableIterator {
 
 #[cfg(test)]
 mod tests;
+
+impl Drop for MemTable {
+    fn drop(&mut self) {
+        if let (Some(c), Some(b)) = (&self.charge, self.bloom.get()) {
+            c.fetch_sub(b.size(), Ordering::Relaxed);
+        }
+    }
+}

@@ -8,9 +8,7 @@
 //! controller and the running-compaction list sit behind small mutexes taken
 //! once per job or write group (the running list only under the DB mutex).
 
-use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Weak;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -111,17 +109,16 @@ pub(crate) enum StallCondition {
 /// `WriteController::GetDelay`): bytes earn credit as time passes, refilled
 /// at most once per millisecond; a write larger than the credit sleeps for
 /// the bytes over budget divided by the rate (at least one refill interval).
-/// Also caches the stall condition of the last version it saw, so a write
-/// group pays for the LSM scan only when the shape changed.
+/// Also remembers the DB-wide stall condition the last write group saw, so
+/// that entering the delayed state starts the bucket afresh.
 #[derive(Debug, Default)]
 pub(crate) struct WriteController {
     credit: u64,
     next_refill: Option<Instant>,
     /// `ingest_bytes` when the previous delay was computed.
     charged_ingest: u64,
-    /// The version (type-erased: stats sits below `version`) and its
-    /// condition.
-    cached: Option<(Weak<dyn Any + Send + Sync>, StallCondition)>,
+    /// The condition the last write group saw.
+    last: Option<StallCondition>,
 }
 
 const REFILL: Duration = Duration::from_millis(1);
@@ -155,30 +152,17 @@ impl WriteController {
         d
     }
 
-    /// The cached condition when `key` is the version it was computed for.
-    pub(crate) fn cached(&self, key: &Weak<dyn Any + Send + Sync>) -> Option<StallCondition> {
-        match &self.cached {
-            Some((k, c)) if Weak::ptr_eq(k, key) => Some(*c),
-            _ => None,
-        }
-    }
-
-    /// Remembers the condition computed for the version `key`. Entering
-    /// the delayed state starts the bucket afresh at `ingest_total`: bytes
+    /// Records the DB-wide condition a write group sees. Entering the
+    /// delayed state starts the bucket afresh at `ingest_total`: bytes
     /// written while writes ran freely are not charged.
-    pub(crate) fn set_cached(
-        &mut self,
-        key: Weak<dyn Any + Send + Sync>,
-        c: StallCondition,
-        ingest_total: u64,
-    ) {
-        let was_delayed = matches!(self.cached, Some((_, StallCondition::Delayed(_))));
+    pub(crate) fn observe(&mut self, c: StallCondition, ingest_total: u64) {
+        let was_delayed = matches!(self.last, Some(StallCondition::Delayed(_)));
         if matches!(c, StallCondition::Delayed(_)) && !was_delayed {
             self.credit = 0;
             self.next_refill = None;
             self.charged_ingest = ingest_total;
         }
-        self.cached = Some((key, c));
+        self.last = Some(c);
     }
 }
 
@@ -187,6 +171,8 @@ impl WriteController {
 pub(crate) struct RunningJob {
     /// Unique id (for removal).
     pub id: u64,
+    /// The column family compacted.
+    pub cf: u32,
     pub input_level: usize,
     pub output_level: usize,
     /// User-key range written at the output level.
@@ -443,22 +429,13 @@ mod tests {
     #[test]
     fn entering_the_delayed_state_charges_only_later_bytes() {
         let mut w = WriteController::default();
-        let v1: std::sync::Arc<dyn Any + Send + Sync> = std::sync::Arc::new(1u8);
-        let v2: std::sync::Arc<dyn Any + Send + Sync> = std::sync::Arc::new(2u8);
-        let (k1, k2) = (
-            std::sync::Arc::downgrade(&v1),
-            std::sync::Arc::downgrade(&v2),
-        );
-        w.set_cached(k1.clone(), StallCondition::Normal, 0);
-        assert_eq!(w.cached(&k1), Some(StallCondition::Normal));
-        assert_eq!(w.cached(&k2), None);
+        w.observe(StallCondition::Normal, 0);
         // 1 MB written freely, then the shape asks for delays.
         let delayed = StallCondition::Delayed(StallCause::L0Slowdown);
-        w.set_cached(k2.clone(), delayed, 1_000_000);
-        assert_eq!(w.cached(&k2), Some(delayed));
+        w.observe(delayed, 1_000_000);
         assert_eq!(w.take_ingest(1_000_100), 100);
         // Staying delayed keeps the bucket.
-        w.set_cached(k1, delayed, 2_000_000);
+        w.observe(delayed, 2_000_000);
         assert_eq!(w.take_ingest(1_000_150), 50);
     }
 

@@ -21,7 +21,9 @@ use crate::error::{Error, Result};
 use super::file_meta::FileMeta;
 
 /// The edit encoding this build writes and the newest one it reads.
-pub(crate) const EDIT_FORMAT_VERSION: u32 = 1;
+/// Version 2 added column families (tags 10, 11, 12, 14 and
+/// [`tag::CF_OPTIONS`]); version 1 edits stay readable (default family only).
+pub(crate) const EDIT_FORMAT_VERSION: u32 = 2;
 
 /// Levels an edit may name; larger level numbers are corruption.
 pub(crate) const MAX_LEVELS_ON_DISK: usize = 64;
@@ -49,14 +51,25 @@ pub(crate) mod tag {
     pub(crate) const DELETED_FILE: u32 = 8;
     /// A new file (see `encode_new_file`).
     pub(crate) const NEW_FILE: u32 = 9;
+    /// Length-prefixed name: the edit creates family `COLUMN_FAMILY` (format 2).
+    pub(crate) const COLUMN_FAMILY_ADD: u32 = 10;
+    /// No value: the edit drops family `COLUMN_FAMILY` (format 2).
+    pub(crate) const COLUMN_FAMILY_DROP: u32 = 11;
+    /// varint32: the largest family id ever handed out (format 2).
+    pub(crate) const MAX_COLUMN_FAMILY: u32 = 12;
+    /// varint32: edits that follow this one in the same atomic group; a group
+    /// cut short by the end of the MANIFEST is discarded whole (format 2).
+    pub(crate) const ATOMIC_GROUP: u32 = 14;
     // Reserved, not yet written or read (unknown → Corruption until then):
-    // 10 column family add, 11 column family drop, 12 max column family,
-    // 13 min log number to keep, 14 atomic group, 15 blob file addition,
-    // 16 blob file garbage, 17 compact cursor.
+    // 13 min log number to keep, 15 blob file addition, 16 blob file
+    // garbage, 17 compact cursor.
     /// Bit 13: the field's value is length-prefixed and may be ignored.
     pub(crate) const SAFE_IGNORE_MASK: u32 = 1 << 13;
     /// Length-prefixed DB id (safe to ignore).
     pub(crate) const DB_ID: u32 = SAFE_IGNORE_MASK | 1;
+    /// Length-prefixed text: the family's options as `name=value` lines
+    /// (safe to ignore; format 2).
+    pub(crate) const CF_OPTIONS: u32 = SAFE_IGNORE_MASK | 2;
 }
 
 /// Sub-field tags ending a `NEW_FILE` record. FROZEN like [`tag`].
@@ -84,8 +97,20 @@ pub(crate) struct VersionEdit {
     pub last_sequence: Option<SeqNo>,
     /// Identity of the DB.
     pub db_id: Option<String>,
-    /// Column family of the file changes (0 = default; only 0 is supported).
+    /// Column family the edit applies to (0 = default): its files, its log
+    /// number, and the add/drop/options fields below.
     pub column_family: u32,
+    /// Creates family `column_family` with this name.
+    pub cf_add: Option<String>,
+    /// Drops family `column_family`.
+    pub cf_drop: bool,
+    /// The family's options (`name=value` lines), persisted with its create
+    /// and whenever it is opened with other options.
+    pub cf_options: Option<String>,
+    /// Largest family id handed out.
+    pub max_column_family: Option<u32>,
+    /// Edits after this one in the same atomic group (`None`: not grouped).
+    pub atomic_group: Option<u32>,
     /// Files removed: (level, file number).
     pub deleted_files: Vec<(usize, FileNum)>,
     /// Files added: (level, metadata).
@@ -115,6 +140,25 @@ impl VersionEdit {
         if self.column_family != 0 {
             put_varint32(dst, tag::COLUMN_FAMILY);
             put_varint32(dst, self.column_family);
+        }
+        if let Some(name) = &self.cf_add {
+            put_varint32(dst, tag::COLUMN_FAMILY_ADD);
+            put_length_prefixed(dst, name.as_bytes());
+        }
+        if self.cf_drop {
+            put_varint32(dst, tag::COLUMN_FAMILY_DROP);
+        }
+        if let Some(m) = self.max_column_family {
+            put_varint32(dst, tag::MAX_COLUMN_FAMILY);
+            put_varint32(dst, m);
+        }
+        if let Some(g) = self.atomic_group {
+            put_varint32(dst, tag::ATOMIC_GROUP);
+            put_varint32(dst, g);
+        }
+        if let Some(o) = &self.cf_options {
+            put_varint32(dst, tag::CF_OPTIONS);
+            put_length_prefixed(dst, o.as_bytes());
         }
         if let Some(c) = &self.comparator {
             put_varint32(dst, tag::COMPARATOR);
@@ -207,6 +251,28 @@ impl VersionEdit {
                 tag::DB_ID => {
                     let s = d.string("db id")?;
                     d.set_once(&mut e.db_id, s, "db id")?;
+                }
+                tag::COLUMN_FAMILY_ADD if version >= 2 => {
+                    let s = d.string("column family name")?;
+                    d.set_once(&mut e.cf_add, s, "column family add")?;
+                }
+                tag::COLUMN_FAMILY_DROP if version >= 2 => {
+                    if e.cf_drop {
+                        return Err(d.err("duplicate column family drop".into()));
+                    }
+                    e.cf_drop = true;
+                }
+                tag::MAX_COLUMN_FAMILY if version >= 2 => {
+                    let v = d.varint32("max column family")?;
+                    d.set_once(&mut e.max_column_family, v, "max column family")?;
+                }
+                tag::ATOMIC_GROUP if version >= 2 => {
+                    let v = d.varint32("atomic group")?;
+                    d.set_once(&mut e.atomic_group, v, "atomic group")?;
+                }
+                tag::CF_OPTIONS => {
+                    let s = d.string("column family options")?;
+                    d.set_once(&mut e.cf_options, s, "column family options")?;
                 }
                 tag::DELETED_FILE => {
                     let level = d.level()?;
@@ -419,6 +485,17 @@ mod tests {
         if rng.gen_bool(0.2) {
             e.column_family = rng.gen_range(1..1000);
         }
+        if rng.gen_bool(0.1) {
+            e.cf_add = Some(format!("cf{}", rng.gen::<u16>()));
+            e.cf_options = Some("write_buffer_size=4096".into());
+        }
+        e.cf_drop = rng.gen_bool(0.05);
+        if rng.gen_bool(0.1) {
+            e.max_column_family = Some(rng.gen());
+        }
+        if rng.gen_bool(0.1) {
+            e.atomic_group = Some(rng.gen_range(0..10));
+        }
         for _ in 0..rng.gen_range(0..4) {
             e.delete_file(rng.gen_range(0..7), rng.gen());
         }
@@ -495,16 +572,49 @@ mod tests {
             9, b'b', 1, 2, 0, 0, 0, 0, 0, 0, // largest b@2
             1, 2, 2, 0, 1, 0, // seqs 1..2, 2 entries, 0 deletions, compression 1, end
         ];
-        assert_eq!(enc(&e), want);
+        // Version 1 bytes (written by earlier builds) still decode; this
+        // build writes the same fields under format version 2.
         assert_eq!(VersionEdit::decode(&want, "M", 0).unwrap(), e);
+        let mut v2 = want.clone();
+        v2[1] = 2;
+        assert_eq!(enc(&e), v2);
         let mut id = VersionEdit {
             db_id: Some("x".into()),
             ..Default::default()
         };
         id.column_family = 3;
-        let id_bytes = [1, 1, 7, 3, 0x81, 0x40, 1, b'x'];
+        let id_bytes = [1, 2, 7, 3, 0x81, 0x40, 1, b'x'];
         assert_eq!(enc(&id), id_bytes);
         assert_eq!(VersionEdit::decode(&id_bytes, "M", 0).unwrap(), id);
+        let cf = VersionEdit {
+            column_family: 5,
+            cf_add: Some("ab".into()),
+            max_column_family: Some(5),
+            atomic_group: Some(1),
+            cf_options: Some("k=v".into()),
+            ..Default::default()
+        };
+        let cf_bytes = [
+            1, 2, // format version 2
+            7, 5, // column family 5
+            10, 2, b'a', b'b', // add "ab"
+            12, 5, // max column family 5
+            14, 1, // one more edit in the atomic group
+            0x82, 0x40, 3, b'k', b'=', b'v', // options (safe to ignore)
+        ];
+        assert_eq!(enc(&cf), cf_bytes);
+        assert_eq!(VersionEdit::decode(&cf_bytes, "M", 0).unwrap(), cf);
+        let drop = VersionEdit {
+            column_family: 5,
+            cf_drop: true,
+            ..Default::default()
+        };
+        assert_eq!(enc(&drop), [1, 2, 7, 5, 11]);
+        // Family tags did not exist in format 1.
+        assert!(matches!(
+            VersionEdit::decode(&[1, 1, 7, 5, 11], "M", 0),
+            Err(Error::Corruption { .. })
+        ));
     }
 
     #[test]
@@ -612,8 +722,8 @@ mod tests {
         let mut e = VersionEdit::default();
         e.add_file(0, f);
         assert!(corruption_what(&enc(&e)).contains("bad seqno range"));
-        match VersionEdit::decode(&[1, 2], "M", 0) {
-            Err(Error::NotSupported(m)) => assert!(m.contains("format version 2"), "{m}"),
+        match VersionEdit::decode(&[1, 3], "M", 0) {
+            Err(Error::NotSupported(m)) => assert!(m.contains("format version 3"), "{m}"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(

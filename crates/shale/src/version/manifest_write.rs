@@ -31,12 +31,33 @@ use super::current::set_current;
 use super::filename::manifest_file_name;
 use super::version::Version;
 
+/// What one edit does to the set once written (see `VersionSet::finish_apply`).
+pub(crate) enum Change {
+    /// A new family with its first version.
+    Add {
+        cf: u32,
+        name: String,
+        options: String,
+        version: Arc<Version>,
+        log_number: FileNum,
+    },
+    /// A dropped family.
+    Drop { cf: u32 },
+    /// A family's new version, log number or options.
+    Update {
+        cf: u32,
+        version: Option<Arc<Version>>,
+        log_number: Option<FileNum>,
+        options: Option<String>,
+    },
+}
+
 /// A roll to a new MANIFEST.
 pub(crate) struct Roll {
     /// Number of the new MANIFEST.
     pub number: FileNum,
-    /// The encoded snapshot edit (the new file's first record).
-    pub snapshot: Vec<u8>,
+    /// The encoded snapshot edits (the new file's first records).
+    pub snapshot: Vec<Vec<u8>>,
     /// The MANIFEST CURRENT named when the roll was prepared (0: none).
     pub previous: FileNum,
 }
@@ -48,11 +69,10 @@ pub(crate) struct ManifestWrite {
     /// The live writer (an append), or after a successful roll the new one.
     pub(super) writer: Option<LogWriter>,
     pub(super) roll: Option<Roll>,
-    /// The encoded edit (`None` for a bare roll at create/recover).
-    pub(super) record: Option<Vec<u8>>,
-    /// The version to install once the write succeeded.
-    pub(super) version: Option<Version>,
-    pub(super) log_number: Option<FileNum>,
+    /// The encoded edits (none for a bare roll at create/recover).
+    pub(super) records: Vec<Vec<u8>>,
+    /// What to install once the write succeeded, one per edit.
+    pub(super) changes: Vec<Change>,
     pub(super) prev_log_number: Option<FileNum>,
     /// Tables the edit adds: kept if the write fails (it may have reached
     /// the disk).
@@ -70,7 +90,7 @@ impl ManifestWrite {
                     "no MANIFEST writer".into(),
                 ));
             };
-            if let Some(rec) = &self.record {
+            for rec in &self.records {
                 w.add_record(rec)?;
             }
             return w.sync();
@@ -78,8 +98,7 @@ impl ManifestWrite {
         let path = self.dir.join(manifest_file_name(roll.number));
         let written = (|| {
             let mut writer = LogWriter::new(self.fs.create(&path)?, roll.number);
-            writer.add_record(&roll.snapshot)?;
-            if let Some(rec) = &self.record {
+            for rec in roll.snapshot.iter().chain(&self.records) {
                 writer.add_record(rec)?;
             }
             writer.sync()?;

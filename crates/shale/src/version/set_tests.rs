@@ -63,18 +63,18 @@ struct Expected {
 
 fn expected(vs: &VersionSet) -> Expected {
     Expected {
-        shape: shape(&vs.current()),
+        shape: shape(&vs.current(0)),
         last_sequence: vs.last_sequence(),
-        log_number: vs.log_number(),
+        log_number: vs.log_number(0),
         next_file_number: vs.next_file_number(),
         db_id: vs.db_id().to_string(),
     }
 }
 
 fn assert_recovered(vs: &VersionSet, want: &Expected) {
-    assert_eq!(shape(&vs.current()), want.shape);
+    assert_eq!(shape(&vs.current(0)), want.shape);
     assert_eq!(vs.last_sequence(), want.last_sequence);
-    assert_eq!(vs.log_number(), want.log_number);
+    assert_eq!(vs.log_number(0), want.log_number);
     assert_eq!(vs.db_id(), want.db_id);
     // Recovery rolled to MANIFEST-<next>, so the counter moved by one.
     assert_eq!(vs.manifest_file_number(), want.next_file_number);
@@ -105,8 +105,8 @@ fn create_writes_manifest_and_current() {
     assert_eq!(manifests(d.path()), vec![1]);
     assert_eq!(vs.manifest_file_number(), 1);
     assert_eq!(vs.next_file_number(), 2);
-    assert_eq!(vs.current().total_files(), 0);
-    assert_eq!(vs.current().num_levels(), LEVELS);
+    assert_eq!(vs.current(0).total_files(), 0);
+    assert_eq!(vs.current(0).num_levels(), LEVELS);
     let want = expected(&vs);
     drop(vs);
     let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
@@ -126,7 +126,7 @@ fn log_and_apply_then_recover() {
     let b = flush(&mut vs, b"c", b"z", 200);
     let c = flush(&mut vs, b"b", b"d", 300);
     assert_eq!(
-        vs.current()
+        vs.current(0)
             .files(0)
             .iter()
             .map(|f| f.number)
@@ -149,11 +149,11 @@ fn log_and_apply_then_recover() {
     // Trivial move of y to L2.
     let mut mv = VersionEdit::default();
     mv.delete_file(1, y);
-    mv.add_file(2, (**vs.current().file_by_number(1, y).unwrap()).clone());
+    mv.add_file(2, (**vs.current(0).file_by_number(1, y).unwrap()).clone());
     vs.log_and_apply(&mut mv).unwrap();
     flush(&mut vs, b"q", b"r", 400);
     assert_eq!(
-        vs.current().level_summary(),
+        vs.current(0).level_summary(),
         "files[1 1 1 0] bytes[1010 1008 1009 0]"
     );
 
@@ -214,7 +214,7 @@ fn randomized_against_model_with_reopens_and_rolls() {
             assert_recovered(&vs, &want);
             vs.set_max_manifest_size(rng.gen_range(100..3000));
         }
-        let v = vs.current();
+        let v = vs.current(0);
         let got: BTreeMap<u64, usize> = (0..LEVELS)
             .flat_map(|l| v.files(l).iter().map(move |f| (f.number, l)))
             .collect();
@@ -254,7 +254,7 @@ fn manifest_rolls_past_size_limit() {
     drop(vs);
     let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
     assert_recovered(&vs, &want);
-    assert_eq!(vs.current().num_files(0), 40);
+    assert_eq!(vs.current(0).num_files(0), 40);
 }
 
 /// Sets up a DB with `edits` flushes and returns (dir, state before the last
@@ -291,9 +291,9 @@ fn torn_manifest_tail_is_tolerated() {
             .unwrap_or_else(|e| panic!("truncated to {len}: {e}"));
         // The last edit was lost; next_file_number comes from the last
         // surviving edit.
-        assert_eq!(shape(&vs.current()), before.shape, "len {len}");
+        assert_eq!(shape(&vs.current(0)), before.shape, "len {len}");
         assert_eq!(vs.last_sequence(), before.last_sequence);
-        assert_eq!(vs.log_number(), before.log_number);
+        assert_eq!(vs.log_number(0), before.log_number);
         assert_eq!(manifests(t.path()), vec![vs.manifest_file_number()]);
     }
 }
@@ -412,7 +412,7 @@ fn recover_rejects_inconsistent_manifests() {
         Err(Error::InvalidArgument(_))
     ));
 
-    // Non-default column family.
+    // An edit of a column family that was never created.
     let d = tempfile::tempdir().unwrap();
     handmade_manifest(
         d.path(),
@@ -423,7 +423,7 @@ fn recover_rejects_inconsistent_manifests() {
     );
     assert!(matches!(
         VersionSet::recover_unchecked(posix(), d.path(), LEVELS),
-        Err(Error::NotSupported(_))
+        Err(Error::Corruption { .. })
     ));
 }
 
@@ -437,7 +437,7 @@ fn recover_never_reuses_a_used_file_number() {
     assert_eq!(vs.manifest_file_number(), 10);
     assert_eq!(vs.new_file_number(), 11);
     assert_eq!(vs.last_sequence(), 77);
-    assert_eq!(vs.log_number(), 3);
+    assert_eq!(vs.log_number(0), 3);
 }
 
 #[test]
@@ -446,7 +446,7 @@ fn live_files_include_held_old_versions() {
     let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "live").unwrap();
     let a = flush(&mut vs, b"a", b"c", 10);
     let b = flush(&mut vs, b"b", b"d", 20);
-    let held = vs.current();
+    let held = vs.current(0);
     let c = vs.new_file_number();
     let mut e = VersionEdit::default();
     e.delete_file(0, a);
@@ -463,9 +463,9 @@ fn live_files_include_held_old_versions() {
     assert_eq!(vs.live_files(), HashSet::from([c]));
     flush(&mut vs, b"p", b"q", 40);
     assert!(
-        vs.older.len() <= 2,
+        vs.families[&0].older.len() <= 2,
         "dead versions pruned: {}",
-        vs.older.len()
+        vs.families[&0].older.len()
     );
 }
 
@@ -488,13 +488,14 @@ fn invalid_edit_is_rejected_without_writing() {
         vs.log_and_apply(&mut e),
         Err(Error::InvalidArgument(_))
     ));
+    // A family that does not exist.
     let mut e = VersionEdit {
         column_family: 1,
         ..Default::default()
     };
     assert!(matches!(
         vs.log_and_apply(&mut e),
-        Err(Error::NotSupported(_))
+        Err(Error::InvalidArgument(_))
     ));
     assert_eq!(vs.manifest_file_size(), size);
 }
@@ -514,7 +515,7 @@ fn failed_manifest_write_does_not_install_and_next_call_rolls() {
     let fs: Arc<dyn FileSystem> = Arc::clone(&faults) as Arc<dyn FileSystem>;
     let mut vs = VersionSet::create_new(Arc::clone(&fs), d.path(), LEVELS, "f").unwrap();
     let a = flush(&mut vs, b"a", b"b", 10);
-    let before = vs.current();
+    let before = vs.current(0);
     let manifest_before = vs.manifest_file_number();
 
     fail_writes(&faults);
@@ -522,13 +523,13 @@ fn failed_manifest_write_does_not_install_and_next_call_rolls() {
     let mut e = VersionEdit::default();
     e.add_file(0, file(lost, b"c", b"d", 20));
     assert!(matches!(vs.log_and_apply(&mut e), Err(Error::Io { .. })));
-    assert!(Arc::ptr_eq(&before, &vs.current()), "not installed");
+    assert!(Arc::ptr_eq(&before, &vs.current(0)), "not installed");
 
     // Rolling while the disk still fails also fails and installs nothing.
     let mut e = VersionEdit::default();
     e.add_file(0, file(vs.new_file_number(), b"c", b"d", 20));
     assert!(vs.log_and_apply(&mut e).is_err());
-    assert!(Arc::ptr_eq(&before, &vs.current()));
+    assert!(Arc::ptr_eq(&before, &vs.current(0)));
 
     faults.clear_rules();
     let b = flush(&mut vs, b"e", b"f", 30);
@@ -598,24 +599,24 @@ fn only_one_manifest_write_is_in_flight() {
     let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "one").unwrap();
     let mut e1 = VersionEdit::default();
     e1.add_file(0, file(vs.new_file_number(), b"a", b"b", 10));
-    let mut w = vs.begin_apply(&mut e1).unwrap();
+    let mut w = vs.begin_apply(std::slice::from_mut(&mut e1)).unwrap();
     assert!(vs.manifest_write_in_flight());
     // Numbers handed out meanwhile are above the captured counter.
     let n = vs.new_file_number();
     assert!(n >= e1.next_file_number.unwrap());
     let mut e2 = VersionEdit::default();
     assert!(matches!(
-        vs.begin_apply(&mut e2),
+        vs.begin_apply(std::slice::from_mut(&mut e2)),
         Err(Error::InvalidArgument(_))
     ));
     let r = w.run();
     vs.finish_apply(w, r).unwrap();
     assert!(!vs.manifest_write_in_flight());
-    assert_eq!(vs.current().num_files(0), 1);
+    assert_eq!(vs.current(0).num_files(0), 1);
     let mut e2 = VersionEdit::default();
     e2.add_file(0, file(n, b"c", b"d", 20));
     vs.log_and_apply(&mut e2).unwrap();
-    assert_eq!(vs.current().num_files(0), 2);
+    assert_eq!(vs.current(0).num_files(0), 2);
 }
 
 #[test]
@@ -631,4 +632,153 @@ fn recover_names_a_missing_table_with_the_edit_offset() {
     // With the table present, recovery succeeds.
     std::fs::write(d.path().join(table_file_name(n)), b"").unwrap();
     VersionSet::recover(posix(), d.path(), LEVELS).unwrap();
+}
+
+/// A creating edit for family `id` named `name`.
+fn add_cf(id: u32, name: &str) -> VersionEdit {
+    VersionEdit {
+        column_family: id,
+        cf_add: Some(name.into()),
+        cf_options: Some(format!("write_buffer_size={}", 4096 + id)),
+        ..Default::default()
+    }
+}
+
+fn family_names(vs: &VersionSet) -> Vec<(u32, String)> {
+    vs.families().map(|(id, f)| (id, f.name.clone())).collect()
+}
+
+#[test]
+fn families_are_created_changed_dropped_and_recovered() {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "cf").unwrap();
+    let (a, b) = (vs.new_column_family_id(), vs.new_column_family_id());
+    vs.log_and_apply_group(&mut [add_cf(a, "a"), add_cf(b, "b")])
+        .unwrap();
+    assert_eq!(
+        family_names(&vs),
+        [(0, "default".into()), (a, "a".into()), (b, "b".into())]
+    );
+    // A table in family b, a log number of its own, then drop a.
+    let n = vs.new_file_number();
+    let log = vs.new_file_number();
+    let mut e = VersionEdit {
+        column_family: b,
+        log_number: Some(log),
+        ..Default::default()
+    };
+    e.add_file(0, file(n, b"k", b"m", 5));
+    vs.log_and_apply(&mut e).unwrap();
+    assert_eq!(vs.current(b).num_files(0), 1);
+    assert_eq!(vs.current(0).num_files(0), 0);
+    assert_eq!(vs.log_number(b), log);
+    let mut drop_a = VersionEdit {
+        column_family: a,
+        cf_drop: true,
+        ..Default::default()
+    };
+    vs.log_and_apply(&mut drop_a).unwrap();
+    // Existing names, unknown families and the default one are refused.
+    let c = vs.new_column_family_id();
+    for mut bad in [
+        add_cf(c, "b"),
+        VersionEdit {
+            column_family: a,
+            ..Default::default()
+        },
+        VersionEdit {
+            column_family: 0,
+            cf_drop: true,
+            ..Default::default()
+        },
+        add_cf(c + 5, "never-handed-out"),
+    ] {
+        assert!(
+            matches!(vs.log_and_apply(&mut bad), Err(Error::InvalidArgument(_))),
+            "{bad:?}"
+        );
+    }
+    drop(vs);
+    for roll in [false, true] {
+        let mut vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
+        assert_eq!(
+            family_names(&vs),
+            [(0, "default".into()), (b, "b".into())],
+            "roll {roll}"
+        );
+        assert_eq!(vs.current(b).num_files(0), 1);
+        assert_eq!(vs.log_number(b), log);
+        assert_eq!(
+            vs.family(b).unwrap().options,
+            format!("write_buffer_size={}", 4096 + b)
+        );
+        // Ids of families that existed are never reused (one a failed
+        // create took was never written anywhere and may be).
+        assert!(vs.new_column_family_id() > b);
+        if roll {
+            vs.set_max_manifest_size(1);
+        }
+        let mut e = VersionEdit::default();
+        vs.log_and_apply(&mut e).unwrap();
+    }
+    assert_eq!(
+        VersionSet::list_column_families(posix().as_ref(), d.path()).unwrap(),
+        ["default", "b"]
+    );
+}
+
+#[test]
+fn an_atomic_group_cut_short_is_discarded_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let mut first = add_cf(1, "a");
+    first.atomic_group = Some(1);
+    let mut base = base_edit();
+    base.max_column_family = Some(1);
+    handmade_manifest(d.path(), &[base, first]);
+    let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
+    assert_eq!(family_names(&vs), [(0, "default".into())]);
+    assert_eq!(
+        VersionSet::list_column_families(posix().as_ref(), d.path()).unwrap(),
+        ["default"]
+    );
+    // A complete group applies.
+    let d = tempfile::tempdir().unwrap();
+    let mut first = add_cf(1, "a");
+    first.atomic_group = Some(1);
+    let mut second = add_cf(2, "b");
+    second.atomic_group = Some(0);
+    handmade_manifest(d.path(), &[base_edit(), first, second]);
+    let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
+    assert_eq!(family_names(&vs).len(), 3);
+    // An edit interrupting a group is corruption.
+    let d = tempfile::tempdir().unwrap();
+    let mut first = add_cf(1, "a");
+    first.atomic_group = Some(1);
+    handmade_manifest(d.path(), &[base_edit(), first, add_cf(2, "b")]);
+    assert!(matches!(
+        VersionSet::recover_unchecked(posix(), d.path(), LEVELS),
+        Err(Error::Corruption { .. })
+    ));
+}
+
+#[test]
+fn a_format_1_manifest_is_read() {
+    // Written by builds before column families: edit format version 1.
+    let d = tempfile::tempdir().unwrap();
+    let fs = posix();
+    let path = d.path().join(manifest_file_name(1));
+    let mut w = LogWriter::new(fs.create(&path).unwrap(), 1);
+    let mut e = base_edit();
+    e.add_file(1, file(4, b"a", b"c", 9));
+    let mut rec = Vec::new();
+    e.encode(&mut rec);
+    assert_eq!(&rec[..2], [1, 2]);
+    rec[1] = 1;
+    w.add_record(&rec).unwrap();
+    w.sync().unwrap();
+    set_current(fs.as_ref(), d.path(), 1).unwrap();
+    let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
+    assert_eq!(family_names(&vs), [(0, "default".into())]);
+    assert_eq!(vs.current(0).num_files(1), 1);
+    assert_eq!(vs.log_number(0), 3);
 }

@@ -42,7 +42,6 @@ impl LogWriter {
     }
 
     /// The log number the checksums are bound to.
-    #[cfg(test)]
     pub(crate) fn log_number(&self) -> u64 {
         self.log_number
     }

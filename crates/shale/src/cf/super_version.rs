@@ -1,4 +1,5 @@
-//! The super version: everything a read needs, published atomically.
+//! The super version: everything a read of one column family needs,
+//! published atomically.
 //!
 //! A reader loads the current `Arc<SuperVersion>` from an `ArcSwap` (no DB
 //! mutex) and reads the memtable, the immutable memtables (newest first) and

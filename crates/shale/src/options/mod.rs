@@ -1,16 +1,20 @@
 //! Typed options with documented defaults, validated once at open.
 //!
 //! Subsystems take narrow structs derived from [`Options`] (for example the
-//! SST builder takes `sst::TableOptions`), never the whole thing.
+//! SST builder takes `sst::TableOptions`), never the whole thing. Per-family
+//! options are [`CfOptions`] (`cf.rs`); the flat per-family fields of
+//! `Options` configure the `default` family.
+
+mod cf;
 
 use std::sync::Arc;
 
 use crate::cache::CacheOptions;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::sst::TableOptions;
 
 pub use crate::sst::Compression;
+pub use cf::CfOptions;
 /// The smallest bounded `max_open_files` (RocksDB raises smaller values).
 pub(crate) const MIN_MAX_OPEN_FILES: i32 = 20;
 pub use crate::wal::WalRecoveryMode;
@@ -163,6 +167,27 @@ pub struct Options {
     pub compaction_readahead_size: usize,
     /// Cap of automatic iterator readahead. Default 256 KiB.
     pub max_auto_readahead_size: usize,
+    /// One memtable budget for the whole DB (RocksDB's
+    /// `db_write_buffer_size`): once the memtables of all column families
+    /// together use more than this many bytes, the largest active memtable
+    /// is switched and flushed (writers never wait on the budget itself).
+    /// 0 (the default): no DB-wide budget.
+    pub db_write_buffer_size: usize,
+    /// Once the live WAL files exceed this many bytes, the column families
+    /// still holding unflushed writes in the oldest WAL are flushed so that
+    /// it can be deleted (an idle family never pins old WALs). 0 (the
+    /// default): 4 × the sum of every family's `write_buffer_size`, as
+    /// RocksDB.
+    pub max_total_wal_size: u64,
+    /// Create the families named in `column_families` that do not exist at
+    /// open. Default false (such a name fails open with `InvalidArgument`).
+    pub create_missing_column_families: bool,
+    /// Options of column families at open, by name. A listed family opens
+    /// with these options (and they are persisted for it); an existing
+    /// family not listed opens with the options persisted in the MANIFEST
+    /// at its create (or last open). The `default` family always takes the
+    /// flat fields of `Options` and may not be listed. Default empty.
+    pub column_families: Vec<(String, CfOptions)>,
     /// File system used for every file operation. Default POSIX.
     pub fs: Arc<dyn FileSystem>,
 }
@@ -225,22 +250,39 @@ impl Default for Options {
             max_open_files: -1,
             compaction_readahead_size: 2 << 20,
             max_auto_readahead_size: 256 << 10,
+            db_write_buffer_size: 0,
+            max_total_wal_size: 0,
+            create_missing_column_families: false,
+            column_families: Vec::new(),
             fs: crate::fs::default_fs(),
         }
     }
 }
 
 impl Options {
-    /// The SST writer's options for a file written with `compression`
-    /// (chosen by the caller from the level) in the DB `db_id`.
-    pub(crate) fn table_options(&self, compression: Compression, db_id: &str) -> TableOptions {
-        TableOptions {
+    /// The `default` family's options (the flat per-family fields).
+    pub fn cf_options(&self) -> CfOptions {
+        CfOptions {
+            write_buffer_size: self.write_buffer_size,
+            max_write_buffer_number: self.max_write_buffer_number,
+            memtable_bloom_size_ratio: self.memtable_bloom_size_ratio,
             block_size: self.block_size,
             block_restart_interval: self.block_restart_interval,
             block_restart_bytes: self.block_restart_bytes,
             bloom_bits_per_key: self.bloom_bits_per_key,
-            compression,
-            db_id: db_id.to_string(),
+            compression_per_level: self.compression_per_level.clone(),
+            bottommost_compression: self.bottommost_compression,
+            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
+            level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
+            level0_stop_writes_trigger: self.level0_stop_writes_trigger,
+            max_bytes_for_level_base: self.max_bytes_for_level_base,
+            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
+            level_compaction_dynamic_level_bytes: self.level_compaction_dynamic_level_bytes,
+            target_file_size_base: self.target_file_size_base,
+            target_file_size_multiplier: self.target_file_size_multiplier,
+            max_compaction_bytes: self.max_compaction_bytes,
+            soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
+            hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
         }
     }
 
@@ -256,20 +298,25 @@ impl Options {
         }
     }
 
-    /// Bytes of each memtable's bloom filter (0 = none).
-    pub(crate) fn memtable_bloom_bytes(&self) -> usize {
-        (self.write_buffer_size as f64 * self.memtable_bloom_size_ratio) as usize
-    }
-
     /// Checks every option; called by `Db::open`.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         self.cache_options().validate()?;
-        if !(0.0..=0.25).contains(&self.memtable_bloom_size_ratio) {
-            return bad(format!(
-                "memtable_bloom_size_ratio {} not in [0, 0.25]",
-                self.memtable_bloom_size_ratio
-            ));
+        self.cf_options()
+            .validate()
+            .map_err(|e| in_family("default", e))?;
+        let mut names = std::collections::HashSet::new();
+        for (name, o) in &self.column_families {
+            if name == "default" {
+                return bad(
+                    "column_families lists \"default\": its options are the flat fields of Options"
+                        .into(),
+                );
+            }
+            if !names.insert(name.as_str()) {
+                return bad(format!("column_families lists \"{name}\" twice"));
+            }
+            o.validate().map_err(|e| in_family(name, e))?;
         }
         if self.cache_index_and_filter_blocks && self.cache_size == 0 {
             return bad(
@@ -282,61 +329,8 @@ impl Options {
                 self.max_open_files, MIN_MAX_OPEN_FILES
             ));
         }
-        if self.write_buffer_size < 4096 {
-            return bad(format!(
-                "write_buffer_size {} < 4096",
-                self.write_buffer_size
-            ));
-        }
-        if self.max_write_buffer_number < 2 {
-            return bad(format!(
-                "max_write_buffer_number {} < 2",
-                self.max_write_buffer_number
-            ));
-        }
-        if self.block_size == 0 || self.block_size > (1 << 30) {
-            return bad(format!("block_size {} out of range", self.block_size));
-        }
-        if self.block_restart_interval == 0 {
-            return bad("block_restart_interval must be > 0".into());
-        }
-        if self.bloom_bits_per_key > 100 {
-            return bad(format!(
-                "bloom_bits_per_key {} > 100",
-                self.bloom_bits_per_key
-            ));
-        }
-        if self.compression_per_level.is_empty() {
-            return bad("compression_per_level must not be empty".into());
-        }
         if !(2..=20).contains(&self.num_levels) {
             return bad(format!("num_levels {} not in 2..=20", self.num_levels));
-        }
-        if self.level0_file_num_compaction_trigger == 0 {
-            return bad("level0_file_num_compaction_trigger must be > 0".into());
-        }
-        if self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger
-            || self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger
-        {
-            return bad(format!(
-                "L0 triggers must satisfy compaction ({}) <= slowdown ({}) <= stop ({})",
-                self.level0_file_num_compaction_trigger,
-                self.level0_slowdown_writes_trigger,
-                self.level0_stop_writes_trigger
-            ));
-        }
-        let m = self.max_bytes_for_level_multiplier;
-        if !m.is_finite() || m < 2.0 {
-            return bad(format!(
-                "max_bytes_for_level_multiplier {} must be a finite number >= 2",
-                self.max_bytes_for_level_multiplier
-            ));
-        }
-        if self.max_bytes_for_level_base == 0 || self.target_file_size_base == 0 {
-            return bad("max_bytes_for_level_base and target_file_size_base must be > 0".into());
-        }
-        if self.target_file_size_multiplier == 0 {
-            return bad("target_file_size_multiplier must be > 0".into());
         }
         if self.max_background_jobs == 0 {
             return bad("max_background_jobs must be > 0".into());
@@ -347,37 +341,17 @@ impl Options {
         if self.bgerror_resume_retry_interval == 0 {
             return bad("bgerror_resume_retry_interval must be > 0".into());
         }
-        if self.soft_pending_compaction_bytes_limit > 0
-            && self.hard_pending_compaction_bytes_limit > 0
-            && self.soft_pending_compaction_bytes_limit > self.hard_pending_compaction_bytes_limit
-        {
-            return bad(format!(
-                "soft_pending_compaction_bytes_limit ({}) > hard_pending_compaction_bytes_limit ({})",
-                self.soft_pending_compaction_bytes_limit, self.hard_pending_compaction_bytes_limit
-            ));
-        }
         Ok(())
     }
+}
 
-    /// `max_compaction_bytes` with 0 resolved to 25 × `target_file_size_base`.
-    pub(crate) fn max_compaction_bytes(&self) -> u64 {
-        if self.max_compaction_bytes == 0 {
-            self.target_file_size_base.saturating_mul(25)
-        } else {
-            self.max_compaction_bytes
+/// Prefixes an option error with the family it belongs to.
+pub(crate) fn in_family(name: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidArgument(m) => {
+            Error::InvalidArgument(format!("column family \"{name}\": {m}"))
         }
-    }
-
-    /// Compression used for SSTs written to `level` (bottommost when
-    /// `is_bottommost`).
-    pub(crate) fn compression_for_level(&self, level: usize, is_bottommost: bool) -> Compression {
-        if is_bottommost {
-            if let Some(c) = self.bottommost_compression {
-                return c;
-            }
-        }
-        let i = level.min(self.compression_per_level.len() - 1);
-        self.compression_per_level[i]
+        e => e,
     }
 }
 
@@ -480,16 +454,28 @@ mod tests {
             };
             assert_eq!(o.validate().is_ok(), ok, "max_open_files {n}");
         }
-        assert_eq!(Options::default().max_compaction_bytes(), 25 * (64 << 20));
         assert!(Compression::parse("snappy").is_err());
         assert_eq!(Compression::parse("ZSTD").unwrap(), Compression::Zstd);
         let o = Options {
-            compression_per_level: vec![Compression::None, Compression::Lz4],
-            bottommost_compression: Some(Compression::Zstd),
+            column_families: vec![(
+                "users".into(),
+                CfOptions {
+                    block_size: 0,
+                    ..CfOptions::default()
+                },
+            )],
             ..Options::default()
         };
-        assert_eq!(o.compression_for_level(0, false), Compression::None);
-        assert_eq!(o.compression_for_level(5, false), Compression::Lz4);
-        assert_eq!(o.compression_for_level(5, true), Compression::Zstd);
+        match o.validate() {
+            Err(Error::InvalidArgument(m)) => {
+                assert!(m.contains("\"users\"") && m.contains("block_size"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let o = Options {
+            column_families: vec![("default".into(), CfOptions::default())],
+            ..Options::default()
+        };
+        assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
     }
 }

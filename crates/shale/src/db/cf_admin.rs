@@ -1,0 +1,142 @@
+//! Creating and dropping column families.
+//!
+//! A create is one MANIFEST edit per family (name, options, log number),
+//! written as one atomic group with one sync, so `create_cfs` makes any
+//! number of families durable at once, and is all-or-nothing across a
+//! crash. Cost per family: the edit, a `BTreeMap` insert in the version set
+//! and the DB state, a registry insert, and an empty memtable whose arena
+//! and filter wait for the first write (O(log n) in the number of
+//! families; nothing is rewritten for the families that exist).
+//!
+//! A drop is one edit. The family leaves the version set, the DB state and
+//! the registry together under the DB mutex, and its handles fail from then
+//! on; readers that hold its super version keep its memtables and tables,
+//! whose files are deleted once the last of them is dropped. A flush or
+//! compaction of the family that is running finds it gone when it is about
+//! to log its edit and discards its outputs.
+
+use std::sync::Arc;
+
+use crate::cf::{Cf, CfState, ColumnFamily};
+use crate::error::{Error, Result};
+use crate::options::{in_family, CfOptions};
+use crate::version::VersionEdit;
+
+use super::DbInner;
+
+/// Longest family name accepted.
+const MAX_NAME_LEN: usize = 255;
+
+pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Result<Vec<Cf>> {
+    db.check_open()?;
+    let mut seen = std::collections::HashSet::new();
+    for (name, opts) in families {
+        if name.is_empty() || name.len() > MAX_NAME_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "column family name {name:?}: must be 1 to {MAX_NAME_LEN} bytes"
+            )));
+        }
+        if !seen.insert(*name) {
+            return Err(Error::InvalidArgument(format!(
+                "column family \"{name}\" listed twice"
+            )));
+        }
+        opts.validate().map_err(|e| in_family(name, e))?;
+    }
+    if families.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut st = db.state.lock();
+    for (name, _) in families {
+        if st.versions.family_id(name).is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "column family \"{name}\" already exists"
+            )));
+        }
+    }
+    // Writes to a new family can only come after its handle exists, so its
+    // memtable starts at the WAL current now (or a later one).
+    let wal_number = db.writer.wal.lock().number;
+    let mut edits: Vec<VersionEdit> = families
+        .iter()
+        .map(|(name, opts)| VersionEdit {
+            column_family: st.versions.new_column_family_id(),
+            cf_add: Some(name.to_string()),
+            cf_options: Some(opts.to_text()),
+            log_number: Some(wal_number),
+            ..VersionEdit::default()
+        })
+        .collect();
+    super::manifest_writer::log_and_apply_group(db, &mut st, &mut edits)?;
+    let num_levels = st.versions.num_levels();
+    let mut out = Vec::with_capacity(families.len());
+    for (edit, (name, opts)) in edits.iter().zip(families) {
+        let id = edit.column_family;
+        let cf = Arc::new(ColumnFamily::new(
+            id,
+            name.to_string(),
+            opts.clone(),
+            db.instance,
+            super::new_memtable(db, opts, wal_number),
+            st.versions.current(id),
+        ));
+        st.sum_write_buffers += opts.write_buffer_size as u64;
+        st.cfs.insert(
+            id,
+            CfState::new(
+                Arc::clone(&cf),
+                cf.super_version.load().mem.clone(),
+                num_levels,
+            ),
+        );
+        db.cfs.insert(Arc::clone(&cf));
+        db.log.event(
+            "column_family_created",
+            &[format!("\"id\": {id}"), format!("\"name\": {name:?}")],
+        );
+        out.push(Cf(cf));
+    }
+    Ok(out)
+}
+
+pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
+    db.check_open()?;
+    if cf.id == 0 {
+        return Err(Error::InvalidArgument(
+            "the default column family cannot be dropped".into(),
+        ));
+    }
+    let mut st = db.state.lock();
+    if !st.cfs.contains_key(&cf.id) {
+        return Err(Error::InvalidArgument(format!(
+            "column family \"{}\" was dropped",
+            cf.name
+        )));
+    }
+    let mut edit = VersionEdit {
+        column_family: cf.id,
+        cf_drop: true,
+        ..VersionEdit::default()
+    };
+    super::manifest_writer::log_and_apply(db, &mut st, &mut edit)?;
+    if let Some(state) = st.cfs.remove(&cf.id) {
+        st.sum_write_buffers = st
+            .sum_write_buffers
+            .saturating_sub(state.cf.opts.write_buffer_size as u64);
+    }
+    st.stalled.remove(&cf.id);
+    st.compaction_queue.remove(&cf.id);
+    db.cfs.remove(cf.id);
+    cf.mark_dropped();
+    db.log.event(
+        "column_family_dropped",
+        &[
+            format!("\"id\": {}", cf.id),
+            format!("\"name\": {:?}", cf.name),
+        ],
+    );
+    // Its WALs and (once unreferenced) tables are obsolete now.
+    super::obsolete::delete_obsolete_files(db, &mut st);
+    db.bg_cv.notify_all();
+    Ok(())
+}

@@ -1,0 +1,405 @@
+//! `CfOptions`: the options of one column family (memtables, table format,
+//! LSM shape and compaction triggers), validated at open and at create, and
+//! their `name=value` text, persisted in the MANIFEST with the family's
+//! create (and again when the family is opened with other options).
+//!
+//! The flat fields of `Options` configure the `default` family
+//! (`Options::cf_options`); every other family has its own `CfOptions`.
+
+use std::fmt::Write as _;
+
+use crate::error::{Error, Result};
+use crate::sst::TableOptions;
+
+use super::Compression;
+
+/// Options of one column family. `Default` gives the same defaults as the
+/// matching fields of [`Options`](crate::Options); see those fields for
+/// the meaning of each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CfOptions {
+    /// Bytes in a memtable before it is switched and flushed. Default 64 MiB.
+    pub write_buffer_size: usize,
+    /// Memtables (active + immutable) kept before writes stall. Default 2.
+    pub max_write_buffer_number: usize,
+    /// Memtable bloom filter size as a share of `write_buffer_size`
+    /// (0 = none, at most 0.25). Default 0.02.
+    pub memtable_bloom_size_ratio: f64,
+    /// Target size of an uncompressed data block. Default 4 KiB.
+    pub block_size: usize,
+    /// Keys between restart points in a data block. Default 16.
+    pub block_restart_interval: usize,
+    /// Bytes between restart points (0 = by count only). Default 1024.
+    pub block_restart_bytes: usize,
+    /// Bloom filter bits per key; 0 disables the filter. Default 10.
+    pub bloom_bits_per_key: u32,
+    /// Compression per level (the last entry applies to deeper levels).
+    pub compression_per_level: Vec<Compression>,
+    /// Compression of the bottommost level, overriding the level's.
+    pub bottommost_compression: Option<Compression>,
+    /// L0 file count that triggers a compaction. Default 4.
+    pub level0_file_num_compaction_trigger: usize,
+    /// L0 file count that slows writes. Default 20.
+    pub level0_slowdown_writes_trigger: usize,
+    /// L0 file count that stops writes. Default 36.
+    pub level0_stop_writes_trigger: usize,
+    /// Target size of L1 (or the base level). Default 256 MiB.
+    pub max_bytes_for_level_base: u64,
+    /// Growth factor between levels (finite, >= 2). Default 10.
+    pub max_bytes_for_level_multiplier: f64,
+    /// Size levels backwards from the last one. Default true.
+    pub level_compaction_dynamic_level_bytes: bool,
+    /// Target SST size of L1. Default 64 MiB.
+    pub target_file_size_base: u64,
+    /// Growth of the target SST size per level. Default 1.
+    pub target_file_size_multiplier: u64,
+    /// Most bytes one compaction reads; 0 = 25 × `target_file_size_base`.
+    pub max_compaction_bytes: u64,
+    /// Pending compaction bytes that delay writes; 0 disables. Default 64 GiB.
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Pending compaction bytes that stop writes; 0 disables. Default 256 GiB.
+    pub hard_pending_compaction_bytes_limit: u64,
+}
+
+impl Default for CfOptions {
+    fn default() -> Self {
+        CfOptions {
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            memtable_bloom_size_ratio: 0.02,
+            block_size: 4096,
+            block_restart_interval: 16,
+            block_restart_bytes: 1024,
+            bloom_bits_per_key: 10,
+            compression_per_level: vec![Compression::None],
+            bottommost_compression: None,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            level_compaction_dynamic_level_bytes: true,
+            target_file_size_base: 64 << 20,
+            target_file_size_multiplier: 1,
+            max_compaction_bytes: 0,
+            soft_pending_compaction_bytes_limit: 64 << 30,
+            hard_pending_compaction_bytes_limit: 256 << 30,
+        }
+    }
+}
+
+impl CfOptions {
+    /// Checks every option; `InvalidArgument` names the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidArgument(m));
+        if !(0.0..=0.25).contains(&self.memtable_bloom_size_ratio) {
+            return bad(format!(
+                "memtable_bloom_size_ratio {} not in [0, 0.25]",
+                self.memtable_bloom_size_ratio
+            ));
+        }
+        if self.write_buffer_size < 4096 {
+            return bad(format!(
+                "write_buffer_size {} < 4096",
+                self.write_buffer_size
+            ));
+        }
+        if self.max_write_buffer_number < 2 {
+            return bad(format!(
+                "max_write_buffer_number {} < 2",
+                self.max_write_buffer_number
+            ));
+        }
+        if self.block_size == 0 || self.block_size > (1 << 30) {
+            return bad(format!("block_size {} out of range", self.block_size));
+        }
+        if self.block_restart_interval == 0 {
+            return bad("block_restart_interval must be > 0".into());
+        }
+        if self.bloom_bits_per_key > 100 {
+            return bad(format!(
+                "bloom_bits_per_key {} > 100",
+                self.bloom_bits_per_key
+            ));
+        }
+        if self.compression_per_level.is_empty() {
+            return bad("compression_per_level must not be empty".into());
+        }
+        if self.level0_file_num_compaction_trigger == 0 {
+            return bad("level0_file_num_compaction_trigger must be > 0".into());
+        }
+        if self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger
+            || self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger
+        {
+            return bad(format!(
+                "L0 triggers must satisfy compaction ({}) <= slowdown ({}) <= stop ({})",
+                self.level0_file_num_compaction_trigger,
+                self.level0_slowdown_writes_trigger,
+                self.level0_stop_writes_trigger
+            ));
+        }
+        let m = self.max_bytes_for_level_multiplier;
+        if !m.is_finite() || m < 2.0 {
+            return bad(format!(
+                "max_bytes_for_level_multiplier {m} must be a finite number >= 2"
+            ));
+        }
+        if self.max_bytes_for_level_base == 0 || self.target_file_size_base == 0 {
+            return bad("max_bytes_for_level_base and target_file_size_base must be > 0".into());
+        }
+        if self.target_file_size_multiplier == 0 {
+            return bad("target_file_size_multiplier must be > 0".into());
+        }
+        if self.soft_pending_compaction_bytes_limit > 0
+            && self.hard_pending_compaction_bytes_limit > 0
+            && self.soft_pending_compaction_bytes_limit > self.hard_pending_compaction_bytes_limit
+        {
+            return bad(format!(
+                "soft_pending_compaction_bytes_limit ({}) > hard_pending_compaction_bytes_limit ({})",
+                self.soft_pending_compaction_bytes_limit, self.hard_pending_compaction_bytes_limit
+            ));
+        }
+        Ok(())
+    }
+
+    /// The SST writer's options for a file written with `compression` in
+    /// the DB `db_id`.
+    pub(crate) fn table_options(&self, compression: Compression, db_id: &str) -> TableOptions {
+        TableOptions {
+            block_size: self.block_size,
+            block_restart_interval: self.block_restart_interval,
+            block_restart_bytes: self.block_restart_bytes,
+            bloom_bits_per_key: self.bloom_bits_per_key,
+            compression,
+            db_id: db_id.to_string(),
+        }
+    }
+
+    /// Bytes of each memtable's bloom filter (0 = none).
+    pub(crate) fn memtable_bloom_bytes(&self) -> usize {
+        (self.write_buffer_size as f64 * self.memtable_bloom_size_ratio) as usize
+    }
+
+    /// `max_compaction_bytes` with 0 resolved to 25 × `target_file_size_base`.
+    pub(crate) fn max_compaction_bytes(&self) -> u64 {
+        if self.max_compaction_bytes == 0 {
+            self.target_file_size_base.saturating_mul(25)
+        } else {
+            self.max_compaction_bytes
+        }
+    }
+
+    /// Compression used for SSTs written to `level` (bottommost when
+    /// `is_bottommost`).
+    pub(crate) fn compression_for_level(&self, level: usize, is_bottommost: bool) -> Compression {
+        if is_bottommost {
+            if let Some(c) = self.bottommost_compression {
+                return c;
+            }
+        }
+        let i = level.min(self.compression_per_level.len().saturating_sub(1));
+        self.compression_per_level
+            .get(i)
+            .copied()
+            .unwrap_or(Compression::None)
+    }
+
+    /// Target size of output files on `level`.
+    pub(crate) fn target_file_size(&self, level: usize) -> u64 {
+        let mut t = self.target_file_size_base;
+        for _ in 1..level.max(1) {
+            t = t.saturating_mul(self.target_file_size_multiplier);
+        }
+        t
+    }
+
+    /// The options as `name=value` lines (the MANIFEST's persisted form).
+    pub(crate) fn to_text(&self) -> String {
+        let comp: Vec<&str> = self
+            .compression_per_level
+            .iter()
+            .map(|c| c.name())
+            .collect();
+        let mut s = String::new();
+        let mut line = |k: &str, v: String| {
+            let _ = writeln!(s, "{k}={v}");
+        };
+        line("write_buffer_size", self.write_buffer_size.to_string());
+        line(
+            "max_write_buffer_number",
+            self.max_write_buffer_number.to_string(),
+        );
+        line(
+            "memtable_bloom_size_ratio",
+            self.memtable_bloom_size_ratio.to_string(),
+        );
+        line("block_size", self.block_size.to_string());
+        line(
+            "block_restart_interval",
+            self.block_restart_interval.to_string(),
+        );
+        line("block_restart_bytes", self.block_restart_bytes.to_string());
+        line("bloom_bits_per_key", self.bloom_bits_per_key.to_string());
+        line("compression_per_level", comp.join(":"));
+        line(
+            "bottommost_compression",
+            self.bottommost_compression
+                .map_or("Disabled", |c| c.name())
+                .to_string(),
+        );
+        line(
+            "level0_file_num_compaction_trigger",
+            self.level0_file_num_compaction_trigger.to_string(),
+        );
+        line(
+            "level0_slowdown_writes_trigger",
+            self.level0_slowdown_writes_trigger.to_string(),
+        );
+        line(
+            "level0_stop_writes_trigger",
+            self.level0_stop_writes_trigger.to_string(),
+        );
+        line(
+            "max_bytes_for_level_base",
+            self.max_bytes_for_level_base.to_string(),
+        );
+        line(
+            "max_bytes_for_level_multiplier",
+            self.max_bytes_for_level_multiplier.to_string(),
+        );
+        line(
+            "level_compaction_dynamic_level_bytes",
+            self.level_compaction_dynamic_level_bytes.to_string(),
+        );
+        line(
+            "target_file_size_base",
+            self.target_file_size_base.to_string(),
+        );
+        line(
+            "target_file_size_multiplier",
+            self.target_file_size_multiplier.to_string(),
+        );
+        line(
+            "max_compaction_bytes",
+            self.max_compaction_bytes.to_string(),
+        );
+        line(
+            "soft_pending_compaction_bytes_limit",
+            self.soft_pending_compaction_bytes_limit.to_string(),
+        );
+        line(
+            "hard_pending_compaction_bytes_limit",
+            self.hard_pending_compaction_bytes_limit.to_string(),
+        );
+        s
+    }
+
+    /// Parses `to_text` output: options missing from `text` keep their
+    /// defaults; an unknown name or a bad value is `InvalidArgument` (the
+    /// caller reports it and falls back to the defaults). The result is
+    /// validated.
+    pub(crate) fn from_text(text: &str) -> Result<CfOptions> {
+        let mut o = CfOptions::default();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let Some((k, v)) = line.split_once('=') else {
+                return Err(Error::InvalidArgument(format!(
+                    "options line {line:?}: no '='"
+                )));
+            };
+            let bad = || Error::InvalidArgument(format!("option {k}: bad value {v:?}"));
+            fn num<T: std::str::FromStr>(v: &str, bad: impl Fn() -> Error) -> Result<T> {
+                v.parse().map_err(|_| bad())
+            }
+            match k {
+                "write_buffer_size" => o.write_buffer_size = num(v, bad)?,
+                "max_write_buffer_number" => o.max_write_buffer_number = num(v, bad)?,
+                "memtable_bloom_size_ratio" => o.memtable_bloom_size_ratio = num(v, bad)?,
+                "block_size" => o.block_size = num(v, bad)?,
+                "block_restart_interval" => o.block_restart_interval = num(v, bad)?,
+                "block_restart_bytes" => o.block_restart_bytes = num(v, bad)?,
+                "bloom_bits_per_key" => o.bloom_bits_per_key = num(v, bad)?,
+                "compression_per_level" => {
+                    o.compression_per_level = v
+                        .split(':')
+                        .map(Compression::parse)
+                        .collect::<Result<Vec<_>>>()?
+                }
+                "bottommost_compression" => {
+                    o.bottommost_compression = match v {
+                        "Disabled" => None,
+                        c => Some(Compression::parse(c)?),
+                    }
+                }
+                "level0_file_num_compaction_trigger" => {
+                    o.level0_file_num_compaction_trigger = num(v, bad)?
+                }
+                "level0_slowdown_writes_trigger" => o.level0_slowdown_writes_trigger = num(v, bad)?,
+                "level0_stop_writes_trigger" => o.level0_stop_writes_trigger = num(v, bad)?,
+                "max_bytes_for_level_base" => o.max_bytes_for_level_base = num(v, bad)?,
+                "max_bytes_for_level_multiplier" => o.max_bytes_for_level_multiplier = num(v, bad)?,
+                "level_compaction_dynamic_level_bytes" => {
+                    o.level_compaction_dynamic_level_bytes = num(v, bad)?
+                }
+                "target_file_size_base" => o.target_file_size_base = num(v, bad)?,
+                "target_file_size_multiplier" => o.target_file_size_multiplier = num(v, bad)?,
+                "max_compaction_bytes" => o.max_compaction_bytes = num(v, bad)?,
+                "soft_pending_compaction_bytes_limit" => {
+                    o.soft_pending_compaction_bytes_limit = num(v, bad)?
+                }
+                "hard_pending_compaction_bytes_limit" => {
+                    o.hard_pending_compaction_bytes_limit = num(v, bad)?
+                }
+                _ => return Err(Error::InvalidArgument(format!("unknown option {k:?}"))),
+            }
+        }
+        o.validate()?;
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_round_trips_and_rejects_bad_input() {
+        let o = CfOptions {
+            write_buffer_size: 12345,
+            compression_per_level: vec![Compression::None, Compression::Lz4],
+            bottommost_compression: Some(Compression::Zstd),
+            max_bytes_for_level_multiplier: 8.5,
+            level_compaction_dynamic_level_bytes: false,
+            ..CfOptions::default()
+        };
+        assert_eq!(CfOptions::from_text(&o.to_text()).unwrap(), o);
+        assert_eq!(CfOptions::from_text("").unwrap(), CfOptions::default());
+        for bad in [
+            "nope=1",
+            "write_buffer_size=x",
+            "write_buffer_size",
+            "write_buffer_size=10",
+            "compression_per_level=Snappy",
+        ] {
+            assert!(
+                matches!(CfOptions::from_text(bad), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn per_level_helpers() {
+        let o = CfOptions {
+            compression_per_level: vec![Compression::None, Compression::Lz4],
+            bottommost_compression: Some(Compression::Zstd),
+            target_file_size_multiplier: 2,
+            ..CfOptions::default()
+        };
+        assert_eq!(o.compression_for_level(0, false), Compression::None);
+        assert_eq!(o.compression_for_level(5, false), Compression::Lz4);
+        assert_eq!(o.compression_for_level(5, true), Compression::Zstd);
+        assert_eq!(o.target_file_size(1), 64 << 20);
+        assert_eq!(o.target_file_size(3), 256 << 20);
+        assert_eq!(o.max_compaction_bytes(), 25 * (64 << 20));
+    }
+}
