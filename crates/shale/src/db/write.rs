@@ -723,37 +723,36 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
     if !st.cfs.contains_key(&cf) {
         return Ok(());
     }
-    let wal_empty = db
-        .writer
-        .wal
-        .lock()
-        .writer
-        .as_ref()
-        .is_some_and(|w| w.file_size() == 0);
-    let mut new_writer = None;
-    if !wal_empty {
-        let number = st.versions.new_file_number();
-        let path = db.dir.join(log_file_name(number));
-        let file = match db.fs.create(&path) {
-            Ok(f) => f,
-            Err(e) => {
-                db.set_bg_error(st, e.clone(), Reason::Wal);
-                return Err(e);
-            }
-        };
-        // The new WAL's directory entry must be durable before a sync write
-        // to it is acknowledged.
-        if let Err(e) = db.fs.sync_dir(&db.dir) {
+    // A WAL that is still empty is kept: the memtable's writes are all in
+    // earlier (synced) WALs. Checked under the same WAL lock that swaps the
+    // memtable, so no group can write it in between.
+    {
+        let wal = db.writer.wal.lock();
+        if wal.writer.as_ref().is_some_and(|w| w.file_size() == 0) {
+            return install_new_memtable(db, st, cf, wal);
+        }
+    }
+    let number = st.versions.new_file_number();
+    let path = db.dir.join(log_file_name(number));
+    let file = match db.fs.create(&path) {
+        Ok(f) => f,
+        Err(e) => {
             db.set_bg_error(st, e.clone(), Reason::Wal);
             return Err(e);
         }
-        new_writer = Some(LogWriter::new(file, number));
+    };
+    // The new WAL's directory entry must be durable before a sync write
+    // to it is acknowledged.
+    if let Err(e) = db.fs.sync_dir(&db.dir) {
+        db.set_bg_error(st, e.clone(), Reason::Wal);
+        return Err(e);
     }
+    let new_writer = LogWriter::new(file, number);
     // Swap WAL, memtable and super version together under the WAL lock: the
     // leader loads the memtables under this lock, so no group can write the
     // new WAL but insert into the old memtable.
     let mut wal = db.writer.wal.lock();
-    if let Some(w) = new_writer {
+    {
         if let Some(old) = wal.writer.as_mut() {
             // Sync the old WAL: a sync write to the new WAL must not become
             // durable while earlier writes in the old one are not, and after
@@ -774,9 +773,21 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
             let old_size = old.file_size();
             st.closed_wals.push_back((wal.number, old_size));
         }
-        wal.number = w.log_number();
-        wal.writer = Some(w);
+        wal.number = new_writer.log_number();
+        wal.writer = Some(new_writer);
     }
+    install_new_memtable(db, st, cf, wal)
+}
+
+/// The second half of a switch: family `cf` gets a new memtable starting at
+/// the current WAL, its old one becomes immutable and is queued for flush.
+/// Takes the WAL lock's guard (released once the super version is out).
+fn install_new_memtable(
+    db: &Arc<DbInner>,
+    st: &mut DbState,
+    cf: u32,
+    wal: parking_lot::MutexGuard<'_, WalState>,
+) -> Result<()> {
     let number = wal.number;
     let Some(c) = st.cfs.get_mut(&cf) else {
         return Ok(());
