@@ -13,6 +13,7 @@ mod codec;
 mod compaction;
 mod db;
 mod error;
+mod flush;
 pub mod fs;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]

@@ -1,8 +1,11 @@
-//! Compaction: which entries survive a merge (`filter`), the job that merges
-//! input files into output files (`job`), and the picker that chooses what
-//! to compact (`picker`, with level targets and scores in `sizing`).
+//! Compaction: which entries survive a merge (`filter`), the writer of output
+//! tables shared with flushes (`output`), one planned compaction as a
+//! computation (`job`: inputs → outputs, edit, statistics), and the picker
+//! that chooses what to compact (`picker`, with level targets and scores in
+//! `sizing`). The DB runs jobs against its state in db/compaction_runner.rs.
 
 pub(crate) mod filter;
 pub(crate) mod job;
+pub(crate) mod output;
 pub(crate) mod picker;
 pub(crate) mod sizing;

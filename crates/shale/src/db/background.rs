@@ -23,9 +23,9 @@ use crate::error::{Error, Result};
 use crate::options::CfOptions;
 use crate::version::Version;
 
-use super::compaction_job;
+use super::compaction_runner;
 use super::error_handler;
-use super::flush_job;
+use super::flush_runner;
 use super::{DbInner, DbState, Reason};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
@@ -61,8 +61,8 @@ fn bg_loop(db: &Arc<DbInner>) {
             && st.manual_compactions == 0
             && st.compactions_running < max_compactions(db)
         {
-            if let Some((cf, plan)) = compaction_job::pick(db, &mut st) {
-                st = compaction_job::run(db, st, cf, plan);
+            if let Some((cf, plan)) = compaction_runner::pick(db, &mut st) {
+                st = compaction_runner::run(db, st, cf, plan);
                 continue;
             }
         }
@@ -122,7 +122,7 @@ pub(crate) fn flush_one(
     };
     c.flush_running = true;
     st.flushes_running += 1;
-    let result = flush_job::flush(db, st, cf, mem);
+    let result = flush_runner::flush(db, st, cf, mem);
     st.flushes_running -= 1;
     if let Some(c) = st.cfs.get_mut(&cf) {
         c.flush_running = false;
@@ -215,7 +215,7 @@ pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
         }
         let busy = st.any_flush_work()
             || st.compactions_running > 0
-            || compaction_job::needs_compaction(db, &st);
+            || compaction_runner::needs_compaction(db, &st);
         if !busy {
             // Versions released since the last job (iterators, snapshots of
             // the LSM) may have left files with no reference: delete them.
@@ -257,7 +257,7 @@ pub(crate) fn compact_range(
             break Err(Error::ShutdownInProgress);
         }
         if st.compactions_running == 0 {
-            let (st2, r) = compaction_job::run_manual(db, st, cf, start, end);
+            let (st2, r) = compaction_runner::run_manual(db, st, cf, start, end);
             st = st2;
             break r;
         }
@@ -282,7 +282,7 @@ pub(crate) fn stall_condition(
         if o.soft_pending_compaction_bytes_limit > 0 || o.hard_pending_compaction_bytes_limit > 0 {
             crate::compaction::sizing::pending_compaction_bytes(
                 v,
-                &compaction_job::picker_options(o, num_levels),
+                &compaction_runner::picker_options(o, num_levels),
             )
         } else {
             0

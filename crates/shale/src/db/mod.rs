@@ -15,10 +15,10 @@
 mod background;
 mod cache_glue;
 mod cf_admin;
-mod compaction_job;
+mod compaction_runner;
 mod db_iter;
 mod error_handler;
-mod flush_job;
+mod flush_runner;
 mod info_log;
 mod key_range;
 mod manifest_writer;
@@ -193,7 +193,7 @@ impl DbInner {
                 state.stalled.remove(&cf);
             }
             StallCondition::Stopped(cause) | StallCondition::Delayed(cause) => {
-                let l0_busy = compaction_job::l0_compaction_running(self);
+                let l0_busy = compaction_runner::l0_compaction_running(self);
                 self.stats.count_stall(cause, l0_busy);
                 state.stalled.insert(cf, cond);
             }

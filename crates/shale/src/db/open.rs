@@ -33,7 +33,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::batch::WriteBatch;
 use crate::cf::{CfRegistry, CfState, ColumnFamily};
 use crate::compaction::filter::EntryFilter;
-use crate::compaction::job::{write_outputs, OutputSpec};
+use crate::compaction::output::{write_outputs, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;

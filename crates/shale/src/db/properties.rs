@@ -24,7 +24,7 @@ use std::sync::Arc;
 use crate::compaction::{picker, sizing};
 use crate::stats::{LevelCompactionStats, StallCause, WriteCounters};
 
-use super::compaction_job::picker_options;
+use super::compaction_runner::picker_options;
 use super::DbInner;
 
 const GB: f64 = (1u64 << 30) as f64;
@@ -83,7 +83,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
         "shale.mem-table-flush-pending" => u8::from(!c.imm.is_empty()).to_string(),
         "shale.num-immutable-mem-table" => c.imm.len().to_string(),
         "shale.compaction-pending" => {
-            u8::from(super::compaction_job::needs_compaction_cf(db, &st, cf)).to_string()
+            u8::from(super::compaction_runner::needs_compaction_cf(db, &st, cf)).to_string()
         }
         "shale.estimate-pending-compaction-bytes" => {
             sizing::pending_compaction_bytes(&v, &o).to_string()
@@ -250,7 +250,7 @@ struct Shape {
 fn shape(db: &Arc<DbInner>, cf: u32) -> Shape {
     let st = db.state.lock();
     let v = st.versions.current(cf);
-    let o = super::compaction_job::family_picker_options(&st, cf)
+    let o = super::compaction_runner::family_picker_options(&st, cf)
         .unwrap_or_else(|| picker_options(&db.opts.cf_options(), st.versions.num_levels()));
     let t = picker::level_targets(&v, &o);
     let scores = picker::scores(&v, &o, &t);

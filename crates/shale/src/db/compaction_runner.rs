@@ -1,7 +1,8 @@
-//! Runs compactions chosen by `compaction::picker` (and manual ones): marks
-//! the inputs, registers the job's output range (so concurrent picks stay
-//! disjoint), merges without the DB mutex, logs the edit, books the
-//! statistics on the output level and writes the LOG events.
+//! Runs compactions chosen by `compaction::picker` (and manual ones) as
+//! `compaction::job::CompactionJob`s against the DB: marks the inputs,
+//! registers the job's output range (so concurrent picks stay disjoint),
+//! runs the job without the DB mutex, logs its edit, books the statistics on
+//! the output level and writes the LOG events.
 //!
 //! Several jobs may run at once (one per background thread), in one column
 //! family or several; each owns its input files (`being_compacted`) and its
@@ -9,23 +10,20 @@
 //! numbers. A job whose family is dropped while it runs discards its
 //! outputs.
 
-use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::MutexGuard;
 
-use crate::compaction::filter::{BaseLevelCheck, EntryFilter};
-use crate::compaction::job::{write_outputs_cut, GrandparentCutter, OutputSpec};
-use crate::compaction::picker::{self, key_is_bottommost, PickerOptions, Plan, RunningOutput};
+use crate::compaction::job::{file_list, CompactionJob};
+use crate::compaction::output::OutputSpec;
+use crate::compaction::picker::{self, PickerOptions, Plan, RunningOutput};
 use crate::error::Result;
 use crate::iter::merging::MergingIterator;
-use crate::iter::InternalIterator;
 use crate::options::CfOptions;
 use crate::sst::{ReadaheadPolicy, TableOptions};
-use crate::stats::{thread_cpu_micros, LevelCompactionStats, RunningJob};
-use crate::version::{FileMeta, Version, VersionEdit};
+use crate::stats::{LevelCompactionStats, RunningJob};
 
 use super::obsolete::delete_obsolete_files;
 use super::{DbInner, DbState};
@@ -239,33 +237,36 @@ fn dropped_error(cf: u32) -> crate::error::Error {
     crate::error::Error::InvalidArgument(format!("column family {cf} was dropped"))
 }
 
-fn level_of(v: &Version, number: u64) -> Option<usize> {
-    (0..v.num_levels()).find(|&l| v.files(l).iter().any(|f| f.number == number))
-}
-
-fn file_list(files: &[Arc<FileMeta>]) -> String {
-    let n: Vec<String> = files.iter().map(|f| f.number.to_string()).collect();
-    format!("[{}]", n.join(", "))
+/// The job for `plan` in family `cf`, with the family's options; `None`
+/// once the family is dropped.
+fn job_for<'p>(
+    db: &DbInner,
+    st: &DbState,
+    cf: u32,
+    plan: &'p Plan,
+) -> Option<(CompactionJob<'p>, TableOptions, u64)> {
+    let opts = &st.cf(cf)?.cf.opts;
+    let topts = table_options(db, opts, plan.output_level, plan.bottommost);
+    let job = CompactionJob {
+        cf,
+        plan,
+        version: st.versions.current(cf),
+        snapshots: db.snapshots.all(),
+        compression: topts.compression,
+        max_grandparent_overlap: opts.max_compaction_bytes(),
+    };
+    Some((job, topts, opts.target_file_size(plan.output_level)))
 }
 
 /// Moves the plan's inputs to the output level by a MANIFEST edit.
 fn trivial_move(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
-    cf: u32,
-    plan: &Plan,
+    job: &CompactionJob<'_>,
     id: u64,
 ) -> Result<()> {
-    let mut edit = VersionEdit {
-        column_family: cf,
-        ..VersionEdit::default()
-    };
-    let mut moved = 0;
-    for f in &plan.inputs {
-        edit.delete_file(plan.level, f.number);
-        moved += f.file_size;
-        edit.add_file(plan.output_level, f.as_ref().clone_meta());
-    }
+    let (cf, plan) = (job.cf, job.plan);
+    let (mut edit, moved) = job.trivial_move_edit();
     if !super::manifest_writer::log_and_apply_if_live(db, st, &mut edit)? {
         return Ok(());
     }
@@ -282,6 +283,7 @@ fn trivial_move(
         "trivial_move",
         &[
             format!("\"job\": {id}"),
+            format!("\"cf\": {cf}"),
             format!("\"from_level\": {}", plan.level),
             format!("\"to_level\": {}", plan.output_level),
             format!("\"files\": {}", file_list(&plan.inputs)),
@@ -302,26 +304,15 @@ fn execute(
     plan: &Plan,
     id: u64,
 ) -> Result<()> {
-    if plan.trivial_move {
-        return trivial_move(db, st, cf, plan, id);
-    }
-    let Some(opts) = st.cf(cf).map(|c| c.cf.opts.clone()) else {
-        return Ok(());
+    let Some((job, topts, target)) = job_for(db, st, cf, plan) else {
+        return Ok(()); // dropped
     };
-    let v = st.versions.current(cf);
+    if plan.trivial_move {
+        return trivial_move(db, st, &job, id);
+    }
     let started = Instant::now();
-    let snapshots = db.snapshots.all();
     let output_level = plan.output_level;
-    let topts = table_options(db, &opts, output_level, plan.bottommost);
-    let compression = topts.compression;
-    let target = opts.target_file_size(output_level);
-    let max_gp = opts.max_compaction_bytes();
-    let inputs: Vec<Arc<FileMeta>> = plan
-        .inputs
-        .iter()
-        .chain(plan.output_inputs.iter())
-        .cloned()
-        .collect();
+    let inputs = job.inputs();
     db.log.event(
         "compaction_started",
         &[
@@ -341,12 +332,9 @@ fn execute(
             ),
         ],
     );
-    let bottommost = plan.bottommost;
-    let grandparents = plan.grandparents.clone();
     let mut allocated: Vec<u64> = Vec::new();
     let readahead = compaction_readahead(db);
     let result = MutexGuard::unlocked(st, || {
-        let cpu0 = thread_cpu_micros();
         let children = db.table_cache.compaction_inputs(
             &[
                 (plan.level, &plan.inputs),
@@ -355,17 +343,6 @@ fn execute(
             readahead,
         )?;
         let mut iter = MergingIterator::new(children);
-        iter.seek_to_first();
-        // Data below the output level cannot change under us: levels below
-        // only receive files from compactions whose ranges are disjoint from
-        // ours (their inputs would overlap our being-compacted files).
-        let check: BaseLevelCheck<'_> = if bottommost {
-            Box::new(|_| true)
-        } else {
-            let v = &v;
-            Box::new(move |k: &[u8]| key_is_bottommost(v, output_level, k))
-        };
-        let mut filter = EntryFilter::new(snapshots, Some(check));
         let mut alloc = || db.new_output_number(&mut allocated);
         let mut spec = OutputSpec {
             fs: &db.fs,
@@ -375,13 +352,9 @@ fn execute(
             new_file_number: &mut alloc,
             shutting_down: &db.shutting_down,
         };
-        let mut cutter = GrandparentCutter::new(&grandparents, max_gp);
-        let out = write_outputs_cut(&mut iter, &mut filter, &mut spec, Some(&mut cutter))?;
-        crate::sync_point!("CompactionJob::AfterOutputs");
-        let cpu = thread_cpu_micros().saturating_sub(cpu0);
-        Ok::<_, crate::error::Error>((out, filter.keys_in, filter.keys_dropped, cpu))
+        job.run(&mut iter, &mut spec)
     });
-    let (outputs, keys_in, keys_dropped, cpu_micros) = match result {
+    let r = match result {
         Ok(r) => r,
         Err(e) => {
             for n in &allocated {
@@ -390,25 +363,13 @@ fn execute(
             return Err(e);
         }
     };
-    let mut edit = VersionEdit {
-        column_family: cf,
-        ..VersionEdit::default()
-    };
-    {
-        let current = st.versions.current(cf);
-        for f in &inputs {
-            let level = level_of(&current, f.number).unwrap_or(plan.level);
-            edit.delete_file(level, f.number);
-        }
-    }
-    let mut out_numbers = HashSet::new();
-    for mut f in outputs.files {
-        f.compression = compression.code();
-        out_numbers.insert(f.number);
+    let mut edit = job.edit(&st.versions.current(cf), &r.outputs.files);
+    for f in &r.outputs.files {
         db.log.event(
             "table_file_creation",
             &[
                 format!("\"job\": {id}"),
+                format!("\"cf\": {cf}"),
                 format!("\"file_number\": {}", f.number),
                 format!("\"file_size\": {}", f.file_size),
                 format!("\"num_entries\": {}", f.num_entries),
@@ -416,53 +377,39 @@ fn execute(
                 format!("\"level\": {output_level}"),
             ],
         );
-        edit.add_file(output_level, f);
     }
-    let r = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
+    let logged = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
     for n in &allocated {
         st.pending_outputs.remove(n);
     }
-    if !r? {
+    if !logged? {
         return Ok(()); // the family was dropped: outputs are obsolete
     }
     st.errors.job_succeeded();
     db.install_super_version(st, cf);
-    let read_non_output: u64 = plan.inputs.iter().map(|f| f.file_size).sum();
-    let read_output: u64 = plan.output_inputs.iter().map(|f| f.file_size).sum();
-    let same_level = plan.level == output_level;
-    let micros = started.elapsed().as_micros() as u64;
-    let job = LevelCompactionStats {
-        bytes_read_non_output: if same_level { 0 } else { read_non_output },
-        bytes_read_output: read_output + if same_level { read_non_output } else { 0 },
-        bytes_written: outputs.bytes_written,
-        micros,
-        cpu_micros,
-        count: 1,
-        keys_in,
-        keys_dropped,
-        files_in_non_output: plan.inputs.len() as u64,
-        files_in_output: plan.output_inputs.len() as u64,
-        files_out: out_numbers.len() as u64,
-        bytes_moved: 0,
-    };
-    db.stats.add_level(output_level, &job);
+    let stats = job.stats(&r, started);
+    db.stats.add_level(output_level, &stats);
     db.stats
         .compaction_bytes_written
-        .fetch_add(outputs.bytes_written, Ordering::Relaxed);
+        .fetch_add(r.outputs.bytes_written, Ordering::Relaxed);
     db.log.event(
         "compaction_finished",
         &[
             format!("\"job\": {id}"),
+            format!("\"cf\": {cf}"),
             format!("\"input_level\": {}", plan.level),
             format!("\"output_level\": {output_level}"),
-            format!("\"compaction_time_micros\": {micros}"),
-            format!("\"compaction_time_cpu_micros\": {cpu_micros}"),
+            format!("\"compaction_time_micros\": {}", stats.micros),
+            format!("\"compaction_time_cpu_micros\": {}", stats.cpu_micros),
             format!("\"num_input_files\": {}", inputs.len()),
-            format!("\"num_output_files\": {}", out_numbers.len()),
-            format!("\"total_input_size\": {}", read_non_output + read_output),
-            format!("\"total_output_size\": {}", outputs.bytes_written),
-            format!("\"num_input_records\": {keys_in}"),
-            format!("\"num_dropped_records\": {keys_dropped}"),
+            format!("\"num_output_files\": {}", stats.files_out),
+            format!(
+                "\"total_input_size\": {}",
+                stats.bytes_read_non_output + stats.bytes_read_output
+            ),
+            format!("\"total_output_size\": {}", r.outputs.bytes_written),
+            format!("\"num_input_records\": {}", r.keys_in),
+            format!("\"num_dropped_records\": {}", r.keys_dropped),
             format!(
                 "\"lsm_state\": {:?}",
                 st.versions.current(cf).files_per_level()
@@ -472,7 +419,7 @@ fn execute(
     // Every handle on the pre-compaction version must be gone by now, or it
     // keeps our inputs alive and they linger until the next job
     // (regression test: inputs_of_the_last_compaction_are_deleted).
-    drop(v);
+    drop(job);
     delete_obsolete_files(db, st);
     Ok(())
 }

@@ -1,0 +1,90 @@
+//! `FlushJob`: one memtable written as one L0 table of its column family,
+//! as a computation: the entries every snapshot may still need (tombstones
+//! included: data below may exist) go to one output file; the result is
+//! described as a MANIFEST edit (the table and the family's new log number)
+//! and level statistics. It knows nothing of the DB's state; the caller
+//! allocates file numbers, logs the edit and installs it.
+//!
+//! Thread-safety: owned by one thread; `run` does the IO and must be called
+//! without the DB mutex.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::base::SeqNo;
+use crate::compaction::filter::EntryFilter;
+use crate::compaction::output::{write_outputs, OutputSpec, Outputs};
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::memtable::MemTable;
+use crate::sst::Compression;
+use crate::stats::{thread_cpu_micros, LevelCompactionStats};
+use crate::version::VersionEdit;
+
+/// A flush ready to run.
+pub(crate) struct FlushJob {
+    pub cf: u32,
+    pub mem: Arc<MemTable>,
+    /// Live snapshots when the job started.
+    pub snapshots: Vec<SeqNo>,
+    /// Compression of the table (also in the spec's table options).
+    pub compression: Compression,
+}
+
+/// What `FlushJob::run` produced.
+pub(crate) struct FlushResult {
+    pub outputs: Outputs,
+    pub keys_in: u64,
+    pub keys_dropped: u64,
+    pub cpu_micros: u64,
+}
+
+impl FlushJob {
+    /// Writes the memtable's surviving entries as `spec` says (one file).
+    pub(crate) fn run(&self, spec: &mut OutputSpec<'_>) -> Result<FlushResult> {
+        let cpu0 = thread_cpu_micros();
+        let mut iter = self.mem.iter();
+        iter.seek_to_first();
+        let mut filter = EntryFilter::new(self.snapshots.clone(), None);
+        let outputs = write_outputs(&mut iter, &mut filter, spec)?;
+        crate::sync_point!("FlushJob::AfterOutputs");
+        Ok(FlushResult {
+            outputs,
+            keys_in: filter.keys_in,
+            keys_dropped: filter.keys_dropped,
+            cpu_micros: thread_cpu_micros().saturating_sub(cpu0),
+        })
+    }
+
+    /// The edit adding the table to L0 and moving the family's log number
+    /// to `next_log` (the WAL of its next memtable).
+    pub(crate) fn edit(&self, r: &FlushResult, next_log: u64, last_seq: SeqNo) -> VersionEdit {
+        let mut edit = VersionEdit {
+            column_family: self.cf,
+            log_number: Some(next_log),
+            prev_log_number: Some(0),
+            last_sequence: Some(last_seq),
+            ..VersionEdit::default()
+        };
+        for f in &r.outputs.files {
+            let mut f = f.clone();
+            f.compression = self.compression.code();
+            edit.add_file(0, f);
+        }
+        edit
+    }
+
+    /// The statistics booked on L0.
+    pub(crate) fn stats(&self, r: &FlushResult, started: Instant) -> LevelCompactionStats {
+        LevelCompactionStats {
+            bytes_written: r.outputs.bytes_written,
+            micros: started.elapsed().as_micros() as u64,
+            cpu_micros: r.cpu_micros,
+            count: 1,
+            keys_in: r.keys_in,
+            keys_dropped: r.keys_dropped,
+            files_out: r.outputs.files.len() as u64,
+            ..Default::default()
+        }
+    }
+}
