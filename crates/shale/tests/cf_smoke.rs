@@ -142,3 +142,117 @@ fn an_idle_family_does_not_pin_old_wals() {
     let idle = db.cf("idle").unwrap();
     assert_eq!(get(&db, &idle, b"once").unwrap(), b"1");
 }
+
+/// Scale check (issue 11's goals; the measured figures are in
+/// docs/PERFORMANCE.md, taken with `shale-bench --benchmarks=cfscale`):
+/// `cargo test --release -p shale --test cf_smoke -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn ten_thousand_families() {
+    let n = 10_000;
+    let d = tempfile::tempdir().unwrap();
+    let rss = || {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let names: Vec<String> = (0..n).map(|i| format!("cf{i:05}")).collect();
+    let t = std::time::Instant::now();
+    {
+        let db = Db::open(d.path(), opts()).unwrap();
+        let list: Vec<(&str, CfOptions)> = names
+            .iter()
+            .map(|s| (s.as_str(), CfOptions::default()))
+            .collect();
+        db.create_cfs(&list).unwrap();
+        println!("create_cfs {n}: {:?}", t.elapsed());
+        db.close().unwrap();
+    }
+    let rss0 = rss();
+    let t = std::time::Instant::now();
+    let db = Db::open(d.path(), opts()).unwrap();
+    println!("reopen: {:?}", t.elapsed());
+    println!("RSS after reopen: {} KiB (before {} KiB)", rss(), rss0);
+    let cf = db.cf("cf00042").unwrap();
+    let t = std::time::Instant::now();
+    for i in 0..100_000u32 {
+        db.put_cf(&cf, &i.to_be_bytes(), b"v").unwrap();
+    }
+    println!("100k puts into one family: {:?}", t.elapsed());
+    drop(db);
+    let d2 = tempfile::tempdir().unwrap();
+    let db = Db::open(d2.path(), opts()).unwrap();
+    let t = std::time::Instant::now();
+    for name in names.iter().take(2000) {
+        db.create_cf(name, CfOptions::default()).unwrap();
+    }
+    println!("create_cf one by one, 2000: {:?}", t.elapsed());
+}
+
+/// `db_write_buffer_size` bounds the memtables of all families together by
+/// flushing the largest, without stopping writers (RocksDB's write buffer
+/// manager can wedge every writer: facebook/rocksdb#11780).
+#[test]
+fn the_db_wide_memtable_budget_flushes_the_largest_without_a_wedge() {
+    let d = tempfile::tempdir().unwrap();
+    let budget = 4 << 20;
+    let db = Db::open(
+        d.path(),
+        Options {
+            db_write_buffer_size: budget,
+            ..opts()
+        },
+    )
+    .unwrap();
+    // Each family alone would hold 64 MiB before it flushes. (No memtable
+    // filter: a 64 MiB memtable's 1.3 MB filter, allocated by its first
+    // write, would dominate a 4 MiB budget.)
+    let big = CfOptions {
+        memtable_bloom_size_ratio: 0.0,
+        ..CfOptions::default()
+    };
+    let list: Vec<(String, CfOptions)> = (0..4).map(|i| (format!("f{i}"), big.clone())).collect();
+    let refs: Vec<(&str, CfOptions)> = list.iter().map(|(n, o)| (n.as_str(), o.clone())).collect();
+    let cfs = db.create_cfs(&refs).unwrap();
+    let value = vec![3u8; 200];
+    let mut peak = 0u64;
+    let t = std::time::Instant::now();
+    for i in 0..100_000u32 {
+        let cf = &cfs[(i % 4) as usize];
+        db.put_cf(cf, &i.to_be_bytes(), &value).unwrap();
+        if i % 500 == 0 {
+            let used: u64 = db
+                .property("shale.size-all-mem-tables-db")
+                .unwrap()
+                .parse()
+                .unwrap();
+            peak = peak.max(used);
+        }
+    }
+    // 20 MB written: without the budget nothing would have flushed.
+    let files: u64 = cfs
+        .iter()
+        .map(|cf| {
+            db.property_cf(cf, "shale.num-files-at-level0")
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert!(files > 0, "the budget flushed nothing");
+    // Over by at most the memtable being flushed plus one 1 MiB arena chunk
+    // per family.
+    assert!(peak < 2 * budget as u64 + (4 << 20), "peak {peak}");
+    println!("peak {peak} with a budget of {budget}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(60));
+    for (i, cf) in cfs.iter().enumerate() {
+        assert_eq!(
+            get(&db, cf, &(i as u32).to_be_bytes()).unwrap(),
+            value,
+            "family {i}"
+        );
+    }
+}

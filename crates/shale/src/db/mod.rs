@@ -147,7 +147,10 @@ pub(crate) struct DbInner {
     /// leader to switch.
     pub full_cfs: Mutex<Vec<u32>>,
     /// Bytes of every memtable of every family (arena chunks and filters):
-    /// what `db_write_buffer_size` limits.
+    /// what `db_write_buffer_size` limits. Charged by the memory owners
+    /// themselves (an arena on each chunk, a memtable on its filter) and
+    /// released when they are freed, so a DB-wide memory budget can later
+    /// charge block-cache and table-reader memory to a counter like it.
     pub memtable_bytes: Arc<AtomicUsize>,
     pub state: Mutex<DbState>,
     /// Signalled when background work finishes or is scheduled.
