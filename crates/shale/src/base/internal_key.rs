@@ -75,10 +75,26 @@ pub(crate) fn parse_internal_key(ikey: &[u8]) -> Option<ParsedInternalKey<'_>> {
 pub(crate) fn compare_internal(a: &[u8], b: &[u8]) -> Ordering {
     let ua = &a[..a.len().saturating_sub(TRAILER_LEN)];
     let ub = &b[..b.len().saturating_sub(TRAILER_LEN)];
-    match ua.cmp(ub) {
+    match compare_user_keys(ua, ub) {
         Ordering::Equal => trailer(b).cmp(&trailer(a)),
         o => o,
     }
+}
+
+/// Bytewise order of user keys, as `a.cmp(b)`. Keys of 8 bytes or more are
+/// first told apart by their first 8 bytes read as one big-endian integer
+/// (same order, one comparison instead of a `memcmp` call); most keys of a
+/// memtable or block differ there.
+#[inline]
+pub(crate) fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
+    if let (Some(pa), Some(pb)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*pa), u64::from_be_bytes(*pb));
+        if x != y {
+            return x.cmp(&y);
+        }
+        return a[8..].cmp(&b[8..]);
+    }
+    a.cmp(b)
 }
 
 #[cfg(test)]
@@ -90,6 +106,31 @@ mod tests {
         let mut v = Vec::new();
         make_internal_key(&mut v, k, s, kind as u8);
         v
+    }
+
+    #[test]
+    fn user_key_order_is_bytewise() {
+        let keys: Vec<&[u8]> = vec![
+            b"",
+            b"a",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefgi",
+            b"abcdefgha",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+            b"\x00\x00\x00\x00\x00\x00\x00\x00",
+            b"b\x00",
+            b"0000000000000001",
+            b"0000000000000010",
+            b"0000000100000000",
+        ];
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(compare_user_keys(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -188,6 +188,47 @@ pub(crate) struct WalState {
 pub(crate) struct WriteQueue {
     queue: Mutex<VecDeque<Arc<Slot>>>,
     pub(crate) wal: Mutex<WalState>,
+    /// The leader's group and batch vectors, kept between groups so that a
+    /// group allocates nothing (only the leader takes it: uncontended).
+    scratch: Mutex<(Vec<Arc<Slot>>, Vec<WriteBatch>)>,
+}
+
+thread_local! {
+    /// This thread's request slot, reused by its next write once nobody
+    /// else holds it (a write allocates no slot in the common case).
+    static SLOT: std::cell::RefCell<Option<Arc<Slot>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A slot for a new request: this thread's previous one if it is free.
+fn take_slot(batch: WriteBatch, opts: &WriteOptions) -> Arc<Slot> {
+    let request = Request {
+        batch: Some(batch),
+        sync: opts.sync,
+        disable_wal: opts.disable_wal,
+        insert: None,
+        done: false,
+        result: Ok(()),
+    };
+    let reused = SLOT
+        .try_with(|s| s.borrow_mut().take())
+        .ok()
+        .flatten()
+        .filter(|s| Arc::strong_count(s) == 1);
+    match reused {
+        Some(slot) => {
+            *slot.req.lock() = request;
+            slot
+        }
+        None => Arc::new(Slot {
+            req: Mutex::new(request),
+            cv: Condvar::new(),
+        }),
+    }
+}
+
+/// Keeps `slot` for this thread's next write.
+fn return_slot(slot: Arc<Slot>) {
+    let _ = SLOT.try_with(|s| *s.borrow_mut() = Some(slot));
 }
 
 impl WriteQueue {
@@ -199,6 +240,7 @@ impl WriteQueue {
                 number,
                 unsynced: false,
             }),
+            scratch: Mutex::new((Vec::new(), Vec::new())),
         }
     }
 
@@ -234,23 +276,20 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     if batch.names_other_families() {
         check_families(db, &batch)?;
     }
-    let slot = Arc::new(Slot {
-        req: Mutex::new(Request {
-            batch: Some(batch),
-            sync: opts.sync,
-            disable_wal: opts.disable_wal,
-            insert: None,
-            done: false,
-            result: Ok(()),
-        }),
-        cv: Condvar::new(),
-    });
+    let slot = take_slot(batch, opts);
+    let r = queue_and_write(db, &slot);
+    return_slot(slot);
+    r
+}
+
+/// Queues `slot` and waits until a leader has written it, or leads a group.
+fn queue_and_write(db: &Arc<DbInner>, slot: &Arc<Slot>) -> Result<()> {
     {
         let mut q = db.writer.queue.lock();
-        q.push_back(Arc::clone(&slot));
+        q.push_back(Arc::clone(slot));
         let mut spin_until: Option<Instant> = None;
         loop {
-            let is_front = q.front().is_some_and(|f| Arc::ptr_eq(f, &slot));
+            let is_front = q.front().is_some_and(|f| Arc::ptr_eq(f, slot));
             if is_front {
                 break;
             }
@@ -280,7 +319,7 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
             slot.cv.wait_for(&mut q, Duration::from_millis(50));
         }
     }
-    lead(db, &slot)
+    lead(db, slot)
 }
 
 /// Refuses a batch that names a family that is not live (dropped, or never
@@ -311,8 +350,7 @@ fn check_families(db: &DbInner, batch: &WriteBatch) -> Result<()> {
 /// Runs the group headed by `leader` (the queue's front).
 fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
     let room = make_room(db);
-    let mut group: Vec<Arc<Slot>> = Vec::new();
-    let mut batches: Vec<WriteBatch> = Vec::new();
+    let (mut group, mut batches) = std::mem::take(&mut *db.writer.scratch.lock());
     let (mut sync, mut any_wal) = (false, false);
     {
         let q = db.writer.queue.lock();
@@ -367,6 +405,10 @@ fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
     if let Some(next) = q.front() {
         next.cv.notify_one();
     }
+    drop(q);
+    group.clear();
+    batches.clear();
+    *db.writer.scratch.lock() = (group, batches);
     result
 }
 
