@@ -23,7 +23,10 @@
 #   MIN_KILL [1], MAX_KILL [10] (seconds), SEED [time], SYNC_ONE_IN [20]
 #   (1 run in N uses --sync), KEEP [0] (1: keep the DB afterwards),
 #   HISTORY [0] (1: history mode; MAX_KEY then defaults to 64),
-#   OPS_PER_THREAD [100000000] (caps a run; bounds the history's growth).
+#   OPS_PER_THREAD [100000000] (caps a run; bounds the history's growth),
+#   COLUMN_FAMILIES [1] (keys spread over that many column families; batches,
+#   snapshot reads and scans span them, and each verify run checks that every
+#   batch cut by a kill is in all its families or in none).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,6 +41,7 @@ SEED=${SEED:-$(date +%s)}
 SYNC_ONE_IN=${SYNC_ONE_IN:-20}
 KEEP=${KEEP:-0}
 OPS_PER_THREAD=${OPS_PER_THREAD:-100000000}
+COLUMN_FAMILIES=${COLUMN_FAMILIES:-1}
 ITERATIONS=${1:-20}
 shift || true
 EXTRA=("$@")
@@ -49,10 +53,10 @@ fi
 
 LOG=$(mktemp -d /tmp/shale-crash-log.XXXXXX)
 rm -rf "$DB" "$DB.expected" "$DB.history"
-MODE=()
-if ((HISTORY)); then MODE=(--history="$DB.history"); fi
+MODE=(--column_families="$COLUMN_FAMILIES")
+if ((HISTORY)); then MODE+=(--history="$DB.history"); fi
 RANDOM=$SEED
-echo "crash_test: $ITERATIONS iterations, db=$DB threads=$THREADS max_key=$MAX_KEY history=$HISTORY seed=$SEED logs=$LOG"
+echo "crash_test: $ITERATIONS iterations, db=$DB threads=$THREADS max_key=$MAX_KEY column_families=$COLUMN_FAMILIES history=$HISTORY seed=$SEED logs=$LOG"
 
 total_ops=0
 failures=0

@@ -75,10 +75,12 @@ fn field(o: &Output, prefix: &str, name: &str) -> u64 {
 }
 
 /// One kill cycle: the child runs until killed after `after` (counted from
-/// when its first writes are on disk); returns its stdout.
-fn run_and_kill(dir: &Path, seed: u64, sync: bool, after: Duration) -> String {
+/// when its first writes are on disk); returns its stdout. `cfs` column
+/// families (fixed by the first run of a history).
+fn run_and_kill(dir: &Path, seed: u64, sync: bool, after: Duration, cfs: u32) -> String {
     let mut cmd = Command::new(BIN);
     cmd.args(base_args(dir, seed))
+        .arg(format!("--column_families={cfs}"))
         .args(["--threads=4", "--ops_per_thread=100000000", "--duration=60"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -113,8 +115,9 @@ fn run_and_kill(dir: &Path, seed: u64, sync: bool, after: Duration) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Kill cycles on one DB, checking the whole history after each.
-fn kill_cycles(cycles: usize, seed: u64) {
+/// Kill cycles on one DB with `cfs` column families, checking the whole
+/// history after each.
+fn kill_cycles(cycles: usize, seed: u64, cfs: u32) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -123,7 +126,7 @@ fn kill_cycles(cycles: usize, seed: u64) {
         let sync = cycle % 3 == 2;
         let after = Duration::from_millis(rng.gen_range(50..400));
         let run_seed = rng.gen();
-        let stdout = run_and_kill(dir, run_seed, sync, after);
+        let stdout = run_and_kill(dir, run_seed, sync, after, cfs);
         let o = verify(dir, rng.gen());
         assert!(
             o.status.success(),
@@ -150,13 +153,26 @@ fn kill_cycles(cycles: usize, seed: u64) {
 
 #[test]
 fn kill9_histories_are_linearizable_across_crashes() {
-    kill_cycles(4, seed());
+    kill_cycles(4, seed(), 1);
+}
+
+/// The same over three column families: batches and snapshot reads span
+/// families, so the cut check covers cross-family atomicity across kills.
+#[test]
+fn kill9_histories_over_three_column_families_are_linearizable() {
+    kill_cycles(3, seed(), 3);
 }
 
 #[test]
 #[ignore = "long: 40 kill cycles, the history of all of them checked after each"]
 fn kill9_histories_long() {
-    kill_cycles(40, seed());
+    kill_cycles(40, seed(), 1);
+}
+
+#[test]
+#[ignore = "long: 20 kill cycles over three column families"]
+fn kill9_histories_over_three_column_families_long() {
+    kill_cycles(20, seed(), 3);
 }
 
 /// A short clean run (no kill) whose history is then extended by hand.

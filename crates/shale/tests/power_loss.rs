@@ -883,10 +883,10 @@ fn exhaustive_cf_targets(i: u32, c_live: bool, d_live: bool) -> Vec<&'static str
         3 => vec!["default", "a"],
         _ => vec!["a"],
     };
-    if c_live && i % 2 == 0 {
+    if c_live && i.is_multiple_of(2) {
         t.push("c");
     }
-    if d_live && i % 3 != 0 {
+    if d_live && !i.is_multiple_of(3) {
         t.push("d");
     }
     t

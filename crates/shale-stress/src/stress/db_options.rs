@@ -8,7 +8,7 @@
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use shale::{Compression, Options};
+use shale::{CfOptions, Compression, Options};
 
 /// Picks one of `choices`. Requires a non-empty slice.
 fn pick<T: Copy>(rng: &mut SmallRng, choices: &[T]) -> T {
@@ -51,6 +51,30 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
     }
 }
 
+/// The name of family number `i`: `default`, then `cf1`, `cf2`, ...
+pub fn cf_name(i: u32) -> String {
+    if i == 0 {
+        "default".to_string()
+    } else {
+        format!("cf{i}")
+    }
+}
+
+/// Options of family number `i >= 1` for a run with `seed`: the default
+/// family's shape (`opts`) with its own write buffer size and L0 trigger, so
+/// families switch memtables, flush and compact at different times.
+pub fn random_cf_options(seed: u64, opts: &Options, i: u32) -> CfOptions {
+    let mut rng = SmallRng::seed_from_u64(seed ^ 0x00cf_0000 ^ u64::from(i));
+    let l0_trigger = pick(&mut rng, &[2, 4, 8]);
+    CfOptions {
+        write_buffer_size: pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20]),
+        level0_file_num_compaction_trigger: l0_trigger,
+        level0_slowdown_writes_trigger: l0_trigger * 5,
+        level0_stop_writes_trigger: l0_trigger * 9,
+        ..opts.cf_options()
+    }
+}
+
 /// One line describing the drawn options.
 pub fn describe(o: &Options) -> String {
     format!(
@@ -84,6 +108,11 @@ mod tests {
         for seed in 0..200 {
             let o = random_options(seed, random_num_levels(seed));
             o.validate().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            for i in 1..4 {
+                random_cf_options(seed, &o, i)
+                    .validate()
+                    .unwrap_or_else(|e| panic!("seed {seed} family {i}: {e}"));
+            }
             assert_eq!(
                 describe(&o),
                 describe(&random_options(seed, random_num_levels(seed)))

@@ -4,15 +4,21 @@
 //!
 //! Layout (little-endian): a 32-byte header — magic `SHSTRESS`, format
 //! version u32, num_levels u32 (chosen when the DB was created: a DB cannot be
-//! reopened with fewer levels), max_key u64, reserved u64 — then one u64 slot
-//! per key:
+//! reopened with fewer levels), max_key u64, column families u64 — then one
+//! u64 slot per (family, key), family-major:
 //! - low 32 bits: the committed state, 0 = absent, else the value base;
-//! - high 32 bits: 0 = nothing pending, else `PENDING | new state`.
+//! - high 32 bits: 0 = nothing pending, else `PENDING | new state`;
 //!
-//! Protocol: before a write, the key's slot gets the pending new state; after
-//! the write returns, the slot gets the committed new state. Each update is one
-//! aligned 8-byte `pwrite`, which a process kill cannot tear. After a kill, a
-//! pending key may hold either state.
+//! then one u64 *batch tag* per (family, key), in the same order: the tag of
+//! the last multi-key batch that marked the key pending (0: a single-key
+//! write), so that after a kill the pending keys of one batch can be found
+//! again, across families, and checked to be all applied or all not.
+//!
+//! Protocol: before a write, the key's tag and then its slot get the batch
+//! tag and the pending new state; after the write returns, the slot gets the
+//! committed new state. Each update is one aligned 8-byte `pwrite`, which a
+//! process kill cannot tear. After a kill, a pending key may hold either
+//! state, but all pending keys of one batch the same choice.
 //!
 //! Thread safety: slots are atomics mirrored to the file; callers serialize
 //! writers of one key (see `key_locks`).
@@ -24,7 +30,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"SHSTRESS";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: u64 = 32;
 const PENDING: u32 = 1 << 31;
 
@@ -60,16 +66,27 @@ impl Slot {
     }
 }
 
-/// The expected state of every key, in memory and in its file.
+/// The expected state of every key of every family, in memory and in its
+/// file. Keys are addressed by their *index* `cf * max_key + key`
+/// ([`ExpectedState::index`]).
 pub struct ExpectedState {
     file: File,
     slots: Vec<AtomicU64>,
+    tags: Vec<AtomicU64>,
     num_levels: u32,
+    max_key: u64,
+    num_cfs: u32,
 }
 
 impl ExpectedState {
-    /// Creates a fresh file (every key absent), replacing any old one.
-    pub fn create(path: &Path, max_key: u64, num_levels: u32) -> io::Result<ExpectedState> {
+    /// Creates a fresh file (every key of `num_cfs` families absent),
+    /// replacing any old one.
+    pub fn create(
+        path: &Path,
+        max_key: u64,
+        num_cfs: u32,
+        num_levels: u32,
+    ) -> io::Result<ExpectedState> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -81,14 +98,18 @@ impl ExpectedState {
         header[8..12].copy_from_slice(&VERSION.to_le_bytes());
         header[12..16].copy_from_slice(&num_levels.to_le_bytes());
         header[16..24].copy_from_slice(&max_key.to_le_bytes());
+        header[24..32].copy_from_slice(&u64::from(num_cfs).to_le_bytes());
         file.write_all_at(&header, 0)?;
-        file.set_len(HEADER + 8 * max_key)?;
+        let n = max_key * u64::from(num_cfs);
+        file.set_len(HEADER + 16 * n)?;
         file.sync_all()?;
-        let slots = (0..max_key).map(|_| AtomicU64::new(0)).collect();
         Ok(ExpectedState {
             file,
-            slots,
+            slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            tags: (0..n).map(|_| AtomicU64::new(0)).collect(),
             num_levels,
+            max_key,
+            num_cfs,
         })
     }
 
@@ -111,29 +132,61 @@ impl ExpectedState {
             return Err(bad(format!("{}: version {}", path.display(), u32_at(8))));
         }
         let num_levels = u32_at(12);
-        let mut mk = [0u8; 8];
-        mk.copy_from_slice(&header[16..24]);
-        let max_key = u64::from_le_bytes(mk);
-        let mut body = vec![0u8; (8 * max_key) as usize];
+        let u64_at = |o: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&header[o..o + 8]);
+            u64::from_le_bytes(b)
+        };
+        let (max_key, num_cfs) = (u64_at(16), u64_at(24));
+        if max_key == 0 || max_key > u64::from(u32::MAX) || num_cfs == 0 || num_cfs > 1024 {
+            return Err(bad(format!(
+                "{}: bad header: max_key {max_key}, column families {num_cfs}",
+                path.display()
+            )));
+        }
+        let n = max_key * num_cfs;
+        let mut body = vec![0u8; (16 * n) as usize];
         file.read_exact_at(&mut body, HEADER)?;
-        let slots = body
-            .chunks_exact(8)
-            .map(|c| {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(c);
-                AtomicU64::new(u64::from_le_bytes(b))
-            })
-            .collect();
+        let mut words = body.chunks_exact(8).map(|c| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            AtomicU64::new(u64::from_le_bytes(b))
+        });
+        let slots = words.by_ref().take(n as usize).collect();
+        let tags = words.collect();
         Ok(ExpectedState {
             file,
             slots,
+            tags,
             num_levels,
+            max_key,
+            num_cfs: num_cfs as u32,
         })
     }
 
-    /// Number of keys.
+    /// Number of keys per family.
     pub fn max_key(&self) -> u64 {
+        self.max_key
+    }
+
+    /// Number of column families.
+    pub fn num_cfs(&self) -> u32 {
+        self.num_cfs
+    }
+
+    /// The index of `key` of family `cf` (`cf < num_cfs`, `key < max_key`).
+    pub fn index(&self, cf: u32, key: u64) -> u64 {
+        u64::from(cf) * self.max_key + key
+    }
+
+    /// Number of indexes (families × keys).
+    pub fn len(&self) -> u64 {
         self.slots.len() as u64
+    }
+
+    /// The batch tag last recorded for index `i` (0: none).
+    pub fn tag(&self, i: u64) -> u64 {
+        self.tags[i as usize].load(Ordering::Acquire)
     }
 
     /// The DB's number of levels, fixed at creation.
@@ -141,7 +194,7 @@ impl ExpectedState {
         self.num_levels
     }
 
-    /// The slot of `key`. Requires `key < max_key`.
+    /// The slot of index `key` (see [`ExpectedState::index`]).
     pub fn get(&self, key: u64) -> Slot {
         Slot::decode(self.slots[key as usize].load(Ordering::Acquire))
     }
@@ -152,8 +205,12 @@ impl ExpectedState {
         self.file.write_all_at(&raw.to_le_bytes(), HEADER + 8 * key)
     }
 
-    /// Marks a write of `new` to `key` as started.
-    pub fn begin(&self, key: u64, new: ValueState) -> io::Result<()> {
+    /// Marks a write of `new` to index `key` as started, by the batch with
+    /// `tag` (0: a single-key write).
+    pub fn begin(&self, key: u64, new: ValueState, tag: u64) -> io::Result<()> {
+        self.tags[key as usize].store(tag, Ordering::Release);
+        self.file
+            .write_all_at(&tag.to_le_bytes(), HEADER + 8 * (self.len() + key))?;
         let committed = self.get(key).committed;
         self.store(
             key,
@@ -189,13 +246,17 @@ mod tests {
     fn slots_survive_reopen() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("e");
-        let e = ExpectedState::create(&p, 10, 5).unwrap();
+        let e = ExpectedState::create(&p, 10, 2, 5).unwrap();
         e.commit(3, 77).unwrap();
-        e.begin(4, 0).unwrap();
-        e.begin(5, 9).unwrap();
+        e.begin(4, 0, 0).unwrap();
+        e.begin(5, 9, 0).unwrap();
+        e.begin(e.index(1, 5), 11, 42).unwrap();
         drop(e);
         let e = ExpectedState::open(&p).unwrap();
-        assert_eq!((e.max_key(), e.num_levels()), (10, 5));
+        assert_eq!((e.max_key(), e.num_cfs(), e.num_levels()), (10, 2, 5));
+        assert_eq!(e.index(1, 5), 15);
+        assert_eq!((e.tag(15), e.tag(5)), (42, 0));
+        assert_eq!(e.get(15).pending, Some(11));
         assert_eq!(
             e.get(3),
             Slot {

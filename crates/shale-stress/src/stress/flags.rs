@@ -27,6 +27,9 @@ pub struct Flags {
     pub reopen: u32,
     /// Sync the WAL on every write.
     pub sync: bool,
+    /// Column families the keys are spread over (`default`, `cf1`, ...);
+    /// fixed when the expected state is created.
+    pub column_families: u32,
     /// History mode: record every operation in this directory (surviving
     /// `kill -9`) instead of checking an expected state; `--verify_only`
     /// then checks the whole history for linearizability and consistent
@@ -35,6 +38,9 @@ pub struct Flags {
     pub history: Option<PathBuf>,
 }
 
+/// Largest `--column_families`.
+pub const MAX_COLUMN_FAMILIES: u32 = 64;
+
 /// Largest `--max_key` in history mode (the recovery read of every key is
 /// one snapshot read, checked pairwise by the cut check).
 pub const MAX_HISTORY_KEYS: u64 = 1000;
@@ -42,7 +48,7 @@ pub const MAX_HISTORY_KEYS: u64 = 1000;
 /// The usage text.
 pub const USAGE: &str = "usage: shale-stress --db=DIR [--threads=4] [--max_key=10000] \
 [--ops_per_thread=100000] [--duration=SECS] [--seed=N] [--verify_only] [--reopen=0] \
-[--sync] [--expected=FILE] [--history=DIR]";
+[--sync] [--expected=FILE] [--history=DIR] [--column_families=1]";
 
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
     v.parse()
@@ -76,6 +82,7 @@ impl Flags {
             reopen: 0,
             sync: false,
             history: None,
+            column_families: 1,
         };
         let mut max_key_given = false;
         let mut it = args.iter().peekable();
@@ -110,6 +117,7 @@ impl Flags {
                 "ops_per_thread" => f.ops_per_thread = parse_num(name, v)?,
                 "duration" => f.duration = Some(Duration::from_secs_f64(parse_num(name, v)?)),
                 "seed" => f.seed = parse_num(name, v)?,
+                "column_families" => f.column_families = parse_num(name, v)?,
                 "reopen" => f.reopen = parse_num(name, v)?,
                 "verify_only" => f.verify_only = parse_bool(name, value.as_deref())?,
                 "sync" => f.sync = parse_bool(name, value.as_deref())?,
@@ -124,6 +132,11 @@ impl Flags {
         });
         if f.threads == 0 || f.max_key == 0 || f.max_key > u32::MAX as u64 {
             return Err("--threads must be > 0 and --max_key in 1..2^32".into());
+        }
+        if !(1..=MAX_COLUMN_FAMILIES).contains(&f.column_families) {
+            return Err(format!(
+                "--column_families must be in 1..={MAX_COLUMN_FAMILIES}"
+            ));
         }
         if f.history.is_some() {
             if !max_key_given {
@@ -166,5 +179,10 @@ mod tests {
         assert_eq!((h.history, h.max_key), (Some(PathBuf::from("/h")), 64));
         assert!(Flags::parse(&args("--db=/x --history=/h --max_key=5000")).is_err());
         assert!(Flags::parse(&args("--db=/x --history=/h --reopen=1")).is_err());
+        assert_eq!(f.column_families, 1);
+        let c = Flags::parse(&args("--db=/x --column_families=3")).unwrap();
+        assert_eq!(c.column_families, 3);
+        assert!(Flags::parse(&args("--db=/x --column_families=0")).is_err());
+        assert!(Flags::parse(&args("--db=/x --column_families=65")).is_err());
     }
 }

@@ -20,6 +20,16 @@
 //! - scan: an iterator over up to 8 consecutive keys, recorded as a read of
 //!   each key of the range (absent if not returned) over the scan.
 //!
+//! With `--column_families=N` (kept in `DIR/column_families` from the first
+//! run) the keys of every family are part of the history, named
+//! `k0003` in `default` and `c1/k0003` in `cf1`, ...: single writes, reads
+//! and scans pick a family; batches and snapshot reads pick keys across all
+//! families (a batch is one `WriteBatch` over several families, a snapshot
+//! read one `multi_get_cf` per family at one snapshot), so the cut check
+//! covers atomicity and consistent cuts across families; the recovery read
+//! scans and reads every family; the helper runs `flush_cf` and
+//! `compact_range_cf` on one family at a time.
+//!
 //! Values are unique in the history: `s<segment>.c<client>.<n>`. Every DB
 //! error is a failure (no faults are injected here). A write acknowledged
 //! before a kill must be seen by the recovery read (with or without
@@ -35,7 +45,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
-use shale::{Db, ReadOptions, WriteBatch, WriteOptions};
+use shale::{Cf, Db, ReadOptions, WriteBatch, WriteOptions};
 
 use super::db_options;
 use super::flags::Flags;
@@ -47,8 +57,50 @@ use crate::lincheck::{check, cut, sub_history, CheckResult};
 /// Time limit of the per-key linearizability check.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The key bytes of key number `k` (the same in every family).
 fn key(k: u64) -> String {
     format!("k{k:04}")
+}
+
+/// The history's name of key `k` of family `cf`.
+fn hkey(cf: u32, k: u64) -> String {
+    if cf == 0 {
+        key(k)
+    } else {
+        format!("c{cf}/{}", key(k))
+    }
+}
+
+/// The family number and key bytes of a history name (see [`hkey`]).
+fn split_hkey(name: &str) -> (u32, &str) {
+    name.strip_prefix('c')
+        .and_then(|r| r.split_once('/'))
+        .and_then(|(cf, k)| Some((cf.parse().ok()?, k)))
+        .unwrap_or((0, name))
+}
+
+/// The number of column families, fixed by the first run in
+/// `DIR/column_families` (a history that predates the file has one).
+fn num_cfs(flags: &Flags, hist: &HistoryDir) -> Result<u32, String> {
+    let path = hist.path().join("column_families");
+    match std::fs::read_to_string(&path) {
+        Ok(s) => {
+            let n = s
+                .trim()
+                .parse()
+                .map_err(|_| format!("{}: not a number: {s:?}", path.display()))?;
+            if n != flags.column_families {
+                println!("note: using column_families={n} from {}", path.display());
+            }
+            Ok(n)
+        }
+        Err(_) if flags.db.exists() => Ok(1),
+        Err(_) => {
+            std::fs::write(&path, flags.column_families.to_string())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(flags.column_families)
+        }
+    }
 }
 
 fn text(v: &[u8]) -> String {
@@ -78,12 +130,14 @@ pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
     let opts = db_options::random_options(flags.seed, num_levels(flags, &hist)?);
     println!("seed: {}", flags.seed);
     println!("options: {}", db_options::describe(&opts));
-    let db = Db::open(&flags.db, opts).map_err(|e| format!("open {}: {e}", flags.db.display()))?;
+    let num_cfs = num_cfs(flags, &hist)?;
+    let (db, cfs) = super::open_db(flags, &opts, num_cfs)?;
     let io = |e: std::io::Error| format!("history {}: {e}", dir.display());
     let segment = hist.next_segment().map_err(io)?;
     let clock = Clock::start();
     let mut recovery = Client {
         db: &db,
+        cfs: &cfs,
         w: hist.writer(segment, 0).map_err(io)?,
         clock,
         segment,
@@ -93,11 +147,15 @@ pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
         wo: WriteOptions::default(),
     };
     recovery.recovery_read()?;
-    println!("segment {segment}: recovery read of {} keys", flags.max_key);
+    println!(
+        "segment {segment}: recovery read of {} keys in {num_cfs} column families",
+        flags.max_key
+    );
     let mut failures = 0;
     if !flags.verify_only {
-        failures += run_clients(&db, &hist, flags, segment, clock)?;
+        failures += run_clients(&db, &cfs, &hist, flags, segment, clock)?;
     }
+    drop(cfs);
     db.close().map_err(|e| format!("close: {e}"))?;
     if flags.verify_only {
         failures += check_history(&hist)?;
@@ -108,6 +166,7 @@ pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
 /// The client threads and the flush/compaction helper.
 fn run_clients(
     db: &Db,
+    cfs: &[Cf],
     hist: &HistoryDir,
     flags: &Flags,
     segment: u32,
@@ -130,6 +189,7 @@ fn run_clients(
     for t in 1..=flags.threads {
         clients.push(Client {
             db,
+            cfs,
             w: hist
                 .writer(segment, t)
                 .map_err(|e| format!("history: {e}"))?,
@@ -148,10 +208,11 @@ fn run_clients(
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) && left.load(Ordering::Relaxed) > 0 {
                 std::thread::sleep(Duration::from_millis(25));
+                let cf = &cfs[(i / 8) as usize % cfs.len()];
                 let r = if i % 8 == 7 {
-                    db.compact_range(None, None)
+                    db.compact_range_cf(cf, None, None)
                 } else {
-                    db.flush()
+                    db.flush_cf(cf)
                 };
                 if let Err(e) = r {
                     fail(format!("flush/compaction: {e}"));
@@ -200,6 +261,7 @@ fn run_clients(
 /// One recording client.
 struct Client<'a> {
     db: &'a Db,
+    cfs: &'a [Cf],
     w: SegmentWriter,
     clock: Clock,
     segment: u32,
@@ -225,9 +287,11 @@ impl Client<'_> {
         let id = self.w.invoke_write(call, &kvs).map_err(Self::history)?;
         let mut b = WriteBatch::new();
         for (k, v) in &kvs {
+            let (cf, k) = split_hkey(k);
+            let cf = &self.cfs[cf as usize];
             match v {
-                Some(v) => b.put(k.as_bytes(), v.as_bytes()),
-                None => b.delete(k.as_bytes()),
+                Some(v) => b.put_cf(cf, k.as_bytes(), v.as_bytes()),
+                None => b.delete_cf(cf, k.as_bytes()),
             }
         }
         let r = self.db.write(b, &self.wo);
@@ -236,94 +300,131 @@ impl Client<'_> {
         self.w.ack(id, ret).map_err(Self::history)
     }
 
-    fn get(&mut self, k: u64) -> Result<(), String> {
+    /// The history name of key index `i` over all families
+    /// (`cf * max_key + k`).
+    fn hkey_of(&self, i: u64) -> String {
+        hkey((i / self.max_key) as u32, i % self.max_key)
+    }
+
+    /// Number of keys over all families.
+    fn all_keys(&self) -> usize {
+        self.max_key as usize * self.cfs.len()
+    }
+
+    fn get(&mut self, cf: u32, k: u64) -> Result<(), String> {
         let call = self.clock.now();
-        let v = self.db.get(key(k).as_bytes());
+        let v = self.db.get_cf(&self.cfs[cf as usize], key(k).as_bytes());
         let ret = self.clock.now();
-        let v = v.map_err(|e| format!("get {}: {e}", key(k)))?;
-        let kvs = vec![(key(k), v.map(|v| text(&v)))];
+        let v = v.map_err(|e| format!("get {}: {e}", hkey(cf, k)))?;
+        let kvs = vec![(hkey(cf, k), v.map(|v| text(&v)))];
         self.w.read(call, ret, kvs).map_err(Self::history)
     }
 
-    /// Scans keys `lo..hi`, recorded as a read of each key of the range.
-    fn scan(&mut self, lo: u64, hi: u64) -> Result<(), String> {
+    /// Scans keys `lo..hi` of family `cf`, recorded as a read of each key of
+    /// the range.
+    fn scan(&mut self, cf: u32, lo: u64, hi: u64) -> Result<(), String> {
         let call = self.clock.now();
         let items: shale::Result<Vec<(Vec<u8>, Vec<u8>)>> = self
             .db
-            .range(key(lo).into_bytes()..key(hi).into_bytes())
+            .range_cf(
+                &self.cfs[cf as usize],
+                key(lo).into_bytes()..key(hi).into_bytes(),
+            )
             .collect();
         let ret = self.clock.now();
-        let items = items.map_err(|e| format!("scan {lo}..{hi}: {e}"))?;
-        let mut kvs: Vec<KeyValue> = (lo..hi).map(|k| (key(k), None)).collect();
+        let items = items.map_err(|e| format!("scan cf {cf} {lo}..{hi}: {e}"))?;
+        let mut kvs: Vec<KeyValue> = (lo..hi).map(|k| (hkey(cf, k), None)).collect();
         for (k, v) in items {
             let k = text(&k);
+            let name = if cf == 0 { k } else { format!("c{cf}/{k}") };
             let slot = kvs
                 .iter_mut()
-                .find(|(name, _)| *name == k)
-                .ok_or_else(|| format!("scan {lo}..{hi} returned key {k}"))?;
+                .find(|(n, _)| *n == name)
+                .ok_or_else(|| format!("scan cf {cf} {lo}..{hi} returned key {name}"))?;
             if slot.1.is_some() {
-                return Err(format!("scan {lo}..{hi} returned {k} twice"));
+                return Err(format!("scan cf {cf} {lo}..{hi} returned {name} twice"));
             }
             slot.1 = Some(text(&v));
         }
         self.w.read(call, ret, kvs).map_err(Self::history)
     }
 
+    /// A snapshot, then maybe one more write, then 2-6 keys of any families
+    /// read at the snapshot (one `multi_get_cf` per family).
     fn snapshot_read(&mut self, rng: &mut SmallRng) -> Result<(), String> {
         let call = self.clock.now();
         let snap = self.db.snapshot();
         let ret = self.clock.now();
         if rng.gen_bool(0.5) {
-            let k = rng.gen_range(0..self.max_key);
+            let k = self.hkey_of(rng.gen_range(0..self.all_keys() as u64));
             let v = self.value();
-            self.write(vec![(key(k), Some(v))])?;
+            self.write(vec![(k, Some(v))])?;
         }
-        let n = rng.gen_range(2..=6).min(self.max_key as usize);
-        let keys: Vec<String> = sample(rng, self.max_key as usize, n)
+        let n = rng.gen_range(2..=6).min(self.all_keys());
+        let mut picked: Vec<u64> = sample(rng, self.all_keys(), n)
             .iter()
-            .map(|k| key(k as u64))
+            .map(|i| i as u64)
             .collect();
+        picked.sort_unstable();
         let mut ro = ReadOptions::new();
         ro.snapshot = Some(&snap);
-        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
-        let got = self.db.multi_get(&refs, &ro);
-        let mut kvs = Vec::with_capacity(keys.len());
-        for (k, v) in keys.iter().zip(got) {
-            let v = v.map_err(|e| format!("multi_get {k} at snapshot: {e}"))?;
-            kvs.push((k.clone(), v.map(|v| text(&v))));
+        let mut kvs = Vec::with_capacity(picked.len());
+        for (cf, c) in self.cfs.iter().enumerate() {
+            let keys: Vec<u64> = picked
+                .iter()
+                .filter(|&&i| i / self.max_key == cf as u64)
+                .map(|&i| i % self.max_key)
+                .collect();
+            if keys.is_empty() {
+                continue;
+            }
+            let names: Vec<String> = keys.iter().map(|&k| key(k)).collect();
+            let refs: Vec<&[u8]> = names.iter().map(|k| k.as_bytes()).collect();
+            let got = self.db.multi_get_cf(c, &refs, &ro);
+            for (&k, v) in keys.iter().zip(got) {
+                let name = hkey(cf as u32, k);
+                let v = v.map_err(|e| format!("multi_get_cf {name} at snapshot: {e}"))?;
+                kvs.push((name, v.map(|v| text(&v))));
+            }
         }
         self.w.read(call, ret, kvs).map_err(Self::history)
     }
 
     fn random_op(&mut self, rng: &mut SmallRng) -> Result<(), String> {
         let k = rng.gen_range(0..self.max_key);
+        let cf = rng.gen_range(0..self.cfs.len() as u32);
         match rng.gen_range(0..100) {
-            0..=29 => self.get(k),
+            0..=29 => self.get(cf, k),
             30..=54 => {
                 let v = self.value();
-                self.write(vec![(key(k), Some(v))])
+                self.write(vec![(hkey(cf, k), Some(v))])
             }
-            55..=62 => self.write(vec![(key(k), None)]),
+            55..=62 => self.write(vec![(hkey(cf, k), None)]),
             63..=79 => {
-                let n = rng.gen_range(2..=4).min(self.max_key as usize);
+                let n = rng.gen_range(2..=4).min(self.all_keys());
                 let v = self.value();
-                let kvs = sample(rng, self.max_key as usize, n)
+                let kvs = sample(rng, self.all_keys(), n)
                     .iter()
-                    .map(|k| (key(k as u64), (!rng.gen_ratio(1, 5)).then(|| v.clone())))
+                    .map(|i| {
+                        let put = !rng.gen_ratio(1, 5);
+                        (self.hkey_of(i as u64), put.then(|| v.clone()))
+                    })
                     .collect();
                 self.write(kvs)
             }
             80..=91 => self.snapshot_read(rng),
-            _ => self.scan(k, (k + rng.gen_range(1..=8)).min(self.max_key)),
+            _ => self.scan(cf, k, (k + rng.gen_range(1..=8)).min(self.max_key)),
         }
     }
 
-    /// The first operations of a segment: a scan of every key, then a
-    /// point read of each.
+    /// The first operations of a segment: a scan of every key of each
+    /// family, then a point read of each.
     fn recovery_read(&mut self) -> Result<(), String> {
-        self.scan(0, self.max_key)?;
-        for k in 0..self.max_key {
-            self.get(k)?;
+        for cf in 0..self.cfs.len() as u32 {
+            self.scan(cf, 0, self.max_key)?;
+            for k in 0..self.max_key {
+                self.get(cf, k)?;
+            }
         }
         Ok(())
     }

@@ -3,8 +3,10 @@
 //! mode; driven by `bench/crash_test.sh`).
 //!
 //! A run: draw options from the seed and print them; open (creating the DB
-//! and a fresh expected state if the DB directory does not exist); verify
-//! the whole DB; then, unless `--verify_only`, run `--threads` workers in
+//! and a fresh expected state if the DB directory does not exist) with its
+//! `--column_families` families (`default`, `cf1`, ...; missing ones are
+//! made with `create_cf`/`create_cfs` after the open, each with its own
+//! drawn write buffer); verify the whole DB; then, unless `--verify_only`, run `--threads` workers in
 //! `--reopen + 1` phases (close, reopen and verify between phases) until
 //! `--ops_per_thread` or `--duration`; verify again; exit.
 //!
@@ -30,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use shale::{Db, WriteOptions};
+use shale::{Cf, Db, Options, WriteOptions};
 
 use expected::ExpectedState;
 use flags::{Flags, USAGE};
@@ -71,10 +73,11 @@ fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
     let err = |e: std::io::Error| format!("expected state {}: {e}", flags.expected.display());
     if flags.db.exists() {
         let e = ExpectedState::open(&flags.expected).map_err(err)?;
-        if e.max_key() != flags.max_key {
+        if e.max_key() != flags.max_key || e.num_cfs() != flags.column_families {
             println!(
-                "note: using max_key={} from the expected state",
-                e.max_key()
+                "note: using max_key={} column_families={} from the expected state",
+                e.max_key(),
+                e.num_cfs()
             );
         }
         Ok(e)
@@ -85,21 +88,86 @@ fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
         ExpectedState::create(
             &flags.expected,
             flags.max_key,
+            flags.column_families,
             db_options::random_num_levels(flags.seed),
         )
         .map_err(err)
     }
 }
 
-fn verify_db(db: &Db, expected: &ExpectedState, when: &str) -> Result<u64, String> {
+/// Opens the DB with families `default`, `cf1`, ... `cf<num_cfs-1>` (the
+/// existing ones with this run's options; missing ones created, the first
+/// with `create_cf` and the rest with one `create_cfs`). Returns the DB and
+/// the handles by family number.
+fn open_db(flags: &Flags, opts: &Options, num_cfs: u32) -> Result<(Db, Vec<Cf>), String> {
+    let wanted: Vec<String> = (1..num_cfs).map(db_options::cf_name).collect();
+    let cf_opts = |name: &str| {
+        let i = (1..num_cfs)
+            .find(|&i| db_options::cf_name(i) == name)
+            .unwrap_or(1);
+        db_options::random_cf_options(flags.seed, opts, i)
+    };
+    // A DB killed before its first MANIFEST has no families to list.
+    let existing = Db::list_cfs(&flags.db, opts).unwrap_or_default();
+    if let Some(odd) = existing
+        .iter()
+        .find(|n| *n != "default" && !wanted.contains(n))
+    {
+        return Err(format!(
+            "{}: unexpected column family {odd:?}",
+            flags.db.display()
+        ));
+    }
+    let opts = Options {
+        column_families: existing
+            .iter()
+            .filter(|n| *n != "default")
+            .map(|n| (n.clone(), cf_opts(n)))
+            .collect(),
+        ..opts.clone()
+    };
+    let db = Db::open(&flags.db, opts).map_err(|e| format!("open {}: {e}", flags.db.display()))?;
+    let missing: Vec<&String> = wanted.iter().filter(|n| db.cf(n).is_none()).collect();
+    if let Some((first, rest)) = missing.split_first() {
+        db.create_cf(first, cf_opts(first))
+            .map_err(|e| format!("create_cf {first}: {e}"))?;
+        if !rest.is_empty() {
+            let req: Vec<(&str, shale::CfOptions)> =
+                rest.iter().map(|n| (n.as_str(), cf_opts(n))).collect();
+            db.create_cfs(&req)
+                .map_err(|e| format!("create_cfs {rest:?}: {e}"))?;
+        }
+        println!("created column families {missing:?}");
+    }
+    let mut cfs = vec![db.default_cf()];
+    for n in &wanted {
+        cfs.push(
+            db.cf(n)
+                .ok_or_else(|| format!("column family {n} missing after create"))?,
+        );
+    }
+    Ok((db, cfs))
+}
+
+fn verify_db(db: &Db, cfs: &[Cf], expected: &ExpectedState, when: &str) -> Result<u64, String> {
     let start = Instant::now();
-    let v = verify::verify(db, expected).map_err(|e| format!("expected state: {e}"))?;
+    let v = verify::verify(db, cfs, expected).map_err(|e| format!("expected state: {e}"))?;
     for m in &v.messages {
         eprintln!("VERIFICATION FAILURE ({when}): {m}");
     }
     println!(
-        "verify ({when}): keys={} live={} pending_resolved_new={} pending_resolved_old={} failures={} in {:.2?}",
-        v.keys, v.live, v.pending_new, v.pending_old, v.failures, start.elapsed()
+        "verify ({when}): column_families={} keys={} live={} pending_resolved_new={} pending_resolved_old={} \
+         batches_cut={} batches_cut_applied={} batches_cut_cross_family={} failures={} in {:.2?}",
+        cfs.len(),
+        v.keys,
+        v.live,
+        v.pending_new,
+        v.pending_old,
+        v.batches_cut,
+        v.batches_applied,
+        v.batches_cross_family,
+        v.failures,
+        start.elapsed()
     );
     Ok(v.failures)
 }
@@ -109,16 +177,15 @@ fn run(flags: &Flags) -> Result<u64, String> {
     let opts = db_options::random_options(flags.seed, expected.num_levels());
     println!("seed: {}", flags.seed);
     println!("options: {}", db_options::describe(&opts));
-    let open = || {
-        Db::open(&flags.db, opts.clone()).map_err(|e| format!("open {}: {e}", flags.db.display()))
-    };
-    let mut db = open()?;
-    let mut failures = verify_db(&db, &expected, "start")?;
+    let num_cfs = expected.num_cfs();
+    let open = || open_db(flags, &opts, num_cfs);
+    let (mut db, mut cfs) = open()?;
+    let mut failures = verify_db(&db, &cfs, &expected, "start")?;
     if flags.verify_only || failures > 0 {
         db.close().map_err(|e| format!("close: {e}"))?;
         return Ok(failures);
     }
-    let locks = KeyLocks::new(expected.max_key());
+    let locks = KeyLocks::new(expected.len());
     let deadline = flags.duration.map(|d| Instant::now() + d);
     let phases = u64::from(flags.reopen) + 1;
     let mut total_ops = 0u64;
@@ -127,6 +194,7 @@ fn run(flags: &Flags) -> Result<u64, String> {
     for phase in 0..phases {
         let shared = Shared {
             db: &db,
+            cfs: &cfs,
             expected: &expected,
             locks: &locks,
             write_options: WriteOptions {
@@ -149,17 +217,18 @@ fn run(flags: &Flags) -> Result<u64, String> {
         }
         let last = phase + 1 == phases || deadline.is_some_and(|d| Instant::now() >= d);
         if !last {
+            drop(cfs);
             db.close().map_err(|e| format!("close: {e}"))?;
-            db = open()?;
+            (db, cfs) = open()?;
             println!("reopened ({} of {})", phase + 1, flags.reopen);
-            failures += verify_db(&db, &expected, "reopen")?;
+            failures += verify_db(&db, &cfs, &expected, "reopen")?;
         }
         if last || failures > 0 {
             break;
         }
     }
     if failures == 0 {
-        failures += verify_db(&db, &expected, "end")?;
+        failures += verify_db(&db, &cfs, &expected, "end")?;
     }
     db.close().map_err(|e| format!("close: {e}"))?;
     expected

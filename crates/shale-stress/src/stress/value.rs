@@ -1,11 +1,19 @@
 //! Keys and values of the stress run.
 //!
 //! A key is its index as 8 big-endian bytes, so byte order = numeric order.
-//! A value encodes (key, value base) and a filler derived from both, so a
-//! value read under the wrong key, a stale value and a corrupted value are
-//! all detected: `[key u64 BE][base u32 BE][filler 0..=40 bytes]`.
+//! A value encodes (owner, value base) and a filler derived from both, where
+//! the owner is the key and its column family (`cf << 32 | key`, see
+//! [`owner`]), so a value read under the wrong key or in the wrong family, a
+//! stale value and a corrupted value are all detected:
+//! `[owner u64 BE][base u32 BE][filler 0..=40 bytes]`.
 
 use super::expected::ValueState;
+
+/// The owner id of `key` in family `cf` (the key itself in `default`).
+/// Requires `key < 2^32`.
+pub fn owner(cf: u32, key: u64) -> u64 {
+    (u64::from(cf) << 32) | key
+}
 
 /// The bytes of key `k`.
 pub fn key_bytes(k: u64) -> [u8; 8] {
@@ -71,6 +79,9 @@ mod tests {
         v.push(0);
         assert!(decode(3, Some(&v)).is_err());
         assert!(decode(3, Some(&[1, 2, 3])).is_err());
+        assert_eq!(owner(0, 3), 3);
+        assert!(decode(owner(1, 3), Some(&encode(3, 9))).is_err());
+        assert_eq!(decode(owner(1, 3), Some(&encode(owner(1, 3), 9))), Ok(9));
         assert_eq!(key_index(&key_bytes(42)), Some(42));
         assert!(key_bytes(1) < key_bytes(256));
     }
