@@ -857,7 +857,7 @@ fn droppable_or_default(live: &BTreeMap<String, Cf>, rng: &mut SmallRng) -> Stri
 
 #[test]
 fn cross_family_power_loss_cycles() {
-    cf_power_loss(seed_from_env(0xCF_0001), 80);
+    cf_power_loss(seed_from_env(0xCF_0001), 200);
 }
 
 #[test]
@@ -1056,11 +1056,13 @@ fn crash_the_cf_recovery(image: &MemFileSystem, ctx: &str) -> usize {
     // No compaction after open, in any family (each family's options are
     // given at open, else its persisted ones would compact): the table shape
     // is then recovery's alone.
+    // Neither L0 counts nor level sizes trigger a compaction.
     let opts = |fs: &MemFileSystem| {
         let quiet = Options {
             level0_file_num_compaction_trigger: 100,
             level0_slowdown_writes_trigger: 100,
             level0_stop_writes_trigger: 100,
+            max_bytes_for_level_base: 1 << 40,
             ..opts(fs)
         };
         // No MANIFEST yet (an image from before the DB's creation): no
@@ -1074,6 +1076,7 @@ fn crash_the_cf_recovery(image: &MemFileSystem, ctx: &str) -> usize {
                     level0_file_num_compaction_trigger: 100,
                     level0_slowdown_writes_trigger: 100,
                     level0_stop_writes_trigger: 100,
+                    max_bytes_for_level_base: 1 << 40,
                     ..cf_opts()
                 };
                 (n, o)
