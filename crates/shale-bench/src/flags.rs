@@ -190,6 +190,7 @@ define_flags! {
     json: String = String::new(), Gen, "Append one JSON object per benchmark to this file.";
     chart: String = String::new(), Gen, "Write per-interval throughput and p99 as an SVG chart (and FILE.csv).";
     summary: bool = true, Gen, "Print the one-line resource summary after each benchmark.";
+    num_column_families: i64 = 1, Gen, "Column families of the DB: 'default' plus column_family_name_000001..; key v lives in family v % N (as db_bench). Also N for the cfscale benchmark. shale, rocksdb and fjall (keyspaces) only.";
     // ---- engine options mapped by every engine ----
     write_buffer_size: i64 = 64 * MIB, Eng, "Memtable size in bytes.";
     max_write_buffer_number: i64 = 2, Eng, "Memtables kept before writes stall.";
@@ -338,6 +339,7 @@ impl Flags {
             ("threads", self.threads),
             ("key_size", self.key_size),
             ("batch_size", self.batch_size),
+            ("num_column_families", self.num_column_families),
             (
                 "ops_between_duration_checks",
                 self.ops_between_duration_checks,

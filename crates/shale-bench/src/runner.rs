@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
-use crate::benchmarks::{self, meta, Ctx, Kind, Method, ThreadState};
+use crate::benchmarks::{self, cfscale, meta, Ctx, Kind, Method, ThreadState};
 use crate::clock::{now_micros, wall_micros};
 use crate::engine::{self, Engine, WriteOpts};
 use crate::error::{bail, Error, Result};
@@ -58,7 +58,18 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     if !flags.use_existing_db {
         engine::destroy(flags, &path)?;
     }
-    let mut db = engine::open(flags, &path)?;
+    // cfscale opens its own DBs: a list of only cfscale opens the shared
+    // handle (needed for the header) with `default` alone, not N families.
+    let only_scale = specs
+        .iter()
+        .all(|s| matches!(benchmarks::lookup(&s.name), Some(Kind::Scale)));
+    let mut db = if only_scale {
+        let mut one = flags.clone();
+        one.num_column_families = 1;
+        engine::open(&one, &path)?
+    } else {
+        engine::open(flags, &path)?
+    };
     let (label, version) = engine_label(db.as_ref());
     write!(
         out.stderr,
@@ -87,12 +98,39 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         // One file per process run: start it empty.
         std::fs::write(&flags.json, b"")?;
     }
+    // True once cfscale has run: `db` is closed and the path holds
+    // cfscale's DB.
+    let mut scaled = false;
     for bench in &specs {
         let name = bench.name.as_str();
         let Some(kind) = benchmarks::lookup(name) else {
             continue;
         };
+        if scaled && !matches!(kind, Kind::Scale) {
+            // cfscale left its own DB at the path: start from a fresh one.
+            engine::destroy(flags, &path)?;
+            db = engine::open(flags, &path)?;
+            live.clear();
+            scaled = false;
+        }
         match kind {
+            Kind::Scale => {
+                if flags.use_existing_db {
+                    writeln!(
+                        out.stdout,
+                        "{name:<12} : skipped (--use_existing_db is true)"
+                    )?;
+                    continue;
+                }
+                if !scaled {
+                    db.close()?;
+                    scaled = true;
+                }
+                writeln!(out.stdout, "DB path: [{}]", flags.db)?;
+                out.stdout.flush()?;
+                let text = cfscale::run(flags, &path, &keys, seeds.base())?;
+                write!(out.stdout, "{text}")?;
+            }
             Kind::Meta => {
                 let text = meta::run_meta(name, db.as_ref(), &flags.db)?;
                 write!(out.stdout, "{text}")?;
@@ -142,12 +180,14 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         }
         out.stdout.flush()?;
     }
-    if flags.statistics {
+    if flags.statistics && !scaled {
         if let Some(s) = db.statistics() {
             writeln!(out.stdout, "STATISTICS:\n{s}")?;
         }
     }
-    db.close()?;
+    if !scaled {
+        db.close()?;
+    }
     if !flags.chart.is_empty() {
         crate::chart::write(Path::new(&flags.chart), &kept.series)?;
     }
@@ -340,6 +380,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         num_threads: n,
         user_bytes_written: AtomicU64::new(0),
         seeds,
+        num_cfs: db.num_cfs() as u64,
     };
     let cfg = ReportCfg {
         histogram: flags.histogram,
@@ -575,7 +616,7 @@ mod tests {
             expected.insert(keys.key(rng.next_u64() % 1_000_000));
         }
         let m = MemoryEngine::open(Path::new(db));
-        let mut it = m.new_iterator(&Default::default()).unwrap();
+        let mut it = m.new_iterator(0, &Default::default()).unwrap();
         it.seek_to_first();
         let mut got = std::collections::BTreeSet::new();
         while it.valid() {
