@@ -191,6 +191,7 @@ define_flags! {
     chart: String = String::new(), Gen, "Write per-interval throughput and p99 as an SVG chart (and FILE.csv).";
     summary: bool = true, Gen, "Print the one-line resource summary after each benchmark.";
     num_column_families: i64 = 1, Gen, "Column families of the DB: 'default' plus column_family_name_000001..; key v lives in family v % N (as db_bench). Also N for the cfscale benchmark. shale, rocksdb and fjall (keyspaces) only.";
+    cfscale_one_by_one: i64 = 0, Gen, "cfscale: how many families its create_one step creates one by one (0 = all N-1; RocksDB's create_cf rewrites its OPTIONS file each time, ~0.1 s per family at N = 1000).";
     // ---- engine options mapped by every engine ----
     write_buffer_size: i64 = 64 * MIB, Eng, "Memtable size in bytes.";
     max_write_buffer_number: i64 = 2, Eng, "Memtables kept before writes stall.";
@@ -352,6 +353,7 @@ impl Flags {
         }
         let non_negative = [
             ("value_size", self.value_size),
+            ("cfscale_one_by_one", self.cfscale_one_by_one),
             ("duration", self.duration),
             ("seed", self.seed),
             ("keys_per_prefix", self.keys_per_prefix),

@@ -63,7 +63,7 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     let only_scale = specs
         .iter()
         .all(|s| matches!(benchmarks::lookup(&s.name), Some(Kind::Scale)));
-    let mut db = if only_scale {
+    let db = if only_scale {
         let mut one = flags.clone();
         one.num_column_families = 1;
         engine::open(&one, &path)?
@@ -98,41 +98,44 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         // One file per process run: start it empty.
         std::fs::write(&flags.json, b"")?;
     }
-    // True once cfscale has run: `db` is closed and the path holds
-    // cfscale's DB.
-    let mut scaled = false;
+    // None once cfscale has run: the path then holds cfscale's DB and the
+    // next benchmark that needs the shared handle starts from a fresh one.
+    let mut db = Some(db);
     for bench in &specs {
         let name = bench.name.as_str();
         let Some(kind) = benchmarks::lookup(name) else {
             continue;
         };
-        if scaled && !matches!(kind, Kind::Scale) {
-            // cfscale left its own DB at the path: start from a fresh one.
+        if matches!(kind, Kind::Scale) {
+            if flags.use_existing_db {
+                writeln!(
+                    out.stdout,
+                    "{name:<12} : skipped (--use_existing_db is true)"
+                )?;
+                continue;
+            }
+            if let Some(d) = db.take() {
+                d.close()?; // and dropped: cfscale opens the path itself
+            }
+            writeln!(out.stdout, "DB path: [{}]", flags.db)?;
+            out.stdout.flush()?;
+            let text = cfscale::run(flags, &path, &keys, seeds.base())?;
+            write!(out.stdout, "{text}")?;
+            out.stdout.flush()?;
+            continue;
+        }
+        if db.is_none() {
             engine::destroy(flags, &path)?;
-            db = engine::open(flags, &path)?;
+            db = Some(engine::open(flags, &path)?);
             live.clear();
-            scaled = false;
         }
         match kind {
-            Kind::Scale => {
-                if flags.use_existing_db {
-                    writeln!(
-                        out.stdout,
-                        "{name:<12} : skipped (--use_existing_db is true)"
-                    )?;
-                    continue;
-                }
-                if !scaled {
-                    db.close()?;
-                    scaled = true;
-                }
-                writeln!(out.stdout, "DB path: [{}]", flags.db)?;
-                out.stdout.flush()?;
-                let text = cfscale::run(flags, &path, &keys, seeds.base())?;
-                write!(out.stdout, "{text}")?;
-            }
+            Kind::Scale => {}
             Kind::Meta => {
-                let text = meta::run_meta(name, db.as_ref(), &flags.db)?;
+                let Some(d) = db.as_ref() else {
+                    bail!("internal: no DB handle for {name}")
+                };
+                let text = meta::run_meta(name, d.as_ref(), &flags.db)?;
                 write!(out.stdout, "{text}")?;
             }
             Kind::Method {
@@ -149,16 +152,20 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
                         )?;
                         continue;
                     }
-                    db.close()?;
-                    drop(db);
+                    if let Some(d) = db.take() {
+                        d.close()?;
+                    }
                     engine::destroy(flags, &path)?;
-                    db = engine::open(flags, &path)?;
+                    db = Some(engine::open(flags, &path)?);
                     writeln!(
                         out.stdout,
                         "Initializing {label} Options from command-line flags"
                     )?;
                     live.clear();
                 }
+                let Some(d) = db.as_ref() else {
+                    bail!("internal: no DB handle for {name}")
+                };
                 writeln!(out.stdout, "DB path: [{}]", flags.db)?;
                 out.stdout.flush()?;
                 let spec = Spec {
@@ -169,7 +176,7 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
                 };
                 let env = RunEnv {
                     flags,
-                    db: db.as_ref(),
+                    db: d.as_ref(),
                     path: &path,
                     keys,
                     seeds: &seeds,
@@ -180,13 +187,13 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         }
         out.stdout.flush()?;
     }
-    if flags.statistics && !scaled {
-        if let Some(s) = db.statistics() {
-            writeln!(out.stdout, "STATISTICS:\n{s}")?;
+    if let Some(d) = db {
+        if flags.statistics {
+            if let Some(s) = d.statistics() {
+                writeln!(out.stdout, "STATISTICS:\n{s}")?;
+            }
         }
-    }
-    if !scaled {
-        db.close()?;
+        d.close()?;
     }
     if !flags.chart.is_empty() {
         crate::chart::write(Path::new(&flags.chart), &kept.series)?;

@@ -157,7 +157,14 @@ fn cfscale_prints_every_measurement() {
         assert!(f[2].parse::<f64>().unwrap() > 0.0, "{line}");
         assert!(line.contains(" raw "), "{line}");
     }
-    assert!(out.contains("cfscale.create_batch") && out.contains("49 families, one batch call"));
+    assert!(
+        out.contains("49 families, one Db::create_cfs call"),
+        "{out}"
+    );
+    assert!(
+        out.contains("49 families, one Db::create_cf call each"),
+        "{out}"
+    );
     let rss = out.lines().find(|l| l.starts_with("cfscale.rss ")).unwrap();
     assert!(rss.contains("bytes/family"), "{rss}");
     let ratio = out

@@ -6,11 +6,11 @@
 //! K operations; ...`, the op being one family or one put), each with the
 //! raw seconds:
 //!
-//! * `cfscale.create_batch`: families 1..N created in one call
-//!   (`Db::create_cfs`; engines without a batch call create them one by one
-//!   and the line says so) in a fresh DB;
-//! * `cfscale.create_one`: the same, one `create_cf` per family, in another
-//!   fresh DB (the one the next steps use);
+//! * `cfscale.create_one`: families 1..K created with one `create_cf` call
+//!   each in a fresh DB (K = `--cfscale_one_by_one`, default all N-1);
+//! * `cfscale.create_batch`: families 1..N-1 created in one call
+//!   (`Db::create_cfs`; the line says what an engine without one did) in
+//!   another fresh DB, the one the next steps use;
 //! * `cfscale.close` / `cfscale.reopen`: closing the DB with N families
 //!   open, and opening it again with all N;
 //! * `cfscale.rss`: VmRSS with the DB open with only `default` (before any
@@ -116,13 +116,26 @@ pub fn run(flags: &Flags, path: &Path, keys: &KeyGen, seed: u64) -> Result<Strin
     db.close()?;
     drop(db);
 
-    // (a) batch creation in a fresh DB.
-    let a = engine::create_families(flags, path, &names, true)?;
-    let how = if a.batched {
-        "one batch call"
-    } else {
-        "no batch call in this engine: one by one"
+    // (b) one by one in a fresh DB.
+    let k = match flags.cfscale_one_by_one as usize {
+        0 => names.len(),
+        k => k.min(names.len()),
     };
+    let b = engine::create_families(flags, path, &names[..k], false)?;
+    writeln!(
+        out,
+        "{}",
+        result_line(
+            "cfscale.create_one",
+            b.secs,
+            k as u64,
+            &format!("{k} families, {}", b.how)
+        )
+    )?;
+
+    // (a) batch creation in a fresh DB, kept for the next steps.
+    engine::destroy(flags, path)?;
+    let a = engine::create_families(flags, path, &names, true)?;
     writeln!(
         out,
         "{}",
@@ -130,21 +143,7 @@ pub fn run(flags: &Flags, path: &Path, keys: &KeyGen, seed: u64) -> Result<Strin
             "cfscale.create_batch",
             a.secs,
             created,
-            &format!("{created} families, {how}")
-        )
-    )?;
-
-    // (b) one by one in a fresh DB.
-    engine::destroy(flags, path)?;
-    let b = engine::create_families(flags, path, &names, false)?;
-    writeln!(
-        out,
-        "{}",
-        result_line(
-            "cfscale.create_one",
-            b.secs,
-            created,
-            &format!("{created} families, one create call each")
+            &format!("{created} families, {}", a.how)
         )
     )?;
 

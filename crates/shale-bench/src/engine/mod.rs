@@ -127,11 +127,10 @@ pub fn cf_names(n: usize) -> Vec<String> {
 #[derive(Debug, Clone, Copy)]
 pub struct CreateTiming {
     /// Seconds spent in the engine's create call(s) (open and close are
-    /// outside).
+    /// outside unless `how` says otherwise).
     pub secs: f64,
-    /// True if the engine created them all in one call; false if it had to
-    /// create them one by one although a batch was asked for.
-    pub batched: bool,
+    /// How the families were created, for the result line.
+    pub how: &'static str,
 }
 
 /// Which text report a meta benchmark prints.

@@ -280,16 +280,37 @@ impl RocksEngine {
 }
 
 /// See [`super::create_families`]. The `rocksdb` crate has no
-/// `CreateColumnFamilies` (the C++ batch call): families are always created
-/// one by one, and the timing says so (`batched: false`).
+/// `CreateColumnFamilies` (the C++ batch call). One by one: `create_cf` per
+/// family (each rewrites RocksDB's OPTIONS file). Batched: the closest the
+/// crate offers, reopening the DB with every family's descriptor and
+/// `create_missing_column_families` (RocksDB creates them inside the open
+/// and writes the OPTIONS file once); the time then includes that open.
 pub fn create_families(
     f: &Flags,
     path: &Path,
     names: &[String],
-    _batched: bool,
+    batched: bool,
 ) -> Result<CreateTiming> {
-    let opts = build_options(f)?;
+    let mut opts = build_options(f)?;
     let mut db = DB::open(&opts, path).map_err(err)?;
+    if batched {
+        db.flush_wal(true).map_err(err)?;
+        drop(db);
+        opts.create_missing_column_families(true);
+        let descriptors = std::iter::once("default")
+            .chain(names.iter().map(String::as_str))
+            .map(|name| ColumnFamilyDescriptor::new(name, opts.clone()));
+        let t = Instant::now();
+        let db = DB::open_cf_descriptors(&opts, path, descriptors).map_err(err)?;
+        let secs = t.elapsed().as_secs_f64();
+        db.flush_wal(true).map_err(err)?;
+        drop(db);
+        return Ok(CreateTiming {
+            secs,
+            how: "rocksdb crate has no CreateColumnFamilies: one open with \
+                  create_missing_column_families (time includes the open)",
+        });
+    }
     let t = Instant::now();
     for name in names {
         db.create_cf(name, &opts).map_err(err)?;
@@ -299,7 +320,7 @@ pub fn create_families(
     drop(db);
     Ok(CreateTiming {
         secs,
-        batched: false,
+        how: "one DB::create_cf call each",
     })
 }
 
