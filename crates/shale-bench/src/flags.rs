@@ -510,6 +510,16 @@ impl Flags {
                 def.name, def.help
             ));
         }
+        s.push_str(
+            "\nBenchmarks beyond db_bench's:\n  \
+             cfscale\n      What --num_column_families=N families cost (shale, rocksdb, fjall). On fresh DBs at \
+             --db, one result line each (name : X micros/op Y ops/sec S seconds K operations; raw S s; note):\n      \
+             cfscale.create_one (families created one create call each; --cfscale_one_by_one limits how many), \
+             cfscale.create_batch (N-1 families in one batch call), cfscale.close and cfscale.reopen (with N \
+             families), cfscale.rss (VmRSS with only default open, then with N idle families, and bytes per \
+             family), cfscale.fill_idle and cfscale.fill_alone (--writes random puts into default with N-1 \
+             idle families, then with none) and cfscale.fill_ratio (idle / alone ops/sec).\n",
+        );
         s
     }
 }
@@ -686,5 +696,7 @@ mod tests {
         assert_eq!(names.len(), FLAG_DEFS.len());
         assert_eq!(Flags::default().values().len(), FLAG_DEFS.len());
         assert!(Flags::help().contains("--benchmark_write_rate_limit"));
+        assert!(Flags::help().contains("cfscale.fill_ratio"));
+        assert!(Flags::help().contains("--num_column_families"));
     }
 }

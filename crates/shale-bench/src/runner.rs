@@ -43,6 +43,12 @@ pub struct Out<'a> {
 pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     engine::check_flags(flags)?;
     let specs = parse_benchmarks(&flags.benchmarks)?;
+    if flags.num_column_families > 1 && specs.iter().any(|s| s.name == "multireadrandom") {
+        bail!(
+            "multireadrandom with --num_column_families > 1 is not supported (a MultiGet batch \
+             would span families, and Shale's multi_get_cf reads one family)"
+        );
+    }
     let keys = KeyGen::new(
         flags.key_size as usize,
         flags.prefix_size as usize,

@@ -176,6 +176,29 @@ fn cfscale_prints_every_measurement() {
     // cfscale leaves the no-other-family DB behind.
     let names = shale::Db::list_cfs(&db, &shale::Options::default()).unwrap();
     assert_eq!(names, vec!["default".to_string()]);
+
+    // --cfscale_one_by_one limits the one-by-one step only; a benchmark
+    // after cfscale gets a fresh DB with its N families.
+    let out = run(&args(
+        &db,
+        &[
+            "--benchmarks=cfscale,fillseq,readrandom",
+            "--num_column_families=20",
+            "--cfscale_one_by_one=7",
+            "--num=500",
+        ],
+    ));
+    assert!(
+        out.contains("7 families, one Db::create_cf call each"),
+        "{out}"
+    );
+    assert!(
+        out.contains("19 families, one Db::create_cfs call"),
+        "{out}"
+    );
+    assert!(out.contains("(500 of 500 found)"), "{out}");
+    let names = shale::Db::list_cfs(&db, &shale::Options::default()).unwrap();
+    assert_eq!(names.len(), 20);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 use super::{Ctx, OpLimit, ThreadState};
 use crate::engine::IterOpts;
-use crate::error::{bail, Result};
+use crate::error::Result;
 use crate::stats::OpType;
 
 /// readrandom: `reads` Gets of uniform random keys.
@@ -48,12 +48,8 @@ pub fn readrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
 /// multireadrandom: `reads` keys as MultiGets of `--batch_size` keys.
 pub fn multireadrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
     let f = ctx.flags;
-    if ctx.num_cfs > 1 {
-        bail!(
-            "multireadrandom with --num_column_families > 1 is not supported (a MultiGet batch \
-             would span families)"
-        );
-    }
+    // runner::run refuses multireadrandom with several families.
+    debug_assert_eq!(ctx.num_cfs, 1);
     let batch = f.batch_size as usize;
     let ks = ctx.keys.key_size();
     let mut limit = OpLimit::new(

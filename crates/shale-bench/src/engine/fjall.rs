@@ -587,6 +587,47 @@ mod tests {
         assert!(check_flags(&flags(&["--statistics=1"])).is_err());
     }
 
+    /// `--num_column_families=3`: one keyspace per family; every call
+    /// reaches the keyspace it names, and a reopen finds them.
+    #[test]
+    fn column_families_are_keyspaces() {
+        let d = tempfile::tempdir().unwrap();
+        let f = flags(&["--num_column_families=3"]);
+        let e = FjallEngine::open(&f, d.path()).unwrap();
+        assert_eq!(e.num_cfs(), 3);
+        let w = WriteOpts::default();
+        e.put(2, b"k2", b"v2", &w).unwrap();
+        let mut b = Batch::default();
+        b.put(1, b"k1", b"v1");
+        b.put(0, b"k0", b"v0");
+        e.write(&b, &w).unwrap();
+        let mut out = Vec::new();
+        for (cf, key) in [(0, b"k0"), (1, b"k1"), (2, b"k2")] {
+            for other in 0..3 {
+                assert_eq!(e.get(other, key, &mut out, true).unwrap(), other == cf);
+            }
+        }
+        let mut it = e.new_iterator(1, &IterOpts::default()).unwrap();
+        it.seek_to_first();
+        assert_eq!(it.key(), b"k1");
+        it.next();
+        assert!(!it.valid());
+        drop(it);
+        e.close().unwrap();
+        drop(e);
+        let e = FjallEngine::open(&f, d.path()).unwrap();
+        assert!(e.get(2, b"k2", &mut out, true).unwrap());
+        assert_eq!(out, b"v2");
+        assert!(e.db.keyspace_exists("column_family_name_000002"));
+        e.close().unwrap();
+        drop(e);
+        let other = d.path().join("other");
+        let names = vec!["a".to_string(), "b".to_string()];
+        create_families(&f, &other, &names, true).unwrap();
+        let e = FjallEngine::open(&flags(&[]), &other).unwrap();
+        assert!(e.db.keyspace_exists("b"));
+    }
+
     #[test]
     fn round_trip_and_iteration() {
         let d = tempfile::tempdir().unwrap();
