@@ -13,9 +13,6 @@ mod compaction;
 mod db;
 mod error;
 pub mod fs;
-#[cfg(any(test, feature = "fuzzing"))]
-#[doc(hidden)]
-pub mod fuzz_api;
 mod iter;
 mod memtable;
 mod options;
@@ -23,6 +20,9 @@ mod sst;
 mod stats;
 #[doc(hidden)]
 pub mod sync_point;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod testing;
 mod version;
 mod wal;
 

@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["flush", "compaction", "blob"],
     &["options"],
     &["db"],
-    &["fuzz_api"],
+    &["testing"],
     &["lib"],
 ];
 
