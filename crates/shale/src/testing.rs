@@ -155,7 +155,8 @@ impl Sst {
     }
 }
 
-/// What an [`SstWriter`] is built with (the fields of `sst::TableOptions`).
+/// What an [`SstWriter`] is built with: `sst::TableOptions` with
+/// `block_restart_bytes` 0 (restarts by count only).
 #[derive(Debug, Clone)]
 pub struct SstWriterOptions {
     /// Target uncompressed size of a data block.
