@@ -186,7 +186,7 @@ pub fn wal_seeds() -> Vec<Vec<u8>> {
 pub fn version_edit_seeds() -> Vec<Vec<u8>> {
     let header = |v: &mut Vec<u8>| {
         put_varint32(v, 1); // FORMAT_VERSION
-        put_varint32(v, 1);
+        put_varint32(v, 2);
     };
     let empty = {
         let mut v = Vec::new();
@@ -228,7 +228,26 @@ pub fn version_edit_seeds() -> Vec<Vec<u8>> {
     }
     full.push(1); // compression
     put_varint32(&mut full, 0); // end of sub-fields
-    vec![empty, small, full]
+                                // Column families (format 2): create family 5 "ab" in an atomic group
+                                // of two, with options; then drop it.
+    let mut add = Vec::new();
+    header(&mut add);
+    put_varint32(&mut add, 7); // COLUMN_FAMILY 5
+    put_varint32(&mut add, 5);
+    put_varint32(&mut add, 10); // COLUMN_FAMILY_ADD "ab"
+    put_bytes(&mut add, b"ab");
+    put_varint32(&mut add, 12); // MAX_COLUMN_FAMILY 5
+    put_varint32(&mut add, 5);
+    put_varint32(&mut add, 14); // ATOMIC_GROUP: one more edit follows
+    put_varint32(&mut add, 1);
+    put_varint32(&mut add, 0x2002); // CF_OPTIONS
+    put_bytes(&mut add, b"write_buffer_size=4096\n");
+    let mut drop = Vec::new();
+    header(&mut drop);
+    put_varint32(&mut drop, 7);
+    put_varint32(&mut drop, 5);
+    put_varint32(&mut drop, 11); // COLUMN_FAMILY_DROP
+    vec![empty, small, full, add, drop]
 }
 
 fn write_batch_seeds() -> Vec<Vec<u8>> {
