@@ -198,3 +198,98 @@ fn reads_during_a_paused_flush_install() {
     assert_eq!(db.get(b"a").unwrap().unwrap().to_vec(), b"1");
     assert_eq!(db.get(b"b").unwrap().unwrap().to_vec(), b"2");
 }
+
+/// A family dropped while its flush writes the table: the flush discards
+/// the table (no background error, nothing left on disk once obsolete files
+/// are swept), the other families flush and read on.
+#[test]
+fn drop_cf_while_its_flush_writes_the_table() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let cf = db.create_cf("doomed", shale::CfOptions::default()).unwrap();
+    db.put_cf(&cf, b"k", b"v").unwrap();
+    db.put(b"d", b"default").unwrap();
+
+    let pause = Pause::at("FlushJob::AfterOutputs");
+    let flusher = {
+        let (db, cf) = (db.clone(), cf.clone());
+        std::thread::spawn(move || db.flush_cf(&cf))
+    };
+    pause.reached();
+    // The table is written, not yet logged: drop the family now.
+    db.drop_cf(&cf).unwrap();
+    pause.release();
+    let r = flusher.join().unwrap();
+    sync_point::reset();
+    // The flush either finished before the drop took effect or saw it.
+    assert!(
+        r.is_ok() || matches!(r, Err(shale::Error::InvalidArgument(_))),
+        "{r:?}"
+    );
+    assert_eq!(db.property("shale.background-errors").unwrap(), "0");
+    db.flush().unwrap();
+    assert_eq!(db.get(b"d").unwrap().unwrap().to_vec(), b"default");
+    db.wait_for_compaction().unwrap();
+    let tables = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
+        .count();
+    assert_eq!(tables, 1, "only the default family's table is left");
+    db.close().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    assert!(db.cf("doomed").is_none());
+    assert_eq!(db.get(b"d").unwrap().unwrap().to_vec(), b"default");
+}
+
+/// A family dropped while a compaction of it merges: the compaction
+/// discards its outputs, no background error, the inputs go with the
+/// family once nothing reads them.
+#[test]
+fn drop_cf_while_it_compacts() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let cf = db.create_cf("doomed", shale::CfOptions::default()).unwrap();
+    for round in 0..3u8 {
+        for i in 0..50u8 {
+            db.put_cf(&cf, &[i], &[round]).unwrap();
+        }
+        db.flush_cf(&cf).unwrap();
+    }
+    let pause = Pause::at("CompactionJob::AfterOutputs");
+    let compactor = {
+        let (db, cf) = (db.clone(), cf.clone());
+        std::thread::spawn(move || db.compact_range_cf(&cf, None, None))
+    };
+    pause.reached();
+    db.drop_cf(&cf).unwrap();
+    pause.release();
+    let r = compactor.join().unwrap();
+    sync_point::reset();
+    assert!(
+        r.is_ok() || matches!(r, Err(shale::Error::InvalidArgument(_))),
+        "{r:?}"
+    );
+    assert_eq!(db.property("shale.background-errors").unwrap(), "0");
+    db.wait_for_compaction().unwrap();
+    let tables = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
+        .count();
+    assert_eq!(tables, 0, "the dropped family's tables are deleted");
+}

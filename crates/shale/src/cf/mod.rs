@@ -80,6 +80,16 @@ impl ColumnFamily {
         self.dropped.store(true, Ordering::Release);
     }
 
+    /// Replaces the published super version by an empty one, so that
+    /// handles of a dropped family pin none of its memtables and tables.
+    pub(crate) fn release_data(&self, num_levels: usize) {
+        self.super_version.store(Arc::new(SuperVersion {
+            mem: Arc::new(MemTable::new(0)),
+            imm: Vec::new(),
+            version: Arc::new(Version::new_empty(num_levels)),
+        }));
+    }
+
     /// True once the family was dropped.
     pub(crate) fn is_dropped(&self) -> bool {
         self.dropped.load(Ordering::Acquire)

@@ -128,6 +128,9 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
     st.compaction_queue.remove(&cf.id);
     db.cfs.remove(cf.id);
     cf.mark_dropped();
+    // Handles fail from now on; they must not keep the family's memtables
+    // and tables alive either (readers hold their own super version).
+    cf.release_data(st.versions.num_levels());
     db.log.event(
         "column_family_dropped",
         &[
