@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::base::SeqNo;
-use crate::batch::WriteBatch;
+use crate::batch::{Owner, WriteBatch};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
@@ -272,6 +272,17 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     db.check_writable()?;
     if batch.is_empty() {
         return Ok(());
+    }
+    match batch.owner() {
+        Owner::Any => {}
+        Owner::One(i) if i == db.instance => {}
+        _ => {
+            return Err(Error::InvalidArgument(
+                "write batch built with a column family handle of another DB \
+                 (or of an earlier open of this one)"
+                    .into(),
+            ))
+        }
     }
     if batch.names_other_families() {
         check_families(db, &batch)?;
