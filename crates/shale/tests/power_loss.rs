@@ -541,6 +541,30 @@ fn sync_write_in_a_new_wal_keeps_earlier_writes() {
     }
 }
 
+/// A write acknowledged with `sync` fsyncs the WAL first (`WriteOptions::sync`),
+/// so every earlier write is durable once it returns, even when its batch is
+/// empty. Fails on 61d781a: `write` returns Ok for an empty batch before
+/// looking at `sync`, and a power loss right after drops the earlier
+/// unsynced put (`flush_wal(true)` does keep it).
+#[test]
+fn empty_batch_written_with_sync_makes_earlier_writes_durable() {
+    let fs = MemFileSystem::new();
+    let db = Db::open(DIR, opts(&fs)).expect("create");
+    db.put(b"k", b"v").expect("unsynced put");
+    let wo = WriteOptions {
+        sync: true,
+        ..WriteOptions::default()
+    };
+    db.write(WriteBatch::new(), &wo).expect("empty sync write");
+    let image = fs.crash(0.0, 1);
+    let db2 = Db::open(DIR, opts(&image)).expect("open after power loss");
+    assert_eq!(
+        db2.get(b"k").expect("get").map(|v| v.to_vec()),
+        Some(b"v".to_vec()),
+        "an earlier write was lost although a sync write returned Ok after it"
+    );
+}
+
 /// Numbers of the `.sst` files in the DB directory, ascending.
 fn sst_files(fs: &MemFileSystem) -> Vec<u64> {
     let mut v: Vec<u64> = fs
