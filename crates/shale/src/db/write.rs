@@ -271,7 +271,13 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     }
     db.check_writable()?;
     if batch.is_empty() {
-        return Ok(());
+        // Nothing to write, but `sync` still promises that every earlier
+        // write is durable when this returns.
+        return if opts.sync {
+            db.writer.flush_wal(db, true)
+        } else {
+            Ok(())
+        };
     }
     match batch.owner() {
         Owner::Any => {}
