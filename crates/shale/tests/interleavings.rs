@@ -199,6 +199,48 @@ fn reads_during_a_paused_flush_install() {
     assert_eq!(db.get(b"b").unwrap().unwrap().to_vec(), b"2");
 }
 
+/// Runs `job` on `cf` in a thread, pauses it at `point` (its outputs
+/// written, not yet installed), drops the family, lets the job finish and
+/// checks it neither failed with anything but the drop nor left a
+/// background error.
+fn drop_while_paused(
+    db: &Db,
+    cf: &shale::Cf,
+    point: &str,
+    job: fn(&Db, &shale::Cf) -> shale::Result<()>,
+) {
+    let pause = Pause::at(point);
+    let worker = {
+        let (db, cf) = (db.clone(), cf.clone());
+        std::thread::spawn(move || job(&db, &cf))
+    };
+    pause.reached();
+    db.drop_cf(cf).unwrap();
+    pause.release();
+    let r = worker.join().unwrap();
+    sync_point::reset();
+    // The job either finished before the drop took effect or saw it.
+    assert!(
+        r.is_ok() || matches!(r, Err(shale::Error::InvalidArgument(_))),
+        "{r:?}"
+    );
+    assert_eq!(db.property("shale.background-errors").unwrap(), "0");
+}
+
+/// `.sst` files in `dir`.
+fn tables(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
+        .count()
+}
+
 /// A family dropped while its flush writes the table: the flush discards
 /// the table (no background error, nothing left on disk once obsolete files
 /// are swept), the other families flush and read on.
@@ -212,37 +254,15 @@ fn drop_cf_while_its_flush_writes_the_table() {
     db.put_cf(&cf, b"k", b"v").unwrap();
     db.put(b"d", b"default").unwrap();
 
-    let pause = Pause::at("FlushJob::AfterOutputs");
-    let flusher = {
-        let (db, cf) = (db.clone(), cf.clone());
-        std::thread::spawn(move || db.flush_cf(&cf))
-    };
-    pause.reached();
-    // The table is written, not yet logged: drop the family now.
-    db.drop_cf(&cf).unwrap();
-    pause.release();
-    let r = flusher.join().unwrap();
-    sync_point::reset();
-    // The flush either finished before the drop took effect or saw it.
-    assert!(
-        r.is_ok() || matches!(r, Err(shale::Error::InvalidArgument(_))),
-        "{r:?}"
-    );
-    assert_eq!(db.property("shale.background-errors").unwrap(), "0");
+    drop_while_paused(&db, &cf, "FlushJob::AfterOutputs", |db, cf| db.flush_cf(cf));
     db.flush().unwrap();
     assert_eq!(db.get(b"d").unwrap().unwrap().to_vec(), b"default");
     db.wait_for_compaction().unwrap();
-    let tables = std::fs::read_dir(dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "sst")
-        })
-        .count();
-    assert_eq!(tables, 1, "only the default family's table is left");
+    assert_eq!(
+        tables(dir.path()),
+        1,
+        "only the default family's table is left"
+    );
     db.close().unwrap();
     let db = Db::open(dir.path(), quiet_options()).unwrap();
     assert!(db.cf("doomed").is_none());
@@ -265,31 +285,13 @@ fn drop_cf_while_it_compacts() {
         }
         db.flush_cf(&cf).unwrap();
     }
-    let pause = Pause::at("CompactionJob::AfterOutputs");
-    let compactor = {
-        let (db, cf) = (db.clone(), cf.clone());
-        std::thread::spawn(move || db.compact_range_cf(&cf, None, None))
-    };
-    pause.reached();
-    db.drop_cf(&cf).unwrap();
-    pause.release();
-    let r = compactor.join().unwrap();
-    sync_point::reset();
-    assert!(
-        r.is_ok() || matches!(r, Err(shale::Error::InvalidArgument(_))),
-        "{r:?}"
-    );
-    assert_eq!(db.property("shale.background-errors").unwrap(), "0");
+    drop_while_paused(&db, &cf, "CompactionJob::AfterOutputs", |db, cf| {
+        db.compact_range_cf(cf, None, None)
+    });
     db.wait_for_compaction().unwrap();
-    let tables = std::fs::read_dir(dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "sst")
-        })
-        .count();
-    assert_eq!(tables, 0, "the dropped family's tables are deleted");
+    assert_eq!(
+        tables(dir.path()),
+        0,
+        "the dropped family's tables are deleted"
+    );
 }

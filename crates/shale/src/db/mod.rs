@@ -240,6 +240,19 @@ impl DbInner {
         Ok(())
     }
 
+    /// Bytes of the WALs not yet deleted (the closed ones and the current
+    /// one). Requires the DB mutex; takes the WAL lock.
+    pub(crate) fn live_wal_bytes(&self, st: &DbState) -> u64 {
+        let current = self
+            .writer
+            .wal
+            .lock()
+            .writer
+            .as_ref()
+            .map_or(0, |w| w.file_size());
+        st.closed_wals.iter().map(|w| w.1).sum::<u64>() + current
+    }
+
     pub(crate) fn last_visible(&self) -> SeqNo {
         self.visible_seq.load(Ordering::Acquire)
     }

@@ -107,16 +107,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
         "shale.cf-write-stall" => format!("{:?}", c.stall),
         "shale.cf-options-report" => db.cf_options_report.clone(),
         "shale.live-wal-files" => (st.closed_wals.len() + 1).to_string(),
-        "shale.live-wal-bytes" => {
-            let current = db
-                .writer
-                .wal
-                .lock()
-                .writer
-                .as_ref()
-                .map_or(0, |w| w.file_size());
-            (st.closed_wals.iter().map(|w| w.1).sum::<u64>() + current).to_string()
-        }
+        "shale.live-wal-bytes" => db.live_wal_bytes(&st).to_string(),
         "shale.total-sst-files-size" | "shale.live-sst-files-size" => (0..v.num_levels())
             .map(|l| v.level_bytes(l))
             .sum::<u64>()

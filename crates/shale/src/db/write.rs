@@ -727,14 +727,7 @@ fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<bool> {
         0 => st.sum_write_buffers.saturating_mul(4),
         n => n,
     };
-    let current = db
-        .writer
-        .wal
-        .lock()
-        .writer
-        .as_ref()
-        .map_or(0, |w| w.file_size());
-    let total: u64 = st.closed_wals.iter().map(|w| w.1).sum::<u64>() + current;
+    let total = db.live_wal_bytes(st);
     if total <= limit {
         return Ok(false);
     }
