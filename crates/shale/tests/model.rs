@@ -285,8 +285,14 @@ fn small_options(rng: &mut SmallRng) -> Options {
 /// Options of a family other than `default`: the same ranges as the flat
 /// fields `small_options` draws for `default`.
 fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
+    if rng.gen_bool(0.1) {
+        // The flat fields of a whole `Options`, as `default` takes them.
+        let o = small_options(rng).cf_options();
+        o.validate().unwrap();
+        return o;
+    }
     let stalls = rng.gen_bool(0.3);
-    CfOptions {
+    let o = CfOptions {
         write_buffer_size: rng.gen_range(4096..64 * 1024),
         max_write_buffer_number: rng.gen_range(2..=4),
         memtable_bloom_size_ratio: [0.0, 0.001, 0.02][rng.gen_range(0..3)],
@@ -315,7 +321,9 @@ fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
         // `delayed_write_rate`), or the defaults.
         soft_pending_compaction_bytes_limit: if stalls { 256 << 10 } else { 64 << 30 },
         hard_pending_compaction_bytes_limit: if stalls { 64 << 20 } else { 256 << 30 },
-    }
+    };
+    o.validate().unwrap();
+    o
 }
 
 /// Options for a reopen: new random choices for everything a DB may
@@ -816,6 +824,7 @@ fn run_seed(seed: u64, ops: usize) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
     let mut opts = small_options(&mut rng);
+    opts.validate().unwrap();
     let mut db = Db::open(dir.path(), opts.clone()).unwrap();
     let mut fams = vec![Fam::new(db.default_cf())];
     assert_eq!(fams[0].cf.name(), "default");
