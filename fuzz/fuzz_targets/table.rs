@@ -1,10 +1,10 @@
 //! Fuzz target `table`: a whole SST: `Table::open`, iteration both ways, point lookups; raw and with checksums repaired.
-//! All checks live in `shale::fuzz_api::table`; any panic is an engine bug.
+//! All checks live in `shale_fuzz::table`; any panic is an engine bug.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = shale::fuzz_api::table(data);
+    let _ = shale_fuzz::table(data);
 });

@@ -1,10 +1,10 @@
 //! Fuzz target `wal`: a log file (WAL or MANIFEST framing): `LogReader` and `wal::replay` in every recovery mode; raw and with record checksums repaired.
-//! All checks live in `shale::fuzz_api::wal`; any panic is an engine bug.
+//! All checks live in `shale_fuzz::wal`; any panic is an engine bug.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = shale::fuzz_api::wal(data);
+    let _ = shale_fuzz::wal(data);
 });

@@ -33,6 +33,12 @@ impl From<std::io::Error> for Error {
     }
 }
 
+impl From<std::fmt::Error> for Error {
+    fn from(e: std::fmt::Error) -> Error {
+        Error(format!("formatting error: {e}"))
+    }
+}
+
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Error {
         Error(format!("json error: {e}"))

@@ -190,6 +190,8 @@ define_flags! {
     json: String = String::new(), Gen, "Append one JSON object per benchmark to this file.";
     chart: String = String::new(), Gen, "Write per-interval throughput and p99 as an SVG chart (and FILE.csv).";
     summary: bool = true, Gen, "Print the one-line resource summary after each benchmark.";
+    num_column_families: i64 = 1, Gen, "Column families of the DB: 'default' plus column_family_name_000001..; key v lives in family v % N (as db_bench). Also N for the cfscale benchmark. shale, rocksdb and fjall (keyspaces) only.";
+    cfscale_one_by_one: i64 = 0, Gen, "cfscale: how many families its create_one step creates one by one (0 = all N-1; RocksDB's create_cf rewrites its OPTIONS file each time, ~0.1 s per family at N = 1000).";
     // ---- engine options mapped by every engine ----
     write_buffer_size: i64 = 64 * MIB, Eng, "Memtable size in bytes.";
     max_write_buffer_number: i64 = 2, Eng, "Memtables kept before writes stall.";
@@ -338,6 +340,7 @@ impl Flags {
             ("threads", self.threads),
             ("key_size", self.key_size),
             ("batch_size", self.batch_size),
+            ("num_column_families", self.num_column_families),
             (
                 "ops_between_duration_checks",
                 self.ops_between_duration_checks,
@@ -350,6 +353,7 @@ impl Flags {
         }
         let non_negative = [
             ("value_size", self.value_size),
+            ("cfscale_one_by_one", self.cfscale_one_by_one),
             ("duration", self.duration),
             ("seed", self.seed),
             ("keys_per_prefix", self.keys_per_prefix),
@@ -506,6 +510,16 @@ impl Flags {
                 def.name, def.help
             ));
         }
+        s.push_str(
+            "\nBenchmarks beyond db_bench's:\n  \
+             cfscale\n      What --num_column_families=N families cost (shale, rocksdb, fjall). On fresh DBs at \
+             --db, one result line each (name : X micros/op Y ops/sec S seconds K operations; raw S s; note):\n      \
+             cfscale.create_one (families created one create call each; --cfscale_one_by_one limits how many), \
+             cfscale.create_batch (N-1 families in one batch call), cfscale.close and cfscale.reopen (with N \
+             families), cfscale.rss (VmRSS with only default open, then with N idle families, and bytes per \
+             family), cfscale.fill_idle and cfscale.fill_alone (--writes random puts into default with N-1 \
+             idle families, then with none) and cfscale.fill_ratio (idle / alone ops/sec).\n",
+        );
         s
     }
 }
@@ -682,5 +696,7 @@ mod tests {
         assert_eq!(names.len(), FLAG_DEFS.len());
         assert_eq!(Flags::default().values().len(), FLAG_DEFS.len());
         assert!(Flags::help().contains("--benchmark_write_rate_limit"));
+        assert!(Flags::help().contains("cfscale.fill_ratio"));
+        assert!(Flags::help().contains("--num_column_families"));
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
-use crate::benchmarks::{self, meta, Ctx, Kind, Method, ThreadState};
+use crate::benchmarks::{self, cfscale, meta, Ctx, Kind, Method, ThreadState};
 use crate::clock::{now_micros, wall_micros};
 use crate::engine::{self, Engine, WriteOpts};
 use crate::error::{bail, Error, Result};
@@ -43,6 +43,12 @@ pub struct Out<'a> {
 pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     engine::check_flags(flags)?;
     let specs = parse_benchmarks(&flags.benchmarks)?;
+    if flags.num_column_families > 1 && specs.iter().any(|s| s.name == "multireadrandom") {
+        bail!(
+            "multireadrandom with --num_column_families > 1 is not supported (a MultiGet batch \
+             would span families, and Shale's multi_get_cf reads one family)"
+        );
+    }
     let keys = KeyGen::new(
         flags.key_size as usize,
         flags.prefix_size as usize,
@@ -58,7 +64,18 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     if !flags.use_existing_db {
         engine::destroy(flags, &path)?;
     }
-    let mut db = engine::open(flags, &path)?;
+    // cfscale opens its own DBs: a list of only cfscale opens the shared
+    // handle (needed for the header) with `default` alone, not N families.
+    let only_scale = specs
+        .iter()
+        .all(|s| matches!(benchmarks::lookup(&s.name), Some(Kind::Scale)));
+    let db = if only_scale {
+        let mut one = flags.clone();
+        one.num_column_families = 1;
+        engine::open(&one, &path)?
+    } else {
+        engine::open(flags, &path)?
+    };
     let (label, version) = engine_label(db.as_ref());
     write!(
         out.stderr,
@@ -87,14 +104,44 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         // One file per process run: start it empty.
         std::fs::write(&flags.json, b"")?;
     }
+    // None once cfscale has run: the path then holds cfscale's DB and the
+    // next benchmark that needs the shared handle starts from a fresh one.
+    let mut db = Some(db);
     for bench in &specs {
         let name = bench.name.as_str();
         let Some(kind) = benchmarks::lookup(name) else {
             continue;
         };
+        if matches!(kind, Kind::Scale) {
+            if flags.use_existing_db {
+                writeln!(
+                    out.stdout,
+                    "{name:<12} : skipped (--use_existing_db is true)"
+                )?;
+                continue;
+            }
+            if let Some(d) = db.take() {
+                d.close()?; // and dropped: cfscale opens the path itself
+            }
+            writeln!(out.stdout, "DB path: [{}]", flags.db)?;
+            out.stdout.flush()?;
+            let text = cfscale::run(flags, &path, &keys, seeds.base())?;
+            write!(out.stdout, "{text}")?;
+            out.stdout.flush()?;
+            continue;
+        }
+        if db.is_none() {
+            engine::destroy(flags, &path)?;
+            db = Some(engine::open(flags, &path)?);
+            live.clear();
+        }
         match kind {
+            Kind::Scale => {}
             Kind::Meta => {
-                let text = meta::run_meta(name, db.as_ref(), &flags.db)?;
+                let Some(d) = db.as_ref() else {
+                    bail!("internal: no DB handle for {name}")
+                };
+                let text = meta::run_meta(name, d.as_ref(), &flags.db)?;
                 write!(out.stdout, "{text}")?;
             }
             Kind::Method {
@@ -111,16 +158,20 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
                         )?;
                         continue;
                     }
-                    db.close()?;
-                    drop(db);
+                    if let Some(d) = db.take() {
+                        d.close()?;
+                    }
                     engine::destroy(flags, &path)?;
-                    db = engine::open(flags, &path)?;
+                    db = Some(engine::open(flags, &path)?);
                     writeln!(
                         out.stdout,
                         "Initializing {label} Options from command-line flags"
                     )?;
                     live.clear();
                 }
+                let Some(d) = db.as_ref() else {
+                    bail!("internal: no DB handle for {name}")
+                };
                 writeln!(out.stdout, "DB path: [{}]", flags.db)?;
                 out.stdout.flush()?;
                 let spec = Spec {
@@ -131,7 +182,7 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
                 };
                 let env = RunEnv {
                     flags,
-                    db: db.as_ref(),
+                    db: d.as_ref(),
                     path: &path,
                     keys,
                     seeds: &seeds,
@@ -142,12 +193,14 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         }
         out.stdout.flush()?;
     }
-    if flags.statistics {
-        if let Some(s) = db.statistics() {
-            writeln!(out.stdout, "STATISTICS:\n{s}")?;
+    if let Some(d) = db {
+        if flags.statistics {
+            if let Some(s) = d.statistics() {
+                writeln!(out.stdout, "STATISTICS:\n{s}")?;
+            }
         }
+        d.close()?;
     }
-    db.close()?;
     if !flags.chart.is_empty() {
         crate::chart::write(Path::new(&flags.chart), &kept.series)?;
     }
@@ -340,6 +393,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         num_threads: n,
         user_bytes_written: AtomicU64::new(0),
         seeds,
+        num_cfs: db.num_cfs() as u64,
     };
     let cfg = ReportCfg {
         histogram: flags.histogram,
@@ -575,7 +629,7 @@ mod tests {
             expected.insert(keys.key(rng.next_u64() % 1_000_000));
         }
         let m = MemoryEngine::open(Path::new(db));
-        let mut it = m.new_iterator(&Default::default()).unwrap();
+        let mut it = m.new_iterator(0, &Default::default()).unwrap();
         it.seek_to_first();
         let mut got = std::collections::BTreeSet::new();
         while it.valid() {

@@ -156,7 +156,7 @@ fn run_shale_bench(f: &Fixture, tag: &str) -> Db {
     )
     .unwrap();
     let m = MemoryEngine::open(Path::new(&db_path));
-    let mut it = m.new_iterator(&Default::default()).unwrap();
+    let mut it = m.new_iterator(0, &Default::default()).unwrap();
     it.seek_to_first();
     let mut db = Db::new();
     while it.valid() {

@@ -15,9 +15,6 @@ mod db;
 mod error;
 mod flush;
 pub mod fs;
-#[cfg(any(test, feature = "fuzzing"))]
-#[doc(hidden)]
-pub mod fuzz_api;
 mod iter;
 mod memtable;
 mod options;
@@ -25,6 +22,9 @@ mod sst;
 mod stats;
 #[doc(hidden)]
 pub mod sync_point;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod testing;
 mod version;
 mod wal;
 

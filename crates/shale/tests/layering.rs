@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["options"],
     &["cf"],
     &["db"],
-    &["fuzz_api"],
+    &["testing"],
     &["lib"],
 ];
 

@@ -84,7 +84,7 @@ fn do_write(ctx: &Ctx<'_>, t: &mut ThreadState, mode: Mode) -> Result<()> {
             };
             next += 1;
             ctx.keys.fill(v, &mut t.key);
-            batch.put(&t.key, t.values.generate(value_size));
+            batch.put(ctx.cf_of(v), &t.key, t.values.generate(value_size));
             ctx.live.put(v);
         }
         let batch_bytes = batch_size * (t.key.len() + value_size) as u64;
@@ -104,8 +104,8 @@ fn do_write(ctx: &Ctx<'_>, t: &mut ThreadState, mode: Mode) -> Result<()> {
 /// One write: a plain put for a one-entry batch, else an atomic batch.
 fn write_batch(ctx: &Ctx<'_>, batch: &Batch) -> Result<()> {
     if batch.len() == 1 {
-        if let Some(BatchOp::Put(k, v)) = batch.iter().next() {
-            return ctx.db.put(k, v, &ctx.wo);
+        if let Some(BatchOp::Put(cf, k, v)) = batch.iter().next() {
+            return ctx.db.put(cf, k, v, &ctx.wo);
         }
     }
     ctx.db.write(batch, &ctx.wo)
@@ -121,6 +121,7 @@ pub fn deleterandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
         f.ops_between_duration_checks as u64,
     );
     let mut batch = Batch::default();
+    let mut cf = 0;
     while !limit.done(batch_size) {
         t.pace();
         t.rng.next_u64(); // DB choice
@@ -128,11 +129,12 @@ pub fn deleterandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
         for _ in 0..batch_size {
             let v = ctx.random_key(&mut t.rng);
             ctx.keys.fill(v, &mut t.key);
-            batch.delete(&t.key);
+            cf = ctx.cf_of(v);
+            batch.delete(cf, &t.key);
             ctx.live.delete(v);
         }
         if batch.len() == 1 {
-            ctx.db.delete(&t.key, &ctx.wo)?;
+            ctx.db.delete(cf, &t.key, &ctx.wo)?;
         } else {
             ctx.db.write(&batch, &ctx.wo)?;
         }

@@ -1,7 +1,8 @@
 //! Meta benchmarks run inline in the main thread (flush, compactall,
 //! waitforcompaction, stats, levelstats, sstables) and the `compact`
 //! method (every thread compacts the whole range; result line shows one op
-//! per thread). Output lines follow db_bench.
+//! per thread). Output lines follow db_bench. With several column
+//! families they act on `default` only, as db_bench's do.
 
 use super::{Ctx, ThreadState};
 use crate::engine::{Engine, Report};

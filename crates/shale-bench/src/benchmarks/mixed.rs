@@ -62,7 +62,7 @@ fn bg_writer(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
         let v = ctx.random_key(&mut t.rng);
         ctx.keys.fill(v, &mut t.key);
         let val = t.values.generate(value_size);
-        ctx.db.put(&t.key, val, &ctx.wo)?;
+        ctx.db.put(ctx.cf_of(v), &t.key, val, &ctx.wo)?;
         ctx.live.put(v);
         bytes += (t.key.len() + value_size) as u64;
         t.stats.finished_ops(1, OpType::Write);
@@ -99,15 +99,17 @@ pub fn readrandomwriterandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
             get_weight = f.readwritepercent;
             put_weight = 100 - get_weight;
         }
+        let cf = ctx.cf_of(v);
         if get_weight > 0 {
-            if ctx.db.get(&t.key, &mut value, f.verify_checksum)? {
+            if ctx.db.get(cf, &t.key, &mut value, f.verify_checksum)? {
                 found += 1;
             }
             get_weight -= 1;
             reads += 1;
             t.stats.finished_ops(1, OpType::Read);
         } else if put_weight > 0 {
-            ctx.db.put(&t.key, t.values.generate(value_size), &ctx.wo)?;
+            ctx.db
+                .put(cf, &t.key, t.values.generate(value_size), &ctx.wo)?;
             ctx.live.put(v);
             t.user_bytes_written += (t.key.len() + value_size) as u64;
             put_weight -= 1;
@@ -139,7 +141,8 @@ pub fn updaterandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
         let v = ctx.random_key(&mut t.rng);
         ctx.keys.fill(v, &mut t.key);
         let mut old = 0;
-        if ctx.db.get(&t.key, &mut value, f.verify_checksum)? {
+        let cf = ctx.cf_of(v);
+        if ctx.db.get(cf, &t.key, &mut value, f.verify_checksum)? {
             found += 1;
             old = value.len();
             bytes += (t.key.len() + old) as u64;
@@ -147,7 +150,8 @@ pub fn updaterandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
         if let Some(l) = &ctx.write_limiter {
             l.request((t.key.len() + old) as u64);
         }
-        ctx.db.put(&t.key, t.values.generate(value_size), &ctx.wo)?;
+        ctx.db
+            .put(cf, &t.key, t.values.generate(value_size), &ctx.wo)?;
         ctx.live.put(v);
         bytes += (t.key.len() + value_size) as u64;
         t.user_bytes_written += (t.key.len() + value_size) as u64;

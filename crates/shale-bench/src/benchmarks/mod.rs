@@ -5,6 +5,14 @@
 //! Bodies live in one file per family (fill, read, seek, mixed, meta).
 //! Every body follows db_bench's draw order (DB_BENCH.md §2.3) so that key
 //! streams equal db_bench's for equal per-thread seeds.
+//!
+//! Column families (`--num_column_families=N`): key number `v` lives in
+//! family `v % N` ([`Ctx::cf_of`], db_bench's `GetCfh(key_rand)`), for
+//! writes, deletes, point reads and seeks; readseq / readreverse walk the
+//! families one after another. db_bench itself spreads only fills,
+//! overwrite and readrandom; here every key-addressed step follows the same
+//! rule so that reads find what the writes put. multireadrandom refuses
+//! N > 1 (its keys would span families; no per-key-family MultiGet in Shale).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -20,6 +28,7 @@ use crate::ratelimit::RateLimiter;
 use crate::stats::Stats;
 use crate::values::RandomGenerator;
 
+pub mod cfscale;
 pub mod fill;
 pub mod meta;
 pub mod mixed;
@@ -46,6 +55,9 @@ pub enum Kind {
     },
     /// Runs inline in the main thread, no result line.
     Meta,
+    /// `cfscale`: runs inline in the main thread on fresh DBs of its own
+    /// (cfscale.rs), printing one result line per measurement.
+    Scale,
 }
 
 /// Looks a benchmark name up.
@@ -99,6 +111,7 @@ pub fn lookup(name: &str) -> Option<Kind> {
             single: false,
         }),
         "compact" => m(meta::compact),
+        "cfscale" => Some(Kind::Scale),
         "flush" | "compactall" | "waitforcompaction" | "stats" | "levelstats" | "sstables" => {
             Some(Kind::Meta)
         }
@@ -130,12 +143,20 @@ pub struct Ctx<'a> {
     pub user_bytes_written: AtomicU64,
     /// The per-thread filluniquerandom permutation seed source.
     pub seeds: &'a crate::seeds::Seeds,
+    /// Column families of `db` (≥ 1).
+    pub num_cfs: u64,
 }
 
 impl Ctx<'_> {
     /// True once every thread but the caller has returned.
     pub fn others_done(&self) -> bool {
         self.num_done.load(Ordering::Acquire) + 1 >= self.num_threads
+    }
+
+    /// The column family of key number `v`: `v % num_cfs`.
+    #[inline]
+    pub fn cf_of(&self, v: u64) -> usize {
+        (v % self.num_cfs) as usize
     }
 
     /// Key number `rand % num`.

@@ -26,7 +26,10 @@ pub fn readrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
         let v = ctx.random_key(&mut t.rng);
         ctx.keys.fill(v, &mut t.key);
         read += 1;
-        if ctx.db.get(&t.key, &mut value, f.verify_checksum)? {
+        if ctx
+            .db
+            .get(ctx.cf_of(v), &t.key, &mut value, f.verify_checksum)?
+        {
             found += 1;
             bytes += (t.key.len() + value.len()) as u64;
         }
@@ -45,6 +48,8 @@ pub fn readrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
 /// multireadrandom: `reads` keys as MultiGets of `--batch_size` keys.
 pub fn multireadrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
     let f = ctx.flags;
+    // runner::run refuses multireadrandom with several families.
+    debug_assert_eq!(ctx.num_cfs, 1);
     let batch = f.batch_size as usize;
     let ks = ctx.keys.key_size();
     let mut limit = OpLimit::new(
@@ -62,7 +67,7 @@ pub fn multireadrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
             ctx.keys.fill(v, chunk);
         }
         let keys: Vec<&[u8]> = keybuf.chunks(ks).collect();
-        ctx.db.multi_get(&keys, &mut |_, value| {
+        ctx.db.multi_get(0, &keys, &mut |_, value| {
             found += 1;
             bytes += (ks + value.len()) as u64;
         })?;
@@ -88,29 +93,40 @@ fn scan(ctx: &Ctx<'_>, t: &mut ThreadState, reverse: bool) -> Result<()> {
         readahead_size: f.readahead_size.max(0) as usize,
         ..IterOpts::default()
     };
-    let mut it = ctx.db.new_iterator(&opts)?;
-    if reverse {
-        it.seek_to_last();
-    } else {
-        it.seek_to_first();
-    }
     let (mut i, mut bytes) = (0u64, 0u64);
-    while i < reads && it.valid() {
-        bytes += (it.key().len() + it.value().len()) as u64;
-        t.stats.finished_ops(1, OpType::Read);
-        i += 1;
-        if let Some(l) = &ctx.read_limiter {
-            if i % 1024 == 1023 {
-                l.request(1024);
+    // Families in turn (0, 1, …; reverse: last first), sharing `reads`.
+    for n in 0..ctx.num_cfs as usize {
+        let cf = if reverse {
+            ctx.num_cfs as usize - 1 - n
+        } else {
+            n
+        };
+        let mut it = ctx.db.new_iterator(cf, &opts)?;
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while i < reads && it.valid() {
+            bytes += (it.key().len() + it.value().len()) as u64;
+            t.stats.finished_ops(1, OpType::Read);
+            i += 1;
+            if let Some(l) = &ctx.read_limiter {
+                if i % 1024 == 1023 {
+                    l.request(1024);
+                }
+            }
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
             }
         }
-        if reverse {
-            it.prev();
-        } else {
-            it.next();
+        it.status()?;
+        if i >= reads {
+            break;
         }
     }
-    it.status()?;
     t.stats.add_bytes(bytes);
     Ok(())
 }

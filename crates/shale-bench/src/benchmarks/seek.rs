@@ -2,7 +2,8 @@
 //! random key (one draw), then up to `--seek_nexts` Next() (Prev() with
 //! `--reverse_iterator`). Found = positioned exactly on the key. Bytes of
 //! every entry stepped over count toward MB/s. `--max_scan_distance` bounds
-//! the iterator above (or, reverse, below).
+//! the iterator above (or, reverse, below). With several column families
+//! the iterator is over the family of the sought key.
 
 use super::{Ctx, OpLimit, ThreadState};
 use crate::engine::IterOpts;
@@ -36,7 +37,7 @@ pub fn seekrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
                 opts.upper = Some(ctx.keys.key(num.min(pos + dist)));
             }
         }
-        let mut it = ctx.db.new_iterator(&opts)?;
+        let mut it = ctx.db.new_iterator(ctx.cf_of(pos), &opts)?;
         it.seek(&t.key);
         read += 1;
         if it.valid() && it.key() == t.key.as_slice() {

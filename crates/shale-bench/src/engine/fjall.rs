@@ -1,6 +1,8 @@
 //! The fjall adapter (cargo feature `fjall`): one `fjall::Database` at
-//! `--db` with a single keyspace named "default", the `Engine` trait mapped
-//! onto it, and the flag mapping. Flags fjall cannot honour are rejected when
+//! `--db` with a keyspace named "default" (plus, with
+//! `--num_column_families=N`, keyspaces `column_family_name_000001..`: fjall's
+//! keyspaces are its column families; all get the options of the flags),
+//! the `Engine` trait mapped onto it, and the flag mapping. Flags fjall cannot honour are rejected when
 //! set to a non-default value (fjall has no WAL-off write, no stall knobs,
 //! a fixed level count, L1 size derived as `target size × L0 trigger`, ...).
 //!
@@ -22,7 +24,7 @@ use fjall::config::{
 };
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
-use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
+use super::{Batch, BatchOp, CreateTiming, Engine, EngineIter, IterOpts, Report, WriteOpts};
 use crate::error::{bail, Error, Result};
 use crate::flags::{Category, Flags};
 
@@ -180,25 +182,79 @@ pub fn check_flags(f: &Flags) -> Result<()> {
     plan(f).map(|_| ())
 }
 
-/// An open fjall database with its "default" keyspace.
+/// An open fjall database with its "default" keyspace and the keyspaces
+/// of families 1..N.
 pub struct FjallEngine {
     db: Database,
     ks: Keyspace,
+    others: Vec<Keyspace>,
+}
+
+fn open_db(p: &Plan, path: &Path) -> Result<Database> {
+    Database::builder(path)
+        .cache_size(p.cache_size)
+        .worker_threads(p.workers)
+        .manual_journal_persist(p.manual_persist)
+        .open()
+        .map_err(err)
+}
+
+/// See [`super::create_families`]. fjall has no batch call: keyspaces are
+/// always created one by one (the result line says so).
+pub fn create_families(
+    f: &Flags,
+    path: &Path,
+    names: &[String],
+    _batched: bool,
+) -> Result<CreateTiming> {
+    let p = plan(f)?;
+    let db = open_db(&p, path)?;
+    let opts = p.keyspace.clone();
+    db.keyspace("default", || opts).map_err(err)?;
+    let t = Instant::now();
+    for name in names {
+        if db.keyspace_exists(name) {
+            bail!("fjall: keyspace {name} already exists");
+        }
+        let opts = p.keyspace.clone();
+        db.keyspace(name, move || opts).map_err(err)?;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    db.persist(PersistMode::SyncAll).map_err(err)?;
+    drop(db);
+    Ok(CreateTiming {
+        secs,
+        how: "one Database::keyspace call each (fjall has no batch call)",
+    })
 }
 
 impl FjallEngine {
-    /// Opens (creating if missing) the DB at `path`.
+    /// Opens (creating if missing) the DB at `path` with
+    /// `--num_column_families` keyspaces.
     pub fn open(f: &Flags, path: &Path) -> Result<FjallEngine> {
         let p = plan(f)?;
-        let db = Database::builder(path)
-            .cache_size(p.cache_size)
-            .worker_threads(p.workers)
-            .manual_journal_persist(p.manual_persist)
-            .open()
-            .map_err(err)?;
-        let opts = p.keyspace;
+        let db = open_db(&p, path)?;
+        let opts = p.keyspace.clone();
         let ks = db.keyspace("default", move || opts).map_err(err)?;
-        Ok(FjallEngine { db, ks })
+        let mut others = Vec::new();
+        for name in super::cf_names(f.num_column_families.max(1) as usize)
+            .iter()
+            .skip(1)
+        {
+            let opts = p.keyspace.clone();
+            others.push(db.keyspace(name, move || opts).map_err(err)?);
+        }
+        Ok(FjallEngine { db, ks, others })
+    }
+
+    /// The keyspace of family `cf`.
+    #[inline]
+    fn part(&self, cf: usize) -> &Keyspace {
+        if cf == 0 {
+            &self.ks
+        } else {
+            &self.others[cf - 1]
+        }
     }
 
     fn after_write(&self, o: &WriteOpts) -> Result<()> {
@@ -221,11 +277,15 @@ impl Engine for FjallEngine {
         FJALL_VERSION.to_string()
     }
 
-    fn put(&self, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
+    fn num_cfs(&self) -> usize {
+        self.others.len() + 1
+    }
+
+    fn put(&self, cf: usize, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
         if o.disable_wal {
             bail!("fjall: writes without the journal are not supported");
         }
-        self.ks.insert(key, value).map_err(err)?;
+        self.part(cf).insert(key, value).map_err(err)?;
         self.after_write(o)
     }
 
@@ -239,37 +299,49 @@ impl Engine for FjallEngine {
         }
         for op in batch.iter() {
             match op {
-                BatchOp::Put(k, v) => b.insert(&self.ks, k, v),
-                BatchOp::Delete(k) => b.remove(&self.ks, k),
+                BatchOp::Put(cf, k, v) => b.insert(self.part(cf), k, v),
+                BatchOp::Delete(cf, k) => b.remove(self.part(cf), k),
             }
         }
         b.commit().map_err(err)
     }
 
-    fn delete(&self, key: &[u8], o: &WriteOpts) -> Result<()> {
+    fn delete(&self, cf: usize, key: &[u8], o: &WriteOpts) -> Result<()> {
         if o.disable_wal {
             bail!("fjall: writes without the journal are not supported");
         }
-        self.ks.remove(key).map_err(err)?;
+        self.part(cf).remove(key).map_err(err)?;
         self.after_write(o)
     }
 
-    fn get(&self, key: &[u8], out: &mut Vec<u8>, _verify_checksums: bool) -> Result<bool> {
-        Ok(super::copy_found(self.ks.get(key).map_err(err)?, out))
+    fn get(
+        &self,
+        cf: usize,
+        key: &[u8],
+        out: &mut Vec<u8>,
+        _verify_checksums: bool,
+    ) -> Result<bool> {
+        Ok(super::copy_found(self.part(cf).get(key).map_err(err)?, out))
     }
 
-    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+    fn multi_get(
+        &self,
+        cf: usize,
+        keys: &[&[u8]],
+        found: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<()> {
+        let ks = self.part(cf);
         for (i, k) in keys.iter().enumerate() {
-            if let Some(v) = self.ks.get(k).map_err(err)? {
+            if let Some(v) = ks.get(k).map_err(err)? {
                 found(i, &v);
             }
         }
         Ok(())
     }
 
-    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
+    fn new_iterator(&self, cf: usize, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
         Ok(Box::new(FjallIter {
-            ks: &self.ks,
+            ks: self.part(cf),
             lower: opts.lower.clone(),
             upper: opts.upper.clone(),
             iter: None,
@@ -515,17 +587,58 @@ mod tests {
         assert!(check_flags(&flags(&["--statistics=1"])).is_err());
     }
 
+    /// `--num_column_families=3`: one keyspace per family; every call
+    /// reaches the keyspace it names, and a reopen finds them.
+    #[test]
+    fn column_families_are_keyspaces() {
+        let d = tempfile::tempdir().unwrap();
+        let f = flags(&["--num_column_families=3"]);
+        let e = FjallEngine::open(&f, d.path()).unwrap();
+        assert_eq!(e.num_cfs(), 3);
+        let w = WriteOpts::default();
+        e.put(2, b"k2", b"v2", &w).unwrap();
+        let mut b = Batch::default();
+        b.put(1, b"k1", b"v1");
+        b.put(0, b"k0", b"v0");
+        e.write(&b, &w).unwrap();
+        let mut out = Vec::new();
+        for (cf, key) in [(0, b"k0"), (1, b"k1"), (2, b"k2")] {
+            for other in 0..3 {
+                assert_eq!(e.get(other, key, &mut out, true).unwrap(), other == cf);
+            }
+        }
+        let mut it = e.new_iterator(1, &IterOpts::default()).unwrap();
+        it.seek_to_first();
+        assert_eq!(it.key(), b"k1");
+        it.next();
+        assert!(!it.valid());
+        drop(it);
+        e.close().unwrap();
+        drop(e);
+        let e = FjallEngine::open(&f, d.path()).unwrap();
+        assert!(e.get(2, b"k2", &mut out, true).unwrap());
+        assert_eq!(out, b"v2");
+        assert!(e.db.keyspace_exists("column_family_name_000002"));
+        e.close().unwrap();
+        drop(e);
+        let other = d.path().join("other");
+        let names = vec!["a".to_string(), "b".to_string()];
+        create_families(&f, &other, &names, true).unwrap();
+        let e = FjallEngine::open(&flags(&[]), &other).unwrap();
+        assert!(e.db.keyspace_exists("b"));
+    }
+
     #[test]
     fn round_trip_and_iteration() {
         let d = tempfile::tempdir().unwrap();
         let e = FjallEngine::open(&flags(&["--bloom_bits=10"]), d.path()).unwrap();
         let w = WriteOpts::default();
         for k in [b"a", b"b", b"c", b"d"] {
-            e.put(k, k, &w).unwrap();
+            e.put(0, k, k, &w).unwrap();
         }
         let mut b = Batch::default();
-        b.put(b"e", b"5");
-        b.delete(b"a");
+        b.put(0, b"e", b"5");
+        b.delete(0, b"a");
         e.write(
             &b,
             &WriteOpts {
@@ -535,13 +648,13 @@ mod tests {
         )
         .unwrap();
         let mut out = Vec::new();
-        assert!(!e.get(b"a", &mut out, true).unwrap());
-        assert!(e.get(b"e", &mut out, true).unwrap());
+        assert!(!e.get(0, b"a", &mut out, true).unwrap());
+        assert!(e.get(0, b"e", &mut out, true).unwrap());
         assert_eq!(out, b"5");
         e.flush().unwrap();
         e.compact_range(None, None).unwrap();
         e.wait_for_compaction().unwrap();
-        let mut it = e.new_iterator(&IterOpts::default()).unwrap();
+        let mut it = e.new_iterator(0, &IterOpts::default()).unwrap();
         it.seek_to_first();
         assert_eq!(it.key(), b"b");
         it.next();
@@ -563,7 +676,7 @@ mod tests {
             upper: Some(b"e".to_vec()),
             ..IterOpts::default()
         };
-        let mut it = e.new_iterator(&opts).unwrap();
+        let mut it = e.new_iterator(0, &opts).unwrap();
         it.seek(b"a");
         assert_eq!(it.key(), b"c");
         it.seek_to_last();

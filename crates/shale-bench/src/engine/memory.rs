@@ -59,7 +59,14 @@ impl Engine for MemoryEngine {
         env!("CARGO_PKG_VERSION").to_string()
     }
 
-    fn put(&self, key: &[u8], value: &[u8], _wo: &WriteOpts) -> Result<()> {
+    /// One key space: `check_flags` refuses `--num_column_families` > 1, so
+    /// every `cf` argument is 0.
+    fn num_cfs(&self) -> usize {
+        1
+    }
+
+    fn put(&self, cf: usize, key: &[u8], value: &[u8], _wo: &WriteOpts) -> Result<()> {
+        debug_assert_eq!(cf, 0);
         self.write_lock().insert(key.to_vec(), value.to_vec());
         Ok(())
     }
@@ -68,10 +75,10 @@ impl Engine for MemoryEngine {
         let mut m = self.write_lock();
         for op in batch.iter() {
             match op {
-                BatchOp::Put(k, v) => {
+                BatchOp::Put(_, k, v) => {
                     m.insert(k.to_vec(), v.to_vec());
                 }
-                BatchOp::Delete(k) => {
+                BatchOp::Delete(_, k) => {
                     m.remove(k);
                 }
             }
@@ -79,16 +86,24 @@ impl Engine for MemoryEngine {
         Ok(())
     }
 
-    fn delete(&self, key: &[u8], _wo: &WriteOpts) -> Result<()> {
+    fn delete(&self, cf: usize, key: &[u8], _wo: &WriteOpts) -> Result<()> {
+        debug_assert_eq!(cf, 0);
         self.write_lock().remove(key);
         Ok(())
     }
 
-    fn get(&self, key: &[u8], out: &mut Vec<u8>, _verify: bool) -> Result<bool> {
+    fn get(&self, cf: usize, key: &[u8], out: &mut Vec<u8>, _verify: bool) -> Result<bool> {
+        debug_assert_eq!(cf, 0);
         Ok(super::copy_found(self.read().get(key), out))
     }
 
-    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+    fn multi_get(
+        &self,
+        cf: usize,
+        keys: &[&[u8]],
+        found: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<()> {
+        debug_assert_eq!(cf, 0);
         let m = self.read();
         for (i, k) in keys.iter().enumerate() {
             if let Some(v) = m.get(*k) {
@@ -98,7 +113,8 @@ impl Engine for MemoryEngine {
         Ok(())
     }
 
-    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
+    fn new_iterator(&self, cf: usize, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
+        debug_assert_eq!(cf, 0);
         Ok(Box::new(MemIter {
             map: self.map.clone(),
             opts: opts.clone(),
@@ -228,19 +244,21 @@ mod tests {
         let e = MemoryEngine::open(p);
         let wo = WriteOpts::default();
         for i in 0..10u8 {
-            e.put(&[i], &[i, i], &wo).unwrap();
+            e.put(0, &[i], &[i, i], &wo).unwrap();
         }
-        e.delete(&[3], &wo).unwrap();
+        e.delete(0, &[3], &wo).unwrap();
         let mut out = Vec::new();
-        assert!(e.get(&[4], &mut out, true).unwrap());
+        assert!(e.get(0, &[4], &mut out, true).unwrap());
         assert_eq!(out, vec![4, 4]);
-        assert!(!e.get(&[3], &mut out, true).unwrap());
+        assert!(!e.get(0, &[3], &mut out, true).unwrap());
         let mut found = Vec::new();
-        e.multi_get(&[&[1], &[3], &[9]], &mut |i, v| found.push((i, v.to_vec())))
-            .unwrap();
+        e.multi_get(0, &[&[1], &[3], &[9]], &mut |i, v| {
+            found.push((i, v.to_vec()))
+        })
+        .unwrap();
         assert_eq!(found, vec![(0, vec![1, 1]), (2, vec![9, 9])]);
 
-        let mut it = e.new_iterator(&IterOpts::default()).unwrap();
+        let mut it = e.new_iterator(0, &IterOpts::default()).unwrap();
         it.seek(&[3]);
         assert_eq!(it.key(), &[4]);
         it.prev();
@@ -257,7 +275,7 @@ mod tests {
             verify_checksums: true,
             ..IterOpts::default()
         };
-        let mut it = e.new_iterator(&bounded).unwrap();
+        let mut it = e.new_iterator(0, &bounded).unwrap();
         it.seek_to_first();
         let mut keys = Vec::new();
         while it.valid() {
@@ -273,9 +291,9 @@ mod tests {
 
         // Same path shares the map; destroy clears it.
         let e2 = MemoryEngine::open(p);
-        assert!(e2.get(&[0], &mut out, true).unwrap());
+        assert!(e2.get(0, &[0], &mut out, true).unwrap());
         MemoryEngine::destroy(p);
         let e3 = MemoryEngine::open(p);
-        assert!(!e3.get(&[0], &mut out, true).unwrap());
+        assert!(!e3.get(0, &[0], &mut out, true).unwrap());
     }
 }

@@ -42,13 +42,14 @@ pub struct IterOpts {
     pub readahead_size: usize,
 }
 
-/// One operation of a [`Batch`].
+/// One operation of a [`Batch`]; the first field is the column family
+/// index (0 = `default`, i = [`cf_name`]`(i)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchOp<'a> {
-    /// Put(key, value).
-    Put(&'a [u8], &'a [u8]),
-    /// Delete(key).
-    Delete(&'a [u8]),
+    /// Put(cf, key, value).
+    Put(usize, &'a [u8], &'a [u8]),
+    /// Delete(cf, key).
+    Delete(usize, &'a [u8]),
 }
 
 /// A reusable batch of puts and deletes (one buffer, no per-entry
@@ -56,8 +57,8 @@ pub enum BatchOp<'a> {
 #[derive(Debug, Default, Clone)]
 pub struct Batch {
     buf: Vec<u8>,
-    // (key_end, value_end or usize::MAX for a delete), offsets into buf.
-    ends: Vec<(usize, usize)>,
+    // (cf, key_end, value_end or usize::MAX for a delete), offsets into buf.
+    ends: Vec<(usize, usize, usize)>,
 }
 
 impl Batch {
@@ -67,18 +68,18 @@ impl Batch {
         self.ends.clear();
     }
 
-    /// Adds a put.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+    /// Adds a put into family `cf`.
+    pub fn put(&mut self, cf: usize, key: &[u8], value: &[u8]) {
         self.buf.extend_from_slice(key);
         let k = self.buf.len();
         self.buf.extend_from_slice(value);
-        self.ends.push((k, self.buf.len()));
+        self.ends.push((cf, k, self.buf.len()));
     }
 
-    /// Adds a delete.
-    pub fn delete(&mut self, key: &[u8]) {
+    /// Adds a delete in family `cf`.
+    pub fn delete(&mut self, cf: usize, key: &[u8]) {
         self.buf.extend_from_slice(key);
-        self.ends.push((self.buf.len(), usize::MAX));
+        self.ends.push((cf, self.buf.len(), usize::MAX));
     }
 
     /// Number of operations.
@@ -94,17 +95,42 @@ impl Batch {
     /// The operations in order.
     pub fn iter(&self) -> impl Iterator<Item = BatchOp<'_>> {
         let mut start = 0;
-        self.ends.iter().map(move |&(k, v)| {
+        self.ends.iter().map(move |&(cf, k, v)| {
             let key = &self.buf[start..k];
             if v == usize::MAX {
                 start = k;
-                BatchOp::Delete(key)
+                BatchOp::Delete(cf, key)
             } else {
                 start = v;
-                BatchOp::Put(key, &self.buf[k..v])
+                BatchOp::Put(cf, key, &self.buf[k..v])
             }
         })
     }
+}
+
+/// db_bench's name of column family `i` (`ColumnFamilyName`): `default`
+/// for 0, else `column_family_name_` and `i` in six digits.
+pub fn cf_name(i: usize) -> String {
+    if i == 0 {
+        "default".to_string()
+    } else {
+        format!("column_family_name_{i:06}")
+    }
+}
+
+/// The names of families `0..n` (`default` first).
+pub fn cf_names(n: usize) -> Vec<String> {
+    (0..n).map(cf_name).collect()
+}
+
+/// What creating column families cost (the `cfscale` benchmark).
+#[derive(Debug, Clone, Copy)]
+pub struct CreateTiming {
+    /// Seconds spent in the engine's create call(s) (open and close are
+    /// outside unless `how` says otherwise).
+    pub secs: f64,
+    /// How the families were created, for the result line.
+    pub how: &'static str,
 }
 
 /// Which text report a meta benchmark prints.
@@ -161,18 +187,30 @@ pub trait Engine: Send + Sync {
     fn name(&self) -> &'static str;
     /// Engine version for reports.
     fn version(&self) -> String;
-    /// Put one entry.
-    fn put(&self, key: &[u8], value: &[u8], wo: &WriteOpts) -> Result<()>;
-    /// Apply a batch atomically.
+    /// Number of column families the handle was opened with
+    /// (`--num_column_families`); every `cf` argument is below it. Handles
+    /// are resolved at open: a `cf` index costs no name lookup.
+    fn num_cfs(&self) -> usize;
+    /// Put one entry into family `cf`.
+    fn put(&self, cf: usize, key: &[u8], value: &[u8], wo: &WriteOpts) -> Result<()>;
+    /// Apply a batch atomically (across the families it names).
     fn write(&self, batch: &Batch, wo: &WriteOpts) -> Result<()>;
-    /// Delete one key.
-    fn delete(&self, key: &[u8], wo: &WriteOpts) -> Result<()>;
-    /// Point lookup; copies the value into `out` and returns true if found.
-    fn get(&self, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool) -> Result<bool>;
-    /// Batched lookup; calls `found(i, value)` for every key found.
-    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()>;
-    /// A new iterator (unpositioned).
-    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>>;
+    /// Delete one key of family `cf`.
+    fn delete(&self, cf: usize, key: &[u8], wo: &WriteOpts) -> Result<()>;
+    /// Point lookup in family `cf`; copies the value into `out` and returns
+    /// true if found.
+    fn get(&self, cf: usize, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool)
+        -> Result<bool>;
+    /// Batched lookup in family `cf`; calls `found(i, value)` for every key
+    /// found.
+    fn multi_get(
+        &self,
+        cf: usize,
+        keys: &[&[u8]],
+        found: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<()>;
+    /// A new iterator over family `cf` (unpositioned).
+    fn new_iterator(&self, cf: usize, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>>;
     /// Flush memtables and wait.
     fn flush(&self) -> Result<()>;
     /// Compact the key range (None = unbounded).
@@ -202,6 +240,9 @@ pub fn check_flags(flags: &Flags) -> Result<()> {
             flags.reject_category(Category::Shale, "memory")?;
             if flags.statistics {
                 bail!("--statistics is not supported by --engine=memory");
+            }
+            if flags.num_column_families != 1 {
+                bail!("--num_column_families is not supported by --engine=memory (one key space only)");
             }
             Ok(())
         }
@@ -280,6 +321,27 @@ pub fn open(flags: &Flags, path: &Path) -> Result<Arc<dyn Engine>> {
     }
 }
 
+/// Opens the DB at `path` with only the `default` family open (creating
+/// the DB if missing), creates the families `names` (none may exist) in one
+/// call when `batched` and the engine has one, else one by one, and closes
+/// it. Only the create call(s) are timed.
+pub fn create_families(
+    flags: &Flags,
+    path: &Path,
+    names: &[String],
+    batched: bool,
+) -> Result<CreateTiming> {
+    match flags.engine.as_str() {
+        #[cfg(feature = "shale-engine")]
+        "shale" => shale::create_families(flags, path, names, batched),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => rocksdb::create_families(flags, path, names, batched),
+        #[cfg(feature = "fjall")]
+        "fjall" => fjall::create_families(flags, path, names, batched),
+        other => bail!("engine '{other}' has no column families"),
+    }
+}
+
 /// Removes the DB at `path` (the engine must be closed).
 pub fn destroy(flags: &Flags, path: &Path) -> Result<()> {
     if flags.engine == "memory" {
@@ -300,18 +362,18 @@ mod tests {
     #[test]
     fn batch_round_trips_ops() {
         let mut b = Batch::default();
-        b.put(b"k1", b"v1");
-        b.delete(b"k2");
-        b.put(b"", b"");
-        b.put(b"k3", b"value3");
+        b.put(0, b"k1", b"v1");
+        b.delete(2, b"k2");
+        b.put(0, b"", b"");
+        b.put(1, b"k3", b"value3");
         let ops: Vec<BatchOp<'_>> = b.iter().collect();
         assert_eq!(
             ops,
             vec![
-                BatchOp::Put(b"k1", b"v1"),
-                BatchOp::Delete(b"k2"),
-                BatchOp::Put(b"", b""),
-                BatchOp::Put(b"k3", b"value3")
+                BatchOp::Put(0, b"k1", b"v1"),
+                BatchOp::Delete(2, b"k2"),
+                BatchOp::Put(0, b"", b""),
+                BatchOp::Put(1, b"k3", b"value3")
             ]
         );
         assert_eq!(b.len(), 4);
@@ -321,12 +383,23 @@ mod tests {
     }
 
     #[test]
+    fn column_family_names_follow_db_bench() {
+        assert_eq!(cf_name(0), "default");
+        assert_eq!(cf_name(1), "column_family_name_000001");
+        assert_eq!(cf_name(10000), "column_family_name_010000");
+        assert_eq!(cf_names(3).len(), 3);
+    }
+
+    #[test]
     fn memory_engine_rejects_engine_options() {
         let f = Flags::parse(&["--engine=memory", "--bloom_bits=10"]).unwrap();
         let e = check_flags(&f).unwrap_err();
         assert!(e.0.contains("--bloom_bits"), "{e}");
         let f = Flags::parse(&["--engine=memory", "--statistics=1"]).unwrap();
         assert!(check_flags(&f).is_err());
+        let f = Flags::parse(&["--engine=memory", "--num_column_families=2"]).unwrap();
+        let e = check_flags(&f).unwrap_err();
+        assert!(e.0.contains("--num_column_families"), "{e}");
         let f = Flags::parse(&["--engine=memory"]).unwrap();
         assert!(check_flags(&f).is_ok());
         let f = Flags::parse(&["--engine=fjall"]).unwrap();

@@ -5,16 +5,25 @@
 //! `BlockBasedOptions` has no setter). `--delayed_write_rate` has no setter
 //! either; it is applied through an options string on a fresh `Options`
 //! (nothing else set yet, so nothing kept alive by the old value is lost).
-//! Thread-safe (`rocksdb::DB` is `Send + Sync`).
+//! With `--num_column_families=N` > 1 the DB is opened with the descriptors
+//! of families `default` and `column_family_name_000001..`
+//! (`create_missing_column_families`), all with the options of the flags.
+//! The `rocksdb` crate hands out family handles only as references into
+//! the `DB`; the adapter resolves them once at open and keeps them as
+//! pointers (see `CfHandle`), so the per-op path has no name lookup.
+//! Family 0 uses the plain (default-family) calls.
+//! Thread-safe (`rocksdb::DB` and `ColumnFamily` are `Send + Sync`).
 
 use std::path::Path;
+use std::time::Instant;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRecoveryMode,
-    LruCacheOptions, Options, ReadOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompactionStyle,
+    DBCompressionType, DBRecoveryMode, LruCacheOptions, Options, ReadOptions,
+    WaitForCompactOptions, WriteBatch, WriteOptions, DB,
 };
 
-use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
+use super::{Batch, BatchOp, CreateTiming, Engine, EngineIter, IterOpts, Report, WriteOpts};
 use crate::error::{bail, Error, Result};
 use crate::flags::{Category, Flags};
 
@@ -105,12 +114,16 @@ fn build_options(f: &Flags) -> Result<Options> {
         f.target_file_size_multiplier,
     )?);
     o.set_max_background_jobs(int("max_background_jobs", f.max_background_jobs)?);
+    // db_bench still maps these two (deprecated in RocksDB in favour of
+    // max_background_jobs); only an explicit value reaches RocksDB.
+    #[allow(deprecated)]
     if f.max_background_compactions >= 0 {
         o.set_max_background_compactions(int(
             "max_background_compactions",
             f.max_background_compactions,
         )?);
     }
+    #[allow(deprecated)]
     if f.max_background_flushes >= 0 {
         o.set_max_background_flushes(int("max_background_flushes", f.max_background_flushes)?);
     }
@@ -198,24 +211,121 @@ fn build_options(f: &Flags) -> Result<Options> {
     Ok(o)
 }
 
+/// A column family handle resolved at open: a pointer to the
+/// `ColumnFamily` inside the `DB`'s family map.
+///
+/// Invariant: the map is never changed after open (this adapter calls no
+/// `create_cf` / `drop_cf` on an open `RocksEngine`; `create_families`
+/// works on its own `DB`), so map entries do not move, and `RocksEngine`
+/// owns the `DB`, so the pointee outlives every use through `&self`.
+struct CfHandle(*const ColumnFamily);
+
+// SAFETY: `ColumnFamily` is `Send + Sync` (the crate says so); the pointer
+// is only dereferenced to a shared reference (see the invariant above).
+unsafe impl Send for CfHandle {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for CfHandle {}
+
 /// An open RocksDB.
 pub struct RocksEngine {
+    /// Handles of families 1..N (index i-1); empty with one family.
+    cfs: Vec<CfHandle>,
     db: DB,
     opts: Options,
     batched_multiget: bool,
 }
 
 impl RocksEngine {
-    /// Opens (creating if missing) the DB at `path`.
+    /// Opens (creating if missing) the DB at `path` with
+    /// `--num_column_families` families.
     pub fn open(f: &Flags, path: &Path) -> Result<RocksEngine> {
-        let opts = build_options(f)?;
-        let db = DB::open(&opts, path).map_err(err)?;
+        let mut opts = build_options(f)?;
+        let n = f.num_column_families.max(1) as usize;
+        if n == 1 {
+            let db = DB::open(&opts, path).map_err(err)?;
+            return Ok(RocksEngine {
+                cfs: Vec::new(),
+                db,
+                opts,
+                batched_multiget: f.multiread_batched,
+            });
+        }
+        opts.create_missing_column_families(true);
+        let names = super::cf_names(n);
+        let descriptors = names
+            .iter()
+            .map(|name| ColumnFamilyDescriptor::new(name, opts.clone()));
+        let db = DB::open_cf_descriptors(&opts, path, descriptors).map_err(err)?;
+        let mut cfs = Vec::with_capacity(n - 1);
+        for name in &names[1..] {
+            match db.cf_handle(name) {
+                Some(cf) => cfs.push(CfHandle(cf as *const ColumnFamily)),
+                None => bail!("rocksdb: column family {name} missing after open"),
+            }
+        }
         Ok(RocksEngine {
+            cfs,
             db,
             opts,
             batched_multiget: f.multiread_batched,
         })
     }
+
+    /// The handle of family `cf`, None for `default` (plain calls).
+    #[inline]
+    fn cf(&self, cf: usize) -> Option<&ColumnFamily> {
+        if cf == 0 {
+            return None;
+        }
+        // SAFETY: see `CfHandle`: the entry lives in `self.db`'s unchanged
+        // family map for as long as `self`.
+        Some(unsafe { &*self.cfs[cf - 1].0 })
+    }
+}
+
+/// See [`super::create_families`]. The `rocksdb` crate has no
+/// `CreateColumnFamilies` (the C++ batch call). One by one: `create_cf` per
+/// family (each rewrites RocksDB's OPTIONS file). Batched: the closest the
+/// crate offers, reopening the DB with every family's descriptor and
+/// `create_missing_column_families` (RocksDB creates them inside the open
+/// and writes the OPTIONS file once); the time then includes that open.
+pub fn create_families(
+    f: &Flags,
+    path: &Path,
+    names: &[String],
+    batched: bool,
+) -> Result<CreateTiming> {
+    let mut opts = build_options(f)?;
+    let mut db = DB::open(&opts, path).map_err(err)?;
+    if batched {
+        db.flush_wal(true).map_err(err)?;
+        drop(db);
+        opts.create_missing_column_families(true);
+        let descriptors = std::iter::once("default")
+            .chain(names.iter().map(String::as_str))
+            .map(|name| ColumnFamilyDescriptor::new(name, opts.clone()));
+        let t = Instant::now();
+        let db = DB::open_cf_descriptors(&opts, path, descriptors).map_err(err)?;
+        let secs = t.elapsed().as_secs_f64();
+        db.flush_wal(true).map_err(err)?;
+        drop(db);
+        return Ok(CreateTiming {
+            secs,
+            how: "rocksdb crate has no CreateColumnFamilies: one open with \
+                  create_missing_column_families (time includes the open)",
+        });
+    }
+    let t = Instant::now();
+    for name in names {
+        db.create_cf(name, &opts).map_err(err)?;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    db.flush_wal(true).map_err(err)?;
+    drop(db);
+    Ok(CreateTiming {
+        secs,
+        how: "one DB::create_cf call each",
+    })
 }
 
 fn wo(o: &WriteOpts) -> WriteOptions {
@@ -247,36 +357,83 @@ impl Engine for RocksEngine {
         ROCKSDB_VERSION.to_string()
     }
 
-    fn put(&self, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
-        self.db.put_opt(key, value, &wo(o)).map_err(err)
+    fn num_cfs(&self) -> usize {
+        self.cfs.len() + 1
+    }
+
+    fn put(&self, cf: usize, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
+        match self.cf(cf) {
+            None => self.db.put_opt(key, value, &wo(o)),
+            Some(h) => self.db.put_cf_opt(h, key, value, &wo(o)),
+        }
+        .map_err(err)
     }
 
     fn write(&self, batch: &Batch, o: &WriteOpts) -> Result<()> {
         let mut b = WriteBatch::default();
         for op in batch.iter() {
             match op {
-                BatchOp::Put(k, v) => b.put(k, v),
-                BatchOp::Delete(k) => b.delete(k),
+                BatchOp::Put(cf, k, v) => match self.cf(cf) {
+                    None => b.put(k, v),
+                    Some(h) => b.put_cf(h, k, v),
+                },
+                BatchOp::Delete(cf, k) => match self.cf(cf) {
+                    None => b.delete(k),
+                    Some(h) => b.delete_cf(h, k),
+                },
             }
         }
         self.db.write_opt(b, &wo(o)).map_err(err)
     }
 
-    fn delete(&self, key: &[u8], o: &WriteOpts) -> Result<()> {
-        self.db.delete_opt(key, &wo(o)).map_err(err)
+    fn delete(&self, cf: usize, key: &[u8], o: &WriteOpts) -> Result<()> {
+        match self.cf(cf) {
+            None => self.db.delete_opt(key, &wo(o)),
+            Some(h) => self.db.delete_cf_opt(h, key, &wo(o)),
+        }
+        .map_err(err)
     }
 
-    fn get(&self, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool) -> Result<bool> {
+    fn get(
+        &self,
+        cf: usize,
+        key: &[u8],
+        out: &mut Vec<u8>,
+        verify_checksums: bool,
+    ) -> Result<bool> {
         let mut ro = ReadOptions::default();
         ro.set_verify_checksums(verify_checksums);
-        Ok(super::copy_found(
-            self.db.get_pinned_opt(key, &ro).map_err(err)?,
-            out,
-        ))
+        let v = match self.cf(cf) {
+            None => self.db.get_pinned_opt(key, &ro),
+            Some(h) => self.db.get_pinned_cf_opt(h, key, &ro),
+        };
+        Ok(super::copy_found(v.map_err(err)?, out))
     }
 
-    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+    fn multi_get(
+        &self,
+        cf: usize,
+        keys: &[&[u8]],
+        found: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<()> {
         let ro = ReadOptions::default();
+        if let Some(h) = self.cf(cf) {
+            let results = if self.batched_multiget {
+                self.db
+                    .batched_multi_get_cf_opt(h, keys.iter().copied(), false, &ro)
+                    .into_iter()
+                    .map(|r| r.map(|v| v.map(|p| p.to_vec())))
+                    .collect::<Vec<_>>()
+            } else {
+                self.db.multi_get_cf_opt(keys.iter().map(|k| (h, k)), &ro)
+            };
+            for (i, r) in results.into_iter().enumerate() {
+                if let Some(v) = r.map_err(err)? {
+                    found(i, &v);
+                }
+            }
+            return Ok(());
+        }
         if self.batched_multiget {
             let Some(cf) = self.db.cf_handle("default") else {
                 bail!("rocksdb: no default column family")
@@ -306,7 +463,7 @@ impl Engine for RocksEngine {
         Ok(())
     }
 
-    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
+    fn new_iterator(&self, cf: usize, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
         let mut ro = ReadOptions::default();
         ro.set_verify_checksums(opts.verify_checksums);
         ro.set_readahead_size(opts.readahead_size);
@@ -316,7 +473,10 @@ impl Engine for RocksEngine {
         if let Some(u) = &opts.upper {
             ro.set_iterate_upper_bound(u.clone());
         }
-        Ok(Box::new(RocksIter(self.db.raw_iterator_opt(ro))))
+        Ok(Box::new(RocksIter(match self.cf(cf) {
+            None => self.db.raw_iterator_opt(ro),
+            Some(h) => self.db.raw_iterator_cf_opt(h, ro),
+        })))
     }
 
     fn flush(&self) -> Result<()> {
@@ -440,17 +600,17 @@ mod tests {
         .unwrap();
         let e = RocksEngine::open(&f, d.path()).unwrap();
         let w = WriteOpts::default();
-        e.put(b"a", b"1", &w).unwrap();
+        e.put(0, b"a", b"1", &w).unwrap();
         let mut b = Batch::default();
-        b.put(b"b", b"2");
-        b.delete(b"a");
+        b.put(0, b"b", b"2");
+        b.delete(0, b"a");
         e.write(&b, &w).unwrap();
         let mut out = Vec::new();
-        assert!(!e.get(b"a", &mut out, true).unwrap());
-        assert!(e.get(b"b", &mut out, true).unwrap());
+        assert!(!e.get(0, b"a", &mut out, true).unwrap());
+        assert!(e.get(0, b"b", &mut out, true).unwrap());
         assert_eq!(out, b"2");
         e.flush().unwrap();
-        let mut it = e.new_iterator(&IterOpts::default()).unwrap();
+        let mut it = e.new_iterator(0, &IterOpts::default()).unwrap();
         it.seek_to_first();
         assert_eq!(it.key(), b"b");
         drop(it);
@@ -461,12 +621,64 @@ mod tests {
         assert!(e.stall_micros().is_some());
     }
 
+    /// `--num_column_families=3`: every call reaches the family it names,
+    /// and the families persist (a second open finds the data).
+    #[test]
+    fn column_families_round_trip() {
+        let d = tempfile::tempdir().unwrap();
+        let f = Flags::parse(&[
+            "--engine=rocksdb",
+            "--compression_type=none",
+            "--num_column_families=3",
+        ])
+        .unwrap();
+        let e = RocksEngine::open(&f, d.path()).unwrap();
+        assert_eq!(e.num_cfs(), 3);
+        let w = WriteOpts::default();
+        e.put(2, b"k2", b"v2", &w).unwrap();
+        let mut b = Batch::default();
+        b.put(1, b"k1", b"v1");
+        b.put(0, b"k0", b"v0");
+        b.delete(2, b"gone");
+        e.write(&b, &w).unwrap();
+        let mut out = Vec::new();
+        for (cf, key) in [(0, b"k0"), (1, b"k1"), (2, b"k2")] {
+            for other in 0..3 {
+                assert_eq!(e.get(other, key, &mut out, true).unwrap(), other == cf);
+            }
+        }
+        let mut got = Vec::new();
+        e.multi_get(2, &[b"k2", b"k1"], &mut |i, v| got.push((i, v.to_vec())))
+            .unwrap();
+        assert_eq!(got, vec![(0, b"v2".to_vec())]);
+        let mut it = e.new_iterator(1, &IterOpts::default()).unwrap();
+        it.seek_to_first();
+        assert_eq!(it.key(), b"k1");
+        it.next();
+        assert!(!it.valid());
+        drop(it);
+        e.close().unwrap();
+        drop(e);
+        let t = create_families(&f, &d.path().join("other"), &cf_names_for_test(), true);
+        assert!(t.is_ok());
+        let e = RocksEngine::open(&f, d.path()).unwrap();
+        assert!(e.get(2, b"k2", &mut out, true).unwrap());
+        assert_eq!(out, b"v2");
+    }
+
+    fn cf_names_for_test() -> Vec<String> {
+        crate::engine::cf_names(3).into_iter().skip(1).collect()
+    }
+
     /// The options RocksDB really used, from the OPTIONS file it writes.
     #[test]
     fn write_control_and_wal_flags_reach_rocksdb() {
         let d = tempfile::tempdir().unwrap();
         let f = Flags::parse(&[
             "--engine=rocksdb",
+            // The crate is built with lz4 and zstd only: db_bench's default
+            // snappy is refused by RocksDB at open.
+            "--compression_type=lz4",
             "--delayed_write_rate=1048576",
             "--max_compaction_bytes=100000000",
             "--soft_pending_compaction_bytes_limit=1000000",

@@ -1,10 +1,15 @@
 //! The Shale adapter: maps db_bench's option flags onto `shale::Options`
 //! (rejecting what Shale cannot honour, naming the flag) and the `Engine`
-//! trait onto `shale::Db`. Thread-safe: `shale::Db` is `Send + Sync`.
+//! trait onto `shale::Db`. With `--num_column_families=N` the DB is opened
+//! with families `default` and `column_family_name_000001..` (created if
+//! missing), all with the options of the flags; their `shale::Cf` handles
+//! are resolved once at open and indexed by the `cf` argument.
+//! Thread-safe: `shale::Db` and `shale::Cf` are `Send + Sync`.
 
 use std::path::Path;
+use std::time::Instant;
 
-use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
+use super::{Batch, BatchOp, CreateTiming, Engine, EngineIter, IterOpts, Report, WriteOpts};
 use crate::error::{bail, Error, Result};
 use crate::flags::{Category, Flags};
 
@@ -205,22 +210,81 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
         ..shale::Options::default()
     };
+    let mut opts = opts;
+    let families = non_negative("num_column_families", f.num_column_families)?;
+    if families > 1 {
+        let cf_opts = opts.cf_options();
+        opts.create_missing_column_families = true;
+        opts.column_families = super::cf_names(families)
+            .into_iter()
+            .skip(1)
+            .map(|n| (n, cf_opts.clone()))
+            .collect();
+    }
     opts.validate()
         .map_err(|e| Error(format!("engine options rejected by Shale: {e}")))?;
     Ok(opts)
 }
 
-/// An open Shale DB.
+/// See [`super::create_families`]. Batched: one `Db::create_cfs` call.
+pub fn create_families(
+    f: &Flags,
+    path: &Path,
+    names: &[String],
+    batched: bool,
+) -> Result<CreateTiming> {
+    let mut opts = options_from_flags(f)?;
+    opts.column_families.clear();
+    let cf_opts = opts.cf_options();
+    let db = shale::Db::open(path, opts)?;
+    let secs = if batched {
+        let list: Vec<(&str, shale::CfOptions)> = names
+            .iter()
+            .map(|n| (n.as_str(), cf_opts.clone()))
+            .collect();
+        let t = Instant::now();
+        db.create_cfs(&list)?;
+        t.elapsed().as_secs_f64()
+    } else {
+        let mut list: Vec<shale::CfOptions> = vec![cf_opts; names.len()];
+        let t = Instant::now();
+        for (n, o) in names.iter().zip(list.drain(..)) {
+            db.create_cf(n, o)?;
+        }
+        t.elapsed().as_secs_f64()
+    };
+    db.close()?;
+    let how = if batched {
+        "one Db::create_cfs call"
+    } else {
+        "one Db::create_cf call each"
+    };
+    Ok(CreateTiming { secs, how })
+}
+
+/// An open Shale DB and its families' handles (index 0 = `default`).
 pub struct ShaleEngine {
     db: shale::Db,
+    cfs: Vec<shale::Cf>,
 }
 
 impl ShaleEngine {
-    /// Opens (creating if missing) the DB at `path`.
+    /// Opens (creating if missing) the DB at `path` with
+    /// `--num_column_families` families.
     pub fn open(f: &Flags, path: &Path) -> Result<ShaleEngine> {
         let opts = options_from_flags(f)?;
         let db = shale::Db::open(path, opts)?;
-        Ok(ShaleEngine { db })
+        let mut cfs = vec![db.default_cf()];
+        for name in super::cf_names(f.num_column_families as usize)
+            .iter()
+            .skip(1)
+        {
+            match db.cf(name) {
+                Some(cf) => cfs.push(cf),
+                None => bail!("shale: column family {name} missing after open"),
+            }
+        }
+        Ok(ShaleEngine { db, cfs })
     }
 }
 
@@ -240,9 +304,13 @@ impl Engine for ShaleEngine {
         env!("CARGO_PKG_VERSION").to_string()
     }
 
-    fn put(&self, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
-        let mut b = shale::WriteBatch::with_capacity(key.len() + value.len() + 24);
-        b.put(key, value);
+    fn num_cfs(&self) -> usize {
+        self.cfs.len()
+    }
+
+    fn put(&self, cf: usize, key: &[u8], value: &[u8], o: &WriteOpts) -> Result<()> {
+        let mut b = shale::WriteBatch::with_capacity(key.len() + value.len() + 28);
+        b.put_cf(&self.cfs[cf], key, value);
         Ok(self.db.write(b, &wo(o))?)
     }
 
@@ -250,29 +318,43 @@ impl Engine for ShaleEngine {
         let mut b = shale::WriteBatch::new();
         for op in batch.iter() {
             match op {
-                BatchOp::Put(k, v) => b.put(k, v),
-                BatchOp::Delete(k) => b.delete(k),
+                BatchOp::Put(cf, k, v) => b.put_cf(&self.cfs[cf], k, v),
+                BatchOp::Delete(cf, k) => b.delete_cf(&self.cfs[cf], k),
             }
         }
         Ok(self.db.write(b, &wo(o))?)
     }
 
-    fn delete(&self, key: &[u8], o: &WriteOpts) -> Result<()> {
-        let mut b = shale::WriteBatch::with_capacity(key.len() + 24);
-        b.delete(key);
+    fn delete(&self, cf: usize, key: &[u8], o: &WriteOpts) -> Result<()> {
+        let mut b = shale::WriteBatch::with_capacity(key.len() + 28);
+        b.delete_cf(&self.cfs[cf], key);
         Ok(self.db.write(b, &wo(o))?)
     }
 
-    fn get(&self, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool) -> Result<bool> {
+    fn get(
+        &self,
+        cf: usize,
+        key: &[u8],
+        out: &mut Vec<u8>,
+        verify_checksums: bool,
+    ) -> Result<bool> {
         let mut ro = shale::ReadOptions::new();
         ro.verify_checksums = verify_checksums;
-        Ok(super::copy_found(self.db.get_opt(key, &ro)?, out))
+        Ok(super::copy_found(
+            self.db.get_cf_opt(&self.cfs[cf], key, &ro)?,
+            out,
+        ))
     }
 
-    fn multi_get(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+    fn multi_get(
+        &self,
+        cf: usize,
+        keys: &[&[u8]],
+        found: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<()> {
         for (i, r) in self
             .db
-            .multi_get(keys, &shale::ReadOptions::new())
+            .multi_get_cf(&self.cfs[cf], keys, &shale::ReadOptions::new())
             .into_iter()
             .enumerate()
         {
@@ -283,13 +365,13 @@ impl Engine for ShaleEngine {
         Ok(())
     }
 
-    fn new_iterator(&self, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
+    fn new_iterator(&self, cf: usize, opts: &IterOpts) -> Result<Box<dyn EngineIter + '_>> {
         let mut ro = shale::ReadOptions::new();
         ro.verify_checksums = opts.verify_checksums;
         ro.readahead_size = opts.readahead_size;
         ro.iterate_lower_bound = opts.lower.clone();
         ro.iterate_upper_bound = opts.upper.clone();
-        Ok(Box::new(ShaleIter(self.db.iter(&ro))))
+        Ok(Box::new(ShaleIter(self.db.iter_cf(&self.cfs[cf], &ro))))
     }
 
     fn flush(&self) -> Result<()> {
@@ -530,13 +612,13 @@ mod tests {
         let e = ShaleEngine::open(&f, d.path()).unwrap();
         let w = WriteOpts::default();
         for i in 0..100u32 {
-            e.put(format!("key{i:04}").as_bytes(), b"value", &w)
+            e.put(0, format!("key{i:04}").as_bytes(), b"value", &w)
                 .unwrap();
         }
         e.flush().unwrap();
         let mut out = Vec::new();
-        assert!(e.get(b"key0007", &mut out, true).unwrap());
-        assert!(!e.get(b"nokey", &mut out, true).unwrap());
+        assert!(e.get(0, b"key0007", &mut out, true).unwrap());
+        assert!(!e.get(0, b"nokey", &mut out, true).unwrap());
         let s = e.statistics().unwrap();
         assert_eq!(s.lines().count(), STATISTICS_COUNTERS.len(), "{s}");
         for (line, name) in s.lines().zip(STATISTICS_COUNTERS) {

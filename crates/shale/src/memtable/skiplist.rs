@@ -32,7 +32,7 @@
 
 use std::cmp::Ordering as CmpOrdering;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use super::arena::Arena;
 use crate::base::{compare_internal, TRAILER_LEN};
@@ -196,8 +196,6 @@ pub(crate) struct SkipList {
     head: Node,
     /// Height of the tallest node ever inserted (at least 1).
     max_height: AtomicUsize,
-    /// SplitMix64 state for node heights.
-    rng: AtomicU64,
     len: AtomicUsize,
 }
 
@@ -233,7 +231,6 @@ impl SkipList {
             arena,
             head,
             max_height: AtomicUsize::new(1),
-            rng: AtomicU64::new(0x5eed_5eed_1234_5678),
             len: AtomicUsize::new(0),
         }
     }
@@ -253,11 +250,16 @@ impl SkipList {
     /// A height in 1..=MAX_HEIGHT, each level above 1 with probability 1/4.
     #[inline]
     fn random_height(&self) -> usize {
-        let mut bits = mix64(
-            self.rng
-                .fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed)
-                .wrapping_add(0x9e37_79b9_7f4a_7c15),
-        );
+        // A per-thread SplitMix64 stream: concurrent inserters share no
+        // cache line for their random bits.
+        thread_local! {
+            static STATE: std::cell::Cell<u64> = const { std::cell::Cell::new(0x5eed_5eed_1234_5678) };
+        }
+        let mut bits = STATE.with(|s| {
+            let next = s.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
+            s.set(next);
+            mix64(next)
+        });
         let mut h = 1;
         while h < MAX_HEIGHT && bits & ((1 << BRANCHING_BITS) - 1) == 0 {
             h += 1;
