@@ -578,3 +578,181 @@ fn a_db_with_only_the_default_family_reopens() {
     assert_eq!(db.get(b"k").unwrap().unwrap().to_vec(), b"v");
     assert_eq!(db.get(b"k2").unwrap().unwrap().to_vec(), b"v2");
 }
+
+/// CRC-32C (Castagnoli), bit by bit: enough for a few small records.
+fn crc32c(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0x82f6_3b78
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+/// The record checksum of docs/format/wal.md: masked CRC-32C of the log
+/// number, the record type and the payload.
+fn record_crc(log: u64, kind: u8, payload: &[u8]) -> u32 {
+    let mut d = log.to_le_bytes().to_vec();
+    d.push(kind);
+    d.extend_from_slice(payload);
+    let c = crc32c(&d);
+    ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8)
+}
+
+const BLOCK: usize = 32768;
+
+/// The logical records of a log file (docs/format/wal.md), checked.
+fn read_records(data: &[u8], log: u64) -> Vec<Vec<u8>> {
+    let (mut out, mut cur, mut pos) = (Vec::new(), Vec::new(), 0);
+    while pos + 7 <= data.len() {
+        let left_in_block = BLOCK - pos % BLOCK;
+        if left_in_block < 7 {
+            pos += left_in_block;
+            continue;
+        }
+        let h = &data[pos..pos + 7];
+        let len = u16::from_le_bytes([h[4], h[5]]) as usize;
+        let kind = h[6];
+        if kind == 0 && len == 0 {
+            break;
+        }
+        let payload = &data[pos + 7..pos + 7 + len];
+        let crc = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        assert_eq!(crc, record_crc(log, kind, payload), "record at {pos}");
+        cur.extend_from_slice(payload);
+        if kind == 1 || kind == 4 {
+            out.push(std::mem::take(&mut cur));
+        }
+        pos += 7 + len;
+    }
+    out
+}
+
+/// `records` framed as a log file numbered `log`.
+fn write_records(records: &[Vec<u8>], log: u64) -> Vec<u8> {
+    let mut out: Vec<u8> = Vec::new();
+    for r in records {
+        let mut rest: &[u8] = r;
+        let mut first = true;
+        loop {
+            let left_in_block = BLOCK - out.len() % BLOCK;
+            if left_in_block < 7 {
+                out.resize(out.len() + left_in_block, 0);
+                continue;
+            }
+            let n = rest.len().min(left_in_block - 7);
+            let last = n == rest.len();
+            let kind = match (first, last) {
+                (true, true) => 1,
+                (true, false) => 2,
+                (false, false) => 3,
+                (false, true) => 4,
+            };
+            out.extend_from_slice(&record_crc(log, kind, &rest[..n]).to_le_bytes());
+            out.extend_from_slice(&(n as u16).to_le_bytes());
+            out.push(kind);
+            out.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            first = false;
+            if last {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn varint(d: &[u8], pos: &mut usize) -> u64 {
+    let (mut v, mut shift) = (0u64, 0);
+    loop {
+        let b = d[*pos];
+        *pos += 1;
+        v |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// A format-2 edit of the `default` family rewritten as format 1: the
+/// family fields (tags 7, 10, 11, 12, 14 and 0x2002 options), which this
+/// build writes right after the format version, are left out.
+fn edit_as_format_1(e: &[u8]) -> Vec<u8> {
+    assert_eq!(&e[..2], [1, 2], "not a format-2 edit: {e:?}");
+    let mut pos = 2;
+    loop {
+        let start = pos;
+        if pos == e.len() {
+            break;
+        }
+        match varint(e, &mut pos) {
+            7 => assert_eq!(varint(e, &mut pos), 0, "an edit of another family"),
+            12 | 14 => {
+                varint(e, &mut pos);
+            }
+            11 => panic!("a family drop"),
+            10 | 0x2002 => {
+                let n = varint(e, &mut pos) as usize;
+                pos += n;
+            }
+            _ => {
+                pos = start;
+                break;
+            }
+        }
+    }
+    let mut out = vec![1, 1];
+    out.extend_from_slice(&e[pos..]);
+    out
+}
+
+/// A DB whose MANIFEST is in edit format 1 (written before column
+/// families: no family records) opens with its data in `default`, lists
+/// only `default`, and takes new families.
+#[test]
+fn a_manifest_of_edit_format_1_opens() {
+    // The checksum matches docs/format/wal.md's example.
+    assert_eq!(
+        crc32c(&[0x2a, 0, 0, 0, 0, 0, 0, 0, 1, b'h', b'e', b'l', b'l', b'o']),
+        0xe1e5_8e65
+    );
+    let d = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(d.path(), opts()).unwrap();
+        db.put(b"flushed", b"1").unwrap();
+        db.flush().unwrap();
+        db.put(b"in-wal", b"2").unwrap();
+        db.close().unwrap();
+    }
+    let current = std::fs::read_to_string(d.path().join("CURRENT")).unwrap();
+    let name = current.trim_end();
+    let number: u64 = name.strip_prefix("MANIFEST-").unwrap().parse().unwrap();
+    let path = d.path().join(name);
+    let data = std::fs::read(&path).unwrap();
+    let edits = read_records(&data, number);
+    assert!(!edits.is_empty());
+    assert_eq!(write_records(&edits, number), data, "re-framing is exact");
+    let v1: Vec<Vec<u8>> = edits.iter().map(|e| edit_as_format_1(e)).collect();
+    // The snapshot edit carried family fields (at least the max family id).
+    assert!(v1[0].len() < edits[0].len(), "{:?}", edits[0]);
+    std::fs::write(&path, write_records(&v1, number)).unwrap();
+    assert_eq!(list(d.path()), ["default"]);
+    let db = Db::open(d.path(), opts()).unwrap();
+    assert_eq!(names(&db), ["default"]);
+    assert_eq!(db.get(b"flushed").unwrap().unwrap().to_vec(), b"1");
+    assert_eq!(db.get(b"in-wal").unwrap().unwrap().to_vec(), b"2");
+    let a = db.create_cf("a", CfOptions::default()).unwrap();
+    db.put_cf(&a, b"k", b"a").unwrap();
+    db.close().unwrap();
+    let db = Db::open(d.path(), opts()).unwrap();
+    assert_eq!(names(&db), ["default", "a"]);
+    assert_eq!(get(&db, &db.cf("a").unwrap(), b"k").unwrap(), b"a");
+    assert_eq!(db.get(b"flushed").unwrap().unwrap().to_vec(), b"1");
+}
