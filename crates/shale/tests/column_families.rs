@@ -602,7 +602,7 @@ fn record_crc(log: u64, kind: u8, payload: &[u8]) -> u32 {
     d.push(kind);
     d.extend_from_slice(payload);
     let c = crc32c(&d);
-    ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8)
+    c.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 const BLOCK: usize = 32768;
