@@ -502,6 +502,72 @@ fn check_iteration(on: &On, model: &Model, rng: &mut SmallRng, seed: u64) {
         .map(|(k, _)| k.clone())
         .collect();
     assert_eq!(got, want, "seed {seed}: excluded-start range");
+    check_range_kinds(on, model, rng, seed);
+}
+
+/// Every kind of Rust range `range`/`range_cf` take, read forward or
+/// backward, against the model.
+fn check_range_kinds(on: &On, model: &Model, rng: &mut SmallRng, seed: u64) {
+    let x = key(rng, 2000);
+    let y = key(rng, 2000);
+    let (a, b) = if x <= y { (x, y) } else { (y, x) };
+    let (sa, sb) = (a.as_slice(), b.as_slice());
+    let bound = |rng: &mut SmallRng, k: &[u8]| match rng.gen_range(0..3) {
+        0 => Bound::Included(k.to_vec()),
+        1 => Bound::Excluded(k.to_vec()),
+        _ => Bound::Unbounded,
+    };
+    let (mut lo, hi) = (bound(rng, sa), bound(rng, sb));
+    if a == b && matches!((&lo, &hi), (Bound::Excluded(_), Bound::Excluded(_))) {
+        // BTreeMap::range refuses (x, x) excluded on both sides.
+        lo = Bound::Included(a.clone());
+    }
+    let kinds: Vec<(&str, DbRange, Vec<&Vec<u8>>)> = vec![
+        (
+            "a..b",
+            on.range(sa..sb),
+            model.range(a.clone()..b.clone()).map(|e| e.0).collect(),
+        ),
+        (
+            "a..=b",
+            on.range(sa..=sb),
+            model.range(a.clone()..=b.clone()).map(|e| e.0).collect(),
+        ),
+        (
+            "a..",
+            on.range(sa..),
+            model.range(a.clone()..).map(|e| e.0).collect(),
+        ),
+        (
+            "..b",
+            on.range(..sb),
+            model.range(..b.clone()).map(|e| e.0).collect(),
+        ),
+        (
+            "..=b",
+            on.range(..=sb),
+            model.range(..=b.clone()).map(|e| e.0).collect(),
+        ),
+        (
+            "(bound, bound)",
+            on.range((lo.clone(), hi.clone())),
+            model.range((lo.clone(), hi.clone())).map(|e| e.0).collect(),
+        ),
+    ];
+    for (what, r, want) in kinds {
+        let got: Vec<Vec<u8>> = if rng.gen_bool(0.5) {
+            r.map(|e| e.unwrap().0).collect()
+        } else {
+            let mut v: Vec<Vec<u8>> = r.rev().map(|e| e.unwrap().0).collect();
+            v.reverse();
+            v
+        };
+        let want: Vec<Vec<u8>> = want.into_iter().cloned().collect();
+        assert!(
+            got == want,
+            "seed {seed}: range {what} with a={a:?} b={b:?} ({lo:?}, {hi:?})"
+        );
+    }
 }
 
 /// Every call with `cf`, a dropped family's handle (or one of an earlier
