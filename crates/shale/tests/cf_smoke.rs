@@ -256,3 +256,49 @@ fn the_db_wide_memtable_budget_flushes_the_largest_without_a_wedge() {
         );
     }
 }
+
+/// A batch built with a family handle of another DB (or of an earlier open)
+/// is refused as a whole; before, it wrote by id into this DB's family of
+/// the same id.
+#[test]
+fn a_batch_with_a_handle_of_another_db_is_refused() {
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let db1 = Db::open(d1.path(), opts()).unwrap();
+    let db2 = Db::open(d2.path(), opts()).unwrap();
+    let a1 = db1.create_cf("a", CfOptions::default()).unwrap();
+    let a2 = db2.create_cf("a", CfOptions::default()).unwrap();
+    assert_eq!(a1.id(), a2.id());
+    for batch in [
+        {
+            let mut b = WriteBatch::new();
+            b.put_cf(&a2, b"k", b"v");
+            b
+        },
+        {
+            let mut b = WriteBatch::new();
+            b.put_cf(&a1, b"k", b"v");
+            b.delete_cf(&db2.default_cf(), b"k");
+            b
+        },
+    ] {
+        assert!(matches!(
+            db1.write(batch, &WriteOptions::default()),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+    assert_eq!(get(&db1, &a1, b"k"), None);
+    assert_eq!(get(&db1, &db1.default_cf(), b"k"), None);
+    // A handle of an earlier open of the same DB names the same family but
+    // is stale: refused too.
+    db1.close().unwrap();
+    let db1 = Db::open(d1.path(), opts()).unwrap();
+    let mut b = WriteBatch::new();
+    b.put_cf(&a1, b"k", b"v");
+    assert!(matches!(
+        db1.write(b, &WriteOptions::default()),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mut b = WriteBatch::new();
+    b.put_cf(&db1.cf("a").unwrap(), b"k", b"v");
+    db1.write(b, &WriteOptions::default()).unwrap();
+}

@@ -24,6 +24,7 @@
 mod iter;
 mod write_batch;
 
+pub(crate) use write_batch::Owner;
 pub use write_batch::{ColumnFamilyId, WriteBatch};
 
 /// Length of the batch header (sequence + count).

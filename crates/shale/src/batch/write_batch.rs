@@ -36,6 +36,20 @@ pub struct WriteBatch {
     /// Some record may name a column family other than the default (set by
     /// `put_cf` / `delete_cf`, and for every batch read from disk).
     other_families: bool,
+    /// The DB instance of the family handles `put_cf` / `delete_cf` were
+    /// given (checked by the write: a handle of another DB is refused).
+    owner: Owner,
+}
+
+/// Which open DB the handles a batch was built with belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// No handle that names its DB (raw ids, or none at all).
+    Any,
+    /// Every handle belongs to this DB instance.
+    One(u64),
+    /// Handles of different DB instances.
+    Mixed,
 }
 
 impl PartialEq for WriteBatch {
@@ -53,6 +67,13 @@ impl Eq for WriteBatch {}
 pub trait ColumnFamilyId {
     /// The family's id.
     fn column_family_id(&self) -> u32;
+
+    /// The open DB the handle belongs to, if it names one (a raw id does
+    /// not).
+    #[doc(hidden)]
+    fn db_instance(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl ColumnFamilyId for u32 {
@@ -67,6 +88,7 @@ impl WriteBatch {
         WriteBatch {
             rep: vec![0; BATCH_HEADER_LEN],
             other_families: false,
+            owner: Owner::Any,
         }
     }
 
@@ -78,6 +100,7 @@ impl WriteBatch {
         WriteBatch {
             rep,
             other_families: false,
+            owner: Owner::Any,
         }
     }
 
@@ -106,6 +129,7 @@ impl WriteBatch {
     /// # Panics
     /// As [`WriteBatch::put`].
     pub fn put_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8], value: &[u8]) {
+        self.note_owner(cf.db_instance());
         self.put_in(cf.column_family_id(), key, value);
     }
 
@@ -114,7 +138,23 @@ impl WriteBatch {
     /// # Panics
     /// As [`WriteBatch::delete`].
     pub fn delete_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8]) {
+        self.note_owner(cf.db_instance());
         self.delete_in(cf.column_family_id(), key);
+    }
+
+    fn note_owner(&mut self, instance: Option<u64>) {
+        if let Some(i) = instance {
+            self.owner = match self.owner {
+                Owner::Any => Owner::One(i),
+                Owner::One(o) if o == i => Owner::One(i),
+                _ => Owner::Mixed,
+            };
+        }
+    }
+
+    /// The DB instance of the handles the batch was built with.
+    pub(crate) fn owner(&self) -> Owner {
+        self.owner
     }
 
     /// True if some record may name a family other than the default.
@@ -128,6 +168,7 @@ impl WriteBatch {
         self.rep.clear();
         self.rep.resize(BATCH_HEADER_LEN, 0);
         self.other_families = false;
+        self.owner = Owner::Any;
     }
 
     /// Number of entries (puts and deletes).
@@ -239,6 +280,7 @@ impl WriteBatch {
         Ok(WriteBatch {
             rep: data,
             other_families: true,
+            owner: Owner::Any,
         })
     }
 

@@ -143,6 +143,10 @@ impl crate::batch::ColumnFamilyId for Cf {
     fn column_family_id(&self) -> u32 {
         self.0.id
     }
+
+    fn db_instance(&self) -> Option<u64> {
+        Some(self.0.db_instance)
+    }
 }
 
 /// A family's scheduling state, under the DB mutex.

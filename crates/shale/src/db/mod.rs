@@ -381,7 +381,7 @@ impl Db {
     /// Creates column family `name` with `opts`; durable on return. An
     /// existing name or invalid options are `InvalidArgument` naming it.
     pub fn create_cf(&self, name: &str, opts: CfOptions) -> Result<Cf> {
-        let mut v = cf_admin::create(self.inner(), &[(name, opts)])?;
+        let mut v = cf_admin::create(self.inner(), std::slice::from_ref(&(name, opts)))?;
         v.pop()
             .ok_or_else(|| Error::InvalidArgument("create_cf: nothing created".into()))
     }

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::base::SeqNo;
-use crate::batch::WriteBatch;
+use crate::batch::{Owner, WriteBatch};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
@@ -272,6 +272,17 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     db.check_writable()?;
     if batch.is_empty() {
         return Ok(());
+    }
+    match batch.owner() {
+        Owner::Any => {}
+        Owner::One(i) if i == db.instance => {}
+        _ => {
+            return Err(Error::InvalidArgument(
+                "write batch built with a column family handle of another DB \
+                 (or of an earlier open of this one)"
+                    .into(),
+            ))
+        }
     }
     if batch.names_other_families() {
         check_families(db, &batch)?;
@@ -674,7 +685,21 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
                 continue;
             }
         }
-        limit_wal_size(db, &mut st)?;
+        if limit_wal_size(db, &mut st)? {
+            // The live WALs are a write buffer past the limit and the
+            // flushes that free the oldest have not finished: wait for them
+            // rather than let the WALs grow further.
+            if !memtable_wait {
+                memtable_wait = true;
+                db.stats.count_stall(StallCause::MemtableStop, false);
+            }
+            let t = Instant::now();
+            db.bg_cv.notify_all();
+            db.bg_cv.wait_for(&mut st, Duration::from_millis(10));
+            db.stats
+                .add_stall_time(StallCause::MemtableStop, t.elapsed());
+            continue;
+        }
         limit_memtable_memory(db, &mut st)?;
         return Ok(());
     }
@@ -682,14 +707,16 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
 
 /// `max_total_wal_size`: once the live WALs exceed it, switches the
 /// memtables of every family that still has writes in the oldest live WAL
-/// (once per oldest WAL), so their flushes let it be deleted.
-fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
+/// (once per oldest WAL; their flushes go first), so that it can be
+/// deleted. Returns true when the writer must wait: the live WALs exceed the
+/// limit by more than half the largest write buffer while those flushes
+/// have not finished, so the live WAL bytes stay within the limit plus one
+/// write buffer whatever the flushes' latency (a group larger than half a
+/// write buffer may still pass it once).
+fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<bool> {
     let Some(&(oldest, _)) = st.closed_wals.front() else {
-        return Ok(());
+        return Ok(false);
     };
-    if st.wal_flush_requested >= oldest {
-        return Ok(());
-    }
     let limit = match db.opts.max_total_wal_size {
         0 => st.sum_write_buffers.saturating_mul(4),
         n => n,
@@ -703,7 +730,18 @@ fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
         .map_or(0, |w| w.file_size());
     let total: u64 = st.closed_wals.iter().map(|w| w.1).sum::<u64>() + current;
     if total <= limit {
-        return Ok(());
+        return Ok(false);
+    }
+    if st.wal_flush_requested >= oldest {
+        let slack = st
+            .cfs
+            .values()
+            .map(|c| c.cf.opts.write_buffer_size as u64)
+            .max()
+            .unwrap_or(0);
+        // Half a buffer of headroom: the group about to be written comes
+        // on top of `total`.
+        return Ok(total > limit.saturating_add(slack / 2));
     }
     st.wal_flush_requested = oldest;
     let holders: Vec<u32> = st
@@ -725,9 +763,12 @@ fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
                 switch_memtable(db, st, id)?;
             }
         }
+        // These flushes free WALs: ahead of the busy families' own.
+        st.flush_queue.retain(|&x| x != id);
+        st.flush_queue.push_front(id);
     }
     db.bg_cv.notify_all();
-    Ok(())
+    Ok(false)
 }
 
 /// `db_write_buffer_size`: once every memtable together uses more, switches
