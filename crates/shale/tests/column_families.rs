@@ -324,12 +324,21 @@ fn a_handle_of_another_db_or_of_an_earlier_open_is_refused() {
         invalid_naming(db2.drop_cf(h), w);
         assert!(db2.property_cf(h, "shale.estimate-num-keys").is_none());
     }
+    // A batch naming a handle of another DB is refused whole.
+    let mut batch = WriteBatch::new();
+    batch.put_cf(&a2, b"k2", b"x");
+    batch.put_cf(&a1, b"k", b"x");
+    invalid_naming(db2.write(batch, &WriteOptions::default()), &[]);
+    assert_eq!(get(&db2, &a2, b"k2"), None);
     assert_eq!(get(&db2, &a2, b"k"), None);
     assert_eq!(get(&db1, &a1, b"k").unwrap(), b"1");
     // After a reopen the old handles are refused, the new ones work.
     db1.close().unwrap();
     let db1 = Db::open(d1.path(), opts()).unwrap();
     invalid_naming(db1.get_cf(&a1, b"k"), &["\"a\""]);
+    let mut batch = WriteBatch::new();
+    batch.put_cf(&a1, b"k", b"stale");
+    invalid_naming(db1.write(batch, &WriteOptions::default()), &[]);
     let a1 = db1.cf("a").unwrap();
     assert_eq!(get(&db1, &a1, b"k").unwrap(), b"1");
 }

@@ -877,9 +877,20 @@ fn reopen(
             .unwrap_or_else(|| panic!("{ctx}: missing {n:?} not created"));
         fams.push(Fam::new(cf));
     }
-    // A handle of the previous open is refused.
+    // A handle of the previous open is refused, also in a batch (whole).
     let r = db.get_cf(&old, b"k00000");
     assert!(is_invalid(&r), "{ctx}: handle of the previous open: {r:?}");
+    let mut b = WriteBatch::new();
+    b.put(b"k00000", b"never");
+    b.delete_cf(&old, b"k00000");
+    let r = db.write(b, &WriteOptions::default());
+    assert!(
+        is_invalid(&r),
+        "{ctx}: batch with a handle of the previous open: {r:?}"
+    );
+    let want = fams[0].model.get(b"k00000".as_slice());
+    let got = db.get(b"k00000").unwrap().map(|v| v.to_vec());
+    assert_eq!(got.as_ref(), want, "{ctx}: half a refused batch applied");
     let live: Vec<String> = db.cfs().iter().map(|c| c.name().to_string()).collect();
     let want: Vec<String> = fams.iter().map(|f| f.cf.name().to_string()).collect();
     assert_eq!(live, want, "{ctx}: cfs() after reopen");
