@@ -792,6 +792,9 @@ fn check_properties(
             Some(&n),
             "{ctx}: {name:?}"
         );
+        // DB-wide ones, answered for every family.
+        assert!(num("shale.live-wal-files") >= 1, "{ctx}: {name:?}");
+        num("shale.live-wal-bytes");
         let l0 = num("shale.num-files-at-level0");
         for l in 1..levels {
             num(&format!("shale.num-files-at-level{l}"));
