@@ -18,35 +18,7 @@ const RANDOMIZED: &[&str] = &[
 
 /// Public names not reached by the randomized tests, and where they are
 /// tested instead.
-/// Column families landed before their randomized tests (issue 11, in
-/// progress on the same day): tests/cf_smoke.rs reaches these meanwhile.
-/// The model-test extension removes every entry that uses this.
-const TEMP_CF: &str = "tests/cf_smoke.rs until model.rs covers families";
-
 const EXEMPT: &[(&str, &str)] = &[
-    ("cf", TEMP_CF),
-    ("cfs", TEMP_CF),
-    ("column_families", TEMP_CF),
-    ("compact_range_cf", TEMP_CF),
-    ("create_cf", TEMP_CF),
-    ("create_cfs", TEMP_CF),
-    ("create_missing_column_families", TEMP_CF),
-    ("db_write_buffer_size", TEMP_CF),
-    ("default_cf", TEMP_CF),
-    ("delete_cf", TEMP_CF),
-    ("drop_cf", TEMP_CF),
-    ("flush_cf", TEMP_CF),
-    ("get_cf", TEMP_CF),
-    ("get_cf_opt", TEMP_CF),
-    ("id", TEMP_CF),
-    ("iter_cf", TEMP_CF),
-    ("list_cfs", TEMP_CF),
-    ("max_total_wal_size", TEMP_CF),
-    ("multi_get_cf", TEMP_CF),
-    ("prefix_cf", TEMP_CF),
-    ("property_cf", TEMP_CF),
-    ("put_cf", TEMP_CF),
-    ("range_cf", TEMP_CF),
     ("open", "every test; options varied in model.rs"),
     (
         "max_bgerror_resume_count",
@@ -123,6 +95,8 @@ fn every_public_call_and_option_is_randomized() {
         "db/snapshot.rs",
         "db/read.rs",
         "cf/mod.rs",
+        "options/mod.rs",
+        "options/cf.rs",
     ] {
         names.extend(pub_methods(&src(f)));
     }

@@ -27,9 +27,18 @@
 //! - `range(..)` (forward, reverse created lazily, both ends at once),
 //!   `prefix`, `multi_get` and a cursor without a snapshot are consistent too.
 //!
+//! Column families: every batch also sets its writer's counter in each of
+//! two mirror families (and writes or deletes a tally key there), so a
+//! batch spans three families. A reader at a snapshot must see each batch
+//! in all of its families or in none: the counters a snapshot shows in the
+//! mirrors (`multi_get_cf`, `get_cf_opt`, `iter_cf` or `prefix_cf`) equal
+//! those of `default`; without a snapshot a mirror's counters never lag an
+//! acknowledged batch.
+//!
 //! A churn thread runs `flush`, `compact_range` with random bounds (open
 //! either side, between keys, beyond the key space) and
-//! `wait_for_compaction`, while small memtables and tables keep automatic
+//! `wait_for_compaction`, and `flush_cf`/`compact_range_cf` on the mirrors,
+//! while small memtables and tables keep automatic
 //! flushes and compactions busy. At the end: exact final state, close,
 //! reopen, exact state again, full compaction, exact state again.
 //!
@@ -48,8 +57,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use shale::{
-    CacheType, Compression, Db, DbIterator, Options, ReadOptions, Snapshot, WriteBatch,
-    WriteOptions,
+    CacheType, Cf, CfOptions, Compression, Db, DbIterator, Options, ReadOptions, Snapshot,
+    WriteBatch, WriteOptions,
 };
 
 /// Raw key -> raw value, as one consistent read saw the DB.
@@ -151,6 +160,8 @@ struct Shared {
     history: Vec<RwLock<Vec<Vec<Option<u64>>>>>,
     /// Per writer: the last batch number whose `write` returned Ok.
     acked: Vec<AtomicU64>,
+    /// Families each batch also writes its counter into.
+    mirrors: Vec<Cf>,
     writers_running: AtomicUsize,
     stop: AtomicBool,
     failure: Mutex<Option<String>>,
@@ -445,6 +456,15 @@ fn writer(db: &Db, sh: &Shared, w: usize, batches: u64) -> Check {
             }
         }
         b.put(&ctr(w), &encode(n, &mut rng));
+        for m in &sh.mirrors {
+            b.put_cf(m, &ctr(w), &encode(n, &mut rng));
+            let tally = format!("tally{w}-{:02}", n % 32).into_bytes();
+            if rng.gen_bool(0.8) {
+                b.put_cf(m, &tally, &encode(n, &mut rng));
+            } else {
+                b.delete_cf(m, &tally);
+            }
+        }
         sh.history[w].write().unwrap().push(state.clone());
         // sync with disable_wal is rejected (nothing to sync).
         let disable_wal = rng.gen_bool(0.02);
@@ -487,6 +507,83 @@ impl ReaderState {
     }
 }
 
+/// The writers' counters in mirror family `m` as one read at `ro` sees
+/// them, read by a random one of `multi_get_cf`, `get_cf_opt`, a bounded
+/// `iter_cf` or (without a snapshot) `prefix_cf`.
+fn mirror_counters(
+    db: &Db,
+    sh: &Shared,
+    m: &Cf,
+    ro: &ReadOptions<'_>,
+    rng: &mut SmallRng,
+) -> Result<Vec<u64>, String> {
+    let keys: Vec<Vec<u8>> = (0..sh.writers).map(ctr).collect();
+    let mut got: View = View::new();
+    let what = match rng.gen_range(0..if ro.snapshot.is_some() { 3 } else { 4 }) {
+        0 => {
+            let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+            for (k, r) in keys.iter().zip(db.multi_get_cf(m, &refs, ro)) {
+                if let Some(v) = r.map_err(|e| format!("multi_get_cf {}: {e}", show(k)))? {
+                    got.insert(k.clone(), v.to_vec());
+                }
+            }
+            "multi_get_cf"
+        }
+        1 => {
+            for k in &keys {
+                let r = db.get_cf_opt(m, k, ro);
+                if let Some(v) = r.map_err(|e| format!("get_cf_opt {}: {e}", show(k)))? {
+                    got.insert(k.clone(), v.to_vec());
+                }
+            }
+            "get_cf_opt"
+        }
+        2 => {
+            let mut bounded = ReadOptions::new();
+            bounded.snapshot = ro.snapshot;
+            bounded.iterate_lower_bound = Some(b"ctr".to_vec());
+            bounded.iterate_upper_bound = Some(b"cts".to_vec());
+            let e = collect_forward(&mut db.iter_cf(m, &bounded), None)?;
+            got = ascending_view(e, "iter_cf")?;
+            "iter_cf"
+        }
+        _ => {
+            let e: Result<Entries, _> = db.prefix_cf(m, b"ctr").collect();
+            got = ascending_view(e.map_err(|e| format!("prefix_cf: {e}"))?, "prefix_cf")?;
+            "prefix_cf"
+        }
+    };
+    let mut out = Vec::new();
+    for k in &keys {
+        let v = got
+            .remove(k)
+            .ok_or_else(|| format!("{what} in {}: {} missing", m.name(), show(k)))?;
+        out.push(decode(k, &v)?);
+    }
+    ensure!(got.is_empty(), "{what} in {}: stray keys", m.name());
+    Ok(out)
+}
+
+/// At one snapshot: every batch is in all its families or in none, so the
+/// mirrors show the counters of `default`.
+fn check_mirrors_at(
+    db: &Db,
+    sh: &Shared,
+    ro: &ReadOptions<'_>,
+    ctrs: &[u64],
+    rng: &mut SmallRng,
+) -> Check {
+    for m in &sh.mirrors {
+        let got = mirror_counters(db, sh, m, ro, rng)?;
+        ensure!(
+            got == ctrs,
+            "family {} shows counters {got:?}, default {ctrs:?}: a batch was seen in part",
+            m.name()
+        );
+    }
+    Ok(())
+}
+
 /// All checks at one new snapshot; returns the snapshot and its view.
 fn check_new_snapshot(
     db: &Db,
@@ -513,6 +610,7 @@ fn check_new_snapshot(
         .check_state(&view)
         .map_err(|e| format!("(a) multi_get at snapshot {seq}: {e}"))?;
     rs.advance(&ctrs, &acked_before, &format!("(a) snapshot {seq}"))?;
+    check_mirrors_at(db, sh, &ro, &ctrs, rng).map_err(|e| format!("(a) snapshot {seq}: {e}"))?;
 
     // (b) forward and (c) reverse full iteration at the snapshot.
     let fwd = collect_forward(&mut db.iter(&ro), None)
@@ -850,7 +948,19 @@ fn check_latest(db: &Db, sh: &Shared, rs: &mut ReaderState, rng: &mut SmallRng) 
     let ctrs = sh
         .check_state(&view)
         .map_err(|e| format!("(e) {what}: {e}"))?;
-    rs.advance(&ctrs, &acked_before, &format!("(e) {what}"))
+    rs.advance(&ctrs, &acked_before, &format!("(e) {what}"))?;
+    // A mirror read without a snapshot: no acknowledged batch is missing.
+    let m = &sh.mirrors[rng.gen_range(0..sh.mirrors.len())];
+    let got = mirror_counters(db, sh, m, &ReadOptions::new(), rng)
+        .map_err(|e| format!("(e) latest: {e}"))?;
+    for (w, (g, a)) in got.iter().zip(&acked_before).enumerate() {
+        ensure!(
+            g >= a,
+            "(e) latest: family {}: ctr{w} = {g} but batch {a} was acknowledged",
+            m.name()
+        );
+    }
+    Ok(())
 }
 
 fn reader(db: &Db, sh: &Shared, r: usize, rounds: &AtomicU64) -> Check {
@@ -919,6 +1029,19 @@ fn churn(db: &Db, sh: &Shared, counts: &ChurnCounts) -> Check {
                     )
                 })?;
                 counts.compact_ranges.fetch_add(1, Ordering::Relaxed);
+            }
+            8 => {
+                let m = &sh.mirrors[rng.gen_range(0..sh.mirrors.len())];
+                if rng.gen_bool(0.5) {
+                    db.flush_cf(m).map_err(|e| format!("flush_cf: {e}"))?;
+                    counts.flushes.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    let a = rng.gen_bool(0.5).then(|| b"ctr".to_vec());
+                    let b = rng.gen_bool(0.5).then(|| b"tally2".to_vec());
+                    db.compact_range_cf(m, a.as_deref(), b.as_deref())
+                        .map_err(|e| format!("compact_range_cf: {e}"))?;
+                    counts.compact_ranges.fetch_add(1, Ordering::Relaxed);
+                }
             }
             7 => {
                 db.wait_for_compaction()
@@ -1006,6 +1129,22 @@ fn check_final(db: &Db, sh: &Shared, want: &View, when: &str) {
     }
     sh.check_state(&got)
         .unwrap_or_else(|e| panic!("seed {seed}: {when}: {e}"));
+    let mut rng = SmallRng::seed_from_u64(seed);
+    for m in &sh.mirrors {
+        // The handles of an earlier open are refused: look them up again.
+        let m = db
+            .cf(m.name())
+            .unwrap_or_else(|| panic!("seed {seed}: {when}: no {m:?}"));
+        let got = mirror_counters(db, sh, &m, &ReadOptions::new(), &mut rng)
+            .unwrap_or_else(|e| panic!("seed {seed}: {when}: {e}"));
+        let batches = sh.history[0].read().unwrap().len() as u64 - 1;
+        assert_eq!(
+            got,
+            vec![batches; sh.writers],
+            "seed {seed}: {when}: {}",
+            m.name()
+        );
+    }
 }
 
 fn run_seed(seed: u64, batches: u64) {
@@ -1017,6 +1156,21 @@ fn run_seed(seed: u64, batches: u64) {
     let readers = rng.gen_range(2..=3);
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), opts.clone()).unwrap();
+    // Mirrors hold little (counters and 32 tallies a writer): memtables
+    // of their own size, so they flush at other times than `default`.
+    let mirror_opts = |rng: &mut SmallRng| CfOptions {
+        write_buffer_size: rng.gen_range(16 * 1024..96 * 1024),
+        level0_file_num_compaction_trigger: 2,
+        level0_slowdown_writes_trigger: 12,
+        level0_stop_writes_trigger: 20,
+        target_file_size_base: 8 * 1024,
+        max_bytes_for_level_base: 32 * 1024,
+        bloom_bits_per_key: [0, 10][rng.gen_range(0..2)],
+        ..CfOptions::default()
+    };
+    let mirrors = db
+        .create_cfs(&[("m0", mirror_opts(&mut rng)), ("m1", mirror_opts(&mut rng))])
+        .unwrap();
 
     // Initial balances; about a tenth of the accounts start absent (0).
     let init: Vec<Option<u64>> = (0..accounts)
@@ -1031,6 +1185,9 @@ fn run_seed(seed: u64, batches: u64) {
     }
     for w in 0..writers {
         b.put(&ctr(w), &encode(0, &mut rng));
+        for m in &mirrors {
+            b.put_cf(m, &ctr(w), &encode(0, &mut rng));
+        }
     }
     db.write(b, &WriteOptions::default()).unwrap();
     let history = (0..writers)
@@ -1049,6 +1206,7 @@ fn run_seed(seed: u64, batches: u64) {
         total,
         history,
         acked: (0..writers).map(|_| AtomicU64::new(0)).collect(),
+        mirrors,
         writers_running: AtomicUsize::new(writers),
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),

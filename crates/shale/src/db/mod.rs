@@ -438,6 +438,7 @@ impl Db {
 
     /// Inserts or replaces `key` in family `cf`.
     pub fn put_cf(&self, cf: &Cf, key: &[u8], value: &[u8]) -> Result<()> {
+        self.family(cf)?;
         let mut b = WriteBatch::with_capacity(key.len() + value.len() + 28);
         b.put_cf(cf, key, value);
         self.write(b, &WriteOptions::default())
@@ -452,6 +453,7 @@ impl Db {
 
     /// Deletes `key` in family `cf`.
     pub fn delete_cf(&self, cf: &Cf, key: &[u8]) -> Result<()> {
+        self.family(cf)?;
         let mut b = WriteBatch::with_capacity(key.len() + 28);
         b.delete_cf(cf, key);
         self.write(b, &WriteOptions::default())
