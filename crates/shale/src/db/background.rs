@@ -49,6 +49,10 @@ fn bg_loop(db: &Arc<DbInner>) {
         if error_handler::auto_resume_if_due(db, &mut st) {
             continue;
         }
+        if db.purge_requested.swap(false, Ordering::AcqRel) {
+            super::obsolete::delete_obsolete_files(db, &mut st);
+            continue;
+        }
         // A hard error stops flushes (its resume flushes); any error pauses
         // automatic compactions until it is resumed.
         if st.errors.stopping().is_none() && st.flushes_running < max_flushes(db) {

@@ -48,6 +48,21 @@ pub struct DbIterator {
     err: Option<Error>,
 }
 
+impl Drop for DbIterator {
+    /// An iterator over a super version that is no longer current may be
+    /// the last holder of tables nothing else needs (compacted away, or of a
+    /// dropped family): release them now and ask the background threads to
+    /// delete the files, rather than wait for the next flush or compaction.
+    fn drop(&mut self) {
+        self.iter = Box::new(super::read::ErrorIterator(Error::ShutdownInProgress));
+        let stale = Arc::strong_count(&self.sv) == 1;
+        if stale {
+            self.sv = self.db.default_cf.super_version.load_full();
+            self.db.request_purge();
+        }
+    }
+}
+
 impl DbIterator {
     pub(crate) fn new(
         iter: Box<dyn InternalIterator>,

@@ -176,6 +176,9 @@ pub(crate) struct DbInner {
     pub unpersisted: AtomicBool,
     /// Serializes obsolete-file deletion passes.
     pub purge_lock: Mutex<()>,
+    /// A reader released a super version that was no longer current: the
+    /// background threads run an obsolete-file pass.
+    pub purge_requested: AtomicBool,
 }
 
 impl DbInner {
@@ -251,6 +254,14 @@ impl DbInner {
             .as_ref()
             .map_or(0, |w| w.file_size());
         st.closed_wals.iter().map(|w| w.1).sum::<u64>() + current
+    }
+
+    /// Asks the background threads for an obsolete-file pass (a reader let
+    /// go of tables nothing else may hold).
+    pub(crate) fn request_purge(&self) {
+        if !self.purge_requested.swap(true, Ordering::AcqRel) {
+            self.bg_cv.notify_one();
+        }
     }
 
     pub(crate) fn last_visible(&self) -> SeqNo {

@@ -240,6 +240,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         wal_recovery_report: report,
         cf_options_report,
         purge_lock: Mutex::new(()),
+        purge_requested: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
         opts,
     };

@@ -411,7 +411,7 @@ pub(crate) fn error_iterator(db: &Arc<DbInner>, e: Error) -> DbIterator {
 }
 
 /// An empty iterator that reports an error (a table failed to open).
-struct ErrorIterator(Error);
+pub(crate) struct ErrorIterator(pub(crate) Error);
 
 impl InternalIterator for ErrorIterator {
     fn valid(&self) -> bool {
