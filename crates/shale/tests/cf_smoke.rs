@@ -304,3 +304,59 @@ fn a_batch_with_a_handle_of_another_db_is_refused() {
     b.put_cf(&db1.cf("a").unwrap(), b"k", b"v");
     db1.write(b, &WriteOptions::default()).unwrap();
 }
+
+/// `multi_get_cfs` reads keys of several families at one sequence number;
+/// a dropped handle fails its own keys only.
+#[test]
+fn multi_get_across_families() {
+    let d = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), opts()).unwrap();
+    let a = db.create_cf("a", CfOptions::default()).unwrap();
+    let b = db.create_cf("b", CfOptions::default()).unwrap();
+    let mut batch = WriteBatch::new();
+    batch.put_cf(&a, b"k", b"a1");
+    batch.put_cf(&b, b"k", b"b1");
+    batch.put(b"k", b"d1");
+    db.write(batch, &WriteOptions::default()).unwrap();
+    db.flush_cf(&a).unwrap();
+    let snap = db.snapshot();
+    db.put_cf(&a, b"k", b"a2").unwrap();
+    db.put_cf(&b, b"k", b"b2").unwrap();
+    let dflt = db.default_cf();
+    let keys: Vec<(&shale::Cf, &[u8])> =
+        vec![(&b, b"k"), (&a, b"k"), (&dflt, b"k"), (&a, b"missing")];
+    let mut ro = ReadOptions::new();
+    ro.snapshot = Some(&snap);
+    let at_snap: Vec<Option<Vec<u8>>> = db
+        .multi_get_cfs(&keys, &ro)
+        .into_iter()
+        .map(|r| r.unwrap().map(|v| v.to_vec()))
+        .collect();
+    assert_eq!(
+        at_snap,
+        [
+            Some(b"b1".to_vec()),
+            Some(b"a1".to_vec()),
+            Some(b"d1".to_vec()),
+            None
+        ]
+    );
+    let now: Vec<Option<Vec<u8>>> = db
+        .multi_get_cfs(&keys, &ReadOptions::new())
+        .into_iter()
+        .map(|r| r.unwrap().map(|v| v.to_vec()))
+        .collect();
+    assert_eq!(
+        now,
+        [
+            Some(b"b2".to_vec()),
+            Some(b"a2".to_vec()),
+            Some(b"d1".to_vec()),
+            None
+        ]
+    );
+    db.drop_cf(&b).unwrap();
+    let r = db.multi_get_cfs(&keys, &ReadOptions::new());
+    assert!(matches!(r[0], Err(Error::InvalidArgument(_))));
+    assert_eq!(r[1].as_ref().unwrap().as_ref().unwrap().to_vec(), b"a2");
+}

@@ -979,6 +979,22 @@ fn run_seed(seed: u64, ops: usize) {
                     }
                 }
                 let s1 = db.snapshot();
+                // All the batch's keys at once, across families: at the
+                // snapshot after it, and (without one) now.
+                let pairs: Vec<(&Cf, &[u8])> = writes
+                    .iter()
+                    .map(|(g, k, _)| (&fams[*g].cf, k.as_slice()))
+                    .collect();
+                let mut ro = ReadOptions::new();
+                ro.snapshot = rng.gen_bool(0.5).then_some(&s1);
+                let got = db.multi_get_cfs(&pairs, &ro);
+                for ((g, k, _), r) in writes.iter().zip(got) {
+                    assert_eq!(
+                        r.unwrap().map(|v| v.to_vec()).as_ref(),
+                        fams[*g].model.get(k),
+                        "{ctx}: multi_get_cfs after batch"
+                    );
+                }
                 for ((g, k, _), old) in writes.iter().zip(&before) {
                     let og = on(&db, &mut rng, &fams[*g]);
                     let mut ro = ReadOptions::new();

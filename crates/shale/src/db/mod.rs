@@ -534,6 +534,22 @@ impl Db {
         }
     }
 
+    /// Reads `(family, key)` pairs, of any families, at one consistent
+    /// sequence number (RocksDB's `MultiGet` with a family per key); results
+    /// in the order of `keys`. A dropped or foreign handle fails its keys
+    /// only.
+    pub fn multi_get_cfs(
+        &self,
+        keys: &[(&Cf, &[u8])],
+        opts: &ReadOptions<'_>,
+    ) -> Vec<Result<Option<PinnableValue>>> {
+        let checked: Vec<(&ColumnFamily, Result<()>, &[u8])> = keys
+            .iter()
+            .map(|(cf, k)| (&*cf.0, cf.0.check(self.inner().instance), *k))
+            .collect();
+        read::multi_get_families(self.inner(), &checked, opts)
+    }
+
     /// A snapshot of the current state of every family, released on drop.
     pub fn snapshot(&self) -> Snapshot {
         // The sequence number is read under the snapshot list's lock: a flush

@@ -281,6 +281,42 @@ pub(crate) fn multi_get(
     out.into_iter().map(|r| r.unwrap_or(Ok(None))).collect()
 }
 
+/// Reads `(family, key)` pairs at one sequence number: every family's super
+/// version is pinned first, the sequence number taken after, as for one
+/// family. A family that fails its
+/// check gives its keys that error.
+pub(crate) fn multi_get_families(
+    db: &DbInner,
+    keys: &[(&ColumnFamily, Result<()>, &[u8])],
+    opts: &ReadOptions<'_>,
+) -> Vec<Result<Option<PinnableValue>>> {
+    if let Err(e) = db.check_open().and_then(|()| opts.validate()) {
+        return keys.iter().map(|_| Err(e.clone())).collect();
+    }
+    // Families are told apart by id: every checked handle is of this DB.
+    let mut pinned: std::collections::HashMap<u32, Arc<SuperVersion>> =
+        std::collections::HashMap::new();
+    for (cf, ok, _) in keys {
+        if ok.is_ok() {
+            pinned
+                .entry(cf.id)
+                .or_insert_with(|| cf.super_version.load_full());
+        }
+    }
+    crate::sync_point!("Read::AfterSuperVersion");
+    let seq = read_seq(db, opts);
+    let mut memo = BlockMemo::default();
+    keys.iter()
+        .map(|(cf, ok, key)| {
+            ok.clone()?;
+            match pinned.get(&cf.id) {
+                Some(sv) => get_at(db, sv, key, seq, opts.fill_cache, Some(&mut memo)),
+                None => Ok(None),
+            }
+        })
+        .collect()
+}
+
 /// The files of one sorted level, opened through the table cache.
 struct LevelTables {
     /// The version (shared, not copied: creating an iterator must not clone
