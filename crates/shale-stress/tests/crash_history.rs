@@ -22,17 +22,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shale_stress::history_log::HistoryDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_shale-stress");
-const SIGKILL: i32 = 9;
-
-fn seed() -> u64 {
-    let seed = std::env::var("SHALE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::thread_rng().gen());
-    println!("SHALE_SEED={seed}");
-    seed
-}
+mod common;
+use common::{field, seed, show, BIN, SIGKILL};
 
 fn base_args(dir: &Path, seed: u64) -> Vec<String> {
     vec![
@@ -50,28 +41,6 @@ fn verify(dir: &Path, seed: u64) -> Output {
         .arg("--verify_only")
         .output()
         .expect("run shale-stress --verify_only")
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "{}\n--- stdout:\n{}\n--- stderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// A number after `name=` on the line starting with `prefix`.
-fn field(o: &Output, prefix: &str, name: &str) -> u64 {
-    let out = String::from_utf8_lossy(&o.stdout);
-    let line = out
-        .lines()
-        .find(|l| l.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no {prefix:?} line in:\n{}", show(o)));
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name}= in {line:?}"))
 }
 
 /// One kill cycle: the child runs until killed after `after` (counted from

@@ -9,46 +9,14 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-const BIN: &str = env!("CARGO_BIN_EXE_shale-stress");
-const SIGKILL: i32 = 9;
-
-fn seed() -> u64 {
-    let seed = std::env::var("SHALE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::thread_rng().gen());
-    println!("SHALE_SEED={seed}");
-    seed
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "{}\n--- stdout:\n{}\n--- stderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// A number after `name=` on the last line starting with `prefix`.
-fn field(o: &Output, prefix: &str, name: &str) -> u64 {
-    let out = String::from_utf8_lossy(&o.stdout);
-    out.lines()
-        .rev()
-        .find(|l| l.starts_with(prefix))
-        .and_then(|l| {
-            l.split_whitespace()
-                .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        })
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name}= on a {prefix:?} line:\n{}", show(o)))
-}
+mod common;
+use common::{field, seed, show, BIN, SIGKILL};
 
 fn args(dir: &Path, seed: u64) -> Vec<String> {
     vec![
