@@ -295,3 +295,87 @@ fn drop_cf_while_it_compacts() {
         "the dropped family's tables are deleted"
     );
 }
+
+/// Pipelined writes: a group paused between its WAL write and its memtable
+/// insert holds back the visibility of every later group (sequence numbers
+/// become visible in order), and a later write returns only once it is
+/// visible.
+#[test]
+fn a_later_group_is_not_visible_before_an_earlier_one() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let pause = Pause::at("Write::BeforeMemtableInsert");
+    let first = {
+        let db = db.clone();
+        std::thread::spawn(move || db.put(b"a", b"1").unwrap())
+    };
+    pause.reached();
+    let second_done = Arc::new(AtomicBool::new(false));
+    let second = {
+        let (db, done) = (db.clone(), Arc::clone(&second_done));
+        std::thread::spawn(move || {
+            db.put(b"b", b"2").unwrap();
+            done.store(true, Ordering::SeqCst);
+        })
+    };
+    // The second group writes the WAL and inserts, but must not publish.
+    std::thread::sleep(Duration::from_millis(100));
+    let seen_b = db.get(b"b").unwrap();
+    let returned = second_done.load(Ordering::SeqCst);
+    pause.release();
+    first.join().unwrap();
+    second.join().unwrap();
+    sync_point::reset();
+    assert!(seen_b.is_none(), "b visible before the earlier group a");
+    assert!(!returned, "put(b) returned before it was visible");
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
+/// Pipelined writes: a flush that switches the memtable while a group is
+/// between its WAL write and its insert waits for the insert, so the write
+/// lands in the flushed table (not in a memtable already written out, whose
+/// WAL is then deleted).
+#[test]
+fn a_memtable_switch_waits_for_inserts_in_flight() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    db.put(b"before", b"0").unwrap();
+    let pause = Pause::at("Write::BeforeMemtableInsert");
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || db.put(b"k", b"v").unwrap())
+    };
+    pause.reached();
+    let flushed = Arc::new(AtomicBool::new(false));
+    let flusher = {
+        let (db, flushed) = (db.clone(), Arc::clone(&flushed));
+        std::thread::spawn(move || {
+            db.flush().unwrap();
+            flushed.store(true, Ordering::SeqCst);
+        })
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let flushed_early = flushed.load(Ordering::SeqCst);
+    pause.release();
+    writer.join().unwrap();
+    flusher.join().unwrap();
+    sync_point::reset();
+    assert!(!flushed_early, "the flush finished before the insert");
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    // From the flushed table alone: remove every WAL.
+    db.close().unwrap();
+    for e in std::fs::read_dir(dir.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "log") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"0"[..]));
+}

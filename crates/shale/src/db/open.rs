@@ -228,7 +228,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         memtable_bytes,
         state: Mutex::new(state),
         bg_cv: Condvar::new(),
-        writer: WriteQueue::new(wal, wal_number),
+        writer: WriteQueue::new(wal, wal_number, last),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         block_cache,

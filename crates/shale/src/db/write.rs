@@ -1,35 +1,41 @@
-//! The write path: group commit.
+//! The write path: group commit with pipelined, concurrent memtable inserts.
 //!
 //! Each `write` call queues a request. The request at the head of the queue
 //! becomes the leader: it makes room (memtable switch, stalls), takes the
 //! requests behind it into one group (up to `MAX_GROUP_BYTES`, never mixing a
-//! sync request into a non-sync leader's group), assigns their sequence
-//! numbers, appends one WAL record per request with one `write(2)` and at most
-//! one fsync for the group, inserts the group into the memtable, publishes
-//! the new visible sequence number, and wakes the followers.
+//! sync request into a non-sync leader's group), and under the WAL lock
+//! assigns the group's sequence numbers, appends one WAL record per request
+//! with one `write(2)` and at most one fsync for the group, and registers the
+//! group as in flight. Then it leaves the queue, so the next group's leader
+//! writes the WAL while this group inserts into the memtable (RocksDB's
+//! pipelined write).
 //!
-//! With `allow_concurrent_memtable_write` (default, as RocksDB) a group of
-//! several requests is inserted in parallel: after the WAL write the leader
-//! hands each follower its own batch (`Request::insert`), inserts its own,
-//! and waits until every member has finished before it publishes the
-//! group's sequence numbers. Followers insert instead of idling, and the
-//! skiplist takes concurrent inserts.
+//! With `allow_concurrent_memtable_write` (default, as RocksDB) every member
+//! of a group inserts its own batch (`Request::insert`), outside the WAL lock,
+//! at the same time as the members of other groups. A group publishes its
+//! sequence numbers once all its members have inserted and every earlier
+//! group has published (`publish`), so readers see writes in sequence order
+//! and never part of a group. Without it the leader inserts the whole group
+//! under the WAL lock, one group at a time.
 //!
 //! Column families: a batch names families by id; each record goes to the
-//! active memtable of its family (`MemRouter`), resolved while the WAL lock
-//! is held. A batch naming a dropped family is refused before it is queued;
-//! a family dropped after that check loses the batch's records for it (the
-//! write is ordered before the drop). A family's memtable that fills is
-//! reported in `DbInner::full_cfs` and switched by the next leader, which
-//! also enforces `max_total_wal_size` and `db_write_buffer_size`.
+//! active memtable of its family (`MemRouter`). A batch naming a dropped
+//! family is refused before it is queued; a family dropped after that check
+//! loses the batch's records for it (the write is ordered before the drop).
+//! A family's memtable that fills is reported in `DbInner::full_cfs` and
+//! switched by the next leader, which also enforces `max_total_wal_size` and
+//! `db_write_buffer_size`.
 //!
-//! Invariants: only the leader touches `WalState`; memtable inserts happen
-//! only while the leader holds the WAL lock (so no memtable switch runs
-//! concurrently); sequence numbers become visible in order, and only after
-//! every insert of their group is done.
+//! Invariants: only a leader holding the WAL lock touches `WalState`
+//! (sequence allocation included); a group is counted in
+//! `WriteQueue::inflight` from its sequence allocation (under the WAL lock)
+//! until it is published, and a memtable switch takes the WAL lock and then
+//! waits for no group in flight (`lock_wal_quiesced`), so no insert ever goes
+//! into a memtable after it became immutable and a flushed memtable's
+//! entries are all visible; sequence numbers become visible in order.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -54,8 +60,8 @@ struct Request {
     batch: Option<WriteBatch>,
     sync: bool,
     disable_wal: bool,
-    /// Set by the leader: insert this batch into the memtable, then report
-    /// to the group (parallel memtable writes).
+    /// Set by the leader: insert this batch into the memtable, then wait for
+    /// the group to be published.
     insert: Option<InsertJob>,
     done: bool,
     result: Result<()>,
@@ -70,11 +76,14 @@ struct InsertJob {
 }
 
 impl InsertJob {
-    fn run(self) {
+    /// Inserts the batch, reports to the group, and returns the group's
+    /// result once the leader published it.
+    fn run(self) -> Result<()> {
         let mut router = MemRouter::new(&self.db, &self.default_mem);
         let r = insert_batch(&mut router, &self.batch);
         router.finish();
         self.group.finish(r);
+        self.group.wait_published()
     }
 }
 
@@ -86,7 +95,7 @@ pub(crate) trait MemTarget {
 }
 
 /// Resolves family ids to their active memtables for a write group. Valid
-/// while the leader holds the WAL lock (no memtable switch meanwhile).
+/// while the group is in flight (no memtable switch meanwhile).
 struct MemRouter<'a> {
     db: &'a DbInner,
     default: &'a Arc<MemTable>,
@@ -134,41 +143,86 @@ impl MemTarget for MemRouter<'_> {
     }
 }
 
-/// Counts the members of a group still inserting; the leader waits for 0.
+/// A group of several requests inserting in parallel: counts the members
+/// still inserting (the leader waits for 0), then tells the followers the
+/// group is published.
 struct GroupInserts {
-    pending: std::sync::atomic::AtomicUsize,
+    pending: AtomicUsize,
+    published: AtomicBool,
+    /// The first insert error of any member: the whole group's result.
     err: Mutex<Option<Error>>,
     lock: Mutex<()>,
     cv: Condvar,
 }
 
 impl GroupInserts {
-    fn finish(&self, r: Result<()>) {
+    fn new(followers: usize) -> Self {
+        GroupInserts {
+            pending: AtomicUsize::new(followers),
+            published: AtomicBool::new(false),
+            err: Mutex::new(None),
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn record(&self, r: Result<()>) {
         if let Err(e) = r {
             self.err.lock().get_or_insert(e);
         }
+    }
+
+    /// A follower's insert is done.
+    fn finish(&self, r: Result<()>) {
+        self.record(r);
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             let _g = self.lock.lock();
             self.cv.notify_all();
         }
     }
 
-    /// Waits until every member is done (yielding briefly first, like the
-    /// followers); the first error, if any.
-    fn wait(&self) -> Result<()> {
-        let spin_until = Instant::now() + SPIN_WAIT;
-        while self.pending.load(Ordering::Acquire) != 0 && Instant::now() < spin_until {
-            std::thread::yield_now();
-        }
-        let mut g = self.lock.lock();
-        while self.pending.load(Ordering::Acquire) != 0 {
-            self.cv.wait_for(&mut g, Duration::from_millis(10));
-        }
-        drop(g);
-        match self.err.lock().take() {
-            Some(e) => Err(e),
+    /// The leader: waits until every follower has inserted.
+    fn wait_inserted(&self) {
+        wait_until(&self.lock, &self.cv, || {
+            self.pending.load(Ordering::Acquire) == 0
+        });
+    }
+
+    /// The leader: the group is visible; release the followers.
+    fn set_published(&self) {
+        self.published.store(true, Ordering::Release);
+        let _g = self.lock.lock();
+        self.cv.notify_all();
+    }
+
+    /// A follower: waits until the leader published the group; the group's
+    /// result.
+    fn wait_published(&self) -> Result<()> {
+        wait_until(&self.lock, &self.cv, || {
+            self.published.load(Ordering::Acquire)
+        });
+        self.result()
+    }
+
+    fn result(&self) -> Result<()> {
+        match &*self.err.lock() {
+            Some(e) => Err(e.clone()),
             None => Ok(()),
         }
+    }
+}
+
+/// Waits until `done()` (set by another thread, which then notifies `cv`
+/// under `lock`): yields for a short while first, since a group finishes
+/// within microseconds and a futex sleep and wake-up costs more.
+fn wait_until(lock: &Mutex<()>, cv: &Condvar, done: impl Fn() -> bool) {
+    let spin_until = Instant::now() + SPIN_WAIT;
+    while !done() && Instant::now() < spin_until {
+        std::thread::yield_now();
+    }
+    let mut g = lock.lock();
+    while !done() {
+        cv.wait_for(&mut g, Duration::from_millis(10));
     }
 }
 
@@ -183,13 +237,18 @@ pub(crate) struct WalState {
     pub number: u64,
     /// Bytes appended but not yet fsynced.
     pub unsynced: bool,
+    /// The last sequence number given to a group (published or not).
+    pub last_allocated: SeqNo,
 }
 
 pub(crate) struct WriteQueue {
     queue: Mutex<VecDeque<Arc<Slot>>>,
     pub(crate) wal: Mutex<WalState>,
+    /// Groups whose sequence numbers are allocated but not yet published.
+    inflight: AtomicUsize,
     /// The leader's group and batch vectors, kept between groups so that a
-    /// group allocates nothing (only the leader takes it: uncontended).
+    /// group allocates nothing (only a leader takes it, and gives it back
+    /// before its inserts: rarely contended).
     scratch: Mutex<(Vec<Arc<Slot>>, Vec<WriteBatch>)>,
 }
 
@@ -232,16 +291,34 @@ fn return_slot(slot: Arc<Slot>) {
 }
 
 impl WriteQueue {
-    pub(crate) fn new(writer: LogWriter, number: u64) -> Self {
+    /// A queue writing `writer` (WAL `number`), whose next group gets
+    /// sequence numbers after `last_seq`.
+    pub(crate) fn new(writer: LogWriter, number: u64, last_seq: SeqNo) -> Self {
         WriteQueue {
             queue: Mutex::new(VecDeque::new()),
             wal: Mutex::new(WalState {
                 writer: Some(writer),
                 number,
                 unsynced: false,
+                last_allocated: last_seq,
             }),
+            inflight: AtomicUsize::new(0),
             scratch: Mutex::new((Vec::new(), Vec::new())),
         }
+    }
+
+    /// Takes the WAL lock and waits until no group is in flight: every
+    /// allocated sequence number is inserted and published, and none is
+    /// allocated until the guard is dropped. A memtable switch needs this.
+    /// Inserting and publishing take neither the DB mutex nor the WAL lock,
+    /// so callers may hold the DB mutex.
+    pub(crate) fn lock_wal_quiesced(&self) -> MutexGuard<'_, WalState> {
+        let wal = self.wal.lock();
+        let mut spins = 0u32;
+        while self.inflight.load(Ordering::Acquire) != 0 {
+            backoff(&mut spins);
+        }
+        wal
     }
 
     /// Flushes (and optionally syncs) the WAL.
@@ -261,6 +338,18 @@ impl WriteQueue {
         }
         r
     }
+}
+
+/// One step of a wait for another thread's imminent progress: spins a
+/// little, then yields the core (two cores are shared by every thread).
+#[inline]
+fn backoff(spins: &mut u32) {
+    if *spins < 32 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+    *spins = spins.saturating_add(1);
 }
 
 pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
@@ -299,28 +388,26 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     r
 }
 
-/// Queues `slot` and waits until a leader has written it, or leads a group.
+/// Queues `slot` and waits until a leader has written it, or hands it its
+/// insert, or it reaches the front and leads a group.
 fn queue_and_write(db: &Arc<DbInner>, slot: &Arc<Slot>) -> Result<()> {
-    {
+    let job = {
         let mut q = db.writer.queue.lock();
         q.push_back(Arc::clone(slot));
         let mut spin_until: Option<Instant> = None;
         loop {
-            let is_front = q.front().is_some_and(|f| Arc::ptr_eq(f, slot));
-            if is_front {
-                break;
+            if q.front().is_some_and(|f| Arc::ptr_eq(f, slot)) {
+                break None;
             }
-            // Wait until a leader finishes us or we reach the front. The
-            // request's own mutex is taken briefly to check `done`.
+            // Wait until a leader finishes us, hands us our insert, or we
+            // reach the front. The request's own mutex is taken briefly.
             {
                 let mut r = slot.req.lock();
                 if r.done {
                     return std::mem::replace(&mut r.result, Ok(()));
                 }
                 if let Some(job) = r.insert.take() {
-                    drop(r);
-                    MutexGuard::unlocked(&mut q, || job.run());
-                    continue;
+                    break Some(job);
                 }
             }
             // A group usually finishes within microseconds: yield for a
@@ -335,8 +422,11 @@ fn queue_and_write(db: &Arc<DbInner>, slot: &Arc<Slot>) -> Result<()> {
             }
             slot.cv.wait_for(&mut q, Duration::from_millis(50));
         }
+    };
+    match job {
+        Some(job) => job.run(),
+        None => lead(db, slot),
     }
-    lead(db, slot)
 }
 
 /// Refuses a batch that names a family that is not live (dropped, or never
@@ -396,15 +486,23 @@ fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
             group.push(Arc::clone(s));
         }
     }
-    let result = match room {
+    let concurrent = db.opts.allow_concurrent_memtable_write;
+    let written = match room {
         Err(e) => Err(e),
         Ok(()) => {
             if !any_wal {
                 // Only in the memtable: a clean close must flush it.
                 db.unpersisted.store(true, Ordering::Release);
             }
-            commit(db, &mut batches, sync, any_wal, &group)
+            write_wal(db, &mut batches, sync, any_wal, group.len(), !concurrent)
         }
+    };
+    let result = match written {
+        Ok(w) if concurrent => {
+            return insert_pipelined(db, w, group, batches);
+        }
+        Ok(_) => Ok(()), // inserted and published under the WAL lock
+        Err(e) => Err(e),
     };
     // Finish the group and hand leadership to the next request.
     let mut q = db.writer.queue.lock();
@@ -423,42 +521,57 @@ fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
         next.cv.notify_one();
     }
     drop(q);
-    group.clear();
-    batches.clear();
-    *db.writer.scratch.lock() = (group, batches);
+    return_scratch(db, group, batches);
     result
 }
 
-/// Writes the group to the WAL and the memtable; returns after the group is
-/// visible.
-fn commit(
+/// Gives the group vectors back for the next leader.
+fn return_scratch(db: &DbInner, mut group: Vec<Arc<Slot>>, mut batches: Vec<WriteBatch>) {
+    group.clear();
+    batches.clear();
+    *db.writer.scratch.lock() = (group, batches);
+}
+
+/// A group whose records are in the WAL: sequence numbers `first..=last`,
+/// counted in `WriteQueue::inflight` until published.
+struct Written {
+    first: SeqNo,
+    last: SeqNo,
+    /// The default family's memtable, loaded under the WAL lock.
+    mem: Arc<MemTable>,
+}
+
+/// Under the WAL lock: assigns the group's sequence numbers, appends its
+/// records to the WAL (flushed to the OS unless `manual_wal_flush`, synced
+/// if `sync`), and registers the group as in flight. With `insert_now` the
+/// group is also inserted and published before the lock is released.
+fn write_wal(
     db: &Arc<DbInner>,
     batches: &mut [WriteBatch],
     sync: bool,
     any_wal: bool,
-    group: &[Arc<Slot>],
-) -> Result<()> {
-    let first_seq = db.last_visible() + 1;
-    let mut seq = first_seq;
-    let mut keys = 0u64;
-    let mut ingest = 0u64;
-    for b in batches.iter_mut() {
-        b.set_sequence(seq);
-        seq += u64::from(b.count());
-        keys += u64::from(b.count());
-        ingest += b.size_in_bytes() as u64;
-    }
-    let last_seq = seq - 1;
+    requests: usize,
+    insert_now: bool,
+) -> Result<Written> {
     let mut wal = db.writer.wal.lock();
     if wal.writer.is_none() {
         // Closed (see `DbHandle::shutdown`).
         return Err(Error::ShutdownInProgress);
     }
+    let first = wal.last_allocated + 1;
+    let mut seq = first;
+    let mut ingest = 0u64;
+    for b in batches.iter_mut() {
+        b.set_sequence(seq);
+        seq += u64::from(b.count());
+        ingest += b.size_in_bytes() as u64;
+    }
+    let last = seq - 1;
     if any_wal {
-        let wal_bytes_before = wal.writer.as_ref().map_or(0, |w| w.file_size());
         let Some(w) = wal.writer.as_mut() else {
             return Err(Error::ShutdownInProgress);
         };
+        let wal_bytes_before = w.file_size();
         let mut res = Ok(());
         for b in batches.iter() {
             res = w.add_record(b.data());
@@ -489,69 +602,102 @@ fn commit(
         db.stats.wal_bytes.fetch_add(wal_bytes, Ordering::Relaxed);
         db.stats
             .wal_writes
-            .fetch_add(group.len() as u64, Ordering::Relaxed);
+            .fetch_add(requests as u64, Ordering::Relaxed);
     }
-    // Insert into the memtable while still holding the WAL lock (no switch
-    // can run meanwhile): by the leader alone, or by every member at once.
+    wal.last_allocated = last;
+    db.writer.inflight.fetch_add(1, Ordering::AcqRel);
     let mem = Arc::clone(&db.default_cf.super_version.load().mem);
-    if db.opts.allow_concurrent_memtable_write && group.len() > 1 {
-        insert_in_parallel(db, &mem, batches, group)?;
-    } else {
-        let mut router = MemRouter::new(db, &mem);
-        for b in batches.iter() {
-            insert_batch(&mut router, b)?;
-        }
-        router.finish();
-    }
-    db.visible_seq.store(last_seq, Ordering::Release);
-    drop(wal);
     db.stats
         .writes
-        .fetch_add(group.len() as u64, Ordering::Relaxed);
-    db.stats.keys_written.fetch_add(keys, Ordering::Relaxed);
+        .fetch_add(requests as u64, Ordering::Relaxed);
+    db.stats
+        .keys_written
+        .fetch_add(last + 1 - first, Ordering::Relaxed);
     db.stats.commit_groups.fetch_add(1, Ordering::Relaxed);
     db.stats.ingest_bytes.fetch_add(ingest, Ordering::Relaxed);
-    Ok(())
+    let written = Written { first, last, mem };
+    if insert_now {
+        let mut router = MemRouter::new(db, &written.mem);
+        let r = batches
+            .iter()
+            .try_for_each(|b| insert_batch(&mut router, b));
+        router.finish();
+        publish(db, &written);
+        r?;
+    }
+    Ok(written)
 }
 
-/// Hands each follower of `group` its batch (`batches[i]` belongs to
-/// `group[i]`; `group[0]` is the leader), inserts the leader's, and returns
-/// once every member has inserted.
-fn insert_in_parallel(
+/// Makes `first..=last` visible once every earlier group is, and ends the
+/// group's time in flight. Called exactly once per group, after all its
+/// inserts (also failed ones: the sequence numbers are used either way).
+fn publish(db: &DbInner, w: &Written) {
+    let mut spins = 0u32;
+    while db.visible_seq.load(Ordering::Acquire) != w.first - 1 {
+        backoff(&mut spins);
+    }
+    db.visible_seq.store(w.last, Ordering::Release);
+    db.writer.inflight.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// After the WAL write: leaves the queue (the next leader may start), hands
+/// each follower its batch (`batches[i]` belongs to `group[i]`; `group[0]`
+/// is the leader), inserts the leader's, waits for the followers, publishes.
+fn insert_pipelined(
     db: &Arc<DbInner>,
-    mem: &Arc<MemTable>,
-    batches: &mut [WriteBatch],
-    group: &[Arc<Slot>],
+    w: Written,
+    group: Vec<Arc<Slot>>,
+    mut batches: Vec<WriteBatch>,
 ) -> Result<()> {
     debug_assert_eq!(batches.len(), group.len());
-    let sync = Arc::new(GroupInserts {
-        pending: std::sync::atomic::AtomicUsize::new(group.len() - 1),
-        err: Mutex::new(None),
-        lock: Mutex::new(()),
-        cv: Condvar::new(),
-    });
+    let shared = (group.len() > 1).then(|| Arc::new(GroupInserts::new(group.len() - 1)));
     {
-        // Followers wait on their condvar with the queue lock: notify under
-        // it so no wake-up is lost (lock order: WAL, queue, request).
-        let _q = db.writer.queue.lock();
-        for (s, b) in group.iter().zip(batches.iter_mut()).skip(1) {
-            let job = InsertJob {
-                db: Arc::clone(db),
-                default_mem: Arc::clone(mem),
-                batch: std::mem::take(b),
-                group: Arc::clone(&sync),
-            };
-            s.req.lock().insert = Some(job);
-            s.cv.notify_one();
+        // Followers wait on their condvar with the queue lock: hand them
+        // their jobs under it so no wake-up is lost (lock order: queue,
+        // request).
+        let mut q = db.writer.queue.lock();
+        for (i, s) in group.iter().enumerate() {
+            let front = q.pop_front();
+            debug_assert!(front.is_some_and(|f| Arc::ptr_eq(&f, s)));
+            if let (Some(shared), Some(b)) = (&shared, batches.get_mut(i)) {
+                if i == 0 {
+                    continue;
+                }
+                let job = InsertJob {
+                    db: Arc::clone(db),
+                    default_mem: Arc::clone(&w.mem),
+                    batch: std::mem::take(b),
+                    group: Arc::clone(shared),
+                };
+                s.req.lock().insert = Some(job);
+                s.cv.notify_one();
+            }
+        }
+        if let Some(next) = q.front() {
+            next.cv.notify_one();
         }
     }
-    let mut router = MemRouter::new(db, mem);
-    let own = batches
-        .first()
-        .map_or(Ok(()), |b| insert_batch(&mut router, b));
+    let own = batches.first_mut().map(std::mem::take);
+    return_scratch(db, group, batches);
+    // In the WAL, not yet in the memtable: the window in which later groups
+    // may insert first and a memtable switch must wait.
+    crate::sync_point!("Write::BeforeMemtableInsert");
+    let mut router = MemRouter::new(db, &w.mem);
+    let r = own.map_or(Ok(()), |b| insert_batch(&mut router, &b));
     router.finish();
-    let others = sync.wait();
-    own.and(others)
+    match shared {
+        None => {
+            publish(db, &w);
+            r
+        }
+        Some(shared) => {
+            shared.record(r);
+            shared.wait_inserted();
+            publish(db, &w);
+            shared.set_published();
+            shared.result()
+        }
+    }
 }
 
 /// Inserts every record of `b` into the memtable of its family (records
@@ -809,7 +955,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
     // earlier (synced) WALs. Checked under the same WAL lock that swaps the
     // memtable, so no group can write it in between.
     {
-        let wal = db.writer.wal.lock();
+        let wal = db.writer.lock_wal_quiesced();
         if wal.writer.as_ref().is_some_and(|w| w.file_size() == 0) {
             return install_new_memtable(db, st, cf, wal);
         }
@@ -833,7 +979,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
     // Swap WAL, memtable and super version together under the WAL lock: the
     // leader loads the memtables under this lock, so no group can write the
     // new WAL but insert into the old memtable.
-    let mut wal = db.writer.wal.lock();
+    let mut wal = db.writer.lock_wal_quiesced();
     {
         if let Some(old) = wal.writer.as_mut() {
             // Sync the old WAL: a sync write to the new WAL must not become
