@@ -302,6 +302,19 @@ fn drop_cf_while_it_compacts() {
 /// visible.
 #[test]
 fn a_later_group_is_not_visible_before_an_earlier_one() {
+    // Every pairing of queued (WAL) and unqueued (WAL off) writes.
+    for (first_wal_off, second_wal_off) in
+        [(false, false), (true, false), (false, true), (true, true)]
+    {
+        later_write_waits_for_earlier(first_wal_off, second_wal_off);
+    }
+}
+
+fn later_write_waits_for_earlier(first_wal_off: bool, second_wal_off: bool) {
+    let wo = |off: bool| shale::WriteOptions {
+        disable_wal: off,
+        ..Default::default()
+    };
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
@@ -309,14 +322,20 @@ fn a_later_group_is_not_visible_before_an_earlier_one() {
     let pause = Pause::at("Write::BeforeMemtableInsert");
     let first = {
         let db = db.clone();
-        std::thread::spawn(move || db.put(b"a", b"1").unwrap())
+        std::thread::spawn(move || {
+            let mut b = shale::WriteBatch::new();
+            b.put(b"a", b"1");
+            db.write(b, &wo(first_wal_off)).unwrap()
+        })
     };
     pause.reached();
     let second_done = Arc::new(AtomicBool::new(false));
     let second = {
         let (db, done) = (db.clone(), Arc::clone(&second_done));
         std::thread::spawn(move || {
-            db.put(b"b", b"2").unwrap();
+            let mut b = shale::WriteBatch::new();
+            b.put(b"b", b"2");
+            db.write(b, &wo(second_wal_off)).unwrap();
             done.store(true, Ordering::SeqCst);
         })
     };
@@ -328,8 +347,12 @@ fn a_later_group_is_not_visible_before_an_earlier_one() {
     first.join().unwrap();
     second.join().unwrap();
     sync_point::reset();
-    assert!(seen_b.is_none(), "b visible before the earlier group a");
-    assert!(!returned, "put(b) returned before it was visible");
+    let case = format!("first wal off: {first_wal_off}, second: {second_wal_off}");
+    assert!(
+        seen_b.is_none(),
+        "b visible before the earlier group a ({case})"
+    );
+    assert!(!returned, "put(b) returned before it was visible ({case})");
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
 }

@@ -125,6 +125,8 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
             .saturating_sub(state.cf.opts.write_buffer_size as u64);
     }
     st.stalled.remove(&cf.id);
+    db.room_clear
+        .store(false, std::sync::atomic::Ordering::SeqCst);
     st.compaction_queue.remove(&cf.id);
     db.cfs.remove(cf.id);
     cf.mark_dropped();

@@ -193,6 +193,7 @@ pub(crate) fn set_bg_error(db: &DbInner, st: &mut DbState, e: Error, reason: Rea
     ));
     let errors = &mut st.errors;
     errors.count += 1;
+    db.room_clear.store(false, Ordering::SeqCst);
     if errors
         .current
         .as_ref()

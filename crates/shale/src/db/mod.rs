@@ -179,6 +179,13 @@ pub(crate) struct DbInner {
     /// A reader released a super version that was no longer current: the
     /// background threads run an obsolete-file pass.
     pub purge_requested: AtomicBool,
+    /// Set by a leader's full `make_room` pass that found nothing to do
+    /// beyond the per-write checks (no stall, no pending switch, no closed
+    /// WAL, no error); cleared under the DB mutex by whatever may change
+    /// that (a version with a stall, a switch, an error, a family created
+    /// or dropped) and by an inserter reporting a full memtable. While set,
+    /// leaders skip the DB mutex (see `write::make_room`).
+    pub room_clear: AtomicBool,
 }
 
 impl DbInner {
@@ -199,6 +206,7 @@ impl DbInner {
                 state.stalled.remove(&cf);
             }
             StallCondition::Stopped(cause) | StallCondition::Delayed(cause) => {
+                self.room_clear.store(false, Ordering::SeqCst);
                 let l0_busy = compaction_runner::l0_compaction_running(self);
                 self.stats.count_stall(cause, l0_busy);
                 state.stalled.insert(cf, cond);

@@ -241,6 +241,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         cf_options_report,
         purge_lock: Mutex::new(()),
         purge_requested: AtomicBool::new(false),
+        room_clear: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
         opts,
     };

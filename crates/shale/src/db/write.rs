@@ -117,6 +117,9 @@ impl<'a> MemRouter<'a> {
         if let Some((id, mem, limit)) = self.last.take() {
             if mem.approximate_memory_usage() >= limit {
                 self.db.full_cfs.lock().push(id);
+                // After the push: a leader that stores `room_clear` before
+                // this sees the push when it checks again (`make_room`).
+                self.db.room_clear.store(false, Ordering::SeqCst);
             }
         }
     }
@@ -382,9 +385,29 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     if batch.names_other_families() {
         check_families(db, &batch)?;
     }
+    if opts.disable_wal && db.opts.allow_concurrent_memtable_write {
+        return write_unqueued(db, batch);
+    }
     let slot = take_slot(batch, opts);
     let r = queue_and_write(db, &slot);
     return_slot(slot);
+    r
+}
+
+/// A write without the WAL has nothing to share with other writes (no
+/// `write(2)` or fsync to group), so it skips the queue: it makes room,
+/// takes its sequence numbers under the WAL lock like a group of one,
+/// inserts, and publishes in order.
+fn write_unqueued(db: &Arc<DbInner>, mut batch: WriteBatch) -> Result<()> {
+    make_room(db)?;
+    // Only in the memtable: a clean close must flush it.
+    db.unpersisted.store(true, Ordering::Release);
+    let w = write_wal(db, std::slice::from_mut(&mut batch), false, false, 1, false)?;
+    crate::sync_point!("Write::BeforeMemtableInsert");
+    let mut router = MemRouter::new(db, &w.mem);
+    let r = insert_batch(&mut router, &batch);
+    router.finish();
+    publish(db, &w);
     r
 }
 
@@ -720,8 +743,7 @@ pub(crate) fn insert_batch(target: &mut impl MemTarget, b: &WriteBatch) -> Resul
 }
 
 /// Before a group is written: apply write stalls, then switch full
-/// memtables and flush what the WAL and memory limits ask for. Called by the
-/// leader only.
+/// memtables and flush what the WAL and memory limits ask for.
 ///
 /// Stalls, as RocksDB's write controller (DB-wide: the worst condition of
 /// any family): L0 files ≥ `level0_stop_writes_trigger` or pending
@@ -733,9 +755,14 @@ pub(crate) fn insert_batch(target: &mut impl MemTarget, b: &WriteBatch) -> Resul
 /// family with `max_write_buffer_number` memtables in use waits for that
 /// family's flush. L0/pending-bytes stalls are counted once per version
 /// that causes them (when the version is installed); memtable stops once
-/// per waiting group. Stall time is booked by cause.
+/// per waiting group. Stall time is booked by cause. Called by leaders and
+/// by writes without the WAL (`write_unqueued`): everything past the
+/// lock-free fast path runs under the DB mutex.
 fn make_room(db: &Arc<DbInner>) -> Result<()> {
     use crate::stats::{StallCause, StallCondition};
+    if room_is_clear(db) {
+        return Ok(());
+    }
     let mut st = db.state.lock();
     let mut delayed = false;
     let mut stopped_since: Option<(StallCause, Instant)> = None;
@@ -853,8 +880,38 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
             continue;
         }
         limit_memtable_memory(db, &mut st)?;
+        let clear = st.stalled.is_empty()
+            && st.pending_switch.is_empty()
+            && st.closed_wals.is_empty()
+            && st.errors.current.is_none();
+        db.room_clear.store(clear, Ordering::SeqCst);
+        if clear && !db.full_cfs.lock().is_empty() {
+            // Reported while we looked (see `MemRouter::report_full`).
+            db.room_clear.store(false, Ordering::SeqCst);
+        }
         return Ok(());
     }
+}
+
+/// `make_room`'s fast path: true when the last full pass found nothing to
+/// do (`DbInner::room_clear`) and nothing that changes with every write
+/// needs the slow path: the default family's memtable is not full, the
+/// memtables are within `db_write_buffer_size`, and the DB is open and
+/// writable. Lock-free.
+#[inline]
+fn room_is_clear(db: &DbInner) -> bool {
+    if !db.room_clear.load(Ordering::SeqCst)
+        || db.stop_writes.load(Ordering::Acquire)
+        || db.shutting_down.load(Ordering::Acquire)
+    {
+        return false;
+    }
+    let budget = db.opts.db_write_buffer_size;
+    if budget != 0 && db.memtable_bytes.load(Ordering::Relaxed) >= budget {
+        return false;
+    }
+    let sv = db.default_cf.super_version.load();
+    sv.mem.approximate_memory_usage() < db.default_cf.opts.write_buffer_size
 }
 
 /// `max_total_wal_size`: once the live WALs exceed it, switches the
@@ -951,6 +1008,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
     if !st.cfs.contains_key(&cf) {
         return Ok(());
     }
+    db.room_clear.store(false, Ordering::SeqCst);
     // A WAL that is still empty is kept: the memtable's writes are all in
     // earlier (synced) WALs. Checked under the same WAL lock that swaps the
     // memtable, so no group can write it in between.
