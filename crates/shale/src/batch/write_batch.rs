@@ -92,6 +92,17 @@ impl WriteBatch {
         }
     }
 
+    /// A batch with no buffer at all (not even a header), to leave behind
+    /// when a batch is moved out of a slot: allocates nothing. Only to be
+    /// dropped or overwritten.
+    pub(crate) fn moved_out() -> Self {
+        WriteBatch {
+            rep: Vec::new(),
+            other_families: false,
+            owner: Owner::Any,
+        }
+    }
+
     /// Creates an empty batch whose buffer can hold `bytes` bytes (header
     /// included) before it grows.
     pub fn with_capacity(bytes: usize) -> Self {

@@ -285,6 +285,7 @@ pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> A
         wal_number,
         opts.memtable_bloom_bytes(),
         Some(Arc::clone(&db.memtable_bytes)),
+        opts.write_buffer_size,
     ))
 }
 

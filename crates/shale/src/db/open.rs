@@ -178,6 +178,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             wal_number,
             f.opts.memtable_bloom_bytes(),
             Some(Arc::clone(&memtable_bytes)),
+            f.opts.write_buffer_size,
         ));
         sum_write_buffers += f.opts.write_buffer_size as u64;
         let cf = Arc::new(ColumnFamily::new(
@@ -349,6 +350,8 @@ struct RecoveryTarget<'a> {
     mems: &'a mut Vec<Option<MemTable>>,
     /// The WAL being replayed.
     wal: u64,
+    /// Per family index, its write buffer size.
+    write_buffer_sizes: &'a [usize],
 }
 
 impl MemTarget for RecoveryTarget<'_> {
@@ -357,7 +360,8 @@ impl MemTarget for RecoveryTarget<'_> {
         if self.wal < log_number {
             return None; // flushed already
         }
-        Some(self.mems[i].get_or_insert_with(|| MemTable::new(0)))
+        let wbs = self.write_buffer_sizes.get(i).copied().unwrap_or(0);
+        Some(self.mems[i].get_or_insert_with(|| MemTable::charged(0, 0, None, wbs)))
     }
 }
 
@@ -393,6 +397,8 @@ fn replay_wals(
         .map(|(i, f)| (f.id, (versions.log_number(f.id), i)))
         .collect();
     let mut mems: Vec<Option<MemTable>> = existing.iter().map(|_| None).collect();
+    let write_buffer_sizes: Vec<usize> =
+        existing.iter().map(|f| f.opts.write_buffer_size).collect();
     let mut max_seq = versions.last_sequence();
     let mut report = String::new();
     let mut stopped = false;
@@ -423,6 +429,7 @@ fn replay_wals(
                     families: &index,
                     mems: &mut mems,
                     wal: number,
+                    write_buffer_sizes: &write_buffer_sizes,
                 };
                 insert_batch(&mut target, &batch).map_err(|e| {
                     Error::corruption(name.clone(), offset, format!("bad batch: {e}"))

@@ -124,9 +124,13 @@ impl<'a> MemRouter<'a> {
         }
     }
 
-    /// Done inserting: report a full memtable.
+    /// Done inserting: report a full memtable (the default family's to
+    /// `make_room`'s fast path, which then takes the slow one).
     fn finish(mut self) {
         self.report_full();
+        if self.default.approximate_memory_usage() >= self.db.default_cf.opts.write_buffer_size {
+            self.db.room_clear.store(false, Ordering::SeqCst);
+        }
     }
 }
 
@@ -689,7 +693,7 @@ fn insert_pipelined(
                 let job = InsertJob {
                     db: Arc::clone(db),
                     default_mem: Arc::clone(&w.mem),
-                    batch: std::mem::take(b),
+                    batch: std::mem::replace(b, WriteBatch::moved_out()),
                     group: Arc::clone(shared),
                 };
                 s.req.lock().insert = Some(job);
@@ -700,7 +704,9 @@ fn insert_pipelined(
             next.cv.notify_one();
         }
     }
-    let own = batches.first_mut().map(std::mem::take);
+    let own = batches
+        .first_mut()
+        .map(|b| std::mem::replace(b, WriteBatch::moved_out()));
     return_scratch(db, group, batches);
     // In the WAL, not yet in the memtable: the window in which later groups
     // may insert first and a memtable switch must wait.
@@ -885,8 +891,14 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
             && st.closed_wals.is_empty()
             && st.errors.current.is_none();
         db.room_clear.store(clear, Ordering::SeqCst);
-        if clear && !db.full_cfs.lock().is_empty() {
-            // Reported while we looked (see `MemRouter::report_full`).
+        let default_full = || {
+            st.cfs
+                .get(&0)
+                .is_some_and(|c| c.mem.approximate_memory_usage() >= c.cf.opts.write_buffer_size)
+        };
+        if clear && (!db.full_cfs.lock().is_empty() || default_full()) {
+            // Filled while we looked (see `MemRouter::finish`, which stores
+            // false after the insert: one of the two sees the other).
             db.room_clear.store(false, Ordering::SeqCst);
         }
         return Ok(());
@@ -894,10 +906,10 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
 }
 
 /// `make_room`'s fast path: true when the last full pass found nothing to
-/// do (`DbInner::room_clear`) and nothing that changes with every write
-/// needs the slow path: the default family's memtable is not full, the
-/// memtables are within `db_write_buffer_size`, and the DB is open and
-/// writable. Lock-free.
+/// do (`DbInner::room_clear`; a full memtable clears it, see
+/// `MemRouter::finish`) and nothing that changes with every write needs the
+/// slow path: the memtables are within `db_write_buffer_size`, and the DB
+/// is open and writable. Lock-free.
 #[inline]
 fn room_is_clear(db: &DbInner) -> bool {
     if !db.room_clear.load(Ordering::SeqCst)
@@ -907,11 +919,7 @@ fn room_is_clear(db: &DbInner) -> bool {
         return false;
     }
     let budget = db.opts.db_write_buffer_size;
-    if budget != 0 && db.memtable_bytes.load(Ordering::Relaxed) >= budget {
-        return false;
-    }
-    let sv = db.default_cf.super_version.load();
-    sv.mem.approximate_memory_usage() < db.default_cf.opts.write_buffer_size
+    budget == 0 || db.memtable_bytes.load(Ordering::Relaxed) < budget
 }
 
 /// `max_total_wal_size`: once the live WALs exceed it, switches the

@@ -4,10 +4,15 @@
 //! Owns: the chunks (raw allocations from the global allocator) and the
 //! memory-usage counter that decides when a memtable is full.
 //!
-//! Thread-safety: `Arena` is `Send + Sync`. [`Arena::alloc`] takes a short
-//! internal lock (a pointer bump, or a chunk allocation every ~1 MiB), so
-//! several inserters may allocate at once; [`Arena::memory_usage`] is a
-//! lock-free atomic load that readers may call at any time.
+//! Thread-safety: `Arena` is `Send + Sync`. Small allocations come from a
+//! block the calling thread carved for itself (a thread-local cache of the
+//! last [`LOCAL_SLOTS`] arenas it allocated from), so concurrent inserters
+//! take no lock and write no shared cache line per allocation; the arena's
+//! lock is taken only to carve a block (512 bytes, doubling per refill up to
+//! [`MAX_BLOCK`]; requests up to a quarter of that come from blocks), for a thread's first allocation from an arena (served
+//! exactly, so an arena a thread touches once costs it no block), and for
+//! large requests. [`Arena::memory_usage`] is a lock-free atomic load that
+//! readers may call at any time.
 //!
 //! Invariants:
 //! - every returned pointer is [`ALIGN`]-aligned, points to `size` bytes that
@@ -17,13 +22,20 @@
 //!   so the tail wasted when a chunk is retired is at most a quarter chunk;
 //! - `memory_usage()` = bytes of all chunks minus the unused tail of the
 //!   current chunk (so a memtable with a tiny write buffer still fills up
-//!   gradually instead of jumping by a whole chunk).
+//!   gradually instead of jumping by a whole chunk); a block counts as used
+//!   from the moment it is carved, so usage runs ahead of the bytes handed
+//!   out by at most one block per thread and cached arena;
+//! - a thread-local block is used only by the arena that carved it: arena
+//!   ids are unique for the life of the process, and a cached block is
+//!   followed only when its id is the id of the arena allocating (which is
+//!   alive, so the block is).
 //!
 //! Memory handed out is uninitialized; the caller writes it before reading.
 
 use std::alloc::{self, Layout};
+use std::cell::Cell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -37,6 +49,40 @@ pub(crate) const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
 /// Size of the first chunk: just enough for a skiplist's head node, so that
 /// an empty memtable (one per idle column family) costs no full chunk.
 pub(crate) const FIRST_CHUNK_SIZE: usize = 256;
+
+/// The smallest block a thread carves for itself.
+const MIN_BLOCK: usize = 512;
+
+/// The largest block a thread carves for itself.
+pub(crate) const MAX_BLOCK: usize = 8 << 10;
+
+/// Arenas per thread with a cached block (several column families written
+/// by one thread keep their blocks).
+pub(crate) const LOCAL_SLOTS: usize = 4;
+
+static NEXT_ARENA_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A thread's block in one arena: `remaining` free bytes at `ptr`; the
+/// next block it carves there has `next_block` bytes.
+#[derive(Clone, Copy)]
+struct LocalBlock {
+    arena: u64,
+    ptr: *mut u8,
+    remaining: usize,
+    next_block: usize,
+}
+
+const EMPTY_SLOT: LocalBlock = LocalBlock {
+    arena: 0,
+    ptr: std::ptr::null_mut(),
+    remaining: 0,
+    next_block: MIN_BLOCK,
+};
+
+thread_local! {
+    /// This thread's blocks, most recently used first.
+    static LOCAL: Cell<[LocalBlock; LOCAL_SLOTS]> = const { Cell::new([EMPTY_SLOT; LOCAL_SLOTS]) };
+}
 
 /// One raw allocation owned by the arena.
 struct Chunk {
@@ -58,7 +104,13 @@ struct State {
 
 /// A bump allocator with stable addresses (see the module comment).
 pub(crate) struct Arena {
+    /// Unique among all arenas ever made (see `LocalBlock`).
+    id: u64,
     chunk_size: usize,
+    /// The largest block a thread carves here: [`MAX_BLOCK`], or a quarter
+    /// chunk if smaller (so a block never takes a chunk of its own).
+    /// Requests up to a quarter of it come from blocks.
+    max_block: usize,
     state: Mutex<State>,
     usage: AtomicUsize,
     /// A shared counter charged with every chunk while the arena lives (the
@@ -86,7 +138,9 @@ impl Arena {
     pub(crate) fn with_chunk_size(chunk_size: usize) -> Arena {
         let chunk_size = round_up(chunk_size.max(64));
         Arena {
+            id: NEXT_ARENA_ID.fetch_add(1, Ordering::Relaxed),
             chunk_size,
+            max_block: round_up((chunk_size / 4).min(MAX_BLOCK)),
             state: Mutex::new(State {
                 ptr: NonNull::dangling(),
                 remaining: 0,
@@ -98,6 +152,13 @@ impl Arena {
         }
     }
 
+    /// Caps the blocks threads carve here at `limit` bytes (rounded up to
+    /// [`ALIGN`]); only requests up to a quarter of the cap come from blocks.
+    pub(crate) fn with_block_limit(mut self, limit: usize) -> Arena {
+        self.max_block = round_up(self.max_block.min(limit).max(1));
+        self
+    }
+
     /// Charges every chunk of this arena to `counter` until it is dropped.
     pub(crate) fn charged_to(mut self, counter: Arc<AtomicUsize>) -> Arena {
         counter.fetch_add(self.state.get_mut().chunk_bytes, Ordering::Relaxed);
@@ -107,8 +168,60 @@ impl Arena {
 
     /// Returns `size` fresh, uninitialized, [`ALIGN`]-aligned bytes that stay
     /// valid until the arena is dropped. `size == 0` is treated as `ALIGN`.
+    #[inline]
     pub(crate) fn alloc(&self, size: usize) -> NonNull<u8> {
         let size = round_up(size.max(1));
+        if size <= self.max_block / 4 {
+            if let Ok(Some(p)) = LOCAL.try_with(|l| self.alloc_local(l, size)) {
+                return p;
+            }
+        }
+        self.alloc_shared(size)
+    }
+
+    /// A small allocation from this thread's block, carving a new block
+    /// when it is used up; `None` for this thread's first allocation here
+    /// (the caller allocates from the shared chunk).
+    fn alloc_local(
+        &self,
+        local: &Cell<[LocalBlock; LOCAL_SLOTS]>,
+        size: usize,
+    ) -> Option<NonNull<u8>> {
+        let mut slots = local.get();
+        let Some(i) = slots.iter().position(|b| b.arena == self.id) else {
+            // First touch: remember the arena, carve nothing yet.
+            slots.rotate_right(1);
+            slots[0] = LocalBlock {
+                arena: self.id,
+                ..EMPTY_SLOT
+            };
+            local.set(slots);
+            return None;
+        };
+        let mut b = slots[i];
+        if b.remaining < size {
+            // The tail of the old block is left unused (counted as used).
+            let block = b.next_block.max(4 * size).min(self.max_block);
+            let p = self.alloc_shared(block);
+            b.ptr = p.as_ptr();
+            b.remaining = block;
+            b.next_block = (block * 2).min(self.max_block);
+        }
+        let out = b.ptr;
+        // SAFETY: `b` is this arena's block (ids are unique and `self` is
+        // alive) with `remaining >= size` bytes at `ptr`, handed out to this
+        // thread only; `ptr + size` stays within it (or one past its end).
+        b.ptr = unsafe { out.add(size) };
+        b.remaining -= size;
+        slots[..=i].rotate_right(1);
+        slots[0] = b;
+        local.set(slots);
+        // SAFETY: `out` points into a block carved from a chunk: not null.
+        Some(unsafe { NonNull::new_unchecked(out) })
+    }
+
+    /// An allocation from the current chunk, under the lock.
+    fn alloc_shared(&self, size: usize) -> NonNull<u8> {
         let mut st = self.state.lock();
         let out = if size <= st.remaining {
             let p = st.ptr;
@@ -253,15 +366,59 @@ mod tests {
         let a = Arena::with_chunk_size(1 << 16);
         assert_eq!(a.memory_usage(), 0);
         a.alloc(10);
-        // The first chunk is small (an idle memtable's head node only).
+        // The first chunk is small (an idle memtable's head node only), and
+        // a thread's first allocation carves no block.
         assert_eq!(a.memory_usage(), 16);
         assert_eq!(a.allocated_bytes(), FIRST_CHUNK_SIZE);
         a.alloc(20_000); // dedicated chunk
         assert_eq!(a.memory_usage(), 16 + 20_000);
+        // This thread's first block: 512 bytes, which do not fit the first
+        // chunk's tail: a full chunk (the tail counts as used).
         a.alloc(8);
-        assert_eq!(a.memory_usage(), 24 + 20_000);
-        a.alloc(FIRST_CHUNK_SIZE); // does not fit the first chunk: a full one
+        assert_eq!(a.memory_usage(), FIRST_CHUNK_SIZE + 20_000 + MIN_BLOCK);
         assert_eq!(a.allocated_bytes(), FIRST_CHUNK_SIZE + 20_000 + (1 << 16));
+        // Then blocks double up to MAX_BLOCK: usage runs ahead of what was
+        // handed out by the current block and the tails left in full blocks
+        // (each shorter than the request that did not fit).
+        let mut handed = FIRST_CHUNK_SIZE + 20_000 + 8;
+        for i in 0..2000 {
+            let size = i % 200 + 1;
+            a.alloc(size);
+            handed += round_up(size);
+            assert!(a.memory_usage() >= handed);
+            let bound = handed + handed / 16 + MAX_BLOCK;
+            assert!(a.memory_usage() <= bound, "{} > {bound}", a.memory_usage());
+        }
+    }
+
+    #[test]
+    fn a_thread_keeps_blocks_in_a_few_arenas_and_wastes_none_in_more() {
+        // Round robin over LOCAL_SLOTS arenas: each keeps its block.
+        let arenas: Vec<Arena> = (0..LOCAL_SLOTS)
+            .map(|_| Arena::with_chunk_size(1 << 16))
+            .collect();
+        for _ in 0..500 {
+            for a in &arenas {
+                a.alloc(40);
+            }
+        }
+        for a in &arenas {
+            assert!(a.memory_usage() <= 500 * 40 + MAX_BLOCK);
+        }
+        // Round robin over more arenas than slots: every allocation is a
+        // first touch, served exactly (no block carved and abandoned).
+        let arenas: Vec<Arena> = (0..LOCAL_SLOTS + 1)
+            .map(|_| Arena::with_chunk_size(1 << 16))
+            .collect();
+        for _ in 0..500 {
+            for a in &arenas {
+                a.alloc(40);
+            }
+        }
+        for a in &arenas {
+            // (Only the first chunk's unused tail on top.)
+            assert!(a.memory_usage() <= 500 * 40 + FIRST_CHUNK_SIZE);
+        }
     }
 
     #[test]

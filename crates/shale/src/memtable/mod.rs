@@ -26,7 +26,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::base::{
-    extract_user_key, pack_trailer, SeqNo, ValueKind, KIND_FOR_SEEK, MAX_SEQNO, TRAILER_LEN,
+    extract_user_key, pack_trailer, SeqNo, Striped, ValueKind, KIND_FOR_SEEK, MAX_SEQNO,
+    TRAILER_LEN,
 };
 use crate::error::Result;
 use crate::iter::InternalIterator;
@@ -62,7 +63,9 @@ pub(crate) struct MemTable {
     /// Smallest seqno inserted; `u64::MAX` while empty.
     first_seq: AtomicU64,
     /// Largest seqno inserted; meaningful once `num_entries() > 0`.
-    largest_seq: AtomicU64,
+    /// Per stripe (see `base::striped`): concurrent inserters each raise
+    /// their own.
+    largest_seq: Striped<AtomicU64>,
 }
 
 impl MemTable {
@@ -75,19 +78,27 @@ impl MemTable {
     /// An empty memtable with a bloom filter of about `bloom_bytes` bytes
     /// (none when 0).
     pub(crate) fn with_bloom(id: u64, bloom_bytes: usize) -> MemTable {
-        MemTable::charged(id, bloom_bytes, None)
+        MemTable::charged(id, bloom_bytes, None, 0)
     }
 
-    /// `with_bloom`, charging its memory to `charge` while it lives.
+    /// `with_bloom`, charging its memory to `charge` while it lives, for a
+    /// write buffer of `write_buffer_size` bytes (0: unknown): inserting
+    /// threads carve arena blocks of at most 1/64 of it, so a small buffer
+    /// still fills gradually (and its flush points do not depend on how the
+    /// blocks fell).
     pub(crate) fn charged(
         id: u64,
         bloom_bytes: usize,
         charge: Option<Arc<AtomicUsize>>,
+        write_buffer_size: usize,
     ) -> MemTable {
-        let arena = match &charge {
-            Some(c) => arena::Arena::new().charged_to(Arc::clone(c)),
-            None => arena::Arena::new(),
-        };
+        let mut arena = arena::Arena::new();
+        if write_buffer_size > 0 {
+            arena = arena.with_block_limit(write_buffer_size / 64);
+        }
+        if let Some(c) = &charge {
+            arena = arena.charged_to(Arc::clone(c));
+        }
         MemTable {
             list: SkipList::with_arena(arena),
             charge,
@@ -96,7 +107,7 @@ impl MemTable {
             id,
             num_deletes: AtomicUsize::new(0),
             first_seq: AtomicU64::new(u64::MAX),
-            largest_seq: AtomicU64::new(0),
+            largest_seq: Striped::default(),
         }
     }
 
@@ -132,8 +143,9 @@ impl MemTable {
         if seq < self.first_seq.load(Ordering::Relaxed) {
             self.first_seq.fetch_min(seq, Ordering::Relaxed);
         }
-        if seq > self.largest_seq.load(Ordering::Relaxed) {
-            self.largest_seq.fetch_max(seq, Ordering::Relaxed);
+        let largest = self.largest_seq.local();
+        if seq > largest.load(Ordering::Relaxed) {
+            largest.fetch_max(seq, Ordering::Relaxed);
         }
     }
 
@@ -208,8 +220,13 @@ impl MemTable {
 
     /// Largest seqno added, `None` while empty.
     pub(crate) fn largest_seq(&self) -> Option<SeqNo> {
-        self.first_seq()
-            .map(|_| self.largest_seq.load(Ordering::Relaxed))
+        self.first_seq().map(|_| {
+            self.largest_seq
+                .all()
+                .map(|s| s.load(Ordering::Relaxed))
+                .max()
+                .unwrap_or(0)
+        })
     }
 
     /// An unpositioned iterator that keeps this memtable alive.

@@ -35,6 +35,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use super::arena::Arena;
+use crate::base::Striped;
 use crate::base::{compare_internal, TRAILER_LEN};
 use crate::codec::varint_len;
 
@@ -229,7 +230,9 @@ pub(crate) struct SkipList {
     head: Node,
     /// Height of the tallest node ever inserted (at least 1).
     max_height: AtomicUsize,
-    len: AtomicUsize,
+    /// Entries, counted on the inserting thread's stripe (no cache line
+    /// bounces between concurrent inserters).
+    len: Striped<AtomicUsize>,
 }
 
 // SAFETY: the only non-thread-safe field is the raw `head` pointer, which
@@ -265,14 +268,14 @@ impl SkipList {
             arena,
             head,
             max_height: AtomicUsize::new(1),
-            len: AtomicUsize::new(0),
+            len: Striped::default(),
         }
     }
 
     /// Number of entries.
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.len.load(Ordering::Relaxed)
+        self.len.all().map(|c| c.load(Ordering::Relaxed)).sum()
     }
 
     /// Arena bytes in use (nodes and entries).
@@ -394,7 +397,7 @@ impl SkipList {
                 next[level] = n;
             }
         }
-        self.len.fetch_add(1, Ordering::Relaxed);
+        self.len.local().fetch_add(1, Ordering::Relaxed);
         FINGER.with(|f| {
             f.set(Finger {
                 list: self.id,

@@ -98,7 +98,8 @@ fn randomized_against_model() {
         };
         m.add(seq, kind, &uk, &value);
         model.insert((uk, Reverse(seq)), (kind, value));
-        assert!(m.approximate_memory_usage() > usage);
+        // Grows in steps of at most a thread block (or a chunk).
+        assert!(m.approximate_memory_usage() >= usage);
         usage = m.approximate_memory_usage();
     }
     assert_eq!(m.num_entries(), n as usize);
