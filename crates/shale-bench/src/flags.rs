@@ -229,6 +229,7 @@ define_flags! {
     allow_concurrent_memtable_write: bool = true, Eng, "Members of a write group insert into the memtable in parallel.";
     open_files: i64 = -1, Eng, "max_open_files: -1 keeps every table open; n >= 20 caches at most n - 10 table readers.";
     // ---- Shale-only options ----
+    wal_mmap_writes: bool = true, Shale, "Write WAL files through a shared memory mapping (appends need no system call).";
     block_restart_bytes: i64 = 1024, Shale, "Also restart data blocks once entries since the last restart span this many bytes (0 = by count only, as RocksDB).";
     // ---- RocksDB-only options ----
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";

@@ -127,6 +127,7 @@ fn concurrent_options(rng: &mut SmallRng) -> Options {
         num_levels: rng.gen_range(2..=7),
         max_background_jobs: rng.gen_range(2..=4),
         allow_concurrent_memtable_write: rng.gen_bool(0.7),
+        wal_mmap_writes: rng.gen_bool(0.7),
         ..Options::default()
     };
     let c = [Compression::None, Compression::Lz4, Compression::Zstd];

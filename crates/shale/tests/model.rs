@@ -246,6 +246,7 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.max_write_buffer_number = rng.gen_range(2..=4);
     o.allow_concurrent_memtable_write = rng.gen_bool(0.5);
     o.manual_wal_flush = rng.gen_bool(0.2);
+    o.wal_mmap_writes = rng.gen_bool(0.7);
     o.paranoid_checks = rng.gen_bool(0.5);
     o.compaction_readahead_size = [0, 4096, 2 << 20][rng.gen_range(0..3)];
     o.max_auto_readahead_size = [8 << 10, 256 << 10][rng.gen_range(0..2)];

@@ -127,8 +127,13 @@ fn run(
         peak.prop_bytes = peak.prop_bytes.max(prop_bytes);
         peak.samples += 1;
         let ctx = format!("after put {i} (limit {limit}, in force {effective}): {peak:?}");
+        // The WAL being written also holds up to 1 MiB reserved ahead on
+        // disk when it is memory-mapped (`Options::wal_mmap_writes`, the
+        // default, on the real file system); closed WALs are cut to their
+        // records, and the property counts records only.
+        let reserved = 1 << 20;
         assert!(
-            prop_bytes <= max_bytes && dir_bytes <= max_bytes,
+            prop_bytes <= max_bytes && dir_bytes <= max_bytes + reserved,
             "{ctx}: live WAL bytes {prop_bytes} (directory {dir_bytes}) above \
              max_total_wal_size + {slack_buffers} write buffer(s) = {max_bytes}"
         );
@@ -143,13 +148,15 @@ fn run(
     db.flush_cf(&busy).expect("flush busy");
     db.wait_for_compaction().expect("wait for compaction");
     let (files, dir_bytes) = wal_files(fs.as_ref(), dir);
-    assert_eq!(
-        (files as u64, dir_bytes),
-        (
-            prop(&db, "shale.live-wal-files"),
-            prop(&db, "shale.live-wal-bytes")
-        ),
-        "WAL files in the directory vs shale.live-wal-files/-bytes once idle"
+    let (prop_files, prop_bytes) = (
+        prop(&db, "shale.live-wal-files"),
+        prop(&db, "shale.live-wal-bytes"),
+    );
+    // (The open WAL's reserved megabyte shows in the directory only.)
+    assert!(
+        files as u64 == prop_files && dir_bytes >= prop_bytes && dir_bytes - prop_bytes <= 1 << 20,
+        "WAL files in the directory ({files}, {dir_bytes} bytes) vs \
+         shale.live-wal-files/-bytes ({prop_files}, {prop_bytes}) once idle"
     );
     println!("limit {limit} (in force {effective}): {peak:?}");
     (db, peak)

@@ -205,6 +205,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         paranoid_checks: f.paranoid_checks,
         wal_recovery_mode: wal_recovery_mode(f.wal_recovery_mode)?,
         manual_wal_flush: f.manual_wal_flush,
+        wal_mmap_writes: f.wal_mmap_writes,
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
         max_open_files: i32::try_from(f.open_files)
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,

@@ -130,7 +130,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let stats = DbStats::new(opts.num_levels);
 
     let wal_number = versions.new_file_number();
-    let wal_file = fs.create(&dir.join(log_file_name(wal_number)))?;
+    let wal_file = super::create_wal_file(&fs, &opts, &dir.join(log_file_name(wal_number)))?;
     fs.sync_dir(dir)?;
     let wal = LogWriter::new(wal_file, wal_number);
     // One atomic group: the recovered tables, the families' new log

@@ -27,6 +27,7 @@ pub(crate) fn render(o: &Options) -> String {
                 ("max_background_jobs", o.max_background_jobs.to_string()),
                 ("wal_recovery_mode", format!("{:?}", o.wal_recovery_mode)),
                 ("manual_wal_flush", o.manual_wal_flush.to_string()),
+                ("wal_mmap_writes", o.wal_mmap_writes.to_string()),
                 ("delayed_write_rate", o.delayed_write_rate.to_string()),
                 ("max_open_files", o.max_open_files.to_string()),
                 (

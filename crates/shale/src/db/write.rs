@@ -1028,7 +1028,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
     }
     let number = st.versions.new_file_number();
     let path = db.dir.join(log_file_name(number));
-    let file = match db.fs.create(&path) {
+    let file = match super::create_wal_file(&db.fs, &db.opts, &path) {
         Ok(f) => f,
         Err(e) => {
             db.set_bg_error(st, e.clone(), Reason::Wal);

@@ -12,6 +12,8 @@
 
 mod fault;
 mod mem;
+#[cfg(target_os = "linux")]
+mod mmap_writable;
 mod posix;
 mod read_hook;
 
@@ -66,6 +68,13 @@ pub trait FileLock: Send + Sync {}
 pub trait FileSystem: Send + Sync {
     /// Creates (or truncates) a file for writing.
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+
+    /// Like `create`, for a file written through a shared memory mapping
+    /// where the file system supports it (appends need no system call; see
+    /// `mmap_writable`); file systems without it create a plain file.
+    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
     /// Opens a file for random reads.
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Opens a file for sequential reads.

@@ -170,6 +170,22 @@ impl FileSystem for PosixFileSystem {
         Ok(out)
     }
 
+    #[cfg(target_os = "linux")]
+    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io_path("create", path, e))?;
+        match super::mmap_writable::MmapWritable::new(path, file) {
+            Ok(w) => Ok(Box::new(w)),
+            // No fallocate here (or no space for a window): write(2) it is.
+            Err(_) => self.create(path),
+        }
+    }
+
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).map_err(|e| Error::io_path("mkdir", dir, e))
     }

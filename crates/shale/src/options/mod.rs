@@ -78,6 +78,15 @@ pub struct Options {
     /// Keep WAL writes in a process buffer until `flush_wal` (they may be
     /// lost on a process crash). Default false.
     pub manual_wal_flush: bool,
+    /// Write WAL files through a shared memory mapping (Linux, where the
+    /// file system can `fallocate`; elsewhere `write(2)`): an append is a
+    /// copy into the page cache, no system call. The durability contract is
+    /// unchanged: the bytes belong to the OS when the write returns (a
+    /// process crash keeps them), `sync` is `fdatasync`. Space is reserved a
+    /// megabyte ahead, so a full disk is an error, not a SIGBUS. Not
+    /// RocksDB's `allow_mmap_writes` (which maps every file): tables are
+    /// written with `write(2)` either way. Default true.
+    pub wal_mmap_writes: bool,
     /// Let the members of a commit group insert their own batches into the
     /// memtable in parallel after the group's WAL write (RocksDB's option of
     /// the same name). Default true.
@@ -223,6 +232,7 @@ impl Default for Options {
             bottommost_compression: None,
             wal_recovery_mode: WalRecoveryMode::PointInTime,
             manual_wal_flush: false,
+            wal_mmap_writes: true,
             allow_concurrent_memtable_write: true,
             num_levels: 7,
             level0_file_num_compaction_trigger: 4,
