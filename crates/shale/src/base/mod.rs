@@ -11,7 +11,7 @@ pub(crate) use internal_key::{
     unpack_trailer, TRAILER_LEN,
 };
 pub(crate) use kind::ValueKind;
-pub(crate) use striped::Striped;
+pub(crate) use striped::{Counter, Striped};
 
 /// A sequence number: 56 bits, packed with the kind into an 8-byte trailer.
 pub type SeqNo = u64;

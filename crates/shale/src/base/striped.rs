@@ -10,7 +10,7 @@
 //! thread-local read.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Stripes per counter set: enough for the few threads that read one table
 /// at once; more would only cost memory per open table.
@@ -50,6 +50,23 @@ impl<T> Striped<T> {
     /// Every copy, to be summed.
     pub(crate) fn all(&self) -> impl Iterator<Item = &T> {
         self.cells.iter().map(|c| &c.0)
+    }
+}
+
+/// A `u64` counter on stripes: `add` touches only this thread's stripe,
+/// `get` sums them (for the write path's statistics, bumped once per write
+/// group by every writer).
+#[derive(Default)]
+pub(crate) struct Counter(Striped<AtomicU64>);
+
+impl Counter {
+    #[inline]
+    pub(crate) fn add(&self, n: u64) {
+        self.0.local().fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> u64 {
+        self.0.all().map(|c| c.load(Ordering::Relaxed)).sum()
     }
 }
 

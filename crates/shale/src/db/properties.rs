@@ -141,7 +141,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
             let l = db.stats.levels.lock();
             l.iter().map(|r| r.bytes_written).sum::<u64>().to_string()
         }
-        "shale.wal-bytes-written" => db.stats.wal_bytes.load(Ordering::Relaxed).to_string(),
+        "shale.wal-bytes-written" => db.stats.wal_bytes.get().to_string(),
         "shale.manifest-file-size" => st.versions.manifest_file_size().to_string(),
         "shale.num-open-tables" => db.table_cache.num_open().to_string(),
         "shale.table-cache-capacity" => db
@@ -534,8 +534,8 @@ fn stats_json(db: &Arc<DbInner>, cf: u32) -> String {
         rows.join(", "),
         sh.base_level,
         sh.pending,
-        l(&st.ingest_bytes),
-        l(&st.wal_bytes),
+        st.ingest_bytes.get(),
+        st.wal_bytes.get(),
         l(&st.stall_l0_slowdown),
         l(&st.stall_l0_slowdown_with_compaction),
         l(&st.stall_l0_stop),

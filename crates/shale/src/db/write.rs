@@ -624,24 +624,18 @@ fn write_wal(
         let wal_bytes = w.file_size() - wal_bytes_before;
         wal.unsynced = !sync;
         if sync {
-            db.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            db.stats.wal_syncs.add(1);
         }
-        db.stats.wal_bytes.fetch_add(wal_bytes, Ordering::Relaxed);
-        db.stats
-            .wal_writes
-            .fetch_add(requests as u64, Ordering::Relaxed);
+        db.stats.wal_bytes.add(wal_bytes);
+        db.stats.wal_writes.add(requests as u64);
     }
     wal.last_allocated = last;
     db.writer.inflight.fetch_add(1, Ordering::AcqRel);
     let mem = Arc::clone(&db.default_cf.super_version.load().mem);
-    db.stats
-        .writes
-        .fetch_add(requests as u64, Ordering::Relaxed);
-    db.stats
-        .keys_written
-        .fetch_add(last + 1 - first, Ordering::Relaxed);
-    db.stats.commit_groups.fetch_add(1, Ordering::Relaxed);
-    db.stats.ingest_bytes.fetch_add(ingest, Ordering::Relaxed);
+    db.stats.writes.add(requests as u64);
+    db.stats.keys_written.add(last + 1 - first);
+    db.stats.commit_groups.add(1);
+    db.stats.ingest_bytes.add(ingest);
     let written = Written { first, last, mem };
     if insert_now {
         let mut router = MemRouter::new(db, &written.mem);
@@ -791,7 +785,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
         db.stats
             .write_controller
             .lock()
-            .observe(cond, db.stats.ingest_bytes.load(Ordering::Relaxed));
+            .observe(cond, db.stats.ingest_bytes.get());
         match cond {
             StallCondition::Stopped(cause) => {
                 if let Some(e) = &st.errors.current {
@@ -814,7 +808,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
                 delayed = true;
                 let wait = {
                     let mut wc = db.stats.write_controller.lock();
-                    let bytes = wc.take_ingest(db.stats.ingest_bytes.load(Ordering::Relaxed));
+                    let bytes = wc.take_ingest(db.stats.ingest_bytes.get());
                     wc.delay(bytes, db.opts.delayed_write_rate, Instant::now())
                 };
                 if !wait.is_zero() {

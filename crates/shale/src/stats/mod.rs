@@ -8,6 +8,7 @@
 //! controller and the running-compaction list sit behind small mutexes taken
 //! once per job or write group (the running list only under the DB mutex).
 
+use crate::base::Counter;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -212,13 +213,13 @@ impl WriteCounters {
 /// DB-wide counters.
 pub(crate) struct DbStats {
     pub started: Instant,
-    pub writes: AtomicU64,
-    pub keys_written: AtomicU64,
-    pub commit_groups: AtomicU64,
-    pub ingest_bytes: AtomicU64,
-    pub wal_writes: AtomicU64,
-    pub wal_bytes: AtomicU64,
-    pub wal_syncs: AtomicU64,
+    pub writes: Counter,
+    pub keys_written: Counter,
+    pub commit_groups: Counter,
+    pub ingest_bytes: Counter,
+    pub wal_writes: Counter,
+    pub wal_bytes: Counter,
+    pub wal_syncs: Counter,
     pub flush_bytes: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub stall_micros: AtomicU64,
@@ -253,13 +254,13 @@ impl DbStats {
     pub(crate) fn new(num_levels: usize) -> Self {
         DbStats {
             started: Instant::now(),
-            writes: AtomicU64::new(0),
-            keys_written: AtomicU64::new(0),
-            commit_groups: AtomicU64::new(0),
-            ingest_bytes: AtomicU64::new(0),
-            wal_writes: AtomicU64::new(0),
-            wal_bytes: AtomicU64::new(0),
-            wal_syncs: AtomicU64::new(0),
+            writes: Counter::default(),
+            keys_written: Counter::default(),
+            commit_groups: Counter::default(),
+            ingest_bytes: Counter::default(),
+            wal_writes: Counter::default(),
+            wal_bytes: Counter::default(),
+            wal_syncs: Counter::default(),
             flush_bytes: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             stall_micros: AtomicU64::new(0),
@@ -320,16 +321,15 @@ impl DbStats {
 
     /// The write-path counters now.
     pub(crate) fn write_counters(&self) -> WriteCounters {
-        let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
         WriteCounters {
-            writes: l(&self.writes),
-            keys: l(&self.keys_written),
-            groups: l(&self.commit_groups),
-            ingest_bytes: l(&self.ingest_bytes),
-            wal_writes: l(&self.wal_writes),
-            wal_syncs: l(&self.wal_syncs),
-            wal_bytes: l(&self.wal_bytes),
-            stall_micros: l(&self.stall_micros),
+            writes: self.writes.get(),
+            keys: self.keys_written.get(),
+            groups: self.commit_groups.get(),
+            ingest_bytes: self.ingest_bytes.get(),
+            wal_writes: self.wal_writes.get(),
+            wal_syncs: self.wal_syncs.get(),
+            wal_bytes: self.wal_bytes.get(),
+            stall_micros: self.stall_micros.load(Ordering::Relaxed),
         }
     }
 
