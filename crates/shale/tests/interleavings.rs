@@ -302,30 +302,50 @@ fn drop_cf_while_it_compacts() {
 /// visible.
 #[test]
 fn a_later_group_is_not_visible_before_an_earlier_one() {
-    // Every pairing of queued (WAL) and unqueued (WAL off) writes.
-    for (first_wal_off, second_wal_off) in
-        [(false, false), (true, false), (false, true), (true, true)]
-    {
-        later_write_waits_for_earlier(first_wal_off, second_wal_off);
+    // Every pairing of the three paths: queued (sync, or a WAL written
+    // with write(2)), unqueued with the memory-mapped WAL, unqueued without
+    // the WAL.
+    for first in [Path::Sync, Path::Mapped, Path::NoWal] {
+        for second in [Path::Sync, Path::Mapped, Path::NoWal] {
+            for mmap in [true, false] {
+                later_write_waits_for_earlier(first, second, mmap);
+            }
+        }
     }
 }
 
-fn later_write_waits_for_earlier(first_wal_off: bool, second_wal_off: bool) {
-    let wo = |off: bool| shale::WriteOptions {
-        disable_wal: off,
-        ..Default::default()
-    };
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    Sync,
+    Mapped,
+    NoWal,
+}
+
+fn write_options(p: Path) -> shale::WriteOptions {
+    shale::WriteOptions {
+        sync: matches!(p, Path::Sync),
+        disable_wal: matches!(p, Path::NoWal),
+    }
+}
+
+fn later_write_waits_for_earlier(first_path: Path, second_path: Path, mmap: bool) {
+    let wo = write_options;
+
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let opts = shale::Options {
+        wal_mmap_writes: mmap,
+        ..quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
     let pause = Pause::at("Write::BeforeMemtableInsert");
     let first = {
         let db = db.clone();
         std::thread::spawn(move || {
             let mut b = shale::WriteBatch::new();
             b.put(b"a", b"1");
-            db.write(b, &wo(first_wal_off)).unwrap()
+            db.write(b, &wo(first_path)).unwrap()
         })
     };
     pause.reached();
@@ -335,7 +355,7 @@ fn later_write_waits_for_earlier(first_wal_off: bool, second_wal_off: bool) {
         std::thread::spawn(move || {
             let mut b = shale::WriteBatch::new();
             b.put(b"b", b"2");
-            db.write(b, &wo(second_wal_off)).unwrap();
+            db.write(b, &wo(second_path)).unwrap();
             done.store(true, Ordering::SeqCst);
         })
     };
@@ -347,7 +367,7 @@ fn later_write_waits_for_earlier(first_wal_off: bool, second_wal_off: bool) {
     first.join().unwrap();
     second.join().unwrap();
     sync_point::reset();
-    let case = format!("first wal off: {first_wal_off}, second: {second_wal_off}");
+    let case = format!("first {first_path:?}, second {second_path:?}, mmap {mmap}");
     assert!(
         seen_b.is_none(),
         "b visible before the earlier group a ({case})"
@@ -363,6 +383,12 @@ fn later_write_waits_for_earlier(first_wal_off: bool, second_wal_off: bool) {
 /// WAL is then deleted).
 #[test]
 fn a_memtable_switch_waits_for_inserts_in_flight() {
+    for p in [Path::Sync, Path::Mapped] {
+        switch_waits_for_insert(p);
+    }
+}
+
+fn switch_waits_for_insert(path: Path) {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
@@ -371,7 +397,11 @@ fn a_memtable_switch_waits_for_inserts_in_flight() {
     let pause = Pause::at("Write::BeforeMemtableInsert");
     let writer = {
         let db = db.clone();
-        std::thread::spawn(move || db.put(b"k", b"v").unwrap())
+        std::thread::spawn(move || {
+            let mut b = shale::WriteBatch::new();
+            b.put(b"k", b"v");
+            db.write(b, &write_options(path)).unwrap()
+        })
     };
     pause.reached();
     let flushed = Arc::new(AtomicBool::new(false));
@@ -388,7 +418,10 @@ fn a_memtable_switch_waits_for_inserts_in_flight() {
     writer.join().unwrap();
     flusher.join().unwrap();
     sync_point::reset();
-    assert!(!flushed_early, "the flush finished before the insert");
+    assert!(
+        !flushed_early,
+        "the flush finished before the insert ({path:?})"
+    );
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     // From the flushed table alone: remove every WAL.
     db.close().unwrap();

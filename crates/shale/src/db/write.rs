@@ -18,6 +18,14 @@
 //! and never part of a group. Without it the leader inserts the whole group
 //! under the WAL lock, one group at a time.
 //!
+//! A non-sync write with nothing to share with a group skips the queue
+//! (`write_unqueued`): without the WAL, or with a memory-mapped WAL
+//! (`Options::wal_mmap_writes`), where appending a record is a copy into the
+//! page cache, it takes its sequence numbers and appends its record under
+//! the WAL lock itself, then inserts and publishes like a group of one. The
+//! queue remains for sync writes (one fsync per group) and for WALs written
+//! with `write(2)` (one system call per group).
+//!
 //! Column families: a batch names families by id; each record goes to the
 //! active memtable of its family (`MemRouter`). A batch naming a dropped
 //! family is refused before it is queued; a family dropped after that check
@@ -253,6 +261,10 @@ pub(crate) struct WriteQueue {
     pub(crate) wal: Mutex<WalState>,
     /// Groups whose sequence numbers are allocated but not yet published.
     inflight: AtomicUsize,
+    /// The current WAL is memory-mapped: appending a record hands it to the
+    /// OS, so non-sync writes need no group (see `write`). Set with the
+    /// writer, under the WAL lock.
+    wal_mapped: AtomicBool,
     /// The leader's group and batch vectors, kept between groups so that a
     /// group allocates nothing (only a leader takes it, and gives it back
     /// before its inserts: rarely contended).
@@ -303,6 +315,7 @@ impl WriteQueue {
     pub(crate) fn new(writer: LogWriter, number: u64, last_seq: SeqNo) -> Self {
         WriteQueue {
             queue: Mutex::new(VecDeque::new()),
+            wal_mapped: AtomicBool::new(writer.appends_reach_os()),
             wal: Mutex::new(WalState {
                 writer: Some(writer),
                 number,
@@ -389,8 +402,11 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     if batch.names_other_families() {
         check_families(db, &batch)?;
     }
-    if opts.disable_wal && db.opts.allow_concurrent_memtable_write {
-        return write_unqueued(db, batch);
+    if db.opts.allow_concurrent_memtable_write
+        && !opts.sync
+        && (opts.disable_wal || db.writer.wal_mapped.load(Ordering::Relaxed))
+    {
+        return write_unqueued(db, batch, !opts.disable_wal);
     }
     let slot = take_slot(batch, opts);
     let r = queue_and_write(db, &slot);
@@ -398,15 +414,18 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     r
 }
 
-/// A write without the WAL has nothing to share with other writes (no
-/// `write(2)` or fsync to group), so it skips the queue: it makes room,
-/// takes its sequence numbers under the WAL lock like a group of one,
-/// inserts, and publishes in order.
-fn write_unqueued(db: &Arc<DbInner>, mut batch: WriteBatch) -> Result<()> {
+/// A non-sync write that has no `write(2)` or fsync to share with other
+/// writes (no WAL, or a memory-mapped WAL where appending a record hands it
+/// to the OS) skips the queue: it makes room, takes its sequence numbers
+/// and appends its record under the WAL lock like a group of one, inserts,
+/// and publishes in order.
+fn write_unqueued(db: &Arc<DbInner>, mut batch: WriteBatch, wal: bool) -> Result<()> {
     make_room(db)?;
-    // Only in the memtable: a clean close must flush it.
-    db.unpersisted.store(true, Ordering::Release);
-    let w = write_wal(db, std::slice::from_mut(&mut batch), false, false, 1, false)?;
+    if !wal {
+        // Only in the memtable: a clean close must flush it.
+        db.unpersisted.store(true, Ordering::Release);
+    }
+    let w = write_wal(db, std::slice::from_mut(&mut batch), false, wal, 1, false)?;
     crate::sync_point!("Write::BeforeMemtableInsert");
     let mut router = MemRouter::new(db, &w.mem);
     let r = insert_batch(&mut router, &batch);
@@ -1062,6 +1081,9 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
             st.closed_wals.push_back((wal.number, old_size));
         }
         wal.number = new_writer.log_number();
+        db.writer
+            .wal_mapped
+            .store(new_writer.appends_reach_os(), Ordering::Relaxed);
         wal.writer = Some(new_writer);
     }
     install_new_memtable(db, st, cf, wal)

@@ -161,6 +161,10 @@ impl WritableFile for MmapWritable {
     fn len(&self) -> u64 {
         self.len
     }
+
+    fn appends_reach_os(&self) -> bool {
+        true
+    }
 }
 
 impl Drop for MmapWritable {

@@ -41,6 +41,11 @@ pub trait WritableFile: Send {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// True when `append` alone hands the bytes to the OS (a memory-mapped
+    /// file): `flush` has nothing left to do.
+    fn appends_reach_os(&self) -> bool {
+        false
+    }
 }
 
 /// A file read at arbitrary offsets, shared between threads.

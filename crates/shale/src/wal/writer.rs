@@ -111,6 +111,12 @@ impl LogWriter {
         self.latch(r)
     }
 
+    /// True when `add_record` alone hands records to the OS (a
+    /// memory-mapped file): `flush` is free and records need no grouping.
+    pub(crate) fn appends_reach_os(&self) -> bool {
+        self.file.appends_reach_os()
+    }
+
     /// Bytes written to the log so far (flushed or not).
     pub(crate) fn file_size(&self) -> u64 {
         self.file.len()
