@@ -49,7 +49,19 @@ fn crash_child() {
     let panic_after: Option<u64> = std::env::var("SHALE_CRASH_PANIC_AFTER")
         .ok()
         .and_then(|v| v.parse().ok());
-    let db = Db::open(&dir, opts()).unwrap();
+    // The tests of this file run in parallel threads of one parent, and a
+    // child forked for one test holds copies of the parent's descriptors
+    // until it execs, the other tests' DB locks included: a lock released
+    // by the parent can stay held for that moment. Retry briefly.
+    let t = Instant::now();
+    let db = loop {
+        match Db::open(&dir, opts()) {
+            Err(shale::Error::Locked(_)) if t.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => break r.unwrap(),
+        }
+    };
     let start: u64 = db.get(b"last").unwrap().map_or(0, |v| {
         std::str::from_utf8(&v).unwrap().parse::<u64>().unwrap() + 1
     });

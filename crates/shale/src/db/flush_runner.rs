@@ -1,9 +1,10 @@
 //! Runs a `flush::job::FlushJob` against the DB: the oldest immutable
 //! memtable of a column family becomes an L0 table of that family.
 //!
-//! The table is written without the DB mutex; the job's edit (new file, the
-//! family's new log number, last sequence) is logged to the MANIFEST (the
-//! mutex is released for that IO too, see `manifest_writer`), and only then
+//! The table is written and the closed WALs are synced without the DB
+//! mutex; the job's edit (new file, the family's new log number, last
+//! sequence) is logged to the MANIFEST (the mutex is released for that IO
+//! too, see `manifest_writer`), and only then
 //! is the memtable dropped from the family's super version and its WAL made
 //! obsolete (once no other family needs it). The oldest immutable memtable
 //! stays `imm[0]` throughout: one flush per family runs at a time
@@ -52,7 +53,13 @@ pub(crate) fn flush(
             new_file_number: &mut alloc,
             shutting_down: &db.shutting_down,
         };
-        job.run(&mut spec)
+        let r = job.run(&mut spec)?;
+        // The memtable's WALs are closed (a switch made it immutable) but
+        // maybe not synced: they must be durable before the edit that lets
+        // recovery skip them, or after a power loss this family would keep
+        // writes that a family replaying them loses (see `switch_memtable`).
+        db.writer.sync_closed_wals()?;
+        Ok(r)
     });
     let release = |st: &mut MutexGuard<'_, DbState>| {
         // Only this job's outputs: other jobs' stay protected.

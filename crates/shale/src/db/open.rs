@@ -42,7 +42,7 @@ use crate::options::{in_family, CfOptions, Options};
 use crate::stats::DbStats;
 use crate::version::filename::{log_file_name, options_file_name, parse_file_name, FileType};
 use crate::version::{VersionEdit, VersionSet};
-use crate::wal::{replay, LogReader, LogWriter};
+use crate::wal::{replay, LogReader, LogWriter, WalRecoveryMode};
 
 use super::info_log::InfoLog;
 use super::table_cache::{effective_max_open_files, TableCache};
@@ -403,9 +403,32 @@ fn replay_wals(
     let mut report = String::new();
     let mut stopped = false;
     let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
+    // The last log replayed and how far it held whole records.
+    let mut prev: Option<(u64, u64)> = None;
     for (i, &number) in logs.iter().enumerate() {
         versions.mark_file_number_used(number);
         let name = log_file_name(number);
+        if !stopped {
+            if let Some(msg) = short_predecessor(fs, dir, &name, number, prev)? {
+                let what = match opts.wal_recovery_mode {
+                    WalRecoveryMode::PointInTime => {
+                        stopped = true;
+                        "it and later WALs are not replayed"
+                    }
+                    WalRecoveryMode::SkipAnyCorruptedRecords => "replayed anyway (salvage)",
+                    mode => {
+                        return Err(Error::corruption(name, 0, format!("{msg} ({mode:?})")));
+                    }
+                };
+                let msg = format!("WAL recovery ({:?}): {msg}; {what}", opts.wal_recovery_mode);
+                log.warn(&msg);
+                report.push_str(&msg);
+                report.push('\n');
+                if stopped {
+                    continue;
+                }
+            }
+        }
         if stopped {
             let msg = format!(
                 "WAL {name} not replayed: point-in-time recovery stopped in an earlier log"
@@ -465,6 +488,7 @@ fn replay_wals(
         if rep.stopped_early {
             stopped = true;
         }
+        prev = Some((number, rep.valid_end));
     }
     for (slot, f) in mems.iter_mut().zip(&existing) {
         if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
@@ -473,6 +497,37 @@ fn replay_wals(
         }
     }
     Ok((report, max_seq, edits))
+}
+
+/// Checks WAL `number` against its predecessor-WAL record (written by the
+/// memtable switch that created it): `Some(why)` when the WAL it names is
+/// `prev` (the last log replayed) and holds fewer whole records than it
+/// held when closed, so this WAL's writes would follow a hole. A
+/// predecessor that is not there was deleted as obsolete (no family had
+/// unflushed writes in it, and flushes sync closed WALs first); a WAL
+/// without the record (created at open) has nothing to check.
+fn short_predecessor(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    name: &str,
+    number: u64,
+    prev: Option<(u64, u64)>,
+) -> Result<Option<String>> {
+    let file = fs.open_sequential(&dir.join(name))?;
+    let mut reader = LogReader::new(file, name.to_string(), number);
+    let _ = reader.read_record(&mut Vec::new())?;
+    let Some(p) = reader.predecessor() else {
+        return Ok(None);
+    };
+    Ok(match prev {
+        Some((n, end)) if n == p.log_number && end < p.size => Some(format!(
+            "{name} follows {}, which held {} bytes when closed but holds whole records \
+             only up to offset {end} (its unsynced tail was lost)",
+            log_file_name(p.log_number),
+            p.size
+        )),
+        _ => None,
+    })
 }
 
 fn flush_recovered(

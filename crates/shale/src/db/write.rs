@@ -55,7 +55,7 @@ use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::version::filename::log_file_name;
-use crate::wal::LogWriter;
+use crate::wal::{LogWriter, PredecessorWal, WalRecoveryMode};
 
 use super::{DbInner, DbState, Reason};
 
@@ -250,8 +250,6 @@ struct Slot {
 pub(crate) struct WalState {
     pub writer: Option<LogWriter>,
     pub number: u64,
-    /// Bytes appended but not yet fsynced.
-    pub unsynced: bool,
     /// The last sequence number given to a group (published or not).
     pub last_allocated: SeqNo,
 }
@@ -265,6 +263,9 @@ pub(crate) struct WriteQueue {
     /// OS, so non-sync writes need no group (see `write`). Set with the
     /// writer, under the WAL lock.
     wal_mapped: AtomicBool,
+    /// WALs closed by a memtable switch and not yet synced, oldest first
+    /// (see `switch_memtable`). Lock order: `wal`, then `closed`.
+    closed: Mutex<VecDeque<LogWriter>>,
     /// The leader's group and batch vectors, kept between groups so that a
     /// group allocates nothing (only a leader takes it, and gives it back
     /// before its inserts: rarely contended).
@@ -319,12 +320,26 @@ impl WriteQueue {
             wal: Mutex::new(WalState {
                 writer: Some(writer),
                 number,
-                unsynced: false,
                 last_allocated: last_seq,
             }),
             inflight: AtomicUsize::new(0),
+            closed: Mutex::new(VecDeque::new()),
             scratch: Mutex::new((Vec::new(), Vec::new())),
         }
+    }
+
+    /// Syncs the closed WALs not yet synced, oldest first, and drops their
+    /// writers. On return every WAL closed before the call is durable. A
+    /// sync write calls this before syncing the current WAL, and a flush
+    /// before logging its edit (see `switch_memtable`). May be called with
+    /// the WAL lock held, not with `closed`.
+    pub(crate) fn sync_closed_wals(&self) -> Result<()> {
+        let mut closed = self.closed.lock();
+        while let Some(w) = closed.front_mut() {
+            w.sync()?;
+            closed.pop_front();
+        }
+        Ok(())
     }
 
     /// Takes the WAL lock and waits until no group is in flight: every
@@ -347,10 +362,11 @@ impl WriteQueue {
         let Some(w) = wal.writer.as_mut() else {
             return Ok(());
         };
-        let r = if sync { w.sync() } else { w.flush() };
-        if r.is_ok() && sync {
-            wal.unsynced = false;
-        }
+        let r = if sync {
+            self.sync_closed_wals().and_then(|()| w.sync())
+        } else {
+            w.flush()
+        };
         drop(wal);
         if let Err(e) = &r {
             let mut st = db.state.lock();
@@ -629,7 +645,9 @@ fn write_wal(
             res = w.flush();
         }
         if res.is_ok() && sync {
-            res = w.sync();
+            // Earlier WALs first: this group must not become durable while
+            // writes before it are not.
+            res = db.writer.sync_closed_wals().and_then(|()| w.sync());
         }
         if let Err(e) = res {
             // The WAL may hold part of this group: refuse further writes so
@@ -641,7 +659,6 @@ fn write_wal(
             return Err(e);
         }
         let wal_bytes = w.file_size() - wal_bytes_before;
-        wal.unsynced = !sync;
         if sync {
             db.stats.wal_syncs.add(1);
         }
@@ -1030,12 +1047,12 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
         return Ok(());
     }
     db.room_clear.store(false, Ordering::SeqCst);
-    // A WAL that is still empty is kept: the memtable's writes are all in
-    // earlier (synced) WALs. Checked under the same WAL lock that swaps the
-    // memtable, so no group can write it in between.
+    // A WAL holding no record yet is kept: the memtable's writes are all in
+    // earlier WALs. Checked under the same WAL lock that swaps the memtable,
+    // so no group can write it in between.
     {
         let wal = db.writer.lock_wal_quiesced();
-        if wal.writer.as_ref().is_some_and(|w| w.file_size() == 0) {
+        if wal.writer.as_ref().is_some_and(|w| w.has_no_records()) {
             return install_new_memtable(db, st, cf, wal);
         }
     }
@@ -1054,38 +1071,53 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
         db.set_bg_error(st, e.clone(), Reason::Wal);
         return Err(e);
     }
-    let new_writer = LogWriter::new(file, number);
+    let mut new_writer = LogWriter::new(file, number);
     // Swap WAL, memtable and super version together under the WAL lock: the
     // leader loads the memtables under this lock, so no group can write the
     // new WAL but insert into the old memtable.
     let mut wal = db.writer.lock_wal_quiesced();
-    {
-        if let Some(old) = wal.writer.as_mut() {
-            // Sync the old WAL: a sync write to the new WAL must not become
-            // durable while earlier writes in the old one are not, and after
-            // a power loss the unsynced writes that survive must form a
-            // prefix (a later WAL's blocks may reach the disk before an
-            // earlier WAL's tail; syncing here rules that out). It also
-            // makes every write of an immutable memtable durable before its
-            // flush is logged, which keeps cross-family batches atomic when
-            // families flush at different times. This costs one fdatasync
-            // per switch; a cheaper scheme (recording each WAL's final size
-            // in its successor and stopping recovery at a short log) is
-            // noted in docs/RELIABILITY.md.
-            if let Err(e) = old.sync() {
-                drop(wal);
-                db.set_bg_error(st, e.clone(), Reason::Wal);
-                return Err(e);
-            }
-            let old_size = old.file_size();
-            st.closed_wals.push_back((wal.number, old_size));
+    if let Some(mut old) = wal.writer.take() {
+        // After a power loss the unsynced writes that survive must form a
+        // prefix of commit order, but a later WAL's blocks may reach the
+        // disk before an earlier WAL's tail. The new WAL's first record
+        // names the old one and its final size, and point-in-time recovery
+        // stops at a WAL shorter than its successor says (docs/RELIABILITY.md,
+        // "WAL switch"). The old WAL is handed to the OS now and synced
+        // later, outside this lock: before any sync write (which must not
+        // become durable ahead of earlier writes) and before a flush is
+        // logged (a flushed family must not hold writes another family
+        // loses). The recovery modes that refuse a short older WAL keep the
+        // old rule instead: sync it here.
+        let sync_now = matches!(
+            db.opts.wal_recovery_mode,
+            WalRecoveryMode::TolerateCorruptedTailRecords | WalRecoveryMode::AbsoluteConsistency
+        );
+        let predecessor = PredecessorWal {
+            log_number: wal.number,
+            size: old.file_size(),
+            last_sequence: wal.last_allocated,
+        };
+        let r = old
+            .finish()
+            .and_then(|()| if sync_now { old.sync() } else { Ok(()) })
+            .and_then(|()| new_writer.add_predecessor(&predecessor))
+            .and_then(|()| new_writer.flush());
+        if let Err(e) = r {
+            wal.writer = Some(old);
+            drop(wal);
+            db.set_bg_error(st, e.clone(), Reason::Wal);
+            return Err(e);
         }
-        wal.number = new_writer.log_number();
-        db.writer
-            .wal_mapped
-            .store(new_writer.appends_reach_os(), Ordering::Relaxed);
-        wal.writer = Some(new_writer);
+        st.closed_wals.push_back((wal.number, predecessor.size));
+        if !sync_now {
+            db.writer.closed.lock().push_back(old);
+        }
     }
+    wal.number = new_writer.log_number();
+    db.writer
+        .wal_mapped
+        .store(new_writer.appends_reach_os(), Ordering::Relaxed);
+    wal.writer = Some(new_writer);
     install_new_memtable(db, st, cf, wal)
 }
 

@@ -7,8 +7,8 @@
 //! window is mapped, so the blocks are reserved up front: a full disk is an
 //! `Io` error from `append`, never a SIGBUS on a page fault. After a crash the
 //! file ends in zeros (reserved, never written); the WAL reader takes a zero
-//! tail as a clean end. Dropping the writer unmaps and truncates the file to
-//! the bytes appended.
+//! tail as a clean end. `finish_appends` or dropping the writer unmaps and
+//! truncates the file to the bytes appended.
 //!
 //! Invariants: `map` is null or maps file bytes `[win_off, win_off +
 //! WINDOW)`, which lie inside the `reserved` (allocated) part of the file;
@@ -35,6 +35,8 @@ pub(crate) struct MmapWritable {
     win_off: u64,
     len: u64,
     reserved: u64,
+    /// `finish_appends` was called: no more appends.
+    finished: bool,
 }
 
 // SAFETY: the mapping is private to this value (no other reference to its
@@ -57,6 +59,7 @@ impl MmapWritable {
             win_off: 0,
             len: 0,
             reserved: 0,
+            finished: false,
         };
         w.reserve(WINDOW as u64)?;
         Ok(w)
@@ -131,6 +134,12 @@ impl MmapWritable {
 
 impl WritableFile for MmapWritable {
     fn append(&mut self, mut data: &[u8]) -> Result<()> {
+        if self.finished {
+            return Err(Error::InvalidArgument(format!(
+                "{}: append after finish_appends",
+                self.path.display()
+            )));
+        }
         while !data.is_empty() {
             let pos = (self.len - self.win_off) as usize;
             if self.map.is_null() || pos == WINDOW {
@@ -162,6 +171,18 @@ impl WritableFile for MmapWritable {
         self.len
     }
 
+    /// Unmaps and truncates the file to the bytes appended; a later
+    /// `append` fails.
+    fn finish_appends(&mut self) -> Result<()> {
+        self.unmap();
+        self.finished = true;
+        self.file
+            .set_len(self.len)
+            .map_err(|e| Error::io_path("ftruncate", &self.path, e))?;
+        self.reserved = self.len;
+        Ok(())
+    }
+
     fn appends_reach_os(&self) -> bool {
         true
     }
@@ -190,6 +211,21 @@ mod tests {
             .open(path)
             .unwrap();
         MmapWritable::new(path, f).unwrap()
+    }
+
+    #[test]
+    fn finish_appends_truncates_and_keeps_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.log");
+        let mut w = open(&path);
+        w.append(&[7u8; 5000]).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), WINDOW as u64);
+        w.finish_appends().unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 5000);
+        w.sync().unwrap();
+        assert!(w.append(b"x").is_err(), "append after finish_appends");
+        drop(w);
+        assert_eq!(std::fs::read(&path).unwrap(), vec![7u8; 5000]);
     }
 
     #[test]

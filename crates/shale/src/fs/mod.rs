@@ -41,6 +41,12 @@ pub trait WritableFile: Send {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// No more appends will come: hands buffered data to the OS and
+    /// releases what appending held (a memory-mapped file unmaps and cuts
+    /// the space it reserved ahead). `sync` still works afterwards.
+    fn finish_appends(&mut self) -> Result<()> {
+        self.flush()
+    }
     /// True when `append` alone hands the bytes to the OS (a memory-mapped
     /// file): `flush` has nothing left to do.
     fn appends_reach_os(&self) -> bool {

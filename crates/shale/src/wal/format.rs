@@ -30,8 +30,9 @@ pub(crate) const MAX_FRAGMENT_LEN: usize = BLOCK_SIZE - HEADER_LEN;
 /// Physical record types.
 ///
 /// FROZEN: on-disk (docs/format/wal.md). Never renumber. 0 is reserved for
-/// zero-filled (preallocated) space; 5 and above are unknown to this version
-/// and read as corruption.
+/// zero-filled (preallocated) space; 5..=127 are unknown to this version and
+/// read as corruption; 128 and above are metadata records
+/// ([`METADATA_BIT`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum RecordType {
@@ -55,6 +56,63 @@ impl RecordType {
             3 => RecordType::Middle,
             4 => RecordType::Last,
             _ => return None,
+        })
+    }
+}
+
+/// Type bytes with this bit set are metadata records: one physical record
+/// each (never fragmented), between logical records. A reader skips the
+/// ones it does not know (after checking their checksum).
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const METADATA_BIT: u8 = 0x80;
+
+/// Type byte of the predecessor-WAL record: the first record of a WAL
+/// created by a memtable switch names the WAL before it and that WAL's
+/// final size ([`PredecessorWal`]).
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const PREDECESSOR_WAL_TYPE: u8 = 130;
+
+/// The payload of a predecessor-WAL record: three little-endian u64s.
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PredecessorWal {
+    /// Number of the WAL written before this one.
+    pub log_number: u64,
+    /// Bytes that WAL held when it was closed: a recovered copy shorter
+    /// than this lost its tail.
+    pub size: u64,
+    /// The last sequence number allocated when it was closed
+    /// (informational: writes without the WAL take numbers too).
+    pub last_sequence: u64,
+}
+
+impl PredecessorWal {
+    /// Encoded length.
+    pub(crate) const LEN: usize = 24;
+
+    pub(crate) fn encode(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[..8].copy_from_slice(&self.log_number.to_le_bytes());
+        b[8..16].copy_from_slice(&self.size.to_le_bytes());
+        b[16..].copy_from_slice(&self.last_sequence.to_le_bytes());
+        b
+    }
+
+    /// `None` unless `b` is exactly [`Self::LEN`] bytes.
+    pub(crate) fn decode(b: &[u8]) -> Option<Self> {
+        let b: &[u8; Self::LEN] = b.try_into().ok()?;
+        let u = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
+        Some(PredecessorWal {
+            log_number: u(0),
+            size: u(8),
+            last_sequence: u(16),
         })
     }
 }
@@ -127,6 +185,25 @@ mod tests {
         }
         assert_eq!(RecordType::from_u8(0), None);
         assert_eq!(RecordType::from_u8(5), None);
+        assert_eq!(RecordType::from_u8(PREDECESSOR_WAL_TYPE), None);
+        assert_eq!(METADATA_BIT, 0x80);
+        assert_eq!(PREDECESSOR_WAL_TYPE, 130);
+    }
+
+    #[test]
+    fn predecessor_record_bytes() {
+        let p = PredecessorWal {
+            log_number: 7,
+            size: 0x0102,
+            last_sequence: 9,
+        };
+        let b = p.encode();
+        assert_eq!(&b[..8], &[7, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(&b[8..16], &[2, 1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(&b[16..], &[9, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(PredecessorWal::decode(&b), Some(p));
+        assert_eq!(PredecessorWal::decode(&b[..23]), None);
+        assert_eq!(PredecessorWal::decode(&[0; 25]), None);
         assert_eq!(BLOCK_SIZE, 32768);
         assert_eq!(HEADER_LEN, 7);
     }

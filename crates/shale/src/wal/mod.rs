@@ -23,6 +23,7 @@ mod tests;
 
 pub use recovery::WalRecoveryMode;
 pub(crate) use {
+    format::PredecessorWal,
     reader::{LogReader, ReadOutcome},
     recovery::replay,
     writer::LogWriter,

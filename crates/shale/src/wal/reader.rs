@@ -13,7 +13,10 @@
 //! file has no bytes after the buffer. Never panics on file contents; `Err`
 //! is returned only for IO errors, after which the reader must be dropped.
 
-use super::format::{CrcSeeds, RecordType, BLOCK_SIZE, HEADER_LEN};
+use super::format::{
+    CrcSeeds, PredecessorWal, RecordType, BLOCK_SIZE, HEADER_LEN, METADATA_BIT,
+    PREDECESSOR_WAL_TYPE,
+};
 use crate::error::Result;
 use crate::fs::SequentialFile;
 
@@ -58,6 +61,14 @@ enum Physical {
         start: usize,
         end: usize,
     },
+    /// A metadata record (type byte with [`METADATA_BIT`]) that passed its
+    /// checksum; positions are in `block`.
+    Metadata {
+        typ: u8,
+        header_pos: usize,
+        start: usize,
+        end: usize,
+    },
     /// A zero header followed by zeros to the end of the block (preallocated
     /// or zero-filled space), starting at `offset`.
     Zeros { offset: u64 },
@@ -83,6 +94,11 @@ pub(crate) struct LogReader {
     block_start: u64,
     /// The file has no bytes after the current block.
     eof: bool,
+    /// File offset just past the last logical or metadata record read
+    /// whole.
+    valid_end: u64,
+    /// The predecessor-WAL record, once read.
+    predecessor: Option<PredecessorWal>,
 }
 
 impl LogReader {
@@ -97,7 +113,22 @@ impl LogReader {
             pos: 0,
             block_start: 0,
             eof: false,
+            valid_end: 0,
+            predecessor: None,
         }
+    }
+
+    /// File offset just past the last record read whole (logical records
+    /// and metadata records alike): what a writer that stopped after it
+    /// had written.
+    pub(crate) fn valid_end(&self) -> u64 {
+        self.valid_end
+    }
+
+    /// The predecessor-WAL record, if one was read (it is the first record
+    /// of a WAL created by a memtable switch).
+    pub(crate) fn predecessor(&self) -> Option<PredecessorWal> {
+        self.predecessor
     }
 
     /// The file name given at construction.
@@ -157,6 +188,7 @@ impl LogReader {
                     match typ {
                         RecordType::Full => {
                             out.extend_from_slice(payload);
+                            self.valid_end = self.offset_of(end);
                             return Ok(ReadOutcome::Record { offset: off });
                         }
                         RecordType::First => {
@@ -167,6 +199,7 @@ impl LogReader {
                             Some(first) => {
                                 out.extend_from_slice(payload);
                                 if typ == RecordType::Last {
+                                    self.valid_end = self.offset_of(end);
                                     return Ok(ReadOutcome::Record { offset: first });
                                 }
                             }
@@ -179,6 +212,39 @@ impl LogReader {
                             }
                         },
                     }
+                }
+                Physical::Metadata {
+                    typ,
+                    header_pos,
+                    start,
+                    end,
+                } => {
+                    let off = self.offset_of(header_pos);
+                    if let Some(lost) = lost {
+                        // Metadata sits between logical records only.
+                        let what = if zero_start.is_some() && frag_start.is_none() {
+                            "zero-filled gap inside the log"
+                        } else if frag_start.is_some() {
+                            "record without its LAST fragment"
+                        } else {
+                            "fragments without a FIRST fragment"
+                        };
+                        self.pos = header_pos;
+                        out.clear();
+                        return Ok(corrupt(lost, off, what));
+                    }
+                    if typ == PREDECESSOR_WAL_TYPE {
+                        let payload = self.block.get(start..end).unwrap_or_default();
+                        match PredecessorWal::decode(payload) {
+                            Some(p) => self.predecessor = Some(p),
+                            None => {
+                                let what = "predecessor-WAL record of the wrong length";
+                                return Ok(corrupt(off, self.offset_of(end), what));
+                            }
+                        }
+                    }
+                    // Unknown metadata types are skipped.
+                    self.valid_end = self.offset_of(end);
                 }
                 Physical::Zeros { offset } => {
                     zero_start.get_or_insert(offset);
@@ -312,6 +378,12 @@ impl LogReader {
             self.pos = end;
             return Ok(match RecordType::from_u8(typ) {
                 Some(typ) => Physical::Fragment {
+                    typ,
+                    header_pos: hp,
+                    start: hp + HEADER_LEN,
+                    end,
+                },
+                None if typ & METADATA_BIT != 0 => Physical::Metadata {
                     typ,
                     header_pos: hp,
                     start: hp + HEADER_LEN,

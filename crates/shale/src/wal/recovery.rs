@@ -56,6 +56,8 @@ pub(crate) struct ReplayReport {
     pub stopped_early: bool,
     /// Everything skipped, in file order.
     pub dropped: Vec<DroppedRange>,
+    /// File offset just past the last record read whole (`LogReader::valid_end`).
+    pub valid_end: u64,
 }
 
 /// Damage found while replaying, before the mode decides about it.
@@ -78,7 +80,10 @@ pub(crate) fn replay(
     let mut buf = Vec::new();
     loop {
         let (damage, offset, what, bytes) = match reader.read_record(&mut buf)? {
-            ReadOutcome::Eof => return Ok(report),
+            ReadOutcome::Eof => {
+                report.valid_end = reader.valid_end();
+                return Ok(report);
+            }
             ReadOutcome::Record { offset } => match on_record(&buf, offset) {
                 Ok(()) => {
                     report.records += 1;
@@ -131,6 +136,7 @@ pub(crate) fn replay(
         });
         if mode == WalRecoveryMode::PointInTime {
             report.stopped_early = true;
+            report.valid_end = reader.valid_end();
             return Ok(report);
         }
     }

@@ -628,3 +628,80 @@ fn empty_file_and_short_garbage() {
     let got = read_all(reader(vec![1, 2, 3], 5));
     assert_eq!(got[0].0, ReadOutcome::TornTail { offset: 0 });
 }
+
+/// The predecessor-WAL record is read, not returned; `valid_end` covers it
+/// and every whole record; a truncated copy ends earlier.
+#[test]
+fn predecessor_record_and_valid_end() {
+    use super::format::PredecessorWal;
+    let (file, bytes) = MemFile::new();
+    let mut w = LogWriter::new(Box::new(file), 5);
+    let p = PredecessorWal {
+        log_number: 4,
+        size: 1234,
+        last_sequence: 99,
+    };
+    w.add_predecessor(&p).unwrap();
+    assert!(w.has_no_records());
+    let meta_end = w.file_size();
+    assert_eq!(meta_end, (HEADER_LEN + PredecessorWal::LEN) as u64);
+    w.add_record(&[1u8; 40_000]).unwrap(); // fragmented
+    assert!(!w.has_no_records());
+    w.add_record(b"b").unwrap();
+    let full_end = w.file_size();
+    w.flush().unwrap();
+    let data = bytes.lock().clone();
+
+    let mut r = reader(data.clone(), 5);
+    let mut buf = Vec::new();
+    assert!(
+        matches!(r.read_record(&mut buf).unwrap(), ReadOutcome::Record { offset } if offset == meta_end)
+    );
+    assert_eq!(r.predecessor(), Some(p));
+    assert_eq!(buf.len(), 40_000);
+    assert_eq!(
+        r.read_record(&mut buf).unwrap(),
+        ReadOutcome::Record {
+            offset: full_end - 8
+        }
+    );
+    assert_eq!(r.read_record(&mut buf).unwrap(), ReadOutcome::Eof);
+    assert_eq!(r.valid_end(), full_end);
+
+    // Cut inside the last record: whole records end before it.
+    let mut r = reader(data[..full_end as usize - 3].to_vec(), 5);
+    while !matches!(
+        r.read_record(&mut buf).unwrap(),
+        ReadOutcome::Eof | ReadOutcome::TornTail { .. }
+    ) {}
+    assert_eq!(r.valid_end(), full_end - 8);
+    // Only the predecessor record survived.
+    let mut r = reader(data[..meta_end as usize].to_vec(), 5);
+    assert_eq!(r.read_record(&mut buf).unwrap(), ReadOutcome::Eof);
+    assert_eq!((r.predecessor(), r.valid_end()), (Some(p), meta_end));
+}
+
+/// Metadata types this version does not know are skipped; a predecessor
+/// record of the wrong length, or metadata inside a fragmented record, is
+/// corruption.
+#[test]
+fn unknown_metadata_is_skipped_and_bad_metadata_is_corruption() {
+    let full = RecordType::Full as u8;
+    let first = RecordType::First as u8;
+    let last = RecordType::Last as u8;
+    let got = read_all(reader(hand_log(5, &[(0x99, b"future"), (full, b"x")]), 5));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, b"x");
+    let got = read_all(reader(hand_log(5, &[(130, b"short"), (full, b"x")]), 5));
+    assert!(
+        matches!(&got[0].0, ReadOutcome::Corrupt { offset: 0, what, .. } if what.contains("predecessor"))
+    );
+    assert_eq!(got[1].1, b"x");
+    let got = read_all(reader(
+        hand_log(5, &[(first, b"a"), (0x99, b"m"), (last, b"b")]),
+        5,
+    ));
+    assert!(
+        matches!(&got[0].0, ReadOutcome::Corrupt { offset: 0, what, .. } if what.contains("LAST"))
+    );
+}

@@ -9,7 +9,9 @@
 //! refuses further work (`Error::Poisoned`): a partially appended record must
 //! not be followed by more records.
 
-use super::format::{CrcSeeds, RecordType, BLOCK_SIZE, HEADER_LEN};
+use super::format::{
+    CrcSeeds, PredecessorWal, RecordType, BLOCK_SIZE, HEADER_LEN, PREDECESSOR_WAL_TYPE,
+};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 
@@ -25,6 +27,9 @@ pub(crate) struct LogWriter {
     block_offset: usize,
     /// Set after an IO error; every later call fails.
     failed: bool,
+    /// Bytes of metadata records at the start of the file (a log holding
+    /// no more than this has no logical records).
+    preamble: u64,
 }
 
 impl LogWriter {
@@ -38,7 +43,23 @@ impl LogWriter {
             log_number,
             seeds: CrcSeeds::new(log_number),
             failed: false,
+            preamble: 0,
         }
+    }
+
+    /// Writes the predecessor-WAL record: must be the first record of the
+    /// log (recovery reads it from the first block only).
+    pub(crate) fn add_predecessor(&mut self, p: &PredecessorWal) -> Result<()> {
+        self.check()?;
+        debug_assert_eq!(self.file_size(), 0, "the predecessor record comes first");
+        let r = self.emit(PREDECESSOR_WAL_TYPE, &p.encode());
+        self.preamble = self.file_size();
+        self.latch(r)
+    }
+
+    /// True when no logical record was added (metadata records aside).
+    pub(crate) fn has_no_records(&self) -> bool {
+        self.file_size() == self.preamble
     }
 
     /// The log number the checksums are bound to.
@@ -74,7 +95,7 @@ impl LogWriter {
                 (false, false) => RecordType::Middle,
                 (false, true) => RecordType::Last,
             };
-            self.emit(typ, frag)?;
+            self.emit(typ as u8, frag)?;
             left = rest;
             begin = false;
             if end {
@@ -83,14 +104,14 @@ impl LogWriter {
         }
     }
 
-    fn emit(&mut self, typ: RecordType, frag: &[u8]) -> Result<()> {
+    fn emit(&mut self, typ: u8, frag: &[u8]) -> Result<()> {
         debug_assert!(self.block_offset + HEADER_LEN + frag.len() <= BLOCK_SIZE);
         let len = frag.len() as u16; // <= MAX_FRAGMENT_LEN < 65536
-        let crc = self.seeds.record_crc(typ as u8, frag);
+        let crc = self.seeds.record_crc(typ, frag);
         let mut header = [0u8; HEADER_LEN];
         header[..4].copy_from_slice(&crc.to_le_bytes());
         header[4..6].copy_from_slice(&len.to_le_bytes());
-        header[6] = typ as u8;
+        header[6] = typ;
         self.file.append(&header)?;
         self.file.append(frag)?;
         self.block_offset += HEADER_LEN + frag.len();
@@ -101,6 +122,15 @@ impl LogWriter {
     pub(crate) fn flush(&mut self) -> Result<()> {
         self.check()?;
         let r = self.file.flush();
+        self.latch(r)
+    }
+
+    /// The log is complete: hands its bytes to the OS and releases what
+    /// appending held (see `WritableFile::finish_appends`); `sync` still
+    /// works.
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        self.check()?;
+        let r = self.file.finish_appends();
         self.latch(r)
     }
 
