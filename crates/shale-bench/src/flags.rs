@@ -230,6 +230,7 @@ define_flags! {
     open_files: i64 = -1, Eng, "max_open_files: -1 keeps every table open; n >= 20 caches at most n - 10 table readers.";
     // ---- Shale-only options ----
     wal_mmap_writes: bool = true, Shale, "Write WAL files through a shared memory mapping (appends need no system call).";
+    level_compaction_dynamic_file_size: bool = true, Shale, "Cut compaction outputs at the next level's file boundaries (RocksDB's option, default true there too; db_bench has no flag for it).";
     block_restart_bytes: i64 = 1024, Shale, "Also restart data blocks once entries since the last restart span this many bytes (0 = by count only, as RocksDB).";
     // ---- RocksDB-only options ----
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";

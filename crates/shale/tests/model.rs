@@ -240,6 +240,7 @@ fn small_options(rng: &mut SmallRng) -> Options {
     // No memtable bloom, a one-line one (mostly false positives), the default.
     o.memtable_bloom_size_ratio = [0.0, 0.001, 0.02][rng.gen_range(0..3)];
     o.level_compaction_dynamic_level_bytes = rng.gen_bool(0.7);
+    o.level_compaction_dynamic_file_size = rng.gen_bool(0.7);
     o.max_background_jobs = rng.gen_range(1..=4);
     o.target_file_size_multiplier = rng.gen_range(1..=2);
     o.max_bytes_for_level_multiplier = [2.0, 10.0][rng.gen_range(0..2)];
@@ -318,6 +319,7 @@ fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
         } else {
             0
         },
+        level_compaction_dynamic_file_size: rng.gen_bool(0.7),
         // Stalls on pending compaction bytes (at `small_options`'
         // `delayed_write_rate`), or the defaults.
         soft_pending_compaction_bytes_limit: if stalls { 256 << 10 } else { 64 << 30 },

@@ -168,6 +168,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         )? as u64,
         max_bytes_for_level_multiplier: f.max_bytes_for_level_multiplier,
         level_compaction_dynamic_level_bytes: f.level_compaction_dynamic_level_bytes,
+        level_compaction_dynamic_file_size: f.level_compaction_dynamic_file_size,
         target_file_size_base: non_negative("target_file_size_base", f.target_file_size_base)?
             as u64,
         target_file_size_multiplier: non_negative(

@@ -47,6 +47,7 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         target_file_size_base: pick(&mut rng, &[32 << 10, 256 << 10, 2 << 20]),
         max_background_jobs: pick(&mut rng, &[1, 2, 4]),
         cache_size: pick(&mut rng, &[0, 64 << 10, 8 << 20]),
+        level_compaction_dynamic_file_size: rng.gen_bool(0.7),
         ..Options::default()
     }
 }
@@ -80,7 +81,8 @@ pub fn describe(o: &Options) -> String {
     format!(
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} \
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
-         level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={}",
+         level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
+         dynamic_file_size={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -95,7 +97,8 @@ pub fn describe(o: &Options) -> String {
         o.level_compaction_dynamic_level_bytes,
         o.target_file_size_base,
         o.max_background_jobs,
-        o.cache_size
+        o.cache_size,
+        o.level_compaction_dynamic_file_size
     )
 }
 

@@ -41,6 +41,9 @@ pub(crate) struct CompactionJob<'a> {
     pub compression: Compression,
     /// Most grandparent bytes one output may overlap.
     pub max_grandparent_overlap: u64,
+    /// Cut outputs at grandparent file boundaries
+    /// (`level_compaction_dynamic_file_size`).
+    pub align_outputs: bool,
 }
 
 /// What `CompactionJob::run` produced.
@@ -79,8 +82,12 @@ impl CompactionJob<'_> {
             Box::new(move |k: &[u8]| key_is_bottommost(v, output_level, k))
         };
         let mut filter = EntryFilter::new(self.snapshots.clone(), Some(check));
-        let mut cutter =
-            GrandparentCutter::new(&self.plan.grandparents, self.max_grandparent_overlap);
+        let mut cutter = GrandparentCutter::new(
+            &self.plan.grandparents,
+            self.max_grandparent_overlap,
+            spec.target_file_size,
+            self.align_outputs,
+        );
         let outputs = write_outputs_cut(input, &mut filter, spec, Some(&mut cutter))?;
         crate::sync_point!("CompactionJob::AfterOutputs");
         Ok(CompactionResult {

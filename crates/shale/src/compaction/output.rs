@@ -3,9 +3,10 @@
 //! Used by flushes (one output file) and compactions (outputs cut at the
 //! target file size, only between user keys, so that the versions of one
 //! user key never span two files of a sorted level). A compaction also cuts
-//! an output early once it would overlap more than `max_compaction_bytes`
-//! of the grandparent level (LevelDB's `ShouldStopBefore`), so that a later
-//! compaction of that output into the next level stays bounded.
+//! an output early where the `GrandparentCutter` says: before it overlaps
+//! more than `max_compaction_bytes` of the level below the output level
+//! (LevelDB's `ShouldStopBefore`), and, with
+//! `level_compaction_dynamic_file_size`, at that level's file boundaries.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,20 +36,49 @@ pub(crate) struct OutputSpec<'a> {
     pub shutting_down: &'a AtomicBool,
 }
 
-/// Cuts outputs where they would overlap too many grandparent bytes.
+/// Decides where a compaction's outputs end, from the files of the level
+/// below the output level (the grandparents).
+///
+/// Two rules, RocksDB's (`CompactionOutputs::ShouldStopBefore`):
+/// - an output never overlaps more than `max_compaction_bytes` of
+///   grandparents, so compacting it one level down later stays bounded
+///   (LevelDB's rule);
+/// - with `align` (RocksDB's `level_compaction_dynamic_file_size`), outputs
+///   end at grandparent file boundaries: once the output holds 50% of the
+///   target size, plus 5% per boundary it has already passed (at most 90%),
+///   the next boundary crossed ends it; and an output ends before a key
+///   that would make it span a whole grandparent file of more than 1/8 of
+///   the target size that it could skip. Aligned outputs each overlap few
+///   files below, so later compactions out of this level rewrite less.
+///
+/// The cutter is told every user key that starts a new user key of the
+/// output stream (in order), with the current output's size.
 pub(crate) struct GrandparentCutter {
     /// (smallest user key, largest user key, bytes) of the grandparent
-    /// level's files overlapping the compaction, in key order.
+    /// level's files overlapping the compaction, in key order, disjoint.
     files: Vec<(Vec<u8>, Vec<u8>, u64)>,
     max_overlap: u64,
+    target_file_size: u64,
+    align: bool,
+    /// The grandparent file the last key is in (`in_gap` false) or before
+    /// (`in_gap` true); `files.len()` once past the last one.
     next: usize,
+    in_gap: bool,
     seen_key: bool,
+    /// Grandparent bytes the current output overlaps.
     overlapped: u64,
+    /// Boundaries (file starts and ends) the current output has crossed.
+    switched: u64,
 }
 
 impl GrandparentCutter {
     /// `files` must be sorted by key and disjoint (a level ≥ 1).
-    pub(crate) fn new(files: &[Arc<FileMeta>], max_overlap: u64) -> Self {
+    pub(crate) fn new(
+        files: &[Arc<FileMeta>],
+        max_overlap: u64,
+        target_file_size: u64,
+        align: bool,
+    ) -> Self {
         GrandparentCutter {
             files: files
                 .iter()
@@ -61,35 +91,90 @@ impl GrandparentCutter {
                 })
                 .collect(),
             max_overlap,
+            target_file_size,
+            align,
             next: 0,
+            in_gap: true,
             seen_key: false,
             overlapped: 0,
+            switched: 0,
         }
     }
 
-    /// Called with the first entry of each user key, in order: true when
-    /// the current output should end before this key.
-    pub(crate) fn should_stop_before(&mut self, user_key: &[u8]) -> bool {
-        while let Some((_, largest, size)) = self.files.get(self.next) {
-            if user_key <= largest.as_slice() {
-                break;
+    /// Moves past the boundaries between the last key and `user_key`;
+    /// returns how many were crossed (0 for the first key).
+    fn advance(&mut self, user_key: &[u8]) -> u64 {
+        let mut crossed = 0;
+        while let Some((smallest, largest, size)) = self.files.get(self.next) {
+            if self.in_gap {
+                if user_key < smallest.as_slice() {
+                    break;
+                }
+                if self.seen_key {
+                    crossed += 1;
+                    self.overlapped += size;
+                }
+                self.in_gap = false;
+            } else {
+                if user_key <= largest.as_slice() {
+                    break;
+                }
+                if self.seen_key {
+                    crossed += 1;
+                }
+                self.in_gap = true;
+                self.next += 1;
             }
-            if self.seen_key {
-                self.overlapped += size;
-            }
-            self.next += 1;
+        }
+        if !self.seen_key {
+            self.overlapped = self.current_file_bytes();
         }
         self.seen_key = true;
-        if self.overlapped > self.max_overlap {
-            self.overlapped = 0;
-            return true;
-        }
-        false
+        self.switched += crossed;
+        crossed
     }
 
-    /// Starts counting afresh for a new output file.
+    /// Bytes of the grandparent file the last key is in (0 in a gap).
+    fn current_file_bytes(&self) -> u64 {
+        match (self.in_gap, self.files.get(self.next)) {
+            (false, Some((_, _, size))) => *size,
+            _ => 0,
+        }
+    }
+
+    /// Called with the first entry of each user key, in order, and the
+    /// size of the output being written (`None` when none is open): true
+    /// when that output should end before this key.
+    pub(crate) fn should_stop_before(&mut self, user_key: &[u8], output_size: Option<u64>) -> bool {
+        let before = self.overlapped;
+        let crossed = self.advance(user_key);
+        let Some(size) = output_size else {
+            return false;
+        };
+        if crossed == 0 {
+            return false;
+        }
+        if self.overlapped.saturating_add(size) > self.max_overlap {
+            return true;
+        }
+        if !self.align {
+            return false;
+        }
+        // Entering a file from a gap crosses one boundary per skipped file
+        // end and start: 2 (from a gap) or 3 (from inside a file) mean a
+        // whole file was passed.
+        let skippable = if self.in_gap { 2 } else { 3 };
+        if crossed >= skippable && self.overlapped - before > self.target_file_size / 8 {
+            return true;
+        }
+        let percent = 50 + (self.switched * 5).min(40);
+        size >= self.target_file_size.div_ceil(100).saturating_mul(percent)
+    }
+
+    /// Starts counting afresh for a new output that begins at the last key.
     fn reset(&mut self) {
-        self.overlapped = 0;
+        self.overlapped = self.current_file_bytes();
+        self.switched = 0;
     }
 }
 
@@ -162,16 +247,12 @@ fn run(
             let user_key = extract_user_key(key);
             // Cut only at a user-key boundary.
             let new_key = builder.is_none() || user_key != last_user_key.as_slice();
+            let size = builder.as_ref().map(|(_, b)| b.estimated_file_size());
             let gp_stop = new_key
                 && cutter
                     .as_deref_mut()
-                    .is_some_and(|c| c.should_stop_before(user_key));
-            let cut = match &builder {
-                Some((_, b)) => {
-                    new_key && (gp_stop || b.estimated_file_size() >= spec.target_file_size)
-                }
-                None => false,
-            };
+                    .is_some_and(|c| c.should_stop_before(user_key, size));
+            let cut = new_key && size.is_some_and(|size| gp_stop || size >= spec.target_file_size);
             if cut {
                 if let Some(c) = cutter.as_deref_mut() {
                     c.reset();
@@ -241,16 +322,148 @@ mod tests {
             gp("e", "f", 10),
             gp("g", "h", 10),
         ];
-        let mut c = GrandparentCutter::new(&files, 15);
-        assert!(!c.should_stop_before(b"a0")); // inside the first file
-        assert!(!c.should_stop_before(b"c0")); // passed a..b: 10
-        assert!(c.should_stop_before(b"e0")); // passed c..d: 20 > 15
+        // Without alignment only the overlap limit cuts: output + overlap
+        // over 25.
+        let mut c = GrandparentCutter::new(&files, 25, 1000, false);
+        assert!(!c.should_stop_before(b"a0", None)); // inside a..b: 10
+        assert!(!c.should_stop_before(b"c0", Some(1))); // c..d: 20 + 1
+        assert!(c.should_stop_before(b"e0", Some(1))); // e..f: 30 + 1 > 25
         c.reset();
-        assert!(!c.should_stop_before(b"e1"));
-        assert!(!c.should_stop_before(b"g0")); // passed e..f: 10
-        assert!(c.should_stop_before(b"z")); // passed g..h: 20
-                                             // The first key never counts the files before it.
-        let mut c = GrandparentCutter::new(&files, 15);
-        assert!(!c.should_stop_before(b"z"));
+        assert!(!c.should_stop_before(b"e1", Some(0))); // still in e..f: 10
+        assert!(!c.should_stop_before(b"g0", Some(1))); // g..h: 20 + 1
+        assert!(c.should_stop_before(b"z", Some(6))); // past g..h: 20 + 6
+                                                      // The first key never counts the files before it; no crossing, no cut.
+        let mut c = GrandparentCutter::new(&files, 15, 1000, false);
+        assert!(!c.should_stop_before(b"z", Some(100)));
+        assert!(!c.should_stop_before(b"zz", Some(100)));
+    }
+
+    #[test]
+    fn aligned_outputs_end_at_grandparent_boundaries_past_half_the_target() {
+        let files = vec![gp("b", "c", 10), gp("e", "f", 10), gp("h", "i", 10)];
+        let mut c = GrandparentCutter::new(&files, u64::MAX, 100, true);
+        assert!(!c.should_stop_before(b"a", None)); // gap before b..c
+                                                    // Entering b..c crosses one boundary; the output is small.
+        assert!(!c.should_stop_before(b"b0", Some(10)));
+        // Inside the same file: no boundary, never cut here.
+        assert!(!c.should_stop_before(b"b5", Some(99)));
+        // Leaving b..c with 2 boundaries seen: threshold 50 + 2 x 5 = 60%.
+        assert!(!c.should_stop_before(b"d", Some(59)));
+        assert!(!c.should_stop_before(b"d0", Some(0)));
+        // Entering e..f (3 boundaries: 65%) with 70 bytes written: cut.
+        assert!(c.should_stop_before(b"e0", Some(70)));
+        c.reset();
+        // The new output starts inside e..f; leaving it is its first
+        // boundary: threshold 55%.
+        assert!(!c.should_stop_before(b"g", Some(54)));
+        assert!(c.should_stop_before(b"h", Some(60)));
+        // Without alignment none of these cut.
+        let mut c = GrandparentCutter::new(&files, u64::MAX, 100, false);
+        for (k, size) in [
+            (&b"a"[..], None),
+            (b"b0", Some(10)),
+            (b"d", Some(95)),
+            (b"e0", Some(99)),
+        ] {
+            assert!(!c.should_stop_before(k, size));
+        }
+    }
+
+    #[test]
+    fn aligned_outputs_end_before_skipping_over_a_large_grandparent() {
+        // The output is small (far below 50%), but the next key jumps over
+        // the whole of c..d (20 bytes > 100 / 8): ending here keeps c..d out
+        // of the next compaction of this output.
+        let files = vec![gp("a", "b", 5), gp("c", "d", 20), gp("f", "g", 5)];
+        let mut c = GrandparentCutter::new(&files, u64::MAX, 100, true);
+        assert!(!c.should_stop_before(b"a0", None));
+        assert!(c.should_stop_before(b"f0", Some(1)));
+        // A skipped file of 1/8 of the target or less does not cut.
+        let files = vec![gp("a", "b", 5), gp("c", "d", 6), gp("f", "g", 5)];
+        let mut c = GrandparentCutter::new(&files, u64::MAX, 100, true);
+        assert!(!c.should_stop_before(b"a0", None));
+        assert!(!c.should_stop_before(b"f0", Some(1)));
+    }
+
+    /// Writes 2,000 keys (`k0000`..`k1999`, 100-byte values) through
+    /// `write_outputs_cut` with grandparents every 150 keys and a target of
+    /// about 500 keys per output; returns each output's user-key range.
+    fn outputs_over_grandparents(align: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+        use crate::fs::MemFileSystem;
+        use crate::iter::level::tests::VecIter;
+        let key = |i: u32| format!("k{i:04}");
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..2000)
+            .map(|i| {
+                let mut k = Vec::new();
+                make_internal_key(&mut k, key(i).as_bytes(), 5, ValueKind::Value as u8);
+                (k, vec![b'v'; 100])
+            })
+            .collect();
+        // Grandparent files [k0000, k0149], [k0150, k0299], ...
+        let gps: Vec<Arc<FileMeta>> = (0..2000 / 150 + 1)
+            .map(|j| gp(&key(j * 150), &key(j * 150 + 149), 150 * 120))
+            .collect();
+        let fs: Arc<dyn FileSystem> = Arc::new(MemFileSystem::new());
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let shutting_down = AtomicBool::new(false);
+        let mut next = 10;
+        let mut alloc = || {
+            next += 1;
+            next
+        };
+        let target = 500 * 120;
+        let mut spec = OutputSpec {
+            fs: &fs,
+            dir,
+            table_opts: TableOptions::default(),
+            target_file_size: target,
+            new_file_number: &mut alloc,
+            shutting_down: &shutting_down,
+        };
+        let mut input = VecIter::new(entries);
+        input.seek_to_first();
+        let mut filter = EntryFilter::new(Vec::new(), None);
+        let mut cutter = GrandparentCutter::new(&gps, u64::MAX, target, align);
+        let out = write_outputs_cut(&mut input, &mut filter, &mut spec, Some(&mut cutter)).unwrap();
+        out.files
+            .iter()
+            .map(|f| {
+                (
+                    f.smallest_user_key().to_vec(),
+                    f.largest_user_key().to_vec(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn aligned_compaction_outputs_end_where_grandparents_end() {
+        let gp_end = |k: &[u8]| {
+            let n: u32 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
+            n % 150 == 149
+        };
+        let aligned = outputs_over_grandparents(true);
+        assert!(aligned.len() > 1);
+        // Every output but the last ends at a grandparent's last key, so no
+        // grandparent file is split between two outputs.
+        for (_, largest) in &aligned[..aligned.len() - 1] {
+            assert!(
+                gp_end(largest),
+                "output ends at {:?}",
+                String::from_utf8_lossy(largest)
+            );
+        }
+        // Cut by size alone, outputs end wherever the target is reached.
+        let unaligned = outputs_over_grandparents(false);
+        assert!(unaligned[..unaligned.len() - 1]
+            .iter()
+            .any(|(_, l)| !gp_end(l)));
+        // Both cover every key, in order, without overlap.
+        for outs in [&aligned, &unaligned] {
+            assert_eq!(outs.first().unwrap().0, b"k0000");
+            assert_eq!(outs.last().unwrap().1, b"k1999");
+            assert!(outs.windows(2).all(|w| w[0].1 < w[1].0));
+        }
     }
 }

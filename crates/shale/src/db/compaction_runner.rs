@@ -254,6 +254,7 @@ fn job_for<'p>(
         snapshots: db.snapshots.all(),
         compression: topts.compression,
         max_grandparent_overlap: opts.max_compaction_bytes(),
+        align_outputs: opts.level_compaction_dynamic_file_size,
     };
     Some((job, topts, opts.target_file_size(plan.output_level)))
 }

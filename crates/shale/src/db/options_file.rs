@@ -84,6 +84,10 @@ pub(crate) fn render(o: &Options) -> String {
                 ),
                 ("max_compaction_bytes", o.max_compaction_bytes.to_string()),
                 (
+                    "level_compaction_dynamic_file_size",
+                    o.level_compaction_dynamic_file_size.to_string(),
+                ),
+                (
                     "soft_pending_compaction_bytes_limit",
                     o.soft_pending_compaction_bytes_limit.to_string(),
                 ),

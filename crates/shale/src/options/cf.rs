@@ -55,6 +55,10 @@ pub struct CfOptions {
     pub target_file_size_multiplier: u64,
     /// Most bytes one compaction reads; 0 = 25 × `target_file_size_base`.
     pub max_compaction_bytes: u64,
+    /// Cut compaction outputs at the next level's file boundaries once they
+    /// hold 50-90% of the target file size (RocksDB's option of that name):
+    /// smaller files, less rewriting in later compactions. Default true.
+    pub level_compaction_dynamic_file_size: bool,
     /// Pending compaction bytes that delay writes; 0 disables. Default 64 GiB.
     pub soft_pending_compaction_bytes_limit: u64,
     /// Pending compaction bytes that stop writes; 0 disables. Default 256 GiB.
@@ -82,6 +86,7 @@ impl Default for CfOptions {
             target_file_size_base: 64 << 20,
             target_file_size_multiplier: 1,
             max_compaction_bytes: 0,
+            level_compaction_dynamic_file_size: true,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
         }
@@ -284,6 +289,10 @@ impl CfOptions {
             self.max_compaction_bytes.to_string(),
         );
         line(
+            "level_compaction_dynamic_file_size",
+            self.level_compaction_dynamic_file_size.to_string(),
+        );
+        line(
             "soft_pending_compaction_bytes_limit",
             self.soft_pending_compaction_bytes_limit.to_string(),
         );
@@ -343,6 +352,9 @@ impl CfOptions {
                 "target_file_size_base" => o.target_file_size_base = num(v, bad)?,
                 "target_file_size_multiplier" => o.target_file_size_multiplier = num(v, bad)?,
                 "max_compaction_bytes" => o.max_compaction_bytes = num(v, bad)?,
+                "level_compaction_dynamic_file_size" => {
+                    o.level_compaction_dynamic_file_size = num(v, bad)?
+                }
                 "soft_pending_compaction_bytes_limit" => {
                     o.soft_pending_compaction_bytes_limit = num(v, bad)?
                 }

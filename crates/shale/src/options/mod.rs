@@ -116,6 +116,12 @@ pub struct Options {
     /// not trivially moved; 0 = 25 × `target_file_size_base` (RocksDB's
     /// default). Larger values allow bigger, longer compactions.
     pub max_compaction_bytes: u64,
+    /// Cut compaction outputs at the next level's file boundaries once they
+    /// hold 50-90% of the target file size (RocksDB's option of that name),
+    /// so each output overlaps few files below and later compactions out of
+    /// its level rewrite less; the cost is files of varying size. Default
+    /// true.
+    pub level_compaction_dynamic_file_size: bool,
     /// Writes are delayed (at `delayed_write_rate`) once the estimated bytes
     /// compaction must rewrite reach this; 0 disables. Default 64 GiB.
     pub soft_pending_compaction_bytes_limit: u64,
@@ -245,6 +251,7 @@ impl Default for Options {
             target_file_size_multiplier: 1,
             max_background_jobs: 2,
             max_compaction_bytes: 0,
+            level_compaction_dynamic_file_size: true,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
             delayed_write_rate: 16 << 20,
@@ -291,6 +298,7 @@ impl Options {
             target_file_size_base: self.target_file_size_base,
             target_file_size_multiplier: self.target_file_size_multiplier,
             max_compaction_bytes: self.max_compaction_bytes,
+            level_compaction_dynamic_file_size: self.level_compaction_dynamic_file_size,
             soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
             hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
         }
