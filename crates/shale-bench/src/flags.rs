@@ -206,6 +206,7 @@ define_flags! {
     target_file_size_base: i64 = 64 * MIB, Eng, "Target SST size at L1.";
     target_file_size_multiplier: i64 = 1, Eng, "Target SST size growth per level.";
     max_background_jobs: i64 = 2, Eng, "Background flush + compaction threads.";
+    subcompactions: i64 = 1, Eng, "Threads one compaction may use (max_subcompactions).";
     num_levels: i64 = 7, Eng, "Number of levels.";
     cache_size: i64 = 8 * MIB, Eng, "Block cache bytes (<= 0: none).";
     cache_type: String = "lru_cache".to_string(), Eng, "lru_cache or hyper_clock_cache.";
@@ -236,7 +237,6 @@ define_flags! {
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";
     max_background_compactions: i64 = -1, Rocks, "Compaction threads (-1 = derived).";
     max_background_flushes: i64 = -1, Rocks, "Flush threads (-1 = derived).";
-    subcompactions: i64 = 1, Rocks, "max_subcompactions.";
     compaction_style: i64 = 0, Rocks, "0 level, 1 universal, 2 FIFO.";
     compaction_pri: i64 = 3, Rocks, "Compaction priority (3 = kMinOverlappingRatio).";
     pin_l0_filter_and_index_blocks_in_cache: bool = false, Rocks, "Pin L0 index/filter blocks.";
@@ -614,14 +614,14 @@ mod tests {
 
     #[test]
     fn rocks_only_flags_rejected_for_other_engines_unless_default() {
-        let f = Flags::parse(&["--subcompactions=4"]).unwrap();
+        let f = Flags::parse(&["--compaction_style=1"]).unwrap();
         let e = f.reject_category(Category::Rocks, "shale").unwrap_err();
         assert!(
-            e.0.contains("--subcompactions") && e.0.contains("shale"),
+            e.0.contains("--compaction_style") && e.0.contains("shale"),
             "{e}"
         );
         // Explicitly passing db_bench's default is harmless.
-        let f = Flags::parse(&["--subcompactions=1"]).unwrap();
+        let f = Flags::parse(&["--compaction_style=0"]).unwrap();
         assert!(f.reject_category(Category::Rocks, "shale").is_ok());
         let f = Flags::parse(&["--write_buffer_size=1000000"]).unwrap();
         assert!(f.reject_category(Category::Eng, "memory").is_err());

@@ -559,3 +559,90 @@ fn max_overlapping_compactions(log: &str) -> usize {
     }
     max
 }
+
+/// `max_subcompactions`: a compaction split into key ranges on parallel
+/// threads writes what one thread would (checked against a model, with a
+/// snapshot holding old versions and deletes dropping keys), and the LOG
+/// shows the split.
+#[test]
+fn subcompactions_split_a_compaction_and_keep_every_key() {
+    for n in [1usize, 2, 4] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(
+            dir.path(),
+            Options {
+                max_subcompactions: n,
+                write_buffer_size: 64 * 1024,
+                target_file_size_base: 16 * 1024,
+                level0_file_num_compaction_trigger: 100,
+                level0_slowdown_writes_trigger: 200,
+                level0_stop_writes_trigger: 300,
+                ..small_options()
+            },
+        )
+        .unwrap();
+        let mut rng = SmallRng::seed_from_u64(7 + n as u64);
+        let mut model = Model::new();
+        let mut at_snapshot = Model::new();
+        let mut snapshot = None;
+        for round in 0..6 {
+            for _ in 0..800 {
+                let k = key(rng.gen_range(0..3000));
+                if rng.gen_bool(0.15) {
+                    db.delete(&k).unwrap();
+                    model.remove(&k);
+                } else {
+                    let v = value(&mut rng, 100);
+                    db.put(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+            }
+            db.flush().unwrap();
+            if round == 2 {
+                snapshot = Some(db.snapshot());
+                at_snapshot = model.clone();
+            }
+        }
+        db.compact_range(None, None).unwrap();
+        let got: Model = db
+            .range(..)
+            .map(|kv| kv.unwrap())
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect();
+        assert!(got == model, "n = {n}: latest state differs");
+        let snap = snapshot.take().unwrap();
+        let ro = ReadOptions {
+            snapshot: Some(&snap),
+            ..ReadOptions::default()
+        };
+        let mut old = Model::new();
+        let mut it = db.iter(&ro);
+        it.seek_to_first();
+        while it.valid() {
+            old.insert(it.key().to_vec(), it.value().to_vec());
+            it.next();
+        }
+        it.status().unwrap();
+        drop(it);
+        assert!(old == at_snapshot, "n = {n}: snapshot state differs");
+        drop(snap);
+        let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+        let most = log
+            .lines()
+            .filter(|l| l.contains("\"event\": \"compaction_finished\""))
+            .filter_map(|l| {
+                let at = l.find("\"subcompactions\": ")? + "\"subcompactions\": ".len();
+                l[at..]
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()?
+                    .parse::<usize>()
+                    .ok()
+            })
+            .max()
+            .unwrap_or(0);
+        assert!(most >= 1 && most <= n, "n = {n}: at most {most} ranges");
+        if n > 1 {
+            assert!(most >= 2, "n = {n}: no compaction was split");
+        }
+    }
+}

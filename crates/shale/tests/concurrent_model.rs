@@ -125,6 +125,7 @@ fn concurrent_options(rng: &mut SmallRng) -> Options {
         target_file_size_base: [4 * 1024, 16 * 1024][rng.gen_range(0..2)],
         level_compaction_dynamic_level_bytes: rng.gen_bool(0.5),
         level_compaction_dynamic_file_size: rng.gen_bool(0.7),
+        max_subcompactions: rng.gen_range(1..=3),
         num_levels: rng.gen_range(2..=7),
         max_background_jobs: rng.gen_range(2..=4),
         allow_concurrent_memtable_write: rng.gen_bool(0.7),

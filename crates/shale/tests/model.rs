@@ -242,6 +242,7 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.level_compaction_dynamic_level_bytes = rng.gen_bool(0.7);
     o.level_compaction_dynamic_file_size = rng.gen_bool(0.7);
     o.max_background_jobs = rng.gen_range(1..=4);
+    o.max_subcompactions = [1, 2, 3][rng.gen_range(0..3)];
     o.target_file_size_multiplier = rng.gen_range(1..=2);
     o.max_bytes_for_level_multiplier = [2.0, 10.0][rng.gen_range(0..2)];
     o.max_write_buffer_number = rng.gen_range(2..=4);

@@ -64,6 +64,7 @@ const UNSUPPORTED: &[&str] = &[
     "cache_numshardbits",
     "cache_index_and_filter_blocks",
     "max_compaction_bytes",
+    "subcompactions",
     "soft_pending_compaction_bytes_limit",
     "hard_pending_compaction_bytes_limit",
     "delayed_write_rate",

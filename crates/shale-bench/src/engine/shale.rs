@@ -176,6 +176,8 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             f.target_file_size_multiplier,
         )? as u64,
         max_background_jobs: non_negative("max_background_jobs", f.max_background_jobs)?,
+        // 0 means 1, as the rocksdb engine maps it.
+        max_subcompactions: non_negative("subcompactions", f.subcompactions)?.max(1),
         cache_size: f.cache_size.max(0) as usize,
         cache_type,
         cache_numshardbits: i32::try_from(f.cache_numshardbits).map_err(|_| {
@@ -487,7 +489,7 @@ mod tests {
             ("--compression_type=snappy", "compression_type"),
             ("--cache_type=fast_lru_cache", "cache_type"),
             ("--bloom_bits=9.5", "bloom_bits"),
-            ("--subcompactions=4", "subcompactions"),
+            ("--subcompactions=-1", "subcompactions"),
             ("--use_direct_reads=1", "use_direct_reads"),
             ("--write_buffer_size=-5", "write_buffer_size"),
         ] {

@@ -48,6 +48,7 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         max_background_jobs: pick(&mut rng, &[1, 2, 4]),
         cache_size: pick(&mut rng, &[0, 64 << 10, 8 << 20]),
         level_compaction_dynamic_file_size: rng.gen_bool(0.7),
+        max_subcompactions: pick(&mut rng, &[1, 2, 4]),
         ..Options::default()
     }
 }
@@ -82,7 +83,7 @@ pub fn describe(o: &Options) -> String {
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} \
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
-         dynamic_file_size={}",
+         dynamic_file_size={} subcompactions={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -98,7 +99,8 @@ pub fn describe(o: &Options) -> String {
         o.target_file_size_base,
         o.max_background_jobs,
         o.cache_size,
-        o.level_compaction_dynamic_file_size
+        o.level_compaction_dynamic_file_size,
+        o.max_subcompactions
     )
 }
 

@@ -52,6 +52,36 @@ pub(crate) struct CompactionResult {
     pub keys_in: u64,
     pub keys_dropped: u64,
     pub cpu_micros: u64,
+    /// Key ranges the job ran as (1 without subcompactions).
+    pub subcompactions: u64,
+}
+
+impl Default for CompactionResult {
+    fn default() -> Self {
+        CompactionResult {
+            outputs: Outputs {
+                files: Vec::new(),
+                bytes_written: 0,
+            },
+            keys_in: 0,
+            keys_dropped: 0,
+            cpu_micros: 0,
+            subcompactions: 0,
+        }
+    }
+}
+
+impl CompactionResult {
+    /// Adds the result of the next key range (subcompactions, in key
+    /// order) to this one.
+    pub(crate) fn absorb(&mut self, r: CompactionResult) {
+        self.outputs.files.extend(r.outputs.files);
+        self.outputs.bytes_written += r.outputs.bytes_written;
+        self.keys_in += r.keys_in;
+        self.keys_dropped += r.keys_dropped;
+        self.cpu_micros += r.cpu_micros;
+        self.subcompactions += r.subcompactions;
+    }
 }
 
 impl CompactionJob<'_> {
@@ -95,6 +125,7 @@ impl CompactionJob<'_> {
             keys_in: filter.keys_in,
             keys_dropped: filter.keys_dropped,
             cpu_micros: thread_cpu_micros().saturating_sub(cpu0),
+            subcompactions: 1,
         })
     }
 

@@ -2,10 +2,12 @@
 //! tables shared with flushes (`output`), one planned compaction as a
 //! computation (`job`: inputs → outputs, edit, statistics), and the picker
 //! that chooses what to compact (`picker`, with level targets and scores in
-//! `sizing`). The DB runs jobs against its state in db/compaction_runner.rs.
+//! `sizing`), and the split of one job into key ranges run in parallel
+//! (`subcompaction`). The DB runs jobs against its state in db/compaction_runner.rs.
 
 pub(crate) mod filter;
 pub(crate) mod job;
 pub(crate) mod output;
 pub(crate) mod picker;
 pub(crate) mod sizing;
+pub(crate) mod subcompaction;

@@ -16,14 +16,16 @@ use std::time::Instant;
 
 use parking_lot::MutexGuard;
 
-use crate::compaction::job::{file_list, CompactionJob};
+use crate::compaction::job::{file_list, CompactionJob, CompactionResult};
 use crate::compaction::output::OutputSpec;
 use crate::compaction::picker::{self, PickerOptions, Plan, RunningOutput};
-use crate::error::Result;
+use crate::compaction::subcompaction;
+use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::options::CfOptions;
 use crate::sst::{ReadaheadPolicy, TableOptions};
 use crate::stats::{LevelCompactionStats, RunningJob};
+use crate::version::filename::table_file_name;
 
 use super::obsolete::delete_obsolete_files;
 use super::{DbInner, DbState};
@@ -233,6 +235,127 @@ pub(crate) fn run_manual<'a>(
     (st, Ok(()))
 }
 
+/// Runs `job` over its inputs: split into up to `max_subcompactions` key
+/// ranges (see `compaction::subcompaction`) run on scoped threads, or as
+/// one range. The outputs of all ranges, in key order, make the result;
+/// if any range fails, every range's outputs are removed. Output numbers go
+/// to `allocated` (the caller releases them from `pending_outputs`).
+fn run_in_ranges(
+    db: &Arc<DbInner>,
+    job: &CompactionJob<'_>,
+    inputs: &[Arc<crate::version::FileMeta>],
+    topts: &TableOptions,
+    target: u64,
+    allocated: &parking_lot::Mutex<Vec<u64>>,
+) -> Result<CompactionResult> {
+    let n = db.opts.max_subcompactions;
+    let splits = if n > 1 {
+        let mut anchors = Vec::new();
+        for f in inputs {
+            anchors.extend(
+                db.table_cache
+                    .get(f.number)?
+                    .key_anchors(ANCHORS_PER_TABLE)?,
+            );
+        }
+        subcompaction::split_points(anchors, n, target / 2)
+    } else {
+        Vec::new()
+    };
+    let ranges = subcompaction::ranges(&splits);
+    if ranges.len() == 1 {
+        return run_range(db, job, topts, target, None, None, allocated);
+    }
+    let range = |(lo, hi): &subcompaction::SubRange| {
+        run_range(db, job, topts, target, lo.as_deref(), hi.clone(), allocated)
+    };
+    let results: Vec<Result<CompactionResult>> = std::thread::scope(|scope| {
+        // Ranges after the first on threads of their own (`None`: no thread
+        // could be had, the range runs here after the first).
+        let handles: Vec<_> = ranges[1..]
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                std::thread::Builder::new()
+                    .name(format!("shale-subcompaction-{}", i + 1))
+                    .spawn_scoped(scope, move || range(r))
+                    .ok()
+            })
+            .collect();
+        let mut results = vec![range(&ranges[0])];
+        for (h, r) in handles.into_iter().zip(&ranges[1..]) {
+            results.push(match h {
+                Some(h) => h.join().unwrap_or_else(|_| {
+                    Err(Error::Io {
+                        context: format!("a subcompaction of a job in family {}", job.cf),
+                        kind: std::io::ErrorKind::Other,
+                        message: "the subcompaction thread panicked".into(),
+                    })
+                }),
+                None => range(r),
+            });
+        }
+        results
+    });
+    let mut combined = CompactionResult::default();
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(r) => combined.absorb(r),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        for f in &combined.outputs.files {
+            let _ = db.fs.remove(&db.dir.join(table_file_name(f.number)));
+        }
+        return Err(e);
+    }
+    Ok(combined)
+}
+
+/// Sample points read from each input table's index to split a job.
+const ANCHORS_PER_TABLE: usize = 128;
+
+/// One range `[lo, hi)` of `job` (`None`: unbounded), with its own input
+/// iterators and output writer.
+fn run_range(
+    db: &Arc<DbInner>,
+    job: &CompactionJob<'_>,
+    topts: &TableOptions,
+    target: u64,
+    lo: Option<&[u8]>,
+    hi: Option<Vec<u8>>,
+    allocated: &parking_lot::Mutex<Vec<u64>>,
+) -> Result<CompactionResult> {
+    let plan = job.plan;
+    let children = db.table_cache.compaction_inputs(
+        &[
+            (plan.level, &plan.inputs),
+            (plan.output_level, &plan.output_inputs),
+        ],
+        compaction_readahead(db),
+    )?;
+    let mut iter = subcompaction::RangeIter::new(MergingIterator::new(children), lo, hi);
+    let mut alloc = || {
+        let mut mine = Vec::with_capacity(1);
+        let n = db.new_output_number(&mut mine);
+        allocated.lock().push(n);
+        n
+    };
+    let mut spec = OutputSpec {
+        fs: &db.fs,
+        dir: &db.dir,
+        table_opts: topts.clone(),
+        target_file_size: target,
+        new_file_number: &mut alloc,
+        shutting_down: &db.shutting_down,
+    };
+    job.run(&mut iter, &mut spec)
+}
+
 fn dropped_error(cf: u32) -> crate::error::Error {
     crate::error::Error::InvalidArgument(format!("column family {cf} was dropped"))
 }
@@ -333,28 +456,11 @@ fn execute(
             ),
         ],
     );
-    let mut allocated: Vec<u64> = Vec::new();
-    let readahead = compaction_readahead(db);
+    let allocated: parking_lot::Mutex<Vec<u64>> = parking_lot::Mutex::new(Vec::new());
     let result = MutexGuard::unlocked(st, || {
-        let children = db.table_cache.compaction_inputs(
-            &[
-                (plan.level, &plan.inputs),
-                (output_level, &plan.output_inputs),
-            ],
-            readahead,
-        )?;
-        let mut iter = MergingIterator::new(children);
-        let mut alloc = || db.new_output_number(&mut allocated);
-        let mut spec = OutputSpec {
-            fs: &db.fs,
-            dir: &db.dir,
-            table_opts: topts,
-            target_file_size: target,
-            new_file_number: &mut alloc,
-            shutting_down: &db.shutting_down,
-        };
-        job.run(&mut iter, &mut spec)
+        run_in_ranges(db, &job, &inputs, &topts, target, &allocated)
     });
+    let allocated = allocated.into_inner();
     let r = match result {
         Ok(r) => r,
         Err(e) => {
@@ -404,6 +510,7 @@ fn execute(
             format!("\"compaction_time_cpu_micros\": {}", stats.cpu_micros),
             format!("\"num_input_files\": {}", inputs.len()),
             format!("\"num_output_files\": {}", stats.files_out),
+            format!("\"subcompactions\": {}", r.subcompactions),
             format!(
                 "\"total_input_size\": {}",
                 stats.bytes_read_non_output + stats.bytes_read_output

@@ -25,6 +25,7 @@ pub(crate) fn render(o: &Options) -> String {
             vec![
                 ("paranoid_checks", o.paranoid_checks.to_string()),
                 ("max_background_jobs", o.max_background_jobs.to_string()),
+                ("max_subcompactions", o.max_subcompactions.to_string()),
                 ("wal_recovery_mode", format!("{:?}", o.wal_recovery_mode)),
                 ("manual_wal_flush", o.manual_wal_flush.to_string()),
                 ("wal_mmap_writes", o.wal_mmap_writes.to_string()),

@@ -111,6 +111,12 @@ pub struct Options {
     pub target_file_size_multiplier: u64,
     /// Background flush + compaction threads. Default 2.
     pub max_background_jobs: usize,
+    /// Threads one compaction may use (RocksDB's option of that name): a
+    /// compaction is split by key into up to this many ranges of about
+    /// equal input bytes (each at least half a target file), run at once,
+    /// the extra threads beside `max_background_jobs`. Same output, more
+    /// cores; 1 runs every compaction on one thread. Default 1.
+    pub max_subcompactions: usize,
     /// Most bytes one compaction may read, and the grandparent-overlap limit
     /// at which compaction outputs are cut early and above which a file is
     /// not trivially moved; 0 = 25 × `target_file_size_base` (RocksDB's
@@ -250,6 +256,7 @@ impl Default for Options {
             target_file_size_base: 64 << 20,
             target_file_size_multiplier: 1,
             max_background_jobs: 2,
+            max_subcompactions: 1,
             max_compaction_bytes: 0,
             level_compaction_dynamic_file_size: true,
             soft_pending_compaction_bytes_limit: 64 << 30,
@@ -352,6 +359,12 @@ impl Options {
         }
         if self.max_background_jobs == 0 {
             return bad("max_background_jobs must be > 0".into());
+        }
+        if !(1..=64).contains(&self.max_subcompactions) {
+            return bad(format!(
+                "max_subcompactions {} not in 1..=64",
+                self.max_subcompactions
+            ));
         }
         if self.delayed_write_rate == 0 {
             return bad("delayed_write_rate must be > 0".into());

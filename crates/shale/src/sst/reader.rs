@@ -673,6 +673,38 @@ impl Table {
         TableIterator::with_readahead(Arc::clone(self), fill_cache, policy)
     }
 
+    /// About `max` sample points of the table's keys, in key order: the
+    /// user key ending a run of data blocks (from the index) and the bytes
+    /// of those blocks. Subcompactions split their work by these.
+    pub(crate) fn key_anchors(&self, max: usize) -> Result<Vec<(Vec<u8>, u64)>> {
+        let index = self.index_block()?;
+        let mut blocks = 0usize;
+        let mut it = BlockIterator::new(Arc::clone(&index));
+        it.seek_to_first();
+        while it.valid() {
+            blocks += 1;
+            it.next();
+        }
+        it.status()?;
+        let every = blocks.div_ceil(max.max(1)).max(1);
+        let mut out = Vec::with_capacity(blocks / every + 1);
+        let mut bytes = 0u64;
+        let mut it = BlockIterator::new(index);
+        it.seek_to_first();
+        let mut i = 0usize;
+        while it.valid() {
+            bytes += self.decode_handle(it.value())?.size;
+            i += 1;
+            if i.is_multiple_of(every) || i == blocks {
+                out.push((extract_user_key(it.key()).to_vec(), bytes));
+                bytes = 0;
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(out)
+    }
+
     /// Approximate file offset where `ikey` would be: the offset of the
     /// data block that would hold it, or the end of the data area.
     #[cfg(any(test, feature = "fuzzing"))]
