@@ -105,13 +105,19 @@ impl CompactionJob<'_> {
         let cpu0 = thread_cpu_micros();
         input.seek_to_first();
         let output_level = self.plan.output_level;
-        let check: BaseLevelCheck<'_> = if self.plan.bottommost {
-            Box::new(|_| true)
+        // An intra-L0 output keeps every tombstone: L0 files outside the
+        // job (and every level below) may hold older versions of its keys.
+        let check: Option<BaseLevelCheck<'_>> = if output_level == 0 {
+            None
+        } else if self.plan.bottommost {
+            Some(Box::new(|_| true))
         } else {
             let v = &self.version;
-            Box::new(move |k: &[u8]| key_is_bottommost(v, output_level, k))
+            Some(Box::new(move |k: &[u8]| {
+                key_is_bottommost(v, output_level, k)
+            }))
         };
-        let mut filter = EntryFilter::new(self.snapshots.clone(), Some(check));
+        let mut filter = EntryFilter::new(self.snapshots.clone(), check);
         let mut cutter = GrandparentCutter::new(
             &self.plan.grandparents,
             self.max_grandparent_overlap,

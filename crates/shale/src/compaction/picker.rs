@@ -4,7 +4,9 @@
 //!
 //! Choice: the level with the highest score ≥ 1 that yields a runnable plan.
 //! L0 compacts all its files into the base level (one L0 compaction at a
-//! time, as its files overlap). In a level Ln ≥ 1 the file with the smallest
+//! time, as its files overlap); while it cannot (the base level or older L0
+//! files are being compacted) and L0 piles up, its newest files merge into
+//! one L0 file (intra-L0, `pick_intra_l0`). In a level Ln ≥ 1 the file with the smallest
 //! overlap with Ln+1 per byte is chosen (RocksDB's kMinOverlappingRatio),
 //! ties broken by a per-level round-robin cursor.
 //!
@@ -110,7 +112,7 @@ pub(crate) fn pick(
             break;
         }
         let plan = if level == 0 {
-            pick_l0(v, o, &t, running, s[0])
+            pick_l0(v, o, &t, running, s[0]).or_else(|| pick_intra_l0(v, o, running, s[0]))
         } else {
             pick_level(v, o, running, level, s[level], cursors)
         };
@@ -216,6 +218,72 @@ fn pick_l0(
             score,
         },
     )
+}
+
+/// Fewest files an intra-L0 compaction merges (RocksDB's
+/// `kMinFilesForIntraL0Compaction`).
+const MIN_FILES_FOR_INTRA_L0: usize = 4;
+
+/// Intra-L0 compaction, when L0 cannot compact into the base level (a
+/// compaction holds older L0 files or the base level's) and L0 has piled
+/// up to its trigger + 2 files: the newest L0 files not being compacted
+/// (at least four) merge into one L0 file, so reads and the L0 stall
+/// count face fewer files until the base level is free. As RocksDB's
+/// `FindIntraL0Compaction`, files are added from the newest while the
+/// bytes per file removed do not grow and the total stays within
+/// `max_compaction_bytes`.
+///
+/// The inputs are the newest files, so the output's sequence numbers are
+/// all above those of every L0 file left: L0 stays ordered by recency.
+/// Tombstones are never dropped (older L0 files may hold their keys), and
+/// the output is one file, never moved.
+fn pick_intra_l0(
+    v: &Version,
+    o: &PickerOptions,
+    running: &[RunningOutput],
+    score: f64,
+) -> Option<Plan> {
+    let files = v.files(0);
+    if files.len() < o.l0_trigger + 2 || files.first()?.is_being_compacted() {
+        return None;
+    }
+    let mut bytes = files[0].file_size;
+    let mut per_removed = u64::MAX;
+    let mut take = 1;
+    for f in &files[1..] {
+        if f.is_being_compacted() || bytes + f.file_size > o.max_compaction_bytes {
+            break;
+        }
+        let per = (bytes + f.file_size) / take as u64;
+        if per > per_removed {
+            break;
+        }
+        per_removed = per;
+        bytes += f.file_size;
+        take += 1;
+    }
+    if take < MIN_FILES_FOR_INTRA_L0 {
+        return None;
+    }
+    let mut plan = finish_plan(
+        v,
+        o,
+        running,
+        Plan {
+            level: 0,
+            output_level: 0,
+            inputs: files[..take].to_vec(),
+            output_inputs: Vec::new(),
+            grandparents: Vec::new(),
+            trivial_move: false,
+            bottommost: false,
+            score,
+        },
+    )?;
+    plan.bottommost = false;
+    plan.trivial_move = false;
+    plan.grandparents.clear();
+    Some(plan)
 }
 
 fn pick_level(
@@ -565,5 +633,40 @@ pub(crate) mod tests {
             largest: key(29),
         }];
         assert!(pick(&v, &o, &wide, &mut cursors).is_none());
+    }
+
+    #[test]
+    fn intra_l0_merges_the_newest_files_while_l0_cannot_reach_the_base_level() {
+        let o = opts(7);
+        // Six overlapping L0 files; the two oldest are in a running L0→base
+        // compaction.
+        let v = version_with(7, &(0..6).map(|_| (0, 0, 99, MB)).collect::<Vec<_>>());
+        let l0 = v.files(0).to_vec();
+        assert!(l0[0].largest_seq > l0[5].largest_seq, "newest first");
+        l0[4].set_being_compacted(true);
+        l0[5].set_being_compacted(true);
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("intra-L0");
+        assert_eq!((p.level, p.output_level), (0, 0));
+        let numbers: Vec<u64> = p.inputs.iter().map(|f| f.number).collect();
+        let newest: Vec<u64> = l0[..4].iter().map(|f| f.number).collect();
+        assert_eq!(numbers, newest);
+        assert!(!p.trivial_move && !p.bottommost && p.grandparents.is_empty());
+        // Fewer than trigger + 2 files: wait for the base level instead.
+        let v = version_with(7, &(0..5).map(|_| (0, 0, 99, MB)).collect::<Vec<_>>());
+        v.files(0)[4].set_being_compacted(true);
+        assert!(pick(&v, &o, &[], &mut [0; 7]).is_none());
+        // The newest file already being compacted: nothing to do.
+        let v = version_with(7, &(0..6).map(|_| (0, 0, 99, MB)).collect::<Vec<_>>());
+        v.files(0)[0].set_being_compacted(true);
+        v.files(0)[5].set_being_compacted(true);
+        assert!(pick(&v, &o, &[], &mut [0; 7]).is_none());
+        // Fewer than four files free above the running ones.
+        let v = version_with(7, &(0..6).map(|_| (0, 0, 99, MB)).collect::<Vec<_>>());
+        v.files(0)[3].set_being_compacted(true);
+        assert!(pick(&v, &o, &[], &mut [0; 7]).is_none());
+        // A free L0 goes to the base level as usual.
+        let v = version_with(7, &(0..6).map(|_| (0, 0, 99, MB)).collect::<Vec<_>>());
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 to base");
+        assert_eq!((p.level, p.output_level), (0, 6));
     }
 }

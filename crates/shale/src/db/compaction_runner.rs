@@ -249,7 +249,8 @@ fn run_in_ranges(
     allocated: &parking_lot::Mutex<Vec<u64>>,
 ) -> Result<CompactionResult> {
     let n = db.opts.max_subcompactions;
-    let splits = if n > 1 {
+    // An intra-L0 job writes one L0 file: never split.
+    let splits = if n > 1 && job.plan.output_level > 0 {
         let mut anchors = Vec::new();
         for f in inputs {
             anchors.extend(
@@ -379,7 +380,12 @@ fn job_for<'p>(
         max_grandparent_overlap: opts.max_compaction_bytes(),
         align_outputs: opts.level_compaction_dynamic_file_size,
     };
-    Some((job, topts, opts.target_file_size(plan.output_level)))
+    // An intra-L0 output is one file, as a flush's.
+    let target = match plan.output_level {
+        0 => u64::MAX,
+        l => opts.target_file_size(l),
+    };
+    Some((job, topts, target))
 }
 
 /// Moves the plan's inputs to the output level by a MANIFEST edit.
