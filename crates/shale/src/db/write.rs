@@ -101,6 +101,11 @@ pub(crate) trait MemTarget {
     /// The memtable of family `cf`; `None` drops the record (a family
     /// dropped meanwhile, or one recovery must skip).
     fn mem(&mut self, cf: u32) -> Option<&MemTable>;
+
+    /// Told after each entry added to family `cf`'s memtable, with the
+    /// entry's key and value bytes (recovery counts them; writes do not).
+    #[inline]
+    fn added(&mut self, _cf: u32, _bytes: usize) {}
 }
 
 /// Resolves family ids to their active memtables for a write group. Valid
@@ -784,6 +789,7 @@ pub(crate) fn insert_batch(target: &mut impl MemTarget, b: &WriteBatch) -> Resul
         })?;
         if let Some(mem) = target.mem(e.cf) {
             mem.add(seq, e.kind, e.key, e.value);
+            target.added(e.cf, e.key.len() + e.value.len());
         }
     }
     Ok(())
