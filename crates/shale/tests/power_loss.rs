@@ -258,7 +258,10 @@ fn recovering_the_same_wal_cuts_the_same_tables() {
     for round in 0..12 {
         let db = Db::open(DIR, quiet(&image.crash_process())).expect("recover");
         let tables = db.property("shale.sstables").expect("property");
-        assert!(tables.matches('[').count() > 2 * 4, "several tables: {tables}");
+        assert!(
+            tables.matches('[').count() > 2 * 4,
+            "several tables: {tables}"
+        );
         match &first {
             None => first = Some(tables),
             Some(f) => assert_eq!(&tables, f, "recovery {round} cut other tables"),
