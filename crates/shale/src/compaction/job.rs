@@ -47,6 +47,7 @@ pub(crate) struct CompactionJob<'a> {
 }
 
 /// What `CompactionJob::run` produced.
+#[derive(Default)]
 pub(crate) struct CompactionResult {
     pub outputs: Outputs,
     pub keys_in: u64,
@@ -54,21 +55,6 @@ pub(crate) struct CompactionResult {
     pub cpu_micros: u64,
     /// Key ranges the job ran as (1 without subcompactions).
     pub subcompactions: u64,
-}
-
-impl Default for CompactionResult {
-    fn default() -> Self {
-        CompactionResult {
-            outputs: Outputs {
-                files: Vec::new(),
-                bytes_written: 0,
-            },
-            keys_in: 0,
-            keys_dropped: 0,
-            cpu_micros: 0,
-            subcompactions: 0,
-        }
-    }
 }
 
 impl CompactionResult {

@@ -179,6 +179,7 @@ impl GrandparentCutter {
 }
 
 /// Output of a job: the new files (already synced) and what was written.
+#[derive(Default)]
 pub(crate) struct Outputs {
     pub files: Vec<FileMeta>,
     pub bytes_written: u64,

@@ -677,32 +677,24 @@ impl Table {
     /// user key ending a run of data blocks (from the index) and the bytes
     /// of those blocks. Subcompactions split their work by these.
     pub(crate) fn key_anchors(&self, max: usize) -> Result<Vec<(Vec<u8>, u64)>> {
-        let index = self.index_block()?;
-        let mut blocks = 0usize;
-        let mut it = BlockIterator::new(Arc::clone(&index));
+        let mut it = BlockIterator::new(self.index_block()?);
+        let mut blocks: Vec<(Vec<u8>, u64)> = Vec::new();
         it.seek_to_first();
         while it.valid() {
-            blocks += 1;
+            let size = self.decode_handle(it.value())?.size;
+            blocks.push((extract_user_key(it.key()).to_vec(), size));
             it.next();
         }
         it.status()?;
-        let every = blocks.div_ceil(max.max(1)).max(1);
-        let mut out = Vec::with_capacity(blocks / every + 1);
-        let mut bytes = 0u64;
-        let mut it = BlockIterator::new(index);
-        it.seek_to_first();
-        let mut i = 0usize;
-        while it.valid() {
-            bytes += self.decode_handle(it.value())?.size;
-            i += 1;
-            if i.is_multiple_of(every) || i == blocks {
-                out.push((extract_user_key(it.key()).to_vec(), bytes));
-                bytes = 0;
-            }
-            it.next();
-        }
-        it.status()?;
-        Ok(out)
+        // Runs of `every` blocks, each named by its last block's key.
+        let every = blocks.len().div_ceil(max.max(1)).max(1);
+        Ok(blocks
+            .chunks(every)
+            .filter_map(|run| {
+                let (key, _) = run.last()?;
+                Some((key.clone(), run.iter().map(|(_, size)| size).sum()))
+            })
+            .collect())
     }
 
     /// Approximate file offset where `ikey` would be: the offset of the
