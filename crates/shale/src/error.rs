@@ -45,6 +45,11 @@ pub enum Error {
     NotSupported(String),
     /// The DB is closing or closed.
     ShutdownInProgress,
+    /// A merge could not be resolved: the column family has no merge
+    /// operator (data written by an earlier open with one), or the operator
+    /// failed. The operands stay stored; reads of the key fail until an
+    /// operator that accepts them is configured.
+    MergeFailed(String),
 }
 
 /// Shale's result type.
@@ -113,6 +118,7 @@ impl fmt::Display for Error {
             ),
             Error::NotSupported(m) => write!(f, "Not supported: {m}"),
             Error::ShutdownInProgress => write!(f, "Shutdown in progress"),
+            Error::MergeFailed(m) => write!(f, "Merge failed: {m}"),
         }
     }
 }

@@ -17,6 +17,7 @@ mod flush;
 pub mod fs;
 mod iter;
 mod memtable;
+mod merge;
 mod options;
 mod sst;
 mod stats;
@@ -31,8 +32,10 @@ mod wal;
 pub use base::{FileNum, SeqNo};
 pub use batch::{ColumnFamilyId, WriteBatch};
 pub use cf::Cf;
+pub use compaction::user_filter::{CompactionFilter, FilterDecision};
 pub use db::{Db, DbIterator, DbRange, KeyRange, PinnableValue, Snapshot};
 pub use error::{Error, Result};
+pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
     CacheType, CfOptions, Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions,
 };

@@ -14,6 +14,13 @@
 //! `Options::column_families`, leave the others to their persisted
 //! options, and now and then create a listed missing family.
 //!
+//! Data operations (issue 13): every family has a string-append merge
+//! operator (`,`), applied in the model; merges go alone and in batches.
+//! Keys `s....` are written once and single-deleted (RocksDB's contract),
+//! alternately. Keys `f....` hold values a compaction filter (on half of the
+//! families) may rewrite whenever flush or compaction meets them (`drop...`
+//! removed, `up...` upper-cased); scans compare them normalized (`norm`).
+//!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
@@ -22,9 +29,12 @@ use std::ops::Bound;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::sync::Arc;
+
 use shale::{
-    CacheType, Cf, CfOptions, Compression, Db, DbIterator, DbRange, Error, KeyRange, Options,
-    PinnableValue, ReadOptions, Snapshot, WalRecoveryMode, WriteBatch, WriteOptions,
+    CacheType, Cf, CfOptions, CompactionFilter, Compression, Db, DbIterator, DbRange, Error,
+    FilterDecision, KeyRange, Options, PinnableValue, ReadOptions, Snapshot, StringAppendOperator,
+    WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -51,6 +61,20 @@ impl On<'_> {
         match &self.cf {
             None => self.db.delete(k),
             Some(c) => self.db.delete_cf(c, k),
+        }
+    }
+
+    fn merge(&self, k: &[u8], v: &[u8]) -> shale::Result<()> {
+        match &self.cf {
+            None => self.db.merge(k, v),
+            Some(c) => self.db.merge_cf(c, k, v),
+        }
+    }
+
+    fn single_delete(&self, k: &[u8]) -> shale::Result<()> {
+        match &self.cf {
+            None => self.db.single_delete(k),
+            Some(c) => self.db.single_delete_cf(c, k),
         }
     }
 
@@ -131,6 +155,71 @@ impl On<'_> {
             Some(c) => b.delete_cf(c, k),
         }
     }
+
+    fn batch_merge(&self, b: &mut WriteBatch, k: &[u8], v: &[u8]) {
+        match &self.cf {
+            None => b.merge(k, v),
+            Some(c) => b.merge_cf(c, k, v),
+        }
+    }
+
+    fn batch_single_delete(&self, b: &mut WriteBatch, k: &[u8]) {
+        match &self.cf {
+            None => b.single_delete(k),
+            Some(c) => b.single_delete_cf(c, k),
+        }
+    }
+}
+
+/// The compaction filter of the model: `drop...` values of `f` keys are
+/// removed, `up...` ones upper-cased.
+struct ModelFilter;
+
+impl CompactionFilter for ModelFilter {
+    fn name(&self) -> &str {
+        "model"
+    }
+
+    fn filter(&self, _level: usize, key: &[u8], value: &[u8]) -> FilterDecision {
+        if !key.starts_with(b"f") {
+            FilterDecision::Keep
+        } else if value.starts_with(b"drop") {
+            FilterDecision::Remove
+        } else if value.starts_with(b"up") {
+            FilterDecision::ChangeValue(value.to_ascii_uppercase())
+        } else {
+            FilterDecision::Keep
+        }
+    }
+}
+
+/// Entries as a reader must see them whether or not the filter ran: `f`
+/// keys with `drop` values left out, `up` values upper-cased.
+fn norm(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    entries
+        .iter()
+        .filter(|(k, v)| !(k.starts_with(b"f") && v.starts_with(b"drop")))
+        .map(|(k, v)| {
+            if k.starts_with(b"f") {
+                (k.clone(), v.to_ascii_uppercase())
+            } else {
+                (k.clone(), v.clone())
+            }
+        })
+        .collect()
+}
+
+/// A key the filter may have removed.
+fn maybe_filtered(model: &Model, k: &[u8]) -> bool {
+    k.starts_with(b"f") && model.get(k).is_some_and(|v| v.starts_with(b"drop"))
+}
+
+/// The model's merge: string append with `,`.
+fn merged(old: Option<&Vec<u8>>, operand: &[u8]) -> Vec<u8> {
+    match old {
+        Some(v) => [v.as_slice(), b",", operand].concat(),
+        None => operand.to_vec(),
+    }
 }
 
 /// A live family and its model.
@@ -160,6 +249,27 @@ impl Fam {
         self.writes += 1;
         self.model.remove(k);
     }
+
+    fn merge(&mut self, k: &[u8], operand: &[u8]) {
+        self.writes += 1;
+        let v = merged(self.model.get(k), operand);
+        self.model.insert(k.to_vec(), v);
+    }
+
+    /// Live keys the DB must hold (the filter may have removed others).
+    fn sure_keys(&self) -> u64 {
+        self.model
+            .keys()
+            .filter(|k| !maybe_filtered(&self.model, k))
+            .count() as u64
+    }
+}
+
+/// One write of a batch.
+enum Write {
+    Put(Vec<u8>),
+    Merge(Vec<u8>),
+    Delete,
 }
 
 /// A family for the next op: `default` about half the time.
@@ -282,6 +392,10 @@ fn small_options(rng: &mut SmallRng) -> Options {
     // flushes the families pinning the oldest WAL, or the default.
     o.db_write_buffer_size = [0, 96 << 10, 1 << 20][rng.gen_range(0..3)];
     o.max_total_wal_size = [0, 128 << 10, 1 << 20][rng.gen_range(0..3)];
+    o.merge_operator = Some(Arc::new(StringAppendOperator::new(b",")));
+    if rng.gen_bool(0.5) {
+        o.compaction_filter = Some(Arc::new(ModelFilter));
+    }
     o
 }
 
@@ -325,6 +439,10 @@ fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
         // `delayed_write_rate`), or the defaults.
         soft_pending_compaction_bytes_limit: if stalls { 256 << 10 } else { 64 << 30 },
         hard_pending_compaction_bytes_limit: if stalls { 64 << 20 } else { 256 << 30 },
+        merge_operator: Some(Arc::new(StringAppendOperator::new(b","))),
+        compaction_filter: rng
+            .gen_bool(0.5)
+            .then(|| Arc::new(ModelFilter) as Arc<dyn CompactionFilter>),
     };
     o.validate().unwrap();
     o
@@ -386,8 +504,9 @@ fn check_read_at(
         .iter()
         .map(|(k, v)| ((*k).clone(), (*v).clone()))
         .collect();
+    let want_fwd = norm(&want_fwd);
     assert!(
-        got == want_fwd,
+        norm(&got) == want_fwd,
         "{ctx}: bounded forward scan [{lo:?}, {hi:?}) differs"
     );
     let mut back = Vec::new();
@@ -399,7 +518,7 @@ fn check_read_at(
     it.status().unwrap();
     back.reverse();
     assert!(
-        back == want_fwd,
+        norm(&back) == want_fwd,
         "{ctx}: bounded reverse scan [{lo:?}, {hi:?}) differs"
     );
     // multi_get at the same state, with keys inside and outside the data.
@@ -417,11 +536,12 @@ fn check_read_at(
 fn check_iteration(on: &On, model: &Model, rng: &mut SmallRng, seed: u64) {
     let got: Vec<(Vec<u8>, Vec<u8>)> = on.range(..).map(|r| r.unwrap()).collect();
     let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let (got, want) = (norm(&got), norm(&want));
     assert_eq!(got.len(), want.len(), "seed {seed}: scan length");
     assert!(got == want, "seed {seed}: forward scan differs");
-    let back: Vec<(Vec<u8>, Vec<u8>)> = on.range(..).rev().map(|r| r.unwrap()).collect();
-    let want_back: Vec<_> = want.iter().rev().cloned().collect();
-    assert!(back == want_back, "seed {seed}: reverse scan differs");
+    let mut back: Vec<(Vec<u8>, Vec<u8>)> = on.range(..).rev().map(|r| r.unwrap()).collect();
+    back.reverse();
+    assert!(norm(&back) == want, "seed {seed}: reverse scan differs");
 
     // Bounded cursor with random walks.
     for _ in 0..5 {
@@ -566,7 +686,13 @@ fn check_range_kinds(on: &On, model: &Model, rng: &mut SmallRng, seed: u64) {
             v.reverse();
             v
         };
-        let want: Vec<Vec<u8>> = want.into_iter().cloned().collect();
+        let mut got = got;
+        got.retain(|k| !maybe_filtered(model, k));
+        let want: Vec<Vec<u8>> = want
+            .into_iter()
+            .filter(|k| !maybe_filtered(model, k))
+            .cloned()
+            .collect();
         assert!(
             got == want,
             "seed {seed}: range {what} with a={a:?} b={b:?} ({lo:?}, {hi:?})"
@@ -651,7 +777,7 @@ fn create_families(db: &Db, fams: &mut Vec<Fam>, max_id: &mut u32, rng: &mut Sma
             matches!(&r, Err(Error::InvalidArgument(m)) if m.contains(&format!("\"{name}\""))),
             "{ctx}: create_cf of the existing {name:?}: {r:?}"
         );
-        if let Some((k, v)) = f.model.iter().next() {
+        if let Some((k, v)) = f.model.iter().find(|(k, _)| !k.starts_with(b"f")) {
             let got = db.get_cf(&f.cf, k).unwrap().map(|v| v.to_vec());
             assert_eq!(got.as_ref(), Some(v), "{ctx}: {name:?} lost data");
         }
@@ -751,10 +877,17 @@ fn drop_family(
         it.next();
     }
     it.status().unwrap();
-    assert!(got == want, "{ctx}: iterator over dropped {name:?} differs");
+    let want = norm(&want);
+    assert!(
+        norm(&got) == want,
+        "{ctx}: iterator over dropped {name:?} differs"
+    );
     let mut back: Vec<(Vec<u8>, Vec<u8>)> = r.rev().map(|x| x.unwrap()).collect();
     back.reverse();
-    assert!(back == want, "{ctx}: range over dropped {name:?} differs");
+    assert!(
+        norm(&back) == want,
+        "{ctx}: range over dropped {name:?} differs"
+    );
     check_dropped(db, &f.cf, &fams[0], rng, space, ctx);
     dropped.push(f.cf);
     if dropped.len() > 3 {
@@ -810,9 +943,9 @@ fn check_properties(
         );
         let keys = num("shale.estimate-num-keys");
         assert!(
-            f.model.len() as u64 <= keys && keys <= f.writes,
+            f.sure_keys() <= keys && keys <= f.writes,
             "{ctx}: {name:?}: estimate-num-keys {keys}: {} live keys, {} writes",
-            f.model.len(),
+            f.sure_keys(),
             f.writes
         );
         if exact {
@@ -922,7 +1055,7 @@ fn run_seed(seed: u64, ops: usize) {
         let ctx = format!("seed {seed} op {i}");
         let f = pick(&mut rng, &fams);
         let o = on(&db, &mut rng, &fams[f]);
-        match rng.gen_range(0..104) {
+        match rng.gen_range(0..110) {
             0..=39 => {
                 let (k, v) = (write_key(&mut rng, space, &mut window), value(&mut rng));
                 o.put(&k, &v).unwrap();
@@ -939,18 +1072,26 @@ fn run_seed(seed: u64, ops: usize) {
                 // names a dropped family too, and must fail whole.
                 let s0 = rng.gen_bool(0.5).then(|| db.snapshot());
                 let mut b = WriteBatch::new();
-                let mut writes: Vec<(usize, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+                let mut writes: Vec<(usize, Vec<u8>, Write)> = Vec::new();
                 for _ in 0..rng.gen_range(1..10) {
                     let g = pick(&mut rng, &fams);
                     let og = on(&db, &mut rng, &fams[g]);
                     let k = write_key(&mut rng, space, &mut window);
-                    if rng.gen_bool(0.7) {
-                        let v = value(&mut rng);
-                        og.batch_put(&mut b, &k, &v);
-                        writes.push((g, k, Some(v)));
-                    } else {
-                        og.batch_delete(&mut b, &k);
-                        writes.push((g, k, None));
+                    match rng.gen_range(0..10) {
+                        0..=5 => {
+                            let v = value(&mut rng);
+                            og.batch_put(&mut b, &k, &v);
+                            writes.push((g, k, Write::Put(v)));
+                        }
+                        6..=7 => {
+                            let v = value(&mut rng);
+                            og.batch_merge(&mut b, &k, &v);
+                            writes.push((g, k, Write::Merge(v)));
+                        }
+                        _ => {
+                            og.batch_delete(&mut b, &k);
+                            writes.push((g, k, Write::Delete));
+                        }
                     }
                 }
                 let poison = !dropped.is_empty() && rng.gen_bool(0.05);
@@ -975,10 +1116,11 @@ fn run_seed(seed: u64, ops: usize) {
                     );
                 } else {
                     r.unwrap();
-                    for (g, k, v) in &writes {
-                        match v {
-                            Some(v) => fams[*g].put(k.clone(), v.clone()),
-                            None => fams[*g].delete(k),
+                    for (g, k, w) in &writes {
+                        match w {
+                            Write::Put(v) => fams[*g].put(k.clone(), v.clone()),
+                            Write::Merge(v) => fams[*g].merge(k, v),
+                            Write::Delete => fams[*g].delete(k),
                         }
                     }
                 }
@@ -1062,18 +1204,19 @@ fn run_seed(seed: u64, ops: usize) {
                     check_read_at(&o, m, &mut ro, &mut rng, space, &ctx);
                     let mut it = o.iter(&ro);
                     it.seek_to_first();
-                    let mut n = 0;
-                    let mut mi = m.iter();
-                    while it.valid() && n < 50 {
-                        let (mk, mv) = mi.next().expect("model shorter than snapshot iterator");
-                        assert_eq!(
-                            (it.key(), it.value()),
-                            (mk.as_slice(), mv.as_slice()),
-                            "{ctx}: snapshot iter"
-                        );
+                    let mut got = Vec::new();
+                    while it.valid() && got.len() < 50 {
+                        got.push((it.key().to_vec(), it.value().to_vec()));
                         it.next();
-                        n += 1;
                     }
+                    it.status().unwrap();
+                    let want: Vec<(Vec<u8>, Vec<u8>)> =
+                        m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    let (got, want) = (norm(&got), norm(&want));
+                    assert!(
+                        want.starts_with(&got),
+                        "{ctx}: snapshot iter differs from the model"
+                    );
                 }
             }
             91..=92 => o.flush().unwrap(),
@@ -1133,7 +1276,10 @@ fn run_seed(seed: u64, ops: usize) {
                 }
                 back.reverse();
                 front.extend(back);
-                assert!(front == want, "{ctx}: range from both ends differs");
+                assert!(
+                    norm(&front) == norm(&want),
+                    "{ctx}: range from both ends differs"
+                );
             }
             97 => {
                 let wo = WriteOptions {
@@ -1145,6 +1291,54 @@ fn run_seed(seed: u64, ops: usize) {
                 o.batch_put(&mut b, &k, &v);
                 db.write(b, &wo).unwrap();
                 fams[f].put(k, v);
+            }
+            104..=106 => {
+                let k = write_key(&mut rng, space, &mut window);
+                let v = value(&mut rng);
+                o.merge(&k, &v).unwrap();
+                fams[f].merge(&k, &v);
+            }
+            107 => {
+                // `s` keys alternate: written once, then single-deleted.
+                let k = format!("s{:04}", rng.gen_range(0..60)).into_bytes();
+                let present = fams[f].model.contains_key(&k);
+                let in_batch = rng.gen_bool(0.3);
+                let mut b = WriteBatch::new();
+                if present {
+                    if in_batch {
+                        o.batch_single_delete(&mut b, &k);
+                        db.write(b, &WriteOptions::default()).unwrap();
+                    } else {
+                        o.single_delete(&k).unwrap();
+                    }
+                    fams[f].delete(&k);
+                } else {
+                    let v = value(&mut rng);
+                    if in_batch {
+                        o.batch_put(&mut b, &k, &v);
+                        db.write(b, &WriteOptions::default()).unwrap();
+                    } else {
+                        o.put(&k, &v).unwrap();
+                    }
+                    fams[f].put(k, v);
+                }
+            }
+            108..=109 => {
+                // `f` keys: values the compaction filter rewrites.
+                let k = format!("f{:04}", rng.gen_range(0..80)).into_bytes();
+                let tail = value(&mut rng);
+                let v = match rng.gen_range(0..3) {
+                    0 => [&b"drop"[..], &tail].concat(),
+                    1 => [&b"up"[..], &tail].concat(),
+                    _ => [&b"x"[..], &tail].concat(),
+                };
+                if rng.gen_bool(0.2) {
+                    o.delete(&k).unwrap();
+                    fams[f].delete(&k);
+                } else {
+                    o.put(&k, &v).unwrap();
+                    fams[f].put(k, v);
+                }
             }
             100 => create_families(&db, &mut fams, &mut max_id, &mut rng, &ctx),
             101 => drop_family(&db, &mut fams, &mut dropped, &mut rng, space, &ctx),

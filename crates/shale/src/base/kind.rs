@@ -4,7 +4,7 @@
 //! FROZEN: these discriminants are on disk (WAL, SST, MANIFEST). Never
 //! renumber them; add new kinds with new numbers. They match RocksDB's
 //! `ValueType` numbering so that dumps read the same to RocksDB users.
-//! Reserved for later features: Merge, SingleDeletion, RangeDeletion, BlobIndex.
+//! Reserved for later features: RangeDeletion, BlobIndex.
 
 /// What an internal-key entry means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -14,9 +14,10 @@ pub(crate) enum ValueKind {
     Deletion = 0x0,
     /// A plain value.
     Value = 0x1,
-    /// A merge operand (reserved: not yet written).
+    /// A merge operand, combined by the family's merge operator.
     Merge = 0x2,
-    /// A single-deletion tombstone (reserved).
+    /// A single-deletion tombstone: deletes a key written once; it and
+    /// that value vanish together at the first compaction that sees both.
     SingleDeletion = 0x7,
     /// A range tombstone (reserved).
     RangeDeletion = 0xF,
@@ -43,7 +44,10 @@ impl ValueKind {
     /// Kinds this version of the engine can write and read back.
     #[inline]
     pub(crate) fn is_supported(self) -> bool {
-        matches!(self, ValueKind::Deletion | ValueKind::Value)
+        matches!(
+            self,
+            ValueKind::Deletion | ValueKind::Value | ValueKind::Merge | ValueKind::SingleDeletion
+        )
     }
 }
 
@@ -66,6 +70,7 @@ mod tests {
         assert_eq!(ValueKind::Value as u8, 1);
         assert_eq!(ValueKind::Deletion as u8, 0);
         assert_eq!(ValueKind::from_u8(0x42), None);
-        assert!(!ValueKind::Merge.is_supported());
+        assert!(ValueKind::Merge.is_supported());
+        assert!(!ValueKind::RangeDeletion.is_supported());
     }
 }

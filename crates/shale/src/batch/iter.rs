@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 /// One decoded record of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BatchEntry<'a> {
-    /// `Value` or `Deletion`.
+    /// `Value`, `Deletion`, `Merge` or `SingleDeletion`.
     pub kind: ValueKind,
     /// Column family id (0 = default).
     pub cf: u32,
@@ -94,6 +94,10 @@ impl<'a> Iterator for BatchIter<'a> {
             tag::DELETION => (ValueKind::Deletion, false),
             tag::CF_VALUE => (ValueKind::Value, true),
             tag::CF_DELETION => (ValueKind::Deletion, true),
+            tag::MERGE => (ValueKind::Merge, false),
+            tag::CF_MERGE => (ValueKind::Merge, true),
+            tag::SINGLE_DELETION => (ValueKind::SingleDeletion, false),
+            tag::CF_SINGLE_DELETION => (ValueKind::SingleDeletion, true),
             t => return self.fail(rec_off, format!("unknown record tag 0x{t:02x}")),
         };
         let mut cur = body;
@@ -108,7 +112,7 @@ impl<'a> Iterator for BatchIter<'a> {
         let Some(key) = get_length_prefixed(&mut cur) else {
             return self.fail(rec_off, "truncated or bad key".into());
         };
-        let value: &'a [u8] = if kind == ValueKind::Value {
+        let value: &'a [u8] = if matches!(kind, ValueKind::Value | ValueKind::Merge) {
             match get_length_prefixed(&mut cur) {
                 Some(v) => v,
                 None => return self.fail(rec_off, "truncated or bad value".into()),

@@ -9,6 +9,8 @@
 //!          | 0x0 key                  delete, default column family
 //!          | 0x5 cf:varint32 key value put, column family `cf`
 //!          | 0x4 cf:varint32 key      delete, column family `cf`
+//!          | 0x2 key value / 0x6 cf key value   merge operand
+//!          | 0x7 key / 0x8 cf key                single delete
 //! key, value := varint32 length ++ bytes
 //! ```
 //!
@@ -46,6 +48,15 @@ pub(crate) mod tag {
     pub(crate) const CF_DELETION: u8 = 0x4;
     /// Value in a column family named by a varint32 id.
     pub(crate) const CF_VALUE: u8 = 0x5;
+    /// Merge operand in the default column family (`ValueKind::Merge`).
+    pub(crate) const MERGE: u8 = 0x2;
+    /// Merge operand in a column family named by a varint32 id.
+    pub(crate) const CF_MERGE: u8 = 0x6;
+    /// Single deletion in the default column family
+    /// (`ValueKind::SingleDeletion`).
+    pub(crate) const SINGLE_DELETION: u8 = 0x7;
+    /// Single deletion in a column family named by a varint32 id.
+    pub(crate) const CF_SINGLE_DELETION: u8 = 0x8;
 }
 
 /// The `file` named by corruption errors of the batch decoder before a

@@ -39,6 +39,9 @@ pub struct WriteBatch {
     /// The DB instance of the family handles `put_cf` / `delete_cf` were
     /// given (checked by the write: a handle of another DB is refused).
     owner: Owner,
+    /// Some record may be a merge operand (the write checks that its
+    /// family has a merge operator).
+    merges: bool,
 }
 
 /// Which open DB the handles a batch was built with belong to.
@@ -89,6 +92,7 @@ impl WriteBatch {
             rep: vec![0; BATCH_HEADER_LEN],
             other_families: false,
             owner: Owner::Any,
+            merges: false,
         }
     }
 
@@ -100,6 +104,7 @@ impl WriteBatch {
             rep: Vec::new(),
             other_families: false,
             owner: Owner::Any,
+            merges: false,
         }
     }
 
@@ -112,6 +117,7 @@ impl WriteBatch {
             rep,
             other_families: false,
             owner: Owner::Any,
+            merges: false,
         }
     }
 
@@ -153,6 +159,49 @@ impl WriteBatch {
         self.delete_in(cf.column_family_id(), key);
     }
 
+    /// Adds a merge operand for `key` (default column family): reads
+    /// combine it with the key's value through the family's merge operator.
+    /// Writing it to a family without one fails with `InvalidArgument`.
+    ///
+    /// # Panics
+    /// As [`WriteBatch::put`].
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) {
+        self.merges = true;
+        self.record_in(0, tag::MERGE, key, Some(operand));
+    }
+
+    /// Adds a merge operand in column family `cf` (see `merge`, `put_cf`).
+    ///
+    /// # Panics
+    /// As [`WriteBatch::put`].
+    pub fn merge_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8], operand: &[u8]) {
+        self.note_owner(cf.db_instance());
+        self.merges = true;
+        self.record_in(cf.column_family_id(), tag::MERGE, key, Some(operand));
+    }
+
+    /// Adds a single deletion of `key` (default column family), RocksDB's
+    /// `SingleDelete`: for a key written exactly once (one put, no merges)
+    /// since it was last deleted. The tombstone and the value vanish
+    /// together at the first compaction that sees both. Anything else is
+    /// undefined (a compaction that meets a misuse counts it in the
+    /// `shale.single-delete-mismatches` property).
+    ///
+    /// # Panics
+    /// As [`WriteBatch::delete`].
+    pub fn single_delete(&mut self, key: &[u8]) {
+        self.record_in(0, tag::SINGLE_DELETION, key, None);
+    }
+
+    /// Adds a single deletion in column family `cf` (see `single_delete`).
+    ///
+    /// # Panics
+    /// As [`WriteBatch::delete`].
+    pub fn single_delete_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8]) {
+        self.note_owner(cf.db_instance());
+        self.record_in(cf.column_family_id(), tag::SINGLE_DELETION, key, None);
+    }
+
     fn note_owner(&mut self, instance: Option<u64>) {
         if let Some(i) = instance {
             self.owner = match self.owner {
@@ -168,6 +217,11 @@ impl WriteBatch {
         self.owner
     }
 
+    /// True if some record may be a merge operand.
+    pub(crate) fn has_merges(&self) -> bool {
+        self.merges
+    }
+
     /// True if some record may name a family other than the default.
     pub(crate) fn names_other_families(&self) -> bool {
         self.other_families
@@ -180,6 +234,7 @@ impl WriteBatch {
         self.rep.resize(BATCH_HEADER_LEN, 0);
         self.other_families = false;
         self.owner = Owner::Any;
+        self.merges = false;
     }
 
     /// Number of entries (puts and deletes).
@@ -201,33 +256,40 @@ impl WriteBatch {
     /// Adds a put in column family `cf` (0 = default, written with the
     /// plain tag).
     pub(crate) fn put_in(&mut self, cf: u32, key: &[u8], value: &[u8]) {
-        check_len(key, "key");
-        check_len(value, "value");
-        self.bump_count();
-        if cf == 0 {
-            self.rep.push(tag::VALUE);
-        } else {
-            self.other_families = true;
-            self.rep.push(tag::CF_VALUE);
-            put_varint32(&mut self.rep, cf);
-        }
-        put_length_prefixed(&mut self.rep, key);
-        put_length_prefixed(&mut self.rep, value);
+        self.record_in(cf, tag::VALUE, key, Some(value));
     }
 
     /// Adds a deletion in column family `cf` (0 = default, written with the
     /// plain tag).
     pub(crate) fn delete_in(&mut self, cf: u32, key: &[u8]) {
+        self.record_in(cf, tag::DELETION, key, None);
+    }
+
+    /// Adds one record: `plain_tag` (the default family's tag) becomes its
+    /// column-family form (RocksDB's: `VALUE` 0x1 -> 0x5, `DELETION` 0x0 ->
+    /// 0x4, `MERGE` 0x2 -> 0x6, `SINGLE_DELETION` 0x7 -> 0x8) for `cf != 0`.
+    fn record_in(&mut self, cf: u32, plain_tag: u8, key: &[u8], value: Option<&[u8]>) {
         check_len(key, "key");
+        if let Some(v) = value {
+            check_len(v, "value");
+        }
         self.bump_count();
         if cf == 0 {
-            self.rep.push(tag::DELETION);
+            self.rep.push(plain_tag);
         } else {
             self.other_families = true;
-            self.rep.push(tag::CF_DELETION);
+            self.rep.push(match plain_tag {
+                tag::VALUE => tag::CF_VALUE,
+                tag::DELETION => tag::CF_DELETION,
+                tag::MERGE => tag::CF_MERGE,
+                _ => tag::CF_SINGLE_DELETION,
+            });
             put_varint32(&mut self.rep, cf);
         }
         put_length_prefixed(&mut self.rep, key);
+        if let Some(v) = value {
+            put_length_prefixed(&mut self.rep, v);
+        }
     }
 
     /// Sequence number of the first entry (entry `i` gets `sequence() + i`).
@@ -292,6 +354,7 @@ impl WriteBatch {
             rep: data,
             other_families: true,
             owner: Owner::Any,
+            merges: true,
         })
     }
 
@@ -430,6 +493,37 @@ mod tests {
     }
 
     #[test]
+    fn golden_bytes_merge_and_single_delete() {
+        let mut b = WriteBatch::new();
+        b.merge(b"m", b"+1");
+        b.merge_cf(&7u32, b"n", b"x");
+        b.single_delete(b"s");
+        b.single_delete_cf(&300u32, b"t");
+        let expect: Vec<u8> = vec![
+            0, 0, 0, 0, 0, 0, 0, 0, // sequence
+            4, 0, 0, 0, // count
+            0x2, 1, b'm', 2, b'+', b'1', // merge m +1
+            0x6, 7, 1, b'n', 1, b'x', // merge cf 7 n x
+            0x7, 1, b's', // single delete s
+            0x8, 0xac, 0x02, 1, b't', // single delete cf 300 t
+        ];
+        assert_eq!(b.data(), &expect[..]);
+        assert!(b.has_merges());
+        let got = collect(&b).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (ValueKind::Merge, 0, b"m".to_vec(), b"+1".to_vec()),
+                (ValueKind::Merge, 7, b"n".to_vec(), b"x".to_vec()),
+                (ValueKind::SingleDeletion, 0, b"s".to_vec(), vec![]),
+                (ValueKind::SingleDeletion, 300, b"t".to_vec(), vec![]),
+            ]
+        );
+        b.clear();
+        assert!(!b.has_merges());
+    }
+
+    #[test]
     fn roundtrip_through_bytes() {
         let mut b = WriteBatch::with_capacity(3);
         assert!(b.is_empty());
@@ -512,7 +606,14 @@ mod tests {
         for t in 0..=255u8 {
             if matches!(
                 t,
-                tag::DELETION | tag::VALUE | tag::CF_DELETION | tag::CF_VALUE
+                tag::DELETION
+                    | tag::VALUE
+                    | tag::CF_DELETION
+                    | tag::CF_VALUE
+                    | tag::MERGE
+                    | tag::CF_MERGE
+                    | tag::SINGLE_DELETION
+                    | tag::CF_SINGLE_DELETION
             ) {
                 continue;
             }

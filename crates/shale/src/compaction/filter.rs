@@ -1,4 +1,6 @@
-//! Which entries of a sorted stream a flush or compaction keeps.
+//! Which entries of a sorted stream a flush or compaction writes, and what
+//! they become: [`EntryFilter`] pulls entries from the merged input and
+//! positions on each entry to write.
 //!
 //! Rules (RocksDB's, with snapshot stripes): for each user key, entries come
 //! newest first. A *stripe* is the set of sequence numbers between two
@@ -7,9 +9,28 @@
 //! the same stripe are dropped (nobody can see them). A tombstone is dropped
 //! too when every snapshot sees it (it lies in the oldest stripe) and no
 //! older data for the key can exist below the output level.
+//!
+//! Within one stripe, the newest entry may also be rewritten:
+//! - **Merge operands** are collected down to the key's value or tombstone
+//!   in the same stripe and replaced by one value (full merge). Without a
+//!   base, they are fully merged when nothing older can exist (end of the
+//!   key in the input and no data below the output level), else combined
+//!   into one operand by the operator's partial merge, else kept as they
+//!   are. A failed merge keeps every operand and the base unchanged.
+//! - **A single delete** meeting a value in its stripe drops both; one
+//!   meeting anything else counts a mismatch (misuse) and stays.
+//! - **The user's compaction filter** sees values (and merge results) of
+//!   the newest stripe only, which no snapshot can read: `Remove` turns the
+//!   value into a tombstone, `ChangeValue` replaces it.
 
-use crate::base::{parse_internal_key, SeqNo, ValueKind};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::base::{parse_internal_key, SeqNo, ValueKind, TRAILER_LEN};
+use crate::compaction::user_filter::{CompactionFilter, FilterDecision};
 use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::merge::MergeOperator;
 
 /// Decides, per key, whether data may exist below the output level.
 pub(crate) type BaseLevelCheck<'a> = Box<dyn Fn(&[u8]) -> bool + Send + 'a>;
@@ -19,19 +40,39 @@ pub(crate) struct EntryFilter<'a> {
     snapshots: Vec<SeqNo>,
     /// Returns true when no data for the user key exists below the output.
     is_base_level: Option<BaseLevelCheck<'a>>,
+    merge_op: Option<Arc<dyn MergeOperator>>,
+    user_filter: Option<(Arc<dyn CompactionFilter>, usize)>,
     cur_key: Vec<u8>,
     has_cur: bool,
     last_stripe: usize,
-    /// Entries seen / dropped.
+    /// A single delete and its value were dropped for `cur_key`: another
+    /// entry of the key in that stripe is a misuse.
+    after_single_delete: bool,
+    /// The entry to write is the input's current one (else `out`).
+    on_input: bool,
+    out: (Vec<u8>, Vec<u8>),
+    /// Rewritten entries still to hand out, in order.
+    pending: VecDeque<(Vec<u8>, Vec<u8>)>,
+    /// Entries read / not written.
     pub keys_in: u64,
     pub keys_dropped: u64,
+    /// Merges that failed (operands kept), single-delete misuses met, and
+    /// values the user's filter removed or changed.
+    pub merge_failures: u64,
+    pub single_delete_mismatches: u64,
+    pub filtered: u64,
 }
 
-/// What to do with one entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Decision {
-    Keep,
-    Drop,
+/// `ikey` with its kind byte replaced.
+fn with_kind(ikey: &[u8], kind: ValueKind) -> Vec<u8> {
+    let mut k = ikey.to_vec();
+    let at = k.len() - TRAILER_LEN;
+    k[at] = kind as u8;
+    k
+}
+
+fn malformed(file: &str) -> Error {
+    Error::corruption(file, 0, "malformed internal key in compaction input")
 }
 
 impl<'a> EntryFilter<'a> {
@@ -46,49 +87,299 @@ impl<'a> EntryFilter<'a> {
         EntryFilter {
             snapshots,
             is_base_level,
+            merge_op: None,
+            user_filter: None,
             cur_key: Vec::new(),
             has_cur: false,
             last_stripe: 0,
+            after_single_delete: false,
+            on_input: false,
+            out: (Vec::new(), Vec::new()),
+            pending: VecDeque::new(),
             keys_in: 0,
             keys_dropped: 0,
+            merge_failures: 0,
+            single_delete_mismatches: 0,
+            filtered: 0,
         }
+    }
+
+    /// Combines merge operands with `op` (none: operands pass unchanged).
+    pub(crate) fn with_merge_operator(mut self, op: Option<Arc<dyn MergeOperator>>) -> Self {
+        self.merge_op = op;
+        self
+    }
+
+    /// Asks `filter` about values written to `level`.
+    pub(crate) fn with_user_filter(
+        mut self,
+        filter: Option<Arc<dyn CompactionFilter>>,
+        level: usize,
+    ) -> Self {
+        self.user_filter = filter.map(|f| (f, level));
+        self
     }
 
     fn stripe(&self, seq: SeqNo) -> usize {
         self.snapshots.partition_point(|&s| s < seq)
     }
 
-    /// Decides for the next entry (internal keys must arrive in order).
-    pub(crate) fn decide(&mut self, ikey: &[u8], file: &str) -> Result<Decision> {
-        self.keys_in += 1;
-        let Some(p) = parse_internal_key(ikey) else {
-            return Err(Error::corruption(
-                file,
-                0,
-                "malformed internal key in compaction input",
-            ));
-        };
-        let stripe = self.stripe(p.seq);
-        let first_of_key = !self.has_cur || self.cur_key.as_slice() != p.user_key;
-        if first_of_key {
-            self.cur_key.clear();
-            self.cur_key.extend_from_slice(p.user_key);
-            self.has_cur = true;
-        } else if stripe == self.last_stripe {
-            // Shadowed by a newer entry that every reader of this stripe sees.
-            self.keys_dropped += 1;
-            return Ok(Decision::Drop);
+    /// A tombstone of `cur_key` in `stripe` can go: every snapshot sees it
+    /// and nothing older lies below.
+    fn drops_tombstone(&self, stripe: usize) -> bool {
+        stripe == 0
+            && self
+                .is_base_level
+                .as_ref()
+                .is_some_and(|check| check(&self.cur_key))
+    }
+
+    /// The entry to write, once [`EntryFilter::advance`] returned true.
+    pub(crate) fn entry<'s>(&'s self, input: &'s dyn InternalIterator) -> (&'s [u8], &'s [u8]) {
+        if self.on_input {
+            (input.key(), input.value())
+        } else {
+            (&self.out.0, &self.out.1)
         }
-        self.last_stripe = stripe;
-        if p.kind == ValueKind::Deletion && stripe == 0 {
-            if let Some(check) = &self.is_base_level {
-                if check(p.user_key) {
+    }
+
+    /// Moves to the next entry to write (reading `input`, which must be
+    /// positioned at its start on the first call); false at the end.
+    pub(crate) fn advance(&mut self, input: &mut dyn InternalIterator, file: &str) -> Result<bool> {
+        if self.on_input {
+            self.on_input = false;
+            input.next();
+        }
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                self.out = e;
+                return Ok(true);
+            }
+            if !input.valid() {
+                input.status()?;
+                return Ok(false);
+            }
+            let ikey = input.key();
+            let Some(p) = parse_internal_key(ikey) else {
+                return Err(malformed(file));
+            };
+            self.keys_in += 1;
+            let stripe = self.stripe(p.seq);
+            let first_of_key = !self.has_cur || self.cur_key.as_slice() != p.user_key;
+            if first_of_key {
+                self.cur_key.clear();
+                self.cur_key.extend_from_slice(p.user_key);
+                self.has_cur = true;
+                self.after_single_delete = false;
+            } else if stripe == self.last_stripe {
+                if std::mem::take(&mut self.after_single_delete) {
+                    // A single delete and its value vanished as if never
+                    // written: this entry is the newest of the stripe now.
+                    // Only another single delete keeps the contract (a
+                    // value means the key was written twice).
+                    if p.kind != ValueKind::SingleDeletion {
+                        self.single_delete_mismatches += 1;
+                    }
+                } else if p.kind != ValueKind::SingleDeletion || self.drops_tombstone(stripe) {
+                    // Shadowed by a newer entry that every reader of this
+                    // stripe sees.
                     self.keys_dropped += 1;
-                    return Ok(Decision::Drop);
+                    input.next();
+                    continue;
+                }
+                // Else a single delete under a newer value: it still
+                // deletes the value written before it, perhaps below the
+                // output level, which must not come back when the newer
+                // value is single-deleted in turn.
+            }
+            self.last_stripe = stripe;
+            let top = stripe == self.snapshots.len();
+            match p.kind {
+                ValueKind::Value => {
+                    if top && self.user_filter.is_some() {
+                        let (ikey, value) = (ikey.to_vec(), input.value().to_vec());
+                        input.next();
+                        self.write_filtered(ikey, value, stripe);
+                        continue;
+                    }
+                    self.on_input = true;
+                    return Ok(true);
+                }
+                ValueKind::Deletion => {
+                    if self.drops_tombstone(stripe) {
+                        self.keys_dropped += 1;
+                        input.next();
+                        continue;
+                    }
+                    self.on_input = true;
+                    return Ok(true);
+                }
+                ValueKind::SingleDeletion => self.single_delete(input, stripe, file)?,
+                ValueKind::Merge => self.merge(input, stripe, top, file)?,
+                other => {
+                    return Err(Error::NotSupported(format!(
+                        "value kind {other:?} in {file}"
+                    )))
                 }
             }
         }
-        Ok(Decision::Keep)
+    }
+
+    /// Queues a value of the newest stripe after asking the user's filter.
+    fn write_filtered(&mut self, ikey: Vec<u8>, value: Vec<u8>, stripe: usize) {
+        let decision = match &self.user_filter {
+            Some((f, level)) => f.filter(*level, &self.cur_key, &value),
+            None => FilterDecision::Keep,
+        };
+        match decision {
+            FilterDecision::Keep => self.pending.push_back((ikey, value)),
+            FilterDecision::ChangeValue(v) => {
+                self.filtered += 1;
+                self.pending.push_back((ikey, v));
+            }
+            FilterDecision::Remove => {
+                self.filtered += 1;
+                if self.drops_tombstone(stripe) {
+                    self.keys_dropped += 1;
+                } else {
+                    self.pending
+                        .push_back((with_kind(&ikey, ValueKind::Deletion), Vec::new()));
+                }
+            }
+        }
+    }
+
+    /// On a single delete (the newest entry of its stripe): drops it with
+    /// the value it deletes, or where nothing lies below, or queues it.
+    fn single_delete(
+        &mut self,
+        input: &mut dyn InternalIterator,
+        stripe: usize,
+        file: &str,
+    ) -> Result<()> {
+        let sd = input.key().to_vec();
+        input.next();
+        let mut next_of_key = None;
+        if input.valid() {
+            let p = parse_internal_key(input.key()).ok_or_else(|| malformed(file))?;
+            if p.user_key == self.cur_key.as_slice() {
+                next_of_key = Some((p.kind, self.stripe(p.seq)));
+            }
+        } else {
+            input.status()?;
+        }
+        match next_of_key {
+            Some((ValueKind::Value, s)) if s == stripe => {
+                // The value it deletes: both go.
+                self.keys_in += 1;
+                self.keys_dropped += 2;
+                self.after_single_delete = true;
+                input.next();
+            }
+            Some((_, s)) if s == stripe => {
+                // A tombstone, a merge or another single delete under it:
+                // not RocksDB's contract. Keep it (the entry below is
+                // shadowed).
+                self.single_delete_mismatches += 1;
+                self.pending.push_back((sd, Vec::new()));
+            }
+            // A snapshot sees the value below: keep the tombstone.
+            Some(_) => self.pending.push_back((sd, Vec::new())),
+            None if self.drops_tombstone(stripe) => self.keys_dropped += 1,
+            None => self.pending.push_back((sd, Vec::new())),
+        }
+        Ok(())
+    }
+
+    /// On a merge operand (the newest entry of its stripe): collects the
+    /// stripe's operands and base, and queues what replaces them.
+    fn merge(
+        &mut self,
+        input: &mut dyn InternalIterator,
+        stripe: usize,
+        top: bool,
+        file: &str,
+    ) -> Result<()> {
+        // Operands newest first, with their internal keys.
+        let mut operands = vec![(input.key().to_vec(), input.value().to_vec())];
+        input.next();
+        // The entry ending the stack in this stripe: a value or tombstone.
+        let mut base: Option<(Vec<u8>, ValueKind, Vec<u8>)> = None;
+        let mut end_of_key = false;
+        loop {
+            if !input.valid() {
+                input.status()?;
+                end_of_key = true;
+                break;
+            }
+            let p = parse_internal_key(input.key()).ok_or_else(|| malformed(file))?;
+            if p.user_key != self.cur_key.as_slice() {
+                end_of_key = true;
+                break;
+            }
+            if self.stripe(p.seq) != stripe {
+                break;
+            }
+            self.keys_in += 1;
+            match p.kind {
+                ValueKind::Merge => {
+                    operands.push((input.key().to_vec(), input.value().to_vec()));
+                }
+                ValueKind::Value | ValueKind::Deletion | ValueKind::SingleDeletion => {
+                    base = Some((input.key().to_vec(), p.kind, input.value().to_vec()));
+                    input.next();
+                    break;
+                }
+                other => {
+                    return Err(Error::NotSupported(format!(
+                        "value kind {other:?} in {file}"
+                    )))
+                }
+            }
+            input.next();
+        }
+        let consumed = operands.len() as u64 + u64::from(base.is_some());
+        let written_before = self.pending.len();
+        let full = match &base {
+            Some((_, kind, v)) => Some((*kind == ValueKind::Value).then_some(v.as_slice())),
+            None if end_of_key && self.drops_tombstone(0) => Some(None),
+            None => None,
+        };
+        let head = operands[0].0.clone();
+        let ops: Vec<&[u8]> = operands.iter().rev().map(|(_, v)| v.as_slice()).collect();
+        match (full, &self.merge_op) {
+            (Some(existing), Some(op)) => match op.full_merge(&self.cur_key, existing, &ops) {
+                Ok(v) => {
+                    let ikey = with_kind(&head, ValueKind::Value);
+                    if top && self.user_filter.is_some() {
+                        self.write_filtered(ikey, v, stripe);
+                    } else {
+                        self.pending.push_back((ikey, v));
+                    }
+                }
+                Err(_) => {
+                    self.merge_failures += 1;
+                    self.pending.extend(operands);
+                    if let Some((k, _, v)) = base {
+                        self.pending.push_back((k, v));
+                    }
+                }
+            },
+            (None, Some(op)) if ops.len() > 1 => match op.partial_merge(&self.cur_key, &ops) {
+                Some(v) => self.pending.push_back((head, v)),
+                None => self.pending.extend(operands),
+            },
+            // One operand and no base, or no operator: as they are.
+            _ => {
+                self.pending.extend(operands);
+                if let Some((k, _, v)) = base {
+                    self.pending.push_back((k, v));
+                }
+            }
+        }
+        let written = (self.pending.len() - written_before) as u64;
+        self.keys_dropped += consumed.saturating_sub(written);
+        Ok(())
     }
 }
 
@@ -96,6 +387,8 @@ impl<'a> EntryFilter<'a> {
 mod tests {
     use super::*;
     use crate::base::make_internal_key;
+    use crate::iter::level::tests::VecIter;
+    use crate::merge::{StringAppendOperator, UInt64AddOperator};
 
     fn ik(k: &str, s: u64, kind: ValueKind) -> Vec<u8> {
         let mut v = Vec::new();
@@ -103,16 +396,45 @@ mod tests {
         v
     }
 
+    /// Runs `entries` (in internal-key order) through `f`: what is written,
+    /// as (key, seq, kind, value).
+    fn run_full(
+        f: &mut EntryFilter,
+        entries: &[(&str, u64, ValueKind, &str)],
+    ) -> Vec<(String, u64, ValueKind, String)> {
+        let mut it = VecIter::new(
+            entries
+                .iter()
+                .map(|(k, s, kind, v)| (ik(k, *s, *kind), v.as_bytes().to_vec()))
+                .collect(),
+        );
+        it.seek_to_first();
+        let mut out = Vec::new();
+        while f.advance(&mut it, "t").unwrap() {
+            let (k, v) = f.entry(&it);
+            let p = parse_internal_key(k).unwrap();
+            out.push((
+                String::from_utf8(p.user_key.to_vec()).unwrap(),
+                p.seq,
+                p.kind,
+                String::from_utf8_lossy(v).into_owned(),
+            ));
+        }
+        out
+    }
+
     fn run(f: &mut EntryFilter, entries: &[(&str, u64, ValueKind)]) -> Vec<u64> {
-        entries
+        let e: Vec<(&str, u64, ValueKind, &str)> = entries
             .iter()
-            .filter(|(k, s, kind)| f.decide(&ik(k, *s, *kind), "t").unwrap() == Decision::Keep)
-            .map(|e| e.1)
-            .collect()
+            .map(|(k, s, kind)| (*k, *s, *kind, ""))
+            .collect();
+        run_full(f, &e).into_iter().map(|e| e.1).collect()
     }
 
     const V: ValueKind = ValueKind::Value;
     const D: ValueKind = ValueKind::Deletion;
+    const M: ValueKind = ValueKind::Merge;
+    const SD: ValueKind = ValueKind::SingleDeletion;
 
     #[test]
     fn drops_shadowed_without_snapshots() {
@@ -155,5 +477,192 @@ mod tests {
         // tombstone hides it from newer readers: both stay.
         let mut f = EntryFilter::new(vec![6], Some(Box::new(|_| true)));
         assert_eq!(run(&mut f, &[("a", 9, D), ("a", 5, V)]), vec![9, 5]);
+    }
+
+    fn append() -> Option<Arc<dyn MergeOperator>> {
+        Some(Arc::new(StringAppendOperator::new(b",")))
+    }
+
+    #[test]
+    fn merges_collapse_onto_their_base_within_a_stripe() {
+        let mut f = EntryFilter::new(vec![], None).with_merge_operator(append());
+        let out = run_full(
+            &mut f,
+            &[
+                ("a", 9, M, "c"),
+                ("a", 8, M, "b"),
+                ("a", 5, V, "x"),
+                ("a", 2, V, "old"),
+            ],
+        );
+        assert_eq!(out, vec![("a".into(), 9, V, "x,b,c".into())]);
+        assert_eq!((f.keys_in, f.keys_dropped), (4, 3));
+        // A tombstone base: the merge starts from nothing.
+        let mut f = EntryFilter::new(vec![], None).with_merge_operator(append());
+        let out = run_full(&mut f, &[("a", 9, M, "c"), ("a", 5, D, "")]);
+        assert_eq!(out, vec![("a".into(), 9, V, "c".into())]);
+    }
+
+    #[test]
+    fn merges_without_a_base_are_partial_unless_nothing_lies_below() {
+        let ops = [("a", 9, M, "c"), ("a", 8, M, "b")];
+        // Data may lie below: one combined operand.
+        let mut f = EntryFilter::new(vec![], None).with_merge_operator(append());
+        assert_eq!(
+            run_full(&mut f, &ops),
+            vec![("a".into(), 9, M, "b,c".into())]
+        );
+        // Nothing below: a full merge from nothing.
+        let mut f =
+            EntryFilter::new(vec![], Some(Box::new(|_| true))).with_merge_operator(append());
+        assert_eq!(
+            run_full(&mut f, &ops),
+            vec![("a".into(), 9, V, "b,c".into())]
+        );
+        // No operator: the operands stay as they are.
+        let mut f = EntryFilter::new(vec![], Some(Box::new(|_| true)));
+        assert_eq!(
+            run_full(&mut f, &ops),
+            vec![
+                ("a".into(), 9, M, "c".into()),
+                ("a".into(), 8, M, "b".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn merges_stop_at_snapshot_stripes() {
+        // A snapshot at 6 reads "x,b": the stripe above keeps its operand.
+        let mut f =
+            EntryFilter::new(vec![6], Some(Box::new(|_| true))).with_merge_operator(append());
+        let out = run_full(
+            &mut f,
+            &[("a", 9, M, "c"), ("a", 5, M, "b"), ("a", 3, V, "x")],
+        );
+        assert_eq!(
+            out,
+            vec![
+                ("a".into(), 9, M, "c".into()),
+                ("a".into(), 5, V, "x,b".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn failed_merges_keep_every_operand_and_the_base() {
+        let add: Option<Arc<dyn MergeOperator>> = Some(Arc::new(UInt64AddOperator));
+        let mut f = EntryFilter::new(vec![], None).with_merge_operator(add);
+        let out = run_full(&mut f, &[("a", 9, M, "12345678"), ("a", 5, V, "bad")]);
+        assert_eq!(
+            out,
+            vec![
+                ("a".into(), 9, M, "12345678".into()),
+                ("a".into(), 5, V, "bad".into())
+            ]
+        );
+        assert_eq!(f.merge_failures, 1);
+    }
+
+    #[test]
+    fn single_delete_vanishes_with_its_value() {
+        let mut f = EntryFilter::new(vec![], None);
+        assert_eq!(
+            run(&mut f, &[("a", 9, SD), ("a", 5, V), ("b", 1, V)]),
+            vec![1]
+        );
+        assert_eq!(f.single_delete_mismatches, 0);
+        // A snapshot between them keeps both.
+        let mut f = EntryFilter::new(vec![6], None);
+        assert_eq!(run(&mut f, &[("a", 9, SD), ("a", 5, V)]), vec![9, 5]);
+        // Alone at the base level it goes; above data it stays.
+        let mut f = EntryFilter::new(vec![], Some(Box::new(|_| true)));
+        assert_eq!(run(&mut f, &[("a", 9, SD)]), Vec::<u64>::new());
+        let mut f = EntryFilter::new(vec![], Some(Box::new(|_| false)));
+        assert_eq!(run(&mut f, &[("a", 9, SD)]), vec![9]);
+    }
+
+    #[test]
+    fn single_delete_misuse_is_counted() {
+        // Written twice: the single delete takes one put, the older comes
+        // back (RocksDB: undefined), and the misuse is counted.
+        let mut f = EntryFilter::new(vec![], None);
+        assert_eq!(
+            run(&mut f, &[("a", 9, SD), ("a", 5, V), ("a", 3, V)]),
+            vec![3]
+        );
+        assert_eq!(f.single_delete_mismatches, 1);
+        // Over a tombstone.
+        let mut f = EntryFilter::new(vec![], None);
+        assert_eq!(run(&mut f, &[("a", 9, SD), ("a", 5, D)]), vec![9]);
+        assert_eq!(f.single_delete_mismatches, 1);
+    }
+
+    #[test]
+    fn single_delete_under_a_newer_value_still_deletes_the_older_one() {
+        // put@8, single delete@9, put@10: valid use. The single delete meets
+        // its put here: both go.
+        let mut f = EntryFilter::new(vec![], None);
+        assert_eq!(
+            run(&mut f, &[("a", 10, V), ("a", 9, SD), ("a", 8, V)]),
+            vec![10]
+        );
+        // Its put lies below the output: the single delete must stay, or a
+        // later single delete of put@10 would bring put@8 back.
+        let mut f = EntryFilter::new(vec![], Some(Box::new(|_| false)));
+        assert_eq!(run(&mut f, &[("a", 10, V), ("a", 9, SD)]), vec![10, 9]);
+        // Nothing below: it can go.
+        let mut f = EntryFilter::new(vec![], Some(Box::new(|_| true)));
+        assert_eq!(run(&mut f, &[("a", 10, V), ("a", 9, SD)]), vec![10]);
+        // Then the later single delete: both pairs vanish in one pass, or
+        // the older single delete stays above its put below.
+        let mut f = EntryFilter::new(vec![], None);
+        let all = [("a", 11, SD), ("a", 10, V), ("a", 9, SD), ("a", 8, V)];
+        assert_eq!(run(&mut f, &all), Vec::<u64>::new());
+        assert_eq!(f.single_delete_mismatches, 0);
+        let mut f = EntryFilter::new(vec![], Some(Box::new(|_| false)));
+        assert_eq!(run(&mut f, &all[..3]), vec![9]);
+        assert_eq!(f.single_delete_mismatches, 0);
+    }
+
+    struct Upper;
+    impl CompactionFilter for Upper {
+        fn name(&self) -> &str {
+            "upper"
+        }
+        fn filter(&self, _: usize, _: &[u8], v: &[u8]) -> FilterDecision {
+            match v {
+                b"drop" => FilterDecision::Remove,
+                b"keep" => FilterDecision::Keep,
+                _ => FilterDecision::ChangeValue(v.to_ascii_uppercase()),
+            }
+        }
+    }
+
+    #[test]
+    fn user_filter_sees_only_what_no_snapshot_reads() {
+        let mut f = EntryFilter::new(vec![4], None).with_user_filter(Some(Arc::new(Upper)), 1);
+        let out = run_full(
+            &mut f,
+            &[
+                ("a", 9, V, "abc"),
+                ("a", 3, V, "old"),
+                ("b", 8, V, "drop"),
+                ("b", 2, V, "x"),
+                ("c", 7, V, "keep"),
+                ("d", 1, V, "snap"),
+            ],
+        );
+        assert_eq!(
+            out,
+            vec![
+                ("a".into(), 9, V, "ABC".into()),
+                ("a".into(), 3, V, "old".into()),
+                ("b".into(), 8, D, "".into()),
+                ("b".into(), 2, V, "x".into()),
+                ("c".into(), 7, V, "keep".into()),
+                ("d".into(), 1, V, "snap".into()),
+            ]
+        );
+        assert_eq!(f.filtered, 2);
     }
 }

@@ -28,6 +28,8 @@ use crate::version::{FileMeta, Version, VersionEdit};
 use super::filter::{BaseLevelCheck, EntryFilter};
 use super::output::{write_outputs_cut, GrandparentCutter, OutputSpec, Outputs};
 use super::picker::{key_is_bottommost, Plan};
+use super::user_filter::CompactionFilter;
+use crate::merge::MergeOperator;
 
 /// A compaction ready to run.
 pub(crate) struct CompactionJob<'a> {
@@ -44,6 +46,9 @@ pub(crate) struct CompactionJob<'a> {
     /// Cut outputs at grandparent file boundaries
     /// (`level_compaction_dynamic_file_size`).
     pub align_outputs: bool,
+    /// The family's merge operator and compaction filter.
+    pub merge_op: Option<Arc<dyn MergeOperator>>,
+    pub user_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 /// What `CompactionJob::run` produced.
@@ -103,7 +108,9 @@ impl CompactionJob<'_> {
                 key_is_bottommost(v, output_level, k)
             }))
         };
-        let mut filter = EntryFilter::new(self.snapshots.clone(), check);
+        let mut filter = EntryFilter::new(self.snapshots.clone(), check)
+            .with_merge_operator(self.merge_op.clone())
+            .with_user_filter(self.user_filter.clone(), output_level);
         let mut cutter = GrandparentCutter::new(
             &self.plan.grandparents,
             self.max_grandparent_overlap,

@@ -3,7 +3,7 @@
 //! computation (`job`: inputs → outputs, edit, statistics), and the picker
 //! that chooses what to compact (`picker`, with level targets and scores in
 //! `sizing`), and the split of one job into key ranges run in parallel
-//! (`subcompaction`). The DB runs jobs against its state in db/compaction_runner.rs.
+//! (`subcompaction`), and the user's per-key hook (`user_filter`). The DB runs jobs against its state in db/compaction_runner.rs.
 
 pub(crate) mod filter;
 pub(crate) mod job;
@@ -11,3 +11,4 @@ pub(crate) mod output;
 pub(crate) mod picker;
 pub(crate) mod sizing;
 pub(crate) mod subcompaction;
+pub(crate) mod user_filter;

@@ -20,7 +20,7 @@ use crate::sst::{TableBuilder, TableOptions};
 use crate::version::filename::table_file_name;
 use crate::version::FileMeta;
 
-use super::filter::{Decision, EntryFilter};
+use super::filter::EntryFilter;
 
 /// Where and how outputs are written.
 pub(crate) struct OutputSpec<'a> {
@@ -230,7 +230,7 @@ fn run(
     let mut builder: Option<(u64, TableBuilder)> = None;
     let mut last_user_key: Vec<u8> = Vec::new();
     let mut n = 0u64;
-    while input.valid() {
+    loop {
         n += 1;
         if n.is_multiple_of(1024) && spec.shutting_down.load(Ordering::Acquire) {
             if let Some((number, b)) = builder.take() {
@@ -239,47 +239,45 @@ fn run(
             }
             return Err(Error::ShutdownInProgress);
         }
-        let key = input.key();
-        let file_hint = builder.as_ref().map_or_else(
-            || "<compaction input>".to_string(),
-            |(n, _)| table_file_name(*n),
-        );
-        if filter.decide(key, &file_hint)? == Decision::Keep {
-            let user_key = extract_user_key(key);
-            // Cut only at a user-key boundary.
-            let new_key = builder.is_none() || user_key != last_user_key.as_slice();
-            let size = builder.as_ref().map(|(_, b)| b.estimated_file_size());
-            let gp_stop = new_key
-                && cutter
-                    .as_deref_mut()
-                    .is_some_and(|c| c.should_stop_before(user_key, size));
-            let cut = new_key && size.is_some_and(|size| gp_stop || size >= spec.target_file_size);
-            if cut {
-                if let Some(c) = cutter.as_deref_mut() {
-                    c.reset();
-                }
-                if let Some((number, b)) = builder.take() {
-                    finish(number, b, out)?;
-                }
-            }
-            if builder.is_none() {
-                let number = (spec.new_file_number)();
-                let name = table_file_name(number);
-                let file = spec.fs.create(&spec.dir.join(&name))?;
-                builder = Some((
-                    number,
-                    TableBuilder::new(file, name, number, spec.table_opts.clone()),
-                ));
-            }
-            if let Some((_, b)) = builder.as_mut() {
-                b.add(key, input.value())?;
-            }
-            last_user_key.clear();
-            last_user_key.extend_from_slice(user_key);
+        let file_hint = builder
+            .as_ref()
+            .map_or("<compaction input>", |(_, b)| b.name());
+        if !filter.advance(input, file_hint)? {
+            break;
         }
-        input.next();
+        let (key, value) = filter.entry(&*input);
+        let user_key = extract_user_key(key);
+        // Cut only at a user-key boundary.
+        let new_key = builder.is_none() || user_key != last_user_key.as_slice();
+        let size = builder.as_ref().map(|(_, b)| b.estimated_file_size());
+        let gp_stop = new_key
+            && cutter
+                .as_deref_mut()
+                .is_some_and(|c| c.should_stop_before(user_key, size));
+        let cut = new_key && size.is_some_and(|size| gp_stop || size >= spec.target_file_size);
+        if cut {
+            if let Some(c) = cutter.as_deref_mut() {
+                c.reset();
+            }
+            if let Some((number, b)) = builder.take() {
+                finish(number, b, out)?;
+            }
+        }
+        if builder.is_none() {
+            let number = (spec.new_file_number)();
+            let name = table_file_name(number);
+            let file = spec.fs.create(&spec.dir.join(&name))?;
+            builder = Some((
+                number,
+                TableBuilder::new(file, name, number, spec.table_opts.clone()),
+            ));
+        }
+        if let Some((_, b)) = builder.as_mut() {
+            b.add(key, value)?;
+        }
+        last_user_key.clear();
+        last_user_key.extend_from_slice(user_key);
     }
-    input.status()?;
     if let Some((number, b)) = builder.take() {
         finish(number, b, out)?;
     }

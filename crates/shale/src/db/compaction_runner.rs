@@ -379,6 +379,8 @@ fn job_for<'p>(
         compression: topts.compression,
         max_grandparent_overlap: opts.max_compaction_bytes(),
         align_outputs: opts.level_compaction_dynamic_file_size,
+        merge_op: opts.merge_operator.clone(),
+        user_filter: opts.compaction_filter.clone(),
     };
     // An intra-L0 output is one file, as a flush's.
     let target = match plan.output_level {

@@ -3,7 +3,12 @@
 //! [`DbIterator`] is the raw cursor RocksDB users know (seek, next, prev,
 //! bounds). It wraps a merging iterator over every source of a super version
 //! and hides what a reader at its sequence number must not see: entries newer
-//! than the snapshot, versions shadowed by newer ones, and tombstones.
+//! than the snapshot, versions shadowed by newer ones, and tombstones; and
+//! it resolves merge operands with the family's merge operator (forward:
+//! collecting a key's operands moves the inner iterator past them, so the
+//! merged entry is served from `saved_key`/`saved_value` with `merged`
+//! set; reverse: operands arrive oldest first and are resolved when the
+//! walk leaves the key).
 //! [`DbRange`] adapts two cursors into a double-ended Rust `Iterator`.
 //!
 //! Thread safety: an iterator is `Send`, used by one thread at a time. It keeps
@@ -18,6 +23,7 @@ use crate::base::{
 };
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
+use crate::merge::MergeOperator;
 
 use super::DbInner;
 use crate::cf::SuperVersion;
@@ -46,6 +52,12 @@ pub struct DbIterator {
     // Reused buffer for internal seek keys.
     seek_buf: Vec<u8>,
     err: Option<Error>,
+    /// Forward: the current entry is a resolved merge held in
+    /// `saved_key`/`saved_value`; the inner iterator is past its operands.
+    merged: bool,
+    /// Merge operands of the key being resolved.
+    operands: Vec<Vec<u8>>,
+    merge_op: Option<Arc<dyn MergeOperator>>,
 }
 
 impl Drop for DbIterator {
@@ -71,8 +83,12 @@ impl DbIterator {
         seq: SeqNo,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
+        merge_op: Option<Arc<dyn MergeOperator>>,
     ) -> Self {
         DbIterator {
+            merged: false,
+            operands: Vec::new(),
+            merge_op,
             iter,
             sv,
             db,
@@ -97,8 +113,10 @@ impl DbIterator {
     pub fn key(&self) -> &[u8] {
         debug_assert!(self.valid);
         match self.dir {
-            Direction::Forward => parse_internal_key(self.iter.key()).map_or(&[], |p| p.user_key),
-            Direction::Reverse => &self.saved_key,
+            Direction::Forward if !self.merged => {
+                parse_internal_key(self.iter.key()).map_or(&[], |p| p.user_key)
+            }
+            _ => &self.saved_key,
         }
     }
 
@@ -106,8 +124,8 @@ impl DbIterator {
     pub fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
         match self.dir {
-            Direction::Forward => self.iter.value(),
-            Direction::Reverse => &self.saved_value,
+            Direction::Forward if !self.merged => self.iter.value(),
+            _ => &self.saved_value,
         }
     }
 
@@ -132,8 +150,8 @@ impl DbIterator {
 
     /// The pinned super version and sequence number (for a second cursor
     /// over the same state).
-    pub(crate) fn pinned(&self) -> (Arc<SuperVersion>, SeqNo) {
-        (Arc::clone(&self.sv), self.seq)
+    pub(crate) fn pinned(&self) -> (Arc<SuperVersion>, SeqNo, Option<Arc<dyn MergeOperator>>) {
+        (Arc::clone(&self.sv), self.seq, self.merge_op.clone())
     }
 
     /// Positions on the first key >= `key` (and >= the lower bound).
@@ -221,6 +239,13 @@ impl DbIterator {
             self.find_next_user_entry(true);
             return;
         }
+        if self.merged {
+            // The inner iterator is already past the merged key's operands;
+            // saved_key holds the key: skip what is left of it.
+            self.merged = false;
+            self.find_next_user_entry(true);
+            return;
+        }
         // Skip the remaining versions of the current key.
         self.saved_key.clear();
         let cur = parse_internal_key(self.iter.key()).map(|p| p.user_key.to_vec());
@@ -240,19 +265,24 @@ impl DbIterator {
         }
         if self.dir == Direction::Forward {
             // Move the inner iterator before every version of the current key.
-            let cur = match parse_internal_key(self.iter.key()) {
-                Some(p) => p.user_key.to_vec(),
-                None => return self.corrupt_key(),
-            };
-            self.saved_key = cur;
-            loop {
-                self.iter.prev();
+            if self.merged {
+                // saved_key holds the key; the inner iterator is past its
+                // operands, perhaps at the end.
+                self.merged = false;
                 if !self.iter.valid() {
-                    break;
+                    self.iter.seek_to_last();
                 }
+            } else {
+                let cur = match parse_internal_key(self.iter.key()) {
+                    Some(p) => p.user_key.to_vec(),
+                    None => return self.corrupt_key(),
+                };
+                self.saved_key = cur;
+            }
+            while self.iter.valid() {
                 match parse_internal_key(self.iter.key()) {
                     Some(p) if p.user_key < self.saved_key.as_slice() => break,
-                    Some(_) => {}
+                    Some(_) => self.iter.prev(),
                     None => return self.corrupt_key(),
                 }
             }
@@ -281,6 +311,7 @@ impl DbIterator {
     /// Forward: stops at the newest visible value of the next user key. With
     /// `skipping`, every entry of `saved_key` (and smaller) is skipped.
     fn find_next_user_entry(&mut self, mut skipping: bool) {
+        self.merged = false;
         while self.iter.valid() {
             let Some(p) = parse_internal_key(self.iter.key()) else {
                 return self.corrupt_key();
@@ -296,18 +327,17 @@ impl DbIterator {
                             self.valid = true;
                             return;
                         }
-                        ValueKind::Deletion => {
+                        ValueKind::Deletion | ValueKind::SingleDeletion => {
                             self.saved_key.clear();
                             self.saved_key.extend_from_slice(p.user_key);
                             skipping = true;
                         }
-                        other => {
-                            self.valid = false;
-                            self.err.get_or_insert(Error::NotSupported(format!(
-                                "value kind {other:?} in iterator"
-                            )));
-                            return;
+                        ValueKind::Merge => {
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(p.user_key);
+                            return self.merge_forward();
                         }
+                        other => return self.unsupported(other),
                     }
                 }
             }
@@ -316,42 +346,126 @@ impl DbIterator {
         self.valid = false;
     }
 
+    /// Forward, on the newest visible entry of `saved_key`, a merge
+    /// operand: collects the key's operands (newest first) down to its
+    /// value or tombstone, resolves them into `saved_value`, and leaves the
+    /// inner iterator past the operands.
+    fn merge_forward(&mut self) {
+        self.operands.clear();
+        let mut base: Option<Vec<u8>> = None;
+        while self.iter.valid() {
+            let Some(p) = parse_internal_key(self.iter.key()) else {
+                return self.corrupt_key();
+            };
+            if p.user_key != self.saved_key.as_slice() {
+                break;
+            }
+            match p.kind {
+                ValueKind::Merge => self.operands.push(self.iter.value().to_vec()),
+                ValueKind::Value => {
+                    base = Some(self.iter.value().to_vec());
+                    break;
+                }
+                ValueKind::Deletion | ValueKind::SingleDeletion => break,
+                other => return self.unsupported(other),
+            }
+            self.iter.next();
+        }
+        if let Err(e) = self.iter.status() {
+            self.valid = false;
+            self.err.get_or_insert(e);
+            return;
+        }
+        self.operands.reverse();
+        self.finish_merge(base.as_deref(), Direction::Forward);
+    }
+
+    /// Resolves `operands` (oldest first) over `base` for `saved_key` into
+    /// `saved_value`; on failure the iterator stops with the error.
+    fn finish_merge(&mut self, base: Option<&[u8]>, dir: Direction) {
+        let ops: Vec<&[u8]> = self.operands.iter().map(Vec::as_slice).collect();
+        match crate::merge::resolve(self.merge_op.as_ref(), &self.saved_key, base, &ops) {
+            Ok(v) => {
+                self.saved_value = v;
+                self.merged = dir == Direction::Forward;
+                self.valid = true;
+            }
+            Err(e) => {
+                self.valid = false;
+                self.err.get_or_insert(e);
+            }
+        }
+    }
+
+    fn unsupported(&mut self, kind: ValueKind) {
+        self.valid = false;
+        self.err.get_or_insert(Error::NotSupported(format!(
+            "value kind {kind:?} in iterator"
+        )));
+    }
+
     /// Reverse: collects the newest visible version of the previous user key
-    /// into `saved_key`/`saved_value`, leaving the inner iterator before it.
+    /// into `saved_key`/`saved_value` (resolving merge operands, which
+    /// arrive oldest first), leaving the inner iterator before it.
     fn find_prev_user_entry(&mut self) {
-        let mut kind = ValueKind::Deletion;
+        /// The newest visible state of `saved_key` seen so far.
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum State {
+            /// Nothing, or a tombstone.
+            Absent,
+            Value,
+            /// Operands in `operands`, over the value in `saved_value`
+            /// when `base`.
+            Merge {
+                base: bool,
+            },
+        }
+        self.merged = false;
+        let mut state = State::Absent;
         self.saved_key.clear();
         self.saved_value.clear();
+        self.operands.clear();
         while self.iter.valid() {
             let Some(p) = parse_internal_key(self.iter.key()) else {
                 return self.corrupt_key();
             };
             if p.seq <= self.seq {
-                if kind != ValueKind::Deletion && p.user_key < self.saved_key.as_slice() {
+                if state != State::Absent && p.user_key < self.saved_key.as_slice() {
                     break; // passed the entry we collected
                 }
                 if self.below_lower(p.user_key) {
                     break;
                 }
-                kind = p.kind;
                 match p.kind {
-                    ValueKind::Deletion => {
+                    ValueKind::Deletion | ValueKind::SingleDeletion => {
+                        state = State::Absent;
                         self.saved_key.clear();
                         self.saved_value.clear();
+                        self.operands.clear();
                     }
                     ValueKind::Value => {
+                        state = State::Value;
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         self.saved_value.clear();
                         self.saved_value.extend_from_slice(self.iter.value());
+                        self.operands.clear();
                     }
-                    other => {
-                        self.valid = false;
-                        self.err.get_or_insert(Error::NotSupported(format!(
-                            "value kind {other:?} in iterator"
-                        )));
-                        return;
+                    ValueKind::Merge => {
+                        state = match state {
+                            State::Absent => {
+                                self.saved_key.clear();
+                                self.saved_key.extend_from_slice(p.user_key);
+                                self.saved_value.clear();
+                                self.operands.clear();
+                                State::Merge { base: false }
+                            }
+                            State::Value => State::Merge { base: true },
+                            merge => merge,
+                        };
+                        self.operands.push(self.iter.value().to_vec());
                     }
+                    other => return self.unsupported(other),
                 }
             }
             self.iter.prev();
@@ -363,13 +477,22 @@ impl DbIterator {
             self.err.get_or_insert(e);
             return;
         }
-        if kind == ValueKind::Deletion {
-            self.valid = false;
-            self.saved_key.clear();
-            self.saved_value.clear();
-            self.dir = Direction::Forward;
-        } else {
-            self.valid = !self.above_upper(&self.saved_key);
+        match state {
+            State::Absent => {
+                self.valid = false;
+                self.saved_key.clear();
+                self.saved_value.clear();
+                self.dir = Direction::Forward;
+            }
+            State::Value => self.valid = !self.above_upper(&self.saved_key),
+            State::Merge { base } => {
+                if self.above_upper(&self.saved_key) {
+                    self.valid = false;
+                    return;
+                }
+                let base = base.then(|| std::mem::take(&mut self.saved_value));
+                self.finish_merge(base.as_deref(), Direction::Reverse);
+            }
         }
     }
 }

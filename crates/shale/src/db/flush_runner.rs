@@ -40,6 +40,8 @@ pub(crate) fn flush(
         mem: Arc::clone(&mem),
         snapshots: db.snapshots.all(),
         compression: topts.compression,
+        merge_op: opts.merge_operator.clone(),
+        user_filter: opts.compaction_filter.clone(),
     };
     let started = Instant::now();
     let mut allocated: Vec<u64> = Vec::new();

@@ -492,6 +492,38 @@ impl Db {
         self.write(b, &WriteOptions::default())
     }
 
+    /// Adds merge `operand` to `key` (default family): reads see the
+    /// family's merge operator applied to the key's value and operands.
+    /// `InvalidArgument` when the family has no merge operator.
+    pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(key.len() + operand.len() + 24);
+        b.merge(key, operand);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Adds merge `operand` to `key` in family `cf` (see `merge`).
+    pub fn merge_cf(&self, cf: &Cf, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.family(cf)?;
+        let mut b = WriteBatch::with_capacity(key.len() + operand.len() + 28);
+        b.merge_cf(cf, key, operand);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Deletes a key written once (see [`WriteBatch::single_delete`]).
+    pub fn single_delete(&self, key: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(key.len() + 24);
+        b.single_delete(key);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Deletes a key written once in family `cf` (see `single_delete`).
+    pub fn single_delete_cf(&self, cf: &Cf, key: &[u8]) -> Result<()> {
+        self.family(cf)?;
+        let mut b = WriteBatch::with_capacity(key.len() + 28);
+        b.single_delete_cf(cf, key);
+        self.write(b, &WriteOptions::default())
+    }
+
     /// Applies a batch atomically (across every family it names).
     pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         write::write(self.inner(), batch, opts)
@@ -656,7 +688,7 @@ impl Db {
         // The back cursor is made on the first `next_back()`, over the
         // super version and sequence number the front pinned (regression
         // test `range_back_half_reads_the_state_of_its_creation`).
-        let (sv, seq) = front.pinned();
+        let (sv, seq, merge_op) = front.pinned();
         let inner = Arc::clone(self.inner());
         DbRange::new(
             front,
@@ -664,7 +696,7 @@ impl Db {
                 let mut back = ReadOptions::new();
                 back.iterate_lower_bound = ro.iterate_lower_bound;
                 back.iterate_upper_bound = ro.iterate_upper_bound;
-                read::new_iterator_in(&inner, sv, &back, seq)
+                read::new_iterator_in(&inner, sv, &back, seq, merge_op)
             }),
         )
     }

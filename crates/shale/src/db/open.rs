@@ -566,6 +566,8 @@ fn flush_recovered(
     iter.seek_to_first();
     let compression = opts.compression_for_level(0, false);
     let topts = opts.table_options(compression, &dir.display().to_string());
+    // Recovery runs no user code: merges are collapsed by the flushes and
+    // compactions that follow.
     let mut filter = EntryFilter::new(Vec::new(), None);
     let mut alloc = || versions.new_file_number();
     let mut spec = OutputSpec {

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
-use crate::memtable::MemGet;
+use crate::memtable::{MemGet, MemTable};
 use crate::options::ReadOptions;
 use crate::sst::{BlockMemo, PointEntry, ReadaheadPolicy};
 use crate::version::{FileMeta, Version};
@@ -161,11 +161,28 @@ pub(crate) fn get(
     let sv = cf.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
-    get_at(db, &sv, key, seq, opts.fill_cache, None)
+    get_at(db, cf, &sv, key, seq, opts.fill_cache, None)
+}
+
+/// What one source (a memtable or a table) holds for a key: the newest
+/// entry at or below the read's sequence number.
+enum Found {
+    Value(PinnableValue),
+    Deleted,
+    /// A merge operand: the source's older entries are collected by
+    /// [`collect_operands`].
+    Merge,
+}
+
+/// One source of a point read, newest first.
+enum Source<'a> {
+    Mem(&'a Arc<MemTable>),
+    Table(&'a FileMeta),
 }
 
 fn get_at(
     db: &DbInner,
+    cf: &ColumnFamily,
     sv: &SuperVersion,
     key: &[u8],
     seq: SeqNo,
@@ -173,21 +190,13 @@ fn get_at(
     mut memo: Option<&mut BlockMemo>,
 ) -> Result<Option<PinnableValue>> {
     let version = &sv.version;
-    match sv.mem.get(key, seq) {
-        Some(MemGet::Value(v)) => return Ok(Some(PinnableValue::from_slice(v))),
-        Some(MemGet::Deleted) => return Ok(None),
-        None => {}
-    }
-    for m in &sv.imm {
-        match m.get(key, seq) {
-            Some(MemGet::Value(v)) => return Ok(Some(PinnableValue::from_slice(v))),
-            Some(MemGet::Deleted) => return Ok(None),
-            None => {}
-        }
-    }
     let lookup = LookupKey::new(key, seq);
-    // Newest first: every L0 file whose range holds the key, then at most
-    // one file per deeper level (binary search over the level's ranges).
+    // Newest first: the memtables, every L0 file whose range holds the key,
+    // then at most one file per deeper level (binary search over the
+    // level's ranges).
+    let mems = std::iter::once(&sv.mem)
+        .chain(sv.imm.iter())
+        .map(Source::Mem);
     let l0 = version
         .files(0)
         .iter()
@@ -195,19 +204,100 @@ fn get_at(
     let deeper = (1..version.num_levels())
         .filter_map(|level| version.find_file(level, key))
         .filter(|f| key >= f.smallest_user_key());
-    for f in l0.chain(deeper) {
-        let found = get_from_table(
-            &db.table_cache,
-            f,
-            key,
-            lookup.ikey(),
-            fill_cache,
-            memo.as_deref_mut(),
-        )?;
-        if let Some(found) = found {
-            return Ok(found);
+    let tables = l0.chain(deeper).map(|f| Source::Table(f));
+    // Merge operands met so far, newest first (no allocation without).
+    let mut operands: Vec<Vec<u8>> = Vec::new();
+    for src in mems.chain(tables) {
+        let found = match src {
+            Source::Mem(m) => match m.get(key, seq) {
+                None => continue,
+                Some(MemGet::Value(v)) => Found::Value(PinnableValue::from_slice(v)),
+                Some(MemGet::Deleted) => Found::Deleted,
+                Some(MemGet::Merge(_)) => Found::Merge,
+            },
+            Source::Table(f) => {
+                match get_from_table(
+                    &db.table_cache,
+                    f,
+                    key,
+                    lookup.ikey(),
+                    fill_cache,
+                    memo.as_deref_mut(),
+                )? {
+                    None => continue,
+                    Some(found) => found,
+                }
+            }
+        };
+        let base = match found {
+            Found::Value(v) if operands.is_empty() => return Ok(Some(v)),
+            Found::Deleted if operands.is_empty() => return Ok(None),
+            Found::Value(v) => Some(Some(v)),
+            Found::Deleted => Some(None),
+            Found::Merge => {
+                let mut it: Box<dyn InternalIterator> = match src {
+                    Source::Mem(m) => Box::new(m.iter()),
+                    Source::Table(f) => Box::new(
+                        table_of(&db.table_cache, f)?
+                            .iter_with(fill_cache, ReadaheadPolicy::Auto { max: 0 }),
+                    ),
+                };
+                collect_operands(it.as_mut(), lookup.ikey(), key, &mut operands)?
+            }
+        };
+        if let Some(base) = base {
+            return resolve_newest_first(cf, key, base.as_deref(), &operands).map(Some);
         }
     }
+    if operands.is_empty() {
+        return Ok(None);
+    }
+    resolve_newest_first(cf, key, None, &operands).map(Some)
+}
+
+/// Resolves operands collected newest first.
+fn resolve_newest_first(
+    cf: &ColumnFamily,
+    key: &[u8],
+    base: Option<&[u8]>,
+    operands: &[Vec<u8>],
+) -> Result<PinnableValue> {
+    let ops: Vec<&[u8]> = operands.iter().rev().map(Vec::as_slice).collect();
+    let v = crate::merge::resolve(cf.opts.merge_operator.as_ref(), key, base, &ops)?;
+    Ok(PinnableValue::from_slice(&v))
+}
+
+/// Walks `key`'s entries in one source from `lookup` on (newest first),
+/// pushing merge operands onto `operands`. `Some(base)` when a value
+/// (`Some(Some)`) or a tombstone (`Some(None)`) ends the stack in this
+/// source; `None` when the source holds no more entries of the key.
+fn collect_operands(
+    it: &mut dyn InternalIterator,
+    lookup: &[u8],
+    key: &[u8],
+    operands: &mut Vec<Vec<u8>>,
+) -> Result<Option<Option<PinnableValue>>> {
+    it.seek(lookup);
+    while it.valid() {
+        let Some(p) = crate::base::parse_internal_key(it.key()) else {
+            return Err(Error::corruption(
+                "<point read>",
+                0,
+                "malformed internal key",
+            ));
+        };
+        if p.user_key != key {
+            break;
+        }
+        match p.kind {
+            ValueKind::Merge => operands.push(it.value().to_vec()),
+            ValueKind::Value => return Ok(Some(Some(PinnableValue::from_slice(it.value())))),
+            ValueKind::Deletion | ValueKind::SingleDeletion => return Ok(Some(None)),
+            other => return Err(Error::NotSupported(format!("value kind {other:?}"))),
+        }
+        it.next();
+    }
+    it.status()?;
     Ok(None)
 }
 
@@ -221,7 +311,7 @@ fn table_of<'a>(
     cache.table_of(f)
 }
 
-/// `Some(Some(v))` found, `Some(None)` deleted, `None` not in this table.
+/// The newest entry of `key` in table `f`, `None` when it has none.
 fn get_from_table(
     cache: &TableCache,
     f: &FileMeta,
@@ -229,15 +319,16 @@ fn get_from_table(
     lookup: &[u8],
     fill_cache: bool,
     memo: Option<&mut BlockMemo>,
-) -> Result<Option<Option<PinnableValue>>> {
+) -> Result<Option<Found>> {
     let table = table_of(cache, f)?;
     let Some(entry) = table.get_point(lookup, fill_cache, memo)? else {
         return Ok(None);
     };
     let (_, kind) = crate::base::unpack_trailer(entry.trailer);
     match ValueKind::from_u8(kind) {
-        Some(ValueKind::Value) => Ok(Some(Some(PinnableValue(Repr::Table(entry))))),
-        Some(ValueKind::Deletion) => Ok(Some(None)),
+        Some(ValueKind::Value) => Ok(Some(Found::Value(PinnableValue(Repr::Table(entry))))),
+        Some(ValueKind::Deletion | ValueKind::SingleDeletion) => Ok(Some(Found::Deleted)),
+        Some(ValueKind::Merge) => Ok(Some(Found::Merge)),
         Some(other) => Err(Error::NotSupported(format!("value kind {other:?}"))),
         None => Err(Error::corruption(
             crate::version::filename::table_file_name(f.number),
@@ -271,6 +362,7 @@ pub(crate) fn multi_get(
     for i in order {
         out[i] = Some(get_at(
             db,
+            cf,
             &sv,
             keys[i],
             seq,
@@ -310,7 +402,7 @@ pub(crate) fn multi_get_families(
         .map(|(cf, ok, key)| {
             ok.clone()?;
             match pinned.get(&cf.id) {
-                Some(sv) => get_at(db, sv, key, seq, opts.fill_cache, Some(&mut memo)),
+                Some(sv) => get_at(db, cf, sv, key, seq, opts.fill_cache, Some(&mut memo)),
                 None => Ok(None),
             }
         })
@@ -397,7 +489,7 @@ pub(crate) fn new_iterator(
     let sv = cf.super_version.load_full();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
-    new_iterator_in(db, sv, opts, seq)
+    new_iterator_in(db, sv, opts, seq, cf.opts.merge_operator.clone())
 }
 
 /// An iterator over the pinned super version `sv` at `seq`. Requires: `sv`
@@ -407,6 +499,7 @@ pub(crate) fn new_iterator_in(
     sv: Arc<SuperVersion>,
     opts: &ReadOptions<'_>,
     seq: SeqNo,
+    merge_op: Option<Arc<dyn crate::MergeOperator>>,
 ) -> DbIterator {
     let built = opts.validate().and_then(|()| {
         internal_iterator(
@@ -429,6 +522,7 @@ pub(crate) fn new_iterator_in(
         seq,
         opts.iterate_lower_bound.clone(),
         opts.iterate_upper_bound.clone(),
+        merge_op,
     )
 }
 
@@ -441,6 +535,7 @@ pub(crate) fn error_iterator(db: &Arc<DbInner>, e: Error) -> DbIterator {
         sv,
         Arc::clone(db),
         0,
+        None,
         None,
         None,
     )

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::base::SeqNo;
+use crate::base::{SeqNo, ValueKind};
 use crate::batch::{Owner, WriteBatch};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
@@ -428,7 +428,7 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
             ))
         }
     }
-    if batch.names_other_families() {
+    if batch.names_other_families() || batch.has_merges() {
         check_families(db, &batch)?;
     }
     if db.opts.allow_concurrent_memtable_write
@@ -509,7 +509,8 @@ fn queue_and_write(db: &Arc<DbInner>, slot: &Arc<Slot>) -> Result<()> {
 }
 
 /// Refuses a batch that names a family that is not live (dropped, or never
-/// created in this DB).
+/// created in this DB), or holds a merge operand for a family without a
+/// merge operator.
 fn check_families(db: &DbInner, batch: &WriteBatch) -> Result<()> {
     let mut last = 0u32;
     for e in batch.iter() {
@@ -519,6 +520,21 @@ fn check_families(db: &DbInner, batch: &WriteBatch) -> Result<()> {
             }
             other => other,
         })?;
+        if e.kind == ValueKind::Merge {
+            let has_op = match e.cf {
+                0 => db.default_cf.opts.merge_operator.is_some(),
+                id => db
+                    .cfs
+                    .get(id)
+                    .is_none_or(|cf| cf.opts.merge_operator.is_some()),
+            };
+            if !has_op {
+                return Err(Error::InvalidArgument(format!(
+                    "merge in column family {} which has no merge_operator",
+                    e.cf
+                )));
+            }
+        }
         if e.cf == 0 || e.cf == last {
             continue;
         }

@@ -14,9 +14,11 @@ use std::time::Instant;
 use crate::base::SeqNo;
 use crate::compaction::filter::EntryFilter;
 use crate::compaction::output::{write_outputs, OutputSpec, Outputs};
+use crate::compaction::user_filter::CompactionFilter;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::memtable::MemTable;
+use crate::merge::MergeOperator;
 use crate::sst::Compression;
 use crate::stats::{thread_cpu_micros, LevelCompactionStats};
 use crate::version::VersionEdit;
@@ -29,6 +31,9 @@ pub(crate) struct FlushJob {
     pub snapshots: Vec<SeqNo>,
     /// Compression of the table (also in the spec's table options).
     pub compression: Compression,
+    /// The family's merge operator and compaction filter.
+    pub merge_op: Option<Arc<dyn MergeOperator>>,
+    pub user_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 /// What `FlushJob::run` produced.
@@ -45,7 +50,9 @@ impl FlushJob {
         let cpu0 = thread_cpu_micros();
         let mut iter = self.mem.iter();
         iter.seek_to_first();
-        let mut filter = EntryFilter::new(self.snapshots.clone(), None);
+        let mut filter = EntryFilter::new(self.snapshots.clone(), None)
+            .with_merge_operator(self.merge_op.clone())
+            .with_user_filter(self.user_filter.clone(), 0);
         let outputs = write_outputs(&mut iter, &mut filter, spec)?;
         crate::sync_point!("FlushJob::AfterOutputs");
         Ok(FlushResult {

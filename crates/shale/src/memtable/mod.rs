@@ -44,6 +44,9 @@ pub(crate) enum MemGet<'a> {
     Value(&'a [u8]),
     /// The newest visible entry is a tombstone.
     Deleted,
+    /// The newest visible entry is a merge operand (older entries of the
+    /// key may hold more operands and the base value).
+    Merge(&'a [u8]),
 }
 
 /// An in-memory sorted buffer of writes (see the module comment).
@@ -185,6 +188,7 @@ impl MemTable {
         match ValueKind::from_u8(kind) {
             Some(ValueKind::Deletion | ValueKind::SingleDeletion) => Some(MemGet::Deleted),
             Some(ValueKind::Value) => Some(MemGet::Value(value)),
+            Some(ValueKind::Merge) => Some(MemGet::Merge(value)),
             // `add` refuses other kinds (debug builds); treat them as values.
             _ => {
                 debug_assert!(false, "unexpected kind {kind:#x} in memtable");

@@ -7,8 +7,11 @@
 //! (`Options::cf_options`); every other family has its own `CfOptions`.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
+use crate::compaction::user_filter::CompactionFilter;
 use crate::error::{Error, Result};
+use crate::merge::MergeOperator;
 use crate::sst::TableOptions;
 
 use super::Compression;
@@ -63,6 +66,12 @@ pub struct CfOptions {
     pub soft_pending_compaction_bytes_limit: u64,
     /// Pending compaction bytes that stop writes; 0 disables. Default 256 GiB.
     pub hard_pending_compaction_bytes_limit: u64,
+    /// Combines merge operands (`Db::merge`); `None` refuses merges.
+    /// Persisted by name: the shipped operators come back when the family
+    /// is opened with its persisted options. Default `None`.
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Per-key hook of flush and compaction; not persisted. Default `None`.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 impl Default for CfOptions {
@@ -89,6 +98,8 @@ impl Default for CfOptions {
             level_compaction_dynamic_file_size: true,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
+            merge_operator: None,
+            compaction_filter: None,
         }
     }
 }
@@ -300,11 +311,18 @@ impl CfOptions {
             "hard_pending_compaction_bytes_limit",
             self.hard_pending_compaction_bytes_limit.to_string(),
         );
+        if let Some(m) = &self.merge_operator {
+            line("merge_operator", m.name().to_string());
+        }
+        if let Some(f) = &self.compaction_filter {
+            line("compaction_filter", f.name().to_string());
+        }
         s
     }
 
     /// Parses `to_text` output: options missing from `text` keep their
-    /// defaults; an unknown name or a bad value is `InvalidArgument` (the
+    /// defaults (a merge operator that is not a shipped one, and any
+    /// compaction filter, are left unset); an unknown name or a bad value is `InvalidArgument` (the
     /// caller reports it and falls back to the defaults). The result is
     /// validated.
     pub(crate) fn from_text(text: &str) -> Result<CfOptions> {
@@ -361,6 +379,10 @@ impl CfOptions {
                 "hard_pending_compaction_bytes_limit" => {
                     o.hard_pending_compaction_bytes_limit = num(v, bad)?
                 }
+                // A shipped operator comes back; another must be supplied.
+                "merge_operator" => o.merge_operator = crate::merge::from_name(v),
+                // Code, not data: the caller supplies it again.
+                "compaction_filter" => {}
                 _ => return Err(Error::InvalidArgument(format!("unknown option {k:?}"))),
             }
         }

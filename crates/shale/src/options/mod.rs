@@ -134,6 +134,17 @@ pub struct Options {
     /// Writes stop until compaction catches up once the estimated pending
     /// compaction bytes reach this; 0 disables. Default 256 GiB.
     pub hard_pending_compaction_bytes_limit: u64,
+    /// The `default` family's merge operator (`Db::merge`): combines a
+    /// key's operands, oldest first, with its value, on reads and where
+    /// flush and compaction can. `None` (the default) refuses merges with
+    /// `InvalidArgument`. Shipped: [`UInt64AddOperator`](crate::UInt64AddOperator),
+    /// [`StringAppendOperator`](crate::StringAppendOperator),
+    /// [`MaxOperator`](crate::MaxOperator).
+    pub merge_operator: Option<Arc<dyn crate::MergeOperator>>,
+    /// The `default` family's compaction filter: asked about each key's
+    /// newest value that no snapshot can see, as flush and compaction
+    /// rewrite it (keep, remove, change). Default `None`.
+    pub compaction_filter: Option<Arc<dyn crate::CompactionFilter>>,
     /// Write rate in bytes per second while writes are delayed (L0 slowdown
     /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
     /// protect reads and compaction; higher values let writes run ahead.
@@ -261,6 +272,8 @@ impl Default for Options {
             level_compaction_dynamic_file_size: true,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
+            merge_operator: None,
+            compaction_filter: None,
             delayed_write_rate: 16 << 20,
             max_bgerror_resume_count: i32::MAX as u64,
             bgerror_resume_retry_interval: 1_000_000,
@@ -308,6 +321,8 @@ impl Options {
             level_compaction_dynamic_file_size: self.level_compaction_dynamic_file_size,
             soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
             hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
+            merge_operator: self.merge_operator.clone(),
+            compaction_filter: self.compaction_filter.clone(),
         }
     }
 

@@ -233,6 +233,11 @@ impl TableBuilder {
         r
     }
 
+    /// The file's name (for errors).
+    pub(crate) fn name(&self) -> &str {
+        &self.file_name
+    }
+
     /// Bytes written so far plus the open data block.
     pub(crate) fn estimated_file_size(&self) -> u64 {
         self.w.offset + self.data_block.size_estimate() as u64

@@ -1,0 +1,121 @@
+//! Merge operators: read-modify-write without the read.
+//!
+//! `Db::merge(key, operand)` stores an operand (`ValueKind::Merge`) instead
+//! of a value. Readers combine the operands of a key, oldest first, with the
+//! newest value or tombstone below them through the column family's
+//! [`MergeOperator`]; flush and compaction combine them where no snapshot
+//! needs the intermediate states (`compaction/filter.rs`).
+//!
+//! Invariants: operands are never dropped unresolved. When a merge cannot
+//! be resolved (no operator configured, or the operator fails), readers get
+//! `Error::MergeFailed` and flush and compaction keep the operands as they
+//! are, so configuring a working operator later reads them all.
+//!
+//! The operators shipped (`operators.rs`) are rebuilt from the name
+//! persisted with a family's options, so a family opened with its persisted
+//! options keeps them; a user-defined operator must be passed again.
+
+mod operators;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+pub use operators::{MaxOperator, StringAppendOperator, UInt64AddOperator};
+
+/// Combines a key's merge operands with its base value.
+///
+/// Operands are passed oldest first. Both methods must be deterministic:
+/// reads, flushes and compactions may apply them to the same operands at
+/// different times and must agree.
+pub trait MergeOperator: Send + Sync {
+    /// The operator's name, persisted with the family's options. The shipped
+    /// operators are rebuilt from it at open; others must be supplied.
+    fn name(&self) -> &str;
+
+    /// The value of `key` after applying `operands` (oldest first) to
+    /// `existing` (`None`: no value, or a tombstone). An `Err` fails the
+    /// read (`Error::MergeFailed`) and leaves the operands stored.
+    fn full_merge(
+        &self,
+        key: &[u8],
+        existing: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>>;
+
+    /// One operand equivalent to `operands` (oldest first, at least two),
+    /// for when the base value is not known yet; `None` keeps them apart.
+    /// Default: `None`.
+    fn partial_merge(&self, key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
+        let _ = (key, operands);
+        None
+    }
+}
+
+impl fmt::Debug for dyn MergeOperator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MergeOperator({})", self.name())
+    }
+}
+
+/// Operators compare by name: options are equal when they name the same
+/// operator.
+impl PartialEq for dyn MergeOperator {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+/// A shipped operator rebuilt from its persisted name, if it is one.
+pub(crate) fn from_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
+    operators::from_name(name)
+}
+
+/// Resolves a merge of `operands` (oldest first) over `existing`.
+pub(crate) fn resolve(
+    op: Option<&Arc<dyn MergeOperator>>,
+    key: &[u8],
+    existing: Option<&[u8]>,
+    operands: &[&[u8]],
+) -> Result<Vec<u8>> {
+    let Some(op) = op else {
+        return Err(Error::MergeFailed(format!(
+            "key {} has merge operands but the column family has no merge operator",
+            printable(key)
+        )));
+    };
+    op.full_merge(key, existing, operands).map_err(|e| {
+        Error::MergeFailed(format!(
+            "operator {} on key {}: {e}",
+            op.name(),
+            printable(key)
+        ))
+    })
+}
+
+/// A key for an error message: text when it is, else hex.
+pub(crate) fn printable(key: &[u8]) -> String {
+    match std::str::from_utf8(key) {
+        Ok(s) if s.chars().all(|c| !c.is_control()) => format!("{s:?}"),
+        _ => key.iter().map(|b| format!("{b:02x}")).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_applies_operands_oldest_first_and_names_failures() {
+        let op: Arc<dyn MergeOperator> = Arc::new(StringAppendOperator::new(b","));
+        let ops: [&[u8]; 2] = [b"b", b"c"];
+        let v = resolve(Some(&op), b"k", Some(b"a"), &ops).unwrap();
+        assert_eq!(v, b"a,b,c");
+        let e = resolve(None, b"k", None, &ops).unwrap_err();
+        assert!(matches!(e, Error::MergeFailed(_)), "{e:?}");
+        let add: Arc<dyn MergeOperator> = Arc::new(UInt64AddOperator);
+        let e = resolve(Some(&add), b"k", None, &[b"bad"]).unwrap_err();
+        assert!(e.to_string().contains("uint64add"), "{e}");
+    }
+}
