@@ -13,7 +13,7 @@ use std::path::Path;
 /// Layer of each top-level module, lowest first.
 const LAYERS: &[&[&str]] = &[
     &["error", "base", "codec", "fs", "stats", "sync_point"],
-    &["batch", "wal", "memtable", "sst", "cache", "iter"],
+    &["batch", "wal", "memtable", "sst", "cache", "iter", "merge"],
     &["version"],
     &["flush", "compaction", "blob"],
     &["options"],

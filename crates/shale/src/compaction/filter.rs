@@ -56,11 +56,27 @@ pub(crate) struct EntryFilter<'a> {
     /// Entries read / not written.
     pub keys_in: u64,
     pub keys_dropped: u64,
-    /// Merges that failed (operands kept), single-delete misuses met, and
-    /// values the user's filter removed or changed.
+    /// Merges that failed, single-delete misuses, filtered values.
+    pub counts: FilterCounts,
+}
+
+/// What an [`EntryFilter`] met besides dropped entries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct FilterCounts {
+    /// Merges that failed (operands kept).
     pub merge_failures: u64,
+    /// Single deletes that met something other than one value.
     pub single_delete_mismatches: u64,
+    /// Values the user's filter removed or changed.
     pub filtered: u64,
+}
+
+impl FilterCounts {
+    pub(crate) fn add(&mut self, o: FilterCounts) {
+        self.merge_failures += o.merge_failures;
+        self.single_delete_mismatches += o.single_delete_mismatches;
+        self.filtered += o.filtered;
+    }
 }
 
 /// `ikey` with its kind byte replaced.
@@ -98,9 +114,7 @@ impl<'a> EntryFilter<'a> {
             pending: VecDeque::new(),
             keys_in: 0,
             keys_dropped: 0,
-            merge_failures: 0,
-            single_delete_mismatches: 0,
-            filtered: 0,
+            counts: FilterCounts::default(),
         }
     }
 
@@ -178,7 +192,7 @@ impl<'a> EntryFilter<'a> {
                     // Only another single delete keeps the contract (a
                     // value means the key was written twice).
                     if p.kind != ValueKind::SingleDeletion {
-                        self.single_delete_mismatches += 1;
+                        self.counts.single_delete_mismatches += 1;
                     }
                 } else if p.kind != ValueKind::SingleDeletion || self.drops_tombstone(stripe) {
                     // Shadowed by a newer entry that every reader of this
@@ -234,11 +248,11 @@ impl<'a> EntryFilter<'a> {
         match decision {
             FilterDecision::Keep => self.pending.push_back((ikey, value)),
             FilterDecision::ChangeValue(v) => {
-                self.filtered += 1;
+                self.counts.filtered += 1;
                 self.pending.push_back((ikey, v));
             }
             FilterDecision::Remove => {
-                self.filtered += 1;
+                self.counts.filtered += 1;
                 if self.drops_tombstone(stripe) {
                     self.keys_dropped += 1;
                 } else {
@@ -280,7 +294,7 @@ impl<'a> EntryFilter<'a> {
                 // A tombstone, a merge or another single delete under it:
                 // not RocksDB's contract. Keep it (the entry below is
                 // shadowed).
-                self.single_delete_mismatches += 1;
+                self.counts.single_delete_mismatches += 1;
                 self.pending.push_back((sd, Vec::new()));
             }
             // A snapshot sees the value below: keep the tombstone.
@@ -358,7 +372,7 @@ impl<'a> EntryFilter<'a> {
                     }
                 }
                 Err(_) => {
-                    self.merge_failures += 1;
+                    self.counts.merge_failures += 1;
                     self.pending.extend(operands);
                     if let Some((k, _, v)) = base {
                         self.pending.push_back((k, v));
@@ -560,7 +574,7 @@ mod tests {
                 ("a".into(), 5, V, "bad".into())
             ]
         );
-        assert_eq!(f.merge_failures, 1);
+        assert_eq!(f.counts.merge_failures, 1);
     }
 
     #[test]
@@ -570,7 +584,7 @@ mod tests {
             run(&mut f, &[("a", 9, SD), ("a", 5, V), ("b", 1, V)]),
             vec![1]
         );
-        assert_eq!(f.single_delete_mismatches, 0);
+        assert_eq!(f.counts.single_delete_mismatches, 0);
         // A snapshot between them keeps both.
         let mut f = EntryFilter::new(vec![6], None);
         assert_eq!(run(&mut f, &[("a", 9, SD), ("a", 5, V)]), vec![9, 5]);
@@ -590,11 +604,11 @@ mod tests {
             run(&mut f, &[("a", 9, SD), ("a", 5, V), ("a", 3, V)]),
             vec![3]
         );
-        assert_eq!(f.single_delete_mismatches, 1);
+        assert_eq!(f.counts.single_delete_mismatches, 1);
         // Over a tombstone.
         let mut f = EntryFilter::new(vec![], None);
         assert_eq!(run(&mut f, &[("a", 9, SD), ("a", 5, D)]), vec![9]);
-        assert_eq!(f.single_delete_mismatches, 1);
+        assert_eq!(f.counts.single_delete_mismatches, 1);
     }
 
     #[test]
@@ -618,10 +632,10 @@ mod tests {
         let mut f = EntryFilter::new(vec![], None);
         let all = [("a", 11, SD), ("a", 10, V), ("a", 9, SD), ("a", 8, V)];
         assert_eq!(run(&mut f, &all), Vec::<u64>::new());
-        assert_eq!(f.single_delete_mismatches, 0);
+        assert_eq!(f.counts.single_delete_mismatches, 0);
         let mut f = EntryFilter::new(vec![], Some(Box::new(|_| false)));
         assert_eq!(run(&mut f, &all[..3]), vec![9]);
-        assert_eq!(f.single_delete_mismatches, 0);
+        assert_eq!(f.counts.single_delete_mismatches, 0);
     }
 
     struct Upper;
@@ -663,6 +677,6 @@ mod tests {
                 ("d".into(), 1, V, "snap".into()),
             ]
         );
-        assert_eq!(f.filtered, 2);
+        assert_eq!(f.counts.filtered, 2);
     }
 }

@@ -25,7 +25,7 @@ use crate::sst::Compression;
 use crate::stats::{thread_cpu_micros, LevelCompactionStats};
 use crate::version::{FileMeta, Version, VersionEdit};
 
-use super::filter::{BaseLevelCheck, EntryFilter};
+use super::filter::{BaseLevelCheck, EntryFilter, FilterCounts};
 use super::output::{write_outputs_cut, GrandparentCutter, OutputSpec, Outputs};
 use super::picker::{key_is_bottommost, Plan};
 use super::user_filter::CompactionFilter;
@@ -60,6 +60,7 @@ pub(crate) struct CompactionResult {
     pub cpu_micros: u64,
     /// Key ranges the job ran as (1 without subcompactions).
     pub subcompactions: u64,
+    pub counts: FilterCounts,
 }
 
 impl CompactionResult {
@@ -72,6 +73,7 @@ impl CompactionResult {
         self.keys_dropped += r.keys_dropped;
         self.cpu_micros += r.cpu_micros;
         self.subcompactions += r.subcompactions;
+        self.counts.add(r.counts);
     }
 }
 
@@ -125,6 +127,7 @@ impl CompactionJob<'_> {
             keys_dropped: filter.keys_dropped,
             cpu_micros: thread_cpu_micros().saturating_sub(cpu0),
             subcompactions: 1,
+            counts: filter.counts,
         })
     }
 
@@ -167,6 +170,9 @@ impl CompactionJob<'_> {
             files_in_output: plan.output_inputs.len() as u64,
             files_out: outputs.len() as u64,
             bytes_moved: 0,
+            merge_failures: r.counts.merge_failures,
+            single_delete_mismatches: r.counts.single_delete_mismatches,
+            filtered: r.counts.filtered,
         }
     }
 

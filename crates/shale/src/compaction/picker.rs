@@ -43,6 +43,10 @@ pub(crate) struct PickerOptions {
     pub compression_per_level: Vec<u8>,
     /// Compression byte of the bottommost level, when it differs.
     pub bottommost_compression: Option<u8>,
+    /// A manual compaction rewrites even a single file of the last level
+    /// (RocksDB's `BottommostLevelCompaction::kIfHaveCompactionFilter`,
+    /// its default: set when the family has a compaction filter).
+    pub rewrite_bottommost: bool,
 }
 
 /// The user-key range a running compaction writes at its output level.
@@ -402,8 +406,9 @@ fn expand_inputs(
 /// - `bottommost` (tombstones dropped) only when no deeper level overlaps.
 ///
 /// `level` is the last level only when nothing above it overlaps the
-/// range: then its files in the range, if more than one, are rewritten in
-/// place (obsolete versions and tombstones dropped).
+/// range: then its files in the range, if more than one (or any with
+/// `rewrite_bottommost`), are rewritten in place (obsolete versions and
+/// tombstones dropped, the compaction filter applied).
 pub(crate) fn manual_plan(
     v: &Version,
     o: &PickerOptions,
@@ -413,7 +418,7 @@ pub(crate) fn manual_plan(
 ) -> Option<Plan> {
     let last = o.num_levels - 1;
     let inputs = clean_cut(v, level, v.overlapping_files_in_range(level, start, end));
-    if inputs.is_empty() || (level == last && inputs.len() < 2) {
+    if inputs.is_empty() || (level == last && inputs.len() < 2 && !o.rewrite_bottommost) {
         return None;
     }
     let output_level = match level {
@@ -496,6 +501,7 @@ pub(crate) mod tests {
             max_compaction_bytes: 25 * 64 * MB,
             compression_per_level: vec![0],
             bottommost_compression: None,
+            rewrite_bottommost: false,
         }
     }
 

@@ -67,6 +67,7 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
             .map(|l| opts.compression_for_level(l, false).code())
             .collect(),
         bottommost_compression: opts.bottommost_compression.map(|c| c.code()),
+        rewrite_bottommost: opts.compaction_filter.is_some(),
     }
 }
 

@@ -141,6 +141,21 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
             let l = db.stats.levels.lock();
             l.iter().map(|r| r.bytes_written).sum::<u64>().to_string()
         }
+        "shale.merge-failures" => {
+            let l = db.stats.levels.lock();
+            l.iter().map(|r| r.merge_failures).sum::<u64>().to_string()
+        }
+        "shale.single-delete-mismatches" => {
+            let l = db.stats.levels.lock();
+            l.iter()
+                .map(|r| r.single_delete_mismatches)
+                .sum::<u64>()
+                .to_string()
+        }
+        "shale.compaction-filter-changes" => {
+            let l = db.stats.levels.lock();
+            l.iter().map(|r| r.filtered).sum::<u64>().to_string()
+        }
         "shale.wal-bytes-written" => db.stats.wal_bytes.get().to_string(),
         "shale.manifest-file-size" => st.versions.manifest_file_size().to_string(),
         "shale.num-open-tables" => db.table_cache.num_open().to_string(),

@@ -499,7 +499,7 @@ pub(crate) fn new_iterator_in(
     sv: Arc<SuperVersion>,
     opts: &ReadOptions<'_>,
     seq: SeqNo,
-    merge_op: Option<Arc<dyn crate::MergeOperator>>,
+    merge_op: Option<Arc<dyn crate::merge::MergeOperator>>,
 ) -> DbIterator {
     let built = opts.validate().and_then(|()| {
         internal_iterator(

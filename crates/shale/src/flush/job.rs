@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::base::SeqNo;
-use crate::compaction::filter::EntryFilter;
+use crate::compaction::filter::{EntryFilter, FilterCounts};
 use crate::compaction::output::{write_outputs, OutputSpec, Outputs};
 use crate::compaction::user_filter::CompactionFilter;
 use crate::error::Result;
@@ -42,6 +42,7 @@ pub(crate) struct FlushResult {
     pub keys_in: u64,
     pub keys_dropped: u64,
     pub cpu_micros: u64,
+    pub counts: FilterCounts,
 }
 
 impl FlushJob {
@@ -60,6 +61,7 @@ impl FlushJob {
             keys_in: filter.keys_in,
             keys_dropped: filter.keys_dropped,
             cpu_micros: thread_cpu_micros().saturating_sub(cpu0),
+            counts: filter.counts,
         })
     }
 
@@ -91,6 +93,9 @@ impl FlushJob {
             keys_in: r.keys_in,
             keys_dropped: r.keys_dropped,
             files_out: r.outputs.files.len() as u64,
+            merge_failures: r.counts.merge_failures,
+            single_delete_mismatches: r.counts.single_delete_mismatches,
+            filtered: r.counts.filtered,
             ..Default::default()
         }
     }

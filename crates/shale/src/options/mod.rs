@@ -140,11 +140,11 @@ pub struct Options {
     /// `InvalidArgument`. Shipped: [`UInt64AddOperator`](crate::UInt64AddOperator),
     /// [`StringAppendOperator`](crate::StringAppendOperator),
     /// [`MaxOperator`](crate::MaxOperator).
-    pub merge_operator: Option<Arc<dyn crate::MergeOperator>>,
+    pub merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
     /// The `default` family's compaction filter: asked about each key's
     /// newest value that no snapshot can see, as flush and compaction
     /// rewrite it (keep, remove, change). Default `None`.
-    pub compaction_filter: Option<Arc<dyn crate::CompactionFilter>>,
+    pub compaction_filter: Option<Arc<dyn crate::compaction::user_filter::CompactionFilter>>,
     /// Write rate in bytes per second while writes are delayed (L0 slowdown
     /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
     /// protect reads and compaction; higher values let writes run ahead.

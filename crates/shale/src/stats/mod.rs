@@ -39,6 +39,12 @@ pub(crate) struct LevelCompactionStats {
     pub files_in_non_output: u64,
     pub files_in_output: u64,
     pub files_out: u64,
+    /// Merges that could not be resolved (operands kept), single deletes
+    /// that met something other than one value, values the compaction
+    /// filter removed or changed.
+    pub merge_failures: u64,
+    pub single_delete_mismatches: u64,
+    pub filtered: u64,
 }
 
 impl LevelCompactionStats {
@@ -55,6 +61,9 @@ impl LevelCompactionStats {
         self.files_in_non_output += o.files_in_non_output;
         self.files_in_output += o.files_in_output;
         self.files_out += o.files_out;
+        self.merge_failures += o.merge_failures;
+        self.single_delete_mismatches += o.single_delete_mismatches;
+        self.filtered += o.filtered;
     }
 
     pub(crate) fn sub(&self, o: &LevelCompactionStats) -> LevelCompactionStats {
@@ -75,6 +84,11 @@ impl LevelCompactionStats {
                 .saturating_sub(o.files_in_non_output),
             files_in_output: self.files_in_output.saturating_sub(o.files_in_output),
             files_out: self.files_out.saturating_sub(o.files_out),
+            merge_failures: self.merge_failures.saturating_sub(o.merge_failures),
+            single_delete_mismatches: self
+                .single_delete_mismatches
+                .saturating_sub(o.single_delete_mismatches),
+            filtered: self.filtered.saturating_sub(o.filtered),
         }
     }
 }
