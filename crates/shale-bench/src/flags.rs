@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 
 use crate::error::{bail, Error, Result};
+use crate::merge_operator::MergeOp;
 
 /// Who honours a flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,6 +171,8 @@ define_flags! {
     max_scan_distance: i64 = 0, Gen, "seekrandom iterator bound distance in keys (0 = none).";
     batch_size: i64 = 1, Gen, "Entries per WriteBatch (fills, deleterandom) or keys per MultiGet.";
     readwritepercent: i64 = 90, Gen, "readrandomwriterandom: reads among each 100 ops.";
+    merge_keys: i64 = -1, Gen, "Distinct keys of mergerandom and readrandommergerandom: key space [0, merge_keys) (-1 = num).";
+    mergereadpercent: i64 = 70, Gen, "readrandommergerandom: chance in percent that an op is a Merge (else a Get).";
     multiread_batched: bool = false, Gen, "multireadrandom uses the batched MultiGet API (RocksDB).";
     finish_after_writes: bool = false, Gen, "*whilewriting writer stops after --writes puts.";
     benchmark_write_rate_limit: i64 = 0, Gen, "Bytes/s cap on writes (0 = none).";
@@ -229,6 +232,7 @@ define_flags! {
     manual_wal_flush: bool = false, Eng, "Buffer WAL writes in the process until flushed.";
     allow_concurrent_memtable_write: bool = true, Eng, "Members of a write group insert into the memtable in parallel.";
     open_files: i64 = -1, Eng, "max_open_files: -1 keeps every table open; n >= 20 caches at most n - 10 table readers.";
+    merge_operator: String = String::new(), Eng, "Merge operator of every family (\"\" = none; needed by mergerandom and readrandommergerandom): put, uint64add, max or stringappend (delimiter ','), or their RocksDB class names. shale and rocksdb only. Merge operands are --value_size bytes from the value generator, as db_bench's gen.Generate(); uint64add therefore needs --value_size=8 on shale, whose operator fails reads on other lengths (rejected up front), while rocksdb counts them as 0 as RocksDB's uint64add does. RocksDB: the rocksdb crate offers no native operator, so these are Rust callbacks (set_merge_operator_associative) with RocksDB's semantics; each merge call also pays the C API's overhead (operand pointer arrays, the result copied out of a Rust allocation), which db_bench's native operators do not.";
     // ---- Shale-only options ----
     wal_mmap_writes: bool = true, Shale, "Write WAL files through a shared memory mapping (appends need no system call).";
     level_compaction_dynamic_file_size: bool = true, Shale, "Cut compaction outputs at the next level's file boundaries (RocksDB's option, default true there too; db_bench has no flag for it).";
@@ -402,6 +406,16 @@ impl Flags {
                 self.readwritepercent
             );
         }
+        if !(0..=100).contains(&self.mergereadpercent) {
+            bail!(
+                "--mergereadpercent must be in 0..=100 (got {})",
+                self.mergereadpercent
+            );
+        }
+        if self.merge_keys == 0 {
+            bail!("--merge_keys must be > 0, or negative for --num (got 0)");
+        }
+        self.merge_op()?;
         if self.prefix_size > self.key_size {
             bail!(
                 "--prefix_size ({}) must be <= --key_size ({})",
@@ -491,6 +505,22 @@ impl Flags {
         } else {
             self.writes.max(self.reads).max(0) as u64
         }
+    }
+
+    /// Key space of the merge benchmarks: `--merge_keys`, or `--num` when
+    /// negative.
+    pub fn merge_keys(&self) -> u64 {
+        if self.merge_keys < 0 {
+            self.num
+        } else {
+            self.merge_keys
+        }
+        .max(1) as u64
+    }
+
+    /// `--merge_operator`, parsed (None when empty).
+    pub fn merge_op(&self) -> Result<Option<MergeOp>> {
+        MergeOp::parse(&self.merge_operator)
     }
 
     /// The help text.
@@ -690,6 +720,34 @@ mod tests {
         ] {
             assert!(Flags::parse(&[bad]).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn merge_flags_have_db_bench_defaults_and_are_validated() {
+        let d = Flags::parse::<&str>(&[]).unwrap();
+        assert_eq!(d.merge_operator, "");
+        assert_eq!(d.merge_op().unwrap(), None);
+        assert_eq!((d.merge_keys, d.mergereadpercent), (-1, 70));
+        assert_eq!(d.merge_keys(), 1_000_000);
+        let f = Flags::parse(&["--merge_operator=uint64add", "--merge_keys=10", "--num=100"]);
+        let f = f.unwrap();
+        assert_eq!(f.merge_op().unwrap(), Some(MergeOp::UInt64Add));
+        assert_eq!(f.merge_keys(), 10);
+        let e = Flags::parse(&["--merge_operator=nope"]).unwrap_err();
+        assert!(
+            e.0.contains("--merge_operator") && e.0.contains("uint64add"),
+            "{e}"
+        );
+        for bad in [
+            "--mergereadpercent=101",
+            "--mergereadpercent=-1",
+            "--merge_keys=0",
+        ] {
+            assert!(Flags::parse(&[bad]).is_err(), "{bad} accepted");
+        }
+        assert!(Flags::help().contains("set_merge_operator_associative"));
+        let def = FLAG_DEFS.iter().find(|d| d.name == "merge_operator");
+        assert_eq!(def.unwrap().category, Category::Eng);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod header;
 pub mod histogram;
 pub mod keys;
 pub mod livekeys;
+pub mod merge_operator;
 pub mod mt19937;
 pub mod pacer;
 pub mod ratelimit;

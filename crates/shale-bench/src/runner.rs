@@ -43,6 +43,12 @@ pub struct Out<'a> {
 pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     engine::check_flags(flags)?;
     let specs = parse_benchmarks(&flags.benchmarks)?;
+    for s in specs
+        .iter()
+        .filter(|s| benchmarks::merge::is_merge_benchmark(&s.name))
+    {
+        benchmarks::merge::check(flags, &s.name)?;
+    }
     if flags.num_column_families > 1 && specs.iter().any(|s| s.name == "multireadrandom") {
         bail!(
             "multireadrandom with --num_column_families > 1 is not supported (a MultiGet batch \

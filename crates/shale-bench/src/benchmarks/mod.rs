@@ -2,7 +2,8 @@
 //! context (`Ctx`, shared by the threads of one benchmark), the per-thread
 //! state, and db_bench's `Duration` op/time limit.
 //!
-//! Bodies live in one file per family (fill, read, seek, mixed, meta).
+//! Bodies live in one file per family (fill, read, seek, mixed, merge,
+//! meta).
 //! Every body follows db_bench's draw order (DB_BENCH.md §2.3) so that key
 //! streams equal db_bench's for equal per-thread seeds.
 //!
@@ -30,6 +31,7 @@ use crate::values::RandomGenerator;
 
 pub mod cfscale;
 pub mod fill;
+pub mod merge;
 pub mod meta;
 pub mod mixed;
 pub mod read;
@@ -98,6 +100,8 @@ pub fn lookup(name: &str) -> Option<Kind> {
         "seekrandom" => m(seek::seekrandom),
         "readrandomwriterandom" => m(mixed::readrandomwriterandom),
         "updaterandom" => m(mixed::updaterandom),
+        "mergerandom" => m(merge::mergerandom),
+        "readrandommergerandom" => m(merge::readrandommergerandom),
         "readwhilewriting" => Some(Kind::Method {
             method: mixed::readwhilewriting,
             fresh: false,
@@ -282,6 +286,8 @@ mod tests {
             "updaterandom",
             "multireadrandom",
             "deleterandom",
+            "mergerandom",
+            "readrandommergerandom",
             "flush",
             "compact",
             "compactall",
@@ -292,7 +298,15 @@ mod tests {
         ] {
             assert!(lookup(n).is_some(), "{n}");
         }
-        assert!(lookup("mergerandom").is_none());
+        assert!(lookup("readwhilemerging").is_none());
+        assert!(matches!(
+            lookup("mergerandom"),
+            Some(Kind::Method {
+                fresh: false,
+                writer: false,
+                ..
+            })
+        ));
         assert!(matches!(
             lookup("fillseq"),
             Some(Kind::Method { fresh: true, .. })

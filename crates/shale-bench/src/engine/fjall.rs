@@ -74,6 +74,7 @@ const UNSUPPORTED: &[&str] = &[
     "paranoid_checks",
     "wal_recovery_mode",
     "open_files",
+    "merge_operator",
 ];
 
 /// Everything needed to open the DB, derived from the flags.
@@ -586,6 +587,9 @@ mod tests {
         assert!(check_flags(&flags(&["--use_ribbon_filter=1"])).is_err());
         assert!(check_flags(&flags(&["--block_size=100"])).is_err());
         assert!(check_flags(&flags(&["--statistics=1"])).is_err());
+        // fjall has no merge operator: the flag is refused, naming it.
+        let e = check_flags(&flags(&["--merge_operator=uint64add"])).unwrap_err();
+        assert!(e.0.contains("--merge_operator"), "{e}");
     }
 
     /// `--num_column_families=3`: one keyspace per family; every call

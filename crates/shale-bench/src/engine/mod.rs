@@ -20,6 +20,10 @@ pub mod rocksdb;
 #[cfg(feature = "shale-engine")]
 pub mod shale;
 
+/// The engines whose adapter implements [`Engine::merge`] and maps
+/// `--merge_operator`.
+pub const MERGE_ENGINES: &[&str] = &["shale", "rocksdb"];
+
 /// Write options of one write.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteOpts {
@@ -197,6 +201,14 @@ pub trait Engine: Send + Sync {
     fn write(&self, batch: &Batch, wo: &WriteOpts) -> Result<()>;
     /// Delete one key of family `cf`.
     fn delete(&self, cf: usize, key: &[u8], wo: &WriteOpts) -> Result<()>;
+    /// Merge `operand` into `key` of family `cf` through the family's
+    /// merge operator (`--merge_operator`). Engines without merge
+    /// operators (not in [`MERGE_ENGINES`]) keep this default, which
+    /// fails; the runner refuses merge benchmarks for them up front.
+    fn merge(&self, cf: usize, key: &[u8], operand: &[u8], wo: &WriteOpts) -> Result<()> {
+        let _ = (cf, key, operand, wo);
+        bail!("--engine={} has no merge operator", self.name())
+    }
     /// Point lookup in family `cf`; copies the value into `out` and returns
     /// true if found.
     fn get(&self, cf: usize, key: &[u8], out: &mut Vec<u8>, verify_checksums: bool)
@@ -400,8 +412,14 @@ mod tests {
         let f = Flags::parse(&["--engine=memory", "--num_column_families=2"]).unwrap();
         let e = check_flags(&f).unwrap_err();
         assert!(e.0.contains("--num_column_families"), "{e}");
+        let f = Flags::parse(&["--engine=memory", "--merge_operator=uint64add"]).unwrap();
+        let e = check_flags(&f).unwrap_err();
+        assert!(e.0.contains("--merge_operator"), "{e}");
         let f = Flags::parse(&["--engine=memory"]).unwrap();
         assert!(check_flags(&f).is_ok());
+        let m = memory::MemoryEngine::open(Path::new("/memtest/no-merge"));
+        let e = m.merge(0, b"k", b"v", &WriteOpts::default()).unwrap_err();
+        assert!(e.0.contains("--engine=memory has no merge operator"), "{e}");
         let f = Flags::parse(&["--engine=fjall"]).unwrap();
         assert!(check_flags(&f).is_err());
     }

@@ -4,14 +4,18 @@
 //! with families `default` and `column_family_name_000001..` (created if
 //! missing), all with the options of the flags; their `shale::Cf` handles
 //! are resolved once at open and indexed by the `cf` argument.
+//! `--merge_operator` sets every family's merge operator (Shale's shipped
+//! ones, plus db_bench's `put` as [`PutOperator`]).
 //! Thread-safe: `shale::Db` and `shale::Cf` are `Send + Sync`.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Batch, BatchOp, CreateTiming, Engine, EngineIter, IterOpts, Report, WriteOpts};
 use crate::error::{bail, Error, Result};
 use crate::flags::{Category, Flags};
+use crate::merge_operator::MergeOp;
 
 fn non_negative(name: &str, v: i64) -> Result<usize> {
     if v < 0 {
@@ -87,6 +91,61 @@ pub fn statistics_text(property: impl Fn(&str) -> Option<String>) -> String {
 /// Header warnings for this flag set (defaults Shale had to replace).
 pub fn warnings(f: &Flags) -> Vec<String> {
     compression(f).ok().and_then(|c| c.1).into_iter().collect()
+}
+
+/// db_bench's `put` merge operator (RocksDB's `PutOperatorV2`): a key
+/// reads as its newest operand, whatever lies below. Shale does not ship
+/// it; its name is not one Shale rebuilds at open, so every open passes it
+/// again (`options_from_flags` does).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PutOperator;
+
+impl shale::MergeOperator for PutOperator {
+    fn name(&self) -> &str {
+        "put"
+    }
+
+    fn full_merge(
+        &self,
+        _key: &[u8],
+        existing: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> shale::Result<Vec<u8>> {
+        Ok(MergeOp::Put.merge(existing, operands.iter().copied()))
+    }
+
+    fn partial_merge(&self, _key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
+        operands.last().map(|o| o.to_vec())
+    }
+}
+
+/// The Shale operator for `--merge_operator` (Shale's own uint64add, max
+/// and stringappend with db_bench's `,`; [`PutOperator`] for put). Shale's
+/// uint64add fails reads of operands that are not 8 bytes (RocksDB's counts
+/// them as 0), and the merge benchmarks write `--value_size`-byte operands
+/// as db_bench does: uint64add with another `--value_size` is refused.
+fn merge_operator(f: &Flags) -> Result<Option<Arc<dyn shale::MergeOperator>>> {
+    let Some(op) = f.merge_op()? else {
+        return Ok(None);
+    };
+    Ok(Some(match op {
+        MergeOp::Put => Arc::new(PutOperator),
+        MergeOp::UInt64Add => {
+            if f.value_size != 8 {
+                bail!(
+                    "--merge_operator=uint64add needs --value_size=8 with --engine=shale (got {}): merge \
+                     operands are --value_size bytes, as in db_bench, and Shale's uint64add fails reads of \
+                     operands that are not 8-byte integers (RocksDB's logs them and counts 0)",
+                    f.value_size
+                );
+            }
+            Arc::new(shale::UInt64AddOperator)
+        }
+        MergeOp::Max => Arc::new(shale::MaxOperator),
+        MergeOp::StringAppend => Arc::new(shale::StringAppendOperator::new(&[
+            crate::merge_operator::STRING_APPEND_DELIMITER,
+        ])),
+    }))
 }
 
 /// Builds `shale::Options` from the flags, or says which flag Shale cannot
@@ -212,6 +271,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
         max_open_files: i32::try_from(f.open_files)
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
+        merge_operator: merge_operator(f)?,
         ..shale::Options::default()
     };
     let mut opts = opts;
@@ -332,6 +392,12 @@ impl Engine for ShaleEngine {
     fn delete(&self, cf: usize, key: &[u8], o: &WriteOpts) -> Result<()> {
         let mut b = shale::WriteBatch::with_capacity(key.len() + 28);
         b.delete_cf(&self.cfs[cf], key);
+        Ok(self.db.write(b, &wo(o))?)
+    }
+
+    fn merge(&self, cf: usize, key: &[u8], operand: &[u8], o: &WriteOpts) -> Result<()> {
+        let mut b = shale::WriteBatch::with_capacity(key.len() + operand.len() + 28);
+        b.merge_cf(&self.cfs[cf], key, operand);
         Ok(self.db.write(b, &wo(o))?)
     }
 
@@ -606,6 +672,68 @@ mod tests {
         // Still rejected: RocksDB-only options Shale has no equivalent for.
         let f = Flags::parse(&["--rate_limiter_bytes_per_sec=1000000"]).unwrap();
         assert!(options_from_flags(&f).is_err());
+    }
+
+    #[test]
+    fn maps_merge_operators_and_refuses_uint64add_on_other_value_sizes() {
+        let o = options_from_flags(&Flags::parse::<&str>(&[]).unwrap()).unwrap();
+        assert!(o.merge_operator.is_none()); // db_bench's default: none
+        for (name, extra, want) in [
+            ("put", "--value_size=100", "put"),
+            ("uint64add", "--value_size=8", "uint64add"),
+            ("UInt64AddOperator", "--value_size=8", "uint64add"),
+            ("max", "--value_size=100", "max"),
+            ("stringappend", "--value_size=100", "stringappend:2c"),
+        ] {
+            let f = Flags::parse(&[
+                &format!("--merge_operator={name}"),
+                extra,
+                "--num_column_families=2",
+            ])
+            .unwrap();
+            let o = options_from_flags(&f).unwrap();
+            assert_eq!(o.merge_operator.as_ref().unwrap().name(), want, "{name}");
+            // Every family gets it, not only `default`.
+            let cf = &o.column_families[0].1;
+            assert_eq!(cf.merge_operator.as_ref().unwrap().name(), want, "{name}");
+        }
+        let f = Flags::parse(&["--merge_operator=uint64add"]).unwrap();
+        let e = options_from_flags(&f).unwrap_err();
+        assert!(
+            e.0.contains("--value_size=8") && e.0.contains("got 100"),
+            "{e}"
+        );
+    }
+
+    /// db_bench's `put`: a key reads as its newest operand, over a value,
+    /// across a flush, and after a compaction merged the operands.
+    #[test]
+    fn put_operator_keeps_the_newest_operand() {
+        let d = tempfile::tempdir().unwrap();
+        let f = Flags::parse(&["--merge_operator=put", "--compression_type=none"]).unwrap();
+        let e = ShaleEngine::open(&f, d.path()).unwrap();
+        let w = WriteOpts::default();
+        let mut out = Vec::new();
+        e.put(0, b"k", b"base", &w).unwrap();
+        e.merge(0, b"k", b"one", &w).unwrap();
+        e.merge(0, b"n", b"first", &w).unwrap();
+        e.flush().unwrap();
+        e.merge(0, b"k", b"two", &w).unwrap();
+        assert!(e.get(0, b"k", &mut out, true).unwrap());
+        assert_eq!(out, b"two");
+        e.flush().unwrap();
+        e.compact_range(None, None).unwrap();
+        assert!(e.get(0, b"k", &mut out, true).unwrap());
+        assert_eq!(out, b"two");
+        assert!(e.get(0, b"n", &mut out, true).unwrap());
+        assert_eq!(out, b"first");
+        e.close().unwrap();
+        // Without an operator Shale refuses the merge.
+        let d2 = tempfile::tempdir().unwrap();
+        let plain = ShaleEngine::open(&Flags::parse::<&str>(&[]).unwrap(), d2.path()).unwrap();
+        let err = plain.merge(0, b"k", b"v", &w).unwrap_err();
+        assert!(err.0.contains("merge_operator"), "{err}");
+        plain.close().unwrap();
     }
 
     #[test]
