@@ -3,9 +3,13 @@
 //! `--column_families=3` and a new seed (new options), kills it at a random
 //! moment, and runs `--verify_only`: every acknowledged write must be in its
 //! family, a write in flight may be there or not, and a batch cut by the kill
-//! must be in all its families or in none (`verify.rs`). The child must die
-//! of the SIGKILL. Seeds are printed; `SHALE_SEED=<n>` replays the choices
-//! (thread timing is not reproducible).
+//! must be in all its families or in none (`verify.rs`). The DB has 10% of
+//! its keys no-overwrite (single-deleted), and the cycles turn merges on in
+//! turn: read-modify-write merges (`--merge_percent`), puts as merges
+//! (`--use_merge`), both, neither; each kill then cuts writes whose
+//! operands the verification must find applied exactly once or not at all.
+//! The child must die of the SIGKILL. Seeds are printed; `SHALE_SEED=<n>`
+//! replays the choices (thread timing is not reproducible).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -23,8 +27,19 @@ fn args(dir: &Path, seed: u64) -> Vec<String> {
         format!("--db={}", dir.join("db").display()),
         "--max_key=2000".into(),
         "--column_families=3".into(),
+        "--nooverwritepercent=10".into(),
         format!("--seed={seed}"),
     ]
+}
+
+/// The merge flags of cycle `cycle`.
+fn merge_flags(cycle: usize) -> [&'static str; 2] {
+    match cycle % 4 {
+        0 => ["--merge_percent=30", "--use_merge=false"],
+        1 => ["--merge_percent=0", "--use_merge=true"],
+        2 => ["--merge_percent=50", "--use_merge=true"],
+        _ => ["--merge_percent=0", "--use_merge=false"],
+    }
 }
 
 /// Kill cycles; returns (ops at least, batches cut, of them cross-family).
@@ -40,6 +55,7 @@ fn kill_cycles(cycles: usize, seed: u64) -> (u64, u64, u64) {
         let mut cmd = Command::new(BIN);
         cmd.args(args(dir, run_seed))
             .args(["--threads=3", "--ops_per_thread=100000000", "--duration=60"])
+            .args(merge_flags(cycle))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if sync {
@@ -84,7 +100,8 @@ fn kill_cycles(cycles: usize, seed: u64) -> (u64, u64, u64) {
         cut += field(&v, "verify", "batches_cut");
         cross += field(&v, "verify", "batches_cut_cross_family");
         println!(
-            "cycle {cycle}: sync {sync}, killed after {after:?}; {}",
+            "cycle {cycle}: sync {sync}, {:?}, killed after {after:?}; {}",
+            merge_flags(cycle),
             String::from_utf8_lossy(&v.stdout)
                 .lines()
                 .filter(|l| l.starts_with("verify"))

@@ -4,9 +4,12 @@
 //! batch is present whole and no batch is half-applied.
 //!
 //! Each batch `n` writes keys `b{n}-{j}` for j in 0..4 plus `last = n`, all
-//! with value `n`. A batch is visible whole or not at all; acknowledged
-//! batches must be visible; at most the in-flight batch beyond the last ack
-//! may additionally appear.
+//! with value `n`, and merges (`uint64add`) 1 into `count` and `n` into
+//! `sum`. A batch is visible whole or not at all; acknowledged batches must
+//! be visible; at most the in-flight batch beyond the last ack may
+//! additionally appear. Merges are not idempotent: `count` = last + 1 and
+//! `sum` = 0 + 1 + ... + last hold only if every batch's operands were
+//! applied exactly once, across every kill and WAL replay.
 //!
 //! The child must die of our SIGKILL: a child that exits by itself (a panic
 //! after some acks, an error exit) fails the test with its stderr, since its
@@ -21,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::{Db, Options, WriteBatch, WriteOptions};
+use shale::{Db, Options, UInt64AddOperator, WriteBatch, WriteOptions};
 
 /// SIGKILL's signal number (9 on every Unix).
 const SIGKILL: i32 = 9;
@@ -33,6 +36,7 @@ fn opts() -> Options {
         level0_file_num_compaction_trigger: 2,
         max_bytes_for_level_base: 256 * 1024,
         target_file_size_base: 64 * 1024,
+        merge_operator: Some(std::sync::Arc::new(UInt64AddOperator)),
         ..Options::default()
     }
 }
@@ -73,6 +77,8 @@ fn crash_child() {
             b.put(format!("b{n}-{j}").as_bytes(), v.as_bytes());
         }
         b.put(b"last", v.as_bytes());
+        b.merge(b"count", &1u64.to_le_bytes());
+        b.merge(b"sum", &n.to_le_bytes());
         db.write(
             b,
             &WriteOptions {
@@ -124,6 +130,21 @@ fn verify(dir: &Path, acked: Option<u64>) -> u64 {
         db.get(beyond.as_bytes()).unwrap().is_none(),
         "half-applied batch beyond last"
     );
+    // Each batch's merge operands applied exactly once.
+    let counter = |k: &[u8]| {
+        db.get(k)
+            .unwrap()
+            .map(|v| u64::from_le_bytes(v.as_ref().try_into().expect("8-byte counter")))
+    };
+    let (count, sum) = (counter(b"count"), counter(b"sum"));
+    match last {
+        None => assert_eq!((count, sum), (None, None), "merges without batches"),
+        Some(l) => assert_eq!(
+            (count, sum),
+            (Some(l + 1), Some(l * (l + 1) / 2)),
+            "merge counters (count, sum) after batches 0..={l}"
+        ),
+    }
     db.close().unwrap();
     last.map_or(0, |l| l + 1)
 }

@@ -2,7 +2,11 @@
 //! 3, 4, 9 and 10).
 //!
 //! - `power_loss_cycles`: random batches with random `sync` on small
-//!   memtables (so flushes and compactions run), then `crash(p)` with p in
+//!   memtables (so flushes and compactions run) of puts, deletes, merges
+//!   (string append with `,`, configured on every family; `m` keys get
+//!   mostly merges, so their operands pile up across memtables and tables)
+//!   and single deletes (`s` keys, each put only while absent and removed
+//!   only with `single_delete`: the SingleDelete contract), then `crash(p)` with p in
 //!   {0, 0.3, 0.7, 1.0} at a random moment, reopen on the image, check, and
 //!   go on from the recovered state. Checks: open succeeds (so no MANIFEST
 //!   names a missing or short SST: test 9); the recovered DB equals the model
@@ -17,8 +21,8 @@
 //!   recovery must recover to the same state as the clean recovery.
 //! - `cross_family_power_loss_cycles` (issue 11): as `power_loss_cycles`
 //!   on a DB with several column families (made by `create_cf` and
-//!   `create_cfs`), batches putting or deleting one key in each of 1-3
-//!   families with one tag, `flush_cf` of single families (so the families'
+//!   `create_cfs`), batches putting, deleting or merging one key in each of
+//!   1-3 families with one tag, `flush_cf` of single families (so the families'
 //!   log numbers differ), `compact_range_cf`, and family drops and creates
 //!   among the writes. After each power loss: the families are exactly
 //!   those whose `create_cf` returned and whose `drop_cf` did not; every
@@ -34,19 +38,27 @@
 //!
 //! Seeds are printed on failure; rerun one with `SHALE_SEED=<seed>`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shale::fs::{FileSystem, MemFileSystem};
-use shale::{Cf, CfOptions, Db, Options, WalRecoveryMode, WriteBatch, WriteOptions};
+use shale::{
+    Cf, CfOptions, Db, MergeOperator, Options, StringAppendOperator, WalRecoveryMode, WriteBatch,
+    WriteOptions,
+};
 
 const DIR: &str = "/db";
 const LAST: &[u8] = b"~last";
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// The merge operator of every family here: string append with `,`.
+fn append() -> Option<Arc<dyn MergeOperator>> {
+    Some(Arc::new(StringAppendOperator::new(b",")))
+}
 
 fn opts(fs: &MemFileSystem) -> Options {
     Options {
@@ -58,6 +70,7 @@ fn opts(fs: &MemFileSystem) -> Options {
         block_size: 1024,
         cache_size: 1 << 20,
         fs: Arc::new(fs.clone()),
+        merge_operator: append(),
         ..Options::default()
     }
 }
@@ -75,39 +88,115 @@ fn seed_from_env(default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// One batch of the random workload: its operations (None = delete).
-type Batch = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+/// One write of a batch.
+#[derive(Debug, Clone)]
+enum Op {
+    Put(Vec<u8>),
+    Delete,
+    /// A merge operand (appended to the value with `,`).
+    Merge(Vec<u8>),
+    /// Only on a key put once since it was last removed.
+    SingleDelete,
+}
 
-fn random_batch(rng: &mut SmallRng, index: u64) -> Batch {
+/// One batch of the random workload: its operations, in order.
+type Batch = Vec<(Vec<u8>, Op)>;
+
+/// The `s` keys present after the batches generated so far: they are put
+/// only while absent and single-deleted only while present, so each single
+/// delete meets exactly one put. After a power loss the set is rebuilt from
+/// the recovered state (`singles_of`): lost batches never happened.
+type Singles = BTreeSet<Vec<u8>>;
+
+fn singles_of(model: &Model) -> Singles {
+    model
+        .keys()
+        .filter(|k| k.starts_with(b"s"))
+        .cloned()
+        .collect()
+}
+
+fn random_batch(rng: &mut SmallRng, index: u64, singles: &mut Singles) -> Batch {
     let mut b = Batch::new();
     for j in 0..rng.gen_range(1..6) {
-        let k = format!("k{:04}", rng.gen_range(0..300)).into_bytes();
-        if rng.gen_bool(0.1) {
-            b.push((k, None));
-        } else {
+        let put = |rng: &mut SmallRng| {
             let pad = "x".repeat(rng.gen_range(0..300));
-            b.push((k, Some(format!("{index}.{j}.{pad}").into_bytes())));
+            Op::Put(format!("{index}.{j}.{pad}").into_bytes())
+        };
+        let operand = |rng: &mut SmallRng| {
+            let pad = "z".repeat(rng.gen_range(0..20));
+            Op::Merge(format!("m{index}.{j}{pad}").into_bytes())
+        };
+        let r = rng.gen_range(0..100);
+        if (20..28).contains(&r) {
+            // A single-delete key: put while absent, else single-deleted.
+            let k = format!("s{:03}", rng.gen_range(0..50)).into_bytes();
+            if singles.remove(&k) {
+                b.push((k, Op::SingleDelete));
+            } else {
+                singles.insert(k.clone());
+                b.push((k, put(rng)));
+            }
+            continue;
         }
+        if (28..36).contains(&r) {
+            // A merge key: mostly merges, so operands pile up.
+            let k = format!("m{:02}", rng.gen_range(0..20)).into_bytes();
+            let op = match rng.gen_range(0..20) {
+                0 => Op::Delete,
+                1 => put(rng),
+                _ => operand(rng),
+            };
+            b.push((k, op));
+            continue;
+        }
+        let k = format!("k{:04}", rng.gen_range(0..300)).into_bytes();
+        let op = match r {
+            0..=7 => Op::Delete,
+            8..=19 => operand(rng),
+            _ => put(rng),
+        };
+        b.push((k, op));
     }
-    b.push((LAST.to_vec(), Some(index.to_string().into_bytes())));
+    b.push((LAST.to_vec(), Op::Put(index.to_string().into_bytes())));
     b
 }
 
+/// Applies one write to a model, as the DB's reads see it.
+fn apply_op(model: &mut Model, k: &[u8], op: &Op) {
+    match op {
+        Op::Put(v) => {
+            model.insert(k.to_vec(), v.clone());
+        }
+        Op::Delete | Op::SingleDelete => {
+            model.remove(k);
+        }
+        Op::Merge(o) => match model.get_mut(k) {
+            Some(v) => {
+                v.push(b',');
+                v.extend_from_slice(o);
+            }
+            None => {
+                model.insert(k.to_vec(), o.clone());
+            }
+        },
+    }
+}
+
 fn apply(model: &mut Model, b: &Batch) {
-    for (k, v) in b {
-        match v {
-            Some(v) => model.insert(k.clone(), v.clone()),
-            None => model.remove(k),
-        };
+    for (k, op) in b {
+        apply_op(model, k, op);
     }
 }
 
 fn to_write_batch(b: &Batch) -> WriteBatch {
     let mut wb = WriteBatch::new();
-    for (k, v) in b {
-        match v {
-            Some(v) => wb.put(k, v),
-            None => wb.delete(k),
+    for (k, op) in b {
+        match op {
+            Op::Put(v) => wb.put(k, v),
+            Op::Delete => wb.delete(k),
+            Op::Merge(o) => wb.merge(k, o),
+            Op::SingleDelete => wb.single_delete(k),
         }
     }
     wb
@@ -122,6 +211,7 @@ fn power_loss(seed: u64, cycles: u64) {
     let mut base = Model::new();
     let mut base_batches = 0u64;
     let mut since: Vec<Batch> = Vec::new();
+    let mut singles = Singles::new();
     // Batches (counted from base) that must survive any power loss.
     let mut must_survive = 0usize;
     let ps = [0.0, 0.3, 0.7, 1.0];
@@ -130,7 +220,7 @@ fn power_loss(seed: u64, cycles: u64) {
         let ctx = format!("seed {seed} cycle {cycle}");
         for _ in 0..rng.gen_range(10..60) {
             let index = base_batches + since.len() as u64;
-            let b = random_batch(&mut rng, index);
+            let b = random_batch(&mut rng, index, &mut singles);
             let sync = rng.gen_bool(0.15);
             let wo = WriteOptions {
                 sync,
@@ -201,11 +291,15 @@ fn power_loss(seed: u64, cycles: u64) {
         lost += (since.len() - n) as u64;
         base_batches = m;
         since.clear();
+        singles = singles_of(&base);
         must_survive = 0;
     }
+    let merged = base.keys().filter(|k| k.starts_with(b"m")).count();
     println!(
         "seed {seed}: {cycles} cycles, {base_batches} batches kept, {lost} unsynced lost, \
-         {flushes} flushes, {compactions} compact_range"
+         {flushes} flushes, {compactions} compact_range; at the end {merged} merge keys, \
+         {} single-delete keys live",
+        singles.len()
     );
 }
 
@@ -415,8 +509,9 @@ fn double_crash(seed: u64) {
     let fs = MemFileSystem::new();
     let db = Db::open(DIR, opts(&fs)).expect("create");
     let mut model = Model::new();
+    let mut singles = Singles::new();
     for index in 0..rng.gen_range(50..200) {
-        let b = random_batch(&mut rng, index);
+        let b = random_batch(&mut rng, index, &mut singles);
         let wo = WriteOptions {
             sync: rng.gen_bool(0.2),
             ..WriteOptions::default()
@@ -483,9 +578,10 @@ fn no_missing_or_orphan_tables_after_power_loss() {
     let fs = MemFileSystem::new();
     let db = Db::open(DIR, opts(&fs)).expect("create");
     let mut checked = 0;
+    let mut singles = Singles::new();
     for round in 0..20u64 {
         for i in 0..40 {
-            let b = random_batch(&mut rng, round * 100 + i);
+            let b = random_batch(&mut rng, round * 100 + i, &mut singles);
             db.write(to_write_batch(&b), &WriteOptions::default())
                 .expect("write");
         }
@@ -788,6 +884,7 @@ fn cf_opts() -> CfOptions {
         max_bytes_for_level_base: 64 * 1024,
         target_file_size_base: 32 * 1024,
         block_size: 1024,
+        merge_operator: append(),
         ..CfOptions::default()
     }
 }
@@ -806,13 +903,12 @@ fn scan_families(db: &Db) -> BTreeMap<String, Model> {
         .collect()
 }
 
-/// One write of a cross-family batch: family (name, id), key, value (None =
-/// delete).
-type CfWrite = (String, u32, Vec<u8>, Option<Vec<u8>>);
+/// One write of a cross-family batch: family (name, id), key, operation.
+type CfWrite = (String, u32, Vec<u8>, Op);
 
-/// A batch of the random cross-family workload: one put or delete in each of
-/// 1-3 live families, all with the batch's tag `index`, plus `~last` =
-/// `index` in each of those families.
+/// A batch of the random cross-family workload: one put, delete or merge in
+/// each of 1-3 live families, all with the batch's tag `index`, plus
+/// `~last` = `index` in each of those families.
 fn random_cf_batch(rng: &mut SmallRng, index: u64, live: &BTreeMap<String, Cf>) -> Vec<CfWrite> {
     let names: Vec<&String> = live.keys().collect();
     let n = rng.gen_range(1..=names.len().min(3));
@@ -821,18 +917,20 @@ fn random_cf_batch(rng: &mut SmallRng, index: u64, live: &BTreeMap<String, Cf>) 
     for i in chosen.iter() {
         let cf = &live[names[i]];
         let k = format!("k{:03}", rng.gen_range(0..100)).into_bytes();
-        let v = if rng.gen_bool(0.15) {
-            None
-        } else {
-            let pad = "y".repeat(rng.gen_range(0..400));
-            Some(format!("{index}.{pad}").into_bytes())
+        let op = match rng.gen_range(0..100) {
+            0..=14 => Op::Delete,
+            15..=39 => Op::Merge(format!("m{index}").into_bytes()),
+            _ => {
+                let pad = "y".repeat(rng.gen_range(0..400));
+                Op::Put(format!("{index}.{pad}").into_bytes())
+            }
         };
-        w.push((cf.name().to_string(), cf.id(), k, v));
+        w.push((cf.name().to_string(), cf.id(), k, op));
         w.push((
             cf.name().to_string(),
             cf.id(),
             LAST.to_vec(),
-            Some(index.to_string().into_bytes()),
+            Op::Put(index.to_string().into_bytes()),
         ));
     }
     w
@@ -841,23 +939,22 @@ fn random_cf_batch(rng: &mut SmallRng, index: u64, live: &BTreeMap<String, Cf>) 
 /// Applies a batch to the models of the families still alive (keyed by id;
 /// writes to dropped families vanish with them).
 fn apply_cf(models: &mut BTreeMap<u32, Model>, b: &[CfWrite]) {
-    for (_, id, k, v) in b {
+    for (_, id, k, op) in b {
         if let Some(m) = models.get_mut(id) {
-            match v {
-                Some(v) => m.insert(k.clone(), v.clone()),
-                None => m.remove(k),
-            };
+            apply_op(m, k, op);
         }
     }
 }
 
 fn cf_write_batch(live: &BTreeMap<String, Cf>, b: &[CfWrite]) -> WriteBatch {
     let mut wb = WriteBatch::new();
-    for (name, _, k, v) in b {
+    for (name, _, k, op) in b {
         let cf = &live[name];
-        match v {
-            Some(v) => wb.put_cf(cf, k, v),
-            None => wb.delete_cf(cf, k),
+        match op {
+            Op::Put(v) => wb.put_cf(cf, k, v),
+            Op::Delete => wb.delete_cf(cf, k),
+            Op::Merge(o) => wb.merge_cf(cf, k, o),
+            Op::SingleDelete => wb.single_delete_cf(cf, k),
         }
     }
     wb

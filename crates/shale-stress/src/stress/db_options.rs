@@ -4,11 +4,17 @@
 //!
 //! `num_levels` is not drawn here: it is fixed when the DB is created and
 //! kept in the expected-state file (a DB cannot reopen with fewer levels).
+//! Every family gets the stress merge operator (`merge_op.rs`) in every run,
+//! with merges or not: operands written by an earlier run need it.
+
+use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use shale::{CfOptions, Compression, Options};
+
+use super::merge_op::StressMergeOperator;
 
 /// Picks one of `choices`. Requires a non-empty slice.
 fn pick<T: Copy>(rng: &mut SmallRng, choices: &[T]) -> T {
@@ -49,6 +55,7 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         cache_size: pick(&mut rng, &[0, 64 << 10, 8 << 20]),
         level_compaction_dynamic_file_size: rng.gen_bool(0.7),
         max_subcompactions: pick(&mut rng, &[1, 2, 4]),
+        merge_operator: Some(Arc::new(StressMergeOperator)),
         ..Options::default()
     }
 }

@@ -4,8 +4,10 @@
 //!
 //! Layout (little-endian): a 32-byte header — magic `SHSTRESS`, format
 //! version u32, num_levels u32 (chosen when the DB was created: a DB cannot be
-//! reopened with fewer levels), max_key u64, column families u64 — then one
-//! u64 slot per (family, key), family-major:
+//! reopened with fewer levels), max_key u64, column families u32, no-overwrite
+//! percent u32 (version 3; version 2 had column families as a u64, whose high
+//! half, 0, reads as percent 0) — then one u64 slot per (family, key),
+//! family-major:
 //! - low 32 bits: the committed state, 0 = absent, else the value base;
 //! - high 32 bits: 0 = nothing pending, else `PENDING | new state`;
 //!
@@ -13,6 +15,13 @@
 //! the last multi-key batch that marked the key pending (0: a single-key
 //! write), so that after a kill the pending keys of one batch can be found
 //! again, across families, and checked to be all applied or all not.
+//!
+//! No-overwrite keys ([`ExpectedState::no_overwrite`], a fixed share of the
+//! keys chosen when the file is created, like RocksDB db_stress's
+//! `--nooverwritepercent`) are put only while absent and removed only with
+//! `single_delete`, so every single delete meets exactly one put (its
+//! contract), also across kills: verification resolves a pending write to
+//! what the DB holds before the next write.
 //!
 //! Protocol: before a write, the key's tag and then its slot get the batch
 //! tag and the pending new state; after the write returns, the slot gets the
@@ -30,7 +39,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"SHSTRESS";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER: u64 = 32;
 const PENDING: u32 = 1 << 31;
 
@@ -76,17 +85,26 @@ pub struct ExpectedState {
     num_levels: u32,
     max_key: u64,
     num_cfs: u32,
+    no_overwrite_percent: u32,
 }
 
 impl ExpectedState {
     /// Creates a fresh file (every key of `num_cfs` families absent),
-    /// replacing any old one.
+    /// replacing any old one; `no_overwrite_percent` (at most 100) of the
+    /// keys are never overwritten.
     pub fn create(
         path: &Path,
         max_key: u64,
         num_cfs: u32,
         num_levels: u32,
+        no_overwrite_percent: u32,
     ) -> io::Result<ExpectedState> {
+        if no_overwrite_percent > 100 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("no-overwrite percent {no_overwrite_percent} over 100"),
+            ));
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -98,7 +116,8 @@ impl ExpectedState {
         header[8..12].copy_from_slice(&VERSION.to_le_bytes());
         header[12..16].copy_from_slice(&num_levels.to_le_bytes());
         header[16..24].copy_from_slice(&max_key.to_le_bytes());
-        header[24..32].copy_from_slice(&u64::from(num_cfs).to_le_bytes());
+        header[24..28].copy_from_slice(&num_cfs.to_le_bytes());
+        header[28..32].copy_from_slice(&no_overwrite_percent.to_le_bytes());
         file.write_all_at(&header, 0)?;
         let n = max_key * u64::from(num_cfs);
         file.set_len(HEADER + 16 * n)?;
@@ -110,10 +129,11 @@ impl ExpectedState {
             num_levels,
             max_key,
             num_cfs,
+            no_overwrite_percent,
         })
     }
 
-    /// Opens an existing file.
+    /// Opens an existing file (format version 2 or 3).
     pub fn open(path: &Path) -> io::Result<ExpectedState> {
         let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
         let file = OpenOptions::new().read(true).write(true).open(path)?;
@@ -128,7 +148,7 @@ impl ExpectedState {
         }
         let u32_at =
             |o: usize| u32::from_le_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]]);
-        if u32_at(8) != VERSION {
+        if u32_at(8) != VERSION && u32_at(8) != 2 {
             return Err(bad(format!("{}: version {}", path.display(), u32_at(8))));
         }
         let num_levels = u32_at(12);
@@ -137,14 +157,20 @@ impl ExpectedState {
             b.copy_from_slice(&header[o..o + 8]);
             u64::from_le_bytes(b)
         };
-        let (max_key, num_cfs) = (u64_at(16), u64_at(24));
-        if max_key == 0 || max_key > u64::from(u32::MAX) || num_cfs == 0 || num_cfs > 1024 {
+        let (max_key, num_cfs, no_overwrite_percent) = (u64_at(16), u32_at(24), u32_at(28));
+        if max_key == 0
+            || max_key > u64::from(u32::MAX)
+            || num_cfs == 0
+            || num_cfs > 1024
+            || no_overwrite_percent > 100
+        {
             return Err(bad(format!(
-                "{}: bad header: max_key {max_key}, column families {num_cfs}",
+                "{}: bad header: max_key {max_key}, column families {num_cfs}, \
+                 no-overwrite percent {no_overwrite_percent}",
                 path.display()
             )));
         }
-        let n = max_key * num_cfs;
+        let n = max_key * u64::from(num_cfs);
         let mut body = vec![0u8; (16 * n) as usize];
         file.read_exact_at(&mut body, HEADER)?;
         let mut words = body.chunks_exact(8).map(|c| {
@@ -160,8 +186,21 @@ impl ExpectedState {
             tags,
             num_levels,
             max_key,
-            num_cfs: num_cfs as u32,
+            num_cfs,
+            no_overwrite_percent,
         })
+    }
+
+    /// The share of keys never overwritten (percent), fixed at creation.
+    pub fn no_overwrite_percent(&self) -> u32 {
+        self.no_overwrite_percent
+    }
+
+    /// True if `key` (in every family) is a no-overwrite key: put only while
+    /// absent, removed only with `single_delete`, never merged.
+    pub fn no_overwrite(&self, key: u64) -> bool {
+        let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
+        h % 100 < u64::from(self.no_overwrite_percent)
     }
 
     /// Number of keys per family.
@@ -246,7 +285,7 @@ mod tests {
     fn slots_survive_reopen() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("e");
-        let e = ExpectedState::create(&p, 10, 2, 5).unwrap();
+        let e = ExpectedState::create(&p, 10, 2, 5, 30).unwrap();
         e.commit(3, 77).unwrap();
         e.begin(4, 0, 0).unwrap();
         e.begin(5, 9, 0).unwrap();
@@ -254,6 +293,9 @@ mod tests {
         drop(e);
         let e = ExpectedState::open(&p).unwrap();
         assert_eq!((e.max_key(), e.num_cfs(), e.num_levels()), (10, 2, 5));
+        assert_eq!(e.no_overwrite_percent(), 30);
+        let n = (0..1000).filter(|&k| e.no_overwrite(k)).count();
+        assert!((200..400).contains(&n), "{n} no-overwrite keys of 1000");
         assert_eq!(e.index(1, 5), 15);
         assert_eq!((e.tag(15), e.tag(5)), (42, 0));
         assert_eq!(e.get(15).pending, Some(11));
@@ -273,5 +315,24 @@ mod tests {
         );
         assert!(e.get(5).allows(0) && e.get(5).allows(9) && !e.get(5).allows(8));
         assert!(ExpectedState::open(&dir.path().join("missing")).is_err());
+        assert!(ExpectedState::create(&p, 10, 1, 5, 101).is_err());
+    }
+
+    /// A version-2 file (column families as a u64) opens with no
+    /// no-overwrite keys.
+    #[test]
+    fn version_2_files_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("e");
+        let e = ExpectedState::create(&p, 10, 3, 4, 0).unwrap();
+        e.commit(e.index(2, 9), 5).unwrap();
+        drop(e);
+        let f = OpenOptions::new().write(true).open(&p).unwrap();
+        f.write_all_at(&2u32.to_le_bytes(), 8).unwrap();
+        f.write_all_at(&3u64.to_le_bytes(), 24).unwrap();
+        let e = ExpectedState::open(&p).unwrap();
+        assert_eq!((e.num_cfs(), e.no_overwrite_percent()), (3, 0));
+        assert_eq!(e.get(29).committed, 5);
+        assert!(!(0..10).any(|k| e.no_overwrite(k)));
     }
 }

@@ -1,8 +1,16 @@
 //! Command-line flags of `shale-stress`, db_stress style: `--name=value` or
 //! `--name value`; booleans also as a bare `--name`.
+//!
+//! The merge and single-delete flags, when not given, are drawn from the
+//! seed ([`Flags::parse`]), so a crash test that passes only seeds runs some
+//! iterations with merges and some DBs with single deletes.
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
 
 /// Parsed flags.
 #[derive(Debug, Clone)]
@@ -36,6 +44,23 @@ pub struct Flags {
     /// cuts. Keys are few (`--max_key` at most [`MAX_HISTORY_KEYS`],
     /// default 64) so that keys see contention.
     pub history: Option<PathBuf>,
+    /// Puts become merges of an operand holding the whole value, which the
+    /// merge operator keeps over anything below (RocksDB db_stress's
+    /// `--use_merge`). Default: drawn from the seed, 1 run in 4.
+    pub use_merge: bool,
+    /// Percent of the writes that would put (single or in a batch) that
+    /// merge a read-modify-write operand instead, whose result the expected
+    /// state predicts (`merge_op.rs`). Default: drawn from the seed, 0 in
+    /// half the runs, else 10 or 30. Not in history mode.
+    pub merge_percent: u32,
+    /// Percent of the keys that are never overwritten: put only while
+    /// absent, removed with `single_delete` (db_stress's
+    /// `--nooverwritepercent`). Fixed when the expected state is created;
+    /// default: drawn from the seed, 0 in half the runs, else 5 or 20. Not in
+    /// history mode.
+    pub nooverwritepercent: u32,
+    /// `--nooverwritepercent` was given (not drawn).
+    pub nooverwritepercent_given: bool,
 }
 
 /// Largest `--column_families`.
@@ -48,7 +73,8 @@ pub const MAX_HISTORY_KEYS: u64 = 1000;
 /// The usage text.
 pub const USAGE: &str = "usage: shale-stress --db=DIR [--threads=4] [--max_key=10000] \
 [--ops_per_thread=100000] [--duration=SECS] [--seed=N] [--verify_only] [--reopen=0] \
-[--sync] [--expected=FILE] [--history=DIR] [--column_families=1]";
+[--sync] [--expected=FILE] [--history=DIR] [--column_families=1] [--use_merge] \
+[--merge_percent=N] [--nooverwritepercent=N]";
 
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
     v.parse()
@@ -83,8 +109,13 @@ impl Flags {
             sync: false,
             history: None,
             column_families: 1,
+            use_merge: false,
+            merge_percent: 0,
+            nooverwritepercent: 0,
+            nooverwritepercent_given: false,
         };
         let mut max_key_given = false;
+        let (mut use_merge, mut merge_percent) = (None, None);
         let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
             let Some(body) = arg.strip_prefix("--") else {
@@ -94,7 +125,7 @@ impl Flags {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (body, None),
             };
-            let is_bool = matches!(name, "verify_only" | "sync");
+            let is_bool = matches!(name, "verify_only" | "sync" | "use_merge");
             let value = match inline {
                 Some(v) => Some(v),
                 None if is_bool => None,
@@ -121,6 +152,12 @@ impl Flags {
                 "reopen" => f.reopen = parse_num(name, v)?,
                 "verify_only" => f.verify_only = parse_bool(name, value.as_deref())?,
                 "sync" => f.sync = parse_bool(name, value.as_deref())?,
+                "use_merge" => use_merge = Some(parse_bool(name, value.as_deref())?),
+                "merge_percent" => merge_percent = Some(parse_num(name, v)?),
+                "nooverwritepercent" => {
+                    f.nooverwritepercent = parse_num(name, v)?;
+                    f.nooverwritepercent_given = true;
+                }
                 _ => return Err(format!("unknown flag --{name}")),
             }
         }
@@ -138,9 +175,30 @@ impl Flags {
                 "--column_families must be in 1..={MAX_COLUMN_FAMILIES}"
             ));
         }
-        if f.history.is_some() {
+        // Drawn in a fixed order, so each depends on the seed alone.
+        let mut draw = SmallRng::seed_from_u64(f.seed ^ 0x3e49_e0ad);
+        let drawn_use_merge = draw.gen_ratio(1, 4);
+        let drawn_merge_percent = *[0, 0, 10, 30].choose(&mut draw).unwrap_or(&0);
+        let drawn_no_overwrite = *[0, 0, 5, 20].choose(&mut draw).unwrap_or(&0);
+        let history = f.history.is_some();
+        f.use_merge = use_merge.unwrap_or(drawn_use_merge);
+        f.merge_percent = merge_percent.unwrap_or(if history { 0 } else { drawn_merge_percent });
+        if !f.nooverwritepercent_given && !history {
+            f.nooverwritepercent = drawn_no_overwrite;
+        }
+        if f.merge_percent > 100 || f.nooverwritepercent > 100 {
+            return Err("--merge_percent and --nooverwritepercent must be at most 100".into());
+        }
+        if history {
             if !max_key_given {
                 f.max_key = 64;
+            }
+            if f.merge_percent > 0 || f.nooverwritepercent > 0 {
+                return Err(
+                    "--history: --merge_percent and --nooverwritepercent are not supported \
+                     (the history's model is a register; --use_merge is)"
+                        .into(),
+                );
             }
             if f.max_key > MAX_HISTORY_KEYS || f.reopen > 0 {
                 return Err(format!(
@@ -184,5 +242,42 @@ mod tests {
         assert_eq!(c.column_families, 3);
         assert!(Flags::parse(&args("--db=/x --column_families=0")).is_err());
         assert!(Flags::parse(&args("--db=/x --column_families=65")).is_err());
+    }
+
+    #[test]
+    fn merge_flags_given_or_drawn_from_the_seed() {
+        let f = Flags::parse(&args(
+            "--db=/x --use_merge --merge_percent=40 --nooverwritepercent=7",
+        ))
+        .unwrap();
+        assert_eq!(
+            (f.use_merge, f.merge_percent, f.nooverwritepercent),
+            (true, 40, 7)
+        );
+        assert!(f.nooverwritepercent_given);
+        assert!(Flags::parse(&args("--db=/x --merge_percent=101")).is_err());
+        assert!(Flags::parse(&args("--db=/x --nooverwritepercent=101")).is_err());
+        let drawn: Vec<(bool, u32, u32)> = (0..64)
+            .map(|seed| {
+                let f = Flags::parse(&args(&format!("--db=/x --seed={seed}"))).unwrap();
+                assert!(!f.nooverwritepercent_given);
+                (f.use_merge, f.merge_percent, f.nooverwritepercent)
+            })
+            .collect();
+        assert!(drawn.iter().any(|d| d.0) && drawn.iter().any(|d| !d.0));
+        assert!(drawn.iter().any(|d| d.1 > 0) && drawn.iter().any(|d| d.1 == 0));
+        assert!(drawn.iter().any(|d| d.2 > 0) && drawn.iter().any(|d| d.2 == 0));
+        let again = Flags::parse(&args("--db=/x --seed=5 --use_merge=false")).unwrap();
+        let first = Flags::parse(&args("--db=/x --seed=5")).unwrap();
+        assert!(!again.use_merge);
+        assert_eq!(again.merge_percent, first.merge_percent);
+        // History mode: only --use_merge.
+        for seed in 0..16 {
+            let h = Flags::parse(&args(&format!("--db=/x --history=/h --seed={seed}"))).unwrap();
+            assert_eq!((h.merge_percent, h.nooverwritepercent), (0, 0));
+        }
+        assert!(Flags::parse(&args("--db=/x --history=/h --use_merge")).is_ok());
+        assert!(Flags::parse(&args("--db=/x --history=/h --merge_percent=5")).is_err());
+        assert!(Flags::parse(&args("--db=/x --history=/h --nooverwritepercent=5")).is_err());
     }
 }

@@ -30,6 +30,13 @@
 //! scans and reads every family; the helper runs `flush_cf` and
 //! `compact_range_cf` on one family at a time.
 //!
+//! With `--use_merge` (drawn from the seed unless given) every put, single
+//! or in a batch, is a merge of an overwrite operand holding the value
+//! (`merge_op.rs`), recorded as the put it stands for: the register model
+//! then checks merges resolved over values, tombstones and other operands
+//! in memtables and tables, across kills. Read-modify-write merges
+//! (`--merge_percent`) and single deletes are not part of this mode.
+//!
 //! Values are unique in the history: `s<segment>.c<client>.<n>`. Every DB
 //! error is a failure (no faults are injected here). A write acknowledged
 //! before a kill must be seen by the recovery read (with or without
@@ -49,6 +56,7 @@ use shale::{Cf, Db, ReadOptions, WriteBatch, WriteOptions};
 
 use super::db_options;
 use super::flags::Flags;
+use super::merge_op;
 use crate::clock::Clock;
 use crate::history_log::{HistoryDir, KeyValue, SegmentWriter};
 use crate::lincheck::porcupine_json::write_history;
@@ -129,7 +137,11 @@ pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
     let hist = HistoryDir::open(dir).map_err(|e| format!("history {}: {e}", dir.display()))?;
     let opts = db_options::random_options(flags.seed, num_levels(flags, &hist)?);
     println!("seed: {}", flags.seed);
-    println!("options: {}", db_options::describe(&opts));
+    println!(
+        "options: {} use_merge={}",
+        db_options::describe(&opts),
+        flags.use_merge
+    );
     let num_cfs = num_cfs(flags, &hist)?;
     let (db, cfs) = super::open_db(flags, &opts, num_cfs)?;
     let io = |e: std::io::Error| format!("history {}: {e}", dir.display());
@@ -145,6 +157,7 @@ pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
         n: 0,
         max_key: flags.max_key,
         wo: WriteOptions::default(),
+        use_merge: flags.use_merge,
     };
     recovery.recovery_read()?;
     println!(
@@ -199,6 +212,7 @@ fn run_clients(
             n: 0,
             max_key: flags.max_key,
             wo,
+            use_merge: flags.use_merge,
         });
     }
     let left = AtomicU64::new(flags.threads as u64);
@@ -269,6 +283,8 @@ struct Client<'a> {
     n: u64,
     max_key: u64,
     wo: WriteOptions,
+    /// Puts are merges of overwrite operands.
+    use_merge: bool,
 }
 
 impl Client<'_> {
@@ -290,6 +306,9 @@ impl Client<'_> {
             let (cf, k) = split_hkey(k);
             let cf = &self.cfs[cf as usize];
             match v {
+                Some(v) if self.use_merge => {
+                    b.merge_cf(cf, k.as_bytes(), &merge_op::overwrite(v.as_bytes()));
+                }
                 Some(v) => b.put_cf(cf, k.as_bytes(), v.as_bytes()),
                 None => b.delete_cf(cf, k.as_bytes()),
             }

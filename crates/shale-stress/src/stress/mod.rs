@@ -13,8 +13,17 @@
 //! With `--history=DIR` the run records a history instead and
 //! `--verify_only` checks it (see [`history_mode`]).
 //!
-//! Output: `options: ...`, `verify: ...`, one `progress: ops=N` line per
-//! second (the last one survives a kill), and `done: ...`.
+//! Merges and single deletes: every family has the stress merge operator
+//! (`merge_op.rs`); `--merge_percent` of the puts become read-modify-write
+//! merges the expected state predicts, `--use_merge` turns the other puts
+//! into merges of the whole value, and `--nooverwritepercent` of the keys
+//! are put only while absent and removed with `single_delete`. Unless given,
+//! each is drawn from the seed.
+//!
+//! Output: `options: ...` (the DB options, then the merge and single-delete
+//! settings), `verify: ...`, one `progress: ops=N` line per second (the last
+//! one survives a kill), and `done: ...` (operations by kind, then the
+//! entries written by kind).
 //! Exit status: 0 ok, 1 verification failure, 2 usage or setup error.
 
 mod db_options;
@@ -22,6 +31,7 @@ mod expected;
 mod flags;
 mod history_mode;
 mod key_locks;
+mod merge_op;
 mod value;
 mod verify;
 mod worker;
@@ -37,7 +47,7 @@ use shale::{Cf, Db, Options, WriteOptions};
 use expected::ExpectedState;
 use flags::{Flags, USAGE};
 use key_locks::KeyLocks;
-use worker::{Shared, OP_NAMES};
+use worker::{Shared, OP_NAMES, WRITE_NAMES};
 
 /// Entry point of the binary; returns the exit status.
 pub fn main(args: Vec<String>) -> i32 {
@@ -73,11 +83,17 @@ fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
     let err = |e: std::io::Error| format!("expected state {}: {e}", flags.expected.display());
     if flags.db.exists() {
         let e = ExpectedState::open(&flags.expected).map_err(err)?;
-        if e.max_key() != flags.max_key || e.num_cfs() != flags.column_families {
+        if e.max_key() != flags.max_key
+            || e.num_cfs() != flags.column_families
+            || (flags.nooverwritepercent_given
+                && e.no_overwrite_percent() != flags.nooverwritepercent)
+        {
             println!(
-                "note: using max_key={} column_families={} from the expected state",
+                "note: using max_key={} column_families={} nooverwritepercent={} from the \
+                 expected state",
                 e.max_key(),
-                e.num_cfs()
+                e.num_cfs(),
+                e.no_overwrite_percent()
             );
         }
         Ok(e)
@@ -90,6 +106,7 @@ fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
             flags.max_key,
             flags.column_families,
             db_options::random_num_levels(flags.seed),
+            flags.nooverwritepercent,
         )
         .map_err(err)
     }
@@ -176,7 +193,13 @@ fn run(flags: &Flags) -> Result<u64, String> {
     let expected = open_expected(flags)?;
     let opts = db_options::random_options(flags.seed, expected.num_levels());
     println!("seed: {}", flags.seed);
-    println!("options: {}", db_options::describe(&opts));
+    println!(
+        "options: {} use_merge={} merge_percent={} nooverwritepercent={}",
+        db_options::describe(&opts),
+        flags.use_merge,
+        flags.merge_percent,
+        expected.no_overwrite_percent()
+    );
     let num_cfs = expected.num_cfs();
     let open = || open_db(flags, &opts, num_cfs);
     let (mut db, mut cfs) = open()?;
@@ -190,6 +213,7 @@ fn run(flags: &Flags) -> Result<u64, String> {
     let phases = u64::from(flags.reopen) + 1;
     let mut total_ops = 0u64;
     let mut counts = [0u64; OP_NAMES.len()];
+    let mut written = [0u64; WRITE_NAMES.len()];
     let start = Instant::now();
     for phase in 0..phases {
         let shared = Shared {
@@ -201,13 +225,26 @@ fn run(flags: &Flags) -> Result<u64, String> {
                 sync: flags.sync,
                 ..WriteOptions::default()
             },
+            use_merge: flags.use_merge,
+            merge_percent: flags.merge_percent,
             counts: Default::default(),
+            written: Default::default(),
             failures: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         };
         let per_thread = flags.ops_per_thread / phases;
-        run_phase(&shared, flags, phase, per_thread, deadline, total_ops);
+        run_phase(
+            &shared,
+            flags,
+            phase,
+            per_thread,
+            deadline,
+            (total_ops, &written),
+        );
         for (c, s) in counts.iter_mut().zip(&shared.counts) {
+            *c += s.load(Ordering::Relaxed);
+        }
+        for (c, s) in written.iter_mut().zip(&shared.written) {
             *c += s.load(Ordering::Relaxed);
         }
         total_ops += shared.total_ops();
@@ -239,22 +276,30 @@ fn run(flags: &Flags) -> Result<u64, String> {
         .zip(counts)
         .map(|(n, c)| format!("{n}={c}"))
         .collect();
+    let by_entry: Vec<String> = WRITE_NAMES
+        .iter()
+        .zip(written)
+        .map(|(n, c)| format!("{n}={c}"))
+        .collect();
     println!(
-        "done: ops={total_ops} ({}) in {:.1?}, failures={failures}",
+        "done: ops={total_ops} ({}) in {:.1?}, failures={failures}; written: {}",
         by_op.join(" "),
-        start.elapsed()
+        start.elapsed(),
+        by_entry.join(" ")
     );
     Ok(failures)
 }
 
-/// Runs one phase: the workers plus a progress line every second.
+/// Runs one phase: the workers plus, every second, a progress line and a
+/// line of the entries written by kind (both counted from the start of the
+/// run: `before` holds the earlier phases' counts).
 fn run_phase(
     sh: &Shared<'_>,
     flags: &Flags,
     phase: u64,
     per_thread: u64,
     deadline: Option<Instant>,
-    before: u64,
+    before: (u64, &[u64; WRITE_NAMES.len()]),
 ) {
     let workers_left = AtomicU64::new(flags.threads as u64);
     std::thread::scope(|s| {
@@ -283,7 +328,13 @@ fn run_phase(
             }
             if last_print.elapsed() >= Duration::from_secs(1) {
                 last_print = Instant::now();
-                println!("progress: ops={}", before + sh.total_ops());
+                println!("progress: ops={}", before.0 + sh.total_ops());
+                let by_entry: Vec<String> = WRITE_NAMES
+                    .iter()
+                    .zip(before.1.iter().zip(&sh.written))
+                    .map(|(n, (b, c))| format!("{n}={}", b + c.load(Ordering::Relaxed)))
+                    .collect();
+                println!("written: {}", by_entry.join(" "));
                 let _ = std::io::stdout().flush();
             }
         }

@@ -16,6 +16,13 @@
 //! through `get_cf_opt`, a bounded `iter_cf` both ways and `multi_get_cf`),
 //! and rarely `flush_cf` or `compact_range_cf` with random bounds.
 //!
+//! Each key a write touches gets one entry (see [`Entry`]): a put becomes,
+//! `--merge_percent` of the time, a read-modify-write merge whose new state
+//! follows from the committed one (exact, since the key is locked), else
+//! with `--use_merge` a merge of the whole value; a no-overwrite key
+//! (`--nooverwritepercent`) is put when absent and single-deleted when
+//! present, whatever the operation asked for.
+//!
 //! Thread safety: all shared state is in [`Shared`] (atomics, the DB handle,
 //! the expected state behind key locks).
 
@@ -27,6 +34,7 @@ use shale::{Cf, Db, ReadOptions, WriteBatch, WriteOptions};
 
 use super::expected::{ExpectedState, ValueState};
 use super::key_locks::KeyLocks;
+use super::merge_op::{self, merged_state};
 use super::value::{decode, encode, key_bytes, key_index, owner};
 
 /// Operation kinds, for statistics.
@@ -60,6 +68,37 @@ pub const OP_NAMES: [&str; 7] = [
     "compact",
 ];
 
+/// The kinds of entries written, for statistics (see [`Entry`]).
+pub const WRITE_NAMES: [&str; 5] = ["put", "put_merge", "merge", "delete", "single_delete"];
+
+/// What a write does to one key.
+#[derive(Debug, Clone, Copy)]
+enum Entry {
+    /// Put the value of the new base.
+    Put,
+    /// Merge an overwrite operand holding that value (`--use_merge`).
+    PutMerge,
+    /// Merge an affine operand (`--merge_percent`).
+    Merge { mul: u32, add: u32 },
+    /// Delete.
+    Delete,
+    /// Single delete (no-overwrite keys only, while present).
+    SingleDelete,
+}
+
+impl Entry {
+    /// Index in [`WRITE_NAMES`].
+    fn kind(self) -> usize {
+        match self {
+            Entry::Put => 0,
+            Entry::PutMerge => 1,
+            Entry::Merge { .. } => 2,
+            Entry::Delete => 3,
+            Entry::SingleDelete => 4,
+        }
+    }
+}
+
 /// State shared by all stress threads.
 pub struct Shared<'a> {
     /// The DB under test.
@@ -72,8 +111,14 @@ pub struct Shared<'a> {
     pub locks: &'a KeyLocks,
     /// Write options (`sync`).
     pub write_options: WriteOptions,
+    /// `--use_merge`: puts become merges of the whole value.
+    pub use_merge: bool,
+    /// `--merge_percent`: share of puts that merge an affine operand.
+    pub merge_percent: u32,
     /// Operations done, per [`OpType`].
     pub counts: [AtomicU64; OP_NAMES.len()],
+    /// Entries written, per kind ([`WRITE_NAMES`]).
+    pub written: [AtomicU64; WRITE_NAMES.len()],
     /// Verification failures and unexpected errors.
     pub failures: AtomicU64,
     /// Set to stop all threads.
@@ -192,8 +237,9 @@ fn get(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<(), Str
 
 /// Puts (or with `delete`, deletes) `keys` ((family, key) pairs): one key as
 /// a single op, several as one batch, possibly across families, where each
-/// key is put (all with one value base) or, 1 time in 5, deleted. A batch's
-/// keys carry its random tag in the expected state while pending.
+/// key is put (all with one value base) or, 1 time in 5, deleted; each put
+/// and delete then becomes the key's [`Entry`] (see the module header). A
+/// batch's keys carry its random tag in the expected state while pending.
 fn write(
     sh: &Shared<'_>,
     mut keys: Vec<(u32, u64)>,
@@ -211,34 +257,62 @@ fn write(
     } else {
         0
     };
-    let states: Vec<ValueState> = keys
-        .iter()
-        .map(|_| {
-            if delete || (keys.len() > 1 && rng.gen_ratio(1, 5)) {
-                0
+    let multi = keys.len() > 1;
+    let mut entries = Vec::with_capacity(keys.len());
+    let mut states: Vec<ValueState> = Vec::with_capacity(keys.len());
+    for &(cf, k) in &keys {
+        // Exact: the key is locked and nothing is pending.
+        let committed = sh.committed(cf, k);
+        let entry = if sh.expected.no_overwrite(k) {
+            if committed == 0 {
+                Entry::Put
             } else {
-                base
+                Entry::SingleDelete
             }
-        })
-        .collect();
+        } else if delete || (multi && rng.gen_ratio(1, 5)) {
+            Entry::Delete
+        } else if rng.gen_range(0..100) < sh.merge_percent {
+            Entry::Merge {
+                mul: rng.gen_range(2..merge_op::P),
+                add: rng.gen_range(0..merge_op::P),
+            }
+        } else if sh.use_merge {
+            Entry::PutMerge
+        } else {
+            Entry::Put
+        };
+        entries.push(entry);
+        states.push(match entry {
+            Entry::Put | Entry::PutMerge => base,
+            Entry::Merge { mul, add } => merged_state(committed, mul, add),
+            Entry::Delete | Entry::SingleDelete => 0,
+        });
+    }
     let mut batch = WriteBatch::new();
-    for (&(cf, k), &s) in keys.iter().zip(&states) {
+    for ((&(cf, k), &s), &entry) in keys.iter().zip(&states).zip(&entries) {
         sh.expected
             .begin(sh.expected.index(cf, k), s, tag)
             .map_err(io)?;
         let c = &sh.cfs[cf as usize];
-        match s {
-            0 => batch.delete_cf(c, &key_bytes(k)),
-            b => batch.put_cf(c, &key_bytes(k), &encode(owner(cf, k), b)),
+        let (kb, own) = (key_bytes(k), owner(cf, k));
+        match entry {
+            Entry::Put => batch.put_cf(c, &kb, &encode(own, s)),
+            Entry::PutMerge => batch.merge_cf(c, &kb, &merge_op::overwrite(&encode(own, s))),
+            Entry::Merge { mul, add } => batch.merge_cf(c, &kb, &merge_op::affine(own, mul, add)),
+            Entry::Delete => batch.delete_cf(c, &kb),
+            Entry::SingleDelete => batch.single_delete_cf(c, &kb),
         }
     }
     sh.db
         .write(batch, &sh.write_options)
-        .map_err(|e| format!("(cf, key) {keys:?}: {e}"))?;
+        .map_err(|e| format!("(cf, key) {keys:?} entries {entries:?}: {e}"))?;
     for (&(cf, k), &s) in keys.iter().zip(&states) {
         sh.expected
             .commit(sh.expected.index(cf, k), s)
             .map_err(io)?;
+    }
+    for e in entries {
+        sh.written[e.kind()].fetch_add(1, Ordering::Relaxed);
     }
     Ok(())
 }
