@@ -19,6 +19,7 @@ mod iter;
 mod memtable;
 mod merge;
 mod options;
+mod range_del;
 mod sst;
 mod stats;
 #[doc(hidden)]

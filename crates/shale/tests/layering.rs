@@ -13,7 +13,16 @@ use std::path::Path;
 /// Layer of each top-level module, lowest first.
 const LAYERS: &[&[&str]] = &[
     &["error", "base", "codec", "fs", "stats", "sync_point"],
-    &["batch", "wal", "memtable", "sst", "cache", "iter", "merge"],
+    &[
+        "batch",
+        "wal",
+        "memtable",
+        "sst",
+        "cache",
+        "iter",
+        "merge",
+        "range_del",
+    ],
     &["version"],
     &["flush", "compaction", "blob"],
     &["options"],

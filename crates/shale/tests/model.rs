@@ -71,6 +71,13 @@ impl On<'_> {
         }
     }
 
+    fn delete_range(&self, a: &[u8], b: &[u8]) -> shale::Result<()> {
+        match &self.cf {
+            None => self.db.delete_range(a, b),
+            Some(c) => self.db.delete_range_cf(c, a, b),
+        }
+    }
+
     fn single_delete(&self, k: &[u8]) -> shale::Result<()> {
         match &self.cf {
             None => self.db.single_delete(k),
@@ -160,6 +167,13 @@ impl On<'_> {
         match &self.cf {
             None => b.merge(k, v),
             Some(c) => b.merge_cf(c, k, v),
+        }
+    }
+
+    fn batch_delete_range(&self, b: &mut WriteBatch, lo: &[u8], hi: &[u8]) {
+        match &self.cf {
+            None => b.delete_range(lo, hi),
+            Some(c) => b.delete_range_cf(c, lo, hi),
         }
     }
 
@@ -256,6 +270,20 @@ impl Fam {
         self.model.insert(k.to_vec(), v);
     }
 
+    fn delete_range(&mut self, lo: &[u8], hi: &[u8]) {
+        self.writes += 1;
+        if lo < hi {
+            let doomed: Vec<Vec<u8>> = self
+                .model
+                .range(lo.to_vec()..hi.to_vec())
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in doomed {
+                self.model.remove(&k);
+            }
+        }
+    }
+
     /// Live keys the DB must hold (the filter may have removed others).
     fn sure_keys(&self) -> u64 {
         self.model
@@ -270,6 +298,25 @@ enum Write {
     Put(Vec<u8>),
     Merge(Vec<u8>),
     Delete,
+    /// A range deletion from the key to this end.
+    DeleteRange(Vec<u8>),
+}
+
+/// A range of `k` keys for `delete_range`: mostly narrow, now and then
+/// wide, rarely empty; the end is a key or a string between keys.
+fn delete_range_bounds(rng: &mut SmallRng, space: u32, window: &mut u32) -> (Vec<u8>, Vec<u8>) {
+    let lo = write_key(rng, space, window);
+    let n: u32 = std::str::from_utf8(&lo[1..]).unwrap().parse().unwrap();
+    let width = match rng.gen_range(0..10) {
+        0 => 0,
+        1 => rng.gen_range(0..space),
+        _ => rng.gen_range(1..50),
+    };
+    let mut hi = format!("k{:05}", (n + width).min(space)).into_bytes();
+    if rng.gen_bool(0.2) {
+        hi.push(b'x');
+    }
+    (lo, hi)
 }
 
 /// A family for the next op: `default` about half the time.
@@ -1055,7 +1102,7 @@ fn run_seed(seed: u64, ops: usize) {
         let ctx = format!("seed {seed} op {i}");
         let f = pick(&mut rng, &fams);
         let o = on(&db, &mut rng, &fams[f]);
-        match rng.gen_range(0..110) {
+        match rng.gen_range(0..113) {
             0..=39 => {
                 let (k, v) = (write_key(&mut rng, space, &mut window), value(&mut rng));
                 o.put(&k, &v).unwrap();
@@ -1087,6 +1134,11 @@ fn run_seed(seed: u64, ops: usize) {
                             let v = value(&mut rng);
                             og.batch_merge(&mut b, &k, &v);
                             writes.push((g, k, Write::Merge(v)));
+                        }
+                        8 if rng.gen_bool(0.3) => {
+                            let (lo, hi) = delete_range_bounds(&mut rng, space, &mut window);
+                            og.batch_delete_range(&mut b, &lo, &hi);
+                            writes.push((g, lo, Write::DeleteRange(hi)));
                         }
                         _ => {
                             og.batch_delete(&mut b, &k);
@@ -1121,6 +1173,7 @@ fn run_seed(seed: u64, ops: usize) {
                             Write::Put(v) => fams[*g].put(k.clone(), v.clone()),
                             Write::Merge(v) => fams[*g].merge(k, v),
                             Write::Delete => fams[*g].delete(k),
+                            Write::DeleteRange(hi) => fams[*g].delete_range(k, hi),
                         }
                     }
                 }
@@ -1338,6 +1391,22 @@ fn run_seed(seed: u64, ops: usize) {
                 } else {
                     o.put(&k, &v).unwrap();
                     fams[f].put(k, v);
+                }
+            }
+            110..=112 => {
+                let (lo, hi) = delete_range_bounds(&mut rng, space, &mut window);
+                if rng.gen_bool(0.05) {
+                    // Reversed: refused, nothing deleted.
+                    let r = o.delete_range(&hi, &lo);
+                    if hi > lo {
+                        assert!(is_invalid(&r), "{ctx}: reversed delete_range: {r:?}");
+                    } else {
+                        r.unwrap();
+                        fams[f].delete_range(&hi, &lo); // empty: a write all the same
+                    }
+                } else {
+                    o.delete_range(&lo, &hi).unwrap();
+                    fams[f].delete_range(&lo, &hi);
                 }
             }
             100 => create_families(&db, &mut fams, &mut max_id, &mut rng, &ctx),

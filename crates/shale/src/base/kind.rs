@@ -4,7 +4,7 @@
 //! FROZEN: these discriminants are on disk (WAL, SST, MANIFEST). Never
 //! renumber them; add new kinds with new numbers. They match RocksDB's
 //! `ValueType` numbering so that dumps read the same to RocksDB users.
-//! Reserved for later features: RangeDeletion, BlobIndex.
+//! Reserved for later features: BlobIndex.
 
 /// What an internal-key entry means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -19,7 +19,8 @@ pub(crate) enum ValueKind {
     /// A single-deletion tombstone: deletes a key written once; it and
     /// that value vanish together at the first compaction that sees both.
     SingleDeletion = 0x7,
-    /// A range tombstone (reserved).
+    /// A range tombstone: key = start, value = end (exclusive). Kept apart
+    /// from point entries (memtable range list, SST range-deletion block).
     RangeDeletion = 0xF,
     /// A reference to a value in a blob file (reserved).
     BlobIndex = 0x11,
@@ -46,7 +47,11 @@ impl ValueKind {
     pub(crate) fn is_supported(self) -> bool {
         matches!(
             self,
-            ValueKind::Deletion | ValueKind::Value | ValueKind::Merge | ValueKind::SingleDeletion
+            ValueKind::Deletion
+                | ValueKind::Value
+                | ValueKind::Merge
+                | ValueKind::SingleDeletion
+                | ValueKind::RangeDeletion
         )
     }
 }
@@ -71,6 +76,6 @@ mod tests {
         assert_eq!(ValueKind::Deletion as u8, 0);
         assert_eq!(ValueKind::from_u8(0x42), None);
         assert!(ValueKind::Merge.is_supported());
-        assert!(!ValueKind::RangeDeletion.is_supported());
+        assert!(!ValueKind::BlobIndex.is_supported());
     }
 }

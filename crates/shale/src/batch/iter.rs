@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 /// One decoded record of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BatchEntry<'a> {
-    /// `Value`, `Deletion`, `Merge` or `SingleDeletion`.
+    /// `Value`, `Deletion`, `Merge`, `SingleDeletion` or `RangeDeletion`
+    /// (key = start, value = end).
     pub kind: ValueKind,
     /// Column family id (0 = default).
     pub cf: u32,
@@ -98,6 +99,8 @@ impl<'a> Iterator for BatchIter<'a> {
             tag::CF_MERGE => (ValueKind::Merge, true),
             tag::SINGLE_DELETION => (ValueKind::SingleDeletion, false),
             tag::CF_SINGLE_DELETION => (ValueKind::SingleDeletion, true),
+            tag::RANGE_DELETION => (ValueKind::RangeDeletion, false),
+            tag::CF_RANGE_DELETION => (ValueKind::RangeDeletion, true),
             t => return self.fail(rec_off, format!("unknown record tag 0x{t:02x}")),
         };
         let mut cur = body;
@@ -112,7 +115,10 @@ impl<'a> Iterator for BatchIter<'a> {
         let Some(key) = get_length_prefixed(&mut cur) else {
             return self.fail(rec_off, "truncated or bad key".into());
         };
-        let value: &'a [u8] = if matches!(kind, ValueKind::Value | ValueKind::Merge) {
+        let value: &'a [u8] = if matches!(
+            kind,
+            ValueKind::Value | ValueKind::Merge | ValueKind::RangeDeletion
+        ) {
             match get_length_prefixed(&mut cur) {
                 Some(v) => v,
                 None => return self.fail(rec_off, "truncated or bad value".into()),

@@ -11,6 +11,7 @@
 //!          | 0x4 cf:varint32 key      delete, column family `cf`
 //!          | 0x2 key value / 0x6 cf key value   merge operand
 //!          | 0x7 key / 0x8 cf key                single delete
+//!          | 0xF start end / 0xE cf start end    range delete [start, end)
 //! key, value := varint32 length ++ bytes
 //! ```
 //!
@@ -57,6 +58,11 @@ pub(crate) mod tag {
     pub(crate) const SINGLE_DELETION: u8 = 0x7;
     /// Single deletion in a column family named by a varint32 id.
     pub(crate) const CF_SINGLE_DELETION: u8 = 0x8;
+    /// Range deletion `[key, value)` in the default column family
+    /// (`ValueKind::RangeDeletion`).
+    pub(crate) const RANGE_DELETION: u8 = 0xF;
+    /// Range deletion in a column family named by a varint32 id.
+    pub(crate) const CF_RANGE_DELETION: u8 = 0xE;
 }
 
 /// The `file` named by corruption errors of the batch decoder before a

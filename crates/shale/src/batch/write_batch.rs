@@ -40,7 +40,8 @@ pub struct WriteBatch {
     /// given (checked by the write: a handle of another DB is refused).
     owner: Owner,
     /// Some record may be a merge operand (the write checks that its
-    /// family has a merge operator).
+    /// family has a merge operator) or a range deletion (the write checks
+    /// its bounds).
     merges: bool,
 }
 
@@ -202,6 +203,27 @@ impl WriteBatch {
         self.record_in(cf.column_family_id(), tag::SINGLE_DELETION, key, None);
     }
 
+    /// Adds a deletion of every key in `[start, end)` (default column
+    /// family), RocksDB's `DeleteRange`. `start == end` deletes nothing;
+    /// `start > end` fails the write with `InvalidArgument`.
+    ///
+    /// # Panics
+    /// As [`WriteBatch::put`].
+    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) {
+        self.merges = true;
+        self.record_in(0, tag::RANGE_DELETION, start, Some(end));
+    }
+
+    /// Adds a range deletion in column family `cf` (see `delete_range`).
+    ///
+    /// # Panics
+    /// As [`WriteBatch::put`].
+    pub fn delete_range_cf(&mut self, cf: &impl ColumnFamilyId, start: &[u8], end: &[u8]) {
+        self.note_owner(cf.db_instance());
+        self.merges = true;
+        self.record_in(cf.column_family_id(), tag::RANGE_DELETION, start, Some(end));
+    }
+
     fn note_owner(&mut self, instance: Option<u64>) {
         if let Some(i) = instance {
             self.owner = match self.owner {
@@ -217,7 +239,7 @@ impl WriteBatch {
         self.owner
     }
 
-    /// True if some record may be a merge operand.
+    /// True if some record may be a merge operand or a range deletion.
     pub(crate) fn has_merges(&self) -> bool {
         self.merges
     }
@@ -267,7 +289,8 @@ impl WriteBatch {
 
     /// Adds one record: `plain_tag` (the default family's tag) becomes its
     /// column-family form (RocksDB's: `VALUE` 0x1 -> 0x5, `DELETION` 0x0 ->
-    /// 0x4, `MERGE` 0x2 -> 0x6, `SINGLE_DELETION` 0x7 -> 0x8) for `cf != 0`.
+    /// 0x4, `MERGE` 0x2 -> 0x6, `SINGLE_DELETION` 0x7 -> 0x8,
+    /// `RANGE_DELETION` 0xF -> 0xE) for `cf != 0`.
     fn record_in(&mut self, cf: u32, plain_tag: u8, key: &[u8], value: Option<&[u8]>) {
         check_len(key, "key");
         if let Some(v) = value {
@@ -282,6 +305,7 @@ impl WriteBatch {
                 tag::VALUE => tag::CF_VALUE,
                 tag::DELETION => tag::CF_DELETION,
                 tag::MERGE => tag::CF_MERGE,
+                tag::RANGE_DELETION => tag::CF_RANGE_DELETION,
                 _ => tag::CF_SINGLE_DELETION,
             });
             put_varint32(&mut self.rep, cf);
@@ -499,13 +523,17 @@ mod tests {
         b.merge_cf(&7u32, b"n", b"x");
         b.single_delete(b"s");
         b.single_delete_cf(&300u32, b"t");
+        b.delete_range(b"a", b"c");
+        b.delete_range_cf(&2u32, b"x", b"y");
         let expect: Vec<u8> = vec![
             0, 0, 0, 0, 0, 0, 0, 0, // sequence
-            4, 0, 0, 0, // count
+            6, 0, 0, 0, // count
             0x2, 1, b'm', 2, b'+', b'1', // merge m +1
             0x6, 7, 1, b'n', 1, b'x', // merge cf 7 n x
             0x7, 1, b's', // single delete s
             0x8, 0xac, 0x02, 1, b't', // single delete cf 300 t
+            0xF, 1, b'a', 1, b'c', // delete range [a, c)
+            0xE, 2, 1, b'x', 1, b'y', // delete range cf 2 [x, y)
         ];
         assert_eq!(b.data(), &expect[..]);
         assert!(b.has_merges());
@@ -517,6 +545,8 @@ mod tests {
                 (ValueKind::Merge, 7, b"n".to_vec(), b"x".to_vec()),
                 (ValueKind::SingleDeletion, 0, b"s".to_vec(), vec![]),
                 (ValueKind::SingleDeletion, 300, b"t".to_vec(), vec![]),
+                (ValueKind::RangeDeletion, 0, b"a".to_vec(), b"c".to_vec()),
+                (ValueKind::RangeDeletion, 2, b"x".to_vec(), b"y".to_vec()),
             ]
         );
         b.clear();
@@ -614,6 +644,8 @@ mod tests {
                     | tag::CF_MERGE
                     | tag::SINGLE_DELETION
                     | tag::CF_SINGLE_DELETION
+                    | tag::RANGE_DELETION
+                    | tag::CF_RANGE_DELETION
             ) {
                 continue;
             }

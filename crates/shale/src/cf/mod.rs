@@ -162,6 +162,12 @@ pub(crate) struct CfState {
     pub compact_cursors: Vec<usize>,
     /// The stall condition of the family's current version.
     pub stall: StallCondition,
+    /// The version (by address) delete-only compaction last looked at,
+    /// with the oldest snapshot then: nothing to look for again until
+    /// either changes.
+    pub delete_only_checked: Option<(usize, Option<crate::base::SeqNo>)>,
+    /// A background thread is looking (tables opened without the mutex).
+    pub delete_only_running: bool,
 }
 
 impl CfState {
@@ -174,6 +180,8 @@ impl CfState {
             flush_running: false,
             compact_cursors: vec![0; num_levels],
             stall: StallCondition::Normal,
+            delete_only_checked: None,
+            delete_only_running: false,
         }
     }
 

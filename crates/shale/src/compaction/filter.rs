@@ -22,6 +22,10 @@
 //! - **The user's compaction filter** sees values (and merge results) of
 //!   the newest stripe only, which no snapshot can read: `Remove` turns the
 //!   value into a tombstone, `ChangeValue` replaces it.
+//!
+//! An entry under a range tombstone of the job's inputs that is newer and
+//! in the same stripe (every reader that sees the entry sees the
+//! tombstone) is dropped; to a merge stack it is the tombstone base.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -31,6 +35,7 @@ use crate::compaction::user_filter::{CompactionFilter, FilterDecision};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::merge::MergeOperator;
+use crate::range_del::Fragments;
 
 /// Decides, per key, whether data may exist below the output level.
 pub(crate) type BaseLevelCheck<'a> = Box<dyn Fn(&[u8]) -> bool + Send + 'a>;
@@ -42,6 +47,8 @@ pub(crate) struct EntryFilter<'a> {
     is_base_level: Option<BaseLevelCheck<'a>>,
     merge_op: Option<Arc<dyn MergeOperator>>,
     user_filter: Option<(Arc<dyn CompactionFilter>, usize)>,
+    /// Range tombstones of the inputs.
+    range_dels: Option<Arc<Fragments>>,
     cur_key: Vec<u8>,
     has_cur: bool,
     last_stripe: usize,
@@ -105,6 +112,7 @@ impl<'a> EntryFilter<'a> {
             is_base_level,
             merge_op: None,
             user_filter: None,
+            range_dels: None,
             cur_key: Vec::new(),
             has_cur: false,
             last_stripe: 0,
@@ -134,8 +142,24 @@ impl<'a> EntryFilter<'a> {
         self
     }
 
+    /// Drops entries covered by `frags` (the inputs' range tombstones).
+    pub(crate) fn with_range_dels(mut self, frags: Option<Arc<Fragments>>) -> Self {
+        self.range_dels = frags.filter(|f| !f.is_empty());
+        self
+    }
+
     fn stripe(&self, seq: SeqNo) -> usize {
         self.snapshots.partition_point(|&s| s < seq)
+    }
+
+    /// `(user_key, seq)` lies under a newer range tombstone of its stripe.
+    #[inline]
+    fn covered(&self, user_key: &[u8], seq: SeqNo) -> bool {
+        let Some(f) = self.range_dels.as_ref().and_then(|r| r.find(user_key)) else {
+            return false;
+        };
+        let st = self.stripe(seq);
+        f.seqs.iter().any(|&t| t > seq && self.stripe(t) == st)
     }
 
     /// A tombstone of `cur_key` in `stripe` can go: every snapshot sees it
@@ -207,6 +231,11 @@ impl<'a> EntryFilter<'a> {
                 // value is single-deleted in turn.
             }
             self.last_stripe = stripe;
+            if self.covered(p.user_key, p.seq) {
+                self.keys_dropped += 1;
+                input.next();
+                continue;
+            }
             let top = stripe == self.snapshots.len();
             match p.kind {
                 ValueKind::Value => {
@@ -277,7 +306,14 @@ impl<'a> EntryFilter<'a> {
         if input.valid() {
             let p = parse_internal_key(input.key()).ok_or_else(|| malformed(file))?;
             if p.user_key == self.cur_key.as_slice() {
-                next_of_key = Some((p.kind, self.stripe(p.seq)));
+                // An entry under a range tombstone is not the value this
+                // single delete deletes.
+                let kind = if self.covered(p.user_key, p.seq) {
+                    ValueKind::RangeDeletion
+                } else {
+                    p.kind
+                };
+                next_of_key = Some((kind, self.stripe(p.seq)));
             }
         } else {
             input.status()?;
@@ -334,6 +370,12 @@ impl<'a> EntryFilter<'a> {
             if self.stripe(p.seq) != stripe {
                 break;
             }
+            if self.covered(p.user_key, p.seq) {
+                // Deleted by a range tombstone: the stack starts from
+                // nothing (the entry is dropped by the main loop).
+                base = Some((Vec::new(), ValueKind::Deletion, Vec::new()));
+                break;
+            }
             self.keys_in += 1;
             match p.kind {
                 ValueKind::Merge => {
@@ -352,7 +394,10 @@ impl<'a> EntryFilter<'a> {
             }
             input.next();
         }
-        let consumed = operands.len() as u64 + u64::from(base.is_some());
+        // A range tombstone's base is not an entry: nothing to consume or
+        // keep.
+        let ranged = base.as_ref().is_some_and(|(k, _, _)| k.is_empty());
+        let consumed = operands.len() as u64 + u64::from(base.is_some() && !ranged);
         let written_before = self.pending.len();
         let full = match &base {
             Some((_, kind, v)) => Some((*kind == ValueKind::Value).then_some(v.as_slice())),
@@ -374,7 +419,7 @@ impl<'a> EntryFilter<'a> {
                 Err(_) => {
                     self.counts.merge_failures += 1;
                     self.pending.extend(operands);
-                    if let Some((k, _, v)) = base {
+                    if let Some((k, _, v)) = base.filter(|_| !ranged) {
                         self.pending.push_back((k, v));
                     }
                 }
@@ -386,7 +431,7 @@ impl<'a> EntryFilter<'a> {
             // One operand and no base, or no operator: as they are.
             _ => {
                 self.pending.extend(operands);
-                if let Some((k, _, v)) = base {
+                if let Some((k, _, v)) = base.filter(|_| !ranged) {
                     self.pending.push_back((k, v));
                 }
             }

@@ -30,6 +30,7 @@ use super::output::{write_outputs_cut, GrandparentCutter, OutputSpec, Outputs};
 use super::picker::{key_is_bottommost, Plan};
 use super::user_filter::CompactionFilter;
 use crate::merge::MergeOperator;
+use crate::range_del::Fragments;
 
 /// A compaction ready to run.
 pub(crate) struct CompactionJob<'a> {
@@ -94,6 +95,7 @@ impl CompactionJob<'_> {
         &self,
         input: &mut dyn InternalIterator,
         spec: &mut OutputSpec<'_>,
+        range_dels: Option<Arc<Fragments>>,
     ) -> Result<CompactionResult> {
         let cpu0 = thread_cpu_micros();
         input.seek_to_first();
@@ -110,9 +112,18 @@ impl CompactionJob<'_> {
                 key_is_bottommost(v, output_level, k)
             }))
         };
+        if let Some(f) = &range_dels {
+            // Tombstones every snapshot sees go where nothing lies below:
+            // the entries they cover are all in this job's inputs.
+            let mut snaps = self.snapshots.clone();
+            snaps.sort_unstable();
+            let drop_oldest = self.plan.bottommost && output_level > 0;
+            spec.range_dels = f.for_output(&snaps, drop_oldest);
+        }
         let mut filter = EntryFilter::new(self.snapshots.clone(), check)
             .with_merge_operator(self.merge_op.clone())
-            .with_user_filter(self.user_filter.clone(), output_level);
+            .with_user_filter(self.user_filter.clone(), output_level)
+            .with_range_dels(range_dels);
         let mut cutter = GrandparentCutter::new(
             &self.plan.grandparents,
             self.max_grandparent_overlap,

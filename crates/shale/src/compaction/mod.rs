@@ -3,8 +3,10 @@
 //! computation (`job`: inputs → outputs, edit, statistics), and the picker
 //! that chooses what to compact (`picker`, with level targets and scores in
 //! `sizing`), and the split of one job into key ranges run in parallel
-//! (`subcompaction`), and the user's per-key hook (`user_filter`). The DB runs jobs against its state in db/compaction_runner.rs.
+//! (`subcompaction`), the user's per-key hook (`user_filter`), and the
+//! removal of files wholly under range tombstones (`delete_only`). The DB runs jobs against its state in db/compaction_runner.rs.
 
+pub(crate) mod delete_only;
 pub(crate) mod filter;
 pub(crate) mod job;
 pub(crate) mod output;

@@ -16,6 +16,7 @@ use crate::base::extract_user_key;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
+use crate::range_del::{clip, Fragment};
 use crate::sst::{TableBuilder, TableOptions};
 use crate::version::filename::table_file_name;
 use crate::version::FileMeta;
@@ -34,6 +35,11 @@ pub(crate) struct OutputSpec<'a> {
     pub new_file_number: &'a mut dyn FnMut() -> u64,
     /// Checked between entries; a set flag aborts the job.
     pub shutting_down: &'a AtomicBool,
+    /// Range tombstones to write (disjoint, sorted): each output gets the
+    /// pieces between its first key and the next output's first key (the
+    /// first from the start, the last to the end); with no point entry at
+    /// all, one output holds them alone.
+    pub range_dels: Vec<Fragment>,
 }
 
 /// Decides where a compaction's outputs end, from the files of the level
@@ -229,6 +235,9 @@ fn run(
 ) -> Result<()> {
     let mut builder: Option<(u64, TableBuilder)> = None;
     let mut last_user_key: Vec<u8> = Vec::new();
+    let range_dels = std::mem::take(&mut spec.range_dels);
+    // The first key of the current output (None for the first one).
+    let mut output_lo: Option<Vec<u8>> = None;
     let mut n = 0u64;
     loop {
         n += 1;
@@ -259,7 +268,11 @@ fn run(
             if let Some(c) = cutter.as_deref_mut() {
                 c.reset();
             }
-            if let Some((number, b)) = builder.take() {
+            if let Some((number, mut b)) = builder.take() {
+                if !range_dels.is_empty() {
+                    b.set_range_dels(clip(&range_dels, output_lo.as_deref(), Some(user_key)));
+                    output_lo = Some(user_key.to_vec());
+                }
                 finish(number, b, out)?;
             }
         }
@@ -278,8 +291,27 @@ fn run(
         last_user_key.clear();
         last_user_key.extend_from_slice(user_key);
     }
-    if let Some((number, b)) = builder.take() {
-        finish(number, b, out)?;
+    if builder.is_none() && !range_dels.is_empty() {
+        let number = (spec.new_file_number)();
+        let name = table_file_name(number);
+        let file = spec.fs.create(&spec.dir.join(&name))?;
+        builder = Some((
+            number,
+            TableBuilder::new(file, name, number, spec.table_opts.clone()),
+        ));
+    }
+    if let Some((number, mut b)) = builder.take() {
+        if !range_dels.is_empty() {
+            b.set_range_dels(clip(&range_dels, output_lo.as_deref(), None));
+        }
+        if b.is_empty() {
+            // Every piece fell before the outputs' keys: cannot happen with
+            // a first output from the start, but never write an empty file.
+            drop(b);
+            let _ = spec.fs.remove(&spec.dir.join(table_file_name(number)));
+        } else {
+            finish(number, b, out)?;
+        }
     }
     Ok(())
 }
@@ -287,7 +319,7 @@ fn run(
 fn finish(number: u64, b: TableBuilder, out: &mut Outputs) -> Result<()> {
     let built = b.finish()?;
     out.bytes_written += built.file_size;
-    out.files.push(FileMeta::new(
+    let mut f = FileMeta::new(
         number,
         built.file_size,
         built.smallest,
@@ -296,7 +328,9 @@ fn finish(number: u64, b: TableBuilder, out: &mut Outputs) -> Result<()> {
         built.largest_seq,
         built.num_entries,
         built.props.num_deletions,
-    ));
+    );
+    f.num_range_deletions = built.props.num_range_deletions;
+    out.files.push(f);
     Ok(())
 }
 
@@ -413,6 +447,7 @@ mod tests {
         };
         let target = 500 * 120;
         let mut spec = OutputSpec {
+            range_dels: Vec::new(),
             fs: &fs,
             dir,
             table_opts: TableOptions::default(),

@@ -324,7 +324,9 @@ fn pick_level(
             continue;
         }
         let overlap: u64 = next.iter().map(|n| n.file_size).sum();
-        let ratio = overlap as f64 / f.file_size.max(1) as f64;
+        // RocksDB's kMinOverlappingRatio over the compensated size: files
+        // dense with tombstones go first.
+        let ratio = overlap as f64 / super::sizing::compensated_size(v, level, f).max(1) as f64;
         if best.as_ref().is_none_or(|b| ratio < b.0) {
             best = Some((ratio, i, next));
         }

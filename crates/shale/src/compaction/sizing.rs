@@ -15,7 +15,7 @@
 //! Invariant: the base level is never below the first non-empty level, so
 //! L0 data never skips a level that holds older data for the same keys.
 
-use crate::version::Version;
+use crate::version::{FileMeta, Version};
 
 use super::picker::PickerOptions;
 
@@ -105,9 +105,36 @@ pub(crate) fn level_targets(v: &Version, o: &PickerOptions) -> LevelTargets {
     }
 }
 
+/// A file's size for picking (RocksDB's compensated size): its bytes; plus,
+/// when more than half its entries are point tombstones, twice the average
+/// entry size per tombstone in excess (RocksDB's weight); plus, when it
+/// holds range tombstones, the bytes of the files below its key range,
+/// which they may free. Tombstone-dense files so weigh more in level scores
+/// and look cheaper to push down, and space comes back without a manual
+/// compaction.
+pub(crate) fn compensated_size(v: &Version, level: usize, f: &FileMeta) -> u64 {
+    let mut size = f.file_size;
+    if f.num_entries > 0 && f.num_deletions * 2 > f.num_entries {
+        let avg = f.file_size / f.num_entries;
+        size = size.saturating_add((f.num_deletions * 2 - f.num_entries).saturating_mul(avg * 2));
+    }
+    if f.num_range_deletions > 0 {
+        let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+        for below in (level + 1).max(1)..v.num_levels() {
+            let bytes: u64 = v
+                .overlapping_files(below, lo, hi)
+                .iter()
+                .map(|g| g.file_size)
+                .sum();
+            size = size.saturating_add(bytes);
+        }
+    }
+    size
+}
+
 /// Scores of levels 0..num_levels (the last level has none): L0 by file
-/// count over the trigger (and by size over the base target), Ln by bytes
-/// not being compacted over the level's target.
+/// count over the trigger (and by compensated size over the base target),
+/// Ln by compensated bytes not being compacted over the level's target.
 pub(crate) fn scores(v: &Version, o: &PickerOptions, t: &LevelTargets) -> Vec<f64> {
     let mut s = vec![0.0; o.num_levels];
     let l0_idle: Vec<_> = v
@@ -115,7 +142,7 @@ pub(crate) fn scores(v: &Version, o: &PickerOptions, t: &LevelTargets) -> Vec<f6
         .iter()
         .filter(|f| !f.is_being_compacted())
         .collect();
-    let l0_bytes: u64 = l0_idle.iter().map(|f| f.file_size).sum();
+    let l0_bytes: u64 = l0_idle.iter().map(|f| compensated_size(v, 0, f)).sum();
     let mut l0_target = o.max_bytes_for_level_base as f64;
     if o.dynamic && t.multiplier > 0.0 {
         let base_target = t.targets.get(t.base_level).copied().unwrap_or(0) as f64;
@@ -131,7 +158,7 @@ pub(crate) fn scores(v: &Version, o: &PickerOptions, t: &LevelTargets) -> Vec<f6
             .files(level)
             .iter()
             .filter(|f| !f.is_being_compacted())
-            .map(|f| f.file_size)
+            .map(|f| compensated_size(v, level, f))
             .sum();
         *score = bytes as f64 / target as f64;
     }

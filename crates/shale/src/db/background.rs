@@ -65,6 +65,11 @@ fn bg_loop(db: &Arc<DbInner>) {
             && st.manual_compactions == 0
             && st.compactions_running < max_compactions(db)
         {
+            let (st2, dropped) = compaction_runner::drop_covered_files(db, st);
+            st = st2;
+            if dropped {
+                continue;
+            }
             if let Some((cf, plan)) = compaction_runner::pick(db, &mut st) {
                 st = compaction_runner::run(db, st, cf, plan);
                 continue;
@@ -219,7 +224,8 @@ pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
         }
         let busy = st.any_flush_work()
             || st.compactions_running > 0
-            || compaction_runner::needs_compaction(db, &st);
+            || compaction_runner::needs_compaction(db, &st)
+            || compaction_runner::delete_only_pending(db, &st);
         if !busy {
             // Versions released since the last job (iterators, snapshots of
             // the LSM) may have left files with no reference: delete them.

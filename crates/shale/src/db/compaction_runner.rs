@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use parking_lot::MutexGuard;
 
+use crate::base::SeqNo;
 use crate::compaction::job::{file_list, CompactionJob, CompactionResult};
 use crate::compaction::output::OutputSpec;
 use crate::compaction::picker::{self, PickerOptions, Plan, RunningOutput};
@@ -23,6 +24,7 @@ use crate::compaction::subcompaction;
 use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::options::CfOptions;
+use crate::range_del::Fragments;
 use crate::sst::{ReadaheadPolicy, TableOptions};
 use crate::stats::{LevelCompactionStats, RunningJob};
 use crate::version::filename::table_file_name;
@@ -120,6 +122,156 @@ pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
         }
     }
     None
+}
+
+/// Delete-only compaction (`compaction::delete_only`) in every family: removes files wholly under newer range tombstones by one
+/// MANIFEST edit each. The tables holding tombstones are opened without the
+/// DB mutex. Returns true when it changed something.
+pub(crate) fn drop_covered_files<'a>(
+    db: &'a Arc<DbInner>,
+    mut st: MutexGuard<'a, DbState>,
+) -> (MutexGuard<'a, DbState>, bool) {
+    let families: Vec<u32> = st.cfs.keys().copied().collect();
+    for cf in families {
+        if !delete_only_due(db, &st, cf) {
+            continue;
+        }
+        let key = delete_only_key(db, &st, cf);
+        let v = st.versions.current(cf);
+        let holders: Vec<Arc<crate::version::FileMeta>> = (0..v.num_levels())
+            .flat_map(|l| v.files(l).iter())
+            .filter(|f| f.num_range_deletions > 0)
+            .cloned()
+            .collect();
+        drop(v);
+        if let Some(c) = st.cfs.get_mut(&cf) {
+            c.delete_only_running = true;
+        }
+        // Open the holders' tables (IO) unlocked.
+        let frags: std::collections::HashMap<u64, Arc<Fragments>> =
+            MutexGuard::unlocked(&mut st, || {
+                holders
+                    .iter()
+                    .filter_map(|f| {
+                        let t = db.table_cache.table_of(f).ok()?;
+                        Some((f.number, Arc::clone(t.range_fragments()?)))
+                    })
+                    .collect()
+            });
+        let Some(c) = st.cfs.get_mut(&cf) else {
+            continue;
+        };
+        c.delete_only_running = false;
+        c.delete_only_checked = Some(key);
+        if st.manual_compactions > 0 {
+            // A manual compaction owns the tree: look again afterwards.
+            if let Some(c) = st.cfs.get_mut(&cf) {
+                c.delete_only_checked = None;
+            }
+            continue;
+        }
+        let v = st.versions.current(cf);
+        let covered = crate::compaction::delete_only::covered_files(
+            &v,
+            &mut |f| frags.get(&f.number).cloned(),
+            db.snapshots.oldest(),
+        );
+        drop(v);
+        if covered.is_empty() {
+            continue;
+        }
+        let mut edit = crate::version::VersionEdit {
+            column_family: cf,
+            ..Default::default()
+        };
+        let mut bytes = 0;
+        for (level, f) in &covered {
+            edit.delete_file(*level, f.number);
+            bytes += f.file_size;
+            // Owned by this job while the edit is written (the MANIFEST
+            // writer may release the mutex): no compaction may pick them,
+            // and a manual compaction waits for it as for any job.
+            f.set_being_compacted(true);
+        }
+        st.compactions_running += 1;
+        let r = super::manifest_writer::log_and_apply_if_live(db, &mut st, &mut edit);
+        st.compactions_running -= 1;
+        for (_, f) in &covered {
+            f.set_being_compacted(false);
+        }
+        db.bg_cv.notify_all();
+        match r {
+            Ok(true) => {
+                db.install_super_version(&mut st, cf);
+                let files: Vec<Arc<crate::version::FileMeta>> =
+                    covered.iter().map(|(_, f)| Arc::clone(f)).collect();
+                db.stats.add_level(
+                    covered[0].0,
+                    &LevelCompactionStats {
+                        count: 1,
+                        files_in_output: files.len() as u64,
+                        keys_dropped: files.iter().map(|f| f.num_entries).sum(),
+                        ..Default::default()
+                    },
+                );
+                db.stats
+                    .delete_only_bytes
+                    .fetch_add(bytes, Ordering::Relaxed);
+                db.log.event(
+                    "delete_only_compaction",
+                    &[
+                        format!("\"cf\": {cf}"),
+                        format!("\"files\": {}", file_list(&files)),
+                        format!("\"bytes\": {bytes}"),
+                        format!(
+                            "\"lsm_state\": {:?}",
+                            st.versions.current(cf).files_per_level()
+                        ),
+                    ],
+                );
+                delete_obsolete_files(db, &mut st);
+                return (st, true);
+            }
+            Ok(false) => {}
+            Err(e) => {
+                db.set_bg_error(&mut st, e, super::Reason::Compaction);
+                return (st, true);
+            }
+        }
+    }
+    (st, false)
+}
+
+/// What delete-only compaction last looked at: the version (by address)
+/// and the oldest snapshot.
+fn delete_only_key(db: &DbInner, st: &DbState, cf: u32) -> (usize, Option<SeqNo>) {
+    (
+        Arc::as_ptr(&st.versions.current(cf)) as usize,
+        db.snapshots.oldest(),
+    )
+}
+
+/// True when family `cf` has files holding range tombstones and
+/// delete-only compaction has not looked at its version (with today's
+/// oldest snapshot) yet, or is looking now.
+pub(crate) fn delete_only_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
+    let Some(c) = st.cf(cf) else { return false };
+    if c.delete_only_running {
+        return false;
+    }
+    if c.delete_only_checked == Some(delete_only_key(db, st, cf)) {
+        return false;
+    }
+    let v = st.versions.current(cf);
+    (0..v.num_levels()).any(|l| v.files(l).iter().any(|f| f.num_range_deletions > 0))
+}
+
+/// True while delete-only compaction has work or is working in some
+/// family.
+pub(crate) fn delete_only_pending(db: &DbInner, st: &DbState) -> bool {
+    st.cfs
+        .iter()
+        .any(|(&cf, c)| c.delete_only_running || delete_only_due(db, st, cf))
 }
 
 /// True when a compaction is due in family `cf` and could start now.
@@ -249,9 +401,22 @@ fn run_in_ranges(
     target: u64,
     allocated: &parking_lot::Mutex<Vec<u64>>,
 ) -> Result<CompactionResult> {
+    // The inputs' range tombstones, fragmented together.
+    let mut sets = Vec::new();
+    for f in inputs {
+        if let Some(r) = db.table_cache.get(f.number)?.range_fragments() {
+            sets.push(Arc::clone(r));
+        }
+    }
+    let range_dels = match sets.len() {
+        0 => None,
+        1 => sets.pop(),
+        _ => Some(Arc::new(Fragments::merge(sets.iter().map(|s| s.as_ref())))),
+    };
     let n = db.opts.max_subcompactions;
-    // An intra-L0 job writes one L0 file: never split.
-    let splits = if n > 1 && job.plan.output_level > 0 {
+    // An intra-L0 job writes one L0 file: never split. Nor a job with
+    // range tombstones (ranges would have to cut them too).
+    let splits = if n > 1 && job.plan.output_level > 0 && range_dels.is_none() {
         let mut anchors = Vec::new();
         for f in inputs {
             anchors.extend(
@@ -266,10 +431,19 @@ fn run_in_ranges(
     };
     let ranges = subcompaction::ranges(&splits);
     if ranges.len() == 1 {
-        return run_range(db, job, topts, target, None, None, allocated);
+        return run_range(db, job, topts, target, None, None, range_dels, allocated);
     }
     let range = |(lo, hi): &subcompaction::SubRange| {
-        run_range(db, job, topts, target, lo.as_deref(), hi.clone(), allocated)
+        run_range(
+            db,
+            job,
+            topts,
+            target,
+            lo.as_deref(),
+            hi.clone(),
+            None,
+            allocated,
+        )
     };
     let results: Vec<Result<CompactionResult>> = std::thread::scope(|scope| {
         // Ranges after the first on threads of their own (`None`: no thread
@@ -323,6 +497,7 @@ const ANCHORS_PER_TABLE: usize = 128;
 
 /// One range `[lo, hi)` of `job` (`None`: unbounded), with its own input
 /// iterators and output writer.
+#[allow(clippy::too_many_arguments)]
 fn run_range(
     db: &Arc<DbInner>,
     job: &CompactionJob<'_>,
@@ -330,6 +505,7 @@ fn run_range(
     target: u64,
     lo: Option<&[u8]>,
     hi: Option<Vec<u8>>,
+    range_dels: Option<Arc<Fragments>>,
     allocated: &parking_lot::Mutex<Vec<u64>>,
 ) -> Result<CompactionResult> {
     let plan = job.plan;
@@ -348,6 +524,7 @@ fn run_range(
         n
     };
     let mut spec = OutputSpec {
+        range_dels: Vec::new(),
         fs: &db.fs,
         dir: &db.dir,
         table_opts: topts.clone(),
@@ -355,7 +532,7 @@ fn run_range(
         new_file_number: &mut alloc,
         shutting_down: &db.shutting_down,
     };
-    job.run(&mut iter, &mut spec)
+    job.run(&mut iter, &mut spec, range_dels)
 }
 
 fn dropped_error(cf: u32) -> crate::error::Error {

@@ -48,6 +48,7 @@ pub(crate) fn flush(
     let result = MutexGuard::unlocked(st, || {
         let mut alloc = || db.new_output_number(&mut allocated);
         let mut spec = OutputSpec {
+            range_dels: Vec::new(),
             fs: &db.fs,
             dir: &db.dir,
             table_opts: topts,

@@ -509,6 +509,23 @@ impl Db {
         self.write(b, &WriteOptions::default())
     }
 
+    /// Deletes every key in `[start, end)` (RocksDB's `DeleteRange`):
+    /// one tombstone, whatever the number of keys. `start > end` is
+    /// `InvalidArgument`; `start == end` deletes nothing.
+    pub fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(start.len() + end.len() + 24);
+        b.delete_range(start, end);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Deletes every key in `[start, end)` in family `cf`.
+    pub fn delete_range_cf(&self, cf: &Cf, start: &[u8], end: &[u8]) -> Result<()> {
+        self.family(cf)?;
+        let mut b = WriteBatch::with_capacity(start.len() + end.len() + 28);
+        b.delete_range_cf(cf, start, end);
+        self.write(b, &WriteOptions::default())
+    }
+
     /// Deletes a key written once (see [`WriteBatch::single_delete`]).
     pub fn single_delete(&self, key: &[u8]) -> Result<()> {
         let mut b = WriteBatch::with_capacity(key.len() + 24);

@@ -568,9 +568,14 @@ fn flush_recovered(
     let topts = opts.table_options(compression, &dir.display().to_string());
     // Recovery runs no user code: merges are collapsed by the flushes and
     // compactions that follow.
-    let mut filter = EntryFilter::new(Vec::new(), None);
+    let frags = mem.range_fragments();
+    let range_dels = frags
+        .as_ref()
+        .map_or_else(Vec::new, |f| f.for_output(&[], false));
+    let mut filter = EntryFilter::new(Vec::new(), None).with_range_dels(frags);
     let mut alloc = || versions.new_file_number();
     let mut spec = OutputSpec {
+        range_dels,
         fs,
         dir,
         table_opts: topts,

@@ -141,6 +141,11 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
             let l = db.stats.levels.lock();
             l.iter().map(|r| r.bytes_written).sum::<u64>().to_string()
         }
+        "shale.delete-only-bytes" => db
+            .stats
+            .delete_only_bytes
+            .load(Ordering::Relaxed)
+            .to_string(),
         "shale.merge-failures" => {
             let l = db.stats.levels.lock();
             l.iter().map(|r| r.merge_failures).sum::<u64>().to_string()

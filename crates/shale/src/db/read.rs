@@ -24,6 +24,7 @@ use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::memtable::{MemGet, MemTable};
 use crate::options::ReadOptions;
+use crate::range_del::Fragments;
 use crate::sst::{BlockMemo, PointEntry, ReadaheadPolicy};
 use crate::version::{FileMeta, Version};
 
@@ -207,27 +208,43 @@ fn get_at(
     let tables = l0.chain(deeper).map(|f| Source::Table(f));
     // Merge operands met so far, newest first (no allocation without).
     let mut operands: Vec<Vec<u8>> = Vec::new();
+    // The newest range tombstone over the key in the sources searched so
+    // far (0: none). An entry older than it is deleted; so is everything in
+    // older sources (module docs of `range_del`).
+    let mut covering: SeqNo = 0;
     for src in mems.chain(tables) {
-        let found = match src {
-            Source::Mem(m) => match m.get(key, seq) {
-                None => continue,
-                Some(MemGet::Value(v)) => Found::Value(PinnableValue::from_slice(v)),
-                Some(MemGet::Deleted) => Found::Deleted,
-                Some(MemGet::Merge(_)) => Found::Merge,
-            },
-            Source::Table(f) => {
-                match get_from_table(
-                    &db.table_cache,
-                    f,
-                    key,
-                    lookup.ikey(),
-                    fill_cache,
-                    memo.as_deref_mut(),
-                )? {
-                    None => continue,
-                    Some(found) => found,
+        let (found, entry_seq) = match src {
+            Source::Mem(m) => {
+                if m.has_range_dels() {
+                    if let Some(t) = m.range_fragments().and_then(|f| f.max_covering(key, seq)) {
+                        covering = covering.max(t);
+                    }
+                }
+                match m.get_with_seq(key, seq) {
+                    None => (None, 0),
+                    Some((MemGet::Value(v), s)) => {
+                        (Some(Found::Value(PinnableValue::from_slice(v))), s)
+                    }
+                    Some((MemGet::Deleted, s)) => (Some(Found::Deleted), s),
+                    Some((MemGet::Merge(_), s)) => (Some(Found::Merge), s),
                 }
             }
+            Source::Table(f) => get_from_table(
+                &db.table_cache,
+                f,
+                key,
+                lookup.ikey(),
+                seq,
+                &mut covering,
+                fill_cache,
+                memo.as_deref_mut(),
+            )?,
+        };
+        let found = match found {
+            Some(_) if entry_seq < covering => Found::Deleted,
+            Some(found) => found,
+            None if covering > 0 => Found::Deleted,
+            None => continue,
         };
         let base = match found {
             Found::Value(v) if operands.is_empty() => return Ok(Some(v)),
@@ -242,7 +259,7 @@ fn get_at(
                             .iter_with(fill_cache, ReadaheadPolicy::Auto { max: 0 }),
                     ),
                 };
-                collect_operands(it.as_mut(), lookup.ikey(), key, &mut operands)?
+                collect_operands(it.as_mut(), lookup.ikey(), key, covering, &mut operands)?
             }
         };
         if let Some(base) = base {
@@ -255,26 +272,16 @@ fn get_at(
     resolve_newest_first(cf, key, None, &operands).map(Some)
 }
 
-/// Resolves operands collected newest first.
-fn resolve_newest_first(
-    cf: &ColumnFamily,
-    key: &[u8],
-    base: Option<&[u8]>,
-    operands: &[Vec<u8>],
-) -> Result<PinnableValue> {
-    let ops: Vec<&[u8]> = operands.iter().rev().map(Vec::as_slice).collect();
-    let v = crate::merge::resolve(cf.opts.merge_operator.as_ref(), key, base, &ops)?;
-    Ok(PinnableValue::from_slice(&v))
-}
-
 /// Walks `key`'s entries in one source from `lookup` on (newest first),
 /// pushing merge operands onto `operands`. `Some(base)` when a value
-/// (`Some(Some)`) or a tombstone (`Some(None)`) ends the stack in this
-/// source; `None` when the source holds no more entries of the key.
+/// (`Some(Some)`) or a tombstone (`Some(None)`, or an entry older than the
+/// range tombstone at `covering`) ends the stack in this source; `None`
+/// when the source holds no more entries of the key.
 fn collect_operands(
     it: &mut dyn InternalIterator,
     lookup: &[u8],
     key: &[u8],
+    covering: SeqNo,
     operands: &mut Vec<Vec<u8>>,
 ) -> Result<Option<Option<PinnableValue>>> {
     it.seek(lookup);
@@ -288,6 +295,9 @@ fn collect_operands(
         };
         if p.user_key != key {
             break;
+        }
+        if p.seq < covering {
+            return Ok(Some(None));
         }
         match p.kind {
             ValueKind::Merge => operands.push(it.value().to_vec()),
@@ -311,31 +321,56 @@ fn table_of<'a>(
     cache.table_of(f)
 }
 
-/// The newest entry of `key` in table `f`, `None` when it has none.
+/// The newest entry of `key` in table `f` and its sequence number (`None`
+/// when it has none); raises `covering` to the table's newest range
+/// tombstone over the key visible at `read_seq`.
+#[allow(clippy::too_many_arguments)]
 fn get_from_table(
     cache: &TableCache,
     f: &FileMeta,
     key: &[u8],
     lookup: &[u8],
+    read_seq: SeqNo,
+    covering: &mut SeqNo,
     fill_cache: bool,
     memo: Option<&mut BlockMemo>,
-) -> Result<Option<Found>> {
+) -> Result<(Option<Found>, SeqNo)> {
     let table = table_of(cache, f)?;
-    let Some(entry) = table.get_point(lookup, fill_cache, memo)? else {
-        return Ok(None);
-    };
-    let (_, kind) = crate::base::unpack_trailer(entry.trailer);
-    match ValueKind::from_u8(kind) {
-        Some(ValueKind::Value) => Ok(Some(Found::Value(PinnableValue(Repr::Table(entry))))),
-        Some(ValueKind::Deletion | ValueKind::SingleDeletion) => Ok(Some(Found::Deleted)),
-        Some(ValueKind::Merge) => Ok(Some(Found::Merge)),
-        Some(other) => Err(Error::NotSupported(format!("value kind {other:?}"))),
-        None => Err(Error::corruption(
-            crate::version::filename::table_file_name(f.number),
-            0,
-            format!("unknown value kind {kind} for key {key:?}"),
-        )),
+    if let Some(frags) = table.range_fragments() {
+        if let Some(t) = frags.max_covering(key, read_seq) {
+            *covering = (*covering).max(t);
+        }
     }
+    let Some(entry) = table.get_point(lookup, fill_cache, memo)? else {
+        return Ok((None, 0));
+    };
+    let (entry_seq, kind) = crate::base::unpack_trailer(entry.trailer);
+    let found = match ValueKind::from_u8(kind) {
+        Some(ValueKind::Value) => Found::Value(PinnableValue(Repr::Table(entry))),
+        Some(ValueKind::Deletion | ValueKind::SingleDeletion) => Found::Deleted,
+        Some(ValueKind::Merge) => Found::Merge,
+        Some(other) => return Err(Error::NotSupported(format!("value kind {other:?}"))),
+        None => {
+            return Err(Error::corruption(
+                crate::version::filename::table_file_name(f.number),
+                0,
+                format!("unknown value kind {kind} for key {key:?}"),
+            ))
+        }
+    };
+    Ok((Some(found), entry_seq))
+}
+
+/// Resolves operands collected newest first.
+fn resolve_newest_first(
+    cf: &ColumnFamily,
+    key: &[u8],
+    base: Option<&[u8]>,
+    operands: &[Vec<u8>],
+) -> Result<PinnableValue> {
+    let ops: Vec<&[u8]> = operands.iter().rev().map(Vec::as_slice).collect();
+    let v = crate::merge::resolve(cf.opts.merge_operator.as_ref(), key, base, &ops)?;
+    Ok(PinnableValue::from_slice(&v))
 }
 
 pub(crate) fn multi_get(
@@ -435,7 +470,8 @@ impl LevelFiles for LevelTables {
     }
 }
 
-/// An internal iterator over every source of the current super version.
+/// An internal iterator over every source of the current super version,
+/// hiding entries under range tombstones visible at `read_seq`.
 pub(crate) fn internal_iterator(
     mem: &Arc<crate::memtable::MemTable>,
     imm: &[Arc<crate::memtable::MemTable>],
@@ -443,15 +479,18 @@ pub(crate) fn internal_iterator(
     cache: &Arc<TableCache>,
     fill_cache: bool,
     readahead: ReadaheadPolicy,
+    read_seq: SeqNo,
 ) -> Result<Box<dyn InternalIterator>> {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-    children.push(Box::new(mem.iter()));
-    for m in imm {
+    let mut ranges: Vec<Option<Arc<Fragments>>> = Vec::new();
+    for m in std::iter::once(mem).chain(imm.iter()) {
         children.push(Box::new(m.iter()));
+        ranges.push(m.range_fragments());
     }
     for f in version.files(0) {
         let t = table_of(cache, f)?;
         children.push(Box::new(t.iter_with(fill_cache, readahead)));
+        ranges.push(t.range_fragments().cloned());
     }
     for level in 1..version.num_levels() {
         let files = version.files(level);
@@ -465,8 +504,32 @@ pub(crate) fn internal_iterator(
             fill_cache,
             readahead,
         })));
+        ranges.push(version.level_range_dels(level, |files| level_range_dels(cache, files))?);
     }
-    Ok(Box::new(MergingIterator::new(children)))
+    Ok(Box::new(
+        MergingIterator::new(children).with_range_dels(ranges, read_seq),
+    ))
+}
+
+/// The range tombstones of a sorted level's files, as one fragment list
+/// (its files are disjoint and sorted, so are their fragments). Opens
+/// each table (cached).
+fn level_range_dels(cache: &TableCache, files: &[Arc<FileMeta>]) -> Result<Option<Arc<Fragments>>> {
+    let mut sets: Vec<Arc<Fragments>> = Vec::new();
+    for f in files {
+        if let Some(r) = table_of(cache, f)?.range_fragments() {
+            sets.push(Arc::clone(r));
+        }
+    }
+    Ok(match sets.len() {
+        0 => None,
+        1 => sets.pop(),
+        _ => Some(Arc::new(Fragments::from_sorted(
+            sets.iter()
+                .flat_map(|s| s.fragments().iter().cloned())
+                .collect(),
+        ))),
+    })
 }
 
 /// Readahead for user iterators: fixed when the caller asked for a size,
@@ -509,6 +572,7 @@ pub(crate) fn new_iterator_in(
             &db.table_cache,
             opts.fill_cache,
             readahead_policy(db, opts.readahead_size),
+            seq,
         )
     });
     let inner: Box<dyn InternalIterator> = match built {

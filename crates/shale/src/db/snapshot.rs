@@ -43,7 +43,6 @@ impl SnapshotList {
     }
 
     /// The oldest live snapshot.
-    #[cfg(test)]
     pub(crate) fn oldest(&self) -> Option<SeqNo> {
         self.live.lock().keys().next().copied()
     }

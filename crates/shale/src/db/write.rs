@@ -509,8 +509,8 @@ fn queue_and_write(db: &Arc<DbInner>, slot: &Arc<Slot>) -> Result<()> {
 }
 
 /// Refuses a batch that names a family that is not live (dropped, or never
-/// created in this DB), or holds a merge operand for a family without a
-/// merge operator.
+/// created in this DB), holds a merge operand for a family without a
+/// merge operator, or a range deletion whose start is after its end.
 fn check_families(db: &DbInner, batch: &WriteBatch) -> Result<()> {
     let mut last = 0u32;
     for e in batch.iter() {
@@ -520,6 +520,13 @@ fn check_families(db: &DbInner, batch: &WriteBatch) -> Result<()> {
             }
             other => other,
         })?;
+        if e.kind == ValueKind::RangeDeletion && e.key > e.value {
+            return Err(Error::InvalidArgument(format!(
+                "delete_range: start {} is after end {}",
+                crate::merge::printable(e.key),
+                crate::merge::printable(e.value)
+            )));
+        }
         if e.kind == ValueKind::Merge {
             let has_op = match e.cf {
                 0 => db.default_cf.opts.merge_operator.is_some(),

@@ -51,9 +51,16 @@ impl FlushJob {
         let cpu0 = thread_cpu_micros();
         let mut iter = self.mem.iter();
         iter.seek_to_first();
+        let frags = self.mem.range_fragments();
+        if let Some(f) = &frags {
+            let mut snaps = self.snapshots.clone();
+            snaps.sort_unstable();
+            spec.range_dels = f.for_output(&snaps, false);
+        }
         let mut filter = EntryFilter::new(self.snapshots.clone(), None)
             .with_merge_operator(self.merge_op.clone())
-            .with_user_filter(self.user_filter.clone(), 0);
+            .with_user_filter(self.user_filter.clone(), 0)
+            .with_range_dels(frags);
         let outputs = write_outputs(&mut iter, &mut filter, spec)?;
         crate::sync_point!("FlushJob::AfterOutputs");
         Ok(FlushResult {

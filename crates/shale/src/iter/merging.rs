@@ -18,15 +18,38 @@
 //! and `status()` reports that first error. Seeks clear the recorded error and
 //! ask the children again.
 //!
+//! Range tombstones (user iterators only, `with_range_dels`): an entry under
+//! a newer range tombstone visible at the read's sequence number never
+//! surfaces. When the tombstone belongs to a newer child than the entry's,
+//! every entry of that child in the tombstone's range is older than it
+//! (`range_del` module docs), so the child skips the whole range in one
+//! seek; a tombstone of the entry's own child hides it alone.
+//!
 //! Thread-safety: `Send` (like every `InternalIterator`), used by one thread.
 //! No allocation per step: the heap vector and the key buffer used on
 //! direction switches are reused.
 
 use std::cmp::Ordering;
 
-use crate::base::compare_internal;
+use std::sync::Arc;
+
+use crate::base::{
+    compare_internal, make_internal_key, parse_internal_key, SeqNo, KIND_FOR_SEEK, MAX_SEQNO,
+};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
+use crate::range_del::Fragments;
+
+/// The range tombstones of each child, for hiding what they cover.
+struct RangeSkip {
+    /// Per child (same index): its tombstones, fragmented.
+    per_child: Vec<Option<Arc<Fragments>>>,
+    /// Indices of the children that have some, ascending.
+    with: Vec<usize>,
+    read_seq: SeqNo,
+    /// Seek key buffer.
+    buf: Vec<u8>,
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Direction {
@@ -44,6 +67,7 @@ pub(crate) struct MergingIterator {
     err: Option<Error>,
     /// Copy of the current key while the children are repositioned.
     key_buf: Vec<u8>,
+    range: Option<RangeSkip>,
 }
 
 impl MergingIterator {
@@ -56,6 +80,86 @@ impl MergingIterator {
             dir: Direction::Forward,
             err: None,
             key_buf: Vec::new(),
+            range: None,
+        }
+    }
+
+    /// Hides entries under the children's range tombstones (`per_child[i]`
+    /// of child `i`) visible at `read_seq` (see the module comment).
+    pub(crate) fn with_range_dels(
+        mut self,
+        per_child: Vec<Option<Arc<Fragments>>>,
+        read_seq: SeqNo,
+    ) -> MergingIterator {
+        debug_assert_eq!(per_child.len(), self.children.len());
+        let with: Vec<usize> = (0..per_child.len())
+            .filter(|&i| per_child[i].as_ref().is_some_and(|f| !f.is_empty()))
+            .collect();
+        if !with.is_empty() {
+            self.range = Some(RangeSkip {
+                per_child,
+                with,
+                read_seq,
+                buf: Vec::new(),
+            });
+        }
+        self
+    }
+
+    /// Moves past entries hidden by range tombstones until the top entry
+    /// is visible (or none is left).
+    fn skip_covered(&mut self) {
+        let Some(rs) = self.range.as_mut() else {
+            return;
+        };
+        loop {
+            if self.err.is_some() {
+                return;
+            }
+            let Some(&top) = self.heap.first() else {
+                return;
+            };
+            let Some(p) = parse_internal_key(self.children[top].key()) else {
+                return; // the caller reports the malformed key
+            };
+            if p.seq > rs.read_seq {
+                return; // invisible anyway
+            }
+            // The newest covering tombstone, preferring a newer child's.
+            let mut best: Option<(usize, &crate::range_del::Fragment)> = None;
+            for &i in rs.with.iter().take_while(|&&i| i <= top) {
+                let Some(frag) = rs.per_child[i].as_ref().and_then(|f| f.find(p.user_key)) else {
+                    continue;
+                };
+                if frag.newest_at(rs.read_seq).is_some_and(|t| t > p.seq) {
+                    best = Some((i, frag));
+                    break;
+                }
+            }
+            let Some((i, frag)) = best else {
+                return;
+            };
+            let c = &mut self.children[top];
+            match (i < top, self.dir) {
+                (true, Direction::Forward) => {
+                    rs.buf.clear();
+                    make_internal_key(&mut rs.buf, &frag.end, MAX_SEQNO, KIND_FOR_SEEK);
+                    c.seek(&rs.buf);
+                }
+                (true, Direction::Backward) => {
+                    rs.buf.clear();
+                    make_internal_key(&mut rs.buf, &frag.start, MAX_SEQNO, KIND_FOR_SEEK);
+                    c.seek_for_prev(&rs.buf);
+                }
+                (false, Direction::Forward) => c.next(),
+                (false, Direction::Backward) => c.prev(),
+            }
+            let c = &self.children[top];
+            if !c.valid() {
+                note_error(&mut self.err, c.as_ref());
+                self.heap.swap_remove(0);
+            }
+            sift_down(&mut self.heap, &self.children, self.dir, 0);
         }
     }
 
@@ -186,6 +290,7 @@ impl InternalIterator for MergingIterator {
             c.seek_to_first();
         }
         self.rebuild(Direction::Forward);
+        self.skip_covered();
     }
 
     fn seek_to_last(&mut self) {
@@ -194,6 +299,7 @@ impl InternalIterator for MergingIterator {
             c.seek_to_last();
         }
         self.rebuild(Direction::Backward);
+        self.skip_covered();
     }
 
     fn seek(&mut self, target: &[u8]) {
@@ -202,6 +308,7 @@ impl InternalIterator for MergingIterator {
             c.seek(target);
         }
         self.rebuild(Direction::Forward);
+        self.skip_covered();
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
@@ -210,6 +317,7 @@ impl InternalIterator for MergingIterator {
             c.seek_for_prev(target);
         }
         self.rebuild(Direction::Backward);
+        self.skip_covered();
     }
 
     fn next(&mut self) {
@@ -221,6 +329,7 @@ impl InternalIterator for MergingIterator {
             self.children[top].next();
             self.fix_top();
         }
+        self.skip_covered();
     }
 
     fn prev(&mut self) {
@@ -232,6 +341,7 @@ impl InternalIterator for MergingIterator {
             self.children[top].prev();
             self.fix_top();
         }
+        self.skip_covered();
     }
 
     #[inline]

@@ -2,8 +2,9 @@
 //!
 //! Owns: one arena skiplist of internal-key entries (`arena.rs`,
 //! `skiplist.rs`), an optional bloom filter over its user keys (`bloom.rs`)
-//! that lets point reads skip the list, plus counters (entries, deletes,
-//! smallest/largest seqno).
+//! that lets point reads skip the list, the range tombstones written to it
+//! (a list under a mutex, and its fragments rebuilt lazily for readers),
+//! plus counters (entries, deletes, smallest/largest seqno).
 //!
 //! Thread-safety: `MemTable` is `Send + Sync` and is shared as
 //! `Arc<MemTable>`. [`MemTable::add`] may be called from several threads at
@@ -17,6 +18,9 @@
 //! seqno), so no two entries have equal internal keys.
 //!
 //! Requires: only kinds the engine supports (`ValueKind::is_supported`).
+//! A range tombstone is never in the skiplist: `add` of a `RangeDeletion`
+//! (key = start, value = end) goes to the range list. Readers that see no
+//! range tombstone (`has_range_dels` false) pay nothing for them.
 
 mod arena;
 mod bloom;
@@ -31,6 +35,7 @@ use crate::base::{
 };
 use crate::error::Result;
 use crate::iter::InternalIterator;
+use crate::range_del::{Fragments, RangeTombstone};
 use bloom::MemBloom;
 use skiplist::{Iter, ListOwner, SkipList};
 
@@ -69,6 +74,13 @@ pub(crate) struct MemTable {
     /// Per stripe (see `base::striped`): concurrent inserters each raise
     /// their own.
     largest_seq: Striped<AtomicU64>,
+    /// Range tombstones written here, and how many.
+    range_dels: parking_lot::Mutex<Vec<RangeTombstone>>,
+    num_range_dels: AtomicUsize,
+    /// Bytes the range tombstones take (charged like arena memory).
+    range_del_bytes: AtomicUsize,
+    /// Fragments of `range_dels` with the count they were built from.
+    fragments: arc_swap::ArcSwapOption<(usize, Arc<Fragments>)>,
 }
 
 impl MemTable {
@@ -111,6 +123,10 @@ impl MemTable {
             num_deletes: AtomicUsize::new(0),
             first_seq: AtomicU64::new(u64::MAX),
             largest_seq: Striped::default(),
+            range_dels: parking_lot::Mutex::new(Vec::new()),
+            num_range_dels: AtomicUsize::new(0),
+            range_del_bytes: AtomicUsize::new(0),
+            fragments: arc_swap::ArcSwapOption::empty(),
         }
     }
 
@@ -127,6 +143,9 @@ impl MemTable {
     pub(crate) fn add(&self, seq: SeqNo, kind: ValueKind, user_key: &[u8], value: &[u8]) {
         debug_assert!(seq <= MAX_SEQNO);
         debug_assert!(kind.is_supported(), "unsupported kind {kind:?}");
+        if kind == ValueKind::RangeDeletion {
+            return self.add_range_del(seq, user_key, value);
+        }
         if self.bloom_bytes > 0 {
             let b = self.bloom.get_or_init(|| {
                 let b = MemBloom::new(self.bloom_bytes);
@@ -152,9 +171,67 @@ impl MemTable {
         }
     }
 
-    /// The newest entry of `user_key` with seqno <= `seq`, if any.
+    /// Adds the range tombstone `[start, end)` at `seq`.
+    #[cold]
+    fn add_range_del(&self, seq: SeqNo, start: &[u8], end: &[u8]) {
+        let bytes = start.len() + end.len() + 64;
+        {
+            let mut r = self.range_dels.lock();
+            r.push(RangeTombstone {
+                start: start.to_vec(),
+                end: end.to_vec(),
+                seq,
+            });
+            // Published under the lock: a reader that sees the count sees
+            // the tombstone.
+            self.num_range_dels.store(r.len(), Ordering::Release);
+        }
+        self.range_del_bytes.fetch_add(bytes, Ordering::Relaxed);
+        if let Some(c) = &self.charge {
+            c.fetch_add(bytes, Ordering::Relaxed);
+        }
+        if seq < self.first_seq.load(Ordering::Relaxed) {
+            self.first_seq.fetch_min(seq, Ordering::Relaxed);
+        }
+        self.largest_seq.local().fetch_max(seq, Ordering::Relaxed);
+    }
+
+    /// True once a range tombstone was added.
     #[inline]
+    pub(crate) fn has_range_dels(&self) -> bool {
+        self.num_range_dels.load(Ordering::Acquire) > 0
+    }
+
+    /// The range tombstones added so far, fragmented (`None` while there
+    /// are none). Rebuilt when tombstones were added since the last call.
+    pub(crate) fn range_fragments(&self) -> Option<Arc<Fragments>> {
+        let n = self.num_range_dels.load(Ordering::Acquire);
+        if n == 0 {
+            return None;
+        }
+        if let Some(cached) = self.fragments.load().as_ref() {
+            if cached.0 == n {
+                return Some(Arc::clone(&cached.1));
+            }
+        }
+        let (n, built) = {
+            let r = self.range_dels.lock();
+            (r.len(), Arc::new(Fragments::build(r.iter())))
+        };
+        self.fragments
+            .store(Some(Arc::new((n, Arc::clone(&built)))));
+        Some(built)
+    }
+
+    /// The newest entry of `user_key` with seqno <= `seq`, if any.
+    #[cfg(test)]
     pub(crate) fn get(&self, user_key: &[u8], seq: SeqNo) -> Option<MemGet<'_>> {
+        self.get_with_seq(user_key, seq).map(|(g, _)| g)
+    }
+
+    /// [`MemTable::get`] with the entry's sequence number.
+    #[inline]
+    pub(crate) fn get_with_seq(&self, user_key: &[u8], seq: SeqNo) -> Option<(MemGet<'_>, SeqNo)> {
         if self.bloom_bytes > 0 {
             // No filter yet: nothing was added (an add allocates the filter
             // before it inserts, and a reader that can see the entry also
@@ -184,30 +261,35 @@ impl MemTable {
             return None;
         }
         // The kind is the low byte of the little-endian trailer.
-        let kind = *ikey.get(ikey.len().checked_sub(TRAILER_LEN)?)?;
-        match ValueKind::from_u8(kind) {
-            Some(ValueKind::Deletion | ValueKind::SingleDeletion) => Some(MemGet::Deleted),
-            Some(ValueKind::Value) => Some(MemGet::Value(value)),
-            Some(ValueKind::Merge) => Some(MemGet::Merge(value)),
+        let trailer = ikey.get(ikey.len().checked_sub(TRAILER_LEN)?..)?;
+        let (entry_seq, kind) =
+            crate::base::unpack_trailer(u64::from_le_bytes(trailer.try_into().ok()?));
+        let got = match ValueKind::from_u8(kind) {
+            Some(ValueKind::Deletion | ValueKind::SingleDeletion) => MemGet::Deleted,
+            Some(ValueKind::Value) => MemGet::Value(value),
+            Some(ValueKind::Merge) => MemGet::Merge(value),
             // `add` refuses other kinds (debug builds); treat them as values.
             _ => {
                 debug_assert!(false, "unexpected kind {kind:#x} in memtable");
-                Some(MemGet::Value(value))
+                MemGet::Value(value)
             }
-        }
+        };
+        Some((got, entry_seq))
     }
 
     /// Bytes of memory in use (arena and bloom filter); compare with
     /// `write_buffer_size`.
     #[inline]
     pub(crate) fn approximate_memory_usage(&self) -> usize {
-        self.list.memory_usage() + self.bloom.get().map_or(0, MemBloom::size)
+        self.list.memory_usage()
+            + self.bloom.get().map_or(0, MemBloom::size)
+            + self.range_del_bytes.load(Ordering::Relaxed)
     }
 
-    /// Number of entries (values and tombstones).
+    /// Number of entries (values, tombstones and range tombstones).
     #[inline]
     pub(crate) fn num_entries(&self) -> usize {
-        self.list.len()
+        self.list.len() + self.num_range_dels.load(Ordering::Acquire)
     }
 
     /// Number of tombstones.
@@ -310,8 +392,12 @@ mod tests;
 
 impl Drop for MemTable {
     fn drop(&mut self) {
-        if let (Some(c), Some(b)) = (&self.charge, self.bloom.get()) {
-            c.fetch_sub(b.size(), Ordering::Relaxed);
+        if let Some(c) = &self.charge {
+            let filter = self.bloom.get().map_or(0, MemBloom::size);
+            c.fetch_sub(
+                filter + self.range_del_bytes.load(Ordering::Relaxed),
+                Ordering::Relaxed,
+            );
         }
     }
 }

@@ -31,17 +31,18 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::base::{
-    compare_internal, extract_user_key, pack_trailer, parse_internal_key, ValueKind, KIND_FOR_SEEK,
-    MAX_SEQNO, TRAILER_LEN,
+    compare_internal, extract_user_key, make_internal_key, pack_trailer, parse_internal_key,
+    ValueKind, KIND_FOR_SEEK, MAX_SEQNO, TRAILER_LEN,
 };
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
+use crate::range_del::Fragment;
 use crate::sst::block_builder::BlockBuilder;
 use crate::sst::compression::{Compressor, TYPE_NONE};
 use crate::sst::filter::FilterBuilder;
 use crate::sst::format::{make_trailer, BlockHandle, Footer, FORMAT_VERSION};
 use crate::sst::properties::TableProperties;
-use crate::sst::{TableOptions, METAINDEX_FILTER, METAINDEX_PROPERTIES};
+use crate::sst::{TableOptions, METAINDEX_FILTER, METAINDEX_PROPERTIES, METAINDEX_RANGE_DEL};
 
 /// What `finish` reports about the written table.
 #[derive(Debug, Clone)]
@@ -109,6 +110,9 @@ pub(crate) struct TableBuilder {
     handle_buf: Vec<u8>,
     props: TableProperties,
     error: Option<Error>,
+    /// Range tombstone fragments for the range-deletion block (disjoint,
+    /// sorted).
+    range_dels: Vec<Fragment>,
 }
 
 impl TableBuilder {
@@ -153,6 +157,7 @@ impl TableBuilder {
             handle_buf: Vec::new(),
             props,
             error: None,
+            range_dels: Vec::new(),
             opts,
         }
     }
@@ -233,6 +238,20 @@ impl TableBuilder {
         r
     }
 
+    /// Sets the range tombstones of the table: disjoint, sorted fragments
+    /// (their keys may lie outside the point entries' range; the table's
+    /// bounds grow to cover them).
+    pub(crate) fn set_range_dels(&mut self, frags: Vec<Fragment>) {
+        debug_assert!(frags.windows(2).all(|w| w[0].end <= w[1].start));
+        debug_assert!(frags.iter().all(|f| f.start < f.end && !f.seqs.is_empty()));
+        self.range_dels = frags;
+    }
+
+    /// True when the table would hold nothing at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.props.num_entries == 0 && self.range_dels.is_empty()
+    }
+
     /// The file's name (for errors).
     pub(crate) fn name(&self) -> &str {
         &self.file_name
@@ -270,11 +289,52 @@ impl TableBuilder {
             meta.push((METAINDEX_FILTER, h));
         }
 
+        // Range-deletion block: (start, seq, RangeDeletion) -> end, one
+        // entry per fragment and sequence number, in internal-key order.
+        let mut range_bounds: Option<(Vec<u8>, Vec<u8>)> = None;
+        if !self.range_dels.is_empty() {
+            let mut rb = BlockBuilder::new(1);
+            let mut ikey = Vec::new();
+            for f in &self.range_dels {
+                for &seq in &f.seqs {
+                    ikey.clear();
+                    make_internal_key(&mut ikey, &f.start, seq, ValueKind::RangeDeletion as u8);
+                    rb.add(&ikey, &f.end);
+                    self.props.num_range_deletions += 1;
+                    self.props.smallest_seqno = self.props.smallest_seqno.min(seq);
+                    self.props.largest_seqno = self.props.largest_seqno.max(seq);
+                }
+            }
+            let res = self.w.write(rb.finish(), false);
+            meta.push((METAINDEX_RANGE_DEL, self.check(res)?));
+            let (first, last) = (
+                &self.range_dels[0],
+                &self.range_dels[self.range_dels.len() - 1],
+            );
+            let mut lo = Vec::new();
+            make_internal_key(
+                &mut lo,
+                &first.start,
+                first.seqs[0],
+                ValueKind::RangeDeletion as u8,
+            );
+            // The end is exclusive: the sentinel (end, MAX_SEQNO) sorts
+            // before every entry of the end key.
+            let mut hi = Vec::new();
+            make_internal_key(
+                &mut hi,
+                &last.end,
+                MAX_SEQNO,
+                ValueKind::RangeDeletion as u8,
+            );
+            range_bounds = Some((lo, hi));
+        }
+
         let res = self.w.write(self.index_block.finish(), true);
         let index = self.check(res)?;
         self.props.index_size = index.end_with_trailer() - index.offset;
 
-        if self.props.num_entries == 0 {
+        if self.props.num_entries == 0 && self.range_dels.is_empty() {
             self.props.smallest_seqno = 0;
         }
         self.props.creation_time = SystemTime::now()
@@ -314,15 +374,27 @@ impl TableBuilder {
         debug_assert_eq!(file_size, self.w.file.len());
 
         let empty = self.props.num_entries == 0;
+        let (mut smallest, mut largest) = if empty {
+            (Vec::new(), Vec::new())
+        } else {
+            (
+                std::mem::take(&mut self.smallest),
+                std::mem::take(&mut self.last_key),
+            )
+        };
+        if let Some((lo, hi)) = range_bounds {
+            if empty || compare_internal(&lo, &smallest).is_lt() {
+                smallest = lo;
+            }
+            if empty || compare_internal(&hi, &largest).is_gt() {
+                largest = hi;
+            }
+        }
         Ok(BuiltTable {
             file_size,
             num_entries: self.props.num_entries,
-            smallest: std::mem::take(&mut self.smallest),
-            largest: if empty {
-                Vec::new()
-            } else {
-                std::mem::take(&mut self.last_key)
-            },
+            smallest,
+            largest,
             smallest_seq: self.props.smallest_seqno,
             largest_seq: self.props.largest_seqno,
             props: self.props,

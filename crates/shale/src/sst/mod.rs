@@ -28,6 +28,7 @@ mod filter;
 mod format;
 mod index_search;
 mod properties;
+mod range_del_block;
 mod readahead;
 mod reader;
 mod table_iter;
@@ -53,6 +54,8 @@ pub(crate) use {builder::BuiltTable, reader::TableEntry, table_iter::TableIterat
 pub(crate) const METAINDEX_FILTER: &str = "shale.filter";
 /// Metaindex name of the properties block. FROZEN.
 pub(crate) const METAINDEX_PROPERTIES: &str = "shale.properties";
+/// Metaindex name of the range-deletion block. FROZEN.
+pub(crate) const METAINDEX_RANGE_DEL: &str = "shale.range_del";
 
 /// What the table builder needs from [`Options`].
 #[derive(Debug, Clone)]

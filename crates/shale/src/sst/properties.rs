@@ -29,6 +29,7 @@ const INDEX_SIZE: &str = "shale.index.size";
 const LARGEST_SEQNO: &str = "shale.largest.seqno";
 const NUM_DATA_BLOCKS: &str = "shale.num.data.blocks";
 const NUM_ENTRIES: &str = "shale.num.entries";
+const NUM_RANGE_DELETIONS: &str = "shale.num.range-deletions";
 const RAW_KEY_SIZE: &str = "shale.raw.key.size";
 const RAW_VALUE_SIZE: &str = "shale.raw.value.size";
 const SMALLEST_SEQNO: &str = "shale.smallest.seqno";
@@ -41,6 +42,8 @@ pub(crate) struct TableProperties {
     pub num_entries: u64,
     /// Deletion tombstones among them.
     pub num_deletions: u64,
+    /// Range tombstones in the range-deletion block (not in `num_entries`).
+    pub num_range_deletions: u64,
     /// Sum of internal key lengths.
     pub raw_key_size: u64,
     /// Sum of value lengths.
@@ -90,6 +93,7 @@ impl TableProperties {
         put_num(b, LARGEST_SEQNO, self.largest_seqno);
         put_num(b, NUM_DATA_BLOCKS, self.num_data_blocks);
         put_num(b, NUM_ENTRIES, self.num_entries);
+        put_num(b, NUM_RANGE_DELETIONS, self.num_range_deletions);
         put_num(b, RAW_KEY_SIZE, self.raw_key_size);
         put_num(b, RAW_VALUE_SIZE, self.raw_value_size);
         put_num(b, SMALLEST_SEQNO, self.smallest_seqno);
@@ -126,6 +130,7 @@ impl TableProperties {
                 LARGEST_SEQNO => p.largest_seqno = num()?,
                 NUM_DATA_BLOCKS => p.num_data_blocks = num()?,
                 NUM_ENTRIES => p.num_entries = num()?,
+                NUM_RANGE_DELETIONS => p.num_range_deletions = num()?,
                 RAW_KEY_SIZE => p.raw_key_size = num()?,
                 RAW_VALUE_SIZE => p.raw_value_size = num()?,
                 SMALLEST_SEQNO => p.smallest_seqno = num()?,
@@ -147,6 +152,7 @@ mod tests {
         TableProperties {
             num_entries: 100_000,
             num_deletions: 17,
+            num_range_deletions: 4,
             raw_key_size: 1 << 40,
             raw_value_size: 3,
             num_data_blocks: 55,
@@ -184,7 +190,7 @@ mod tests {
             it.next();
             n += 1;
         }
-        assert_eq!(n, 16);
+        assert_eq!(n, 17);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::base::{extract_user_key, Striped, TRAILER_LEN};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
+use crate::range_del::Fragments;
 use crate::sst::block::{Block, BlockIterator};
 use crate::sst::compression::{decompress, TYPE_NONE};
 use crate::sst::filter::BloomFilter;
@@ -32,7 +33,7 @@ use crate::sst::index_search::IndexSearch;
 use crate::sst::properties::TableProperties;
 use crate::sst::readahead::Readahead;
 use crate::sst::table_iter::TableIterator;
-use crate::sst::{METAINDEX_FILTER, METAINDEX_PROPERTIES};
+use crate::sst::{METAINDEX_FILTER, METAINDEX_PROPERTIES, METAINDEX_RANGE_DEL};
 
 /// What a cached block is, so a cache can pick its priority: data blocks
 /// go to the low-priority pool, index blocks (and filters, which have their
@@ -324,6 +325,8 @@ pub(crate) struct Table {
     filter: Option<Arc<BloomFilter>>,
     props: TableProperties,
     stats: TableStats,
+    /// The range tombstones of the range-deletion block, read at open.
+    range_dels: Option<Arc<Fragments>>,
 }
 
 /// Either a reference to a block the table owns or a clone of a cached one:
@@ -388,7 +391,7 @@ impl Table {
 
         // Metaindex: name -> handle; unknown names are ignored.
         let meta = Arc::new(r.read_block_parsed(footer.metaindex, &stats)?);
-        let (mut filter_h, mut props_h) = (None, None);
+        let (mut filter_h, mut props_h, mut range_h) = (None, None, None);
         let mut it = BlockIterator::new(meta);
         it.seek_to_first();
         while it.valid() {
@@ -397,6 +400,8 @@ impl Table {
                 &mut filter_h
             } else if name == METAINDEX_PROPERTIES.as_bytes() {
                 &mut props_h
+            } else if name == METAINDEX_RANGE_DEL.as_bytes() {
+                &mut range_h
             } else {
                 it.next();
                 continue;
@@ -422,6 +427,13 @@ impl Table {
             Some(h) => Some(Arc::new(r.read_filter(h, &stats)?)),
             None => None,
         };
+        let range_dels = match range_h {
+            Some(h) => {
+                let f = super::range_del_block::decode(Arc::new(r.read_block_parsed(h, &stats)?))?;
+                (!f.is_empty()).then(|| Arc::new(f))
+            }
+            None => None,
+        };
         let mut table = Table {
             r,
             file_number,
@@ -435,6 +447,7 @@ impl Table {
             filter,
             props,
             stats,
+            range_dels,
         };
         if cache_meta {
             if let Some(c) = &table.cache {
@@ -621,6 +634,12 @@ impl Table {
                 trailer: u64::from_le_bytes(t),
             }))
         })
+    }
+
+    /// The table's range tombstones, fragmented (`None`: it has none).
+    #[inline]
+    pub(crate) fn range_fragments(&self) -> Option<&Arc<Fragments>> {
+        self.range_dels.as_ref()
     }
 
     /// Point lookup. `Some(e)`: `e` is the first entry with internal key ≥

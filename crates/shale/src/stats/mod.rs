@@ -236,6 +236,8 @@ pub(crate) struct DbStats {
     pub wal_syncs: Counter,
     pub flush_bytes: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
+    /// Bytes of files removed whole by delete-only compaction.
+    pub delete_only_bytes: AtomicU64,
     pub stall_micros: AtomicU64,
     pub stall_l0_slowdown: AtomicU64,
     pub stall_l0_stop: AtomicU64,
@@ -277,6 +279,7 @@ impl DbStats {
             wal_syncs: Counter::default(),
             flush_bytes: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
+            delete_only_bytes: AtomicU64::new(0),
             stall_micros: AtomicU64::new(0),
             stall_l0_slowdown: AtomicU64::new(0),
             stall_l0_stop: AtomicU64::new(0),

@@ -80,6 +80,9 @@ pub(crate) mod file_tag {
     pub(crate) const SAFE_IGNORE_MASK: u32 = 1 << 6;
     // Reserved: 65 file checksum, 66 unique id, 67 oldest blob file number,
     // 68 creation time (all safe to ignore).
+    /// Number of range tombstones in the table (varint64), when > 0. Safe
+    /// to ignore: the table's own block is what readers use.
+    pub(crate) const NUM_RANGE_DELETIONS: u32 = 69;
 }
 
 /// One MANIFEST record.
@@ -306,6 +309,12 @@ fn encode_new_file(dst: &mut Vec<u8>, level: usize, f: &FileMeta) {
     put_varint64(dst, f.num_entries);
     put_varint64(dst, f.num_deletions);
     dst.push(f.compression);
+    if f.num_range_deletions > 0 {
+        put_varint32(dst, file_tag::NUM_RANGE_DELETIONS);
+        let mut v = Vec::with_capacity(10);
+        put_varint64(&mut v, f.num_range_deletions);
+        put_length_prefixed(dst, &v);
+    }
     put_varint32(dst, file_tag::END);
 }
 
@@ -388,9 +397,18 @@ impl<'a> Decoder<'a> {
             return Err(self.err("truncated compression type".into()));
         };
         self.src = rest;
+        let mut num_range_deletions = 0;
         loop {
             match self.varint32("file sub-field tag")? {
                 file_tag::END => break,
+                file_tag::NUM_RANGE_DELETIONS => {
+                    let mut v = self.bytes("range deletion count")?;
+                    num_range_deletions = crate::codec::get_varint64(&mut v)
+                        .filter(|_| v.is_empty())
+                        .ok_or_else(|| {
+                            self.err(format!("file {number}: bad range deletion count"))
+                        })?;
+                }
                 t if t & file_tag::SAFE_IGNORE_MASK != 0 => {
                     self.bytes("ignorable file sub-field")?;
                 }
@@ -416,6 +434,7 @@ impl<'a> Decoder<'a> {
             largest_seq,
             num_entries,
             num_deletions,
+            num_range_deletions,
             compression,
             ..Default::default()
         };
@@ -515,6 +534,7 @@ mod tests {
                     largest_seq: s2,
                     num_entries: rng.gen_range(0..1 << 40),
                     num_deletions: rng.gen_range(0..100),
+                    num_range_deletions: rng.gen_range(0..3),
                     compression: rng.gen(),
                     ..Default::default()
                 },

@@ -38,6 +38,8 @@ pub(crate) struct FileMeta {
     pub num_entries: u64,
     /// Number of deletion entries.
     pub num_deletions: u64,
+    /// Number of range tombstones (in the range-deletion block).
+    pub num_range_deletions: u64,
     /// Compression type of the data blocks (the `Compression` tag byte).
     pub compression: u8,
     /// Set while a compaction job has this file as an input. Not persisted.
@@ -93,6 +95,21 @@ impl FileMeta {
         extract_user_key(&self.largest)
     }
 
+    /// True when `largest` is a range tombstone's exclusive end (the
+    /// sentinel `(end, MAX_SEQNO, RangeDeletion)`): the file holds nothing
+    /// at that user key.
+    #[inline]
+    pub(crate) fn largest_is_range_end(&self) -> bool {
+        let n = self.largest.len();
+        n >= crate::base::TRAILER_LEN
+            && self.largest[n - crate::base::TRAILER_LEN..]
+                == crate::base::pack_trailer(
+                    crate::base::MAX_SEQNO,
+                    crate::base::ValueKind::RangeDeletion as u8,
+                )
+                .to_le_bytes()
+    }
+
     /// True while a compaction owns this file.
     #[inline]
     pub(crate) fn is_being_compacted(&self) -> bool {
@@ -129,6 +146,7 @@ impl Clone for FileMeta {
             largest_seq: self.largest_seq,
             num_entries: self.num_entries,
             num_deletions: self.num_deletions,
+            num_range_deletions: self.num_range_deletions,
             compression: self.compression,
             being_compacted: AtomicBool::new(false),
             table: self.table.clone(),
@@ -147,6 +165,7 @@ impl PartialEq for FileMeta {
             && self.largest_seq == o.largest_seq
             && self.num_entries == o.num_entries
             && self.num_deletions == o.num_deletions
+            && self.num_range_deletions == o.num_range_deletions
             && self.compression == o.compression
     }
 }

@@ -21,6 +21,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::base::{compare_internal, FileNum};
+use crate::range_del::Fragments;
 
 use super::file_meta::FileMeta;
 
@@ -28,6 +29,20 @@ use super::file_meta::FileMeta;
 #[derive(Debug)]
 pub(crate) struct Version {
     levels: Vec<Vec<Arc<FileMeta>>>,
+    /// Per level ≥ 1: its files' range tombstones as one fragment list,
+    /// computed by the first iterator that needs it (the DB layer opens
+    /// the tables).
+    level_range_dels: RangeDelCache,
+}
+
+/// Lazily computed per-level range tombstones (see `Version`).
+#[derive(Debug, Default)]
+struct RangeDelCache(Vec<std::sync::OnceLock<Option<Arc<Fragments>>>>);
+
+impl RangeDelCache {
+    fn new(levels: usize) -> Self {
+        RangeDelCache((0..levels).map(|_| std::sync::OnceLock::new()).collect())
+    }
 }
 
 /// L0 order: newest first (largest seqno descending, then number descending).
@@ -47,6 +62,7 @@ impl Version {
     pub(crate) fn new_empty(num_levels: usize) -> Version {
         Version {
             levels: vec![Vec::new(); num_levels],
+            level_range_dels: RangeDelCache::new(num_levels),
         }
     }
 
@@ -54,7 +70,11 @@ impl Version {
     /// (debug-asserted); the builder checks them for data read from disk.
     #[cfg(test)]
     pub(crate) fn from_levels(levels: Vec<Vec<Arc<FileMeta>>>) -> Version {
-        let v = Version { levels };
+        let n = levels.len();
+        let v = Version {
+            levels,
+            level_range_dels: RangeDelCache::new(n),
+        };
         debug_assert_eq!(v.check_invariants(), Ok(()));
         v
     }
@@ -64,7 +84,11 @@ impl Version {
     pub(crate) fn try_from_levels(
         levels: Vec<Vec<Arc<FileMeta>>>,
     ) -> std::result::Result<Version, String> {
-        let v = Version { levels };
+        let n = levels.len();
+        let v = Version {
+            levels,
+            level_range_dels: RangeDelCache::new(n),
+        };
         v.check_invariants()?;
         Ok(v)
     }
@@ -99,6 +123,24 @@ impl Version {
             }
         }
         Ok(())
+    }
+
+    /// The range tombstones of `level`'s files as one fragment list,
+    /// computed once per version by `compute` (a failure is returned and
+    /// not cached).
+    pub(crate) fn level_range_dels<E>(
+        &self,
+        level: usize,
+        compute: impl FnOnce(&[Arc<FileMeta>]) -> std::result::Result<Option<Arc<Fragments>>, E>,
+    ) -> std::result::Result<Option<Arc<Fragments>>, E> {
+        let Some(cell) = self.level_range_dels.0.get(level) else {
+            return Ok(None);
+        };
+        if let Some(v) = cell.get() {
+            return Ok(v.clone());
+        }
+        let v = compute(self.files(level))?;
+        Ok(cell.get_or_init(|| v).clone())
     }
 
     /// Number of levels.
@@ -214,7 +256,12 @@ impl Version {
             return None;
         }
         let files = self.files(level);
-        let i = files.partition_point(|f| f.largest_user_key() < user_key);
+        // A file ending in a range tombstone's (exclusive) end does not hold
+        // that key; the next file may.
+        let i = files.partition_point(|f| {
+            f.largest_user_key() < user_key
+                || (f.largest_user_key() == user_key && f.largest_is_range_end())
+        });
         files.get(i).filter(|f| f.smallest_user_key() <= user_key)
     }
 
@@ -444,6 +491,7 @@ pub(crate) mod tests {
                     Arc::new(file(2, b"d", b"f", 1)),
                 ],
             ],
+            level_range_dels: RangeDelCache::new(2),
         };
         assert!(overlapping
             .check_invariants()
@@ -454,6 +502,7 @@ pub(crate) mod tests {
                 Arc::new(file(1, b"a", b"e", 1)),
                 Arc::new(file(2, b"d", b"f", 50)),
             ]],
+            level_range_dels: RangeDelCache::new(1),
         };
         assert!(l0_bad
             .check_invariants()
@@ -464,6 +513,7 @@ pub(crate) mod tests {
                 vec![Arc::new(file(1, b"a", b"e", 1))],
                 vec![Arc::new(file(1, b"a", b"e", 1))],
             ],
+            level_range_dels: RangeDelCache::new(2),
         };
         assert!(dup.check_invariants().unwrap_err().contains("twice"));
     }

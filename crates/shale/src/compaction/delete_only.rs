@@ -1,0 +1,135 @@
+//! Delete-only compaction (Pebble's name): files wholly under a newer range
+//! tombstone that every reader sees are removed by a MANIFEST edit, without
+//! reading or writing anything.
+//!
+//! A file F at level L ≥ 1 goes when a range tombstone of a file T above it
+//! (T in L0, or at a level < L) covers F's whole user-key range with pieces
+//! each newer than F's largest sequence number, and those tombstones are
+//! visible to the oldest live snapshot (so no snapshot can read F's
+//! entries). Files being compacted are left alone. T itself stays: it may
+//! cover more below.
+
+use std::sync::Arc;
+
+use crate::base::{SeqNo, MAX_SEQNO};
+use crate::range_del::Fragments;
+use crate::version::{FileMeta, Version};
+
+/// True when `frags` cover all of `f`'s user keys with tombstones newer
+/// than `f.largest_seq` and visible at `visible_at`.
+pub(crate) fn covers_file(frags: &Fragments, f: &FileMeta, visible_at: SeqNo) -> bool {
+    let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+    let all = frags.fragments();
+    let mut i = frags.first_ending_after(lo);
+    let mut at: &[u8] = lo;
+    loop {
+        let Some(frag) = all.get(i) else {
+            return false;
+        };
+        if frag.start.as_slice() > at {
+            return false; // a gap
+        }
+        if frag
+            .newest_at(visible_at)
+            .is_none_or(|t| t <= f.largest_seq)
+        {
+            return false;
+        }
+        // Covered up to frag.end (exclusive): done when that passes `hi`, or
+        // reaches it exactly and `hi` is itself an exclusive end.
+        if frag.end.as_slice() > hi || (frag.end.as_slice() == hi && f.largest_is_range_end()) {
+            return true;
+        }
+        at = &frag.end;
+        i += 1;
+    }
+}
+
+/// Files of `v` to drop: `(level, file)` for every file wholly covered (see
+/// the module comment). `frags_of` gives a file's tombstones (only asked
+/// for files with `num_range_deletions > 0`); `oldest_snapshot` is the
+/// oldest live snapshot, if any.
+pub(crate) fn covered_files(
+    v: &Version,
+    frags_of: &mut dyn FnMut(&FileMeta) -> Option<Arc<Fragments>>,
+    oldest_snapshot: Option<SeqNo>,
+) -> Vec<(usize, Arc<FileMeta>)> {
+    let visible_at = oldest_snapshot.unwrap_or(MAX_SEQNO);
+    let mut out: Vec<(usize, Arc<FileMeta>)> = Vec::new();
+    for level in 0..v.num_levels() {
+        for t in v.files(level) {
+            if t.num_range_deletions == 0 {
+                continue;
+            }
+            let Some(frags) = frags_of(t) else { continue };
+            for below in (level + 1).max(1)..v.num_levels() {
+                for f in v.overlapping_files(below, t.smallest_user_key(), t.largest_user_key()) {
+                    if f.is_being_compacted()
+                        || out.iter().any(|(_, o)| o.number == f.number)
+                        || !covers_file(&frags, &f, visible_at)
+                    {
+                        continue;
+                    }
+                    out.push((below, f));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::{make_internal_key, ValueKind};
+    use crate::range_del::RangeTombstone;
+
+    fn ik(k: &str, seq: SeqNo) -> Vec<u8> {
+        let mut v = Vec::new();
+        make_internal_key(&mut v, k.as_bytes(), seq, ValueKind::Value as u8);
+        v
+    }
+
+    fn file(n: u64, lo: &str, hi: &str, seq: SeqNo) -> FileMeta {
+        FileMeta::new(n, 100, ik(lo, seq), ik(hi, seq), 1, seq, 1, 0)
+    }
+
+    fn frags(ts: &[(&str, &str, SeqNo)]) -> Fragments {
+        let ts: Vec<RangeTombstone> = ts
+            .iter()
+            .map(|(a, b, s)| RangeTombstone {
+                start: a.as_bytes().to_vec(),
+                end: b.as_bytes().to_vec(),
+                seq: *s,
+            })
+            .collect();
+        Fragments::build(&ts)
+    }
+
+    #[test]
+    fn a_file_is_covered_only_wholly_by_newer_visible_pieces() {
+        let fr = frags(&[("b", "f", 50), ("f", "k", 60)]);
+        assert!(covers_file(&fr, &file(1, "c", "j", 40), MAX_SEQNO));
+        assert!(
+            !covers_file(&fr, &file(1, "a", "j", 40), MAX_SEQNO),
+            "starts before"
+        );
+        assert!(
+            !covers_file(&fr, &file(1, "c", "k", 40), MAX_SEQNO),
+            "end is exclusive"
+        );
+        assert!(
+            !covers_file(&fr, &file(1, "c", "j", 55), MAX_SEQNO),
+            "newer than a piece"
+        );
+        assert!(
+            !covers_file(&fr, &file(1, "c", "j", 40), 55),
+            "a snapshot before one piece"
+        );
+        let gap = frags(&[("b", "d", 50), ("e", "k", 60)]);
+        assert!(
+            !covers_file(&gap, &file(1, "c", "j", 40), MAX_SEQNO),
+            "a gap"
+        );
+    }
+}
