@@ -169,7 +169,16 @@ define_flags! {
     seek_nexts: i64 = 0, Gen, "Next()/Prev() calls after each seek.";
     reverse_iterator: bool = false, Gen, "seekrandom steps with Prev() instead of Next().";
     max_scan_distance: i64 = 0, Gen, "seekrandom iterator bound distance in keys (0 = none).";
-    batch_size: i64 = 1, Gen, "Entries per WriteBatch (fills, deleterandom) or keys per MultiGet.";
+    seek_key_range_start: i64 = 0, Gen, "[shale-bench only; db_bench has no such flag] seekrandom (and the readers of seekrandomwhilewriting) seek to key numbers start + rand % (end - start) instead of rand % num (same single draw per seek).";
+    seek_key_range_end: i64 = -1, Gen, "[shale-bench only] End (exclusive) of the seekrandom key-number range (-1 = --num).";
+    batch_size: i64 = 1, Gen, "Entries per WriteBatch (fills, deleteseq, deleterandom) or keys per MultiGet.";
+    writes_before_delete_range: i64 = 0, Gen, "Fills (db_bench's DoWrite): puts of a thread before range tombstones start.";
+    writes_per_range_tombstone: i64 = 0, Gen, "Fills: after the num_written-th put of a thread, when n = num_written - writes_before_delete_range > 0 is a multiple of this and n / this <= max_num_range_tombstones, add a range tombstone to the same batch (0 = none). Its begin is the fill's next key number (fillseq: the next sequence number, which no put then gets; fillrandom/overwrite: one more draw % (num + max_num_range_tombstones); filluniquerandom: the next permutation entry); it deletes [begin, begin + range_tombstone_width). Neither counted in the result line's ops nor in its MB/s (as db_bench); the summary line and --json give range_tombstones. Needs an engine with DeleteRange (shale, rocksdb) unless --expand_range_tombstones. With --num_column_families > 1 a DeleteRange goes to every family (an expanded Delete to its key's family).";
+    range_tombstone_width: i64 = 100, Gen, "Fills: key numbers each range tombstone covers.";
+    max_num_range_tombstones: i64 = 0, Gen, "Fills: most range tombstones per thread (0 = none). As in db_bench it also widens the random and unique key generators of every fill to [0, num + max_num_range_tombstones).";
+    expand_range_tombstones: bool = false, Gen, "Fills: write each range tombstone as range_tombstone_width point Deletes (in the same batch) instead of one DeleteRange.";
+    delete_range_start: i64 = 0, Gen, "[shale-bench only] First key number of the deleterange benchmark; deleteseq also starts there (db_bench's deleteseq: 0).";
+    delete_range_end: i64 = -1, Gen, "[shale-bench only] End (exclusive) key number of the deleterange benchmark (-1 = --num).";
     readwritepercent: i64 = 90, Gen, "readrandomwriterandom: reads among each 100 ops.";
     merge_keys: i64 = -1, Gen, "Distinct keys of mergerandom and readrandommergerandom: key space [0, merge_keys) (-1 = num).";
     mergereadpercent: i64 = 70, Gen, "readrandommergerandom: chance in percent that an op is a Merge (else a Get).";
@@ -366,6 +375,18 @@ impl Flags {
             ("prefix_size", self.prefix_size),
             ("seek_nexts", self.seek_nexts),
             ("max_scan_distance", self.max_scan_distance),
+            ("seek_key_range_start", self.seek_key_range_start),
+            (
+                "writes_before_delete_range",
+                self.writes_before_delete_range,
+            ),
+            (
+                "writes_per_range_tombstone",
+                self.writes_per_range_tombstone,
+            ),
+            ("range_tombstone_width", self.range_tombstone_width),
+            ("max_num_range_tombstones", self.max_num_range_tombstones),
+            ("delete_range_start", self.delete_range_start),
             (
                 "benchmark_write_rate_limit",
                 self.benchmark_write_rate_limit,
@@ -455,7 +476,45 @@ impl Flags {
         if self.benchmarks.split(',').all(|b| b.trim().is_empty()) {
             bail!("--benchmarks is empty");
         }
+        for (n, v) in [
+            ("delete_range_end", self.delete_range_end),
+            ("seek_key_range_end", self.seek_key_range_end),
+        ] {
+            if v < -1 {
+                bail!("--{n} must be >= 0, or -1 for --num (got {v})");
+            }
+        }
+        let (a, b) = self.delete_range_bounds();
+        if a > b {
+            bail!("--delete_range_start ({a}) must be <= --delete_range_end ({b})");
+        }
+        let (a, b) = self.seek_key_range();
+        if a >= b {
+            bail!("--seek_key_range_start ({a}) must be < --seek_key_range_end ({b}; -1 = --num)");
+        }
         Ok(())
+    }
+
+    /// Key numbers `[start, end)` of the deleterange benchmark
+    /// (`--delete_range_end` -1 = `--num`).
+    pub fn delete_range_bounds(&self) -> (u64, u64) {
+        let end = if self.delete_range_end < 0 {
+            self.num
+        } else {
+            self.delete_range_end
+        };
+        (self.delete_range_start.max(0) as u64, end.max(0) as u64)
+    }
+
+    /// Key numbers `[start, end)` seekrandom draws from
+    /// (`--seek_key_range_end` -1 = `--num`).
+    pub fn seek_key_range(&self) -> (u64, u64) {
+        let end = if self.seek_key_range_end < 0 {
+            self.num
+        } else {
+            self.seek_key_range_end
+        };
+        (self.seek_key_range_start.max(0) as u64, end.max(0) as u64)
     }
 
     /// Rejects flags of category `cat` set to a non-default value: the
@@ -550,7 +609,13 @@ impl Flags {
              cfscale.create_batch (N-1 families in one batch call), cfscale.close and cfscale.reopen (with N \
              families), cfscale.rss (VmRSS with only default open, then with N idle families, and bytes per \
              family), cfscale.fill_idle and cfscale.fill_alone (--writes random puts into default with N-1 \
-             idle families, then with none) and cfscale.fill_ratio (idle / alone ops/sec).\n",
+             idle families, then with none) and cfscale.fill_ratio (idle / alone ops/sec).\n  \
+             deleterange\n      One DeleteRange over the key numbers [--delete_range_start, --delete_range_end) \
+             (default [0, --num)), in every column family, from one thread (forced); the result line shows 1 \
+             operation, counted as a delete, and the range. Engines with DeleteRange only (shale, rocksdb); \
+             refused with --keys_per_prefix > 0 (key order is then not key-number order).\n\
+             \nFlags marked [shale-bench only] are not in db_bench; at their defaults every benchmark behaves \
+             as db_bench's.\n",
         );
         s
     }
@@ -758,5 +823,51 @@ mod tests {
         assert!(Flags::help().contains("--benchmark_write_rate_limit"));
         assert!(Flags::help().contains("cfscale.fill_ratio"));
         assert!(Flags::help().contains("--num_column_families"));
+        assert!(Flags::help().contains("\n  deleterange\n"));
+        assert!(Flags::help().contains("--seek_key_range_start"));
+    }
+
+    #[test]
+    fn range_deletion_flags_have_db_bench_defaults_and_are_validated() {
+        let d = Flags::parse::<&str>(&["--num=1000"]).unwrap();
+        assert_eq!(
+            (
+                d.writes_before_delete_range,
+                d.writes_per_range_tombstone,
+                d.range_tombstone_width,
+                d.max_num_range_tombstones,
+                d.expand_range_tombstones,
+            ),
+            (0, 0, 100, 0, false)
+        );
+        assert_eq!(d.delete_range_bounds(), (0, 1000));
+        assert_eq!(d.seek_key_range(), (0, 1000));
+        let f = Flags::parse(&[
+            "--num=1000",
+            "--delete_range_start=10",
+            "--delete_range_end=20",
+            "--seek_key_range_start=5",
+            "--seek_key_range_end=1500",
+        ])
+        .unwrap();
+        assert_eq!(f.delete_range_bounds(), (10, 20));
+        assert_eq!(f.seek_key_range(), (5, 1500));
+        // An empty deleterange is allowed; an empty seek range is not.
+        assert!(Flags::parse(&["--delete_range_start=7", "--delete_range_end=7"]).is_ok());
+        for bad in [
+            "--writes_per_range_tombstone=-1",
+            "--writes_before_delete_range=-1",
+            "--range_tombstone_width=-1",
+            "--max_num_range_tombstones=-1",
+            "--delete_range_start=-1",
+            "--delete_range_end=-2",
+            "--seek_key_range_end=-2",
+        ] {
+            assert!(Flags::parse(&[bad]).is_err(), "{bad} accepted");
+        }
+        let e = Flags::parse(&["--delete_range_start=9", "--delete_range_end=3"]).unwrap_err();
+        assert!(e.0.contains("--delete_range_start"), "{e}");
+        let e = Flags::parse(&["--num=10", "--seek_key_range_start=10"]).unwrap_err();
+        assert!(e.0.contains("--seek_key_range_start"), "{e}");
     }
 }

@@ -94,6 +94,10 @@ pub struct BenchRecord {
     pub wchar_per_op: Option<f64>,
     /// Key + value bytes put by the benchmark.
     pub user_bytes_written: u64,
+    /// Range tombstones issued (db_bench's fill tombstones, also when
+    /// expanded into point deletes, and deleterange); not in `ops`.
+    #[serde(default)]
+    pub range_tombstones: u64,
     /// Storage bytes written ÷ user bytes written.
     pub write_amp: Option<f64>,
     /// Engine-counted write-amp: (flush + compaction bytes written + WAL
@@ -173,6 +177,9 @@ impl BenchRecord {
             self.latency_us.p99,
             self.latency_us.p99_9,
         );
+        if self.range_tombstones > 0 {
+            s.push_str(&format!(" range_tombstones={}", self.range_tombstones));
+        }
         if let Some(v) = self.engine_write_amp {
             s.push_str(&format!(" eng_write_amp={v:.2}"));
         }

@@ -49,6 +49,7 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
     {
         benchmarks::merge::check(flags, &s.name)?;
     }
+    benchmarks::range_del::check(flags, specs.iter().map(|s| s.name.as_str()))?;
     if flags.num_column_families > 1 && specs.iter().any(|s| s.name == "multireadrandom") {
         bail!(
             "multireadrandom with --num_column_families > 1 is not supported (a MultiGet batch \
@@ -398,6 +399,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         num_done: AtomicUsize::new(0),
         num_threads: n,
         user_bytes_written: AtomicU64::new(0),
+        range_tombstones: AtomicU64::new(0),
         seeds,
         num_cfs: db.num_cfs() as u64,
     };
@@ -558,6 +560,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         write_bytes_per_op: io.map(|d| per_op(d.net_write_bytes())),
         wchar_per_op: io.map(|d| per_op(d.wchar)),
         user_bytes_written: user_bytes,
+        range_tombstones: ctx.range_tombstones.load(Ordering::Relaxed),
         write_amp: io
             .and_then(|d| (user_bytes > 0).then(|| d.net_write_bytes() as f64 / user_bytes as f64)),
         engine_write_amp: engine_bytes_written

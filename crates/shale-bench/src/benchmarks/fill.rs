@@ -1,11 +1,16 @@
-//! Write benchmarks: fillseq, fillrandom / overwrite, filluniquerandom,
-//! deleterandom (db_bench's `DoWrite` and `DoDelete`).
+//! Write benchmarks: fillseq, fillrandom / overwrite, filluniquerandom
+//! (db_bench's `DoWrite`), with its optional range tombstones
+//! (range_del.rs).
 //!
 //! Draw order (§2.3): random mode draws once per batch (the DB choice,
 //! unused with one DB) and once per entry; unique mode draws once per
-//! batch; sequential mode never draws. Each batch is one engine write and
-//! one latency sample; ops are counted per entry.
+//! batch; sequential mode never draws. A range tombstone takes one more
+//! key from the same generator. Each batch is one engine write and one
+//! latency sample; ops are counted per put.
+//! Random and unique keys come from `[0, num + max_num_range_tombstones)`
+//! (db_bench's `num_per_key_gen`).
 
+use super::range_del::Schedule;
 use super::{Ctx, OpLimit, ThreadState};
 use crate::engine::{Batch, BatchOp};
 use crate::error::{bail, Result};
@@ -47,20 +52,54 @@ pub fn unique_permutation(num: u64, seed: u64) -> Vec<u64> {
     v
 }
 
+/// db_bench's `KeyGenerator`: the next key number of a fill.
+struct KeyStream {
+    mode: Mode,
+    space: u64,
+    next: u64,
+    unique: Vec<u64>,
+}
+
+impl KeyStream {
+    fn next(&mut self, rng: &mut Mt19937_64) -> u64 {
+        match self.mode {
+            Mode::Sequential => {
+                self.next += 1;
+                self.next - 1
+            }
+            Mode::Random => rng.next_u64() % self.space,
+            Mode::Unique => {
+                let i = self.next;
+                self.next += 1;
+                self.unique.get(i as usize).copied().unwrap_or(i)
+            }
+        }
+    }
+}
+
 fn do_write(ctx: &Ctx<'_>, t: &mut ThreadState, mode: Mode) -> Result<()> {
     let f = ctx.flags;
     let num = f.num as u64;
     let writes = f.writes();
     let batch_size = f.batch_size as u64;
     let value_size = f.value_size as usize;
+    let space = num + f.max_num_range_tombstones.max(0) as u64;
     let unique = if mode == Mode::Unique {
         if writes > num {
             bail!("filluniquerandom needs --writes ({writes}) <= --num ({num})");
         }
-        unique_permutation(num, ctx.seeds.shuffle_seed(t.seed))
+        unique_permutation(space, ctx.seeds.shuffle_seed(t.seed))
     } else {
         Vec::new()
     };
+    let mut keys = KeyStream {
+        mode,
+        space,
+        next: 0,
+        unique,
+    };
+    let tombstones = Schedule::from_flags(f);
+    let (mut begin_key, mut end_key) = (t.key.clone(), t.key.clone());
     let secs = if mode == Mode::Random {
         f.duration as u64
     } else {
@@ -68,7 +107,7 @@ fn do_write(ctx: &Ctx<'_>, t: &mut ThreadState, mode: Mode) -> Result<()> {
     };
     let mut limit = OpLimit::new(secs, writes, f.ops_between_duration_checks as u64);
     let mut batch = Batch::default();
-    let mut next = 0u64;
+    let mut num_written = 0u64;
     let mut bytes = 0u64;
     while !limit.done(batch_size) {
         t.pace();
@@ -77,15 +116,15 @@ fn do_write(ctx: &Ctx<'_>, t: &mut ThreadState, mode: Mode) -> Result<()> {
         }
         batch.clear();
         for _ in 0..batch_size {
-            let v = match mode {
-                Mode::Sequential => next,
-                Mode::Random => t.rng.next_u64() % num,
-                Mode::Unique => unique.get(next as usize).copied().unwrap_or(next),
-            };
-            next += 1;
+            let v = keys.next(&mut t.rng);
             ctx.keys.fill(v, &mut t.key);
             batch.put(ctx.cf_of(v), &t.key, t.values.generate(value_size));
             ctx.live.put(v);
+            num_written += 1;
+            if let Some(s) = tombstones.filter(|s| s.due(num_written)) {
+                let begin = keys.next(&mut t.rng);
+                s.add(ctx, &mut batch, begin, &mut begin_key, &mut end_key);
+            }
         }
         let batch_bytes = batch_size * (t.key.len() + value_size) as u64;
         if let Some(l) = &ctx.write_limiter {
@@ -109,38 +148,6 @@ fn write_batch(ctx: &Ctx<'_>, batch: &Batch) -> Result<()> {
         }
     }
     ctx.db.write(batch, &ctx.wo)
-}
-
-/// deleterandom: `deletes` random keys in batches of `--batch_size`.
-pub fn deleterandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
-    let f = ctx.flags;
-    let batch_size = f.batch_size as u64;
-    let mut limit = OpLimit::new(
-        f.duration as u64,
-        f.deletes(),
-        f.ops_between_duration_checks as u64,
-    );
-    let mut batch = Batch::default();
-    let mut cf = 0;
-    while !limit.done(batch_size) {
-        t.pace();
-        t.rng.next_u64(); // DB choice
-        batch.clear();
-        for _ in 0..batch_size {
-            let v = ctx.random_key(&mut t.rng);
-            ctx.keys.fill(v, &mut t.key);
-            cf = ctx.cf_of(v);
-            batch.delete(cf, &t.key);
-            ctx.live.delete(v);
-        }
-        if batch.len() == 1 {
-            ctx.db.delete(cf, &t.key, &ctx.wo)?;
-        } else {
-            ctx.db.write(&batch, &ctx.wo)?;
-        }
-        t.stats.finished_ops(batch_size, OpType::Delete);
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! context (`Ctx`, shared by the threads of one benchmark), the per-thread
 //! state, and db_bench's `Duration` op/time limit.
 //!
-//! Bodies live in one file per family (fill, read, seek, mixed, merge,
-//! meta).
+//! Bodies live in one file per family (fill, delete, read, seek, mixed,
+//! merge, meta); range_del.rs holds db_bench's range tombstones of fills.
 //! Every body follows db_bench's draw order (DB_BENCH.md §2.3) so that key
 //! streams equal db_bench's for equal per-thread seeds.
 //!
@@ -30,10 +30,12 @@ use crate::stats::Stats;
 use crate::values::RandomGenerator;
 
 pub mod cfscale;
+pub mod delete;
 pub mod fill;
 pub mod merge;
 pub mod meta;
 pub mod mixed;
+pub mod range_del;
 pub mod read;
 pub mod seek;
 
@@ -92,7 +94,14 @@ pub fn lookup(name: &str) -> Option<Kind> {
             single: true,
         }),
         "overwrite" => m(fill::fillrandom),
-        "deleterandom" => m(fill::deleterandom),
+        "deleteseq" => m(delete::deleteseq),
+        "deleterandom" => m(delete::deleterandom),
+        "deleterange" => Some(Kind::Method {
+            method: delete::deleterange,
+            fresh: false,
+            writer: false,
+            single: true,
+        }),
         "readrandom" => m(read::readrandom),
         "multireadrandom" => m(read::multireadrandom),
         "readseq" => m(read::readseq),
@@ -145,6 +154,9 @@ pub struct Ctx<'a> {
     pub num_threads: usize,
     /// Σ key+value bytes put or deleted-key bytes by all threads.
     pub user_bytes_written: AtomicU64,
+    /// Range tombstones issued by all threads (fills' db_bench tombstones,
+    /// expanded or not, and deleterange).
+    pub range_tombstones: AtomicU64,
     /// The per-thread filluniquerandom permutation seed source.
     pub seeds: &'a crate::seeds::Seeds,
     /// Column families of `db` (≥ 1).
@@ -286,6 +298,8 @@ mod tests {
             "updaterandom",
             "multireadrandom",
             "deleterandom",
+            "deleteseq",
+            "deleterange",
             "mergerandom",
             "readrandommergerandom",
             "flush",
@@ -318,6 +332,14 @@ mod tests {
         assert!(matches!(
             lookup("readwhilewriting"),
             Some(Kind::Method { writer: true, .. })
+        ));
+        assert!(matches!(
+            lookup("deleterange"),
+            Some(Kind::Method {
+                single: true,
+                fresh: false,
+                ..
+            })
         ));
     }
 }

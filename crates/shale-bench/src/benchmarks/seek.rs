@@ -4,6 +4,9 @@
 //! every entry stepped over count toward MB/s. `--max_scan_distance` bounds
 //! the iterator above (or, reverse, below). With several column families
 //! the iterator is over the family of the sought key.
+//! Shale-bench only: `--seek_key_range_start` / `--seek_key_range_end`
+//! confine the sought key numbers to `[start, end)` (`start + rand % (end
+//! - start)`, still one draw; the defaults `[0, num)` are db_bench's).
 
 use super::{Ctx, OpLimit, ThreadState};
 use crate::engine::IterOpts;
@@ -15,6 +18,7 @@ pub fn seekrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
     let f = ctx.flags;
     let num = f.num as u64;
     let dist = f.max_scan_distance as u64;
+    let (lo, hi) = f.seek_key_range();
     let mut limit = OpLimit::new(
         f.duration as u64,
         f.reads(),
@@ -28,13 +32,13 @@ pub fn seekrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
     };
     while !limit.done(1) {
         t.pace();
-        let pos = ctx.random_key(&mut t.rng);
+        let pos = lo + t.rng.next_u64() % (hi - lo);
         ctx.keys.fill(pos, &mut t.key);
         if dist != 0 {
             if f.reverse_iterator {
                 opts.lower = Some(ctx.keys.key(pos.saturating_sub(dist)));
             } else {
-                opts.upper = Some(ctx.keys.key(num.min(pos + dist)));
+                opts.upper = Some(ctx.keys.key(num.max(hi).min(pos + dist)));
             }
         }
         let mut it = ctx.db.new_iterator(ctx.cf_of(pos), &opts)?;

@@ -10,6 +10,11 @@
 //! seek and whenever the direction changes, and steps it in one direction
 //! only (`next` or `next_back`), copying the current entry out.
 //!
+//! fjall 3.1 has no DeleteRange (`drop_range` of its tree only drops whole
+//! tables): range deletions are refused before anything runs
+//! (`benchmarks::range_del::check`), and `delete_range` keeps the trait's
+//! failing default.
+//!
 //! Thread-safety: `fjall::Database` and `fjall::Keyspace` are `Send + Sync`
 //! handles; the engine adds no state of its own.
 
@@ -303,6 +308,9 @@ impl Engine for FjallEngine {
             match op {
                 BatchOp::Put(cf, k, v) => b.insert(self.part(cf), k, v),
                 BatchOp::Delete(cf, k) => b.remove(self.part(cf), k),
+                BatchOp::DeleteRange(..) => {
+                    bail!("fjall: no DeleteRange (fjall {FJALL_VERSION} has no range deletion)")
+                }
             }
         }
         b.commit().map_err(err)

@@ -1,8 +1,9 @@
 //! `--engine=memory`: a BTreeMap behind a RwLock, for tests and for
 //! measuring the driver's own overhead. Nothing is persisted, but handles
 //! opened on the same path in one process share the map (so "reopen"
-//! keeps the data and "destroy" clears it, like an on-disk engine).
-//! Thread-safe: readers share the lock, writers take it exclusively.
+//! keeps the data and "destroy" clears it, like an on-disk engine). A
+//! range deletion removes the keys in its range at once (`start >= end`
+//! removes nothing). Thread-safe: readers share the lock, writers take it exclusively.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -13,6 +14,20 @@ use super::{Batch, BatchOp, Engine, EngineIter, IterOpts, Report, WriteOpts};
 use crate::error::Result;
 
 type Map = Arc<RwLock<BTreeMap<Vec<u8>, Vec<u8>>>>;
+
+/// Removes every key in `[start, end)` of `m`.
+fn remove_range(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, start: &[u8], end: &[u8]) {
+    if start >= end {
+        return;
+    }
+    let doomed: Vec<Vec<u8>> = m
+        .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in doomed {
+        m.remove(&k);
+    }
+}
 
 fn registry() -> &'static Mutex<HashMap<PathBuf, Map>> {
     static R: OnceLock<Mutex<HashMap<PathBuf, Map>>> = OnceLock::new();
@@ -81,6 +96,7 @@ impl Engine for MemoryEngine {
                 BatchOp::Delete(_, k) => {
                     m.remove(k);
                 }
+                BatchOp::DeleteRange(_, s, e) => remove_range(&mut m, s, e),
             }
         }
         Ok(())
@@ -89,6 +105,12 @@ impl Engine for MemoryEngine {
     fn delete(&self, cf: usize, key: &[u8], _wo: &WriteOpts) -> Result<()> {
         debug_assert_eq!(cf, 0);
         self.write_lock().remove(key);
+        Ok(())
+    }
+
+    fn delete_range(&self, cf: usize, start: &[u8], end: &[u8], _wo: &WriteOpts) -> Result<()> {
+        debug_assert_eq!(cf, 0);
+        remove_range(&mut self.write_lock(), start, end);
         Ok(())
     }
 
@@ -287,6 +309,24 @@ mod tests {
         assert_eq!(it.key(), &[5]);
         it.seek_for_prev(&[9]);
         assert_eq!(it.key(), &[5]);
+        drop(it);
+
+        // Range deletions: [5, 7) goes, an empty or inverted range is a no-op.
+        e.delete_range(0, &[5], &[7], &wo).unwrap();
+        e.delete_range(0, &[8], &[8], &wo).unwrap();
+        e.delete_range(0, &[9], &[1], &wo).unwrap();
+        let mut b = Batch::default();
+        b.put(0, &[5], &[0]);
+        b.delete_range(0, &[1], &[2]);
+        e.write(&b, &wo).unwrap();
+        let mut it = e.new_iterator(0, &IterOpts::default()).unwrap();
+        it.seek_to_first();
+        let mut keys = Vec::new();
+        while it.valid() {
+            keys.push(it.key()[0]);
+            it.next();
+        }
+        assert_eq!(keys, vec![0, 2, 4, 5, 7, 8, 9]);
         drop(it);
 
         // Same path shares the map; destroy clears it.

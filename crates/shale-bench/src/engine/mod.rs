@@ -24,6 +24,11 @@ pub mod shale;
 /// `--merge_operator`.
 pub const MERGE_ENGINES: &[&str] = &["shale", "rocksdb"];
 
+/// The engines whose adapter implements [`Engine::delete_range`] and
+/// [`BatchOp::DeleteRange`] (RocksDB's `DeleteRange`). fjall 3.1 has no
+/// range deletion (its `drop_range` only drops whole tables).
+pub const RANGE_DEL_ENGINES: &[&str] = &["shale", "rocksdb", "memory"];
+
 /// Write options of one write.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteOpts {
@@ -54,15 +59,26 @@ pub enum BatchOp<'a> {
     Put(usize, &'a [u8], &'a [u8]),
     /// Delete(cf, key).
     Delete(usize, &'a [u8]),
+    /// DeleteRange(cf, start, end): every key in `[start, end)`, as one
+    /// range tombstone (only engines in [`RANGE_DEL_ENGINES`]).
+    DeleteRange(usize, &'a [u8], &'a [u8]),
 }
 
-/// A reusable batch of puts and deletes (one buffer, no per-entry
-/// allocation once warm).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpKind {
+    Put,
+    Delete,
+    DeleteRange,
+}
+
+/// A reusable batch of puts, deletes and range deletes (one buffer, no
+/// per-entry allocation once warm).
 #[derive(Debug, Default, Clone)]
 pub struct Batch {
     buf: Vec<u8>,
-    // (cf, key_end, value_end or usize::MAX for a delete), offsets into buf.
-    ends: Vec<(usize, usize, usize)>,
+    // (cf, kind, end of the first slice, end of the second slice), offsets
+    // into buf; a delete has no second slice (both ends equal).
+    ends: Vec<(usize, OpKind, usize, usize)>,
 }
 
 impl Batch {
@@ -77,13 +93,22 @@ impl Batch {
         self.buf.extend_from_slice(key);
         let k = self.buf.len();
         self.buf.extend_from_slice(value);
-        self.ends.push((cf, k, self.buf.len()));
+        self.ends.push((cf, OpKind::Put, k, self.buf.len()));
     }
 
     /// Adds a delete in family `cf`.
     pub fn delete(&mut self, cf: usize, key: &[u8]) {
         self.buf.extend_from_slice(key);
-        self.ends.push((cf, self.buf.len(), usize::MAX));
+        let k = self.buf.len();
+        self.ends.push((cf, OpKind::Delete, k, k));
+    }
+
+    /// Adds a deletion of every key in `[start, end)` of family `cf`.
+    pub fn delete_range(&mut self, cf: usize, start: &[u8], end: &[u8]) {
+        self.buf.extend_from_slice(start);
+        let s = self.buf.len();
+        self.buf.extend_from_slice(end);
+        self.ends.push((cf, OpKind::DeleteRange, s, self.buf.len()));
     }
 
     /// Number of operations.
@@ -99,14 +124,14 @@ impl Batch {
     /// The operations in order.
     pub fn iter(&self) -> impl Iterator<Item = BatchOp<'_>> {
         let mut start = 0;
-        self.ends.iter().map(move |&(cf, k, v)| {
-            let key = &self.buf[start..k];
-            if v == usize::MAX {
-                start = k;
-                BatchOp::Delete(cf, key)
-            } else {
-                start = v;
-                BatchOp::Put(cf, key, &self.buf[k..v])
+        self.ends.iter().map(move |&(cf, kind, a, b)| {
+            let first = &self.buf[start..a];
+            let second = &self.buf[a..b];
+            start = b;
+            match kind {
+                OpKind::Put => BatchOp::Put(cf, first, second),
+                OpKind::Delete => BatchOp::Delete(cf, first),
+                OpKind::DeleteRange => BatchOp::DeleteRange(cf, first, second),
             }
         })
     }
@@ -201,6 +226,15 @@ pub trait Engine: Send + Sync {
     fn write(&self, batch: &Batch, wo: &WriteOpts) -> Result<()>;
     /// Delete one key of family `cf`.
     fn delete(&self, cf: usize, key: &[u8], wo: &WriteOpts) -> Result<()>;
+    /// Delete every key in `[start, end)` of family `cf` with one range
+    /// tombstone (RocksDB's `DeleteRange`; `start == end` deletes nothing).
+    /// Engines without range deletions (not in [`RANGE_DEL_ENGINES`]) keep
+    /// this default, which fails; the runner refuses what would need it up
+    /// front (`benchmarks::range_del::check`).
+    fn delete_range(&self, cf: usize, start: &[u8], end: &[u8], wo: &WriteOpts) -> Result<()> {
+        let _ = (cf, start, end, wo);
+        bail!("--engine={} has no DeleteRange", self.name())
+    }
     /// Merge `operand` into `key` of family `cf` through the family's
     /// merge operator (`--merge_operator`). Engines without merge
     /// operators (not in [`MERGE_ENGINES`]) keep this default, which
@@ -378,6 +412,8 @@ mod tests {
         b.delete(2, b"k2");
         b.put(0, b"", b"");
         b.put(1, b"k3", b"value3");
+        b.delete_range(1, b"a", b"zz");
+        b.delete(0, b"k4");
         let ops: Vec<BatchOp<'_>> = b.iter().collect();
         assert_eq!(
             ops,
@@ -385,10 +421,12 @@ mod tests {
                 BatchOp::Put(0, b"k1", b"v1"),
                 BatchOp::Delete(2, b"k2"),
                 BatchOp::Put(0, b"", b""),
-                BatchOp::Put(1, b"k3", b"value3")
+                BatchOp::Put(1, b"k3", b"value3"),
+                BatchOp::DeleteRange(1, b"a", b"zz"),
+                BatchOp::Delete(0, b"k4"),
             ]
         );
-        assert_eq!(b.len(), 4);
+        assert_eq!(b.len(), 6);
         b.clear();
         assert!(b.is_empty());
         assert_eq!(b.iter().count(), 0);

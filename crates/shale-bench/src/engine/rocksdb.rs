@@ -392,7 +392,22 @@ impl Engine for RocksEngine {
                     None => b.delete(k),
                     Some(h) => b.delete_cf(h, k),
                 },
+                BatchOp::DeleteRange(cf, s, e) => match self.cf(cf) {
+                    None => b.delete_range(s, e),
+                    Some(h) => b.delete_range_cf(h, s, e),
+                },
             }
+        }
+        self.db.write_opt(b, &wo(o)).map_err(err)
+    }
+
+    /// A one-entry `WriteBatch` (the crate has no default-family
+    /// `delete_range_opt`; db_bench also goes through a batch).
+    fn delete_range(&self, cf: usize, start: &[u8], end: &[u8], o: &WriteOpts) -> Result<()> {
+        let mut b = WriteBatch::default();
+        match self.cf(cf) {
+            None => b.delete_range(start, end),
+            Some(h) => b.delete_range_cf(h, start, end),
         }
         self.db.write_opt(b, &wo(o)).map_err(err)
     }

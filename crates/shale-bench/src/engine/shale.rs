@@ -384,6 +384,7 @@ impl Engine for ShaleEngine {
             match op {
                 BatchOp::Put(cf, k, v) => b.put_cf(&self.cfs[cf], k, v),
                 BatchOp::Delete(cf, k) => b.delete_cf(&self.cfs[cf], k),
+                BatchOp::DeleteRange(cf, s, e) => b.delete_range_cf(&self.cfs[cf], s, e),
             }
         }
         Ok(self.db.write(b, &wo(o))?)
@@ -392,6 +393,12 @@ impl Engine for ShaleEngine {
     fn delete(&self, cf: usize, key: &[u8], o: &WriteOpts) -> Result<()> {
         let mut b = shale::WriteBatch::with_capacity(key.len() + 28);
         b.delete_cf(&self.cfs[cf], key);
+        Ok(self.db.write(b, &wo(o))?)
+    }
+
+    fn delete_range(&self, cf: usize, start: &[u8], end: &[u8], o: &WriteOpts) -> Result<()> {
+        let mut b = shale::WriteBatch::with_capacity(start.len() + end.len() + 28);
+        b.delete_range_cf(&self.cfs[cf], start, end);
         Ok(self.db.write(b, &wo(o))?)
     }
 
