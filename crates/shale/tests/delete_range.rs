@@ -218,3 +218,37 @@ fn space_comes_back_after_a_range_deletion() {
         "{after} bytes after deleting 90% of {peak}"
     );
 }
+
+/// Point tombstones over half the keys: files that are mostly tombstones
+/// are compacted on their own until the tombstones meet what they delete
+/// and vanish, though no level is over its target.
+#[test]
+fn tombstone_dense_files_are_compacted_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            // Level targets far above the data: only the tombstone trigger
+            // can move the deletes down.
+            max_bytes_for_level_base: 256 << 20,
+            level_compaction_dynamic_level_bytes: false,
+            ..opts()
+        },
+    )
+    .unwrap();
+    let value = vec![7u8; 200];
+    for i in 0..20_000 {
+        db.put(&key(i), &value).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let full = num(&db, "shale.total-sst-files-size");
+    for i in 5_000..15_000 {
+        db.delete(&key(i)).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    let after = num(&db, "shale.total-sst-files-size");
+    let ro = ReadOptions::new();
+    assert_eq!(scan(&db, &ro).len(), 10_000);
+    assert!(after * 100 <= full * 60, "{after} bytes left of {full}");
+}

@@ -125,6 +125,59 @@ pub(crate) fn pick(
             return plan;
         }
     }
+    pick_tombstone_dense(v, o, running)
+}
+
+/// Point tombstones a file needs, beside being more than half tombstones,
+/// to be compacted for them alone.
+const DENSE_MIN_DELETIONS: u64 = 256;
+
+/// A file holding mostly point tombstones, or range tombstones over at
+/// least its own size of data below, compacted into the next level though
+/// no level is over its target (RocksDB leaves this to an optional table
+/// property collector): the tombstones travel down and drop what they
+/// cover, and drop themselves at the last level, so the space comes back
+/// and seeks stop crossing them. Never the last level (its tombstones are
+/// dropped as they arrive, or kept for a snapshot: rewriting them again
+/// would change nothing), never L0 (the file-count trigger moves it).
+fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput]) -> Option<Plan> {
+    for level in 1..o.num_levels.saturating_sub(1) {
+        for f in v.files(level) {
+            if f.is_being_compacted() {
+                continue;
+            }
+            let dense =
+                f.num_deletions >= DENSE_MIN_DELETIONS && f.num_deletions * 2 > f.num_entries;
+            let ranged = f.num_range_deletions > 0
+                && super::sizing::compensated_size(v, level, f) >= f.file_size.saturating_mul(2);
+            if !(dense || ranged) {
+                continue;
+            }
+            let next = v.overlapping_files(level + 1, f.smallest_user_key(), f.largest_user_key());
+            if next.iter().any(|n| n.is_being_compacted()) {
+                continue;
+            }
+            let inputs = expand_inputs(v, o, level, f, &next);
+            let plan = finish_plan(
+                v,
+                o,
+                running,
+                Plan {
+                    level,
+                    output_level: level + 1,
+                    inputs,
+                    output_inputs: next,
+                    grandparents: Vec::new(),
+                    trivial_move: false,
+                    bottommost: false,
+                    score: 0.0,
+                },
+            );
+            if plan.is_some() {
+                return plan;
+            }
+        }
+    }
     None
 }
 
