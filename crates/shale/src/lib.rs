@@ -30,6 +30,7 @@ pub mod testing;
 mod version;
 mod wal;
 
+pub use base::expiry::{Clock, SystemClock};
 pub use base::{FileNum, SeqNo};
 pub use batch::{ColumnFamilyId, WriteBatch};
 pub use cf::Cf;

@@ -245,14 +245,13 @@ fn the_db_wide_memtable_budget_flushes_the_largest_without_a_wedge() {
         })
         .sum();
     assert!(files > 0, "the budget flushed nothing");
-    // Mutable memtables stay within the budget plus one 1 MiB arena chunk
-    // per family; memtables switched out wait for their flush, and writers
-    // do not wait for those flushes (as RocksDB's write buffer manager
-    // without `allow_stall`). On an idle machine the peak stays under two
-    // budgets plus the chunks; with both cores busy (CI, a parallel build)
-    // flushes lag and it was seen at 3 budgets (12.58 MB), so the bound
-    // allows one more budget. Without the budget the peak would be the
-    // whole 21 MB written.
+    // Active memtables are switched at 7/8 of the budget (RocksDB's write
+    // buffer manager rule) and writers wait once all memtables use twice
+    // the budget while flushes run, so the peak stays near two budgets
+    // (7.3 MB measured); the bound allows one more budget and the arena
+    // chunks. Without the budget the peak would be the whole 21 MB written,
+    // and it was, in 4 of 10 runs, while one budget flush at a time was the
+    // only rule (regression of this test).
     assert!(peak < 3 * budget as u64 + (4 << 20), "peak {peak}");
     println!("peak {peak} with a budget of {budget}");
     assert!(t.elapsed() < std::time::Duration::from_secs(60));

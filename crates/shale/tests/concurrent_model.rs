@@ -13,6 +13,21 @@
 //! reader that sees `ctr{w} = n` knows the exact value of every account of
 //! writer `w` at that point.
 //!
+//! Range deletions: each writer also owns a *pool* of [`POOL`] consecutive
+//! accounts (`acct0500 + 64 w` on; the pools lie side by side, after the
+//! interleaved accounts), which transfers fill like any other account. Some
+//! batches sweep a run of the pool with one `delete_range` (mostly 1-4
+//! slots, now and then the whole pool; bounds on a key or between two) and
+//! put the swept sum into one of the writer's accounts later in the same
+//! batch (possibly a slot of the swept run: a put after a range deletion in
+//! one batch must show), so the total holds. A drained interleaved account
+//! is sometimes deleted by a range deletion of that key alone (its end, the
+//! next account, belongs to another writer and is exclusive). Readers then
+//! check range tombstones as they check everything else: at snapshots, in
+//! every iteration direction and bound, through flushes, compactions
+//! (delete-only ones too when a sweep covers whole tables; the summary line
+//! shows their bytes) and the reopen.
+//!
 //! Invariants checked by the reader threads:
 //! - every consistent read (a snapshot, or one read call at the latest state)
 //!   sums to `T` and shows, for every writer, exactly the account values that
@@ -80,6 +95,25 @@ fn acct(i: usize) -> Vec<u8> {
     format!("acct{i:04}").into_bytes()
 }
 
+/// Accounts in each writer's pool (see the module header).
+const POOL: usize = 48;
+
+/// The first account number of writer `w`'s pool (pools sit 64 numbers
+/// apart from 500 on: after the at most 200 interleaved accounts, all
+/// under the `acct0` prefix).
+fn pool_base(w: usize) -> usize {
+    500 + 64 * w
+}
+
+/// The account numbers writer `w` owns: its interleaved accounts
+/// (`i % writers == w`), then its pool.
+fn owned_accounts(w: usize, accounts: usize, writers: usize) -> Vec<usize> {
+    (0..accounts)
+        .filter(|i| i % writers == w)
+        .chain(pool_base(w)..pool_base(w) + POOL)
+        .collect()
+}
+
 fn ctr(w: usize) -> Vec<u8> {
     format!("ctr{w}").into_bytes()
 }
@@ -93,6 +127,18 @@ fn encode(n: u64, rng: &mut SmallRng) -> Vec<u8> {
     let mut v = format!("{n}|").into_bytes();
     let pad = rng.gen_range(0..48);
     v.resize(v.len() + pad, b'.');
+    v
+}
+
+/// The value of account `i`: as [`encode`], but pool accounts get up to
+/// 400 bytes of padding, so a pool spans whole tables (which a sweep of the
+/// whole pool then leaves to delete-only compaction).
+fn encode_account(i: usize, n: u64, rng: &mut SmallRng) -> Vec<u8> {
+    let mut v = encode(n, rng);
+    if i >= pool_base(0) {
+        let pad = rng.gen_range(0..400);
+        v.resize(v.len() + pad, b'.');
+    }
     v
 }
 
@@ -158,7 +204,9 @@ struct Shared {
     accounts: usize,
     writers: usize,
     total: u64,
-    /// Per writer: the state of its accounts (by local index `i / writers`)
+    /// Per writer: the account numbers it owns ([`owned_accounts`]).
+    owned: Vec<Vec<usize>>,
+    /// Per writer: the state of its accounts (by index in `owned[w]`)
     /// after batch `n`, at index `n`. Pushed before the batch is written.
     history: Vec<RwLock<Vec<Vec<Option<u64>>>>>,
     /// Per writer: the last batch number whose `write` returned Ok.
@@ -168,6 +216,8 @@ struct Shared {
     writers_running: AtomicUsize,
     stop: AtomicBool,
     failure: Mutex<Option<String>>,
+    /// What the writers' range deletions did, summed as they finish.
+    range_counts: Mutex<RangeCounts>,
 }
 
 impl Shared {
@@ -185,9 +235,18 @@ impl Shared {
 
     /// Every key the test ever writes, in key order.
     fn universe(&self) -> Vec<Vec<u8>> {
-        let mut u: Vec<Vec<u8>> = (0..self.accounts).map(acct).collect();
+        let mut numbers: Vec<usize> = self.owned.iter().flatten().copied().collect();
+        numbers.sort_unstable();
+        let mut u: Vec<Vec<u8>> = numbers.into_iter().map(acct).collect();
         u.extend((0..self.writers).map(ctr));
         u
+    }
+
+    /// True if account number `i` is one the test writes.
+    fn is_account(&self, i: usize) -> bool {
+        i < self.accounts
+            || (pool_base(0)..pool_base(self.writers)).contains(&i)
+                && (i - pool_base(0)) % 64 < POOL
     }
 
     /// Which test key `k` is, if it is one.
@@ -203,7 +262,7 @@ impl Shared {
         };
         if let Some(d) = k.strip_prefix(b"acct") {
             return num(d, Some(4))
-                .filter(|&i| i < self.accounts)
+                .filter(|&i| self.is_account(i))
                 .map(Key::Account);
         }
         let w = num(k.strip_prefix(b"ctr")?, None)?;
@@ -254,7 +313,7 @@ impl Shared {
             );
             let want = &hist[c as usize];
             for (j, want_v) in want.iter().enumerate() {
-                let i = j * self.writers + w;
+                let i = self.owned[w][j];
                 let got = match view.get(&acct(i)) {
                     Some(v) => Some(decode(&acct(i), v)?),
                     None => None,
@@ -385,8 +444,13 @@ fn multi_get_view(db: &Db, keys: &[Vec<u8>], ro: &ReadOptions<'_>) -> Result<Vie
 
 /// A random iteration or compaction bound: an existing key, a point between
 /// two keys, before or after the accounts, or beyond the whole key space.
+/// One time in three the key or point is in (or just past) the pools.
 fn random_bound(rng: &mut SmallRng, accounts: usize, writers: usize) -> Vec<u8> {
-    let i = rng.gen_range(0..accounts + 2);
+    let i = if rng.gen_ratio(1, 3) {
+        rng.gen_range(pool_base(0)..pool_base(writers) + 2)
+    } else {
+        rng.gen_range(0..accounts + 2)
+    };
     match rng.gen_range(0..10) {
         0..=3 => acct(i),
         4..=6 => {
@@ -410,7 +474,10 @@ fn sub_view(view: &View, lo: Option<&[u8]>, hi: Option<&[u8]>) -> View {
 
 fn writer(db: &Db, sh: &Shared, w: usize, batches: u64) -> Check {
     let mut rng = SmallRng::seed_from_u64(sh.seed ^ (0x1000 + w as u64).wrapping_mul(0x9e37_79b9));
-    let mine: Vec<usize> = (0..sh.accounts).filter(|i| i % sh.writers == w).collect();
+    let mut counts = RangeCounts::default();
+    let mine: &[usize] = &sh.owned[w];
+    // The pool's slots are the last `POOL` of `mine`.
+    let pool_at = mine.len() - POOL;
     let mut state: Vec<Option<u64>> = sh.history[w].read().unwrap()[0].clone();
     for n in 1..=batches {
         if sh.stopped() {
@@ -443,9 +510,61 @@ fn writer(db: &Db, sh: &Shared, w: usize, batches: u64) -> Check {
             };
             for j in [from, to] {
                 match state[j] {
-                    Some(v) => b.put(&acct(mine[j]), &encode(v, &mut rng)),
+                    Some(v) => b.put(&acct(mine[j]), &encode_account(mine[j], v, &mut rng)),
+                    // An interleaved account by a range deletion of it
+                    // alone, now and then: [acct(i), acct(i + 1)).
+                    None if j < pool_at && rng.gen_bool(0.2) => {
+                        b.delete_range(&acct(mine[j]), &acct(mine[j] + 1));
+                        counts.range_deletions += 1;
+                    }
                     None => b.delete(&acct(mine[j])),
                 }
+            }
+        }
+        if rng.gen_bool(0.15) {
+            // Sweep a run of the pool into one account, in this batch.
+            let width = if rng.gen_bool(0.9) {
+                rng.gen_range(1..=4)
+            } else {
+                rng.gen_range(5..=POOL)
+            };
+            let a = rng.gen_range(0..=POOL - width);
+            let run = pool_at + a..pool_at + a + width;
+            let swept: u64 = state[run.clone()].iter().flatten().sum();
+            for x in &mut state[run.clone()] {
+                *x = None;
+            }
+            // Bounds on the run's first key and its end key, or between
+            // the key before and the first / the last and the end key:
+            // the same accounts either way (the end, at most the next
+            // writer's first pool slot, is exclusive).
+            let (first, end) = (mine[run.start], mine[run.start] + width);
+            let lo = if rng.gen_ratio(1, 4) {
+                let mut k = acct(first - 1);
+                k.push(b'm');
+                k
+            } else {
+                acct(first)
+            };
+            let hi = if rng.gen_ratio(1, 4) {
+                let mut k = acct(end - 1);
+                k.push(b'm');
+                k
+            } else {
+                acct(end)
+            };
+            b.delete_range(&lo, &hi);
+            counts.range_deletions += 1;
+            counts.swept += swept;
+            let to = if rng.gen_bool(0.3) {
+                rng.gen_range(run)
+            } else {
+                rng.gen_range(0..mine.len())
+            };
+            if swept > 0 || state[to].is_some() {
+                let v = state[to].unwrap_or(0) + swept;
+                state[to] = Some(v);
+                b.put(&acct(mine[to]), &encode_account(mine[to], v, &mut rng));
             }
         }
         if rng.gen_bool(0.05) {
@@ -454,7 +573,7 @@ fn writer(db: &Db, sh: &Shared, w: usize, batches: u64) -> Check {
             let k = acct(mine[j]);
             b.delete(&k);
             match state[j] {
-                Some(v) => b.put(&k, &encode(v, &mut rng)),
+                Some(v) => b.put(&k, &encode_account(mine[j], v, &mut rng)),
                 None => b.delete(&k),
             }
         }
@@ -479,7 +598,22 @@ fn writer(db: &Db, sh: &Shared, w: usize, batches: u64) -> Check {
             .map_err(|e| format!("write of batch {n} failed: {e}"))?;
         sh.acked[w].store(n, Ordering::SeqCst);
     }
+    sh.range_counts.lock().unwrap().add(&counts);
     Ok(())
+}
+
+/// Range deletions a writer wrote, and the money its pool sweeps moved.
+#[derive(Default, Debug, Clone, Copy)]
+struct RangeCounts {
+    range_deletions: u64,
+    swept: u64,
+}
+
+impl RangeCounts {
+    fn add(&mut self, o: &RangeCounts) {
+        self.range_deletions += o.range_deletions;
+        self.swept += o.swept;
+    }
 }
 
 /// Per reader: the counters seen last, for the monotonic-read check.
@@ -1093,7 +1227,7 @@ fn final_view(sh: &Shared, batches: u64) -> View {
         assert_eq!(hist.len() as u64, batches + 1);
         for (j, v) in last.iter().enumerate() {
             if let Some(v) = v {
-                out.insert(acct(j * sh.writers + w), encode(*v, &mut rng));
+                out.insert(acct(sh.owned[w][j]), encode(*v, &mut rng));
             }
         }
         out.insert(ctr(w), encode(batches, &mut rng));
@@ -1193,13 +1327,18 @@ fn run_seed(seed: u64, batches: u64) {
         }
     }
     db.write(b, &WriteOptions::default()).unwrap();
-    let history = (0..writers)
-        .map(|w| {
-            let mine: Vec<Option<u64>> = (0..accounts)
-                .filter(|i| i % writers == w)
-                .map(|i| init[i])
+    let owned: Vec<Vec<usize>> = (0..writers)
+        .map(|w| owned_accounts(w, accounts, writers))
+        .collect();
+    // Pools start empty.
+    let history = owned
+        .iter()
+        .map(|mine| {
+            let at0: Vec<Option<u64>> = mine
+                .iter()
+                .map(|&i| init.get(i).copied().flatten())
                 .collect();
-            RwLock::new(vec![mine])
+            RwLock::new(vec![at0])
         })
         .collect();
     let sh = Arc::new(Shared {
@@ -1207,12 +1346,14 @@ fn run_seed(seed: u64, batches: u64) {
         accounts,
         writers,
         total,
+        owned,
         history,
         acked: (0..writers).map(|_| AtomicU64::new(0)).collect(),
         mirrors,
         writers_running: AtomicUsize::new(writers),
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),
+        range_counts: Mutex::new(RangeCounts::default()),
     });
     eprintln!(
         "seed {seed}: {accounts} accounts, total {total}, {writers} writers x {batches} batches, \
@@ -1280,6 +1421,7 @@ fn run_seed(seed: u64, batches: u64) {
 
     let want = final_view(&sh, batches);
     check_final(&db, &sh, &want, "end of run");
+    let delete_only = db.property("shale.delete-only-bytes").unwrap_or_default();
     db.close()
         .unwrap_or_else(|e| panic!("seed {seed}: close: {e}"));
     let db =
@@ -1288,13 +1430,17 @@ fn run_seed(seed: u64, batches: u64) {
     db.compact_range(None, None).unwrap();
     check_final(&db, &sh, &want, "after reopen and full compaction");
     db.close().unwrap();
+    let ranges = *sh.range_counts.lock().unwrap();
     eprintln!(
-        "seed {seed}: ok in {:.1} s: {} reader rounds, {} flushes, {} compact_range, {} wait_for_compaction",
+        "seed {seed}: ok in {:.1} s: {} reader rounds, {} flushes, {} compact_range, {} wait_for_compaction, \
+         {} range deletions (pool sweeps moved {}), {delete_only} bytes removed by delete-only compaction",
         started.elapsed().as_secs_f64(),
         rounds.load(Ordering::SeqCst),
         counts.flushes.load(Ordering::SeqCst),
         counts.compact_ranges.load(Ordering::SeqCst),
-        counts.waits.load(Ordering::SeqCst)
+        counts.waits.load(Ordering::SeqCst),
+        ranges.range_deletions,
+        ranges.swept
     );
 }
 

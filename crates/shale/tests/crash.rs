@@ -3,13 +3,19 @@
 //! SIGKILL at random moments, reopens, and checks that every acknowledged
 //! batch is present whole and no batch is half-applied.
 //!
-//! Each batch `n` writes keys `b{n}-{j}` for j in 0..4 plus `last = n`, all
-//! with value `n`, and merges (`uint64add`) 1 into `count` and `n` into
-//! `sum`. A batch is visible whole or not at all; acknowledged batches must
-//! be visible; at most the in-flight batch beyond the last ack may
-//! additionally appear. Merges are not idempotent: `count` = last + 1 and
-//! `sum` = 0 + 1 + ... + last hold only if every batch's operands were
-//! applied exactly once, across every kill and WAL replay.
+//! Each batch `n` writes keys `b{n:08}-{j}` for j in 0..4 plus `last = n`,
+//! all with value `n`, and merges (`uint64add`) 1 into `count` and `n` into
+//! `sum`. Every third batch also range-deletes the keys of three earlier
+//! batches (`deleted_by`: batch 3i + 6 deletes `[b{3i:08}-, b{3i+3:08}-)`,
+//! with each bound on or beside a key prefix). A batch is visible whole or
+//! not at all; acknowledged batches must be visible; at most the in-flight
+//! batch beyond the last ack may additionally appear. Merges are not
+//! idempotent: `count` = last + 1 and `sum` = 0 + 1 + ... + last hold only
+//! if every batch's operands were applied exactly once, across every kill
+//! and WAL replay. The keys of batch m are all there iff the batch that
+//! deletes them is not in the recovered prefix (point reads, and scans of
+//! the `b` keys both ways), so a range deletion lost, applied early, or
+//! reaching past its end is caught.
 //!
 //! The child must die of our SIGKILL: a child that exits by itself (a panic
 //! after some acks, an error exit) fails the test with its stderr, since its
@@ -39,6 +45,38 @@ fn opts() -> Options {
         merge_operator: Some(std::sync::Arc::new(UInt64AddOperator)),
         ..Options::default()
     }
+}
+
+/// The key `j` of batch `n`.
+fn bkey(n: u64, j: u64) -> String {
+    format!("b{n:08}-{j}")
+}
+
+/// The batch whose range deletion removes batch `m`'s keys: batch 3i + 6
+/// deletes batches 3i, 3i + 1 and 3i + 2.
+fn deleted_by(m: u64) -> u64 {
+    m / 3 * 3 + 6
+}
+
+/// The range batch `n` deletes (every third batch from 6 on): the keys of
+/// batches n - 6 .. n - 3. Bounds vary with `n`: on the key prefix
+/// (`b00000012-`), before it (`b00000012`), or for the end, past the last
+/// key of the batch before (`b00000014.`); none reaches another batch.
+fn range_of(n: u64) -> Option<(String, String)> {
+    if n < 6 || !n.is_multiple_of(3) {
+        return None;
+    }
+    let (first, end) = (n - 6, n - 3);
+    let start = match n % 2 {
+        0 => format!("b{first:08}-"),
+        _ => format!("b{first:08}"),
+    };
+    let end = match n % 4 {
+        0 | 1 => format!("b{end:08}-"),
+        2 => format!("b{end:08}"),
+        _ => format!("b{:08}.", end - 1),
+    };
+    Some((start, end))
 }
 
 /// The child's body: runs only when the parent sets SHALE_CRASH_DIR.
@@ -74,7 +112,10 @@ fn crash_child() {
         let mut b = WriteBatch::new();
         let v = n.to_string();
         for j in 0..4 {
-            b.put(format!("b{n}-{j}").as_bytes(), v.as_bytes());
+            b.put(bkey(n, j).as_bytes(), v.as_bytes());
+        }
+        if let Some((start, end)) = range_of(n) {
+            b.delete_range(start.as_bytes(), end.as_bytes());
         }
         b.put(b"last", v.as_bytes());
         b.merge(b"count", &1u64.to_le_bytes());
@@ -110,25 +151,56 @@ fn verify(dir: &Path, acked: Option<u64>) -> u64 {
         );
     }
     let upto = last.unwrap_or(0);
+    // The `b` keys the recovered prefix leaves: those of every batch whose
+    // deleting batch is not in it.
+    let mut want: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     for n in 0..=upto {
         if last.is_none() {
             break;
         }
+        let live = deleted_by(n) > upto;
         for j in 0..4 {
-            let k = format!("b{n}-{j}");
+            let k = bkey(n, j);
             let got = db.get(k.as_bytes()).unwrap();
-            assert_eq!(
-                got.as_deref(),
-                Some(n.to_string().as_bytes()),
-                "batch {n} not whole ({k})"
-            );
+            if live {
+                assert_eq!(
+                    got.as_deref(),
+                    Some(n.to_string().as_bytes()),
+                    "batch {n} not whole ({k})"
+                );
+                want.push((k.into_bytes(), n.to_string().into_bytes()));
+            } else {
+                assert_eq!(
+                    got.as_deref(),
+                    None,
+                    "{k} survived the range deletion of batch {} (recovered last = {upto})",
+                    deleted_by(n)
+                );
+            }
         }
     }
     // Nothing beyond `last` exists.
-    let beyond = format!("b{}-0", upto + 1);
+    let beyond = bkey(upto + 1, 0);
     assert!(
         db.get(beyond.as_bytes()).unwrap().is_none(),
         "half-applied batch beyond last"
+    );
+    // Scans agree with the point reads: no deleted key shows, none kept is
+    // hidden.
+    let fwd: Vec<(Vec<u8>, Vec<u8>)> = db.range(&b"b"[..]..&b"c"[..]).map(|r| r.unwrap()).collect();
+    assert!(
+        fwd == want,
+        "forward scan of the b keys (recovered last = {upto})"
+    );
+    let mut rev: Vec<(Vec<u8>, Vec<u8>)> = db
+        .range(&b"b"[..]..&b"c"[..])
+        .rev()
+        .map(|r| r.unwrap())
+        .collect();
+    rev.reverse();
+    assert!(
+        rev == want,
+        "reverse scan of the b keys (recovered last = {upto})"
     );
     // Each batch's merge operands applied exactly once.
     let counter = |k: &[u8]| {
@@ -220,12 +292,18 @@ fn kill_round(
 fn run_kills(kills: usize, sync: bool, seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let mut rng = SmallRng::seed_from_u64(seed);
+    let mut batches = 0;
     for round in 0..kills {
         let wait = Duration::from_millis(rng.gen_range(0..150));
         let acked = kill_round(dir.path(), sync, wait, None)
             .unwrap_or_else(|e| panic!("seed {seed} round {round}: {e}"));
-        verify(dir.path(), Some(acked));
+        batches = verify(dir.path(), Some(acked));
     }
+    let ranges = (0..batches).filter(|&n| range_of(n).is_some()).count();
+    println!(
+        "seed {seed}, sync {sync}: {kills} kills verified; {batches} batches recovered, \
+         {ranges} of them with a range deletion"
+    );
 }
 
 /// The harness itself: a child that panics after a few acks is reported,

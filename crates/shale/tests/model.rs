@@ -21,6 +21,12 @@
 //! families) may rewrite whenever flush or compaction meets them (`drop...`
 //! removed, `up...` upper-cased); scans compare them normalized (`norm`).
 //!
+//! Expiry: keys `t....` are written with `put_with_ttl` (and plain puts
+//! and deletes) under a manual clock the test advances; the model forgets
+//! them when they expire, in the live models and the snapshots' alike.
+//! Some families get a default TTL far beyond the test's clock, so their
+//! puts are expiring values that never expire (every path that reads one).
+//!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
@@ -29,10 +35,11 @@ use std::ops::Bound;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use shale::{
-    CacheType, Cf, CfOptions, CompactionFilter, Compression, Db, DbIterator, DbRange, Error,
+    CacheType, Cf, CfOptions, Clock, CompactionFilter, Compression, Db, DbIterator, DbRange, Error,
     FilterDecision, KeyRange, Options, PinnableValue, ReadOptions, Snapshot, StringAppendOperator,
     WalRecoveryMode, WriteBatch, WriteOptions,
 };
@@ -185,6 +192,18 @@ impl On<'_> {
     }
 }
 
+/// The test's clock: Unix seconds the test sets.
+struct ManualClock(AtomicU64);
+
+impl Clock for ManualClock {
+    fn now_secs(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// A default TTL no test run reaches.
+const FAR_TTL: u64 = 1 << 40;
+
 /// The compaction filter of the model: `drop...` values of `f` keys are
 /// removed, `up...` ones upper-cased.
 struct ModelFilter;
@@ -243,6 +262,8 @@ struct Fam {
     /// Puts and deletes applied since the family was created: an upper
     /// bound of the entries it holds.
     writes: u64,
+    /// Expiry (Unix seconds) of the `t` keys written with a TTL.
+    expiries: BTreeMap<Vec<u8>, u64>,
 }
 
 impl Fam {
@@ -251,16 +272,25 @@ impl Fam {
             cf,
             model: Model::new(),
             writes: 0,
+            expiries: BTreeMap::new(),
         }
     }
 
     fn put(&mut self, k: Vec<u8>, v: Vec<u8>) {
         self.writes += 1;
+        self.expiries.remove(&k);
+        self.model.insert(k, v);
+    }
+
+    fn put_with_expiry(&mut self, k: Vec<u8>, v: Vec<u8>, expiry: u64) {
+        self.writes += 1;
+        self.expiries.insert(k.clone(), expiry);
         self.model.insert(k, v);
     }
 
     fn delete(&mut self, k: &[u8]) {
         self.writes += 1;
+        self.expiries.remove(k);
         self.model.remove(k);
     }
 
@@ -291,6 +321,24 @@ impl Fam {
             .filter(|k| !maybe_filtered(&self.model, k))
             .count() as u64
     }
+}
+
+/// Expiry (Unix seconds) per expiring key.
+type Expiries = BTreeMap<Vec<u8>, u64>;
+
+/// Each family's model and expiries at a snapshot, by family id.
+type SnapModels = BTreeMap<u32, (Model, Expiries)>;
+
+/// Removes from `m` the keys of `e` expired at `now`.
+fn expire(m: &mut Model, e: &mut Expiries, now: u64) {
+    e.retain(|k, &mut at| {
+        if at <= now {
+            m.remove(k);
+            false
+        } else {
+            true
+        }
+    });
 }
 
 /// One write of a batch.
@@ -443,6 +491,7 @@ fn small_options(rng: &mut SmallRng) -> Options {
     if rng.gen_bool(0.5) {
         o.compaction_filter = Some(Arc::new(ModelFilter));
     }
+    o.default_ttl_secs = if rng.gen_bool(0.2) { FAR_TTL } else { 0 };
     o
 }
 
@@ -490,6 +539,7 @@ fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
         compaction_filter: rng
             .gen_bool(0.5)
             .then(|| Arc::new(ModelFilter) as Arc<dyn CompactionFilter>),
+        default_ttl_secs: if rng.gen_bool(0.2) { FAR_TTL } else { 0 },
     };
     o.validate().unwrap();
     o
@@ -501,6 +551,7 @@ fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
 fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     Options {
         num_levels: old.num_levels,
+        clock: Arc::clone(&old.clock),
         ..small_options(rng)
     }
 }
@@ -1087,7 +1138,9 @@ fn reopen(
 fn run_seed(seed: u64, ops: usize) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock(AtomicU64::new(1_000_000)));
     let mut opts = small_options(&mut rng);
+    opts.clock = Arc::clone(&clock) as Arc<dyn Clock>;
     opts.validate().unwrap();
     let mut db = Db::open(dir.path(), opts.clone()).unwrap();
     let mut fams = vec![Fam::new(db.default_cf())];
@@ -1095,14 +1148,14 @@ fn run_seed(seed: u64, ops: usize) {
     let mut dropped: Vec<Cf> = Vec::new();
     let mut max_id = 0;
     // Each snapshot with the model of every family then, by id.
-    let mut snaps: Vec<(Snapshot, BTreeMap<u32, Model>)> = Vec::new();
+    let mut snaps: Vec<(Snapshot, SnapModels)> = Vec::new();
     let space: u32 = rng.gen_range(50..2000);
     let mut window: u32 = 0;
     for i in 0..ops {
         let ctx = format!("seed {seed} op {i}");
         let f = pick(&mut rng, &fams);
         let o = on(&db, &mut rng, &fams[f]);
-        match rng.gen_range(0..113) {
+        match rng.gen_range(0..117) {
             0..=39 => {
                 let (k, v) = (write_key(&mut rng, space, &mut window), value(&mut rng));
                 o.put(&k, &v).unwrap();
@@ -1237,7 +1290,10 @@ fn run_seed(seed: u64, ops: usize) {
             }
             85..=87 => {
                 if snaps.len() < 4 {
-                    let models = fams.iter().map(|f| (f.cf.id(), f.model.clone())).collect();
+                    let models = fams
+                        .iter()
+                        .map(|f| (f.cf.id(), (f.model.clone(), f.expiries.clone())))
+                        .collect();
                     snaps.push((db.snapshot(), models));
                 } else {
                     snaps.remove(rng.gen_range(0..snaps.len()));
@@ -1247,7 +1303,7 @@ fn run_seed(seed: u64, ops: usize) {
                 if let Some((s, models)) = snaps.get(rng.gen_range(0..snaps.len().max(1))) {
                     // A family created after the snapshot is empty at it.
                     let empty = Model::new();
-                    let m = models.get(&fams[f].cf.id()).unwrap_or(&empty);
+                    let m = models.get(&fams[f].cf.id()).map_or(&empty, |(m, _)| m);
                     let k = key(&mut rng, space);
                     let mut ro = ReadOptions::new();
                     ro.snapshot = Some(s);
@@ -1407,6 +1463,65 @@ fn run_seed(seed: u64, ops: usize) {
                 } else {
                     o.delete_range(&lo, &hi).unwrap();
                     fams[f].delete_range(&lo, &hi);
+                }
+            }
+            113..=115 => {
+                // `t` keys: puts with a TTL (alone, in a batch), plain puts
+                // and deletes, and reads of them.
+                let k = format!("t{:04}", rng.gen_range(0..100)).into_bytes();
+                let now = clock.now_secs();
+                match rng.gen_range(0..6) {
+                    0..=2 => {
+                        let v = value(&mut rng);
+                        let ttl = rng.gen_range(0..8u64);
+                        if rng.gen_bool(0.3) {
+                            let mut b = WriteBatch::new();
+                            match &o.cf {
+                                None => b.put_with_expiry(&k, &v, now + ttl),
+                                Some(c) => b.put_cf_with_expiry(c, &k, &v, now + ttl),
+                            }
+                            db.write(b, &WriteOptions::default()).unwrap();
+                        } else {
+                            let d = std::time::Duration::from_secs(ttl);
+                            match &o.cf {
+                                None => db.put_with_ttl(&k, &v, d).unwrap(),
+                                Some(c) => db.put_cf_with_ttl(c, &k, &v, d).unwrap(),
+                            }
+                        }
+                        if ttl == 0 {
+                            fams[f].delete(&k); // expired at once
+                        } else {
+                            fams[f].put_with_expiry(k, v, now + ttl);
+                        }
+                    }
+                    3 => {
+                        // With a family's (far) default TTL this is an
+                        // expiring put too, one that outlives the test.
+                        let v = value(&mut rng);
+                        o.put(&k, &v).unwrap();
+                        fams[f].put(k, v);
+                    }
+                    4 => {
+                        o.delete(&k).unwrap();
+                        fams[f].delete(&k);
+                    }
+                    _ => {
+                        let got = o.get(&k, None);
+                        assert_eq!(got.as_ref(), fams[f].model.get(&k), "{ctx}: get {k:?}");
+                    }
+                }
+            }
+            116 => {
+                // Time passes: expired keys vanish, at every snapshot too.
+                clock.0.fetch_add(rng.gen_range(0..4), Ordering::SeqCst);
+                let now = clock.now_secs();
+                for f in fams.iter_mut() {
+                    expire(&mut f.model, &mut f.expiries, now);
+                }
+                for (_, models) in snaps.iter_mut() {
+                    for (m, e) in models.values_mut() {
+                        expire(m, e, now);
+                    }
                 }
             }
             100 => create_families(&db, &mut fams, &mut max_id, &mut rng, &ctx),

@@ -5,8 +5,12 @@
 //!   memtables (so flushes and compactions run) of puts, deletes, merges
 //!   (string append with `,`, configured on every family; `m` keys get
 //!   mostly merges, so their operands pile up across memtables and tables)
-//!   and single deletes (`s` keys, each put only while absent and removed
-//!   only with `single_delete`: the SingleDelete contract), then `crash(p)` with p in
+//!   single deletes (`s` keys, each put only while absent and removed
+//!   only with `single_delete`: the SingleDelete contract) and range
+//!   deletions of `k` keys (`delete_range`: mostly a few keys wide, now and
+//!   then a third of the key space, bounds on keys or between them, some
+//!   empty; never over `s` keys, as a single delete must not meet another
+//!   delete), then `crash(p)` with p in
 //!   {0, 0.3, 0.7, 1.0} at a random moment, reopen on the image, check, and
 //!   go on from the recovered state. Checks: open succeeds (so no MANIFEST
 //!   names a missing or short SST: test 9); the recovered DB equals the model
@@ -21,8 +25,9 @@
 //!   recovery must recover to the same state as the clean recovery.
 //! - `cross_family_power_loss_cycles` (issue 11): as `power_loss_cycles`
 //!   on a DB with several column families (made by `create_cf` and
-//!   `create_cfs`), batches putting, deleting or merging one key in each of
-//!   1-3 families with one tag, `flush_cf` of single families (so the families'
+//!   `create_cfs`), batches putting, deleting or merging one key, or
+//!   range-deleting some keys, in each of 1-3 families with one tag,
+//!   `flush_cf` of single families (so the families'
 //!   log numbers differ), `compact_range_cf`, and family drops and creates
 //!   among the writes. After each power loss: the families are exactly
 //!   those whose `create_cf` returned and whose `drop_cf` did not; every
@@ -97,6 +102,8 @@ enum Op {
     Merge(Vec<u8>),
     /// Only on a key put once since it was last removed.
     SingleDelete,
+    /// `delete_range(key, end)`: every key in `[key, end)`.
+    DeleteRange(Vec<u8>),
 }
 
 /// One batch of the random workload: its operations, in order.
@@ -150,6 +157,10 @@ fn random_batch(rng: &mut SmallRng, index: u64, singles: &mut Singles) -> Batch 
             b.push((k, op));
             continue;
         }
+        if (36..42).contains(&r) {
+            b.push(random_range(rng, 300, 4));
+            continue;
+        }
         let k = format!("k{:04}", rng.gen_range(0..300)).into_bytes();
         let op = match r {
             0..=7 => Op::Delete,
@@ -162,6 +173,38 @@ fn random_batch(rng: &mut SmallRng, index: u64, singles: &mut Singles) -> Batch 
     b
 }
 
+/// A range deletion inside the `n` keys `k0..k{n-1}`, named with `digits`
+/// digits: 9 in 10 are at most 4 keys wide (`start == end`, deleting
+/// nothing, among them), the rest up to a third of the keys. A bound is a
+/// key or, 1 time in 4, a point between two keys (`k0012` + `5` sorts after
+/// `k0012`, before `k0013`); `end` stays at most `k{n}`, so `m`, `s` and
+/// `~last` keys are never covered.
+fn random_range(rng: &mut SmallRng, n: u32, digits: usize) -> (Vec<u8>, Op) {
+    let name = |i: u32| format!("k{i:0digits$}");
+    let width = if rng.gen_bool(0.9) {
+        rng.gen_range(0..=4)
+    } else {
+        rng.gen_range(5..=n / 3)
+    };
+    let a = rng.gen_range(0..n - width.min(n - 1));
+    let b = (a + width).min(n);
+    let mut start = name(a);
+    let mut end = name(b);
+    if rng.gen_ratio(1, 4) {
+        start.push('5');
+    }
+    // An end between keys, never past `k{n}` (a = b with only the end
+    // moved keeps the range ordered: "k0012" < "k00125").
+    if b < n && rng.gen_ratio(1, 4) {
+        end.push('5');
+    }
+    if start > end {
+        // Only with a = b and a start moved past the end: empty again.
+        end = start.clone();
+    }
+    (start.into_bytes(), Op::DeleteRange(end.into_bytes()))
+}
+
 /// Applies one write to a model, as the DB's reads see it.
 fn apply_op(model: &mut Model, k: &[u8], op: &Op) {
     match op {
@@ -170,6 +213,18 @@ fn apply_op(model: &mut Model, k: &[u8], op: &Op) {
         }
         Op::Delete | Op::SingleDelete => {
             model.remove(k);
+        }
+        Op::DeleteRange(end) => {
+            let covered: Vec<Vec<u8>> = model
+                .range::<[u8], _>((
+                    std::ops::Bound::Included(k),
+                    std::ops::Bound::Excluded(end.as_slice()),
+                ))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for c in covered {
+                model.remove(&c);
+            }
         }
         Op::Merge(o) => match model.get_mut(k) {
             Some(v) => {
@@ -181,6 +236,11 @@ fn apply_op(model: &mut Model, k: &[u8], op: &Op) {
             }
         },
     }
+}
+
+/// The number of range deletions among `ops`.
+fn range_deletions<'a>(ops: impl Iterator<Item = &'a Op>) -> u64 {
+    ops.filter(|op| matches!(op, Op::DeleteRange(_))).count() as u64
 }
 
 fn apply(model: &mut Model, b: &Batch) {
@@ -197,6 +257,7 @@ fn to_write_batch(b: &Batch) -> WriteBatch {
             Op::Delete => wb.delete(k),
             Op::Merge(o) => wb.merge(k, o),
             Op::SingleDelete => wb.single_delete(k),
+            Op::DeleteRange(end) => wb.delete_range(k, end),
         }
     }
     wb
@@ -216,11 +277,13 @@ fn power_loss(seed: u64, cycles: u64) {
     let mut must_survive = 0usize;
     let ps = [0.0, 0.3, 0.7, 1.0];
     let (mut flushes, mut compactions, mut lost) = (0u64, 0u64, 0u64);
+    let mut ranges = 0u64;
     for cycle in 0..cycles {
         let ctx = format!("seed {seed} cycle {cycle}");
         for _ in 0..rng.gen_range(10..60) {
             let index = base_batches + since.len() as u64;
             let b = random_batch(&mut rng, index, &mut singles);
+            ranges += range_deletions(b.iter().map(|w| &w.1));
             let sync = rng.gen_bool(0.15);
             let wo = WriteOptions {
                 sync,
@@ -297,8 +360,8 @@ fn power_loss(seed: u64, cycles: u64) {
     let merged = base.keys().filter(|k| k.starts_with(b"m")).count();
     println!(
         "seed {seed}: {cycles} cycles, {base_batches} batches kept, {lost} unsynced lost, \
-         {flushes} flushes, {compactions} compact_range; at the end {merged} merge keys, \
-         {} single-delete keys live",
+         {flushes} flushes, {compactions} compact_range, {ranges} range deletions written; \
+         at the end {merged} merge keys, {} single-delete keys live",
         singles.len()
     );
 }
@@ -906,9 +969,9 @@ fn scan_families(db: &Db) -> BTreeMap<String, Model> {
 /// One write of a cross-family batch: family (name, id), key, operation.
 type CfWrite = (String, u32, Vec<u8>, Op);
 
-/// A batch of the random cross-family workload: one put, delete or merge in
-/// each of 1-3 live families, all with the batch's tag `index`, plus
-/// `~last` = `index` in each of those families.
+/// A batch of the random cross-family workload: one put, delete, merge or
+/// range deletion (of `k` keys) in each of 1-3 live families, all with the
+/// batch's tag `index`, plus `~last` = `index` in each of those families.
 fn random_cf_batch(rng: &mut SmallRng, index: u64, live: &BTreeMap<String, Cf>) -> Vec<CfWrite> {
     let names: Vec<&String> = live.keys().collect();
     let n = rng.gen_range(1..=names.len().min(3));
@@ -917,12 +980,13 @@ fn random_cf_batch(rng: &mut SmallRng, index: u64, live: &BTreeMap<String, Cf>) 
     for i in chosen.iter() {
         let cf = &live[names[i]];
         let k = format!("k{:03}", rng.gen_range(0..100)).into_bytes();
-        let op = match rng.gen_range(0..100) {
-            0..=14 => Op::Delete,
-            15..=39 => Op::Merge(format!("m{index}").into_bytes()),
+        let (k, op) = match rng.gen_range(0..100) {
+            0..=14 => (k, Op::Delete),
+            15..=39 => (k, Op::Merge(format!("m{index}").into_bytes())),
+            40..=47 => random_range(rng, 100, 3),
             _ => {
                 let pad = "y".repeat(rng.gen_range(0..400));
-                Op::Put(format!("{index}.{pad}").into_bytes())
+                (k, Op::Put(format!("{index}.{pad}").into_bytes()))
             }
         };
         w.push((cf.name().to_string(), cf.id(), k, op));
@@ -955,6 +1019,7 @@ fn cf_write_batch(live: &BTreeMap<String, Cf>, b: &[CfWrite]) -> WriteBatch {
             Op::Delete => wb.delete_cf(cf, k),
             Op::Merge(o) => wb.merge_cf(cf, k, o),
             Op::SingleDelete => wb.single_delete_cf(cf, k),
+            Op::DeleteRange(end) => wb.delete_range_cf(cf, k, end),
         }
     }
     wb
@@ -969,6 +1034,7 @@ struct CfCounts {
     compactions: u64,
     creates: u64,
     drops: u64,
+    range_deletions: u64,
 }
 
 /// Runs `cycles` crash/recover cycles of the cross-family workload.
@@ -1054,6 +1120,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
             } else {
                 let index = base_batches + since.len() as u64;
                 let b = random_cf_batch(&mut rng, index, &live);
+                n.range_deletions += range_deletions(b.iter().map(|w| &w.3));
                 let sync = rng.gen_bool(0.15);
                 let wo = WriteOptions {
                     sync,

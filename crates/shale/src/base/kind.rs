@@ -24,6 +24,9 @@ pub(crate) enum ValueKind {
     RangeDeletion = 0xF,
     /// A reference to a value in a blob file (reserved).
     BlobIndex = 0x11,
+    /// A value with an expiry: `value ++ fixed64 expiry` (Unix seconds;
+    /// `base/expiry.rs`). Shale's own kind (RocksDB has no per-key TTL).
+    ValueWithExpiry = 0x20,
 }
 
 impl ValueKind {
@@ -38,6 +41,7 @@ impl ValueKind {
             0x7 => ValueKind::SingleDeletion,
             0xF => ValueKind::RangeDeletion,
             0x11 => ValueKind::BlobIndex,
+            0x20 => ValueKind::ValueWithExpiry,
             _ => return None,
         })
     }
@@ -52,6 +56,7 @@ impl ValueKind {
                 | ValueKind::Merge
                 | ValueKind::SingleDeletion
                 | ValueKind::RangeDeletion
+                | ValueKind::ValueWithExpiry
         )
     }
 }
@@ -69,6 +74,7 @@ mod tests {
             ValueKind::SingleDeletion,
             ValueKind::RangeDeletion,
             ValueKind::BlobIndex,
+            ValueKind::ValueWithExpiry,
         ] {
             assert_eq!(ValueKind::from_u8(k as u8), Some(k));
         }

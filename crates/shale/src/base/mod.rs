@@ -2,6 +2,7 @@
 //! internal keys and their ordering, and striped counters. Depends on
 //! nothing above `error`/`codec`.
 
+pub(crate) mod expiry;
 mod internal_key;
 mod kind;
 mod striped;

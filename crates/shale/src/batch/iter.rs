@@ -101,6 +101,8 @@ impl<'a> Iterator for BatchIter<'a> {
             tag::CF_SINGLE_DELETION => (ValueKind::SingleDeletion, true),
             tag::RANGE_DELETION => (ValueKind::RangeDeletion, false),
             tag::CF_RANGE_DELETION => (ValueKind::RangeDeletion, true),
+            tag::VALUE_WITH_EXPIRY => (ValueKind::ValueWithExpiry, false),
+            tag::CF_VALUE_WITH_EXPIRY => (ValueKind::ValueWithExpiry, true),
             t => return self.fail(rec_off, format!("unknown record tag 0x{t:02x}")),
         };
         let mut cur = body;
@@ -117,7 +119,10 @@ impl<'a> Iterator for BatchIter<'a> {
         };
         let value: &'a [u8] = if matches!(
             kind,
-            ValueKind::Value | ValueKind::Merge | ValueKind::RangeDeletion
+            ValueKind::Value
+                | ValueKind::Merge
+                | ValueKind::RangeDeletion
+                | ValueKind::ValueWithExpiry
         ) {
             match get_length_prefixed(&mut cur) {
                 Some(v) => v,
@@ -126,6 +131,9 @@ impl<'a> Iterator for BatchIter<'a> {
         } else {
             &[]
         };
+        if kind == ValueKind::ValueWithExpiry && value.len() < crate::base::expiry::EXPIRY_LEN {
+            return self.fail(rec_off, "expiring value shorter than its expiry".into());
+        }
         self.pos += self.rest.len() - cur.len();
         self.rest = cur;
         self.seen += 1;

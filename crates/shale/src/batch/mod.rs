@@ -12,6 +12,8 @@
 //!          | 0x2 key value / 0x6 cf key value   merge operand
 //!          | 0x7 key / 0x8 cf key                single delete
 //!          | 0xF start end / 0xE cf start end    range delete [start, end)
+//!          | 0x20 key value / 0x21 cf key value  expiring put (value ends
+//!                                                 with fixed64 expiry)
 //! key, value := varint32 length ++ bytes
 //! ```
 //!
@@ -63,6 +65,11 @@ pub(crate) mod tag {
     pub(crate) const RANGE_DELETION: u8 = 0xF;
     /// Range deletion in a column family named by a varint32 id.
     pub(crate) const CF_RANGE_DELETION: u8 = 0xE;
+    /// Expiring value (`value ++ fixed64 expiry`) in the default column
+    /// family (`ValueKind::ValueWithExpiry`; Shale's own tag).
+    pub(crate) const VALUE_WITH_EXPIRY: u8 = 0x20;
+    /// Expiring value in a column family named by a varint32 id.
+    pub(crate) const CF_VALUE_WITH_EXPIRY: u8 = 0x21;
 }
 
 /// The `file` named by corruption errors of the batch decoder before a

@@ -203,6 +203,63 @@ impl WriteBatch {
         self.record_in(cf.column_family_id(), tag::SINGLE_DELETION, key, None);
     }
 
+    /// Adds a put of `key` → `value` that expires at `expires_at` (Unix
+    /// seconds of the DB's clock, `Options::clock`): from then on the key
+    /// reads as deleted, and compaction reclaims it. `Db::put_with_ttl`
+    /// computes the time from a TTL.
+    ///
+    /// # Panics
+    /// As [`WriteBatch::put`].
+    pub fn put_with_expiry(&mut self, key: &[u8], value: &[u8], expires_at: u64) {
+        self.put_expiring_in(0, key, value, expires_at);
+    }
+
+    /// [`WriteBatch::put_with_expiry`] in column family `cf`.
+    ///
+    /// # Panics
+    /// As [`WriteBatch::put`].
+    pub fn put_cf_with_expiry(
+        &mut self,
+        cf: &impl ColumnFamilyId,
+        key: &[u8],
+        value: &[u8],
+        expires_at: u64,
+    ) {
+        self.note_owner(cf.db_instance());
+        self.put_expiring_in(cf.column_family_id(), key, value, expires_at);
+    }
+
+    /// Appends a decoded entry of another batch.
+    pub(crate) fn push_entry(&mut self, e: &super::iter::BatchEntry<'_>) {
+        use crate::base::ValueKind;
+        let (plain, value) = match e.kind {
+            ValueKind::Value => (tag::VALUE, Some(e.value)),
+            ValueKind::Deletion => (tag::DELETION, None),
+            ValueKind::Merge => (tag::MERGE, Some(e.value)),
+            ValueKind::SingleDeletion => (tag::SINGLE_DELETION, None),
+            ValueKind::RangeDeletion => (tag::RANGE_DELETION, Some(e.value)),
+            ValueKind::ValueWithExpiry => (tag::VALUE_WITH_EXPIRY, Some(e.value)),
+            ValueKind::BlobIndex => unreachable!("the decoder yields no blob index"),
+        };
+        if matches!(e.kind, ValueKind::Merge | ValueKind::RangeDeletion) {
+            self.merges = true;
+        }
+        self.record_in(e.cf, plain, e.key, value);
+    }
+
+    /// Takes `other`'s owner (the DB instance its handles name).
+    pub(crate) fn copy_owner(&mut self, other: &WriteBatch) {
+        self.owner = other.owner;
+    }
+
+    /// An expiring put in family `cf`.
+    pub(crate) fn put_expiring_in(&mut self, cf: u32, key: &[u8], value: &[u8], expires_at: u64) {
+        let mut stored = Vec::with_capacity(value.len() + crate::base::expiry::EXPIRY_LEN);
+        stored.extend_from_slice(value);
+        stored.extend_from_slice(&expires_at.to_le_bytes());
+        self.record_in(cf, tag::VALUE_WITH_EXPIRY, key, Some(&stored));
+    }
+
     /// Adds a deletion of every key in `[start, end)` (default column
     /// family), RocksDB's `DeleteRange`. `start == end` deletes nothing;
     /// `start > end` fails the write with `InvalidArgument`.
@@ -306,6 +363,7 @@ impl WriteBatch {
                 tag::DELETION => tag::CF_DELETION,
                 tag::MERGE => tag::CF_MERGE,
                 tag::RANGE_DELETION => tag::CF_RANGE_DELETION,
+                tag::VALUE_WITH_EXPIRY => tag::CF_VALUE_WITH_EXPIRY,
                 _ => tag::CF_SINGLE_DELETION,
             });
             put_varint32(&mut self.rep, cf);
@@ -646,6 +704,8 @@ mod tests {
                     | tag::CF_SINGLE_DELETION
                     | tag::RANGE_DELETION
                     | tag::CF_RANGE_DELETION
+                    | tag::VALUE_WITH_EXPIRY
+                    | tag::CF_VALUE_WITH_EXPIRY
             ) {
                 continue;
             }

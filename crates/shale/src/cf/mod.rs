@@ -165,7 +165,7 @@ pub(crate) struct CfState {
     /// The version (by address) delete-only compaction last looked at,
     /// with the oldest snapshot then: nothing to look for again until
     /// either changes.
-    pub delete_only_checked: Option<(usize, Option<crate::base::SeqNo>)>,
+    pub delete_only_checked: Option<(usize, Option<crate::base::SeqNo>, u64)>,
     /// A background thread is looking (tables opened without the mutex).
     pub delete_only_running: bool,
 }

@@ -7,6 +7,7 @@
 //! it). Lookups take the read lock only.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -16,6 +17,9 @@ use super::ColumnFamily;
 #[derive(Default)]
 pub(crate) struct CfRegistry {
     inner: RwLock<Maps>,
+    /// Some family ever registered has a default TTL (the write path then
+    /// rewrites puts of such families as expiring ones).
+    any_ttl: AtomicBool,
 }
 
 #[derive(Default)]
@@ -27,6 +31,9 @@ struct Maps {
 impl CfRegistry {
     /// Adds a family (under the DB mutex).
     pub(crate) fn insert(&self, cf: Arc<ColumnFamily>) {
+        if cf.opts.default_ttl_secs > 0 {
+            self.any_ttl.store(true, Ordering::Release);
+        }
         let mut m = self.inner.write();
         m.by_name.insert(cf.name.clone(), Arc::clone(&cf));
         m.by_id.insert(cf.id, cf);
@@ -38,6 +45,12 @@ impl CfRegistry {
         if let Some(cf) = m.by_id.remove(&id) {
             m.by_name.remove(&cf.name);
         }
+    }
+
+    /// True when some family registered so far has a default TTL.
+    #[inline]
+    pub(crate) fn any_ttl(&self) -> bool {
+        self.any_ttl.load(Ordering::Acquire)
     }
 
     /// The live family with id `id`.

@@ -8,6 +8,11 @@
 //! visible to the oldest live snapshot (so no snapshot can read F's
 //! entries). Files being compacted are left alone. T itself stays: it may
 //! cover more below.
+//!
+//! A file whose every entry has expired (`expiry_max` passed) goes too
+//! when nothing older of its keys can exist: no overlapping file below it
+//! (for an L0 file, none in older L0 files either). Expired values are gone
+//! for every reader, snapshots included, and they have nothing to hide.
 
 use std::sync::Arc;
 
@@ -53,9 +58,10 @@ pub(crate) fn covered_files(
     v: &Version,
     frags_of: &mut dyn FnMut(&FileMeta) -> Option<Arc<Fragments>>,
     oldest_snapshot: Option<SeqNo>,
+    now: u64,
 ) -> Vec<(usize, Arc<FileMeta>)> {
     let visible_at = oldest_snapshot.unwrap_or(MAX_SEQNO);
-    let mut out: Vec<(usize, Arc<FileMeta>)> = Vec::new();
+    let mut out: Vec<(usize, Arc<FileMeta>)> = expired_files(v, now);
     for level in 0..v.num_levels() {
         for t in v.files(level) {
             if t.num_range_deletions == 0 {
@@ -72,6 +78,30 @@ pub(crate) fn covered_files(
                     }
                     out.push((below, f));
                 }
+            }
+        }
+    }
+    out
+}
+
+/// Files wholly expired at `now` with nothing older of their keys below.
+fn expired_files(v: &Version, now: u64) -> Vec<(usize, Arc<FileMeta>)> {
+    let mut out = Vec::new();
+    for level in 0..v.num_levels() {
+        let files = v.files(level);
+        for (i, f) in files.iter().enumerate() {
+            if !f.wholly_expired(now) || f.is_being_compacted() {
+                continue;
+            }
+            let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+            let older_l0 = level == 0
+                && files[i + 1..]
+                    .iter()
+                    .any(|g| g.overlaps_user_range(Some(lo), Some(hi)));
+            let below = ((level + 1).max(1)..v.num_levels())
+                .any(|l| !v.overlapping_files(l, lo, hi).is_empty());
+            if !older_l0 && !below {
+                out.push((level, Arc::clone(f)));
             }
         }
     }

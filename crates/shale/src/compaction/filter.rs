@@ -23,6 +23,11 @@
 //!   the newest stripe only, which no snapshot can read: `Remove` turns the
 //!   value into a tombstone, `ChangeValue` replaces it.
 //!
+//! A value that has expired (by the clock when the job started) is a
+//! tombstone: dropped where tombstones may go, else written as one. A merge
+//! stack over a value that expires later is not merged into it (the result
+//! could not expire as the value does): its operands stay operands.
+//!
 //! An entry under a range tombstone of the job's inputs that is newer and
 //! in the same stripe (every reader that sees the entry sees the
 //! tombstone) is dropped; to a merge stack it is the tombstone base.
@@ -49,6 +54,9 @@ pub(crate) struct EntryFilter<'a> {
     user_filter: Option<(Arc<dyn CompactionFilter>, usize)>,
     /// Range tombstones of the inputs.
     range_dels: Option<Arc<Fragments>>,
+    /// The clock (Unix seconds) for expiring values; `u64::MAX` until set
+    /// would expire everything, so the default is 0 (nothing expired).
+    now: u64,
     cur_key: Vec<u8>,
     has_cur: bool,
     last_stripe: usize,
@@ -113,6 +121,7 @@ impl<'a> EntryFilter<'a> {
             merge_op: None,
             user_filter: None,
             range_dels: None,
+            now: 0,
             cur_key: Vec::new(),
             has_cur: false,
             last_stripe: 0,
@@ -140,6 +149,19 @@ impl<'a> EntryFilter<'a> {
     ) -> Self {
         self.user_filter = filter.map(|f| (f, level));
         self
+    }
+
+    /// Treats values expiring at or before `now` (Unix seconds) as gone.
+    pub(crate) fn with_now(mut self, now: u64) -> Self {
+        self.now = now;
+        self
+    }
+
+    /// True for an expiring value's stored bytes that have expired (or
+    /// cannot hold an expiry).
+    fn expired(&self, stored: &[u8]) -> bool {
+        crate::base::expiry::split_expiring(stored)
+            .is_none_or(|(_, e)| crate::base::expiry::expired(e, self.now))
     }
 
     /// Drops entries covered by `frags` (the inputs' range tombstones).
@@ -248,6 +270,30 @@ impl<'a> EntryFilter<'a> {
                     self.on_input = true;
                     return Ok(true);
                 }
+                ValueKind::ValueWithExpiry if self.expired(input.value()) => {
+                    // Gone for every reader: a tombstone now.
+                    let ikey = with_kind(ikey, ValueKind::Deletion);
+                    input.next();
+                    if self.drops_tombstone(stripe) {
+                        self.keys_dropped += 1;
+                    } else {
+                        self.pending.push_back((ikey, Vec::new()));
+                    }
+                    continue;
+                }
+                ValueKind::ValueWithExpiry => {
+                    if top && self.user_filter.is_some() {
+                        let ikey = ikey.to_vec();
+                        let stored = input.value().to_vec();
+                        input.next();
+                        if let Some((v, expiry)) = crate::base::expiry::split_expiring(&stored) {
+                            self.write_filtered_with(ikey, v.to_vec(), stripe, Some(expiry));
+                        }
+                        continue;
+                    }
+                    self.on_input = true;
+                    return Ok(true);
+                }
                 ValueKind::Deletion => {
                     if self.drops_tombstone(stripe) {
                         self.keys_dropped += 1;
@@ -270,15 +316,33 @@ impl<'a> EntryFilter<'a> {
 
     /// Queues a value of the newest stripe after asking the user's filter.
     fn write_filtered(&mut self, ikey: Vec<u8>, value: Vec<u8>, stripe: usize) {
+        self.write_filtered_with(ikey, value, stripe, None);
+    }
+
+    /// [`EntryFilter::write_filtered`] for a value that keeps its `expiry`
+    /// (the filter sees the value without it).
+    fn write_filtered_with(
+        &mut self,
+        ikey: Vec<u8>,
+        value: Vec<u8>,
+        stripe: usize,
+        expiry: Option<u64>,
+    ) {
         let decision = match &self.user_filter {
             Some((f, level)) => f.filter(*level, &self.cur_key, &value),
             None => FilterDecision::Keep,
         };
+        let stored = |mut v: Vec<u8>| {
+            if let Some(e) = expiry {
+                v.extend_from_slice(&e.to_le_bytes());
+            }
+            v
+        };
         match decision {
-            FilterDecision::Keep => self.pending.push_back((ikey, value)),
+            FilterDecision::Keep => self.pending.push_back((ikey, stored(value))),
             FilterDecision::ChangeValue(v) => {
                 self.counts.filtered += 1;
-                self.pending.push_back((ikey, v));
+                self.pending.push_back((ikey, stored(v)));
             }
             FilterDecision::Remove => {
                 self.counts.filtered += 1;
@@ -319,7 +383,7 @@ impl<'a> EntryFilter<'a> {
             input.status()?;
         }
         match next_of_key {
-            Some((ValueKind::Value, s)) if s == stripe => {
+            Some((ValueKind::Value | ValueKind::ValueWithExpiry, s)) if s == stripe => {
                 // The value it deletes: both go.
                 self.keys_in += 1;
                 self.keys_dropped += 2;
@@ -381,7 +445,10 @@ impl<'a> EntryFilter<'a> {
                 ValueKind::Merge => {
                     operands.push((input.key().to_vec(), input.value().to_vec()));
                 }
-                ValueKind::Value | ValueKind::Deletion | ValueKind::SingleDeletion => {
+                ValueKind::Value
+                | ValueKind::Deletion
+                | ValueKind::SingleDeletion
+                | ValueKind::ValueWithExpiry => {
                     base = Some((input.key().to_vec(), p.kind, input.value().to_vec()));
                     input.next();
                     break;
@@ -400,6 +467,9 @@ impl<'a> EntryFilter<'a> {
         let consumed = operands.len() as u64 + u64::from(base.is_some() && !ranged);
         let written_before = self.pending.len();
         let full = match &base {
+            // A value that expires later: no merge into it (see the module
+            // comment); an expired one is nothing.
+            Some((_, ValueKind::ValueWithExpiry, v)) if !self.expired(v) => None,
             Some((_, kind, v)) => Some((*kind == ValueKind::Value).then_some(v.as_slice())),
             None if end_of_key && self.drops_tombstone(0) => Some(None),
             None => None,
@@ -424,10 +494,15 @@ impl<'a> EntryFilter<'a> {
                     }
                 }
             },
-            (None, Some(op)) if ops.len() > 1 => match op.partial_merge(&self.cur_key, &ops) {
-                Some(v) => self.pending.push_back((head, v)),
-                None => self.pending.extend(operands),
-            },
+            (None, Some(op)) if ops.len() > 1 => {
+                match op.partial_merge(&self.cur_key, &ops) {
+                    Some(v) => self.pending.push_back((head, v)),
+                    None => self.pending.extend(operands),
+                }
+                if let Some((k, _, v)) = base.filter(|_| !ranged) {
+                    self.pending.push_back((k, v));
+                }
+            }
             // One operand and no base, or no operator: as they are.
             _ => {
                 self.pending.extend(operands);

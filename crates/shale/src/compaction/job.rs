@@ -50,6 +50,8 @@ pub(crate) struct CompactionJob<'a> {
     /// The family's merge operator and compaction filter.
     pub merge_op: Option<Arc<dyn MergeOperator>>,
     pub user_filter: Option<Arc<dyn CompactionFilter>>,
+    /// The clock (Unix seconds): values expired by then become tombstones.
+    pub now: u64,
 }
 
 /// What `CompactionJob::run` produced.
@@ -123,7 +125,8 @@ impl CompactionJob<'_> {
         let mut filter = EntryFilter::new(self.snapshots.clone(), check)
             .with_merge_operator(self.merge_op.clone())
             .with_user_filter(self.user_filter.clone(), output_level)
-            .with_range_dels(range_dels);
+            .with_range_dels(range_dels)
+            .with_now(self.now);
         let mut cutter = GrandparentCutter::new(
             &self.plan.grandparents,
             self.max_grandparent_overlap,

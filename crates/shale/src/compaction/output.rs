@@ -330,6 +330,8 @@ fn finish(number: u64, b: TableBuilder, out: &mut Outputs) -> Result<()> {
         built.props.num_deletions,
     );
     f.num_range_deletions = built.props.num_range_deletions;
+    f.expiry_max = built.props.expiry_max;
+    f.expiry_entries = built.props.expiry_entries;
     out.files.push(f);
     Ok(())
 }

@@ -47,6 +47,9 @@ pub(crate) struct PickerOptions {
     /// (RocksDB's `BottommostLevelCompaction::kIfHaveCompactionFilter`,
     /// its default: set when the family has a compaction filter).
     pub rewrite_bottommost: bool,
+    /// The clock (Unix seconds): files whose every value expired by then
+    /// are compacted on their own. 0: none is.
+    pub now: u64,
 }
 
 /// The user-key range a running compaction writes at its output level.
@@ -133,24 +136,59 @@ pub(crate) fn pick(
 const DENSE_MIN_DELETIONS: u64 = 256;
 
 /// A file holding mostly point tombstones, or range tombstones over at
-/// least its own size of data below, compacted into the next level though
+/// least its own size of data below, or mostly values that have expired
+/// (RocksDB's `ttl` does this for files by age), compacted into the next
+/// level though
 /// no level is over its target (RocksDB leaves this to an optional table
 /// property collector): the tombstones travel down and drop what they
 /// cover, and drop themselves at the last level, so the space comes back
-/// and seeks stop crossing them. Never the last level (its tombstones are
-/// dropped as they arrive, or kept for a snapshot: rewriting them again
-/// would change nothing), never L0 (the file-count trigger moves it).
+/// and seeks stop crossing them. At the last level only expired files are
+/// rewritten (in place; its tombstones are dropped as they arrive, or kept
+/// for a snapshot, and rewriting them again would change nothing); never
+/// L0 (the file-count trigger moves it).
 fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput]) -> Option<Plan> {
-    for level in 1..o.num_levels.saturating_sub(1) {
+    let last = o.num_levels.saturating_sub(1);
+    for level in 1..o.num_levels {
         for f in v.files(level) {
             if f.is_being_compacted() {
+                continue;
+            }
+            let expired = f.mostly_expired(o.now);
+            if level == last {
+                // Expired values are dropped by rewriting the file in
+                // place; tombstones there are dropped as they arrive.
+                if expired {
+                    let inputs = clean_cut(v, level, vec![Arc::clone(f)]);
+                    if inputs.iter().any(|g| g.is_being_compacted()) {
+                        continue;
+                    }
+                    let plan = finish_plan(
+                        v,
+                        o,
+                        running,
+                        Plan {
+                            level,
+                            output_level: level,
+                            inputs,
+                            output_inputs: Vec::new(),
+                            grandparents: Vec::new(),
+                            trivial_move: false,
+                            bottommost: false,
+                            score: 0.0,
+                        },
+                    );
+                    if let Some(mut plan) = plan {
+                        plan.trivial_move = false;
+                        return Some(plan);
+                    }
+                }
                 continue;
             }
             let dense =
                 f.num_deletions >= DENSE_MIN_DELETIONS && f.num_deletions * 2 > f.num_entries;
             let ranged = f.num_range_deletions > 0
                 && super::sizing::compensated_size(v, level, f) >= f.file_size.saturating_mul(2);
-            if !(dense || ranged) {
+            if !(dense || ranged || expired) {
                 continue;
             }
             let next = v.overlapping_files(level + 1, f.smallest_user_key(), f.largest_user_key());
@@ -557,6 +595,7 @@ pub(crate) mod tests {
             compression_per_level: vec![0],
             bottommost_compression: None,
             rewrite_bottommost: false,
+            now: 0,
         }
     }
 

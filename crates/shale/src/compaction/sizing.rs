@@ -120,6 +120,7 @@ pub(crate) fn compensated_size(v: &Version, level: usize, f: &FileMeta) -> u64 {
     }
     if f.num_range_deletions > 0 {
         let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+        // (expired values weigh through the picker's own trigger)
         for below in (level + 1).max(1)..v.num_levels() {
             let bytes: u64 = v
                 .overlapping_files(below, lo, hi)

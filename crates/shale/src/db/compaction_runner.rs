@@ -70,6 +70,7 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
             .collect(),
         bottommost_compression: opts.bottommost_compression.map(|c| c.code()),
         rewrite_bottommost: opts.compaction_filter.is_some(),
+        now: 0,
     }
 }
 
@@ -77,6 +78,14 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
 pub(crate) fn family_picker_options(st: &DbState, cf: u32) -> Option<PickerOptions> {
     st.cf(cf)
         .map(|c| picker_options(&c.cf.opts, st.versions.num_levels()))
+}
+
+/// [`family_picker_options`] with the DB's clock (for expired files).
+fn picker_options_now(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptions> {
+    family_picker_options(st, cf).map(|mut o| {
+        o.now = db.opts.clock.now_secs();
+        o
+    })
 }
 
 /// Output ranges of the running compactions of family `cf`. Requires the
@@ -102,7 +111,7 @@ fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
 pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
     let queued: Vec<u32> = st.compaction_queue.iter().copied().collect();
     for cf in queued {
-        let Some(o) = family_picker_options(st, cf) else {
+        let Some(o) = picker_options_now(db, st, cf) else {
             st.compaction_queue.remove(&cf);
             continue;
         };
@@ -136,6 +145,9 @@ pub(crate) fn drop_covered_files<'a>(
         if !delete_only_due(db, &st, cf) {
             continue;
         }
+        // Something changed (version, oldest snapshot, an expiry passed):
+        // the picker looks at the family again too.
+        st.compaction_queue.insert(cf);
         let key = delete_only_key(db, &st, cf);
         let v = st.versions.current(cf);
         let holders: Vec<Arc<crate::version::FileMeta>> = (0..v.num_levels())
@@ -175,6 +187,7 @@ pub(crate) fn drop_covered_files<'a>(
             &v,
             &mut |f| frags.get(&f.number).cloned(),
             db.snapshots.oldest(),
+            db.opts.clock.now_secs(),
         );
         drop(v);
         if covered.is_empty() {
@@ -242,12 +255,27 @@ pub(crate) fn drop_covered_files<'a>(
     (st, false)
 }
 
-/// What delete-only compaction last looked at: the version (by address)
-/// and the oldest snapshot.
-fn delete_only_key(db: &DbInner, st: &DbState, cf: u32) -> (usize, Option<SeqNo>) {
+/// What delete-only compaction last looked at: the version (by address),
+/// the oldest snapshot and the next expiry it was waiting for (the
+/// earliest `expiry_max` still in the future then; 0: none).
+fn delete_only_key(db: &DbInner, st: &DbState, cf: u32) -> (usize, Option<SeqNo>, u64) {
+    let v = st.versions.current(cf);
+    let now = db.opts.clock.now_secs();
+    let next_expiry = (0..v.num_levels())
+        .flat_map(|l| v.files(l).iter())
+        .filter(|f| f.expiry_max > 0)
+        .map(|f| f.expiry_max)
+        .filter(|&e| e > now)
+        .min()
+        .unwrap_or(0);
+    let expired = (0..v.num_levels())
+        .flat_map(|l| v.files(l).iter())
+        .filter(|f| f.expiry_entries > 0 && f.expiry_max <= now)
+        .count() as u64;
     (
-        Arc::as_ptr(&st.versions.current(cf)) as usize,
+        Arc::as_ptr(&v) as usize,
         db.snapshots.oldest(),
+        next_expiry ^ (expired << 48),
     )
 }
 
@@ -263,7 +291,11 @@ pub(crate) fn delete_only_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
         return false;
     }
     let v = st.versions.current(cf);
-    (0..v.num_levels()).any(|l| v.files(l).iter().any(|f| f.num_range_deletions > 0))
+    (0..v.num_levels()).any(|l| {
+        v.files(l)
+            .iter()
+            .any(|f| f.num_range_deletions > 0 || f.expiry_entries > 0)
+    })
 }
 
 /// True while delete-only compaction has work or is working in some
@@ -276,7 +308,7 @@ pub(crate) fn delete_only_pending(db: &DbInner, st: &DbState) -> bool {
 
 /// True when a compaction is due in family `cf` and could start now.
 pub(crate) fn needs_compaction_cf(db: &DbInner, st: &DbState, cf: u32) -> bool {
-    let Some(o) = family_picker_options(st, cf) else {
+    let Some(o) = picker_options_now(db, st, cf) else {
         return false;
     };
     let Some(c) = st.cf(cf) else { return false };
@@ -559,6 +591,7 @@ fn job_for<'p>(
         align_outputs: opts.level_compaction_dynamic_file_size,
         merge_op: opts.merge_operator.clone(),
         user_filter: opts.compaction_filter.clone(),
+        now: db.opts.clock.now_secs(),
     };
     // An intra-L0 output is one file, as a flush's.
     let target = match plan.output_level {

@@ -58,6 +58,11 @@ pub struct DbIterator {
     /// Merge operands of the key being resolved.
     operands: Vec<Vec<u8>>,
     merge_op: Option<Arc<dyn MergeOperator>>,
+    /// Forward: the current entry is an expiring value (its stored bytes
+    /// end with the expiry, which `value` leaves out).
+    expiring: bool,
+    /// The clock at creation: values expiring by then are gone.
+    now: u64,
 }
 
 impl Drop for DbIterator {
@@ -85,10 +90,13 @@ impl DbIterator {
         upper: Option<Vec<u8>>,
         merge_op: Option<Arc<dyn MergeOperator>>,
     ) -> Self {
+        let now = db.opts.clock.now_secs();
         DbIterator {
             merged: false,
             operands: Vec::new(),
             merge_op,
+            expiring: false,
+            now,
             iter,
             sv,
             db,
@@ -124,7 +132,14 @@ impl DbIterator {
     pub fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
         match self.dir {
-            Direction::Forward if !self.merged => self.iter.value(),
+            Direction::Forward if !self.merged => {
+                let v = self.iter.value();
+                if self.expiring {
+                    &v[..v.len().saturating_sub(crate::base::expiry::EXPIRY_LEN)]
+                } else {
+                    v
+                }
+            }
             _ => &self.saved_value,
         }
     }
@@ -312,6 +327,7 @@ impl DbIterator {
     /// `skipping`, every entry of `saved_key` (and smaller) is skipped.
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         self.merged = false;
+        self.expiring = false;
         while self.iter.valid() {
             let Some(p) = parse_internal_key(self.iter.key()) else {
                 return self.corrupt_key();
@@ -327,7 +343,14 @@ impl DbIterator {
                             self.valid = true;
                             return;
                         }
-                        ValueKind::Deletion | ValueKind::SingleDeletion => {
+                        ValueKind::ValueWithExpiry if self.live(self.iter.value()) => {
+                            self.expiring = true;
+                            self.valid = true;
+                            return;
+                        }
+                        ValueKind::Deletion
+                        | ValueKind::SingleDeletion
+                        | ValueKind::ValueWithExpiry => {
                             self.saved_key.clear();
                             self.saved_key.extend_from_slice(p.user_key);
                             skipping = true;
@@ -366,6 +389,10 @@ impl DbIterator {
                     base = Some(self.iter.value().to_vec());
                     break;
                 }
+                ValueKind::ValueWithExpiry => {
+                    base = self.live_value(self.iter.value()).map(<[u8]>::to_vec);
+                    break;
+                }
                 ValueKind::Deletion | ValueKind::SingleDeletion => break,
                 other => return self.unsupported(other),
             }
@@ -395,6 +422,18 @@ impl DbIterator {
                 self.err.get_or_insert(e);
             }
         }
+    }
+
+    /// The value of an expiring entry's stored bytes, if it has not
+    /// expired (at the iterator's creation).
+    fn live_value<'v>(&self, stored: &'v [u8]) -> Option<&'v [u8]> {
+        crate::base::expiry::split_expiring(stored)
+            .filter(|&(_, e)| !crate::base::expiry::expired(e, self.now))
+            .map(|(v, _)| v)
+    }
+
+    fn live(&self, stored: &[u8]) -> bool {
+        self.live_value(stored).is_some()
     }
 
     fn unsupported(&mut self, kind: ValueKind) {
@@ -436,6 +475,11 @@ impl DbIterator {
                 if self.below_lower(p.user_key) {
                     break;
                 }
+                let live = match p.kind {
+                    ValueKind::Value => Some(self.iter.value()),
+                    ValueKind::ValueWithExpiry => self.live_value(self.iter.value()),
+                    _ => None,
+                };
                 match p.kind {
                     ValueKind::Deletion | ValueKind::SingleDeletion => {
                         state = State::Absent;
@@ -443,12 +487,18 @@ impl DbIterator {
                         self.saved_value.clear();
                         self.operands.clear();
                     }
-                    ValueKind::Value => {
+                    ValueKind::ValueWithExpiry if live.is_none() => {
+                        state = State::Absent;
+                        self.saved_key.clear();
+                        self.saved_value.clear();
+                        self.operands.clear();
+                    }
+                    ValueKind::Value | ValueKind::ValueWithExpiry => {
                         state = State::Value;
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         self.saved_value.clear();
-                        self.saved_value.extend_from_slice(self.iter.value());
+                        self.saved_value.extend_from_slice(live.unwrap_or_default());
                         self.operands.clear();
                     }
                     ValueKind::Merge => {

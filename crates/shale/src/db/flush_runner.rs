@@ -42,6 +42,7 @@ pub(crate) fn flush(
         compression: topts.compression,
         merge_op: opts.merge_operator.clone(),
         user_filter: opts.compaction_filter.clone(),
+        now: db.opts.clock.now_secs(),
     };
     let started = Instant::now();
     let mut allocated: Vec<u64> = Vec::new();
@@ -105,7 +106,6 @@ pub(crate) fn flush(
     if let Some(c) = st.cfs.get_mut(&cf) {
         c.imm.remove(0);
     }
-    st.budget_flush_pending = false;
     db.install_super_version(st, cf);
     db.stats.add_level(0, &job.stats(&r, started));
     db.stats

@@ -83,8 +83,6 @@ pub(crate) struct DbState {
     /// The WAL whose families were last asked to flush because the live
     /// WALs grew past `max_total_wal_size` (asked once per WAL).
     pub wal_flush_requested: u64,
-    /// A flush asked for by `db_write_buffer_size` has not finished yet.
-    pub budget_flush_pending: bool,
     /// Number of running flushes (at most one per family).
     pub flushes_running: usize,
     /// Number of running compactions.
@@ -490,6 +488,36 @@ impl Db {
         let mut b = WriteBatch::with_capacity(key.len() + 28);
         b.delete_cf(cf, key);
         self.write(b, &WriteOptions::default())
+    }
+
+    /// Inserts or replaces `key` with a value that expires `ttl` from now
+    /// (by `Options::clock`, whole seconds rounded up): from then on `key`
+    /// reads as deleted, in every read and at every snapshot, and
+    /// compaction reclaims its space.
+    pub fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: std::time::Duration) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 32);
+        b.put_with_expiry(key, value, self.expiry_after(ttl));
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// [`Db::put_with_ttl`] in family `cf`.
+    pub fn put_cf_with_ttl(
+        &self,
+        cf: &Cf,
+        key: &[u8],
+        value: &[u8],
+        ttl: std::time::Duration,
+    ) -> Result<()> {
+        self.family(cf)?;
+        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 36);
+        b.put_cf_with_expiry(cf, key, value, self.expiry_after(ttl));
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// The Unix second `ttl` from now by the DB's clock (rounded up).
+    fn expiry_after(&self, ttl: std::time::Duration) -> u64 {
+        let secs = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
+        self.inner().opts.clock.now_secs().saturating_add(secs)
     }
 
     /// Adds merge `operand` to `key` (default family): reads see the

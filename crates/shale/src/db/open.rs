@@ -209,7 +209,6 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         closed_wals: VecDeque::new(),
         sum_write_buffers,
         wal_flush_requested: 0,
-        budget_flush_pending: false,
         flushes_running: 0,
         compactions_running: 0,
         manual_compactions: 0,

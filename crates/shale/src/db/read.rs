@@ -212,6 +212,11 @@ fn get_at(
     // far (0: none). An entry older than it is deleted; so is everything in
     // older sources (module docs of `range_del`).
     let mut covering: SeqNo = 0;
+    // The clock, read once and only for an expiring entry.
+    let mut now: Option<u64> = None;
+    let mut live = |expiry: u64| {
+        !crate::base::expiry::expired(expiry, *now.get_or_insert_with(|| db.opts.clock.now_secs()))
+    };
     for src in mems.chain(tables) {
         let (found, entry_seq) = match src {
             Source::Mem(m) => {
@@ -227,6 +232,10 @@ fn get_at(
                     }
                     Some((MemGet::Deleted, s)) => (Some(Found::Deleted), s),
                     Some((MemGet::Merge(_), s)) => (Some(Found::Merge), s),
+                    Some((MemGet::Expiring(v, expiry), s)) if live(expiry) => {
+                        (Some(Found::Value(PinnableValue::from_slice(v))), s)
+                    }
+                    Some((MemGet::Expiring(..), s)) => (Some(Found::Deleted), s),
                 }
             }
             Source::Table(f) => get_from_table(
@@ -236,6 +245,7 @@ fn get_at(
                 lookup.ikey(),
                 seq,
                 &mut covering,
+                &mut live,
                 fill_cache,
                 memo.as_deref_mut(),
             )?,
@@ -259,7 +269,14 @@ fn get_at(
                             .iter_with(fill_cache, ReadaheadPolicy::Auto { max: 0 }),
                     ),
                 };
-                collect_operands(it.as_mut(), lookup.ikey(), key, covering, &mut operands)?
+                collect_operands(
+                    it.as_mut(),
+                    lookup.ikey(),
+                    key,
+                    covering,
+                    &mut live,
+                    &mut operands,
+                )?
             }
         };
         if let Some(base) = base {
@@ -282,6 +299,7 @@ fn collect_operands(
     lookup: &[u8],
     key: &[u8],
     covering: SeqNo,
+    live: &mut dyn FnMut(u64) -> bool,
     operands: &mut Vec<Vec<u8>>,
 ) -> Result<Option<Option<PinnableValue>>> {
     it.seek(lookup);
@@ -302,6 +320,13 @@ fn collect_operands(
         match p.kind {
             ValueKind::Merge => operands.push(it.value().to_vec()),
             ValueKind::Value => return Ok(Some(Some(PinnableValue::from_slice(it.value())))),
+            ValueKind::ValueWithExpiry => {
+                return Ok(Some(
+                    crate::base::expiry::split_expiring(it.value())
+                        .filter(|&(_, e)| live(e))
+                        .map(|(v, _)| PinnableValue::from_slice(v)),
+                ))
+            }
             ValueKind::Deletion | ValueKind::SingleDeletion => return Ok(Some(None)),
             other => return Err(Error::NotSupported(format!("value kind {other:?}"))),
         }
@@ -322,8 +347,9 @@ fn table_of<'a>(
 }
 
 /// The newest entry of `key` in table `f` and its sequence number (`None`
-/// when it has none); raises `covering` to the table's newest range
-/// tombstone over the key visible at `read_seq`.
+/// when it has none; an expiring value `live` says is gone reads as
+/// deleted); raises `covering` to the table's newest range tombstone over
+/// the key visible at `read_seq`.
 #[allow(clippy::too_many_arguments)]
 fn get_from_table(
     cache: &TableCache,
@@ -332,6 +358,7 @@ fn get_from_table(
     lookup: &[u8],
     read_seq: SeqNo,
     covering: &mut SeqNo,
+    live: &mut dyn FnMut(u64) -> bool,
     fill_cache: bool,
     memo: Option<&mut BlockMemo>,
 ) -> Result<(Option<Found>, SeqNo)> {
@@ -349,6 +376,17 @@ fn get_from_table(
         Some(ValueKind::Value) => Found::Value(PinnableValue(Repr::Table(entry))),
         Some(ValueKind::Deletion | ValueKind::SingleDeletion) => Found::Deleted,
         Some(ValueKind::Merge) => Found::Merge,
+        Some(ValueKind::ValueWithExpiry) => match entry.split_expiry() {
+            Some((e, expiry)) if live(expiry) => Found::Value(PinnableValue(Repr::Table(e))),
+            Some(_) => Found::Deleted,
+            None => {
+                return Err(Error::corruption(
+                    crate::version::filename::table_file_name(f.number),
+                    0,
+                    format!("expiring value shorter than its expiry for key {key:?}"),
+                ))
+            }
+        },
         Some(other) => return Err(Error::NotSupported(format!("value kind {other:?}"))),
         None => {
             return Err(Error::corruption(

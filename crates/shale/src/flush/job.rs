@@ -34,6 +34,8 @@ pub(crate) struct FlushJob {
     /// The family's merge operator and compaction filter.
     pub merge_op: Option<Arc<dyn MergeOperator>>,
     pub user_filter: Option<Arc<dyn CompactionFilter>>,
+    /// The clock (Unix seconds): values expired by then become tombstones.
+    pub now: u64,
 }
 
 /// What `FlushJob::run` produced.
@@ -60,7 +62,8 @@ impl FlushJob {
         let mut filter = EntryFilter::new(self.snapshots.clone(), None)
             .with_merge_operator(self.merge_op.clone())
             .with_user_filter(self.user_filter.clone(), 0)
-            .with_range_dels(frags);
+            .with_range_dels(frags)
+            .with_now(self.now);
         let outputs = write_outputs(&mut iter, &mut filter, spec)?;
         crate::sync_point!("FlushJob::AfterOutputs");
         Ok(FlushResult {

@@ -52,6 +52,9 @@ pub(crate) enum MemGet<'a> {
     /// The newest visible entry is a merge operand (older entries of the
     /// key may hold more operands and the base value).
     Merge(&'a [u8]),
+    /// The newest visible entry is a value expiring at the second given
+    /// (the caller decides whether it still exists).
+    Expiring(&'a [u8], u64),
 }
 
 /// An in-memory sorted buffer of writes (see the module comment).
@@ -268,6 +271,11 @@ impl MemTable {
             Some(ValueKind::Deletion | ValueKind::SingleDeletion) => MemGet::Deleted,
             Some(ValueKind::Value) => MemGet::Value(value),
             Some(ValueKind::Merge) => MemGet::Merge(value),
+            Some(ValueKind::ValueWithExpiry) => match crate::base::expiry::split_expiring(value) {
+                Some((v, expiry)) => MemGet::Expiring(v, expiry),
+                // Batches are checked before they reach a memtable.
+                None => MemGet::Deleted,
+            },
             // `add` refuses other kinds (debug builds); treat them as values.
             _ => {
                 debug_assert!(false, "unexpected kind {kind:#x} in memtable");

@@ -250,7 +250,9 @@ fn concurrent_readers_and_writer() {
                     let got = m.get(&key(j), s).map(|g| match g {
                         MemGet::Value(v) => Some(v.to_vec()),
                         MemGet::Deleted => None,
-                        MemGet::Merge(_) => panic!("no merges added"),
+                        MemGet::Merge(_) | MemGet::Expiring(..) => {
+                            panic!("only puts and deletes added")
+                        }
                     });
                     assert_eq!(got, expect(j, s), "key {j} at {s}");
                     if checks.is_multiple_of(64) {

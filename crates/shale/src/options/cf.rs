@@ -72,6 +72,9 @@ pub struct CfOptions {
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
     /// Per-key hook of flush and compaction; not persisted. Default `None`.
     pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
+    /// Every put in the family expires this many seconds after it is
+    /// written (0: only `put_with_ttl` puts expire). Default 0.
+    pub default_ttl_secs: u64,
 }
 
 impl Default for CfOptions {
@@ -100,6 +103,7 @@ impl Default for CfOptions {
             hard_pending_compaction_bytes_limit: 256 << 30,
             merge_operator: None,
             compaction_filter: None,
+            default_ttl_secs: 0,
         }
     }
 }
@@ -314,6 +318,9 @@ impl CfOptions {
         if let Some(m) = &self.merge_operator {
             line("merge_operator", m.name().to_string());
         }
+        if self.default_ttl_secs > 0 {
+            line("default_ttl_secs", self.default_ttl_secs.to_string());
+        }
         if let Some(f) = &self.compaction_filter {
             line("compaction_filter", f.name().to_string());
         }
@@ -379,6 +386,7 @@ impl CfOptions {
                 "hard_pending_compaction_bytes_limit" => {
                     o.hard_pending_compaction_bytes_limit = num(v, bad)?
                 }
+                "default_ttl_secs" => o.default_ttl_secs = num(v, bad)?,
                 // A shipped operator comes back; another must be supplied.
                 "merge_operator" => o.merge_operator = crate::merge::from_name(v),
                 // Code, not data: the caller supplies it again.

@@ -200,10 +200,14 @@ pub struct Options {
     /// Cap of automatic iterator readahead. Default 256 KiB.
     pub max_auto_readahead_size: usize,
     /// One memtable budget for the whole DB (RocksDB's
-    /// `db_write_buffer_size`): once the memtables of all column families
-    /// together use more than this many bytes, the largest active memtable
-    /// is switched and flushed (writers never wait on the budget itself).
-    /// 0 (the default): no DB-wide budget.
+    /// `db_write_buffer_size`, with its write buffer manager's rule): once
+    /// the active memtables of all column families use more than 7/8 of
+    /// this many bytes (or all memtables the whole of it and the active
+    /// ones half), the largest active memtable is switched and flushed.
+    /// Writers wait only when the memtables use twice the budget while
+    /// flushes are running (they free memory: no wedge, unlike RocksDB's
+    /// `allow_stall`, facebook/rocksdb#11780). 0 (the default): no DB-wide
+    /// budget.
     pub db_write_buffer_size: usize,
     /// Once the live WAL files exceed this many bytes, the column families
     /// still holding unflushed writes in the oldest WAL are flushed so that
@@ -222,6 +226,13 @@ pub struct Options {
     pub column_families: Vec<(String, CfOptions)>,
     /// File system used for every file operation. Default POSIX.
     pub fs: Arc<dyn FileSystem>,
+    /// Clock for expiring keys (`put_with_ttl`, `default_ttl_secs`).
+    /// Default the system clock; tests inject their own.
+    pub clock: Arc<dyn crate::base::expiry::Clock>,
+    /// The `default` family's TTL: every put in it (not merges) expires
+    /// this many seconds after it is written. 0 (the default): puts do not
+    /// expire unless written with `put_with_ttl`.
+    pub default_ttl_secs: u64,
 }
 
 impl std::fmt::Debug for Options {
@@ -292,6 +303,8 @@ impl Default for Options {
             create_missing_column_families: false,
             column_families: Vec::new(),
             fs: crate::fs::default_fs(),
+            clock: Arc::new(crate::base::expiry::SystemClock),
+            default_ttl_secs: 0,
         }
     }
 }
@@ -323,6 +336,7 @@ impl Options {
             hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
             merge_operator: self.merge_operator.clone(),
             compaction_filter: self.compaction_filter.clone(),
+            default_ttl_secs: self.default_ttl_secs,
         }
     }
 

@@ -198,6 +198,12 @@ impl TableBuilder {
             if matches!(p.kind, ValueKind::Deletion | ValueKind::SingleDeletion) {
                 self.props.num_deletions += 1;
             }
+            if p.kind == ValueKind::ValueWithExpiry {
+                if let Some((_, e)) = crate::base::expiry::split_expiring(value) {
+                    self.props.expiry_entries += 1;
+                    self.props.expiry_max = self.props.expiry_max.max(e);
+                }
+            }
         }
         self.props.num_entries += 1;
         self.props.raw_key_size += ikey.len() as u64;
@@ -337,6 +343,7 @@ impl TableBuilder {
         if self.props.num_entries == 0 && self.range_dels.is_empty() {
             self.props.smallest_seqno = 0;
         }
+
         self.props.creation_time = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());

@@ -22,6 +22,8 @@ const CREATION_TIME: &str = "shale.creation.time";
 const DATA_SIZE: &str = "shale.data.size";
 const DB_ID: &str = "shale.db.id";
 const DELETED_KEYS: &str = "shale.deleted.keys";
+const EXPIRY_ENTRIES: &str = "shale.expiry.entries";
+const EXPIRY_MAX: &str = "shale.expiry.max";
 const FILE_NUMBER: &str = "shale.file.number";
 const FILTER_SIZE: &str = "shale.filter.size";
 const FORMAT_VERSION: &str = "shale.format.version";
@@ -44,6 +46,10 @@ pub(crate) struct TableProperties {
     pub num_deletions: u64,
     /// Range tombstones in the range-deletion block (not in `num_entries`).
     pub num_range_deletions: u64,
+    /// Expiring values among the entries, and the latest expiry among
+    /// them (0: none).
+    pub expiry_entries: u64,
+    pub expiry_max: u64,
     /// Sum of internal key lengths.
     pub raw_key_size: u64,
     /// Sum of value lengths.
@@ -86,6 +92,10 @@ impl TableProperties {
         put_num(b, DATA_SIZE, self.data_size);
         b.add(DB_ID.as_bytes(), self.db_id.as_bytes());
         put_num(b, DELETED_KEYS, self.num_deletions);
+        if self.expiry_entries > 0 {
+            put_num(b, EXPIRY_ENTRIES, self.expiry_entries);
+            put_num(b, EXPIRY_MAX, self.expiry_max);
+        }
         put_num(b, FILE_NUMBER, self.file_number);
         put_num(b, FILTER_SIZE, self.filter_size);
         put_num(b, FORMAT_VERSION, self.format_version);
@@ -123,6 +133,8 @@ impl TableProperties {
                 DATA_SIZE => p.data_size = num()?,
                 DB_ID => p.db_id = text(),
                 DELETED_KEYS => p.num_deletions = num()?,
+                EXPIRY_ENTRIES => p.expiry_entries = num()?,
+                EXPIRY_MAX => p.expiry_max = num()?,
                 FILE_NUMBER => p.file_number = num()?,
                 FILTER_SIZE => p.filter_size = num()?,
                 FORMAT_VERSION => p.format_version = num()?,
@@ -153,6 +165,8 @@ mod tests {
             num_entries: 100_000,
             num_deletions: 17,
             num_range_deletions: 4,
+            expiry_entries: 3,
+            expiry_max: 1_800_000_000,
             raw_key_size: 1 << 40,
             raw_value_size: 3,
             num_data_blocks: 55,
@@ -190,7 +204,7 @@ mod tests {
             it.next();
             n += 1;
         }
-        assert_eq!(n, 17);
+        assert_eq!(n, 19);
     }
 
     #[test]

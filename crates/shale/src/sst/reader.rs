@@ -154,6 +154,14 @@ pub(crate) struct PointEntry {
 }
 
 impl PointEntry {
+    /// An expiring entry's value (its stored bytes less the expiry suffix)
+    /// and expiry; `None` when the stored bytes are too short.
+    pub(crate) fn split_expiry(mut self) -> Option<(PointEntry, u64)> {
+        let (_, expiry) = crate::base::expiry::split_expiring(self.value())?;
+        self.value_range.end -= crate::base::expiry::EXPIRY_LEN;
+        Some((self, expiry))
+    }
+
     /// The value bytes.
     pub(crate) fn value(&self) -> &[u8] {
         self.block

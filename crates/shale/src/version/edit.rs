@@ -83,6 +83,12 @@ pub(crate) mod file_tag {
     /// Number of range tombstones in the table (varint64), when > 0. Safe
     /// to ignore: the table's own block is what readers use.
     pub(crate) const NUM_RANGE_DELETIONS: u32 = 69;
+    /// Latest expiry among the table's expiring values (varint64, Unix
+    /// seconds), when it has some. Safe to ignore.
+    pub(crate) const EXPIRY_MAX: u32 = 70;
+    /// Number of expiring values in the table (varint64), when > 0. Safe
+    /// to ignore.
+    pub(crate) const EXPIRY_ENTRIES: u32 = 71;
 }
 
 /// One MANIFEST record.
@@ -309,11 +315,17 @@ fn encode_new_file(dst: &mut Vec<u8>, level: usize, f: &FileMeta) {
     put_varint64(dst, f.num_entries);
     put_varint64(dst, f.num_deletions);
     dst.push(f.compression);
-    if f.num_range_deletions > 0 {
-        put_varint32(dst, file_tag::NUM_RANGE_DELETIONS);
-        let mut v = Vec::with_capacity(10);
-        put_varint64(&mut v, f.num_range_deletions);
-        put_length_prefixed(dst, &v);
+    for (tag, n) in [
+        (file_tag::NUM_RANGE_DELETIONS, f.num_range_deletions),
+        (file_tag::EXPIRY_MAX, f.expiry_max),
+        (file_tag::EXPIRY_ENTRIES, f.expiry_entries),
+    ] {
+        if n > 0 {
+            put_varint32(dst, tag);
+            let mut v = Vec::with_capacity(10);
+            put_varint64(&mut v, n);
+            put_length_prefixed(dst, &v);
+        }
     }
     put_varint32(dst, file_tag::END);
 }
@@ -398,16 +410,23 @@ impl<'a> Decoder<'a> {
         };
         self.src = rest;
         let mut num_range_deletions = 0;
+        let mut expiry_max = 0;
+        let mut expiry_entries = 0;
         loop {
             match self.varint32("file sub-field tag")? {
                 file_tag::END => break,
-                file_tag::NUM_RANGE_DELETIONS => {
-                    let mut v = self.bytes("range deletion count")?;
-                    num_range_deletions = crate::codec::get_varint64(&mut v)
+                t @ (file_tag::NUM_RANGE_DELETIONS
+                | file_tag::EXPIRY_MAX
+                | file_tag::EXPIRY_ENTRIES) => {
+                    let mut v = self.bytes("file sub-field")?;
+                    let n = crate::codec::get_varint64(&mut v)
                         .filter(|_| v.is_empty())
-                        .ok_or_else(|| {
-                            self.err(format!("file {number}: bad range deletion count"))
-                        })?;
+                        .ok_or_else(|| self.err(format!("file {number}: bad sub-field {t}")))?;
+                    match t {
+                        file_tag::EXPIRY_MAX => expiry_max = n,
+                        file_tag::EXPIRY_ENTRIES => expiry_entries = n,
+                        _ => num_range_deletions = n,
+                    }
                 }
                 t if t & file_tag::SAFE_IGNORE_MASK != 0 => {
                     self.bytes("ignorable file sub-field")?;
@@ -435,6 +454,8 @@ impl<'a> Decoder<'a> {
             num_entries,
             num_deletions,
             num_range_deletions,
+            expiry_max,
+            expiry_entries,
             compression,
             ..Default::default()
         };
@@ -535,6 +556,8 @@ mod tests {
                     num_entries: rng.gen_range(0..1 << 40),
                     num_deletions: rng.gen_range(0..100),
                     num_range_deletions: rng.gen_range(0..3),
+                    expiry_max: rng.gen_range(0..2) * 1_800_000_000,
+                    expiry_entries: rng.gen_range(0..3),
                     compression: rng.gen(),
                     ..Default::default()
                 },

@@ -40,6 +40,10 @@ pub(crate) struct FileMeta {
     pub num_deletions: u64,
     /// Number of range tombstones (in the range-deletion block).
     pub num_range_deletions: u64,
+    /// Expiring values among the entries, and the latest expiry among them
+    /// (Unix seconds; 0: none): past it, all of them are gone.
+    pub expiry_entries: u64,
+    pub expiry_max: u64,
     /// Compression type of the data blocks (the `Compression` tag byte).
     pub compression: u8,
     /// Set while a compaction job has this file as an input. Not persisted.
@@ -110,6 +114,23 @@ impl FileMeta {
                 .to_le_bytes()
     }
 
+    /// True when every entry is an expiring value and all expired by `now`
+    /// (and no range tombstone: those do not expire).
+    pub(crate) fn wholly_expired(&self, now: u64) -> bool {
+        self.expiry_entries > 0
+            && self.expiry_entries == self.num_entries
+            && self.num_range_deletions == 0
+            && self.expiry_max <= now
+    }
+
+    /// True when over half the entries are expiring values, all expired by
+    /// `now`.
+    pub(crate) fn mostly_expired(&self, now: u64) -> bool {
+        self.expiry_entries > 0
+            && self.expiry_entries * 2 > self.num_entries
+            && self.expiry_max <= now
+    }
+
     /// True while a compaction owns this file.
     #[inline]
     pub(crate) fn is_being_compacted(&self) -> bool {
@@ -147,6 +168,8 @@ impl Clone for FileMeta {
             num_entries: self.num_entries,
             num_deletions: self.num_deletions,
             num_range_deletions: self.num_range_deletions,
+            expiry_entries: self.expiry_entries,
+            expiry_max: self.expiry_max,
             compression: self.compression,
             being_compacted: AtomicBool::new(false),
             table: self.table.clone(),
@@ -166,6 +189,8 @@ impl PartialEq for FileMeta {
             && self.num_entries == o.num_entries
             && self.num_deletions == o.num_deletions
             && self.num_range_deletions == o.num_range_deletions
+            && self.expiry_entries == o.expiry_entries
+            && self.expiry_max == o.expiry_max
             && self.compression == o.compression
     }
 }

@@ -1,0 +1,61 @@
+//! Per-key expiry (`Db::put_with_ttl`, a family's `default_ttl`): the clock
+//! the engine reads time from, and the layout of an expiring value.
+//!
+//! An entry of kind `ValueWithExpiry` holds `value ++ fixed64 LE expiry`,
+//! the expiry in Unix seconds of the DB's clock. From that second on the
+//! key reads as deleted (the entry hides older versions, as a tombstone
+//! does); compaction turns it into a tombstone, or drops it where nothing
+//! lies below.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Bytes of the expiry suffix.
+pub(crate) const EXPIRY_LEN: usize = 8;
+
+/// Where the engine reads the time for expiries. Tests inject their own.
+pub trait Clock: Send + Sync {
+    /// Seconds since the Unix epoch.
+    fn now_secs(&self) -> u64;
+}
+
+/// The system clock (`SystemTime::now`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_secs(&self) -> u64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+}
+
+/// The value and expiry of an expiring entry's stored bytes; `None` when
+/// they are shorter than the suffix (corruption).
+#[inline]
+pub(crate) fn split_expiring(stored: &[u8]) -> Option<(&[u8], u64)> {
+    let at = stored.len().checked_sub(EXPIRY_LEN)?;
+    let (v, e) = stored.split_at(at);
+    Some((v, u64::from_le_bytes(e.try_into().ok()?)))
+}
+
+/// True when an entry expiring at `expiry` is gone at `now`.
+#[inline]
+pub(crate) fn expired(expiry: u64, now: u64) -> bool {
+    expiry <= now
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_and_expiry() {
+        let mut v = b"value".to_vec();
+        v.extend_from_slice(&1_700_000_000u64.to_le_bytes());
+        assert_eq!(split_expiring(&v), Some((&b"value"[..], 1_700_000_000)));
+        assert_eq!(split_expiring(b"short"), None);
+        assert!(expired(10, 10) && !expired(11, 10));
+        assert!(SystemClock.now_secs() > 1_700_000_000);
+    }
+}
