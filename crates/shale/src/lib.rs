@@ -35,7 +35,7 @@ pub use base::{FileNum, SeqNo};
 pub use batch::{ColumnFamilyId, WriteBatch};
 pub use cf::Cf;
 pub use compaction::user_filter::{CompactionFilter, FilterDecision};
-pub use db::{Db, DbIterator, DbRange, KeyRange, PinnableValue, Snapshot};
+pub use db::{Db, DbIterator, DbRange, KeyRange, PinnableValue, ReclaimProgress, Snapshot};
 pub use error::{Error, Result};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{

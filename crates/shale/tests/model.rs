@@ -149,6 +149,23 @@ impl On<'_> {
         }
     }
 
+    /// `reclaim`/`reclaim_cf`: the bytes freed, with the steps' reports.
+    fn reclaim(&self, a: Option<&[u8]>, b: Option<&[u8]>) -> shale::Result<u64> {
+        match &self.cf {
+            None => self.db.reclaim(a, b),
+            Some(c) => {
+                let mut last = None;
+                let r = self
+                    .db
+                    .reclaim_cf(c, a, b, |p| last = Some(p.bytes_in_range));
+                if let (Ok(_), Some(n)) = (&r, last) {
+                    assert!(n < u64::MAX);
+                }
+                r
+            }
+        }
+    }
+
     fn property(&self, name: &str) -> Option<String> {
         match &self.cf {
             None => self.db.property(name),
@@ -1039,6 +1056,16 @@ fn check_properties(
                 .is_none(),
             "{ctx}: {name:?}: level {levels} of {levels}"
         );
+        let reclaimable = o
+            .property("shale.estimate-reclaimable-bytes")
+            .unwrap_or_else(|| panic!("{ctx}: {name:?}: no estimate-reclaimable-bytes"));
+        assert!(
+            reclaimable
+                .split(' ')
+                .next()
+                .is_some_and(|n| n.parse::<u64>().is_ok()),
+            "{ctx}: {name:?}: {reclaimable}"
+        );
         let keys = num("shale.estimate-num-keys");
         assert!(
             f.sure_keys() <= keys && keys <= f.writes,
@@ -1333,7 +1360,12 @@ fn run_seed(seed: u64, ops: usize) {
                 // Every bound shape: none, either side, both, empty, beyond.
                 let a = random_bound(&mut rng, space);
                 let b = random_bound(&mut rng, space);
-                let r = o.compact_range(a.as_deref(), b.as_deref());
+                let r = if rng.gen_bool(0.25) {
+                    // Reclaim: what reads return must not change.
+                    o.reclaim(a.as_deref(), b.as_deref()).map(|_| ())
+                } else {
+                    o.compact_range(a.as_deref(), b.as_deref())
+                };
                 match (&a, &b) {
                     (Some(a), Some(b)) if a > b => {
                         assert!(is_invalid(&r), "{ctx}: reversed compact_range: {r:?}")

@@ -248,6 +248,18 @@ pub(crate) fn compact_range(
     start: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Result<()> {
+    compact_range_with(db, cf, start, end, None)
+}
+
+/// [`compact_range`], reclaiming (every last-level file in the range
+/// rewritten too) and reporting each step when `reclaim` is given.
+pub(crate) fn compact_range_with(
+    db: &Arc<DbInner>,
+    cf: u32,
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+    mut reclaim: Option<&mut dyn FnMut(&super::ReclaimProgress)>,
+) -> Result<()> {
     if let (Some(a), Some(b)) = (start, end) {
         if a > b {
             return Err(Error::InvalidArgument(format!(
@@ -267,7 +279,7 @@ pub(crate) fn compact_range(
             break Err(Error::ShutdownInProgress);
         }
         if st.compactions_running == 0 {
-            let (st2, r) = compaction_runner::run_manual(db, st, cf, start, end);
+            let (st2, r) = compaction_runner::run_manual(db, st, cf, start, end, reclaim.take());
             st = st2;
             break r;
         }

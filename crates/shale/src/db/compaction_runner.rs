@@ -390,14 +390,18 @@ pub(crate) fn run_manual<'a>(
     cf: u32,
     start: Option<&[u8]>,
     end: Option<&[u8]>,
+    mut reclaim: Option<&mut dyn FnMut(&crate::db::ReclaimProgress)>,
 ) -> (MutexGuard<'a, DbState>, Result<()>) {
-    let Some(o) = family_picker_options(&st, cf) else {
+    let Some(mut o) = picker_options_now(db, &st, cf) else {
         return (st, Err(dropped_error(cf)));
     };
+    // Reclaiming rewrites the last level's files in the range too, each of
+    // them, whatever moved down into it.
+    o.rewrite_bottommost |= reclaim.is_some();
     let last = o.num_levels - 1;
     let mut moved_down = false;
     for level in 0..=last {
-        if level == last && moved_down {
+        if level == last && moved_down && reclaim.is_none() {
             break;
         }
         if st.cf(cf).is_none() {
@@ -416,8 +420,28 @@ pub(crate) fn run_manual<'a>(
             db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
             return (st, Err(e));
         }
+        if let Some(report) = reclaim.as_deref_mut() {
+            let v = st.versions.current(cf);
+            report(&crate::db::ReclaimProgress {
+                level: plan.level,
+                output_level: plan.output_level,
+                bytes_in_range: bytes_in_range(&v, start, end),
+            });
+        }
     }
     (st, Ok(()))
+}
+
+/// Bytes of the files of `v` overlapping `[start, end]` (whole files).
+pub(crate) fn bytes_in_range(
+    v: &crate::version::Version,
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> u64 {
+    (0..v.num_levels())
+        .flat_map(|l| v.overlapping_files_in_range(l, start, end))
+        .map(|f| f.file_size)
+        .sum()
 }
 
 /// Runs `job` over its inputs: split into up to `max_subcompactions` key

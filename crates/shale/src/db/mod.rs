@@ -374,6 +374,19 @@ impl Drop for DbHandle {
     }
 }
 
+/// One step of [`Db::reclaim_cf`]: a compaction from `level` into
+/// `output_level` finished, leaving `bytes_in_range` bytes of table files
+/// overlapping the range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReclaimProgress {
+    /// The level compacted.
+    pub level: usize,
+    /// The level written.
+    pub output_level: usize,
+    /// Bytes of the files overlapping the range now.
+    pub bytes_in_range: u64,
+}
+
 /// A handle to an open DB. Cheap to clone; all clones share the DB. The DB
 /// closes when the last clone is dropped (or on [`Db::close`]).
 #[derive(Clone)]
@@ -773,6 +786,40 @@ impl Db {
     ) -> Result<()> {
         let id = self.family(cf)?.id;
         background::compact_range(self.inner(), id, start, end)
+    }
+
+    /// Removes from disk every byte in `[start, end]` (`None`: unbounded)
+    /// that no read can return any more — overwritten or deleted versions,
+    /// tombstones, range-deleted and expired values — by compacting the
+    /// range down and rewriting the last level's files in it, and returns
+    /// the bytes of table files that went (of the files overlapping the
+    /// range, before and after). Versions a live snapshot can read stay.
+    /// The `shale.estimate-reclaimable-bytes` property estimates the gain
+    /// beforehand.
+    pub fn reclaim(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<u64> {
+        self.reclaim_cf(&self.default_cf(), start, end, |_| {})
+    }
+
+    /// [`Db::reclaim`] in family `cf`, calling `progress` after each
+    /// compaction step.
+    pub fn reclaim_cf(
+        &self,
+        cf: &Cf,
+        start: Option<&[u8]>,
+        end: Option<&[u8]>,
+        mut progress: impl FnMut(&ReclaimProgress),
+    ) -> Result<u64> {
+        let id = self.family(cf)?.id;
+        let before = {
+            let st = self.inner().state.lock();
+            compaction_runner::bytes_in_range(&st.versions.current(id), start, end)
+        };
+        background::compact_range_with(self.inner(), id, start, end, Some(&mut progress))?;
+        let after = {
+            let st = self.inner().state.lock();
+            compaction_runner::bytes_in_range(&st.versions.current(id), start, end)
+        };
+        Ok(before.saturating_sub(after))
     }
 
     /// Recovers from a background error without reopening (RocksDB's

@@ -30,6 +30,28 @@ use super::DbInner;
 const GB: f64 = (1u64 << 30) as f64;
 const MB: f64 = (1u64 << 20) as f64;
 
+/// Per level, the bytes compaction could free (the estimate `reclaim` is
+/// about): RocksDB's compensation for files dense with point tombstones,
+/// the bytes below files' range tombstones, and the share of expiring
+/// values all expired by `now`.
+fn reclaimable_per_level(v: &crate::version::Version, now: u64) -> Vec<u64> {
+    (0..v.num_levels())
+        .map(|level| {
+            v.files(level)
+                .iter()
+                .map(|f| {
+                    let mut b = crate::compaction::sizing::compensated_size(v, level, f)
+                        .saturating_sub(f.file_size);
+                    if f.expiry_entries > 0 && f.expiry_max <= now && f.num_entries > 0 {
+                        b += f.file_size * f.expiry_entries.min(f.num_entries) / f.num_entries;
+                    }
+                    b
+                })
+                .sum()
+        })
+        .collect()
+}
+
 pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String> {
     let name = name
         .strip_prefix("rocksdb.")
@@ -140,6 +162,15 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
         "shale.compaction-bytes-written" => {
             let l = db.stats.levels.lock();
             l.iter().map(|r| r.bytes_written).sum::<u64>().to_string()
+        }
+        "shale.estimate-reclaimable-bytes" => {
+            let per = reclaimable_per_level(&v, db.opts.clock.now_secs());
+            let levels: Vec<String> = per
+                .iter()
+                .enumerate()
+                .map(|(l, b)| format!("L{l}={b}"))
+                .collect();
+            format!("{} ({})", per.iter().sum::<u64>(), levels.join(" "))
         }
         "shale.delete-only-bytes" => db
             .stats
