@@ -7,7 +7,11 @@
 //! before the kill) and across keys with the cut check (batches atomic,
 //! snapshot reads and scans one consistent cut). Every other cycle runs
 //! with `--use_merge` (puts written as merges of the whole value), so the
-//! checks also cover merge operands resolved across kills and recoveries.
+//! checks also cover merge operands resolved across kills and recoveries,
+//! and cycles take turns with range deletions (`--delrangepercent` 0, 5,
+//! 10, recorded as batches of deletes), so the checks cover range
+//! tombstones over values and operands in memtables and tables, and ranges
+//! cut by a kill (all deleted or none).
 //!
 //! The child must die of the SIGKILL: a child that exits by itself (a panic,
 //! a failure) fails the test. Tampered histories must fail the check, so it
@@ -48,11 +52,11 @@ fn verify(dir: &Path, seed: u64) -> Output {
 /// One kill cycle: the child runs until killed after `after` (counted from
 /// when its first writes are on disk); returns its stdout. `cfs` column
 /// families (fixed by the first run of a history); `use_merge`: puts as
-/// merges.
+/// merges; `delrange`: percent of range deletions.
 fn run_and_kill(
     dir: &Path,
     seed: u64,
-    (sync, use_merge): (bool, bool),
+    (sync, use_merge, delrange): (bool, bool, u32),
     after: Duration,
     cfs: u32,
 ) -> String {
@@ -60,6 +64,7 @@ fn run_and_kill(
     cmd.args(base_args(dir, seed))
         .arg(format!("--column_families={cfs}"))
         .arg(format!("--use_merge={use_merge}"))
+        .arg(format!("--delrangepercent={delrange}"))
         .args(["--threads=4", "--ops_per_thread=100000000", "--duration=60"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -104,19 +109,21 @@ fn kill_cycles(cycles: usize, seed: u64, cfs: u32) {
     for cycle in 0..cycles {
         let sync = cycle % 3 == 2;
         let use_merge = cycle % 2 == 0;
+        let delrange = [5, 0, 10][cycle % 3];
         let after = Duration::from_millis(rng.gen_range(50..400));
         let run_seed = rng.gen();
-        let stdout = run_and_kill(dir, run_seed, (sync, use_merge), after, cfs);
+        let stdout = run_and_kill(dir, run_seed, (sync, use_merge, delrange), after, cfs);
         let o = verify(dir, rng.gen());
         assert!(
             o.status.success(),
             "seed {seed} cycle {cycle} (run seed {run_seed}, sync {sync}, use_merge {use_merge}, \
-             killed after {after:?} past its first writes; run output:\n{stdout}):\nverify \
-             failed: {}",
+             delrangepercent {delrange}, killed after {after:?} past its first writes; run \
+             output:\n{stdout}):\nverify failed: {}",
             show(&o)
         );
         println!(
-            "cycle {cycle}: sync {sync}, use_merge {use_merge}, killed {after:?} in; {}",
+            "cycle {cycle}: sync {sync}, use_merge {use_merge}, delrangepercent {delrange}, \
+             killed {after:?} in; {}",
             String::from_utf8_lossy(&o.stdout)
                 .lines()
                 .filter(|l| l.starts_with("history") || l.starts_with("check"))

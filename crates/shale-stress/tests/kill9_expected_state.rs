@@ -8,6 +8,9 @@
 //! turn: read-modify-write merges (`--merge_percent`), puts as merges
 //! (`--use_merge`), both, neither; each kill then cuts writes whose
 //! operands the verification must find applied exactly once or not at all.
+//! Range deletions take turns too (`--delrangepercent` 10 of 10 keys, 0,
+//! 3 of 150 keys): a range cut by a kill must be found all deleted or not
+//! at all (its keys share one batch tag).
 //! The child must die of the SIGKILL. Seeds are printed; `SHALE_SEED=<n>`
 //! replays the choices (thread timing is not reproducible).
 
@@ -42,6 +45,16 @@ fn merge_flags(cycle: usize) -> [&'static str; 2] {
     }
 }
 
+/// The range-deletion flags of cycle `cycle` (turns of 3, against the 4
+/// of the merge flags, so each pairing comes up).
+fn range_flags(cycle: usize) -> [&'static str; 2] {
+    match cycle % 3 {
+        0 => ["--delrangepercent=10", "--range_deletion_width=10"],
+        1 => ["--delrangepercent=0", "--range_deletion_width=10"],
+        _ => ["--delrangepercent=3", "--range_deletion_width=150"],
+    }
+}
+
 /// Kill cycles; returns (ops at least, batches cut, of them cross-family).
 fn kill_cycles(cycles: usize, seed: u64) -> (u64, u64, u64) {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -56,6 +69,7 @@ fn kill_cycles(cycles: usize, seed: u64) -> (u64, u64, u64) {
         cmd.args(args(dir, run_seed))
             .args(["--threads=3", "--ops_per_thread=100000000", "--duration=60"])
             .args(merge_flags(cycle))
+            .args(range_flags(cycle))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if sync {
@@ -100,8 +114,9 @@ fn kill_cycles(cycles: usize, seed: u64) -> (u64, u64, u64) {
         cut += field(&v, "verify", "batches_cut");
         cross += field(&v, "verify", "batches_cut_cross_family");
         println!(
-            "cycle {cycle}: sync {sync}, {:?}, killed after {after:?}; {}",
+            "cycle {cycle}: sync {sync}, {:?} {:?}, killed after {after:?}; {}",
             merge_flags(cycle),
+            range_flags(cycle),
             String::from_utf8_lossy(&v.stdout)
                 .lines()
                 .filter(|l| l.starts_with("verify"))

@@ -1,9 +1,10 @@
 //! Command-line flags of `shale-stress`, db_stress style: `--name=value` or
 //! `--name value`; booleans also as a bare `--name`.
 //!
-//! The merge and single-delete flags, when not given, are drawn from the
-//! seed ([`Flags::parse`]), so a crash test that passes only seeds runs some
-//! iterations with merges and some DBs with single deletes.
+//! The merge, single-delete and range-deletion flags, when not given, are
+//! drawn from the seed ([`Flags::parse`]), so a crash test that passes only
+//! seeds runs some iterations with merges or range deletions and some DBs
+//! with single deletes.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -61,6 +62,17 @@ pub struct Flags {
     pub nooverwritepercent: u32,
     /// `--nooverwritepercent` was given (not drawn).
     pub nooverwritepercent_given: bool,
+    /// Percent of the operations that are range deletions (db_stress's
+    /// `--delrangepercent`), each of `--range_deletion_width` consecutive
+    /// keys of one family, cut around no-overwrite keys (a single delete
+    /// must meet only its put).
+    /// Default: drawn from the seed, 0 in half the runs, else 2 or 5. In
+    /// history mode too, recorded as one batch deleting every key of the
+    /// range.
+    pub delrangepercent: u32,
+    /// Keys per range deletion (db_stress's `--range_deletion_width`),
+    /// at least 1; default 10; at most `--max_key` keys are covered.
+    pub range_deletion_width: u64,
 }
 
 /// Largest `--column_families`.
@@ -74,7 +86,8 @@ pub const MAX_HISTORY_KEYS: u64 = 1000;
 pub const USAGE: &str = "usage: shale-stress --db=DIR [--threads=4] [--max_key=10000] \
 [--ops_per_thread=100000] [--duration=SECS] [--seed=N] [--verify_only] [--reopen=0] \
 [--sync] [--expected=FILE] [--history=DIR] [--column_families=1] [--use_merge] \
-[--merge_percent=N] [--nooverwritepercent=N]";
+[--merge_percent=N] [--nooverwritepercent=N] [--delrangepercent=N] \
+[--range_deletion_width=10]";
 
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
     v.parse()
@@ -113,9 +126,11 @@ impl Flags {
             merge_percent: 0,
             nooverwritepercent: 0,
             nooverwritepercent_given: false,
+            delrangepercent: 0,
+            range_deletion_width: 10,
         };
         let mut max_key_given = false;
-        let (mut use_merge, mut merge_percent) = (None, None);
+        let (mut use_merge, mut merge_percent, mut delrangepercent) = (None, None, None);
         let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
             let Some(body) = arg.strip_prefix("--") else {
@@ -158,6 +173,8 @@ impl Flags {
                     f.nooverwritepercent = parse_num(name, v)?;
                     f.nooverwritepercent_given = true;
                 }
+                "delrangepercent" => delrangepercent = Some(parse_num(name, v)?),
+                "range_deletion_width" => f.range_deletion_width = parse_num(name, v)?,
                 _ => return Err(format!("unknown flag --{name}")),
             }
         }
@@ -180,14 +197,22 @@ impl Flags {
         let drawn_use_merge = draw.gen_ratio(1, 4);
         let drawn_merge_percent = *[0, 0, 10, 30].choose(&mut draw).unwrap_or(&0);
         let drawn_no_overwrite = *[0, 0, 5, 20].choose(&mut draw).unwrap_or(&0);
+        let drawn_delrange = *[0, 0, 2, 5].choose(&mut draw).unwrap_or(&0);
         let history = f.history.is_some();
         f.use_merge = use_merge.unwrap_or(drawn_use_merge);
         f.merge_percent = merge_percent.unwrap_or(if history { 0 } else { drawn_merge_percent });
         if !f.nooverwritepercent_given && !history {
             f.nooverwritepercent = drawn_no_overwrite;
         }
-        if f.merge_percent > 100 || f.nooverwritepercent > 100 {
-            return Err("--merge_percent and --nooverwritepercent must be at most 100".into());
+        f.delrangepercent = delrangepercent.unwrap_or(drawn_delrange);
+        if f.merge_percent > 100 || f.nooverwritepercent > 100 || f.delrangepercent > 100 {
+            return Err(
+                "--merge_percent, --nooverwritepercent and --delrangepercent must be at most 100"
+                    .into(),
+            );
+        }
+        if f.range_deletion_width == 0 {
+            return Err("--range_deletion_width must be at least 1".into());
         }
         if history {
             if !max_key_given {
@@ -279,5 +304,48 @@ mod tests {
         assert!(Flags::parse(&args("--db=/x --history=/h --use_merge")).is_ok());
         assert!(Flags::parse(&args("--db=/x --history=/h --merge_percent=5")).is_err());
         assert!(Flags::parse(&args("--db=/x --history=/h --nooverwritepercent=5")).is_err());
+    }
+
+    #[test]
+    fn range_deletion_flags_given_or_drawn_from_the_seed() {
+        let f = Flags::parse(&args(
+            "--db=/x --delrangepercent=7 --range_deletion_width=3",
+        ))
+        .unwrap();
+        assert_eq!((f.delrangepercent, f.range_deletion_width), (7, 3));
+        assert_eq!(
+            Flags::parse(&args("--db=/x")).unwrap().range_deletion_width,
+            10
+        );
+        assert!(Flags::parse(&args("--db=/x --delrangepercent=101")).is_err());
+        assert!(Flags::parse(&args("--db=/x --range_deletion_width=0")).is_err());
+        let drawn: Vec<u32> = (0..64)
+            .map(|seed| {
+                Flags::parse(&args(&format!("--db=/x --seed={seed}")))
+                    .unwrap()
+                    .delrangepercent
+            })
+            .collect();
+        assert!(drawn.iter().any(|&d| d > 0) && drawn.contains(&0));
+        // The merge draws of a seed are those it had before range deletions.
+        let a = Flags::parse(&args("--db=/x --seed=9 --delrangepercent=0")).unwrap();
+        let b = Flags::parse(&args("--db=/x --seed=9 --delrangepercent=50")).unwrap();
+        assert_eq!(
+            (a.use_merge, a.merge_percent, a.nooverwritepercent),
+            (b.use_merge, b.merge_percent, b.nooverwritepercent)
+        );
+        // History mode takes them (a range deletion is recorded as a batch
+        // of deletes) and draws them too.
+        let h = Flags::parse(&args(
+            "--db=/x --history=/h --delrangepercent=10 --range_deletion_width=4",
+        ))
+        .unwrap();
+        assert_eq!((h.delrangepercent, h.range_deletion_width), (10, 4));
+        assert!((0..64).any(|seed| {
+            Flags::parse(&args(&format!("--db=/x --history=/h --seed={seed}")))
+                .unwrap()
+                .delrangepercent
+                > 0
+        }));
     }
 }

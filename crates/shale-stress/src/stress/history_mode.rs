@@ -18,7 +18,13 @@
 //!   client, then `multi_get` of 2-6 keys at the snapshot, recorded as a read
 //!   over the interval of the `snapshot()` call, where its cut was taken;
 //! - scan: an iterator over up to 8 consecutive keys, recorded as a read of
-//!   each key of the range (absent if not returned) over the scan.
+//!   each key of the range (absent if not returned) over the scan;
+//! - range deletion (`--delrangepercent` of the operations, drawn from the
+//!   seed unless given): `--range_deletion_width` consecutive keys of one
+//!   family (fewer at the end of the key space) deleted by one
+//!   `delete_range_cf`, recorded as a batch deleting each key of the range:
+//!   a range deletion is, to every key's register, a delete at one point in
+//!   time, the same point for all of them (the cut check holds it to that).
 //!
 //! With `--column_families=N` (kept in `DIR/column_families` from the first
 //! run) the keys of every family are part of the history, named
@@ -138,9 +144,11 @@ pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
     let opts = db_options::random_options(flags.seed, num_levels(flags, &hist)?);
     println!("seed: {}", flags.seed);
     println!(
-        "options: {} use_merge={}",
+        "options: {} use_merge={} delrangepercent={} range_deletion_width={}",
         db_options::describe(&opts),
-        flags.use_merge
+        flags.use_merge,
+        flags.delrangepercent,
+        flags.range_deletion_width
     );
     let num_cfs = num_cfs(flags, &hist)?;
     let (db, cfs) = super::open_db(flags, &opts, num_cfs)?;
@@ -158,6 +166,7 @@ pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
         max_key: flags.max_key,
         wo: WriteOptions::default(),
         use_merge: flags.use_merge,
+        ranges: (flags.delrangepercent, flags.range_deletion_width),
     };
     recovery.recovery_read()?;
     println!(
@@ -213,6 +222,7 @@ fn run_clients(
             max_key: flags.max_key,
             wo,
             use_merge: flags.use_merge,
+            ranges: (flags.delrangepercent, flags.range_deletion_width),
         });
     }
     let left = AtomicU64::new(flags.threads as u64);
@@ -285,6 +295,8 @@ struct Client<'a> {
     wo: WriteOptions,
     /// Puts are merges of overwrite operands.
     use_merge: bool,
+    /// `--delrangepercent` and `--range_deletion_width`.
+    ranges: (u32, u64),
 }
 
 impl Client<'_> {
@@ -409,9 +421,43 @@ impl Client<'_> {
         self.w.read(call, ret, kvs).map_err(Self::history)
     }
 
+    /// Deletes keys `lo..hi` of family `cf` with one `delete_range_cf`,
+    /// recorded as one batch deleting each of them. The end bound is key
+    /// `hi`, or 1 time in 4 a point just past key `hi - 1` (the same keys).
+    fn delete_range(
+        &mut self,
+        cf: u32,
+        lo: u64,
+        hi: u64,
+        rng: &mut SmallRng,
+    ) -> Result<(), String> {
+        let kvs: Vec<KeyValue> = (lo..hi).map(|k| (hkey(cf, k), None)).collect();
+        let start = key(lo);
+        let end = if hi > lo && rng.gen_ratio(1, 4) {
+            format!("{}.", key(hi - 1))
+        } else {
+            key(hi)
+        };
+        let call = self.clock.now();
+        let id = self.w.invoke_write(call, &kvs).map_err(Self::history)?;
+        let mut b = WriteBatch::new();
+        b.delete_range_cf(&self.cfs[cf as usize], start.as_bytes(), end.as_bytes());
+        let r = self.db.write(b, &self.wo);
+        let ret = self.clock.now();
+        r.map_err(|e| format!("delete_range cf {cf} {start}..{end}: {e}"))?;
+        self.w.ack(id, ret).map_err(Self::history)
+    }
+
     fn random_op(&mut self, rng: &mut SmallRng) -> Result<(), String> {
         let k = rng.gen_range(0..self.max_key);
         let cf = rng.gen_range(0..self.cfs.len() as u32);
+        // Drawn only when on: histories without range deletions keep their
+        // seeds' operations.
+        let (percent, width) = self.ranges;
+        if percent > 0 && rng.gen_range(0..100) < percent {
+            let hi = (k + width).min(self.max_key);
+            return self.delete_range(cf, k, hi, rng);
+        }
         match rng.gen_range(0..100) {
             0..=29 => self.get(cf, k),
             30..=54 => {

@@ -17,11 +17,14 @@
 //! (`merge_op.rs`); `--merge_percent` of the puts become read-modify-write
 //! merges the expected state predicts, `--use_merge` turns the other puts
 //! into merges of the whole value, and `--nooverwritepercent` of the keys
-//! are put only while absent and removed with `single_delete`. Unless given,
-//! each is drawn from the seed.
+//! are put only while absent and removed with `single_delete`. Range
+//! deletions: `--delrangepercent` of the operations delete
+//! `--range_deletion_width` consecutive keys of one family (cut around
+//! no-overwrite keys, which are never range-deleted). Unless given, each
+//! percent is drawn from the seed.
 //!
-//! Output: `options: ...` (the DB options, then the merge and single-delete
-//! settings), `verify: ...`, one `progress: ops=N` line per second (the last
+//! Output: `options: ...` (the DB options, then the merge, single-delete
+//! and range-deletion settings), `verify: ...`, one `progress: ops=N` line per second (the last
 //! one survives a kill), and `done: ...` (operations by kind, then the
 //! entries written by kind).
 //! Exit status: 0 ok, 1 verification failure, 2 usage or setup error.
@@ -194,11 +197,14 @@ fn run(flags: &Flags) -> Result<u64, String> {
     let opts = db_options::random_options(flags.seed, expected.num_levels());
     println!("seed: {}", flags.seed);
     println!(
-        "options: {} use_merge={} merge_percent={} nooverwritepercent={}",
+        "options: {} use_merge={} merge_percent={} nooverwritepercent={} delrangepercent={} \
+         range_deletion_width={}",
         db_options::describe(&opts),
         flags.use_merge,
         flags.merge_percent,
-        expected.no_overwrite_percent()
+        expected.no_overwrite_percent(),
+        flags.delrangepercent,
+        flags.range_deletion_width
     );
     let num_cfs = expected.num_cfs();
     let open = || open_db(flags, &opts, num_cfs);
@@ -227,6 +233,8 @@ fn run(flags: &Flags) -> Result<u64, String> {
             },
             use_merge: flags.use_merge,
             merge_percent: flags.merge_percent,
+            delrange_percent: flags.delrangepercent,
+            range_deletion_width: flags.range_deletion_width,
             counts: Default::default(),
             written: Default::default(),
             failures: AtomicU64::new(0),

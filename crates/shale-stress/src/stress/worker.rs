@@ -14,7 +14,9 @@
 //! snapshot read (the states of a few keys in one family and one key in
 //! another, read back at the snapshot after possibly being overwritten,
 //! through `get_cf_opt`, a bounded `iter_cf` both ways and `multi_get_cf`),
-//! and rarely `flush_cf` or `compact_range_cf` with random bounds.
+//! rarely `flush_cf` or `compact_range_cf` with random bounds, and, for
+//! `--delrangepercent` of the operations, a range deletion (see
+//! [`delete_range`]).
 //!
 //! Each key a write touches gets one entry (see [`Entry`]): a put becomes,
 //! `--merge_percent` of the time, a read-modify-write merge whose new state
@@ -55,10 +57,13 @@ pub enum OpType {
     /// Flush, or manual compaction of a random key range (either bound may
     /// be open).
     Compact,
+    /// Range deletion (`--delrangepercent`): one or more range tombstones
+    /// (see [`delete_range`]).
+    DeleteRange,
 }
 
 /// Names of [`OpType`], in order.
-pub const OP_NAMES: [&str; 7] = [
+pub const OP_NAMES: [&str; 8] = [
     "get",
     "put",
     "delete",
@@ -66,10 +71,22 @@ pub const OP_NAMES: [&str; 7] = [
     "scan",
     "snapshot_read",
     "compact",
+    "delete_range",
 ];
 
-/// The kinds of entries written, for statistics (see [`Entry`]).
-pub const WRITE_NAMES: [&str; 5] = ["put", "put_merge", "merge", "delete", "single_delete"];
+/// The kinds of entries written, for statistics (see [`Entry`]; the last,
+/// range deletions, are not per key).
+pub const WRITE_NAMES: [&str; 6] = [
+    "put",
+    "put_merge",
+    "merge",
+    "delete",
+    "single_delete",
+    "range_deletion",
+];
+
+/// Index of range deletions in [`WRITE_NAMES`].
+const RANGE_DELETION: usize = 5;
 
 /// What a write does to one key.
 #[derive(Debug, Clone, Copy)]
@@ -115,6 +132,10 @@ pub struct Shared<'a> {
     pub use_merge: bool,
     /// `--merge_percent`: share of puts that merge an affine operand.
     pub merge_percent: u32,
+    /// `--delrangepercent`: share of operations that delete a key range.
+    pub delrange_percent: u32,
+    /// `--range_deletion_width`: keys per range deletion.
+    pub range_deletion_width: u64,
     /// Operations done, per [`OpType`].
     pub counts: [AtomicU64; OP_NAMES.len()],
     /// Entries written, per kind ([`WRITE_NAMES`]).
@@ -161,6 +182,17 @@ pub fn run(sh: &Shared<'_>, rng: &mut SmallRng, ops: u64) {
         }
         let key = rng.gen_range(0..max_key);
         let cf = sh.random_cf(rng);
+        // Drawn only when on, so runs without range deletions keep the
+        // operation sequence of their seed.
+        if sh.delrange_percent > 0 && rng.gen_range(0..100) < sh.delrange_percent {
+            match delete_range(sh, cf, key, rng) {
+                Ok(()) => {
+                    sh.counts[OpType::DeleteRange as usize].fetch_add(1, Ordering::Relaxed);
+                }
+                Err(msg) => sh.fail(format!("delete_range: {msg}")),
+            }
+            continue;
+        }
         let (op, r) = match rng.gen_range(0..100) {
             0..=29 => (OpType::Get, get(sh, cf, key, rng)),
             30..=59 => (OpType::Put, write(sh, vec![(cf, key)], rng, false)),
@@ -314,6 +346,83 @@ fn write(
     for e in entries {
         sh.written[e.kind()].fetch_add(1, Ordering::Relaxed);
     }
+    Ok(())
+}
+
+/// Deletes `--range_deletion_width` keys from `key` (moved back if the
+/// range would pass `max_key`, as db_stress does) in family `cf`: locks
+/// them, marks each pending absent under one batch tag (so a range cut by a
+/// kill must be found all deleted or not at all, as a batch), writes, and
+/// commits every key absent. A no-overwrite key is never range-deleted (its
+/// single delete must meet exactly its put): the range is cut around such
+/// keys into runs, one range deletion each, all in one batch. (RocksDB's
+/// db_stress range-deletes them anyway; here the keys' hash spreads them so
+/// evenly that at 20% every 10 consecutive keys hold one, so skipping such
+/// ranges would skip them all.) A bound is the key, or a point just past
+/// the key before it (`key_bytes(k - 1) + [0]`: the same keys). A lone
+/// unsynced range goes through `Db::delete_range_cf` half the time.
+fn delete_range(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<(), String> {
+    let max_key = sh.expected.max_key();
+    let width = sh.range_deletion_width.min(max_key);
+    let start = key.min(max_key - width);
+    let end = start + width;
+    // The runs of keys that may be range-deleted.
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for k in start..end {
+        if sh.expected.no_overwrite(k) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(r) if r.1 == k => r.1 = k + 1,
+            _ => runs.push((k, k + 1)),
+        }
+    }
+    if runs.is_empty() {
+        return Ok(());
+    }
+    let mut idx: Vec<u64> = (start..end).map(|k| sh.expected.index(cf, k)).collect();
+    let _held = sh.locks.lock_many(&mut idx);
+    let io = |e: std::io::Error| format!("expected-state file: {e}");
+    let tag = rng.gen::<u64>() | 1;
+    let deleted: Vec<u64> = runs
+        .iter()
+        .flat_map(|&(a, b)| a..b)
+        .map(|k| sh.expected.index(cf, k))
+        .collect();
+    for &i in &deleted {
+        sh.expected.begin(i, 0, tag).map_err(io)?;
+    }
+    let bound = |k: u64, rng: &mut SmallRng| -> Vec<u8> {
+        if k > 0 && rng.gen_ratio(1, 4) {
+            let mut b = key_bytes(k - 1).to_vec();
+            b.push(0);
+            b
+        } else {
+            key_bytes(k).to_vec()
+        }
+    };
+    let ranges: Vec<(Vec<u8>, Vec<u8>)> = runs
+        .iter()
+        .map(|&(a, b)| (bound(a, rng), bound(b, rng)))
+        .collect();
+    let c = &sh.cfs[cf as usize];
+    let r = match ranges.as_slice() {
+        [(lo, hi)] if !sh.write_options.sync && rng.gen_bool(0.5) => {
+            sh.db.delete_range_cf(c, lo, hi)
+        }
+        _ => {
+            let mut b = WriteBatch::new();
+            for (lo, hi) in &ranges {
+                b.delete_range_cf(c, lo, hi);
+            }
+            sh.db.write(b, &sh.write_options)
+        }
+    };
+    r.map_err(|e| format!("cf {cf} keys {start}..{end} as runs {runs:?}: {e}"))?;
+    for &i in &deleted {
+        sh.expected.commit(i, 0).map_err(io)?;
+    }
+    sh.written[RANGE_DELETION].fetch_add(ranges.len() as u64, Ordering::Relaxed);
     Ok(())
 }
 
