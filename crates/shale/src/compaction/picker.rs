@@ -144,10 +144,24 @@ const DENSE_MIN_DELETIONS: u64 = 256;
 /// cover, and drop themselves at the last level, so the space comes back
 /// and seeks stop crossing them. At the last level only expired files are
 /// rewritten (in place; its tombstones are dropped as they arrive, or kept
-/// for a snapshot, and rewriting them again would change nothing); never
-/// L0 (the file-count trigger moves it).
+/// for a snapshot, and rewriting them again would change nothing); L0 as a
+/// whole into the base level, as its file-count trigger would.
 fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput]) -> Option<Plan> {
     let last = o.num_levels.saturating_sub(1);
+    let dense = |level: usize, f: &FileMeta| {
+        (f.num_deletions >= DENSE_MIN_DELETIONS && f.num_deletions * 2 > f.num_entries)
+            || (f.num_range_deletions > 0
+                && super::sizing::compensated_size(v, level, f) >= f.file_size.saturating_mul(2))
+    };
+    // L0 moves whole (its files overlap): all of it into the base level.
+    if v.files(0)
+        .iter()
+        .any(|f| !f.is_being_compacted() && dense(0, f))
+    {
+        if let Some(plan) = pick_l0(v, o, &level_targets(v, o), running, 0.0) {
+            return Some(plan);
+        }
+    }
     for level in 1..o.num_levels {
         for f in v.files(level) {
             if f.is_being_compacted() {
