@@ -213,6 +213,10 @@ fn space_comes_back_after_a_range_deletion() {
     let after = num(&db, "shale.total-sst-files-size");
     let ro = ReadOptions::new();
     assert_eq!(scan(&db, &ro).len(), 2000);
+    println!(
+        "range delete: {after} bytes left of {peak} ({:.3})",
+        after as f64 / peak as f64
+    );
     assert!(
         after * 100 <= peak * 15,
         "{after} bytes after deleting 90% of {peak}"

@@ -224,5 +224,9 @@ fn space_comes_back_after_expiry_without_a_manual_call() {
         .parse()
         .unwrap();
     assert_eq!(keys(&db).len(), 2_000);
+    println!(
+        "expiry: {after} bytes left of {peak} ({:.3})",
+        after as f64 / peak as f64
+    );
     assert!(after * 100 <= peak * 15, "{after} bytes left of {peak}");
 }
