@@ -208,7 +208,7 @@ mod tests {
         assert!(check(&f, ["deleterange"]).is_err());
         for engine in ["shale", "rocksdb", "memory"] {
             let f = Flags::parse(&[
-                &format!("--engine={engine}"),
+                format!("--engine={engine}").as_str(),
                 "--writes_per_range_tombstone=10",
                 "--max_num_range_tombstones=3",
             ])

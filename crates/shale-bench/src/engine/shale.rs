@@ -693,7 +693,7 @@ mod tests {
             ("stringappend", "--value_size=100", "stringappend:2c"),
         ] {
             let f = Flags::parse(&[
-                &format!("--merge_operator={name}"),
+                format!("--merge_operator={name}").as_str(),
                 extra,
                 "--num_column_families=2",
             ])
