@@ -25,6 +25,7 @@
 
 use std::sync::Arc;
 
+use crate::base::SeqNo;
 use crate::version::{FileMeta, Version};
 
 pub(crate) use super::sizing::{level_targets, scores, LevelTargets};
@@ -50,6 +51,10 @@ pub(crate) struct PickerOptions {
     /// The clock (Unix seconds): files whose every value expired by then
     /// are compacted on their own. 0: none is.
     pub now: u64,
+    /// The oldest live snapshot: a last-level file with tombstones is
+    /// rewritten only when none is older than its newest entry (else the
+    /// tombstones would stay and the rewrite would repeat).
+    pub oldest_snapshot: Option<SeqNo>,
 }
 
 /// The user-key range a running compaction writes at its output level.
@@ -169,9 +174,15 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
             }
             let expired = f.mostly_expired(o.now);
             if level == last {
-                // Expired values are dropped by rewriting the file in
-                // place; tombstones there are dropped as they arrive.
-                if expired {
+                // Expired values, and tombstones a snapshot kept that none
+                // needs any more, are dropped by rewriting the file in
+                // place.
+                let unpinned = o.oldest_snapshot.is_none_or(|s| s >= f.largest_seq);
+                let stale = unpinned
+                    && (f.num_range_deletions > 0
+                        || (f.num_deletions >= DENSE_MIN_DELETIONS
+                            && f.num_deletions * 2 > f.num_entries));
+                if expired || stale {
                     let inputs = clean_cut(v, level, vec![Arc::clone(f)]);
                     if inputs.iter().any(|g| g.is_being_compacted()) {
                         continue;
@@ -610,6 +621,7 @@ pub(crate) mod tests {
             bottommost_compression: None,
             rewrite_bottommost: false,
             now: 0,
+            oldest_snapshot: None,
         }
     }
 

@@ -71,6 +71,7 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
         bottommost_compression: opts.bottommost_compression.map(|c| c.code()),
         rewrite_bottommost: opts.compaction_filter.is_some(),
         now: 0,
+        oldest_snapshot: None,
     }
 }
 
@@ -84,6 +85,7 @@ pub(crate) fn family_picker_options(st: &DbState, cf: u32) -> Option<PickerOptio
 fn picker_options_now(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptions> {
     family_picker_options(st, cf).map(|mut o| {
         o.now = db.opts.clock.now_secs();
+        o.oldest_snapshot = db.snapshots.oldest();
         o
     })
 }
