@@ -970,15 +970,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
             }
             if !waiting.is_empty() {
                 st.pending_switch = waiting;
-                if !memtable_wait {
-                    memtable_wait = true;
-                    db.stats.count_stall(StallCause::MemtableStop, false);
-                }
-                let t = Instant::now();
-                db.bg_cv.notify_all();
-                db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-                db.stats
-                    .add_stall_time(StallCause::MemtableStop, t.elapsed());
+                wait_for_flushes(db, &mut st, &mut memtable_wait, Duration::from_millis(100));
                 continue;
             }
         }
@@ -986,15 +978,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
             // The live WALs are a write buffer past the limit and the
             // flushes that free the oldest have not finished: wait for them
             // rather than let the WALs grow further.
-            if !memtable_wait {
-                memtable_wait = true;
-                db.stats.count_stall(StallCause::MemtableStop, false);
-            }
-            let t = Instant::now();
-            db.bg_cv.notify_all();
-            db.bg_cv.wait_for(&mut st, Duration::from_millis(10));
-            db.stats
-                .add_stall_time(StallCause::MemtableStop, t.elapsed());
+            wait_for_flushes(db, &mut st, &mut memtable_wait, Duration::from_millis(10));
             continue;
         }
         limit_memtable_memory(db, &mut st)?;
@@ -1006,15 +990,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
             // Twice the budget while flushes are under way: wait for them
             // (they free memory, so this cannot wedge) rather than outrun
             // them without bound.
-            if !memtable_wait {
-                memtable_wait = true;
-                db.stats.count_stall(StallCause::MemtableStop, false);
-            }
-            let t = Instant::now();
-            db.bg_cv.notify_all();
-            db.bg_cv.wait_for(&mut st, Duration::from_millis(10));
-            db.stats
-                .add_stall_time(StallCause::MemtableStop, t.elapsed());
+            wait_for_flushes(db, &mut st, &mut memtable_wait, Duration::from_millis(10));
             continue;
         }
         let clear = st.stalled.is_empty()
@@ -1034,6 +1010,26 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
         }
         return Ok(());
     }
+}
+
+/// One wait of a writer for flushes (a memtable stop): counted once per
+/// waiting writer, timed per wait.
+fn wait_for_flushes(
+    db: &DbInner,
+    st: &mut MutexGuard<'_, DbState>,
+    counted: &mut bool,
+    timeout: Duration,
+) {
+    use crate::stats::StallCause;
+    if !*counted {
+        *counted = true;
+        db.stats.count_stall(StallCause::MemtableStop, false);
+    }
+    let t = Instant::now();
+    db.bg_cv.notify_all();
+    db.bg_cv.wait_for(st, timeout);
+    db.stats
+        .add_stall_time(StallCause::MemtableStop, t.elapsed());
 }
 
 /// `make_room`'s fast path: true when the last full pass found nothing to
