@@ -104,7 +104,14 @@ enum Op {
     SingleDelete,
     /// `delete_range(key, end)`: every key in `[key, end)`.
     DeleteRange(Vec<u8>),
+    /// `put_with_expiry`: at `EXPIRED` (gone at once: a tombstone to
+    /// readers) or at `FAR` (an expiring value that outlives the test).
+    PutExpiring(Vec<u8>, u64),
 }
+
+/// An expiry already past (Unix second 1), and one no run reaches.
+const EXPIRED: u64 = 1;
+const FAR: u64 = 1 << 40;
 
 /// One batch of the random workload: its operations, in order.
 type Batch = Vec<(Vec<u8>, Op)>;
@@ -165,6 +172,10 @@ fn random_batch(rng: &mut SmallRng, index: u64, singles: &mut Singles) -> Batch 
         let op = match r {
             0..=7 => Op::Delete,
             8..=19 => operand(rng),
+            42..=47 => match put(rng) {
+                Op::Put(v) => Op::PutExpiring(v, if rng.gen_bool(0.3) { EXPIRED } else { FAR }),
+                other => other,
+            },
             _ => put(rng),
         };
         b.push((k, op));
@@ -208,8 +219,11 @@ fn random_range(rng: &mut SmallRng, n: u32, digits: usize) -> (Vec<u8>, Op) {
 /// Applies one write to a model, as the DB's reads see it.
 fn apply_op(model: &mut Model, k: &[u8], op: &Op) {
     match op {
-        Op::Put(v) => {
+        Op::Put(v) | Op::PutExpiring(v, FAR) => {
             model.insert(k.to_vec(), v.clone());
+        }
+        Op::PutExpiring(..) => {
+            model.remove(k);
         }
         Op::Delete | Op::SingleDelete => {
             model.remove(k);
@@ -258,6 +272,7 @@ fn to_write_batch(b: &Batch) -> WriteBatch {
             Op::Merge(o) => wb.merge(k, o),
             Op::SingleDelete => wb.single_delete(k),
             Op::DeleteRange(end) => wb.delete_range(k, end),
+            Op::PutExpiring(v, at) => wb.put_with_expiry(k, v, *at),
         }
     }
     wb
@@ -1025,6 +1040,7 @@ fn cf_write_batch(live: &BTreeMap<String, Cf>, b: &[CfWrite]) -> WriteBatch {
             Op::Merge(o) => wb.merge_cf(cf, k, o),
             Op::SingleDelete => wb.single_delete_cf(cf, k),
             Op::DeleteRange(end) => wb.delete_range_cf(cf, k, end),
+            Op::PutExpiring(v, at) => wb.put_cf_with_expiry(cf, k, v, *at),
         }
     }
     wb
