@@ -30,10 +30,36 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::{Db, Options, UInt64AddOperator, WriteBatch, WriteOptions};
+use shale::{
+    CompactionFilter, Db, FilterDecision, Options, UInt64AddOperator, WriteBatch, WriteOptions,
+};
 
 /// SIGKILL's signal number (9 on every Unix).
 const SIGKILL: i32 = 9;
+
+/// The filter of this test: `f` keys' values are upper-cased, `g` keys
+/// removed, whenever a flush or compaction meets them (before or after a
+/// kill: the verifier accepts both forms).
+struct CrashFilter;
+
+impl CompactionFilter for CrashFilter {
+    fn name(&self) -> &str {
+        "crash"
+    }
+
+    fn filter(&self, _level: usize, key: &[u8], value: &[u8]) -> FilterDecision {
+        match key.first() {
+            Some(b'f') => FilterDecision::ChangeValue(value.to_ascii_uppercase()),
+            Some(b'g') => FilterDecision::Remove,
+            _ => FilterDecision::Keep,
+        }
+    }
+}
+
+/// Expiries: one already past (a tombstone to readers at once), one no run
+/// reaches.
+const EXPIRED: u64 = 1;
+const FAR: u64 = 1 << 40;
 
 fn opts() -> Options {
     Options {
@@ -43,6 +69,7 @@ fn opts() -> Options {
         max_bytes_for_level_base: 256 * 1024,
         target_file_size_base: 64 * 1024,
         merge_operator: Some(std::sync::Arc::new(UInt64AddOperator)),
+        compaction_filter: Some(std::sync::Arc::new(CrashFilter)),
         ..Options::default()
     }
 }
@@ -117,6 +144,11 @@ fn crash_child() {
         if let Some((start, end)) = range_of(n) {
             b.delete_range(start.as_bytes(), end.as_bytes());
         }
+        // Expiring values (one gone at once, one lasting) and filtered ones.
+        b.put_with_expiry(format!("e{n:08}").as_bytes(), v.as_bytes(), FAR);
+        b.put_with_expiry(format!("x{n:08}").as_bytes(), v.as_bytes(), EXPIRED);
+        b.put(format!("f{n:08}").as_bytes(), format!("up{n}").as_bytes());
+        b.put(format!("g{n:08}").as_bytes(), v.as_bytes());
         b.put(b"last", v.as_bytes());
         b.merge(b"count", &1u64.to_le_bytes());
         b.merge(b"sum", &n.to_le_bytes());
@@ -177,6 +209,42 @@ fn verify(dir: &Path, acked: Option<u64>) -> u64 {
                     deleted_by(n)
                 );
             }
+        }
+    }
+    // Expiring and filtered keys: whole with their batch, in either form
+    // the filter leaves.
+    if let Some(l) = last {
+        for n in 0..=l {
+            let get = |p: char| {
+                db.get(format!("{p}{n:08}").as_bytes())
+                    .unwrap()
+                    .map(|v| v.to_vec())
+            };
+            assert_eq!(
+                get('e'),
+                Some(n.to_string().into_bytes()),
+                "expiring value of batch {n}"
+            );
+            assert_eq!(get('x'), None, "an expired value of batch {n} reads");
+            let f = get('f');
+            assert!(
+                f == Some(format!("up{n}").into_bytes())
+                    || f == Some(format!("UP{n}").into_bytes()),
+                "filtered value of batch {n}: {f:?}"
+            );
+            let g = get('g');
+            assert!(
+                g.is_none() || g == Some(n.to_string().into_bytes()),
+                "removed value of batch {n}: {g:?}"
+            );
+        }
+        for p in ['e', 'f', 'g'] {
+            assert!(
+                db.get(format!("{p}{:08}", l + 1).as_bytes())
+                    .unwrap()
+                    .is_none(),
+                "{p} key of a batch beyond last"
+            );
         }
     }
     // Nothing beyond `last` exists.
