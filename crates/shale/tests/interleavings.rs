@@ -670,6 +670,34 @@ fn check_both(
     Ok(())
 }
 
+/// The last steps of the range-deletion interleavings: a full compaction
+/// under `snap` (the covered keys stay for it), the snapshot released and
+/// another full compaction, then a reopen; reads checked after each.
+fn compact_release_reopen(
+    db: Db,
+    dir: &std::path::Path,
+    snap: shale::Snapshot,
+    old: &Want,
+    latest: &Want,
+    n: u32,
+) {
+    db.compact_range(None, None).unwrap();
+    check_both(
+        &db,
+        latest,
+        Some((&snap, old)),
+        n,
+        "compacted under the snapshot",
+    )
+    .unwrap();
+    drop(snap);
+    db.compact_range(None, None).unwrap();
+    check_both(&db, latest, None, n, "compacted").unwrap();
+    db.close().unwrap();
+    let db = Db::open(dir, quiet_options()).unwrap();
+    check_both(&db, latest, None, n, "reopened").unwrap();
+}
+
 /// A flush paused after writing the table of keys k0000..k0099 (not yet
 /// installed) while `delete_range(k0010, k0060)` and a put of k0020 above
 /// it land in the new memtable: the tombstone must hide the keys in the
@@ -717,21 +745,7 @@ fn delete_range_lands_while_a_flush_of_its_keys_is_paused() {
     );
     db.flush().unwrap();
     check_both(&db, &latest, Some((&snap, &old)), n, "tombstone flushed").unwrap();
-    db.compact_range(None, None).unwrap();
-    check_both(
-        &db,
-        &latest,
-        Some((&snap, &old)),
-        n,
-        "compacted under the snapshot",
-    )
-    .unwrap();
-    drop(snap);
-    db.compact_range(None, None).unwrap();
-    check_both(&db, &latest, None, n, "compacted").unwrap();
-    db.close().unwrap();
-    let db = Db::open(dir.path(), quiet_options()).unwrap();
-    check_both(&db, &latest, None, n, "reopened").unwrap();
+    compact_release_reopen(db, dir.path(), snap, &old, &latest, n);
 }
 
 /// A full compaction of three L0 tables paused after writing its outputs
@@ -777,21 +791,7 @@ fn delete_range_and_flush_land_while_a_compaction_is_paused() {
     sync_point::reset();
     during.and_then(|r| r).unwrap();
     check_both(&db, &latest, Some((&snap, &old)), n, "compaction installed").unwrap();
-    db.compact_range(None, None).unwrap();
-    check_both(
-        &db,
-        &latest,
-        Some((&snap, &old)),
-        n,
-        "compacted under the snapshot",
-    )
-    .unwrap();
-    drop(snap);
-    db.compact_range(None, None).unwrap();
-    check_both(&db, &latest, None, n, "compacted").unwrap();
-    db.close().unwrap();
-    let db = Db::open(dir.path(), quiet_options()).unwrap();
-    check_both(&db, &latest, None, n, "reopened").unwrap();
+    compact_release_reopen(db, dir.path(), snap, &old, &latest, n);
 }
 
 /// An automatic compaction of L0 into the base level paused after writing

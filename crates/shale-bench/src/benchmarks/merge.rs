@@ -77,18 +77,41 @@ fn merge_keygen(f: &Flags) -> Result<KeyGen> {
     })
 }
 
+/// What both merge benchmarks set up from the flags.
+struct MergeRun {
+    value_size: usize,
+    total: u64,
+    merge_keys: u64,
+    keys: KeyGen,
+    limit: OpLimit,
+}
+
+impl MergeRun {
+    fn new(f: &Flags) -> Result<MergeRun> {
+        let total = f.readwrites();
+        Ok(MergeRun {
+            value_size: f.value_size as usize,
+            total,
+            merge_keys: f.merge_keys(),
+            keys: merge_keygen(f)?,
+            limit: OpLimit::new(
+                f.duration as u64,
+                total,
+                f.ops_between_duration_checks as u64,
+            ),
+        })
+    }
+}
+
 /// mergerandom: Merge(random key, next operand), `readwrites` times.
 pub fn mergerandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
-    let f = ctx.flags;
-    let value_size = f.value_size as usize;
-    let total = f.readwrites();
-    let merge_keys = f.merge_keys();
-    let keys = merge_keygen(f)?;
-    let mut limit = OpLimit::new(
-        f.duration as u64,
+    let MergeRun {
+        value_size,
         total,
-        f.ops_between_duration_checks as u64,
-    );
+        merge_keys,
+        keys,
+        mut limit,
+    } = MergeRun::new(ctx.flags)?;
     let mut bytes = 0u64;
     while !limit.done(1) {
         t.pace();
@@ -110,16 +133,13 @@ pub fn mergerandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
 /// readrandommergerandom: per op a Merge with chance `--mergereadpercent`
 /// percent, else a Get, on a random key.
 pub fn readrandommergerandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
-    let f = ctx.flags;
-    let value_size = f.value_size as usize;
-    let total = f.readwrites();
-    let merge_keys = f.merge_keys();
-    let keys = merge_keygen(f)?;
-    let mut limit = OpLimit::new(
-        f.duration as u64,
+    let MergeRun {
+        value_size,
         total,
-        f.ops_between_duration_checks as u64,
-    );
+        merge_keys,
+        keys,
+        mut limit,
+    } = MergeRun::new(ctx.flags)?;
     let (mut reads, mut merges, mut hits, mut max_length) = (0u64, 0u64, 0u64, 0usize);
     let mut value = Vec::with_capacity(value_size);
     while !limit.done(1) {
@@ -127,7 +147,7 @@ pub fn readrandommergerandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
         t.rng.next_u64(); // DB choice
         let v = t.rng.next_u64() % merge_keys;
         keys.fill(v, &mut t.key);
-        let do_merge = (t.rng.next_u64() % 100) < f.mergereadpercent as u64;
+        let do_merge = (t.rng.next_u64() % 100) < ctx.flags.mergereadpercent as u64;
         let cf = ctx.cf_of(v);
         if do_merge {
             let operand = t.values.generate(value_size);
@@ -137,7 +157,10 @@ pub fn readrandommergerandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
             merges += 1;
             t.stats.finished_ops(1, OpType::Merge);
         } else {
-            if ctx.db.get(cf, &t.key, &mut value, f.verify_checksum)? {
+            if ctx
+                .db
+                .get(cf, &t.key, &mut value, ctx.flags.verify_checksum)?
+            {
                 hits += 1;
                 max_length = max_length.max(value.len());
             }
