@@ -527,8 +527,10 @@ impl Db {
         self.write(b, &WriteOptions::default())
     }
 
-    /// The Unix second `ttl` from now by the DB's clock (rounded up).
-    fn expiry_after(&self, ttl: std::time::Duration) -> u64 {
+    /// The Unix second `ttl` from now by the DB's clock (rounded up): the
+    /// expiry [`WriteBatch::put_with_expiry`] takes for a value that should
+    /// live `ttl`, as [`Db::put_with_ttl`] computes it.
+    pub fn expiry_after(&self, ttl: std::time::Duration) -> u64 {
         let secs = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
         self.inner().opts.clock.now_secs().saturating_add(secs)
     }

@@ -340,6 +340,35 @@ impl Options {
         }
     }
 
+    /// Sets the `default` family's options (the flat per-family fields)
+    /// from `cf`: the inverse of [`Options::cf_options`].
+    pub fn set_cf_options(&mut self, cf: CfOptions) {
+        self.write_buffer_size = cf.write_buffer_size;
+        self.max_write_buffer_number = cf.max_write_buffer_number;
+        self.memtable_bloom_size_ratio = cf.memtable_bloom_size_ratio;
+        self.block_size = cf.block_size;
+        self.block_restart_interval = cf.block_restart_interval;
+        self.block_restart_bytes = cf.block_restart_bytes;
+        self.bloom_bits_per_key = cf.bloom_bits_per_key;
+        self.compression_per_level = cf.compression_per_level;
+        self.bottommost_compression = cf.bottommost_compression;
+        self.level0_file_num_compaction_trigger = cf.level0_file_num_compaction_trigger;
+        self.level0_slowdown_writes_trigger = cf.level0_slowdown_writes_trigger;
+        self.level0_stop_writes_trigger = cf.level0_stop_writes_trigger;
+        self.max_bytes_for_level_base = cf.max_bytes_for_level_base;
+        self.max_bytes_for_level_multiplier = cf.max_bytes_for_level_multiplier;
+        self.level_compaction_dynamic_level_bytes = cf.level_compaction_dynamic_level_bytes;
+        self.target_file_size_base = cf.target_file_size_base;
+        self.target_file_size_multiplier = cf.target_file_size_multiplier;
+        self.max_compaction_bytes = cf.max_compaction_bytes;
+        self.level_compaction_dynamic_file_size = cf.level_compaction_dynamic_file_size;
+        self.soft_pending_compaction_bytes_limit = cf.soft_pending_compaction_bytes_limit;
+        self.hard_pending_compaction_bytes_limit = cf.hard_pending_compaction_bytes_limit;
+        self.merge_operator = cf.merge_operator;
+        self.compaction_filter = cf.compaction_filter;
+        self.default_ttl_secs = cf.default_ttl_secs;
+    }
+
     /// The block cache's options.
     pub(crate) fn cache_options(&self) -> CacheOptions {
         CacheOptions {
@@ -482,6 +511,27 @@ pub struct WriteOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_cf_options_is_the_inverse_of_cf_options() {
+        let cf = CfOptions {
+            write_buffer_size: 3 << 20,
+            max_write_buffer_number: 5,
+            block_size: 16 << 10,
+            bloom_bits_per_key: 7,
+            compression_per_level: vec![Compression::Zstd],
+            bottommost_compression: Some(Compression::Lz4),
+            level0_file_num_compaction_trigger: 9,
+            max_bytes_for_level_base: 7 << 20,
+            target_file_size_base: 1 << 20,
+            default_ttl_secs: 60,
+            merge_operator: Some(Arc::new(crate::UInt64AddOperator)),
+            ..CfOptions::default()
+        };
+        let mut o = Options::default();
+        o.set_cf_options(cf.clone());
+        assert_eq!(o.cf_options(), cf);
+    }
 
     #[test]
     fn validation() {

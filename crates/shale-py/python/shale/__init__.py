@@ -1,0 +1,40 @@
+"""Shale, an embedded LSM-tree key-value store, for Python.
+
+    import shale
+    with shale.DB("/tmp/mydb") as db:
+        db[b"k"] = b"v"
+        assert db[b"k"] == b"v"
+        for key, value in db.iter(prefix=b"k"):
+            ...
+
+Keys and values are bytes; str is accepted and encoded as UTF-8. See the
+type stubs (__init__.pyi) for the whole API.
+"""
+
+from ._shale import (
+    DB,
+    ClosedError,
+    CorruptionError,
+    Error,
+    InvalidArgumentError,
+    Iterator,
+    LockedError,
+    Reader,
+    Snapshot,
+    WriteBatch,
+    list_column_families,
+)
+
+__all__ = [
+    "DB",
+    "ClosedError",
+    "CorruptionError",
+    "Error",
+    "InvalidArgumentError",
+    "Iterator",
+    "LockedError",
+    "Reader",
+    "Snapshot",
+    "WriteBatch",
+    "list_column_families",
+]

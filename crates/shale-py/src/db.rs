@@ -1,0 +1,419 @@
+//! `shale.DB`: an open DB, or one of its column families.
+//!
+//! A `DB` object is an engine handle plus a column family: `shale.DB(path)`
+//! is the `default` family, `db.column_family(name)` another one of the
+//! same DB (closing any of them closes the DB). Reads come from `Reader`,
+//! its base class; this file has writes, snapshots, batches, maintenance and
+//! column-family management.
+//!
+//! Every engine call runs with the GIL released. A single write with
+//! `sync=True` (or a `ttl`) is a one-entry batch, as the engine's own
+//! single-key calls are.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyType};
+use shale::{Db, WriteBatch, WriteOptions};
+
+use crate::args::Bytes;
+use crate::batch::Batch;
+use crate::errors::{invalid, to_py};
+use crate::options;
+use crate::reader::Reader;
+use crate::snapshot::PySnapshot;
+
+/// `ttl` seconds as a duration; `InvalidArgumentError` unless finite and
+/// positive.
+pub fn ttl_duration(ttl: f64) -> PyResult<Duration> {
+    if !(ttl.is_finite() && ttl > 0.0) {
+        return Err(invalid(format!(
+            "ttl must be a positive number of seconds, not {ttl}"
+        )));
+    }
+    Duration::try_from_secs_f64(ttl).map_err(|e| invalid(format!("ttl {ttl}: {e}")))
+}
+
+/// An open DB bound to one column family; see the module header.
+#[pyclass(extends = Reader, frozen, module = "shale", name = "DB")]
+pub struct PyDb {
+    num_levels: usize,
+    family: String,
+}
+
+/// Engine handle and family of `slf`.
+fn parts<'a>(slf: &'a PyRef<'_, PyDb>) -> &'a Reader {
+    slf.as_super()
+}
+
+/// Writes `batch` with `sync`, GIL released.
+fn write_one(py: Python<'_>, db: &Db, batch: WriteBatch, sync: bool) -> PyResult<()> {
+    let opts = WriteOptions {
+        sync,
+        ..WriteOptions::default()
+    };
+    py.allow_threads(|| db.write(batch, &opts)).map_err(to_py)
+}
+
+fn child(
+    py: Python<'_>,
+    r: &Reader,
+    cf: shale::Cf,
+    num_levels: usize,
+    family: String,
+) -> PyResult<Py<PyDb>> {
+    let init = PyClassInitializer::from(Reader::live(r.db.clone(), cf))
+        .add_subclass(PyDb { num_levels, family });
+    Py::new(py, init)
+}
+
+#[pymethods]
+impl PyDb {
+    /// Opens (by default creating) the DB at `path`; `options` are RocksDB's
+    /// option names (see `shale.DB.__doc__` in the stubs), anything else is
+    /// refused with `InvalidArgumentError`.
+    #[new]
+    #[pyo3(signature = (path, create_if_missing = true, **options))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        create_if_missing: bool,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<(PyDb, Reader)> {
+        let opts = options::db_options(create_if_missing, options)?;
+        let num_levels = opts.num_levels;
+        let db = py.allow_threads(|| Db::open(&path, opts)).map_err(to_py)?;
+        let cf = db.default_cf();
+        Ok((
+            PyDb {
+                num_levels,
+                family: "default".to_string(),
+            },
+            Reader::live(db, cf),
+        ))
+    }
+
+    /// The DB directory.
+    #[getter]
+    fn path(slf: PyRef<'_, Self>) -> PathBuf {
+        parts(&slf).db.path().to_path_buf()
+    }
+
+    /// The column family this object reads and writes.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.family
+    }
+
+    /// Sets `key` to `value`; with `ttl` (seconds) it expires then; with
+    /// `sync` the WAL is synced before returning.
+    #[pyo3(signature = (key, value, *, ttl = None, sync = false))]
+    fn put(
+        slf: PyRef<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        ttl: Option<f64>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let r = parts(&slf);
+        let (key, value) = (Bytes::of(key)?, Bytes::of(value)?);
+        if ttl.is_none() && !sync {
+            return py
+                .allow_threads(|| r.db.put_cf(&r.cf, &key, &value))
+                .map_err(to_py);
+        }
+        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 40);
+        match ttl {
+            Some(t) => {
+                let at = r.db.expiry_after(ttl_duration(t)?);
+                b.put_cf_with_expiry(&r.cf, &key, &value, at);
+            }
+            None => b.put_cf(&r.cf, &key, &value),
+        }
+        write_one(py, &r.db, b, sync)
+    }
+
+    fn __setitem__(
+        slf: PyRef<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let r = parts(&slf);
+        let (key, value) = (Bytes::of(key)?, Bytes::of(value)?);
+        py.allow_threads(|| r.db.put_cf(&r.cf, &key, &value))
+            .map_err(to_py)
+    }
+
+    /// Deletes `key` (absent or not: an LSM delete does not read).
+    #[pyo3(signature = (key, *, sync = false))]
+    fn delete(slf: PyRef<'_, Self>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        let py = slf.py();
+        let r = parts(&slf);
+        let key = Bytes::of(key)?;
+        if !sync {
+            return py
+                .allow_threads(|| r.db.delete_cf(&r.cf, &key))
+                .map_err(to_py);
+        }
+        let mut b = WriteBatch::new();
+        b.delete_cf(&r.cf, &key);
+        write_one(py, &r.db, b, sync)
+    }
+
+    fn __delitem__(slf: PyRef<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::delete(slf, key, false)
+    }
+
+    /// Deletes `key`, written once since its last deletion (RocksDB's
+    /// SingleDelete contract).
+    #[pyo3(signature = (key, *, sync = false))]
+    fn single_delete(slf: PyRef<'_, Self>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        let r = parts(&slf);
+        let key = Bytes::of(key)?;
+        let mut b = WriteBatch::new();
+        b.single_delete_cf(&r.cf, &key);
+        write_one(slf.py(), &r.db, b, sync)
+    }
+
+    /// Adds merge `operand` to `key` (the family's `merge_operator`).
+    #[pyo3(signature = (key, operand, *, sync = false))]
+    fn merge(
+        slf: PyRef<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let r = parts(&slf);
+        let (key, operand) = (Bytes::of(key)?, Bytes::of(operand)?);
+        let mut b = WriteBatch::with_capacity(key.len() + operand.len() + 24);
+        b.merge_cf(&r.cf, &key, &operand);
+        write_one(slf.py(), &r.db, b, sync)
+    }
+
+    /// Deletes every key in `[start, end)` with one range tombstone.
+    #[pyo3(signature = (start, end, *, sync = false))]
+    fn delete_range(
+        slf: PyRef<'_, Self>,
+        start: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let r = parts(&slf);
+        let (start, end) = (Bytes::of(start)?, Bytes::of(end)?);
+        let mut b = WriteBatch::new();
+        b.delete_range_cf(&r.cf, &start, &end);
+        write_one(slf.py(), &r.db, b, sync)
+    }
+
+    /// Applies `batch` atomically.
+    #[pyo3(signature = (batch, *, sync = false, disable_wal = false))]
+    fn write(
+        slf: PyRef<'_, Self>,
+        batch: &Bound<'_, Batch>,
+        sync: bool,
+        disable_wal: bool,
+    ) -> PyResult<()> {
+        let r = parts(&slf);
+        let contents = batch.get().contents();
+        let opts = WriteOptions { sync, disable_wal };
+        slf.py()
+            .allow_threads(|| r.db.write(contents, &opts))
+            .map_err(to_py)
+    }
+
+    /// A batch bound to this DB: as a context manager it is written when
+    /// the block ends without an exception.
+    #[pyo3(signature = (*, sync = false, disable_wal = false))]
+    fn write_batch(slf: PyRef<'_, Self>, sync: bool, disable_wal: bool) -> Batch {
+        Batch::bound(parts(&slf).db.clone(), WriteOptions { sync, disable_wal })
+    }
+
+    /// A consistent point-in-time view (of every family; reads this one).
+    fn snapshot(slf: PyRef<'_, Self>) -> PyResult<Py<PySnapshot>> {
+        let r = parts(&slf);
+        let snap = r.db.snapshot();
+        let init = PyClassInitializer::from(Reader::at(r.db.clone(), r.cf.clone(), snap))
+            .add_subclass(PySnapshot);
+        Py::new(slf.py(), init)
+    }
+
+    /// Flushes this family's memtable to a table file.
+    fn flush(slf: PyRef<'_, Self>) -> PyResult<()> {
+        let r = parts(&slf);
+        slf.py()
+            .allow_threads(|| r.db.flush_cf(&r.cf))
+            .map_err(to_py)
+    }
+
+    /// Hands the WAL's buffered bytes to the OS (and syncs with `sync`):
+    /// needed with `manual_wal_flush=True`.
+    #[pyo3(signature = (sync = false))]
+    fn flush_wal(slf: PyRef<'_, Self>, sync: bool) -> PyResult<()> {
+        let r = parts(&slf);
+        slf.py()
+            .allow_threads(|| r.db.flush_wal(sync))
+            .map_err(to_py)
+    }
+
+    /// Compacts keys in `[start, end]` (None: unbounded) down the levels.
+    #[pyo3(signature = (start = None, end = None))]
+    fn compact_range(
+        slf: PyRef<'_, Self>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let r = parts(&slf);
+        let start = start.map(Bytes::of).transpose()?;
+        let end = end.map(Bytes::of).transpose()?;
+        slf.py()
+            .allow_threads(|| {
+                r.db.compact_range_cf(&r.cf, start.as_deref(), end.as_deref())
+            })
+            .map_err(to_py)
+    }
+
+    /// Rewrites what no read can return in `[start, end]` (deleted,
+    /// overwritten, expired); returns the bytes of table files freed.
+    #[pyo3(signature = (start = None, end = None))]
+    fn reclaim(
+        slf: PyRef<'_, Self>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let r = parts(&slf);
+        let start = start.map(Bytes::of).transpose()?;
+        let end = end.map(Bytes::of).transpose()?;
+        slf.py()
+            .allow_threads(|| {
+                r.db.reclaim_cf(&r.cf, start.as_deref(), end.as_deref(), |_| {})
+            })
+            .map_err(to_py)
+    }
+
+    /// Waits until no flush or compaction is pending or running.
+    fn wait_for_compaction(slf: PyRef<'_, Self>) -> PyResult<()> {
+        let r = parts(&slf);
+        slf.py()
+            .allow_threads(|| r.db.wait_for_compaction())
+            .map_err(to_py)
+    }
+
+    /// An engine property of this family (`shale.stats`,
+    /// `shale.estimate-num-keys`, ...), or None if unknown.
+    fn property(slf: PyRef<'_, Self>, name: &str) -> Option<String> {
+        let r = parts(&slf);
+        r.db.property_cf(&r.cf, name)
+    }
+
+    /// The family's numeric properties as a dict (names without `shale.`,
+    /// dashes as underscores); key counts are estimates and named so.
+    fn stats<'py>(slf: PyRef<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let r = parts(&slf);
+        let out = PyDict::new(py);
+        for name in crate::stats::NUMERIC {
+            if let Some(v) = r.db.property_cf(&r.cf, &format!("shale.{name}")) {
+                if let Ok(n) = v.trim().parse::<u64>() {
+                    out.set_item(name.replace('-', "_"), n)?;
+                }
+            }
+        }
+        let files = pyo3::types::PyList::empty(py);
+        for level in 0..slf.num_levels {
+            let n =
+                r.db.property_cf(&r.cf, &format!("shale.num-files-at-level{level}"))
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .unwrap_or(0);
+            files.append(n)?;
+        }
+        out.set_item("num_files_at_level", files)?;
+        if let Some(json) = r.db.property_cf(&r.cf, "shale.compaction-stats-json") {
+            let loads = py.import("json")?.getattr("loads")?;
+            out.set_item("compaction", loads.call1((json,))?)?;
+        }
+        Ok(out)
+    }
+
+    /// The DB's column family names.
+    fn column_families(slf: PyRef<'_, Self>) -> Vec<String> {
+        parts(&slf)
+            .db
+            .cfs()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect()
+    }
+
+    /// Family `name` of this DB; `InvalidArgumentError` if it does not exist.
+    fn column_family(slf: PyRef<'_, Self>, name: &str) -> PyResult<Py<PyDb>> {
+        let r = parts(&slf);
+        let cf =
+            r.db.cf(name)
+                .ok_or_else(|| invalid(format!("no column family '{name}'")))?;
+        child(slf.py(), r, cf, slf.num_levels, name.to_string())
+    }
+
+    /// Creates family `name` with per-family `options`.
+    #[pyo3(signature = (name, **options))]
+    fn create_column_family(
+        slf: PyRef<'_, Self>,
+        name: &str,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyDb>> {
+        let r = parts(&slf);
+        let opts = options::cf_options(options)?;
+        let cf = slf
+            .py()
+            .allow_threads(|| r.db.create_cf(name, opts))
+            .map_err(to_py)?;
+        child(slf.py(), r, cf, slf.num_levels, name.to_string())
+    }
+
+    /// Drops family `name` (its data is deleted once no reader needs it).
+    fn drop_column_family(slf: PyRef<'_, Self>, name: &str) -> PyResult<()> {
+        let r = parts(&slf);
+        let cf =
+            r.db.cf(name)
+                .ok_or_else(|| invalid(format!("no column family '{name}'")))?;
+        slf.py().allow_threads(|| r.db.drop_cf(&cf)).map_err(to_py)
+    }
+
+    /// Closes the DB (every family of it): later calls on it, its families,
+    /// snapshots and iterators raise `ClosedError`. Closing twice is fine.
+    fn close(slf: PyRef<'_, Self>) -> PyResult<()> {
+        let db = parts(&slf).db.clone();
+        slf.py().allow_threads(|| db.close()).map_err(to_py)
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __exit__(
+        slf: PyRef<'_, Self>,
+        _exc_type: Option<&Bound<'_, PyType>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        Self::close(slf)?;
+        Ok(false)
+    }
+
+    fn __repr__(slf: PyRef<'_, Self>) -> String {
+        format!(
+            "shale.DB({:?}, column_family={:?})",
+            parts(&slf).db.path().display().to_string(),
+            slf.family
+        )
+    }
+}
+
+/// The column family names of the DB at `path` (without opening it).
+#[pyfunction]
+pub fn list_column_families(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
+    py.allow_threads(|| Db::list_cfs(&path, &shale::Options::default()))
+        .map_err(to_py)
+}

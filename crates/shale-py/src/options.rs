@@ -1,0 +1,192 @@
+//! Keyword arguments to engine options.
+//!
+//! `shale.DB(path, **options)` and `db.create_column_family(name,
+//! **options)` take RocksDB's option names. Every name is either applied or
+//! refused with `InvalidArgumentError` naming it: nothing is accepted and
+//! ignored. Per-family names apply to the `default` family at open (and are
+//! persisted with it, as the engine does); DB-wide names only at open.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use shale::{CacheType, CfOptions, Compression, MergeOperator, Options};
+
+use crate::errors::{invalid, to_py};
+
+/// Per-family option names (`CfOptions`), for the help text of errors.
+const CF_NAMES: &[&str] = &[
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "memtable_bloom_size_ratio",
+    "block_size",
+    "block_restart_interval",
+    "bloom_bits_per_key",
+    "compression",
+    "bottommost_compression",
+    "level0_file_num_compaction_trigger",
+    "level0_slowdown_writes_trigger",
+    "level0_stop_writes_trigger",
+    "max_bytes_for_level_base",
+    "max_bytes_for_level_multiplier",
+    "target_file_size_base",
+    "max_compaction_bytes",
+    "merge_operator",
+    "default_ttl_secs",
+];
+
+/// DB-wide option names (`Options` only).
+const DB_NAMES: &[&str] = &[
+    "error_if_exists",
+    "paranoid_checks",
+    "manual_wal_flush",
+    "num_levels",
+    "max_background_jobs",
+    "max_subcompactions",
+    "cache_size",
+    "cache_type",
+    "max_open_files",
+    "db_write_buffer_size",
+    "max_total_wal_size",
+    "create_missing_column_families",
+];
+
+/// The options of `DB(path, create_if_missing=..., **kwargs)`.
+pub fn db_options(
+    create_if_missing: bool,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Options> {
+    let mut o = Options {
+        create_if_missing,
+        ..Options::default()
+    };
+    let mut cf = o.cf_options();
+    if let Some(kw) = kwargs {
+        for (k, v) in kw.iter() {
+            let name: String = k.extract()?;
+            if !apply_cf(&mut cf, &name, &v)? && !apply_db(&mut o, &name, &v)? {
+                return Err(unknown(&name, true));
+            }
+        }
+    }
+    o.set_cf_options(cf);
+    o.validate().map_err(to_py)?;
+    Ok(o)
+}
+
+/// The options of `db.create_column_family(name, **kwargs)`.
+pub fn cf_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<CfOptions> {
+    let mut cf = CfOptions::default();
+    if let Some(kw) = kwargs {
+        for (k, v) in kw.iter() {
+            let name: String = k.extract()?;
+            if !apply_cf(&mut cf, &name, &v)? {
+                return Err(unknown(&name, DB_NAMES.contains(&name.as_str())));
+            }
+        }
+    }
+    cf.validate().map_err(to_py)?;
+    Ok(cf)
+}
+
+fn unknown(name: &str, db_wide_known: bool) -> PyErr {
+    if db_wide_known && DB_NAMES.contains(&name) {
+        return invalid(format!(
+            "option '{name}' is DB-wide: pass it to shale.DB(), not to a column family"
+        ));
+    }
+    invalid(format!(
+        "unknown option '{name}' (per family: {}; DB-wide: {})",
+        CF_NAMES.join(", "),
+        DB_NAMES.join(", ")
+    ))
+}
+
+/// Applies a per-family option; false if `name` is not one.
+fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match name {
+        "write_buffer_size" => o.write_buffer_size = v.extract()?,
+        "max_write_buffer_number" => o.max_write_buffer_number = v.extract()?,
+        "memtable_bloom_size_ratio" => o.memtable_bloom_size_ratio = v.extract()?,
+        "block_size" => o.block_size = v.extract()?,
+        "block_restart_interval" => o.block_restart_interval = v.extract()?,
+        "bloom_bits_per_key" => o.bloom_bits_per_key = v.extract()?,
+        "compression" => o.compression_per_level = vec![compression(v)?],
+        "bottommost_compression" => {
+            o.bottommost_compression = if v.is_none() {
+                None
+            } else {
+                Some(compression(v)?)
+            }
+        }
+        "level0_file_num_compaction_trigger" => {
+            o.level0_file_num_compaction_trigger = v.extract()?
+        }
+        "level0_slowdown_writes_trigger" => o.level0_slowdown_writes_trigger = v.extract()?,
+        "level0_stop_writes_trigger" => o.level0_stop_writes_trigger = v.extract()?,
+        "max_bytes_for_level_base" => o.max_bytes_for_level_base = v.extract()?,
+        "max_bytes_for_level_multiplier" => o.max_bytes_for_level_multiplier = v.extract()?,
+        "target_file_size_base" => o.target_file_size_base = v.extract()?,
+        "max_compaction_bytes" => o.max_compaction_bytes = v.extract()?,
+        "merge_operator" => o.merge_operator = merge_operator(v)?,
+        "default_ttl_secs" => o.default_ttl_secs = v.extract()?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Applies a DB-wide option; false if `name` is not one.
+fn apply_db(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match name {
+        "error_if_exists" => o.error_if_exists = v.extract()?,
+        "paranoid_checks" => o.paranoid_checks = v.extract()?,
+        "manual_wal_flush" => o.manual_wal_flush = v.extract()?,
+        "num_levels" => o.num_levels = v.extract()?,
+        "max_background_jobs" => o.max_background_jobs = v.extract()?,
+        "max_subcompactions" => o.max_subcompactions = v.extract()?,
+        "cache_size" => o.cache_size = v.extract()?,
+        "cache_type" => {
+            let s: String = v.extract()?;
+            o.cache_type = match s.as_str() {
+                "lru" => CacheType::Lru,
+                "clock" => CacheType::Clock,
+                _ => return Err(invalid(format!("cache_type '{s}' (lru or clock)"))),
+            }
+        }
+        "max_open_files" => o.max_open_files = v.extract()?,
+        "db_write_buffer_size" => o.db_write_buffer_size = v.extract()?,
+        "max_total_wal_size" => o.max_total_wal_size = v.extract()?,
+        "create_missing_column_families" => o.create_missing_column_families = v.extract()?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn compression(v: &Bound<'_, PyAny>) -> PyResult<Compression> {
+    let s: String = v.extract()?;
+    Compression::parse(&s).map_err(to_py)
+}
+
+/// The shipped merge operators by name: `"uint64add"`, `"max"`,
+/// `"stringappend"` (delimiter `,`, RocksDB's default) or
+/// `"stringappend:<delimiter>"`; `None` for no operator.
+fn merge_operator(v: &Bound<'_, PyAny>) -> PyResult<Option<Arc<dyn MergeOperator>>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    let s: String = v.extract()?;
+    let op: Arc<dyn MergeOperator> = match s.as_str() {
+        "uint64add" => Arc::new(shale::UInt64AddOperator),
+        "max" => Arc::new(shale::MaxOperator),
+        "stringappend" => Arc::new(shale::StringAppendOperator::new(b",")),
+        _ => match s.strip_prefix("stringappend:") {
+            Some(d) => Arc::new(shale::StringAppendOperator::new(d.as_bytes())),
+            None => {
+                return Err(invalid(format!(
+                    "merge_operator '{s}' (uint64add, max, stringappend, stringappend:<delimiter>)"
+                )))
+            }
+        },
+    };
+    Ok(Some(op))
+}
