@@ -1,0 +1,55 @@
+"""Keyword options: applied, or refused by name; never ignored."""
+
+import pytest
+
+import shale
+
+
+def test_known_options_open(path):
+    with shale.DB(
+        path,
+        write_buffer_size=1 << 20,
+        max_write_buffer_number=3,
+        bloom_bits_per_key=12,
+        compression="lz4",
+        bottommost_compression="zstd",
+        cache_size=8 << 20,
+        cache_type="clock",
+        max_background_jobs=2,
+        max_subcompactions=2,
+        num_levels=5,
+        manual_wal_flush=False,
+        default_ttl_secs=0,
+    ) as db:
+        db[b"a"] = b"1"
+        db.flush()
+        assert db[b"a"] == b"1"
+        assert db.stats()["num_files_at_level"] and len(db.stats()["num_files_at_level"]) == 5
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"no_such_option": 1}, "unknown option 'no_such_option'"),
+        ({"compression": "snappy"}, "snappy"),
+        ({"cache_type": "arc"}, "cache_type"),
+        ({"merge_operator": "sum"}, "merge_operator"),
+        ({"write_buffer_size": 0}, "write_buffer_size"),
+    ],
+)
+def test_bad_options_are_refused(path, kw, match):
+    with pytest.raises(shale.InvalidArgumentError, match=match):
+        shale.DB(path, **kw)
+
+
+def test_wrong_type_is_a_type_error(path):
+    with pytest.raises(TypeError):
+        shale.DB(path, write_buffer_size="big")
+
+
+def test_create_if_missing_and_error_if_exists(path):
+    with pytest.raises(shale.Error):
+        shale.DB(path, create_if_missing=False)
+    shale.DB(path).close()
+    with pytest.raises(shale.Error):
+        shale.DB(path, error_if_exists=True)
