@@ -63,8 +63,7 @@ fn child(
     num_levels: usize,
     family: String,
 ) -> PyResult<Py<PyDb>> {
-    let init = PyClassInitializer::from(Reader::live(r.db.clone(), cf))
-        .add_subclass(PyDb { num_levels, family });
+    let init = PyClassInitializer::from(r.family(cf)).add_subclass(PyDb { num_levels, family });
     Py::new(py, init)
 }
 
@@ -90,7 +89,7 @@ impl PyDb {
                 num_levels,
                 family: "default".to_string(),
             },
-            Reader::live(db, cf),
+            Reader::open(db, cf),
         ))
     }
 
@@ -234,9 +233,8 @@ impl PyDb {
     /// A consistent point-in-time view (of every family; reads this one).
     fn snapshot(slf: PyRef<'_, Self>) -> PyResult<Py<PySnapshot>> {
         let r = parts(&slf);
-        let snap = r.db.snapshot();
-        let init = PyClassInitializer::from(Reader::at(r.db.clone(), r.cf.clone(), snap))
-            .add_subclass(PySnapshot);
+        r.check_open()?;
+        let init = PyClassInitializer::from(r.snapshot_reader()).add_subclass(PySnapshot);
         Py::new(slf.py(), init)
     }
 
@@ -303,9 +301,10 @@ impl PyDb {
 
     /// An engine property of this family (`shale.stats`,
     /// `shale.estimate-num-keys`, ...), or None if unknown.
-    fn property(slf: PyRef<'_, Self>, name: &str) -> Option<String> {
+    fn property(slf: PyRef<'_, Self>, name: &str) -> PyResult<Option<String>> {
         let r = parts(&slf);
-        r.db.property_cf(&r.cf, name)
+        r.check_open()?;
+        Ok(r.db.property_cf(&r.cf, name))
     }
 
     /// The family's numeric properties as a dict (names without `shale.`,
@@ -313,6 +312,7 @@ impl PyDb {
     fn stats<'py>(slf: PyRef<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
         let py = slf.py();
         let r = parts(&slf);
+        r.check_open()?;
         let out = PyDict::new(py);
         for name in crate::stats::NUMERIC {
             if let Some(v) = r.db.property_cf(&r.cf, &format!("shale.{name}")) {
@@ -338,18 +338,16 @@ impl PyDb {
     }
 
     /// The DB's column family names.
-    fn column_families(slf: PyRef<'_, Self>) -> Vec<String> {
-        parts(&slf)
-            .db
-            .cfs()
-            .iter()
-            .map(|c| c.name().to_string())
-            .collect()
+    fn column_families(slf: PyRef<'_, Self>) -> PyResult<Vec<String>> {
+        let r = parts(&slf);
+        r.check_open()?;
+        Ok(r.db.cfs().iter().map(|c| c.name().to_string()).collect())
     }
 
     /// Family `name` of this DB; `InvalidArgumentError` if it does not exist.
     fn column_family(slf: PyRef<'_, Self>, name: &str) -> PyResult<Py<PyDb>> {
         let r = parts(&slf);
+        r.check_open()?;
         let cf =
             r.db.cf(name)
                 .ok_or_else(|| invalid(format!("no column family '{name}'")))?;
@@ -384,7 +382,9 @@ impl PyDb {
     /// Closes the DB (every family of it): later calls on it, its families,
     /// snapshots and iterators raise `ClosedError`. Closing twice is fine.
     fn close(slf: PyRef<'_, Self>) -> PyResult<()> {
-        let db = parts(&slf).db.clone();
+        let r = parts(&slf);
+        r.mark_closed();
+        let db = r.db.clone();
         slf.py().allow_threads(|| db.close()).map_err(to_py)
     }
 

@@ -10,6 +10,7 @@
 //! disk); the engine snapshot is taken out of its lock before that, so no
 //! lock is held while the GIL is released.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -31,27 +32,57 @@ pub struct Reader {
     /// until released.
     snap: Mutex<Option<Arc<Snapshot>>>,
     is_snapshot: bool,
+    /// Set by `DB.close()`, shared by every reader of the same open DB: the
+    /// engine refuses reads and writes after close by itself, but still
+    /// answers properties.
+    closed: Arc<AtomicBool>,
 }
 
 impl Reader {
-    /// A reader of the latest state of family `cf`.
-    pub fn live(db: Db, cf: Cf) -> Reader {
+    /// A reader of the latest state of a newly opened DB's family `cf`.
+    pub fn open(db: Db, cf: Cf) -> Reader {
         Reader {
             db,
             cf,
             snap: Mutex::new(None),
             is_snapshot: false,
+            closed: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// A reader of family `cf` at `snap`.
-    pub fn at(db: Db, cf: Cf, snap: Snapshot) -> Reader {
+    /// A reader of the latest state of family `cf` of this reader's DB.
+    pub fn family(&self, cf: Cf) -> Reader {
         Reader {
-            db,
+            db: self.db.clone(),
             cf,
-            snap: Mutex::new(Some(Arc::new(snap))),
-            is_snapshot: true,
+            snap: Mutex::new(None),
+            is_snapshot: false,
+            closed: Arc::clone(&self.closed),
         }
+    }
+
+    /// A reader of this reader's family at a new snapshot.
+    pub fn snapshot_reader(&self) -> Reader {
+        Reader {
+            db: self.db.clone(),
+            cf: self.cf.clone(),
+            snap: Mutex::new(Some(Arc::new(self.db.snapshot()))),
+            is_snapshot: true,
+            closed: Arc::clone(&self.closed),
+        }
+    }
+
+    /// Marks the DB closed (for calls the engine still answers).
+    pub fn mark_closed(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// `ClosedError` once the DB was closed.
+    pub fn check_open(&self) -> PyResult<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(ClosedError::new_err("the DB is closed"));
+        }
+        Ok(())
     }
 
     /// The snapshot to read at (`None`: the latest state); `ClosedError`

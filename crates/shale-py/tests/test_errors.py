@@ -50,6 +50,16 @@ def test_closed_db_raises_closed_error(path):
         lambda: fam.get(b"a"),
         lambda: snap.get(b"a"),
         lambda: db.flush(),
+        lambda: list(db.keys()),
+        lambda: db.snapshot(),
+        lambda: db.stats(),
+        lambda: db.property("shale.stats"),
+        lambda: db.column_families(),
+        lambda: db.column_family("f"),
+        lambda: fam.stats(),
+        lambda: db.create_column_family("g"),
+        lambda: db.get_many([b"a"]),
+        lambda: db.compact_range(),
     ):
         with pytest.raises(shale.ClosedError):
             call()
