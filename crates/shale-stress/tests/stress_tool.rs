@@ -59,6 +59,15 @@ fn short_run_with_reopens_verifies_clean() {
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(stress_main(args(&["--threads=2".into()])), 2);
+    let help = Command::new(BIN).arg("--help").output().unwrap();
+    assert!(help.status.success(), "{}", show(&help));
+    let text = String::from_utf8_lossy(&help.stdout);
+    for flag in ["--ttl_percent", "--compaction_filter", "--delrangepercent"] {
+        assert!(
+            text.matches(flag).count() >= 2,
+            "{flag} in usage and help: {text}"
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("none").display().to_string();
     assert_eq!(

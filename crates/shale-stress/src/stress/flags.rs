@@ -104,6 +104,32 @@ pub const USAGE: &str = "usage: shale-stress --db=DIR [--threads=4] [--max_key=1
 [--merge_percent=N] [--nooverwritepercent=N] [--delrangepercent=N] \
 [--range_deletion_width=10] [--ttl_percent=N] [--compaction_filter]";
 
+/// The `--help` text: the usage line, then each flag.
+pub const HELP: &str = "\
+  --db=DIR                 the DB (created with its expected state if missing)
+  --expected=FILE          expected-state file [<db>.expected]
+  --threads=N              client threads [4]
+  --max_key=N              keys 0..N per family, fixed at creation [10000; history 64]
+  --ops_per_thread=N       operations per thread [100000]
+  --duration=SECS          stop after this long
+  --seed=N                 options and operations [the clock]
+  --verify_only            verify the DB (or check the history) and exit
+  --reopen=N               close, reopen and verify N times during the run [0]
+  --sync                   sync the WAL on every write
+  --column_families=N      keys over N families, fixed at creation [1]
+  --history=DIR            record a history for the linearizability check instead
+  Drawn from the seed unless given:
+  --use_merge              puts become merges of the whole value
+  --merge_percent=N        read-modify-write merges among puts (not history)
+  --nooverwritepercent=N   keys put once, single-deleted; fixed at creation (not history)
+  --delrangepercent=N      range deletions among operations
+  --range_deletion_width=N keys per range deletion [10]
+  --ttl_percent=N          expiring puts among puts: expired at write, 1-4 s, 30 days;
+                           verified by the clock, 1 s tolerance (not history)
+  --compaction_filter      open with the stress filter (keys 3 mod 8 rewritten,
+                           6 mod 8 removed); fixed at creation (not history)
+Exit status: 0 ok, 1 verification failure, 2 usage or setup error.";
+
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
     v.parse()
         .map_err(|_| format!("--{name}: not a number: {v:?}"))

@@ -58,12 +58,16 @@ use shale::{Cf, Db, Options, WriteOptions};
 
 use compaction_filter::StressFilter;
 use expected::{ExpectedState, Shape};
-use flags::{Flags, USAGE};
+use flags::{Flags, HELP, USAGE};
 use key_locks::KeyLocks;
 use worker::{Shared, OP_NAMES, WRITE_NAMES};
 
 /// Entry point of the binary; returns the exit status.
 pub fn main(args: Vec<String>) -> i32 {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}\n{HELP}");
+        return 0;
+    }
     let flags = match Flags::parse(&args) {
         Ok(f) => f,
         Err(e) => {
@@ -192,13 +196,14 @@ fn verify_db(db: &Db, cfs: &[Cf], expected: &ExpectedState, when: &str) -> Resul
     }
     println!(
         "verify ({when}): column_families={} keys={} live={} pending_resolved_new={} pending_resolved_old={} \
-         batches_cut={} batches_cut_applied={} batches_cut_cross_family={} expiring={} expired={} \
+         pending_expiring={} batches_cut={} batches_cut_applied={} batches_cut_cross_family={} expiring={} expired={} \
          filtered={} filter_removed={} failures={} in {:.2?}",
         cfs.len(),
         v.keys,
         v.live,
         v.pending_new,
         v.pending_old,
+        v.pending_expiring,
         v.batches_cut,
         v.batches_applied,
         v.batches_cross_family,

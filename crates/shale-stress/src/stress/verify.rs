@@ -38,6 +38,10 @@ pub struct Verification {
     pub pending_new: u64,
     /// Pending keys that still held the old state.
     pub pending_old: u64,
+    /// Pending keys (new record differing from the old) whose old or new
+    /// record expires: writes of expiring values, or over them, cut by the
+    /// kill.
+    pub pending_expiring: u64,
     /// Batches cut by the kill (pending keys with one tag whose old and new
     /// records differ), and how many of them were applied.
     pub batches_cut: u64,
@@ -146,6 +150,9 @@ pub fn verify(db: &Db, cfs: &[Cf], expected: &ExpectedState) -> std::io::Result<
             };
             if let Some(p) = slot.pending {
                 if p != slot.committed {
+                    if p.expires != 0 || slot.committed.expires != 0 {
+                        out.pending_expiring += 1;
+                    }
                     let tag = expected.tag(i);
                     let outcome = match (old, new == Some(true)) {
                         (true, true) => Outcome::Either,
