@@ -209,6 +209,18 @@ fn kill9_with_near_expiries_and_the_filter() {
                 .join("; ")
         );
     }
+    if expired == 0 {
+        // A loaded machine may have run too little before the kills for a
+        // value to expire by now; every near expiry has passed in 5 s.
+        std::thread::sleep(Duration::from_secs(5));
+        let v = Command::new(BIN)
+            .args(common)
+            .arg("--verify_only")
+            .output()
+            .expect("run --verify_only");
+        assert!(v.status.success(), "seed {seed}: {}", show(&v));
+        expired += field(&v, "verify", "expired");
+    }
     println!("expired {expired}, expiring {expiring}, filtered {filtered}");
     assert!(
         expired > 0 && expiring > 0,

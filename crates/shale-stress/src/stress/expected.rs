@@ -61,6 +61,14 @@ pub const HEADER: u64 = 40;
 const OLD_HEADER: u64 = 32;
 const PENDING: u32 = 1 << 31;
 
+/// The arrays after the header, in file order (see the module comment).
+#[derive(Debug, Clone, Copy)]
+enum Array {
+    Slots = 0,
+    Tags = 1,
+    Expiries = 2,
+}
+
 /// A key's state: 0 = absent, else a value base in `1..2^31`.
 pub type ValueState = u32;
 
@@ -400,39 +408,39 @@ impl ExpectedState {
         )
     }
 
-    /// Writes word `w` of array `array` (0 slots, 1 tags, 2 expiries).
-    fn put_word(&self, array: u64, key: u64, w: u64) -> io::Result<()> {
+    /// Sets word `key` of `array` to `w`, in memory and in the file.
+    fn put_word(&self, array: Array, key: u64, w: u64) -> io::Result<()> {
         let words = match array {
-            0 => &self.slots,
-            1 => &self.tags,
-            _ => &self.expiries,
+            Array::Slots => &self.slots,
+            Array::Tags => &self.tags,
+            Array::Expiries => &self.expiries,
         };
         words[key as usize].store(w, Ordering::Release);
-        self.file
-            .write_all_at(&w.to_le_bytes(), HEADER + 8 * (array * self.len() + key))
+        let at = HEADER + 8 * (array as u64 * self.len() + key);
+        self.file.write_all_at(&w.to_le_bytes(), at)
     }
 
     /// Marks a write of `new` to index `key` as started, by the batch with
     /// `tag` (0: a single-key write).
     pub fn begin(&self, key: u64, new: Record, tag: u64) -> io::Result<()> {
-        self.put_word(1, key, tag)?;
+        self.put_word(Array::Tags, key, tag)?;
         let committed = self.get(key).committed;
-        self.put_word(2, key, expiry_word(committed, new))?;
+        self.put_word(Array::Expiries, key, expiry_word(committed, new))?;
         let slot = Slot {
             committed,
             pending: Some(new),
         };
-        self.put_word(0, key, slot.encode())
+        self.put_word(Array::Slots, key, slot.encode())
     }
 
     /// Records `record` as the key's acknowledged record, clearing pending.
     pub fn commit(&self, key: u64, record: Record) -> io::Result<()> {
-        self.put_word(2, key, expiry_word(record, record))?;
+        self.put_word(Array::Expiries, key, expiry_word(record, record))?;
         let slot = Slot {
             committed: record,
             pending: None,
         };
-        self.put_word(0, key, slot.encode())
+        self.put_word(Array::Slots, key, slot.encode())
     }
 
     /// Makes the file durable (for a clean exit).
