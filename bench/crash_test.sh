@@ -27,6 +27,13 @@
 #   COLUMN_FAMILIES [1] (keys spread over that many column families; batches,
 #   snapshot reads and scans span them, and each verify run checks that every
 #   batch cut by a kill is in all its families or in none).
+#
+# Extra flags go to every writing run, not to the verify runs; what a verify
+# run needs is in the expected state (the filter is fixed when the DB is
+# created). Expiring puts and the compaction filter, for example:
+#   bench/crash_test.sh 10 --ttl_percent=30 --compaction_filter
+# (without them each run draws --ttl_percent, and the first run draws the
+# filter, from its seed; both refused with HISTORY=1).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -13,6 +13,11 @@
 //! at all (its keys share one batch tag).
 //! The child must die of the SIGKILL. Seeds are printed; `SHALE_SEED=<n>`
 //! replays the choices (thread timing is not reproducible).
+//!
+//! A second test kills runs with expiring puts (`--ttl_percent=50`, half of
+//! them expiring 1-4 s after the write) on a DB with the compaction filter:
+//! values expire between the kill and the next verification, and writes
+//! cut by a kill carry expiries that verification must resolve.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -55,6 +60,38 @@ fn range_flags(cycle: usize) -> [&'static str; 2] {
     }
 }
 
+/// Kills a run of `cmd` after `after` (the child must not exit by itself);
+/// returns its output and the ops its last progress line counted.
+fn run_and_kill(mut cmd: Command, after: Duration, what: &str) -> (std::process::Output, u64) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn shale-stress");
+    let start = Instant::now();
+    while start.elapsed() < after {
+        if child.try_wait().expect("try_wait").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().expect("kill");
+    let run = child.wait_with_output().expect("wait");
+    assert_eq!(
+        run.status.signal(),
+        Some(SIGKILL),
+        "{what}: the child exited by itself: {}",
+        show(&run)
+    );
+    let ops = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("progress: ops="))
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    (run, ops)
+}
+
 /// Kill cycles; returns (ops at least, batches cut, of them cross-family).
 fn kill_cycles(cycles: usize, seed: u64) -> (u64, u64, u64) {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -69,35 +106,12 @@ fn kill_cycles(cycles: usize, seed: u64) -> (u64, u64, u64) {
         cmd.args(args(dir, run_seed))
             .args(["--threads=3", "--ops_per_thread=100000000", "--duration=60"])
             .args(merge_flags(cycle))
-            .args(range_flags(cycle))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .args(range_flags(cycle));
         if sync {
             cmd.arg("--sync");
         }
-        let mut child = cmd.spawn().expect("spawn shale-stress");
-        let start = Instant::now();
-        while start.elapsed() < after {
-            if child.try_wait().expect("try_wait").is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        child.kill().expect("kill");
-        let run = child.wait_with_output().expect("wait");
-        assert_eq!(
-            run.status.signal(),
-            Some(SIGKILL),
-            "seed {seed} cycle {cycle}: the child exited by itself: {}",
-            show(&run)
-        );
-        let out = String::from_utf8_lossy(&run.stdout);
-        ops += out
-            .lines()
-            .rev()
-            .find_map(|l| l.strip_prefix("progress: ops="))
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0);
+        let (run, run_ops) = run_and_kill(cmd, after, &format!("seed {seed} cycle {cycle}"));
+        ops += run_ops;
         let v = Command::new(BIN)
             .args(args(dir, rng.gen()))
             .arg("--verify_only")
@@ -136,6 +150,82 @@ fn kill9_over_three_column_families_keeps_batches_whole() {
     // verify lines above show the keys written).
     let (ops, cut, cross) = kill_cycles(5, seed());
     println!("ops>={ops}, batches cut {cut} ({cross} across families)");
+}
+
+/// Kill cycles with expiring puts (every kind, half of them 1-4 s after
+/// the write) and the compaction filter, beside merges and single deletes
+/// over two families: each verification after a kill passes, and across
+/// the cycles values written before a kill are found expired after it.
+#[test]
+fn kill9_with_near_expiries_and_the_filter() {
+    let seed = seed();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = format!("--db={}", tmp.path().join("db").display());
+    let common = [
+        db.as_str(),
+        "--max_key=600",
+        "--column_families=2",
+        "--nooverwritepercent=10",
+        "--compaction_filter",
+    ];
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let (mut expired, mut expiring, mut filtered) = (0, 0, 0);
+    for cycle in 0..3 {
+        let run_seed: u64 = rng.gen();
+        let after = Duration::from_millis(rng.gen_range(1000..1600));
+        let mut cmd = Command::new(BIN);
+        cmd.args(common)
+            .args(["--threads=3", "--ops_per_thread=100000000", "--duration=60"])
+            .args(["--ttl_percent=50", "--merge_percent=20"])
+            .arg(format!("--seed={run_seed}"));
+        let what = format!("seed {seed} cycle {cycle} (run seed {run_seed})");
+        let (run, _) = run_and_kill(cmd, after, &what);
+        assert_eq!(
+            field(&run, "options:", "compaction_filter"),
+            1,
+            "{}",
+            show(&run)
+        );
+        let v = Command::new(BIN)
+            .args(common)
+            .args(["--verify_only", &format!("--seed={}", rng.gen::<u64>())])
+            .output()
+            .expect("run --verify_only");
+        assert!(
+            v.status.success(),
+            "{what}, killed after {after:?}:\nverify failed: {}\nrun output:\n{}",
+            show(&v),
+            show(&run)
+        );
+        expired += field(&v, "verify", "expired");
+        expiring += field(&v, "verify", "expiring");
+        filtered += field(&v, "verify", "filtered");
+        println!(
+            "cycle {cycle}: killed after {after:?}; {}",
+            String::from_utf8_lossy(&v.stdout)
+                .lines()
+                .filter(|l| l.starts_with("verify"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    if expired == 0 {
+        // A loaded machine may have run too little before the kills for a
+        // value to expire by now; every near expiry has passed in 5 s.
+        std::thread::sleep(Duration::from_secs(5));
+        let v = Command::new(BIN)
+            .args(common)
+            .arg("--verify_only")
+            .output()
+            .expect("run --verify_only");
+        assert!(v.status.success(), "seed {seed}: {}", show(&v));
+        expired += field(&v, "verify", "expired");
+    }
+    println!("expired {expired}, expiring {expiring}, filtered {filtered}");
+    assert!(
+        expired > 0 && expiring > 0,
+        "seed {seed}: no expired ({expired}) or no expiring ({expiring}) key verified"
+    );
 }
 
 #[test]

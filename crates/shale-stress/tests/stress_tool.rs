@@ -1,15 +1,17 @@
 //! The `shale-stress` tool end to end, in process: a short run with reopens
 //! verifies clean, and a tampered expected state (a "lost write") is caught;
-//! runs with merges, single deletes and range deletions (through the
-//! binary, to read its counts) verify clean and write each kind of entry.
+//! runs with merges, single deletes, range deletions, expiring puts and the
+//! compaction filter (through the binary, to read its counts) verify clean
+//! and write each kind of entry; a key recorded as expired that the DB
+//! still holds, and a filtered DB verified as one without the filter, are
+//! caught.
 
-use std::os::unix::fs::FileExt;
 use std::process::Command;
 
 use shale_stress::stress::main as stress_main;
 
 mod common;
-use common::{field, show, BIN};
+use common::{field, show, ExpectedFile, BIN};
 
 fn args(list: &[String]) -> Vec<String> {
     list.to_vec()
@@ -39,29 +41,14 @@ fn short_run_with_reopens_verifies_clean() {
         0
     );
 
-    // Tamper: pretend key k was acknowledged with another value base. The
-    // slot layout is a 32-byte header then one u64 per key (low half:
-    // committed state). Pick a key that is live so the lie is visible.
-    let expected = format!("{db}.expected");
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&expected)
-        .unwrap();
-    let mut tampered = false;
-    for k in 0..300u64 {
-        let mut b = [0u8; 8];
-        f.read_exact_at(&mut b, 32 + 8 * k).unwrap();
-        let slot = u64::from_le_bytes(b);
-        if slot != 0 && slot >> 32 == 0 {
-            let lie = (slot as u32 % 1000) + 1 + (slot as u32);
-            f.write_all_at(&u64::from(lie & 0x7fff_ffff).to_le_bytes(), 32 + 8 * k)
-                .unwrap();
-            tampered = true;
-            break;
-        }
-    }
-    assert!(tampered, "no live key to tamper with");
+    // Tamper: pretend key k was acknowledged with another value base (the
+    // low half of its slot: the committed state). Pick a key that is live
+    // so the lie is visible.
+    let f = ExpectedFile::open(format!("{db}.expected"), 300, 1);
+    let k = f.plain_live(0).expect("no live key to tamper with");
+    let slot = f.slot(k) as u32;
+    let lie = (slot % 1000) + 1 + slot;
+    f.set_slot(k, u64::from(lie & 0x7fff_ffff));
     assert_eq!(
         run(&["--verify_only"]),
         1,
@@ -72,6 +59,15 @@ fn short_run_with_reopens_verifies_clean() {
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(stress_main(args(&["--threads=2".into()])), 2);
+    let help = Command::new(BIN).arg("--help").output().unwrap();
+    assert!(help.status.success(), "{}", show(&help));
+    let text = String::from_utf8_lossy(&help.stdout);
+    for flag in ["--ttl_percent", "--compaction_filter", "--delrangepercent"] {
+        assert!(
+            text.matches(flag).count() >= 2,
+            "{flag} in usage and help: {text}"
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("none").display().to_string();
     assert_eq!(
@@ -139,39 +135,20 @@ fn half_applied_cross_family_batch_is_caught() {
         ]
     };
     assert_eq!(stress_main(base("--ops_per_thread=800")), 0);
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(format!("{db}.expected"))
-        .unwrap();
-    let n = max_key * cfs;
-    let read = |at: u64| {
-        let mut b = [0u8; 8];
-        f.read_exact_at(&mut b, at).unwrap();
-        u64::from_le_bytes(b)
-    };
-    let slot_at = |i: u64| 32 + 8 * i;
-    let tag_at = |i: u64| 32 + 8 * (n + i);
+    let f = ExpectedFile::open(format!("{db}.expected"), max_key, cfs);
     // A live key in each family.
-    let live = |cf: u64| {
-        (0..max_key)
-            .map(|k| cf * max_key + k)
-            .find(|&i| read(slot_at(i)) as u32 != 0 && read(slot_at(i)) >> 32 == 0)
-            .expect("a live key")
-    };
+    let live = |cf: u64| f.plain_live(cf).expect("a live key");
     let (a, b) = (live(0), live(1));
-    let (sa, sb) = (read(slot_at(a)) as u32, read(slot_at(b)) as u32);
+    let (sa, sb) = (f.slot(a) as u32, f.slot(b) as u32);
     let pending =
         |committed: u32, new: u32| (u64::from((1u32 << 31) | new) << 32) | u64::from(committed);
     let other = |s: u32| ((s % 1000) + 1 + s) & 0x7fff_ffff;
     // Key a: the DB holds its committed state (the batch not applied);
     // key b: the DB holds its pending state (the batch applied).
-    f.write_all_at(&pending(sa, other(sa)).to_le_bytes(), slot_at(a))
-        .unwrap();
-    f.write_all_at(&pending(other(sb), sb).to_le_bytes(), slot_at(b))
-        .unwrap();
+    f.set_slot(a, pending(sa, other(sa)));
+    f.set_slot(b, pending(other(sb), sb));
     for i in [a, b] {
-        f.write_all_at(&0xabcdu64.to_le_bytes(), tag_at(i)).unwrap();
+        f.set_tag(i, 0xabcd);
     }
     assert_eq!(
         stress_main(base("--verify_only")),
@@ -247,23 +224,11 @@ fn merges_and_single_deletes_verify_clean() {
     // Tamper: find a key whose value is an affine merge result (DB value
     // base matches the committed state) and lie about it: verification must
     // fail, as for a put.
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(format!("{db}.expected"))
-        .unwrap();
-    let mut b = [0u8; 8];
-    let k = (0..300u64)
-        .find(|k| {
-            f.read_exact_at(&mut b, 32 + 8 * k).unwrap();
-            let slot = u64::from_le_bytes(b);
-            slot != 0 && slot >> 32 == 0
-        })
-        .expect("a live key");
-    let slot = u64::from_le_bytes(b) as u32;
+    let f = ExpectedFile::open(format!("{db}.expected"), 300, 2);
+    let k = f.plain_live(0).expect("a live key");
+    let slot = f.slot(k) as u32;
     let lie = ((slot % 1000) + 1 + slot) & 0x7fff_ffff;
-    f.write_all_at(&u64::from(lie).to_le_bytes(), 32 + 8 * k)
-        .unwrap();
+    f.set_slot(k, u64::from(lie));
     let o = Command::new(BIN)
         .args([format!("--db={db}"), "--verify_only".into()])
         .output()
@@ -326,23 +291,184 @@ fn range_deletions_verify_clean() {
 
     // Tamper: a key the DB holds is recorded absent, as after a range
     // deletion that covered it in the expected state but not in the DB.
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(format!("{db}.expected"))
-        .unwrap();
-    let mut b = [0u8; 8];
-    let k = (0..400u64)
-        .find(|k| {
-            f.read_exact_at(&mut b, 32 + 8 * k).unwrap();
-            let slot = u64::from_le_bytes(b);
-            slot != 0 && slot >> 32 == 0
-        })
-        .expect("a live key");
-    f.write_all_at(&0u64.to_le_bytes(), 32 + 8 * k).unwrap();
+    let f = ExpectedFile::open(format!("{db}.expected"), 400, 2);
+    let k = f.plain_live(0).expect("a live key");
+    f.set_slot(k, 0);
     let o = Command::new(BIN)
         .args([format!("--db={db}"), "--verify_only".into()])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+}
+
+/// Runs the binary on `db` with `extra` flags; asserts it exits 0.
+fn run_ok(db: &str, common: &[&str], extra: &[&str]) -> std::process::Output {
+    let o = Command::new(BIN)
+        .arg(format!("--db={db}"))
+        .args(common)
+        .args(extra)
+        .output()
+        .expect("run shale-stress");
+    assert!(o.status.success(), "{extra:?}: {}", show(&o));
+    o
+}
+
+/// Expiring puts of every kind (`--ttl_percent`) and the compaction filter,
+/// beside merges, single deletes and range deletions, over two families
+/// with a reopen: the run (about 3 s, so near expiries pass during it) and
+/// a verification after it are clean, each kind of expiring put is written,
+/// values expired by the clock are found gone and the filter's forms are
+/// met. A later run without the flag keeps the filter (fixed at creation).
+#[test]
+fn expiring_puts_and_the_compaction_filter_verify_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db").display().to_string();
+    let common = ["--max_key=300", "--column_families=2"];
+    let o = run_ok(
+        &db,
+        &common,
+        &[
+            "--threads=3",
+            "--ops_per_thread=100000000",
+            "--duration=3",
+            "--reopen=1",
+            "--seed=61",
+            "--ttl_percent=40",
+            "--compaction_filter",
+            "--merge_percent=20",
+            "--nooverwritepercent=10",
+            "--delrangepercent=2",
+        ],
+    );
+    assert_eq!(field(&o, "options:", "ttl_percent"), 40);
+    assert_eq!(field(&o, "options:", "compaction_filter"), 1);
+    for kind in ["put_ttl_expired", "put_ttl_near", "put_ttl_far", "merge"] {
+        assert!(
+            field(&o, "done:", kind) > 0,
+            "no {kind} written: {}",
+            show(&o)
+        );
+    }
+    // Seed 61 draws a 16 KiB write buffer: flushes ran the filter.
+    let v = run_ok(&db, &common, &["--verify_only", "--seed=62"]);
+    for what in ["expired", "expiring", "filtered"] {
+        assert!(
+            field(&v, "verify", what) > 0,
+            "no {what} key met: {}",
+            show(&v)
+        );
+    }
+    let o = run_ok(
+        &db,
+        &common,
+        &[
+            "--threads=2",
+            "--ops_per_thread=1000",
+            "--seed=63",
+            "--ttl_percent=0",
+        ],
+    );
+    assert_eq!(field(&o, "options:", "compaction_filter"), 1);
+}
+
+/// A key the expected state records as expired (its expiry second well past
+/// the tolerance) but that the DB still holds fails verification, as does
+/// one recorded to last that the DB no longer holds; the same key recorded
+/// to expire in an hour verifies clean.
+#[test]
+fn expired_key_read_present_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db").display().to_string();
+    let common = [
+        "--max_key=200",
+        "--ttl_percent=0",
+        "--compaction_filter=false",
+    ];
+    run_ok(
+        &db,
+        &common,
+        &["--threads=2", "--ops_per_thread=800", "--seed=71"],
+    );
+    let f = ExpectedFile::open(format!("{db}.expected"), 200, 1);
+    let k = f.plain_live(0).expect("a live key");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let both = |e: u64| (e << 32) | e;
+    let verify = || {
+        Command::new(BIN)
+            .args([format!("--db={db}"), "--verify_only".into()])
+            .output()
+            .unwrap()
+    };
+    f.set_expiry(k, both(now + 3600));
+    let o = verify();
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(field(&o, "verify", "expiring"), 1);
+    f.set_expiry(k, both(now - 10));
+    let o = verify();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("expiring at {}", now - 10)), "{err}");
+}
+
+/// A DB the filter has acted on (changed values in the filtered form,
+/// removed keys) fails verification once its expected state says it has no
+/// filter: the filtered form is accepted only where the filter may have
+/// left it.
+#[test]
+fn filter_forms_are_caught_where_no_filter_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db").display().to_string();
+    let common = ["--max_key=400", "--ttl_percent=0"];
+    run_ok(
+        &db,
+        &common,
+        &[
+            "--threads=2",
+            "--ops_per_thread=3000",
+            "--reopen=1",
+            // A 16 KiB write buffer: flushes run during the run.
+            "--seed=84",
+            "--compaction_filter",
+        ],
+    );
+    let v = run_ok(&db, &common, &["--verify_only", "--seed=85"]);
+    assert!(field(&v, "verify", "filtered") > 0, "{}", show(&v));
+    // The header's compaction-filter word (after magic, version, levels,
+    // max_key, families and the no-overwrite percent).
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(format!("{db}.expected"))
+        .and_then(|f| std::os::unix::fs::FileExt::write_all_at(&f, &0u32.to_le_bytes(), 32))
+        .unwrap();
+    let o = Command::new(BIN)
+        .args([format!("--db={db}"), "--verify_only".into()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("(filtered form)"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// History mode refuses expiring puts and the filter (usage error, 2).
+#[test]
+fn history_mode_refuses_ttl_and_the_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db").display().to_string();
+    let h = dir.path().join("h").display().to_string();
+    for flag in ["--ttl_percent=10", "--compaction_filter"] {
+        assert_eq!(
+            stress_main(args(&[
+                format!("--db={db}"),
+                format!("--history={h}"),
+                flag.into()
+            ])),
+            2
+        );
+    }
 }

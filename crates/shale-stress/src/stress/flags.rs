@@ -1,10 +1,11 @@
 //! Command-line flags of `shale-stress`, db_stress style: `--name=value` or
 //! `--name value`; booleans also as a bare `--name`.
 //!
-//! The merge, single-delete and range-deletion flags, when not given, are
-//! drawn from the seed ([`Flags::parse`]), so a crash test that passes only
-//! seeds runs some iterations with merges or range deletions and some DBs
-//! with single deletes.
+//! The merge, single-delete, range-deletion, TTL and compaction-filter
+//! flags, when not given, are drawn from the seed ([`Flags::parse`]), so a
+//! crash test that passes only seeds runs some iterations with merges,
+//! range deletions or expiring puts and some DBs with single deletes or the
+//! compaction filter.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -73,6 +74,20 @@ pub struct Flags {
     /// Keys per range deletion (db_stress's `--range_deletion_width`),
     /// at least 1; default 10; at most `--max_key` keys are covered.
     pub range_deletion_width: u64,
+    /// Percent of the writes that would put (single or in a batch, not
+    /// no-overwrite keys) that put an expiring value instead: a quarter
+    /// already expired at write time, a quarter expiring in 30 days, half
+    /// 1-4 s after the write (so expiry passes during the run and across
+    /// kills). Default: drawn from the seed, 0 in half the runs, else 10 or
+    /// 30. Not in history mode (its register model has no clock).
+    pub ttl_percent: u32,
+    /// Open the DB with the stress compaction filter
+    /// (`compaction_filter.rs`). Fixed when the expected state is created
+    /// (every later run and verification reopens with the same filter);
+    /// default: drawn from the seed, 1 DB in 2. Not in history mode.
+    pub compaction_filter: bool,
+    /// `--compaction_filter` was given (not drawn).
+    pub compaction_filter_given: bool,
 }
 
 /// Largest `--column_families`.
@@ -87,7 +102,33 @@ pub const USAGE: &str = "usage: shale-stress --db=DIR [--threads=4] [--max_key=1
 [--ops_per_thread=100000] [--duration=SECS] [--seed=N] [--verify_only] [--reopen=0] \
 [--sync] [--expected=FILE] [--history=DIR] [--column_families=1] [--use_merge] \
 [--merge_percent=N] [--nooverwritepercent=N] [--delrangepercent=N] \
-[--range_deletion_width=10]";
+[--range_deletion_width=10] [--ttl_percent=N] [--compaction_filter]";
+
+/// The `--help` text: the usage line, then each flag.
+pub const HELP: &str = "\
+  --db=DIR                 the DB (created with its expected state if missing)
+  --expected=FILE          expected-state file [<db>.expected]
+  --threads=N              client threads [4]
+  --max_key=N              keys 0..N per family, fixed at creation [10000; history 64]
+  --ops_per_thread=N       operations per thread [100000]
+  --duration=SECS          stop after this long
+  --seed=N                 options and operations [the clock]
+  --verify_only            verify the DB (or check the history) and exit
+  --reopen=N               close, reopen and verify N times during the run [0]
+  --sync                   sync the WAL on every write
+  --column_families=N      keys over N families, fixed at creation [1]
+  --history=DIR            record a history for the linearizability check instead
+  Drawn from the seed unless given:
+  --use_merge              puts become merges of the whole value
+  --merge_percent=N        read-modify-write merges among puts (not history)
+  --nooverwritepercent=N   keys put once, single-deleted; fixed at creation (not history)
+  --delrangepercent=N      range deletions among operations
+  --range_deletion_width=N keys per range deletion [10]
+  --ttl_percent=N          expiring puts among puts: expired at write, 1-4 s, 30 days;
+                           verified by the clock, 1 s tolerance (not history)
+  --compaction_filter      open with the stress filter (keys 3 mod 8 rewritten,
+                           6 mod 8 removed); fixed at creation (not history)
+Exit status: 0 ok, 1 verification failure, 2 usage or setup error.";
 
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
     v.parse()
@@ -128,9 +169,13 @@ impl Flags {
             nooverwritepercent_given: false,
             delrangepercent: 0,
             range_deletion_width: 10,
+            ttl_percent: 0,
+            compaction_filter: false,
+            compaction_filter_given: false,
         };
         let mut max_key_given = false;
         let (mut use_merge, mut merge_percent, mut delrangepercent) = (None, None, None);
+        let (mut ttl_percent, mut compaction_filter) = (None, None);
         let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
             let Some(body) = arg.strip_prefix("--") else {
@@ -140,7 +185,10 @@ impl Flags {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (body, None),
             };
-            let is_bool = matches!(name, "verify_only" | "sync" | "use_merge");
+            let is_bool = matches!(
+                name,
+                "verify_only" | "sync" | "use_merge" | "compaction_filter"
+            );
             let value = match inline {
                 Some(v) => Some(v),
                 None if is_bool => None,
@@ -175,6 +223,10 @@ impl Flags {
                 }
                 "delrangepercent" => delrangepercent = Some(parse_num(name, v)?),
                 "range_deletion_width" => f.range_deletion_width = parse_num(name, v)?,
+                "ttl_percent" => ttl_percent = Some(parse_num(name, v)?),
+                "compaction_filter" => {
+                    compaction_filter = Some(parse_bool(name, value.as_deref())?)
+                }
                 _ => return Err(format!("unknown flag --{name}")),
             }
         }
@@ -198,6 +250,8 @@ impl Flags {
         let drawn_merge_percent = *[0, 0, 10, 30].choose(&mut draw).unwrap_or(&0);
         let drawn_no_overwrite = *[0, 0, 5, 20].choose(&mut draw).unwrap_or(&0);
         let drawn_delrange = *[0, 0, 2, 5].choose(&mut draw).unwrap_or(&0);
+        let drawn_ttl = *[0, 0, 10, 30].choose(&mut draw).unwrap_or(&0);
+        let drawn_filter = draw.gen_ratio(1, 2);
         let history = f.history.is_some();
         f.use_merge = use_merge.unwrap_or(drawn_use_merge);
         f.merge_percent = merge_percent.unwrap_or(if history { 0 } else { drawn_merge_percent });
@@ -205,9 +259,17 @@ impl Flags {
             f.nooverwritepercent = drawn_no_overwrite;
         }
         f.delrangepercent = delrangepercent.unwrap_or(drawn_delrange);
-        if f.merge_percent > 100 || f.nooverwritepercent > 100 || f.delrangepercent > 100 {
+        f.ttl_percent = ttl_percent.unwrap_or(if history { 0 } else { drawn_ttl });
+        f.compaction_filter_given = compaction_filter.is_some();
+        f.compaction_filter = compaction_filter.unwrap_or(!history && drawn_filter);
+        if f.merge_percent > 100
+            || f.nooverwritepercent > 100
+            || f.delrangepercent > 100
+            || f.ttl_percent > 100
+        {
             return Err(
-                "--merge_percent, --nooverwritepercent and --delrangepercent must be at most 100"
+                "--merge_percent, --nooverwritepercent, --delrangepercent and \
+                 --ttl_percent must be at most 100"
                     .into(),
             );
         }
@@ -222,6 +284,14 @@ impl Flags {
                 return Err(
                     "--history: --merge_percent and --nooverwritepercent are not supported \
                      (the history's model is a register; --use_merge is)"
+                        .into(),
+                );
+            }
+            if f.ttl_percent > 0 || f.compaction_filter {
+                return Err(
+                    "--history: --ttl_percent and --compaction_filter are not supported \
+                     (values there change with the clock and with compactions, not only by \
+                     operations of the history)"
                         .into(),
                 );
             }
@@ -304,6 +374,55 @@ mod tests {
         assert!(Flags::parse(&args("--db=/x --history=/h --use_merge")).is_ok());
         assert!(Flags::parse(&args("--db=/x --history=/h --merge_percent=5")).is_err());
         assert!(Flags::parse(&args("--db=/x --history=/h --nooverwritepercent=5")).is_err());
+    }
+
+    #[test]
+    fn ttl_and_filter_flags_given_or_drawn_from_the_seed() {
+        let f = Flags::parse(&args("--db=/x --ttl_percent=40 --compaction_filter")).unwrap();
+        assert_eq!((f.ttl_percent, f.compaction_filter), (40, true));
+        assert!(f.compaction_filter_given);
+        let f = Flags::parse(&args("--db=/x --compaction_filter=false")).unwrap();
+        assert!(!f.compaction_filter && f.compaction_filter_given);
+        assert!(Flags::parse(&args("--db=/x --ttl_percent=101")).is_err());
+        let drawn: Vec<(u32, bool)> = (0..64)
+            .map(|seed| {
+                let f = Flags::parse(&args(&format!("--db=/x --seed={seed}"))).unwrap();
+                assert!(!f.compaction_filter_given);
+                (f.ttl_percent, f.compaction_filter)
+            })
+            .collect();
+        assert!(drawn.iter().any(|d| d.0 > 0) && drawn.iter().any(|d| d.0 == 0));
+        assert!(drawn.iter().any(|d| d.1) && drawn.iter().any(|d| !d.1));
+        // The earlier draws of a seed are those it had before these flags.
+        for seed in 0..16 {
+            let a = Flags::parse(&args(&format!("--db=/x --seed={seed}"))).unwrap();
+            let b = Flags::parse(&args(&format!(
+                "--db=/x --seed={seed} --ttl_percent=0 --compaction_filter=false"
+            )))
+            .unwrap();
+            assert_eq!(
+                (
+                    a.use_merge,
+                    a.merge_percent,
+                    a.nooverwritepercent,
+                    a.delrangepercent
+                ),
+                (
+                    b.use_merge,
+                    b.merge_percent,
+                    b.nooverwritepercent,
+                    b.delrangepercent
+                )
+            );
+        }
+        // History mode: neither, drawn or given.
+        for seed in 0..16 {
+            let h = Flags::parse(&args(&format!("--db=/x --history=/h --seed={seed}"))).unwrap();
+            assert_eq!((h.ttl_percent, h.compaction_filter), (0, false));
+        }
+        assert!(Flags::parse(&args("--db=/x --history=/h --ttl_percent=5")).is_err());
+        assert!(Flags::parse(&args("--db=/x --history=/h --compaction_filter")).is_err());
+        assert!(Flags::parse(&args("--db=/x --history=/h --compaction_filter=0")).is_ok());
     }
 
     #[test]

@@ -20,16 +20,25 @@
 //! are put only while absent and removed with `single_delete`. Range
 //! deletions: `--delrangepercent` of the operations delete
 //! `--range_deletion_width` consecutive keys of one family (cut around
-//! no-overwrite keys, which are never range-deleted). Unless given, each
-//! percent is drawn from the seed.
+//! no-overwrite keys, which are never range-deleted). Expiring puts:
+//! `--ttl_percent` of the puts expire, already at write time, 1-4 s later
+//! or in 30 days; the expected state keeps each value's expiry second and
+//! reads judge it by the clock (`expect.rs`). Compaction filter:
+//! `--compaction_filter` opens the DB with the stress filter
+//! (`compaction_filter.rs`), fixed when the DB is created: every run and
+//! every verification reopens it with the same filter. Unless given, each
+//! percent and the filter are drawn from the seed.
 //!
-//! Output: `options: ...` (the DB options, then the merge, single-delete
-//! and range-deletion settings), `verify: ...`, one `progress: ops=N` line per second (the last
+//! Output: `options: ...` (the DB options, then the merge, single-delete,
+//! range-deletion, TTL and filter settings), `verify: ...`, one
+//! `progress: ops=N` line per second (the last
 //! one survives a kill), and `done: ...` (operations by kind, then the
 //! entries written by kind).
 //! Exit status: 0 ok, 1 verification failure, 2 usage or setup error.
 
+mod compaction_filter;
 mod db_options;
+mod expect;
 mod expected;
 mod flags;
 mod history_mode;
@@ -47,13 +56,18 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use shale::{Cf, Db, Options, WriteOptions};
 
-use expected::ExpectedState;
-use flags::{Flags, USAGE};
+use compaction_filter::StressFilter;
+use expected::{ExpectedState, Shape};
+use flags::{Flags, HELP, USAGE};
 use key_locks::KeyLocks;
 use worker::{Shared, OP_NAMES, WRITE_NAMES};
 
 /// Entry point of the binary; returns the exit status.
 pub fn main(args: Vec<String>) -> i32 {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}\n{HELP}");
+        return 0;
+    }
     let flags = match Flags::parse(&args) {
         Ok(f) => f,
         Err(e) => {
@@ -90,13 +104,15 @@ fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
             || e.num_cfs() != flags.column_families
             || (flags.nooverwritepercent_given
                 && e.no_overwrite_percent() != flags.nooverwritepercent)
+            || (flags.compaction_filter_given && e.compaction_filter() != flags.compaction_filter)
         {
             println!(
-                "note: using max_key={} column_families={} nooverwritepercent={} from the \
-                 expected state",
+                "note: using max_key={} column_families={} nooverwritepercent={} \
+                 compaction_filter={} from the expected state",
                 e.max_key(),
                 e.num_cfs(),
-                e.no_overwrite_percent()
+                e.no_overwrite_percent(),
+                u8::from(e.compaction_filter())
             );
         }
         Ok(e)
@@ -106,10 +122,13 @@ fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
         }
         ExpectedState::create(
             &flags.expected,
-            flags.max_key,
-            flags.column_families,
-            db_options::random_num_levels(flags.seed),
-            flags.nooverwritepercent,
+            Shape {
+                max_key: flags.max_key,
+                num_cfs: flags.column_families,
+                num_levels: db_options::random_num_levels(flags.seed),
+                no_overwrite_percent: flags.nooverwritepercent,
+                compaction_filter: flags.compaction_filter,
+            },
         )
         .map_err(err)
     }
@@ -177,15 +196,21 @@ fn verify_db(db: &Db, cfs: &[Cf], expected: &ExpectedState, when: &str) -> Resul
     }
     println!(
         "verify ({when}): column_families={} keys={} live={} pending_resolved_new={} pending_resolved_old={} \
-         batches_cut={} batches_cut_applied={} batches_cut_cross_family={} failures={} in {:.2?}",
+         pending_expiring={} batches_cut={} batches_cut_applied={} batches_cut_cross_family={} expiring={} expired={} \
+         filtered={} filter_removed={} failures={} in {:.2?}",
         cfs.len(),
         v.keys,
         v.live,
         v.pending_new,
         v.pending_old,
+        v.pending_expiring,
         v.batches_cut,
         v.batches_applied,
         v.batches_cross_family,
+        v.expiring,
+        v.expired,
+        v.filtered,
+        v.filter_removed,
         v.failures,
         start.elapsed()
     );
@@ -194,17 +219,25 @@ fn verify_db(db: &Db, cfs: &[Cf], expected: &ExpectedState, when: &str) -> Resul
 
 fn run(flags: &Flags) -> Result<u64, String> {
     let expected = open_expected(flags)?;
-    let opts = db_options::random_options(flags.seed, expected.num_levels());
+    let mut opts = db_options::random_options(flags.seed, expected.num_levels());
+    if expected.compaction_filter() {
+        // Also the families' (`random_cf_options` starts from these).
+        opts.compaction_filter = Some(std::sync::Arc::new(StressFilter {
+            no_overwrite_percent: expected.no_overwrite_percent(),
+        }));
+    }
     println!("seed: {}", flags.seed);
     println!(
         "options: {} use_merge={} merge_percent={} nooverwritepercent={} delrangepercent={} \
-         range_deletion_width={}",
+         range_deletion_width={} ttl_percent={} compaction_filter={}",
         db_options::describe(&opts),
         flags.use_merge,
         flags.merge_percent,
         expected.no_overwrite_percent(),
         flags.delrangepercent,
-        flags.range_deletion_width
+        flags.range_deletion_width,
+        flags.ttl_percent,
+        u8::from(expected.compaction_filter())
     );
     let num_cfs = expected.num_cfs();
     let open = || open_db(flags, &opts, num_cfs);
@@ -235,6 +268,7 @@ fn run(flags: &Flags) -> Result<u64, String> {
             merge_percent: flags.merge_percent,
             delrange_percent: flags.delrangepercent,
             range_deletion_width: flags.range_deletion_width,
+            ttl_percent: flags.ttl_percent,
             counts: Default::default(),
             written: Default::default(),
             failures: AtomicU64::new(0),

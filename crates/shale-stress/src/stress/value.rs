@@ -6,6 +6,10 @@
 //! [`owner`]), so a value read under the wrong key or in the wrong family, a
 //! stale value and a corrupted value are all detected:
 //! `[owner u64 BE][base u32 BE][filler 0..=40 bytes]`.
+//!
+//! The *filtered form* (what the stress compaction filter rewrites a value
+//! to, `compaction_filter.rs`) has the top bit of the base field set, the
+//! same base and filler: a base is below 2^31, so the forms never collide.
 
 use super::expected::ValueState;
 
@@ -41,10 +45,45 @@ pub fn encode(key: u64, base: ValueState) -> Vec<u8> {
     v
 }
 
-/// The state a read of `key` returned: 0 for absent, else the value base.
-/// Errors describe a malformed value or a value of another key.
+/// The flag of the filtered form, in the base field.
+const FILTERED: u32 = 1 << 31;
+
+/// What a read of one key returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Read {
+    /// 0 for absent, else the value base.
+    pub state: ValueState,
+    /// The value is in the filtered form.
+    pub filtered: bool,
+}
+
+/// The filtered form of `value`; `None` if it is already filtered or too
+/// short to hold a base.
+pub fn filtered(value: &[u8]) -> Option<Vec<u8>> {
+    let flag = value.get(8)?;
+    if flag & 0x80 != 0 || value.len() < 12 {
+        return None;
+    }
+    let mut v = value.to_vec();
+    v[8] |= 0x80;
+    Some(v)
+}
+
+/// The state a read of `key` returned: 0 for absent, else the value base,
+/// in either form. Errors describe a malformed value or a value of another
+/// key.
 pub fn decode(key: u64, value: Option<&[u8]>) -> Result<ValueState, String> {
-    let Some(v) = value else { return Ok(0) };
+    read(key, value).map(|r| r.state)
+}
+
+/// [`decode`], telling the forms apart.
+pub fn read(key: u64, value: Option<&[u8]>) -> Result<Read, String> {
+    let Some(v) = value else {
+        return Ok(Read {
+            state: 0,
+            filtered: false,
+        });
+    };
     let (k, rest) = v
         .split_at_checked(8)
         .ok_or_else(|| format!("value too short: {v:02x?}"))?;
@@ -52,7 +91,8 @@ pub fn decode(key: u64, value: Option<&[u8]>) -> Result<ValueState, String> {
         .split_at_checked(4)
         .ok_or_else(|| format!("value too short: {v:02x?}"))?;
     let owner = key_index(k).unwrap_or(u64::MAX);
-    let base = u32::from_be_bytes(b.try_into().map_err(|_| "bad base".to_string())?);
+    let raw = u32::from_be_bytes(b.try_into().map_err(|_| "bad base".to_string())?);
+    let base = raw & !FILTERED;
     if owner != key {
         return Err(format!(
             "value of key {owner} (base {base}) found under key {key}"
@@ -61,7 +101,10 @@ pub fn decode(key: u64, value: Option<&[u8]>) -> Result<ValueState, String> {
     if base == 0 || !fill.iter().copied().eq(filler(key, base)) {
         return Err(format!("corrupt value for key {key} base {base}: {v:02x?}"));
     }
-    Ok(base)
+    Ok(Read {
+        state: base,
+        filtered: raw & FILTERED != 0,
+    })
 }
 
 #[cfg(test)]
@@ -84,5 +127,22 @@ mod tests {
         assert_eq!(decode(owner(1, 3), Some(&encode(owner(1, 3), 9))), Ok(9));
         assert_eq!(key_index(&key_bytes(42)), Some(42));
         assert!(key_bytes(1) < key_bytes(256));
+        // The filtered form: same state, told apart; filtering it again
+        // gives nothing; a corrupted filtered value is caught.
+        let f = filtered(&encode(3, 9)).unwrap();
+        assert_eq!(decode(3, Some(&f)), Ok(9));
+        assert_eq!(
+            read(3, Some(&f)),
+            Ok(Read {
+                state: 9,
+                filtered: true
+            })
+        );
+        assert!(!read(3, Some(&encode(3, 9))).unwrap().filtered);
+        assert_eq!(filtered(&f), None);
+        assert_eq!(filtered(&[1, 2]), None);
+        let mut bad = f.clone();
+        bad[11] ^= 1;
+        assert!(decode(3, Some(&bad)).is_err());
     }
 }

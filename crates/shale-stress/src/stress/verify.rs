@@ -1,23 +1,31 @@
 //! Whole-DB verification against the expected state, run at start (after a
 //! possible `kill -9`), after each reopen and with `--verify_only`.
 //!
-//! For each key of each column family, a point read must return the
-//! committed state, or, if a write was pending when the process died, either
-//! the committed or the pending state; the slot is then resolved to what the
-//! DB holds. The pending keys of one batch (same tag in the expected state,
-//! possibly in several families) must all hold their new state or all their
-//! old one: a batch is atomic across families, also across a kill. A full
-//! forward scan of each family must agree with the point reads, in order,
-//! with no key outside `0..max_key`.
+//! For each key of each column family, a point read must return what the
+//! committed record allows (`expect.rs`: its state, in a form the
+//! compaction filter may leave, present or absent as its expiry may have
+//! passed during the read), or, if a write was pending when the process
+//! died, what the committed or the pending record allows; the slot is then
+//! resolved to the pending record if it allows the read, else to the
+//! committed one. The pending keys of one batch (same tag in the expected
+//! state, possibly in several families) must all hold their new record or
+//! all their old one: a batch is atomic across families, also across a
+//! kill. A read both records allow (absent when the filter may remove, or
+//! an expiry may have passed) counts as either. A full forward scan of
+//! each family must return what the resolved records allow, in order, with
+//! no key outside `0..max_key` and no key missing that must be there.
 //!
-//! Requires: no concurrent writers (called between phases).
+//! Requires: no concurrent writers (called between phases). Background
+//! flushes and compactions may run, so the filter may act between the
+//! point reads and the scan.
 
 use std::collections::BTreeMap;
 
 use shale::{Cf, Db};
 
-use super::expected::{ExpectedState, ValueState};
-use super::value::{decode, key_bytes, key_index, owner};
+use super::expect::{Expect, ReadWindow};
+use super::expected::{ExpectedState, Record};
+use super::value::{key_bytes, key_index, owner, read, Read};
 
 /// What verification found.
 #[derive(Debug, Default)]
@@ -30,13 +38,25 @@ pub struct Verification {
     pub pending_new: u64,
     /// Pending keys that still held the old state.
     pub pending_old: u64,
+    /// Pending keys (new record differing from the old) whose old or new
+    /// record expires: writes of expiring values, or over them, cut by the
+    /// kill.
+    pub pending_expiring: u64,
     /// Batches cut by the kill (pending keys with one tag whose old and new
-    /// states differ), and how many of them were applied.
+    /// records differ), and how many of them were applied.
     pub batches_cut: u64,
-    /// Of `batches_cut`, those found applied (all keys new).
+    /// Of `batches_cut`, those found applied (all keys new, or either).
     pub batches_applied: u64,
     /// Of `batches_cut`, those spanning several families.
     pub batches_cross_family: u64,
+    /// Keys whose record expires, read present.
+    pub expiring: u64,
+    /// Keys whose record expires, read absent (expired).
+    pub expired: u64,
+    /// Values read in the filtered form.
+    pub filtered: u64,
+    /// Keys the filter removed (read absent, record present, not expired).
+    pub filter_removed: u64,
     /// Failure descriptions (up to 20 kept; see `failures`).
     pub messages: Vec<String>,
     /// Number of failures.
@@ -50,10 +70,34 @@ impl Verification {
             self.messages.push(msg);
         }
     }
+
+    /// Counts what a read allowed by `e` shows of expiry and the filter.
+    fn note(&mut self, e: &Expect, got: Read) {
+        if got.filtered {
+            self.filtered += 1;
+        }
+        match (e.record.state != 0, e.record.expires != 0, got.state != 0) {
+            (true, true, true) => self.expiring += 1,
+            (true, true, false) => self.expired += 1,
+            (true, false, false) => self.filter_removed += 1,
+            _ => {}
+        }
+    }
 }
 
-/// The pending keys of one cut batch: (family, key, resolved to new).
-type CutBatch = Vec<(u32, u64, bool)>;
+/// How the read of a pending key of a cut batch resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Only the new record allows it.
+    Applied,
+    /// Only the old record allows it.
+    NotApplied,
+    /// Both allow it.
+    Either,
+}
+
+/// The pending keys of one cut batch: (family, key, outcome).
+type CutBatch = Vec<(u32, u64, Outcome)>;
 
 /// Verifies `db` (families `cfs`, by family number) against `expected`,
 /// resolving pending slots. An IO error on the expected-state file is
@@ -63,82 +107,114 @@ pub fn verify(db: &Db, cfs: &[Cf], expected: &ExpectedState) -> std::io::Result<
     let mut cut: BTreeMap<u64, CutBatch> = BTreeMap::new();
     for (cf, handle) in cfs.iter().enumerate() {
         let cf = cf as u32;
-        let mut states: Vec<ValueState> = Vec::with_capacity(expected.max_key() as usize);
+        let mut records: Vec<Record> = Vec::with_capacity(expected.max_key() as usize);
         for k in 0..expected.max_key() {
             out.keys += 1;
             let i = expected.index(cf, k);
             let slot = expected.get(i);
+            let class = expected.filter_class(k);
+            let expect = |record| Expect { record, class };
+            let w = ReadWindow::open();
             let got = match db.get_cf(handle, &key_bytes(k)) {
-                Ok(v) => decode(owner(cf, k), v.as_deref()),
+                Ok(v) => read(owner(cf, k), v.as_deref()),
                 Err(e) => Err(format!("get_cf: {e}")),
             };
+            let w = w.close();
             let got = match got {
-                Ok(s) => s,
+                Ok(r) => r,
                 Err(e) => {
                     out.fail(format!("cf {cf} key {k}: {e}"));
-                    states.push(slot.committed);
+                    records.push(slot.committed);
                     continue;
                 }
             };
-            if !slot.allows(got) {
+            let old = expect(slot.committed).allows(got, w);
+            let new = slot.pending.map(|p| expect(p).allows(got, w));
+            if !old && new != Some(true) {
                 out.fail(format!(
-                    "cf {cf} key {k}: DB state {got}, expected {}{}",
-                    slot.committed,
-                    slot.pending
-                        .map_or(String::new(), |p| format!(" or pending {p}"))
+                    "cf {cf} key {k}: DB state {}{}, expected {}{}",
+                    got.state,
+                    if got.filtered { " (filtered form)" } else { "" },
+                    expect(slot.committed).describe(w),
+                    slot.pending.map_or(String::new(), |p| format!(
+                        " or pending {}",
+                        expect(p).describe(w)
+                    ))
                 ));
-            } else if let Some(p) = slot.pending {
+                records.push(slot.committed);
+                continue;
+            }
+            let resolved = match slot.pending {
+                Some(p) if new == Some(true) => p,
+                _ => slot.committed,
+            };
+            if let Some(p) = slot.pending {
                 if p != slot.committed {
-                    let tag = expected.tag(i);
-                    if tag != 0 {
-                        cut.entry(tag).or_default().push((cf, k, got == p));
+                    if p.expires != 0 || slot.committed.expires != 0 {
+                        out.pending_expiring += 1;
                     }
-                }
-                if got == p && p != slot.committed {
-                    out.pending_new += 1;
+                    let tag = expected.tag(i);
+                    let outcome = match (old, new == Some(true)) {
+                        (true, true) => Outcome::Either,
+                        (false, _) => Outcome::Applied,
+                        (true, false) => Outcome::NotApplied,
+                    };
+                    if tag != 0 {
+                        cut.entry(tag).or_default().push((cf, k, outcome));
+                    }
+                    if outcome == Outcome::NotApplied {
+                        out.pending_old += 1;
+                    } else {
+                        out.pending_new += 1;
+                    }
                 } else {
                     out.pending_old += 1;
                 }
-                expected.commit(i, got)?;
+                expected.commit(i, resolved)?;
             }
-            if got != 0 {
+            out.note(&expect(resolved), got);
+            if got.state != 0 {
                 out.live += 1;
             }
-            states.push(got);
+            records.push(resolved);
         }
-        scan_family(db, handle, cf, expected.max_key(), &states, &mut out);
+        let expects: Vec<Expect> = records
+            .iter()
+            .enumerate()
+            .map(|(k, &record)| Expect {
+                record,
+                class: expected.filter_class(k as u64),
+            })
+            .collect();
+        scan_family(db, handle, cf, &expects, &mut out);
     }
     for (tag, keys) in cut {
         out.batches_cut += 1;
-        let applied = keys.iter().filter(|k| k.2).count();
-        if applied == keys.len() {
+        let applied = keys.iter().any(|k| k.2 == Outcome::Applied);
+        let not_applied = keys.iter().any(|k| k.2 == Outcome::NotApplied);
+        if !not_applied {
             out.batches_applied += 1;
         }
         if keys.iter().any(|k| k.0 != keys[0].0) {
             out.batches_cross_family += 1;
         }
-        if applied != 0 && applied != keys.len() {
+        if applied && not_applied {
             out.fail(format!(
-                "batch {tag:#x} half applied after the kill: (cf, key, applied) {keys:?}"
+                "batch {tag:#x} half applied after the kill: (cf, key, outcome) {keys:?}"
             ));
         }
     }
     Ok(out)
 }
 
-/// The iterator of family `cf` must agree with its point reads `states`.
-fn scan_family(
-    db: &Db,
-    handle: &Cf,
-    cf: u32,
-    max_key: u64,
-    states: &[ValueState],
-    out: &mut Verification,
-) {
-    let live = states.iter().filter(|&&s| s != 0).count() as u64;
+/// The iterator of family `cf` must return what `expects` (by key) allow.
+fn scan_family(db: &Db, handle: &Cf, cf: u32, expects: &[Expect], out: &mut Verification) {
     let mut prev: Option<u64> = None;
-    let mut scanned = 0u64;
-    for item in db.range_cf(handle, ..) {
+    let mut seen = vec![false; expects.len()];
+    let w = ReadWindow::open();
+    let items: Vec<_> = db.range_cf(handle, ..).collect();
+    let w = w.close();
+    for item in items {
         let (k, v) = match item {
             Ok(kv) => kv,
             Err(e) => {
@@ -146,7 +222,7 @@ fn scan_family(
                 break;
             }
         };
-        let Some(ki) = key_index(&k).filter(|&i| i < max_key) else {
+        let Some((ki, e)) = key_index(&k).and_then(|i| Some((i, expects.get(i as usize)?))) else {
             out.fail(format!("cf {cf} scan: unexpected key {k:02x?}"));
             continue;
         };
@@ -154,19 +230,19 @@ fn scan_family(
             out.fail(format!("cf {cf} scan: key {ki} after {prev:?}"));
         }
         prev = Some(ki);
-        scanned += 1;
-        match decode(owner(cf, ki), Some(&v)) {
-            Ok(s) if Some(&s) == states.get(ki as usize) => {}
-            Ok(s) => out.fail(format!(
-                "cf {cf} scan: key {ki} state {s}, point read gave {:?}",
-                states.get(ki as usize)
-            )),
-            Err(e) => out.fail(format!("cf {cf} scan: {e}")),
+        if let Some(s) = seen.get_mut(ki as usize) {
+            *s = true;
+        }
+        if let Err(msg) = e.check(cf, ki, owner(cf, ki), Some(&v), w) {
+            out.fail(format!("scan: {msg}"));
         }
     }
-    if scanned != live {
-        out.fail(format!(
-            "cf {cf} scan saw {scanned} keys, point reads {live} live"
-        ));
+    for (k, e) in expects.iter().enumerate() {
+        if e.must_be_present(w) && !seen[k] {
+            out.fail(format!(
+                "cf {cf} scan: missed key {k}, expected {}",
+                e.describe(w)
+            ));
+        }
     }
 }

@@ -4,9 +4,11 @@
 //! Keys live in `--column_families` families (the same key bytes in each;
 //! the expected state and the locks are per (family, key) index). Every
 //! operation holds the locks of the keys it touches, so while it runs the
-//! expected state of those keys is exact: writes mark the new state pending
-//! before the DB call and commit it after; reads must return exactly the
-//! committed state. Operations, each on a random family: get (`get_cf`, or
+//! expected state of those keys is exact: writes mark the new record pending
+//! before the DB call and commit it after; reads must return what the
+//! committed record allows (`expect.rs`: exactly its state, but for the
+//! forms the compaction filter may leave and an expiry that may pass
+//! during the read). Operations, each on a random family: get (`get_cf`, or
 //! `multi_get_cf` of up to 4 keys), put, delete, batch (2–5 keys, each in a
 //! random family: cross-family, tagged in the expected state so that a batch
 //! cut by a kill can be checked to be all-or-nothing), scan (`range_cf`
@@ -23,21 +25,30 @@
 //! follows from the committed one (exact, since the key is locked), else
 //! with `--use_merge` a merge of the whole value; a no-overwrite key
 //! (`--nooverwritepercent`) is put when absent and single-deleted when
-//! present, whatever the operation asked for.
+//! present, whatever the operation asked for. `--ttl_percent` of the other
+//! puts put an expiring value (see [`Ttl`]), through the batch with the
+//! expiry second, or for a lone unsynced put expired or far, half the time
+//! through `Db::put_cf_with_ttl` (TTL 0: expired from the second written).
+//! A read-modify-write merge needs the state it meets: it is not written
+//! over a value that may still expire or that the filter may remove (a put
+//! instead), but is over one that has certainly expired (it meets nothing).
 //!
 //! Thread safety: all shared state is in [`Shared`] (atomics, the DB handle,
 //! the expected state behind key locks).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::Rng;
 use shale::{Cf, Db, ReadOptions, WriteBatch, WriteOptions};
 
-use super::expected::{ExpectedState, ValueState};
+use super::compaction_filter::FilterClass;
+use super::expect::{now_secs, Expect, ReadWindow, EXPIRY_TOLERANCE_SECS};
+use super::expected::{ExpectedState, Record, ValueState};
 use super::key_locks::KeyLocks;
 use super::merge_op::{self, merged_state};
-use super::value::{decode, encode, key_bytes, key_index, owner};
+use super::value::{encode, key_bytes, key_index, owner};
 
 /// Operation kinds, for statistics.
 #[derive(Debug, Clone, Copy)]
@@ -74,19 +85,40 @@ pub const OP_NAMES: [&str; 8] = [
     "delete_range",
 ];
 
-/// The kinds of entries written, for statistics (see [`Entry`]; the last,
-/// range deletions, are not per key).
-pub const WRITE_NAMES: [&str; 6] = [
+/// The kinds of entries written, for statistics (see [`Entry`]; range
+/// deletions are not per key).
+pub const WRITE_NAMES: [&str; 9] = [
     "put",
     "put_merge",
     "merge",
     "delete",
     "single_delete",
     "range_deletion",
+    "put_ttl_expired",
+    "put_ttl_near",
+    "put_ttl_far",
 ];
 
 /// Index of range deletions in [`WRITE_NAMES`].
 const RANGE_DELETION: usize = 5;
+
+/// Seconds after the write that a far expiring put expires (30 days: never
+/// within a run).
+const FAR_TTL_SECS: u64 = 30 * 24 * 3600;
+
+/// The kinds of expiring puts (`--ttl_percent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ttl {
+    /// Expired when written (the second before, an hour before, or at the
+    /// epoch's second 0): reads as deleted, the expected state has the key
+    /// absent.
+    Expired,
+    /// Expires 1-4 s after the write: read as the value before, absent
+    /// after, either around the second (`expect.rs`).
+    Near,
+    /// Expires in [`FAR_TTL_SECS`]: reads as the value.
+    Far,
+}
 
 /// What a write does to one key.
 #[derive(Debug, Clone, Copy)]
@@ -95,12 +127,19 @@ enum Entry {
     Put,
     /// Merge an overwrite operand holding that value (`--use_merge`).
     PutMerge,
-    /// Merge an affine operand (`--merge_percent`).
-    Merge { mul: u32, add: u32 },
+    /// Merge an affine operand (`--merge_percent`) onto the state it
+    /// `meets` (see [`merge_base`]).
+    Merge {
+        mul: u32,
+        add: u32,
+        meets: ValueState,
+    },
     /// Delete.
     Delete,
     /// Single delete (no-overwrite keys only, while present).
     SingleDelete,
+    /// Put the value of the new base, expiring at Unix second `expires`.
+    PutTtl { ttl: Ttl, expires: u64 },
 }
 
 impl Entry {
@@ -112,6 +151,11 @@ impl Entry {
             Entry::Merge { .. } => 2,
             Entry::Delete => 3,
             Entry::SingleDelete => 4,
+            Entry::PutTtl {
+                ttl: Ttl::Expired, ..
+            } => 6,
+            Entry::PutTtl { ttl: Ttl::Near, .. } => 7,
+            Entry::PutTtl { ttl: Ttl::Far, .. } => 8,
         }
     }
 }
@@ -136,6 +180,8 @@ pub struct Shared<'a> {
     pub delrange_percent: u32,
     /// `--range_deletion_width`: keys per range deletion.
     pub range_deletion_width: u64,
+    /// `--ttl_percent`: share of puts that put an expiring value.
+    pub ttl_percent: u32,
     /// Operations done, per [`OpType`].
     pub counts: [AtomicU64; OP_NAMES.len()],
     /// Entries written, per kind ([`WRITE_NAMES`]).
@@ -162,9 +208,18 @@ impl Shared<'_> {
         rng.gen_range(0..self.cfs.len() as u32)
     }
 
-    /// The committed state of `key` in family `cf`.
-    fn committed(&self, cf: u32, key: u64) -> ValueState {
+    /// The committed record of `key` in family `cf`.
+    fn committed(&self, cf: u32, key: u64) -> Record {
         self.expected.get(self.expected.index(cf, key)).committed
+    }
+
+    /// What a read of `key` in family `cf` may return (its committed
+    /// record and filter class).
+    fn expect(&self, cf: u32, key: u64) -> Expect {
+        Expect {
+            record: self.committed(cf, key),
+            class: self.expected.filter_class(key),
+        }
     }
 }
 
@@ -220,15 +275,16 @@ pub fn run(sh: &Shared<'_>, rng: &mut SmallRng, ops: u64) {
     }
 }
 
-/// Checks a read of `key` in family `cf` against `expected`.
-fn check_read(cf: u32, key: u64, value: Option<&[u8]>, expected: ValueState) -> Result<(), String> {
-    let got = decode(owner(cf, key), value).map_err(|e| format!("cf {cf}: {e}"))?;
-    if got != expected {
-        return Err(format!(
-            "cf {cf} key {key}: read state {got}, expected {expected}"
-        ));
-    }
-    Ok(())
+/// Checks a read of `key` in family `cf`, done in window `w`, against
+/// `expected`.
+fn check_read(
+    cf: u32,
+    key: u64,
+    value: Option<&[u8]>,
+    expected: Expect,
+    w: ReadWindow,
+) -> Result<(), String> {
+    expected.check(cf, key, owner(cf, key), value, w)
 }
 
 /// A point read of `key` with `get_cf`, or with `multi_get_cf` together
@@ -237,11 +293,12 @@ fn get(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<(), Str
     let c = &sh.cfs[cf as usize];
     if rng.gen_bool(0.7) {
         let _g = sh.locks.lock(sh.expected.index(cf, key));
+        let w = ReadWindow::open();
         let v = sh
             .db
             .get_cf(c, &key_bytes(key))
             .map_err(|e| format!("cf {cf} key {key}: {e}"))?;
-        return check_read(cf, key, v.as_deref(), sh.committed(cf, key));
+        return check_read(cf, key, v.as_deref(), sh.expect(cf, key), w.close());
     }
     let max_key = sh.expected.max_key();
     let keys: Vec<u64> = std::iter::once(key)
@@ -251,7 +308,9 @@ fn get(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<(), Str
     let _held = sh.locks.lock_many(&mut idx);
     let kb: Vec<[u8; 8]> = keys.iter().map(|&k| key_bytes(k)).collect();
     let refs: Vec<&[u8]> = kb.iter().map(|k| &k[..]).collect();
+    let w = ReadWindow::open();
     let got = sh.db.multi_get_cf(c, &refs, &ReadOptions::new());
+    let w = w.close();
     if got.len() != keys.len() {
         return Err(format!(
             "multi_get_cf: {} results for {} keys",
@@ -261,7 +320,7 @@ fn get(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<(), Str
     }
     for (&k, v) in keys.iter().zip(got) {
         let v = v.map_err(|e| format!("multi_get_cf cf {cf} key {k}: {e}"))?;
-        check_read(cf, k, v.as_deref(), sh.committed(cf, k))
+        check_read(cf, k, v.as_deref(), sh.expect(cf, k), w)
             .map_err(|e| format!("multi_get_cf: {e}"))?;
     }
     Ok(())
@@ -272,6 +331,8 @@ fn get(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<(), Str
 /// key is put (all with one value base) or, 1 time in 5, deleted; each put
 /// and delete then becomes the key's [`Entry`] (see the module header). A
 /// batch's keys carry its random tag in the expected state while pending.
+/// The new records are marked pending before the DB call and committed
+/// after it, whichever way the write goes (batch or `put_cf_with_ttl`).
 fn write(
     sh: &Shared<'_>,
     mut keys: Vec<(u32, u64)>,
@@ -290,63 +351,130 @@ fn write(
         0
     };
     let multi = keys.len() > 1;
+    let now = now_secs();
     let mut entries = Vec::with_capacity(keys.len());
-    let mut states: Vec<ValueState> = Vec::with_capacity(keys.len());
+    let mut records: Vec<Record> = Vec::with_capacity(keys.len());
     for &(cf, k) in &keys {
         // Exact: the key is locked and nothing is pending.
         let committed = sh.committed(cf, k);
+        let meets = merge_base(sh, k, committed, now);
         let entry = if sh.expected.no_overwrite(k) {
-            if committed == 0 {
+            if committed.state == 0 {
                 Entry::Put
             } else {
                 Entry::SingleDelete
             }
         } else if delete || (multi && rng.gen_ratio(1, 5)) {
             Entry::Delete
-        } else if rng.gen_range(0..100) < sh.merge_percent {
+        } else if let Some(meets) = meets.filter(|_| rng.gen_range(0..100) < sh.merge_percent) {
             Entry::Merge {
                 mul: rng.gen_range(2..merge_op::P),
                 add: rng.gen_range(0..merge_op::P),
+                meets,
             }
+        } else if sh.ttl_percent > 0 && rng.gen_range(0..100) < sh.ttl_percent {
+            expiring_put(rng, now)
         } else if sh.use_merge {
             Entry::PutMerge
         } else {
             Entry::Put
         };
         entries.push(entry);
-        states.push(match entry {
-            Entry::Put | Entry::PutMerge => base,
-            Entry::Merge { mul, add } => merged_state(committed, mul, add),
-            Entry::Delete | Entry::SingleDelete => 0,
+        records.push(match entry {
+            Entry::Put | Entry::PutMerge => Record::lasting(base),
+            Entry::Merge { mul, add, meets } => Record::lasting(merged_state(meets, mul, add)),
+            Entry::Delete | Entry::SingleDelete => Record::ABSENT,
+            Entry::PutTtl {
+                ttl: Ttl::Expired, ..
+            } => Record::ABSENT,
+            Entry::PutTtl { expires, .. } => Record {
+                state: base,
+                expires: expires as u32,
+            },
         });
     }
+    // A lone unsynced expiring put, expired or far, goes through
+    // `put_cf_with_ttl` half the time (a near one needs its exact second).
+    let through_ttl_api = match entries.as_slice() {
+        [Entry::PutTtl { ttl, .. }] if *ttl != Ttl::Near && !sh.write_options.sync => {
+            rng.gen_bool(0.5).then_some(*ttl)
+        }
+        _ => None,
+    };
     let mut batch = WriteBatch::new();
-    for ((&(cf, k), &s), &entry) in keys.iter().zip(&states).zip(&entries) {
+    for ((&(cf, k), r), &entry) in keys.iter().zip(&records).zip(&entries) {
         sh.expected
-            .begin(sh.expected.index(cf, k), s, tag)
+            .begin(sh.expected.index(cf, k), *r, tag)
             .map_err(io)?;
         let c = &sh.cfs[cf as usize];
         let (kb, own) = (key_bytes(k), owner(cf, k));
+        let s = r.state;
         match entry {
             Entry::Put => batch.put_cf(c, &kb, &encode(own, s)),
             Entry::PutMerge => batch.merge_cf(c, &kb, &merge_op::overwrite(&encode(own, s))),
-            Entry::Merge { mul, add } => batch.merge_cf(c, &kb, &merge_op::affine(own, mul, add)),
+            Entry::Merge { mul, add, .. } => {
+                batch.merge_cf(c, &kb, &merge_op::affine(own, mul, add))
+            }
             Entry::Delete => batch.delete_cf(c, &kb),
             Entry::SingleDelete => batch.single_delete_cf(c, &kb),
+            // Expired puts write a base too (the state says absent).
+            Entry::PutTtl { expires, .. } => {
+                batch.put_cf_with_expiry(c, &kb, &encode(own, base), expires)
+            }
         }
     }
-    sh.db
-        .write(batch, &sh.write_options)
-        .map_err(|e| format!("(cf, key) {keys:?} entries {entries:?}: {e}"))?;
-    for (&(cf, k), &s) in keys.iter().zip(&states) {
+    let r = match (through_ttl_api, keys.as_slice()) {
+        (Some(ttl), [(cf, k)]) => {
+            let secs = if ttl == Ttl::Far { FAR_TTL_SECS } else { 0 };
+            sh.db.put_cf_with_ttl(
+                &sh.cfs[*cf as usize],
+                &key_bytes(*k),
+                &encode(owner(*cf, *k), base),
+                Duration::from_secs(secs),
+            )
+        }
+        _ => sh.db.write(batch, &sh.write_options),
+    };
+    r.map_err(|e| format!("(cf, key) {keys:?} entries {entries:?}: {e}"))?;
+    for (&(cf, k), r) in keys.iter().zip(&records) {
         sh.expected
-            .commit(sh.expected.index(cf, k), s)
+            .commit(sh.expected.index(cf, k), *r)
             .map_err(io)?;
     }
     for e in entries {
         sh.written[e.kind()].fetch_add(1, Ordering::Relaxed);
     }
     Ok(())
+}
+
+/// The state a read-modify-write merge on `key` (committed record
+/// `committed`, at Unix second `now`) meets, if known: the committed state
+/// when it does not expire, nothing once it has certainly expired (the DB
+/// reads the same clock, later); unknown while it may still expire or when
+/// the filter may remove the value.
+fn merge_base(sh: &Shared<'_>, key: u64, committed: Record, now: u64) -> Option<ValueState> {
+    let expires = u64::from(committed.expires);
+    if sh.expected.filter_class(key) == FilterClass::Removed {
+        None
+    } else if expires == 0 {
+        Some(committed.state)
+    } else if now >= expires + EXPIRY_TOLERANCE_SECS {
+        Some(0)
+    } else {
+        None
+    }
+}
+
+/// An expiring put of a random [`Ttl`] kind, from Unix second `now`.
+fn expiring_put(rng: &mut SmallRng, now: u64) -> Entry {
+    let (ttl, expires) = match rng.gen_range(0..8) {
+        0 => (Ttl::Expired, 0),
+        1 => (Ttl::Expired, now.saturating_sub(1)),
+        2 => (Ttl::Expired, now.saturating_sub(3600)),
+        3 | 4 => (Ttl::Far, now + FAR_TTL_SECS),
+        _ => (Ttl::Near, now + rng.gen_range(1..=4)),
+    };
+    Entry::PutTtl { ttl, expires }
 }
 
 /// Deletes `--range_deletion_width` keys from `key` (moved back if the
@@ -390,7 +518,7 @@ fn delete_range(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Resul
         .map(|k| sh.expected.index(cf, k))
         .collect();
     for &i in &deleted {
-        sh.expected.begin(i, 0, tag).map_err(io)?;
+        sh.expected.begin(i, Record::ABSENT, tag).map_err(io)?;
     }
     let bound = |k: u64, rng: &mut SmallRng| -> Vec<u8> {
         if k > 0 && rng.gen_ratio(1, 4) {
@@ -420,7 +548,7 @@ fn delete_range(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Resul
     };
     r.map_err(|e| format!("cf {cf} keys {start}..{end} as runs {runs:?}: {e}"))?;
     for &i in &deleted {
-        sh.expected.commit(i, 0).map_err(io)?;
+        sh.expected.commit(i, Record::ABSENT).map_err(io)?;
     }
     sh.written[RANGE_DELETION].fetch_add(ranges.len() as u64, Ordering::Relaxed);
     Ok(())
@@ -432,6 +560,7 @@ fn scan(sh: &Shared<'_>, cf: u32, start: u64, rng: &mut SmallRng) -> Result<(), 
     let _held = sh.locks.lock_many(&mut idx);
     let (lo, hi) = (key_bytes(start), key_bytes(end));
     let reverse = rng.gen_bool(0.3);
+    let w = ReadWindow::open();
     let range = sh
         .db
         .range_cf(&sh.cfs[cf as usize], lo.as_slice()..hi.as_slice());
@@ -441,19 +570,23 @@ fn scan(sh: &Shared<'_>, cf: u32, start: u64, rng: &mut SmallRng) -> Result<(), 
         range.collect::<shale::Result<_>>()
     }
     .map_err(|e| format!("cf {cf} range {start}..{end}: {e}"))?;
-    let expected: Vec<ValueState> = (start..end).map(|k| sh.committed(cf, k)).collect();
-    check_listing(cf, start, end, reverse, &items, &expected).map_err(|e| format!("range_cf: {e}"))
+    let w = w.close();
+    let expected: Vec<Expect> = (start..end).map(|k| sh.expect(cf, k)).collect();
+    check_listing(cf, start, end, reverse, &items, &expected, w)
+        .map_err(|e| format!("range_cf: {e}"))
 }
 
 /// Checks the items a scan of keys `start..end` of family `cf` returned
-/// (in reverse order with `reverse`) against their expected states.
+/// (in reverse order with `reverse`), in window `w`, against what their
+/// records allow.
 fn check_listing(
     cf: u32,
     start: u64,
     end: u64,
     reverse: bool,
     items: &[(Vec<u8>, Vec<u8>)],
-    expected: &[ValueState],
+    expected: &[Expect],
+    w: ReadWindow,
 ) -> Result<(), String> {
     let mut seen = Vec::with_capacity(items.len());
     for (k, v) in items {
@@ -461,7 +594,7 @@ fn check_listing(
         if !(start..end).contains(&ki) {
             return Err(format!("cf {cf} {start}..{end} returned key {ki}"));
         }
-        check_read(cf, ki, Some(v), expected[(ki - start) as usize])
+        check_read(cf, ki, Some(v), expected[(ki - start) as usize], w)
             .map_err(|e| format!("{start}..{end}: {e}"))?;
         seen.push(ki);
     }
@@ -474,7 +607,7 @@ fn check_listing(
         ));
     }
     for k in start..end {
-        if expected[(k - start) as usize] != 0 && !seen.contains(&k) {
+        if expected[(k - start) as usize].must_be_present(w) && !seen.contains(&k) {
             return Err(format!("cf {cf} {start}..{end} missed live key {k}"));
         }
     }
@@ -496,8 +629,8 @@ fn snapshot_read(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Resu
             .chain(std::iter::once(sh.expected.index(cf2, key2)))
             .collect();
         let _held = sh.locks.lock_many(&mut idx);
-        let states: Vec<ValueState> = (key..end).map(|k| sh.committed(cf, k)).collect();
-        (sh.db.snapshot(), states, sh.committed(cf2, key2))
+        let states: Vec<Expect> = (key..end).map(|k| sh.expect(cf, k)).collect();
+        (sh.db.snapshot(), states, sh.expect(cf2, key2))
     };
     if rng.gen_bool(0.5) {
         let delete = rng.gen_ratio(1, 4);
@@ -512,11 +645,13 @@ fn snapshot_read(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Resu
     let mut ro = ReadOptions::new();
     ro.snapshot = Some(&snap);
     let at = snap.sequence();
+    // Expiry is judged by the clock at the read, also at a snapshot.
+    let w = ReadWindow::open();
     let v = sh
         .db
         .get_cf_opt(c, &key_bytes(key), &ro)
         .map_err(|e| format!("cf {cf} key {key} at snapshot: {e}"))?;
-    check_read(cf, key, v.as_deref(), at_snapshot[0])
+    check_read(cf, key, v.as_deref(), at_snapshot[0], w.close())
         .map_err(|e| format!("get_cf_opt at snapshot {at}: {e}"))?;
     // The range through a cursor bounded to it at the same snapshot.
     ro.iterate_lower_bound = Some(key_bytes(key).to_vec());
@@ -540,7 +675,7 @@ fn snapshot_read(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Resu
     it.status()
         .map_err(|e| format!("bounded iter_cf at snapshot: {e}"))?;
     drop(it);
-    check_listing(cf, key, end, reverse, &items, &at_snapshot)
+    check_listing(cf, key, end, reverse, &items, &at_snapshot, w.close())
         .map_err(|e| format!("bounded iter_cf at snapshot {at}: {e}"))?;
     ro.iterate_lower_bound = None;
     ro.iterate_upper_bound = None;
@@ -548,14 +683,14 @@ fn snapshot_read(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Resu
     let refs: Vec<&[u8]> = kb.iter().map(|k| &k[..]).collect();
     for (i, r) in sh.db.multi_get_cf(c, &refs, &ro).into_iter().enumerate() {
         let r = r.map_err(|e| format!("multi_get_cf at snapshot: {e}"))?;
-        check_read(cf, key + i as u64, r.as_deref(), at_snapshot[i])
+        check_read(cf, key + i as u64, r.as_deref(), at_snapshot[i], w.close())
             .map_err(|e| format!("multi_get_cf at snapshot {at}: {e}"))?;
     }
     let v2 = sh
         .db
         .get_cf_opt(&sh.cfs[cf2 as usize], &key_bytes(key2), &ro)
         .map_err(|e| format!("cf {cf2} key {key2} at snapshot: {e}"))?;
-    check_read(cf2, key2, v2.as_deref(), other_at_snapshot)
+    check_read(cf2, key2, v2.as_deref(), other_at_snapshot, w.close())
         .map_err(|e| format!("other family at snapshot {at}: {e}"))
 }
 
