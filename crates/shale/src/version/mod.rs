@@ -14,7 +14,8 @@ mod set;
 #[allow(clippy::module_inception)]
 mod version;
 
-// Re-exports for db/, flush/ and compaction/.
+// Re-exports for db/, flush/, compaction/ and tools/.
+pub(crate) use current::read_current;
 pub(crate) use edit::VersionEdit;
 pub(crate) use file_meta::FileMeta;
 pub(crate) use set::VersionSet;
