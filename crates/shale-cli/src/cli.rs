@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::cmd;
 
 /// Admin tool for Shale DBs (RocksDB's ldb and sst_dump). Reading commands
-/// never change a DB; only put, delete and compact write.
+/// never change a DB; only put, delete, compact and repair write.
 #[derive(Debug, Parser)]
 #[command(name = "shale", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -49,6 +49,8 @@ pub enum Command {
     /// Show or compare OPTIONS files.
     #[command(subcommand)]
     Options(OptionsCommand),
+    /// Rebuild the MANIFEST of a damaged DB from the tables and WALs present.
+    Repair(cmd::repair::Args),
 }
 
 /// `shale manifest ...`

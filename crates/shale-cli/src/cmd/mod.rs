@@ -10,6 +10,7 @@ pub mod list_cfs;
 pub mod manifest;
 pub mod options;
 pub mod put;
+pub mod repair;
 pub mod scan;
 pub mod sst;
 pub mod stats;
@@ -37,6 +38,7 @@ pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Stats(a) => stats::run(&a, out),
         Command::Options(OptionsCommand::Show(a)) => options::show(&a, out),
         Command::Options(OptionsCommand::Diff(a)) => options::diff(&a, out),
+        Command::Repair(a) => repair::run(&a, out),
     }
 }
 

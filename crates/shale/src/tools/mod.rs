@@ -10,6 +10,7 @@
 //!   tombstones, and a verification of every block checksum;
 //! - [`OptionsFile`]: an `OPTIONS-NNNNNN` file, parsed into sections;
 //! - [`check_db`]: verifies every checksum of every live file of a DB;
+//! - [`repair_db`]: rebuilds a MANIFEST from the tables and WALs present.
 //!
 //! Formats: docs/format/ (manifest.md, wal.md, batch.md, sst.md) and the
 //! OPTIONS section of docs/FORMAT.md. The decoding is the engine's own (the
@@ -19,9 +20,9 @@
 //! Invariants: nothing here panics on file contents or allocates by a size
 //! read from disk without the engine's bounds; damage is always
 //! `Error::Corruption { file, offset, what }` naming the file (the path as
-//! given) and the byte offset. Everything here only reads, and takes no
-//! lock: run it on a DB no process has open, or accept that a live DB may
-//! change underneath.
+//! given) and the byte offset. Everything except [`repair_db`] only reads
+//! and takes no lock: run it on a DB no process has open, or accept that a
+//! live DB may change underneath. `repair_db` takes the DB's `LOCK`.
 //!
 //! Thread-safety: readers are single-owner values; no shared state.
 
@@ -29,6 +30,7 @@ mod check;
 mod keys;
 mod manifest;
 mod options_file;
+mod repair;
 mod sst;
 mod wal;
 
@@ -36,6 +38,7 @@ pub use check::{check_db, CheckReport, CheckedFile};
 pub use keys::{EntryKind, InternalKey};
 pub use manifest::{DeletedFile, ManifestEdit, ManifestReader, NewFile};
 pub use options_file::{OptionsFile, OptionsSection};
+pub use repair::{repair_db, RepairReport};
 pub use sst::{IndexEntry, RangeTombstone, SstEntry, SstProperties, SstReader};
 pub use wal::{WalBatch, WalEntry, WalReader};
 
