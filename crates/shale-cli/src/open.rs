@@ -41,8 +41,11 @@ impl DbArgs {
     pub fn open_read_only(&self) -> Result<Db, CliError> {
         self.exists()?;
         let mut o = self.options()?;
-        o.fs = OverlayFs::new();
-        Ok(Db::open(&self.db, o)?)
+        let fs = OverlayFs::new();
+        o.fs = fs.clone();
+        let db = Db::open(&self.db, o)?;
+        fs.freeze();
+        Ok(db)
     }
 
     /// Opens the DB for writing (takes its LOCK).

@@ -5,6 +5,13 @@
 //! one byte of the DB. RocksDB's `OpenForReadOnly`, obtained from the
 //! engine's file-system seam instead of a second open path.
 //!
+//! No compaction runs in the view (it would copy the DB into memory): once
+//! the open creates the DB's new WAL (recovery has written its L0 tables by
+//! then, and background work starts only later; `db/open.rs`) creating a
+//! table fails, and once the open returns [`OverlayFs::freeze`] makes every
+//! create and rename fail.
+//! A failed background compaction leaves reads unaffected.
+//!
 //! Invariants: the real file system is only read (`open_random`,
 //! `open_sequential`, `list`, `exists`, `file_size`); a path is served
 //! from memory once created or renamed into here (`written`), hidden once
@@ -17,6 +24,7 @@
 use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use shale::fs::{
@@ -38,6 +46,9 @@ pub struct OverlayFs {
     disk: PosixFileSystem,
     mem: MemFileSystem,
     paths: Mutex<Paths>,
+    frozen: AtomicBool,
+    /// The new WAL was created: recovery is done; no more tables.
+    tables_frozen: AtomicBool,
 }
 
 fn not_found(op: &str, path: &Path) -> Error {
@@ -55,7 +66,28 @@ impl OverlayFs {
             disk: PosixFileSystem::default(),
             mem: MemFileSystem::new(),
             paths: Mutex::new(Paths::default()),
+            frozen: AtomicBool::new(false),
+            tables_frozen: AtomicBool::new(false),
         })
+    }
+
+    /// From now on, creates and renames fail (see the module comment).
+    pub fn freeze(&self) {
+        self.frozen.store(true, Ordering::Release);
+    }
+
+    fn check_not_frozen(&self, op: &str, path: &Path) -> Result<()> {
+        let table = path.extension().is_some_and(|e| e == "sst" || e == "blob");
+        if self.frozen.load(Ordering::Acquire)
+            || (table && self.tables_frozen.load(Ordering::Acquire))
+        {
+            return Err(Error::Io {
+                context: format!("{op} {}", path.display()),
+                kind: io::ErrorKind::PermissionDenied,
+                message: "the DB is open read-only (no background work)".into(),
+            });
+        }
+        Ok(())
     }
 
     fn paths(&self) -> MutexGuard<'_, Paths> {
@@ -85,6 +117,10 @@ impl OverlayFs {
 
 impl FileSystem for OverlayFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.check_not_frozen("create", path)?;
+        if path.extension().is_some_and(|e| e == "log") {
+            self.tables_frozen.store(true, Ordering::Release);
+        }
         self.mem_dir(path)?;
         let f = self.mem.create(path)?;
         let mut p = self.paths();
@@ -110,6 +146,7 @@ impl FileSystem for OverlayFs {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.check_not_frozen("rename", from)?;
         match self.source(from) {
             Some(true) => {
                 self.mem_dir(to)?;

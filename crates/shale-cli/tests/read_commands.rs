@@ -199,3 +199,43 @@ fn usage_errors_exit_2_and_help_exits_0() {
     let bad_hex = shale(&["get", path_str(d.path()), "--hex", "xyz"]);
     assert_eq!(bad_hex.code, 2);
 }
+
+#[test]
+fn a_read_only_open_runs_no_compaction() {
+    let d = tempfile::tempdir().unwrap();
+    let db = shale::Db::open(
+        d.path(),
+        shale::Options {
+            level0_file_num_compaction_trigger: 100,
+            level0_slowdown_writes_trigger: 200,
+            level0_stop_writes_trigger: 300,
+            ..options()
+        },
+    )
+    .unwrap();
+    // Overlapping tables: no trivial move can take them down.
+    for t in 0..8 {
+        db.put(format!("k{t}").as_bytes(), b"v").unwrap();
+        db.put(b"a", b"first").unwrap();
+        db.put(b"z", b"last").unwrap();
+        db.flush().unwrap();
+    }
+    db.close().unwrap();
+    let before = snapshot_dir(d.path());
+    let dir = path_str(d.path());
+    // Opened with the default trigger (4), the view would compact the 8
+    // L0 files; it must not (in memory or on disk) and must still read.
+    for _ in 0..3 {
+        assert_eq!(ok(&["get", dir, "k7"]), "v\n");
+        let j = json_lines(&ok(&[
+            "stats",
+            dir,
+            "--json",
+            "--property",
+            "shale.num-files-at-level0",
+        ]));
+        assert_eq!(j[0]["properties"]["shale.num-files-at-level0"], "8");
+    }
+    assert_eq!(ok(&["scan", dir]).lines().count(), 10);
+    assert!(before == snapshot_dir(d.path()));
+}

@@ -194,5 +194,8 @@ fn tables_overlapping_in_keys_and_sequences_are_compacted_after_repair() {
     let db = shale::Db::open(d.path(), options()).unwrap();
     assert_eq!(db.get(b"k000").unwrap().unwrap().as_slice(), b"newest");
     assert_eq!(db.range(..).count(), 300);
-    assert_eq!(db.property("shale.num-files-at-level0").as_deref(), Some("0"));
+    assert_eq!(
+        db.property("shale.num-files-at-level0").as_deref(),
+        Some("0")
+    );
 }
