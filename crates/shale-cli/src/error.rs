@@ -55,6 +55,10 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Usage(m) => write!(f, "usage: {m}"),
+            CliError::Engine(e @ shale::Error::MergeFailed(_)) => write!(
+                f,
+                "{e} (the default family's operator is not persisted: pass --merge-operator NAME)"
+            ),
             CliError::Engine(e) => write!(f, "{e}"),
             CliError::Output(e) => write!(f, "writing output: {e}"),
         }

@@ -169,5 +169,12 @@ fn dump_shows_what_the_engine_reads() {
     })
     .collect();
     assert_eq!(dumped.len(), model.len());
+    let without = shale(&["dump", dir, "--cf", "default"]);
+    assert_eq!(without.code, 2, "merge operands without an operator");
+    assert!(
+        without.stderr.contains("pass --merge-operator NAME"),
+        "{}",
+        without.stderr
+    );
     assert!(dumped == model, "dump differs from the engine's reads");
 }

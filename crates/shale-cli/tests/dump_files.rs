@@ -34,7 +34,8 @@ fn wal_dump_shows_every_kind_with_sequences_and_families() {
     let m = find("merge");
     assert_eq!(m["key"], "c");
     assert_eq!(m["value"], "\\x02\\x00\\x00\\x00\\x00\\x00\\x00\\x00");
-    assert_ne!(m["cf"], 0, "the merge is in family counters");
+    assert_ne!(m["cf"], 0);
+    assert_eq!(m["cf_name"], "counters", "names from the DB's MANIFEST");
     assert_eq!(find("single_delete")["key"], "gone");
     assert_eq!(find("delete")["key"], "u2");
     let e = find("expiring_put");
@@ -55,7 +56,19 @@ fn wal_dump_shows_every_kind_with_sequences_and_families() {
     assert_eq!(seqs, (first..first + 5).collect::<Vec<_>>());
 
     let text = ok(&["wal", "dump", path_str(wals.last().unwrap())]);
-    assert!(text.contains("range_delete ['k010', 'k021')"), "{text}");
+    assert!(
+        text.contains("cf 0 (default) range_delete ['k010', 'k021')"),
+        "{text}"
+    );
+    assert!(text.contains("(users) put 'u3' => 'carol'"), "{text}");
+    // Away from its DB, ids alone.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere
+        .path()
+        .join(wals.last().unwrap().file_name().unwrap());
+    std::fs::copy(wals.last().unwrap(), &copy).unwrap();
+    let bare = ok(&["wal", "dump", path_str(&copy)]);
+    assert!(bare.contains("cf 1 put 'u3'"), "{bare}");
     let hex = ok(&["wal", "dump", "--hex", path_str(wals.last().unwrap())]);
     assert!(
         hex.contains("range_delete ['6b303130', '6b303231')"),
