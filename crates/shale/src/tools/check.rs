@@ -213,17 +213,12 @@ fn read_live_tables(
         Ok(m) => m,
         Err(e) => return r.problems.push(e),
     };
-    loop {
-        let e = match reader.next_edit() {
-            Ok(Some(e)) => e,
-            Ok(None) => break,
-            Err(e) => return r.problems.push(e),
-        };
+    let (damage, left_out) = reader.applied_edits(|e| {
         let cf = e.column_family;
         if e.cf_drop {
             log_numbers.remove(&cf);
             live.retain(|_, t| t.cf != cf);
-            continue;
+            return;
         }
         if e.cf_add.is_some() {
             log_numbers.insert(cf, 0);
@@ -245,6 +240,13 @@ fn read_live_tables(
                 },
             );
         }
+    });
+    r.problems.extend(damage);
+    if left_out > 0 {
+        r.notes.push(format!(
+            "{}: its last atomic group ({left_out} edit(s)) is incomplete; recovery ignores it",
+            path.display()
+        ));
     }
     if let Some(off) = reader.torn_tail() {
         r.notes.push(format!(

@@ -214,11 +214,111 @@ impl ManifestReader {
     pub fn torn_tail(&self) -> Option<u64> {
         self.torn_tail
     }
+
+    /// Reads the rest and hands `f` each edit recovery would apply: the
+    /// edits of an atomic group once the whole group is read (a group cut
+    /// short by the end of the file or by damage is left out, as recovery
+    /// leaves it). Returns the damage that ended reading, if any, and the
+    /// number of edits left out.
+    pub(super) fn applied_edits(
+        &mut self,
+        mut f: impl FnMut(ManifestEdit),
+    ) -> (Option<Error>, usize) {
+        let mut group: Vec<ManifestEdit> = Vec::new();
+        let damage = loop {
+            match self.next_edit() {
+                Ok(Some(e)) => match e.atomic_group {
+                    Some(rest) if rest > 0 => group.push(e),
+                    _ => {
+                        group.drain(..).for_each(&mut f);
+                        f(e);
+                    }
+                },
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        (damage, group.len())
+    }
 }
 
 impl Iterator for ManifestReader {
     type Item = Result<ManifestEdit>;
     fn next(&mut self) -> Option<Result<ManifestEdit>> {
         self.next_edit().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::LogWriter;
+
+    fn write_manifest(path: &Path, edits: &[VersionEdit]) {
+        let fs = default_fs();
+        let mut w = LogWriter::new(fs.create(path).unwrap(), 3);
+        for e in edits {
+            let mut rec = Vec::new();
+            e.encode(&mut rec);
+            w.add_record(&rec).unwrap();
+        }
+        w.sync().unwrap();
+    }
+
+    #[test]
+    fn a_cut_atomic_group_is_left_out_as_recovery_leaves_it() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("MANIFEST-000003");
+        let plain = VersionEdit {
+            last_sequence: Some(7),
+            ..Default::default()
+        };
+        let grouped = |rest, seq| VersionEdit {
+            atomic_group: Some(rest),
+            last_sequence: Some(seq),
+            ..Default::default()
+        };
+        write_manifest(
+            &path,
+            &[plain.clone(), grouped(1, 8), grouped(0, 9), grouped(1, 10)],
+        );
+        let mut r = ManifestReader::open(&path).unwrap();
+        let mut seqs = Vec::new();
+        let (damage, left_out) = r.applied_edits(|e| seqs.push(e.last_sequence.unwrap()));
+        assert!(damage.is_none());
+        assert_eq!((seqs, left_out), (vec![7, 8, 9], 1));
+
+        // Every edit is still shown by the plain reader, with its offset.
+        let all: Vec<ManifestEdit> = ManifestReader::open(&path)
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[0].offset, 0);
+        assert!(all[1].offset > 0);
+        assert_eq!(all[3].atomic_group, Some(1));
+    }
+
+    #[test]
+    fn a_misnamed_file_is_refused_and_damage_is_corruption() {
+        let d = tempfile::tempdir().unwrap();
+        let odd = d.path().join("manifest.bak");
+        std::fs::write(&odd, b"").unwrap();
+        assert!(matches!(
+            ManifestReader::open(&odd),
+            Err(Error::InvalidArgument(_))
+        ));
+        let path = d.path().join("MANIFEST-000003");
+        write_manifest(&path, &[VersionEdit::default(), VersionEdit::default()]);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[2] ^= 1; // the first record's checksum
+        std::fs::write(&path, bytes).unwrap();
+        match ManifestReader::open(&path).unwrap().next_edit() {
+            Err(Error::Corruption { file, offset, .. }) => {
+                assert!(file.ends_with("MANIFEST-000003"));
+                assert_eq!(offset, 0);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -362,17 +362,7 @@ fn read_old_state(
         st.families.insert(0, default_family());
         let mut live: HashMap<u64, u32> = HashMap::new();
         let mut edits = 0;
-        loop {
-            let e = match r.next_edit() {
-                Ok(Some(e)) => e,
-                Ok(None) => break,
-                Err(e) => {
-                    report
-                        .notes
-                        .push(format!("{name}: read up to its damage ({e})"));
-                    break;
-                }
-            };
+        let (damage, _) = r.applied_edits(|e| {
             edits += 1;
             let cf = e.column_family;
             if let Some(n) = &e.cf_add {
@@ -389,7 +379,7 @@ fn read_old_state(
             if e.cf_drop {
                 st.families.remove(&cf);
                 live.retain(|_, c| *c != cf);
-                continue;
+                return;
             }
             if let Some(f) = st.families.get_mut(&cf) {
                 if let Some(o) = &e.cf_options {
@@ -408,7 +398,12 @@ fn read_old_state(
             st.last_sequence = e.last_sequence.unwrap_or(st.last_sequence);
             st.next_file_number = e.next_file_number.unwrap_or(st.next_file_number);
             st.max_column_family = e.max_column_family.unwrap_or(st.max_column_family);
-            st.db_id = e.db_id.or(st.db_id);
+            st.db_id = e.db_id.or(st.db_id.take());
+        });
+        if let Some(e) = damage {
+            report
+                .notes
+                .push(format!("{name}: read up to its damage ({e})"));
         }
         if edits > 0 {
             st.table_family = live;
