@@ -166,7 +166,23 @@ fn the_engine_error_for_a_missing_table_names_a_repair_that_works() {
 #[test]
 fn tables_overlapping_in_keys_and_sequences_are_compacted_after_repair() {
     let d = tempfile::tempdir().unwrap();
-    make_tables_db(d.path(), 300, 100);
+    // Three levels: the compaction after repair must use the DB's count.
+    let three = || shale::Options {
+        num_levels: 3,
+        ..options()
+    };
+    let db = shale::Db::open(d.path(), three()).unwrap();
+    for i in 0..300 {
+        db.put(
+            format!("k{i:03}").as_bytes(),
+            format!("value{i}").as_bytes(),
+        )
+        .unwrap();
+        if i % 100 == 99 {
+            db.flush().unwrap();
+        }
+    }
+    db.close().unwrap();
     // Keep the flushed tables, then let a compaction replace them by one
     // output spanning all their keys and sequence numbers.
     let saved: Vec<(std::path::PathBuf, Vec<u8>)> = files_with(d.path(), "sst")
@@ -176,7 +192,7 @@ fn tables_overlapping_in_keys_and_sequences_are_compacted_after_repair() {
             (p, b)
         })
         .collect();
-    let db = shale::Db::open(d.path(), options()).unwrap();
+    let db = shale::Db::open(d.path(), three()).unwrap();
     db.put(b"k000", b"newest").unwrap();
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
@@ -191,11 +207,46 @@ fn tables_overlapping_in_keys_and_sequences_are_compacted_after_repair() {
     assert_eq!(code, 0, "{v:#}");
     let notes = v["notes"].to_string();
     assert!(notes.contains("compacted default"), "{v:#}");
-    let db = shale::Db::open(d.path(), options()).unwrap();
+    let db = shale::Db::open(d.path(), three()).unwrap();
     assert_eq!(db.get(b"k000").unwrap().unwrap().as_slice(), b"newest");
     assert_eq!(db.range(..).count(), 300);
     assert_eq!(
         db.property("shale.num-files-at-level0").as_deref(),
         Some("0")
     );
+}
+
+#[test]
+fn tables_a_whole_manifest_does_not_list_are_set_aside() {
+    let d = tempfile::tempdir().unwrap();
+    make_tables_db(d.path(), 300, 100);
+    let first = files_with(d.path(), "sst").remove(0);
+    let stale = std::fs::read(&first).unwrap();
+    // Delete k000..k049 and compact to the last level: the tombstones and
+    // the values are gone, and so is the first table.
+    let db = shale::Db::open(d.path(), options()).unwrap();
+    db.delete_range(b"k000", b"k050").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+    assert!(!first.exists());
+    // The old input comes back (as after a crash before its deletion), and
+    // an empty table an output was just created as.
+    std::fs::write(&first, &stale).unwrap();
+    std::fs::write(d.path().join("000999.sst"), b"").unwrap();
+
+    let (code, v) = repair_json(d.path());
+    assert_eq!(code, 0, "nothing lost: {v:#}");
+    let aside = v["set_aside"].to_string();
+    assert!(
+        aside.contains(first.file_name().unwrap().to_str().unwrap()),
+        "{v:#}"
+    );
+    assert!(aside.contains("000999.sst"), "{v:#}");
+    let db = shale::Db::open(d.path(), options()).unwrap();
+    assert!(
+        db.get(b"k000").unwrap().is_none(),
+        "a deleted key came back"
+    );
+    assert_eq!(db.range(..).count(), 250);
 }

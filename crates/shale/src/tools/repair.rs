@@ -13,14 +13,20 @@
 //!    in the tables now).
 //! 3. Every table is read whole (every block's checksum, every key) to find
 //!    its key range and sequence numbers; a table that does not read whole
-//!    moves to `lost/` and the report says why.
+//!    moves to `lost/` and the report says why. A table a MANIFEST that
+//!    reads whole does not list (the output of a flush or compaction a
+//!    crash cut short, or an input not yet deleted: its data is in the WALs
+//!    or other tables, and an old input could bring deleted keys back)
+//!    moves to `lost/` too; with a damaged or no MANIFEST it joins the
+//!    default family (tables do not record their family).
 //! 4. A new MANIFEST lists every table kept in L0 of its family, with the
 //!    largest sequence number seen as the last sequence; CURRENT then names
 //!    it, and the old MANIFESTs move to `lost/`.
 //! 5. A family whose L0 tables overlap in both keys and sequence numbers
 //!    (a point read takes the first L0 file holding the key, by largest
 //!    sequence number, which is then not always the newest version) is
-//!    compacted by opening the repaired DB.
+//!    compacted by opening the repaired DB (with the level count of its
+//!    OPTIONS file).
 //!
 //! What was lost is the data of the tables moved to `lost/` and of those
 //! the old MANIFEST lists that are gone, the damaged stretches of WALs, and
@@ -45,6 +51,7 @@ use crate::version::{set_current, FileMeta, VersionEdit, COMPARATOR_NAME, DEFAUL
 use crate::wal::LogWriter;
 
 use super::manifest::ManifestReader;
+use super::options_file::OptionsFile;
 use super::wal::WalReader;
 
 /// What [`repair_db`] did.
@@ -90,6 +97,8 @@ struct OldState {
     db_id: Option<String>,
     /// A MANIFEST was read.
     from_manifest: bool,
+    /// ... to its end, without damage: it lists every live table.
+    whole: bool,
 }
 
 /// Rebuilds the DB in `dir`; see the module comment. `Err` when the
@@ -207,6 +216,14 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
     let mut unowned = 0;
     for &num in &tables {
         let name = table_file_name(num);
+        if fs.file_size(&dir.join(&name))? == 0 {
+            report.notes.push(format!(
+                "{name}: empty (created just before a crash); set aside"
+            ));
+            set_aside(&name)?;
+            report.set_aside.push(name);
+            continue;
+        }
         match scan_table(&*fs, dir, num) {
             Ok(meta) => {
                 let cf = match old.table_family.get(&num) {
@@ -215,6 +232,16 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
                         report
                             .notes
                             .push(format!("{name}: of a dropped family; set aside"));
+                        set_aside(&name)?;
+                        report.set_aside.push(name);
+                        continue;
+                    }
+                    None if old.whole => {
+                        report.notes.push(format!(
+                            "{name}: not listed by the MANIFEST, which reads whole (the output \
+                             of a flush or compaction cut short, or an input not yet deleted: \
+                             its data is in the WALs or in other tables); set aside"
+                        ));
                         set_aside(&name)?;
                         report.set_aside.push(name);
                         continue;
@@ -246,7 +273,7 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
         ));
     } else if unowned > 0 {
         report.notes.push(format!(
-            "{unowned} table(s) the MANIFEST did not list placed in the default family"
+            "{unowned} table(s) the damaged MANIFEST did not list placed in the default family"
         ));
     }
 
@@ -400,6 +427,7 @@ fn read_old_state(
             st.max_column_family = e.max_column_family.unwrap_or(st.max_column_family);
             st.db_id = e.db_id.or(st.db_id.take());
         });
+        st.whole = damage.is_none();
         if let Some(e) = damage {
             report
                 .notes
@@ -593,7 +621,16 @@ fn l0_ambiguous(files: &[(usize, FileMeta)]) -> bool {
 
 /// Opens the repaired DB and compacts `families` whole.
 fn compact(dir: &Path, families: &[String]) -> Result<()> {
-    let db = crate::db::Db::open(dir, crate::options::Options::default())?;
+    // The level count is structural: the DB's own, from its OPTIONS file.
+    let num_levels = OptionsFile::latest_in(dir)
+        .and_then(|p| OptionsFile::read(&p))
+        .ok()
+        .and_then(|o| o.get("CFOptions \"default\"", "num_levels")?.parse().ok());
+    let mut opts = crate::options::Options::default();
+    if let Some(n) = num_levels {
+        opts.num_levels = n;
+    }
+    let db = crate::db::Db::open(dir, opts)?;
     for name in families {
         if let Some(cf) = db.cf(name) {
             db.compact_range_cf(&cf, None, None)?;
