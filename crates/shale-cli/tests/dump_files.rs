@@ -215,3 +215,51 @@ fn options_show_and_diff() {
     let text = ok(&["options", "diff", path_str(a.path()), path_str(b.path())]);
     assert!(text.contains("[DBOptions] max_open_files: "), "{text}");
 }
+
+#[test]
+fn compressed_tables_dump_and_verify() {
+    for (c, name) in [
+        (shale::Compression::Lz4, "LZ4"),
+        (shale::Compression::Zstd, "ZSTD"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let db = shale::Db::open(
+            d.path(),
+            shale::Options {
+                compression_per_level: vec![c],
+                ..options()
+            },
+        )
+        .unwrap();
+        for i in 0..500 {
+            db.put(
+                format!("key{i:04}").as_bytes(),
+                &[b'a' + (i % 7) as u8; 200],
+            )
+            .unwrap();
+        }
+        db.flush().unwrap();
+        db.close().unwrap();
+        let sst = files_with(d.path(), "sst").pop().unwrap();
+        let v: Value =
+            serde_json::from_str(&ok(&["sst", "dump", "--json", "--verify", path_str(&sst)]))
+                .unwrap();
+        assert_eq!(v["properties"]["compression"], name);
+        assert!(
+            v["properties"]["data_size"].as_u64().unwrap() < 500 * 200 / 2,
+            "{name}"
+        );
+        assert_eq!(v["entries"].as_array().unwrap().len(), 500);
+        assert_eq!(v["entries"][499]["value"], "c".repeat(200)); // 499 % 7 = 2
+        let m = json_lines(&ok(&["manifest", "dump", "--json", path_str(d.path())]));
+        assert!(
+            m.iter().any(|e| e["new_files"][0]["compression"] == name),
+            "{m:?}"
+        );
+        // A flipped byte inside a compressed block.
+        flip_byte(&sst, 30);
+        let r = shale(&["sst", "dump", "--verify", path_str(&sst)]);
+        assert_eq!(r.code, 1, "{name}: {}", r.stderr);
+        assert!(r.stderr.contains("at offset 0"), "{}", r.stderr);
+    }
+}
