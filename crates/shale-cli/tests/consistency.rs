@@ -19,7 +19,12 @@ fn workload(dir: &std::path::Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
         shale::Options {
             merge_operator: Some(Arc::new(shale::StringAppendOperator::new(b"+"))),
             write_buffer_size: 64 << 10,
-            target_file_size_base: 32 << 10,
+            target_file_size_base: 8 << 10,
+            compression_per_level: vec![
+                shale::Compression::None,
+                shale::Compression::Lz4,
+                shale::Compression::Zstd,
+            ],
             ..options()
         },
     )
@@ -113,6 +118,7 @@ fn the_manifest_describes_every_live_table_as_it_is() {
         let p = &t["properties"];
         let ctx = format!("table {num}: MANIFEST {f:#} vs properties {p:#}");
         assert_eq!(f["file_size"], t["file_size"], "{ctx}");
+        assert_eq!(f["compression"], p["compression"], "{ctx}");
         assert_eq!(f["num_entries"], p["num_entries"], "{ctx}");
         assert_eq!(f["num_deletions"], p["num_deletions"], "{ctx}");
         assert_eq!(f["num_range_deletions"], p["num_range_deletions"], "{ctx}");
