@@ -114,7 +114,27 @@ fn damage_in_the_wal_and_manifest_is_reported() {
 }
 
 #[test]
-fn check_of_no_directory_exits_2() {
+fn check_of_no_db_exits_2_and_a_missing_current_is_damage() {
     let r = shale(&["check", "/nonexistent/shale-db"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
+    let empty = tempfile::tempdir().unwrap();
+    let r = shale(&["check", path_str(empty.path())]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("not a Shale DB"), "{}", r.stderr);
+
+    let d = tempfile::tempdir().unwrap();
+    make_tables_db(d.path(), 10, 10);
+    std::fs::remove_file(d.path().join("CURRENT")).unwrap();
+    let (code, v) = check_json(d.path());
+    assert_eq!(code, 1, "{v:#}");
+    assert!(
+        v["problems"][0]["what"]
+            .as_str()
+            .unwrap()
+            .starts_with("missing: no CURRENT"),
+        "{v:#}"
+    );
+    // Repair writes one, and the DB is whole again.
+    assert_eq!(shale(&["repair", path_str(d.path())]).code, 0);
+    assert_eq!(check_json(d.path()).0, 0);
 }

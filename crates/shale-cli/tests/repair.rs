@@ -250,3 +250,17 @@ fn tables_a_whole_manifest_does_not_list_are_set_aside() {
     );
     assert_eq!(db.range(..).count(), 250);
 }
+
+#[test]
+fn repair_refuses_what_is_not_a_db() {
+    let empty = tempfile::tempdir().unwrap();
+    let r = shale(&["repair", path_str(empty.path())]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("not a Shale DB"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_dir(empty.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    assert_eq!(shale(&["repair", "/nonexistent/shale-db"]).code, 2);
+}

@@ -25,12 +25,7 @@ pub struct Args {
 
 /// Runs `check`.
 pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    if !a.db.is_dir() {
-        return Err(CliError::Usage(format!(
-            "{}: not a directory",
-            a.db.display()
-        )));
-    }
+    super::require_db_files(&a.db)?;
     let r = check_db(&a.db)?;
     if a.json {
         let v = json!({

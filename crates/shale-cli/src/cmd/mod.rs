@@ -71,3 +71,23 @@ pub fn json_line(out: &mut dyn Write, v: &serde_json::Value) -> Result<(), CliEr
 pub fn report(e: &shale::Error) {
     eprintln!("shale: {e}");
 }
+
+/// `Ok` when `dir` is a directory holding a file a DB has (CURRENT, a
+/// MANIFEST, a table or a WAL): damage is then reported as damage, and a
+/// wrong path as a usage error (and never repaired into a new DB).
+pub fn require_db_files(dir: &std::path::Path) -> Result<(), CliError> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| CliError::Usage(format!("{}: {e}", dir.display())))?;
+    let found = entries.filter_map(|e| e.ok()).any(|e| {
+        let n = e.file_name().to_string_lossy().into_owned();
+        n == "CURRENT" || n.starts_with("MANIFEST-") || n.ends_with(".sst") || n.ends_with(".log")
+    });
+    if found {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!(
+            "{}: not a Shale DB (no CURRENT, MANIFEST, table or WAL)",
+            dir.display()
+        )))
+    }
+}

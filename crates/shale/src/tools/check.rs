@@ -77,6 +77,17 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
             });
             Some(manifest_file_name(n))
         }
+        Err(Error::Io {
+            kind: std::io::ErrorKind::NotFound,
+            ..
+        }) => {
+            r.problems.push(Error::corruption(
+                dir.join("CURRENT").display().to_string(),
+                0,
+                "missing: no CURRENT file names the live MANIFEST (`shale repair` writes one)",
+            ));
+            None
+        }
         Err(e) => {
             r.problems.push(e);
             None
