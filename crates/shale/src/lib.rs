@@ -27,6 +27,7 @@ pub mod sync_point;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod testing;
+pub mod tools;
 mod version;
 mod wal;
 

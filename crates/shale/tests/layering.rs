@@ -28,6 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &["options"],
     &["cf"],
     &["db"],
+    &["tools"],
     &["testing"],
     &["lib"],
 ];

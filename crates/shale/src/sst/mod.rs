@@ -35,18 +35,16 @@ mod table_iter;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use block::Block;
+pub(crate) use block::{Block, BlockIterator};
 pub(crate) use builder::TableBuilder;
 pub use compression::Compression;
 pub(crate) use filter::BloomFilter;
+pub(crate) use format::BlockHandle;
 pub(crate) use readahead::ReadaheadPolicy;
 pub(crate) use reader::{BlockCacheHook, BlockKind, BlockMemo, PointEntry, Table};
 // Used by the decoder fuzz entry points and the table tests.
 #[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use {
-    block::BlockIterator,
-    format::{BlockHandle, FORMAT_VERSION, MAGIC},
-};
+pub(crate) use format::{FORMAT_VERSION, MAGIC};
 #[cfg(test)]
 pub(crate) use {builder::BuiltTable, reader::TableEntry, table_iter::TableIterator};
 

@@ -78,9 +78,10 @@ fn check_tables_present(
                     format!(
                         "the edit at this offset adds {table} (level {level}, {} bytes), which is not in {}; \
                          restore the file from a backup, or rebuild the MANIFEST from the files \
-                         present with a repair tool (RocksDB's RepairDB; Shale's `shale repair` \
-                         is planned) and accept the loss of that file's keys",
+                         present with `shale repair {}` (RocksDB's RepairDB; files it cannot \
+                         read whole go to lost/) and accept the loss of that file's keys",
                         f.file_size,
+                        dir.display(),
                         dir.display()
                     ),
                 ));

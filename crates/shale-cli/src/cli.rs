@@ -1,0 +1,95 @@
+//! The command line: one variant per subcommand, each subcommand's flags in
+//! its own module under `cmd/` (clap derive; `shale <cmd> --help`).
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+
+/// Admin tool for Shale DBs (RocksDB's ldb and sst_dump). Reading commands
+/// never change a DB; only put, delete, compact and repair write.
+#[derive(Debug, Parser)]
+#[command(name = "shale", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the value of one key.
+    Get(cmd::get::Args),
+    /// Write one key (opens the DB for writing).
+    Put(cmd::put::Args),
+    /// Delete one key, or a range of keys with --to (opens the DB for writing).
+    Delete(cmd::delete::Args),
+    /// Print the keys and values of a range of one column family.
+    Scan(cmd::scan::Args),
+    /// Print every key and value of one column family, or of all.
+    Dump(cmd::dump::Args),
+    /// List the column families of a DB (read from its MANIFEST).
+    ListCfs(cmd::list_cfs::Args),
+    /// Inspect a MANIFEST.
+    #[command(subcommand)]
+    Manifest(ManifestCommand),
+    /// Inspect a write-ahead log.
+    #[command(subcommand)]
+    Wal(WalCommand),
+    /// Inspect a table file.
+    #[command(subcommand)]
+    Sst(SstCommand),
+    /// Verify every checksum of every live file of a DB (exit 0 clean, 1
+    /// corruption found, 2 other error).
+    Check(cmd::check::Args),
+    /// Compact a DB, or a key range of it (opens the DB for writing).
+    Compact(cmd::compact::Args),
+    /// Print the engine's properties (level shape, compaction statistics).
+    Stats(cmd::stats::Args),
+    /// Show or compare OPTIONS files.
+    #[command(subcommand)]
+    Options(OptionsCommand),
+    /// Rebuild the MANIFEST of a damaged DB from the tables and WALs present.
+    Repair(cmd::repair::Args),
+}
+
+/// `shale manifest ...`
+#[derive(Debug, Subcommand)]
+pub enum ManifestCommand {
+    /// Print every edit of a MANIFEST, decoded.
+    Dump(cmd::manifest::Args),
+}
+
+/// `shale wal ...`
+#[derive(Debug, Subcommand)]
+pub enum WalCommand {
+    /// Print every batch of a WAL with its sequence numbers and records.
+    Dump(cmd::wal::Args),
+}
+
+/// `shale sst ...`
+#[derive(Debug, Subcommand)]
+pub enum SstCommand {
+    /// Print a table's properties, index, range tombstones and entries.
+    Dump(cmd::sst::Args),
+}
+
+/// `shale options ...`
+#[derive(Debug, Subcommand)]
+pub enum OptionsCommand {
+    /// Print an OPTIONS file (or the newest of a DB), parsed.
+    Show(cmd::options::ShowArgs),
+    /// Print the options that differ between two OPTIONS files (or DBs).
+    Diff(cmd::options::DiffArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,324 @@
+//! [`ManifestReader`]: the edits of one MANIFEST, decoded by the engine's
+//! own `VersionEdit::decode` and copied into public structs.
+//!
+//! A MANIFEST ending inside a record (a torn tail: never acknowledged) ends
+//! the edits cleanly and is reported by [`ManifestReader::torn_tail`];
+//! damage before the end is `Corruption` naming the file and the record's
+//! offset, after which the reader yields nothing more (as recovery stops).
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::fs::{default_fs, FileSystem};
+use crate::version::filename::FileType;
+use crate::version::{FileMeta, VersionEdit};
+use crate::wal::{LogReader, ReadOutcome};
+
+use super::keys::InternalKey;
+
+/// One MANIFEST record. Fields absent from the record are `None` / empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestEdit {
+    /// Byte offset of the record in the MANIFEST.
+    pub offset: u64,
+    /// The column family the edit applies to (0 = default).
+    pub column_family: u32,
+    /// The edit creates the family with this name.
+    pub cf_add: Option<String>,
+    /// The edit drops the family.
+    pub cf_drop: bool,
+    /// The family's persisted options (`name=value` lines).
+    pub cf_options: Option<String>,
+    /// Name of the key comparator.
+    pub comparator: Option<String>,
+    /// Identity of the DB.
+    pub db_id: Option<String>,
+    /// WALs numbered below this hold nothing unflushed of the family.
+    pub log_number: Option<u64>,
+    /// The legacy previous log number.
+    pub prev_log_number: Option<u64>,
+    /// The next file number to hand out.
+    pub next_file_number: Option<u64>,
+    /// The last sequence number used.
+    pub last_sequence: Option<u64>,
+    /// The largest family id handed out.
+    pub max_column_family: Option<u32>,
+    /// Edits following this one in the same atomic group.
+    pub atomic_group: Option<u32>,
+    /// Files the edit removes.
+    pub deleted_files: Vec<DeletedFile>,
+    /// Files the edit adds.
+    pub new_files: Vec<NewFile>,
+}
+
+/// A file an edit removes from a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeletedFile {
+    /// The level it leaves.
+    pub level: usize,
+    /// Its number (`NNNNNN.sst`).
+    pub number: u64,
+}
+
+/// A table an edit adds to a level, as the MANIFEST describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewFile {
+    /// The level it joins.
+    pub level: usize,
+    /// Its number (`NNNNNN.sst`).
+    pub number: u64,
+    /// Its size in bytes.
+    pub file_size: u64,
+    /// Its smallest internal key.
+    pub smallest: InternalKey,
+    /// Its largest internal key (for a file ending with a range tombstone,
+    /// the tombstone's exclusive end at the largest sequence number).
+    pub largest: InternalKey,
+    /// Smallest sequence number of its entries.
+    pub smallest_seq: u64,
+    /// Largest sequence number of its entries.
+    pub largest_seq: u64,
+    /// Entries (all kinds).
+    pub num_entries: u64,
+    /// Point tombstones among them.
+    pub num_deletions: u64,
+    /// Range tombstones.
+    pub num_range_deletions: u64,
+    /// Expiring values among the entries.
+    pub expiry_entries: u64,
+    /// Latest expiry among them (Unix seconds; 0: none).
+    pub expiry_max: u64,
+    /// Compression of its blocks (`NoCompression`, `LZ4`, `ZSTD`).
+    pub compression: String,
+}
+
+/// The name of an on-disk compression code.
+pub(super) fn compression_name(code: u8) -> String {
+    match code {
+        0 => "NoCompression".into(),
+        1 => "LZ4".into(),
+        2 => "ZSTD".into(),
+        n => format!("unknown({n})"),
+    }
+}
+
+impl NewFile {
+    fn from_meta(level: usize, f: &FileMeta, file: &str, offset: u64) -> Result<NewFile> {
+        Ok(NewFile {
+            level,
+            number: f.number,
+            file_size: f.file_size,
+            smallest: InternalKey::decode(&f.smallest, file, offset)?,
+            largest: InternalKey::decode(&f.largest, file, offset)?,
+            smallest_seq: f.smallest_seq,
+            largest_seq: f.largest_seq,
+            num_entries: f.num_entries,
+            num_deletions: f.num_deletions,
+            num_range_deletions: f.num_range_deletions,
+            expiry_entries: f.expiry_entries,
+            expiry_max: f.expiry_max,
+            compression: compression_name(f.compression),
+        })
+    }
+}
+
+impl ManifestEdit {
+    fn from_edit(e: &VersionEdit, file: &str, offset: u64) -> Result<ManifestEdit> {
+        Ok(ManifestEdit {
+            offset,
+            column_family: e.column_family,
+            cf_add: e.cf_add.clone(),
+            cf_drop: e.cf_drop,
+            cf_options: e.cf_options.clone(),
+            comparator: e.comparator.clone(),
+            db_id: e.db_id.clone(),
+            log_number: e.log_number,
+            prev_log_number: e.prev_log_number,
+            next_file_number: e.next_file_number,
+            last_sequence: e.last_sequence,
+            max_column_family: e.max_column_family,
+            atomic_group: e.atomic_group,
+            deleted_files: e
+                .deleted_files
+                .iter()
+                .map(|&(level, number)| DeletedFile { level, number })
+                .collect(),
+            new_files: e
+                .new_files
+                .iter()
+                .map(|(level, f)| NewFile::from_meta(*level, f, file, offset))
+                .collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// Reads the edits of one MANIFEST in order. See the module comment.
+pub struct ManifestReader {
+    reader: LogReader,
+    name: String,
+    buf: Vec<u8>,
+    done: bool,
+    torn_tail: Option<u64>,
+}
+
+impl ManifestReader {
+    /// Opens `path`, whose name (`MANIFEST-NNNNNN`) gives the number that
+    /// seeds its checksums.
+    pub fn open(path: &Path) -> Result<ManifestReader> {
+        let number = super::file_number(path, FileType::Manifest)?;
+        Self::open_numbered(&*default_fs(), path, number)
+    }
+
+    /// Opens `path` as MANIFEST number `number` (for a copy renamed).
+    pub fn open_numbered(fs: &dyn FileSystem, path: &Path, number: u64) -> Result<ManifestReader> {
+        let name = path.display().to_string();
+        Ok(ManifestReader {
+            reader: LogReader::new(fs.open_sequential(path)?, name.clone(), number),
+            name,
+            buf: Vec::new(),
+            done: false,
+            torn_tail: None,
+        })
+    }
+
+    /// The next edit; `Ok(None)` at the end. After an error, `Ok(None)`.
+    pub fn next_edit(&mut self) -> Result<Option<ManifestEdit>> {
+        if self.done {
+            return Ok(None);
+        }
+        let r = self.read();
+        if !matches!(r, Ok(Some(_))) {
+            self.done = true;
+        }
+        r
+    }
+
+    fn read(&mut self) -> Result<Option<ManifestEdit>> {
+        match self.reader.read_record(&mut self.buf)? {
+            ReadOutcome::Record { offset } => {
+                let e = VersionEdit::decode(&self.buf, &self.name, offset)?;
+                ManifestEdit::from_edit(&e, &self.name, offset).map(Some)
+            }
+            ReadOutcome::Eof => Ok(None),
+            ReadOutcome::TornTail { offset } => {
+                self.torn_tail = Some(offset);
+                Ok(None)
+            }
+            ReadOutcome::Corrupt { offset, what, .. } => {
+                Err(Error::corruption(self.name.as_str(), offset, what))
+            }
+        }
+    }
+
+    /// Where the file ends inside a record, once the edits are read.
+    pub fn torn_tail(&self) -> Option<u64> {
+        self.torn_tail
+    }
+
+    /// Reads the rest and hands `f` each edit recovery would apply: the
+    /// edits of an atomic group once the whole group is read (a group cut
+    /// short by the end of the file or by damage is left out, as recovery
+    /// leaves it). Returns the damage that ended reading, if any, and the
+    /// number of edits left out.
+    pub(super) fn applied_edits(
+        &mut self,
+        mut f: impl FnMut(ManifestEdit),
+    ) -> (Option<Error>, usize) {
+        let mut group: Vec<ManifestEdit> = Vec::new();
+        let damage = loop {
+            match self.next_edit() {
+                Ok(Some(e)) => match e.atomic_group {
+                    Some(rest) if rest > 0 => group.push(e),
+                    _ => {
+                        group.drain(..).for_each(&mut f);
+                        f(e);
+                    }
+                },
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        (damage, group.len())
+    }
+}
+
+impl Iterator for ManifestReader {
+    type Item = Result<ManifestEdit>;
+    fn next(&mut self) -> Option<Result<ManifestEdit>> {
+        self.next_edit().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::LogWriter;
+
+    fn write_manifest(path: &Path, edits: &[VersionEdit]) {
+        let fs = default_fs();
+        let mut w = LogWriter::new(fs.create(path).unwrap(), 3);
+        for e in edits {
+            let mut rec = Vec::new();
+            e.encode(&mut rec);
+            w.add_record(&rec).unwrap();
+        }
+        w.sync().unwrap();
+    }
+
+    #[test]
+    fn a_cut_atomic_group_is_left_out_as_recovery_leaves_it() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("MANIFEST-000003");
+        let plain = VersionEdit {
+            last_sequence: Some(7),
+            ..Default::default()
+        };
+        let grouped = |rest, seq| VersionEdit {
+            atomic_group: Some(rest),
+            last_sequence: Some(seq),
+            ..Default::default()
+        };
+        write_manifest(
+            &path,
+            &[plain.clone(), grouped(1, 8), grouped(0, 9), grouped(1, 10)],
+        );
+        let mut r = ManifestReader::open(&path).unwrap();
+        let mut seqs = Vec::new();
+        let (damage, left_out) = r.applied_edits(|e| seqs.push(e.last_sequence.unwrap()));
+        assert!(damage.is_none());
+        assert_eq!((seqs, left_out), (vec![7, 8, 9], 1));
+
+        // Every edit is still shown by the plain reader, with its offset.
+        let all: Vec<ManifestEdit> = ManifestReader::open(&path)
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[0].offset, 0);
+        assert!(all[1].offset > 0);
+        assert_eq!(all[3].atomic_group, Some(1));
+    }
+
+    #[test]
+    fn a_misnamed_file_is_refused_and_damage_is_corruption() {
+        let d = tempfile::tempdir().unwrap();
+        let odd = d.path().join("manifest.bak");
+        std::fs::write(&odd, b"").unwrap();
+        assert!(matches!(
+            ManifestReader::open(&odd),
+            Err(Error::InvalidArgument(_))
+        ));
+        let path = d.path().join("MANIFEST-000003");
+        write_manifest(&path, &[VersionEdit::default(), VersionEdit::default()]);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[2] ^= 1; // the first record's checksum
+        std::fs::write(&path, bytes).unwrap();
+        match ManifestReader::open(&path).unwrap().next_edit() {
+            Err(Error::Corruption { file, offset, .. }) => {
+                assert!(file.ends_with("MANIFEST-000003"));
+                assert_eq!(offset, 0);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

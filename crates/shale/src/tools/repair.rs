@@ -1,0 +1,640 @@
+//! [`repair_db`]: rebuilds the MANIFEST of a damaged DB from the files
+//! present, as RocksDB's `RepairDB` does:
+//!
+//! 1. Families and table owners come from the newest MANIFEST that still
+//!    reads (up to its first damage): names, ids, persisted options, log
+//!    numbers, the family of each table it lists. Without one, only the
+//!    default family is known; every table joins it, and WAL records of
+//!    other family ids go to families named `recovered_cf_<id>`.
+//! 2. Every WAL recovery could still need (at or above the smallest family
+//!    log number the old MANIFEST gives; all of them without one) is read
+//!    past its damage, its records replayed into one memtable per family
+//!    and written as L0 tables; the WAL then moves to `lost/` (its data is
+//!    in the tables now).
+//! 3. Every table is read whole (every block's checksum, every key) to find
+//!    its key range and sequence numbers; a table that does not read whole
+//!    moves to `lost/` and the report says why. A table a MANIFEST that
+//!    reads whole does not list (the output of a flush or compaction a
+//!    crash cut short, or an input not yet deleted: its data is in the WALs
+//!    or other tables, and an old input could bring deleted keys back)
+//!    moves to `lost/` too; with a damaged or no MANIFEST it joins the
+//!    default family (tables do not record their family).
+//! 4. A new MANIFEST lists every table kept in L0 of its family, with the
+//!    largest sequence number seen as the last sequence; CURRENT then names
+//!    it, and the old MANIFESTs move to `lost/`.
+//! 5. A family whose L0 tables overlap in both keys and sequence numbers
+//!    (a point read takes the first L0 file holding the key, by largest
+//!    sequence number, which is then not always the newest version) is
+//!    compacted by opening the repaired DB (with the level count of its
+//!    OPTIONS file).
+//!
+//! What was lost is the data of the tables moved to `lost/` and of those
+//! the old MANIFEST lists that are gone, the damaged stretches of WALs, and
+//! (without a readable MANIFEST) which family each table belonged to. Nothing is deleted: every file set aside is in
+//! `lost/`. Requires: no process has the DB open (the LOCK is taken).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::base::{compare_internal, make_internal_key, parse_internal_key, ValueKind, MAX_SEQNO};
+use crate::compaction::filter::EntryFilter;
+use crate::compaction::output::{write_outputs, OutputSpec};
+use crate::error::{Error, Result};
+use crate::fs::{default_fs, FileSystem};
+use crate::iter::InternalIterator;
+use crate::memtable::MemTable;
+use crate::sst::{BlockHandle, BlockIterator, Compression, Table, TableOptions};
+use crate::version::filename::{manifest_file_name, parse_file_name, table_file_name, FileType};
+use crate::version::{set_current, FileMeta, VersionEdit, COMPARATOR_NAME, DEFAULT_COLUMN_FAMILY};
+use crate::wal::LogWriter;
+
+use super::manifest::ManifestReader;
+use super::options_file::OptionsFile;
+use super::wal::WalReader;
+
+/// What [`repair_db`] did.
+#[derive(Debug, Clone, Default)]
+pub struct RepairReport {
+    /// The new MANIFEST's file name.
+    pub manifest: String,
+    /// Tables in the new MANIFEST: (file name, family name, entries).
+    pub tables: Vec<(String, String, u64)>,
+    /// WALs replayed into new tables: (file name, batches read, tables
+    /// written); each is now in `lost/`.
+    pub wals: Vec<(String, u64, Vec<String>)>,
+    /// Tables moved to `lost/` because they could not be read whole, and
+    /// tables the old MANIFEST lists that are missing, each with the
+    /// damage (the lost data).
+    pub lost: Vec<(String, Error)>,
+    /// Damaged stretches of WALs that were skipped (their records lost).
+    pub wal_damage: Vec<Error>,
+    /// Other files moved to `lost/` (old MANIFESTs, replayed WALs).
+    pub set_aside: Vec<String>,
+    /// The last sequence number of the repaired DB.
+    pub last_sequence: u64,
+    /// Other observations (families guessed, compactions run).
+    pub notes: Vec<String>,
+}
+
+/// A family of the repaired DB.
+struct Family {
+    name: String,
+    options: String,
+    log_number: u64,
+    files: Vec<FileMeta>,
+}
+
+/// What the newest readable MANIFEST says.
+#[derive(Default)]
+struct OldState {
+    families: BTreeMap<u32, Family>,
+    table_family: HashMap<u64, u32>,
+    last_sequence: u64,
+    next_file_number: u64,
+    max_column_family: u32,
+    db_id: Option<String>,
+    /// A MANIFEST was read.
+    from_manifest: bool,
+    /// ... to its end, without damage: it lists every live table.
+    whole: bool,
+}
+
+/// Rebuilds the DB in `dir`; see the module comment. `Err` when the
+/// directory cannot be listed or locked, or a write fails.
+pub fn repair_db(dir: &Path) -> Result<RepairReport> {
+    let fs = default_fs();
+    let _lock = fs.lock(&dir.join("LOCK"))?;
+    let mut report = RepairReport::default();
+    let mut names = fs.list(dir)?;
+    names.sort();
+    let (mut tables, mut logs, mut manifests) = (Vec::new(), Vec::new(), Vec::new());
+    let mut max_number = 0;
+    for n in &names {
+        if let Some((t, num)) = parse_file_name(n) {
+            max_number = max_number.max(num);
+            match t {
+                FileType::Table => tables.push(num),
+                FileType::Log => logs.push(num),
+                FileType::Manifest => manifests.push(num),
+                _ => {}
+            }
+        }
+    }
+    let lost_dir = dir.join("lost");
+    fs.create_dir_all(&lost_dir)?;
+    let set_aside = |name: &str| fs.rename(&dir.join(name), &lost_dir.join(name));
+
+    let mut old = read_old_state(&*fs, dir, &manifests, &mut report);
+    let mut missing: Vec<u64> = old
+        .table_family
+        .keys()
+        .filter(|n| !tables.contains(n))
+        .copied()
+        .collect();
+    missing.sort_unstable();
+    for num in missing {
+        let name = table_file_name(num);
+        let what = "listed by the old MANIFEST but not in the directory";
+        report
+            .lost
+            .push((name.clone(), Error::corruption(name, 0, what)));
+    }
+    let mut next_number = max_number.max(old.next_file_number).max(1) + 1;
+    let mut last_seq = old.last_sequence;
+
+    // WALs → L0 tables.
+    let min_log = old
+        .families
+        .values()
+        .map(|f| f.log_number)
+        .min()
+        .unwrap_or(0);
+    logs.sort_unstable();
+    let mut mems: BTreeMap<u32, MemTable> = BTreeMap::new();
+    for &num in &logs {
+        let name = crate::version::filename::log_file_name(num);
+        if num < min_log {
+            report.notes.push(format!(
+                "{name}: obsolete (every family flushed it); set aside"
+            ));
+            set_aside(&name)?;
+            report.set_aside.push(name);
+            continue;
+        }
+        let mut r = WalReader::open_numbered(&*fs, &dir.join(&name), num)?;
+        let mut batches = 0;
+        loop {
+            let b = match r.next_batch() {
+                Ok(Some(b)) => b,
+                Ok(None) => break,
+                Err(e @ Error::Corruption { .. }) => {
+                    report.wal_damage.push(e);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            batches += 1;
+            for (seq, e) in (b.sequence..).zip(&b.entries) {
+                let cf = e.cf;
+                if !old.families.contains_key(&cf) {
+                    if old.from_manifest {
+                        continue; // a family the MANIFEST dropped
+                    }
+                    old.families.insert(cf, recovered_family(cf, &mut report));
+                    old.max_column_family = old.max_column_family.max(cf);
+                }
+                if old.families.get(&cf).is_some_and(|f| num < f.log_number) {
+                    continue; // flushed already
+                }
+                let kind = raw_kind(e.kind);
+                let mut value = e.value.clone();
+                if let Some(x) = e.expiry {
+                    value.extend_from_slice(&x.to_le_bytes());
+                }
+                mems.entry(cf)
+                    .or_insert_with(|| MemTable::new(u64::from(cf)))
+                    .add(seq, kind, &e.key, &value);
+                last_seq = last_seq.max(seq);
+            }
+        }
+        let written = flush_mems(&fs, dir, &mut mems, &mut next_number, &old)?;
+        let mut out = Vec::new();
+        for (cf, f) in written {
+            out.push(table_file_name(f.number));
+            tables.push(f.number);
+            old.table_family.entry(f.number).or_insert(cf);
+        }
+        report.wals.push((name.clone(), batches, out));
+        set_aside(&name)?;
+    }
+
+    // Tables: read each whole.
+    tables.sort_unstable();
+    tables.dedup();
+    let mut unowned = 0;
+    for &num in &tables {
+        let name = table_file_name(num);
+        if fs.file_size(&dir.join(&name))? == 0 {
+            report.notes.push(format!(
+                "{name}: empty (created just before a crash); set aside"
+            ));
+            set_aside(&name)?;
+            report.set_aside.push(name);
+            continue;
+        }
+        match scan_table(&*fs, dir, num) {
+            Ok(meta) => {
+                let cf = match old.table_family.get(&num) {
+                    Some(&cf) if old.families.contains_key(&cf) => cf,
+                    Some(_) => {
+                        report
+                            .notes
+                            .push(format!("{name}: of a dropped family; set aside"));
+                        set_aside(&name)?;
+                        report.set_aside.push(name);
+                        continue;
+                    }
+                    None if old.whole => {
+                        report.notes.push(format!(
+                            "{name}: not listed by the MANIFEST, which reads whole (the output \
+                             of a flush or compaction cut short, or an input not yet deleted: \
+                             its data is in the WALs or in other tables); set aside"
+                        ));
+                        set_aside(&name)?;
+                        report.set_aside.push(name);
+                        continue;
+                    }
+                    None => {
+                        unowned += 1;
+                        0
+                    }
+                };
+                last_seq = last_seq.max(meta.largest_seq);
+                let fam = old
+                    .families
+                    .get_mut(&cf)
+                    .ok_or_else(|| Error::InvalidArgument(format!("family {cf} vanished")))?;
+                report
+                    .tables
+                    .push((name, fam.name.clone(), meta.num_entries));
+                fam.files.push(meta);
+            }
+            Err(e) => {
+                set_aside(&name)?;
+                report.lost.push((name, e));
+            }
+        }
+    }
+    if unowned > 0 && !old.from_manifest {
+        report.notes.push(format!(
+            "no MANIFEST could be read: {unowned} table(s) placed in the default family"
+        ));
+    } else if unowned > 0 {
+        report.notes.push(format!(
+            "{unowned} table(s) the damaged MANIFEST did not list placed in the default family"
+        ));
+    }
+
+    // The new MANIFEST.
+    let manifest_number = next_number;
+    let log_number = next_number + 1;
+    next_number += 2;
+    let mut edits = Vec::new();
+    for (&id, f) in &mut old.families {
+        let mut e = VersionEdit {
+            column_family: id,
+            log_number: Some(log_number),
+            ..Default::default()
+        };
+        if id == 0 {
+            e.comparator = Some(COMPARATOR_NAME.to_string());
+            e.prev_log_number = Some(0);
+            e.next_file_number = Some(next_number);
+            e.last_sequence = Some(last_seq);
+            e.db_id = old.db_id.clone();
+            e.max_column_family = Some(old.max_column_family);
+        } else {
+            e.cf_add = Some(f.name.clone());
+            e.cf_options = Some(f.options.clone());
+        }
+        for m in f.files.drain(..) {
+            e.add_file(0, m);
+        }
+        edits.push(e);
+    }
+    let needs_compaction: Vec<String> = edits
+        .iter()
+        .filter(|e| l0_ambiguous(&e.new_files))
+        .map(|e| {
+            old.families
+                .get(&e.column_family)
+                .map_or(String::new(), |f| f.name.clone())
+        })
+        .collect();
+    let mname = manifest_file_name(manifest_number);
+    let mut w = LogWriter::new(fs.create(&dir.join(&mname))?, manifest_number);
+    for e in &edits {
+        let mut rec = Vec::new();
+        e.encode(&mut rec);
+        w.add_record(&rec)?;
+    }
+    w.sync()?;
+    drop(w);
+    set_current(&*fs, dir, manifest_number)?;
+    for m in manifests {
+        let name = manifest_file_name(m);
+        set_aside(&name)?;
+        report.set_aside.push(name);
+    }
+    fs.sync_dir(dir)?;
+    fs.sync_dir(&lost_dir)?;
+    report.manifest = mname;
+    report.last_sequence = last_seq;
+    drop(_lock);
+
+    if !needs_compaction.is_empty() {
+        compact(dir, &needs_compaction)?;
+        report.notes.push(format!(
+            "compacted {} (L0 tables overlapping in keys and sequence numbers)",
+            needs_compaction.join(", ")
+        ));
+    }
+    Ok(report)
+}
+
+fn recovered_family(cf: u32, report: &mut RepairReport) -> Family {
+    let name = format!("recovered_cf_{cf}");
+    report.notes.push(format!(
+        "WAL records of column family id {cf}, unknown without a MANIFEST: family {name}"
+    ));
+    Family {
+        name,
+        options: String::new(),
+        log_number: 0,
+        files: Vec::new(),
+    }
+}
+
+fn raw_kind(k: super::keys::EntryKind) -> ValueKind {
+    use super::keys::EntryKind as K;
+    match k {
+        K::Put => ValueKind::Value,
+        K::Delete => ValueKind::Deletion,
+        K::Merge => ValueKind::Merge,
+        K::SingleDelete => ValueKind::SingleDeletion,
+        K::RangeDelete => ValueKind::RangeDeletion,
+        K::ExpiringPut => ValueKind::ValueWithExpiry,
+        K::BlobIndex => ValueKind::BlobIndex,
+    }
+}
+
+/// Reads MANIFESTs newest first; the first that yields an edit is used, up
+/// to its first damage.
+fn read_old_state(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    manifests: &[u64],
+    report: &mut RepairReport,
+) -> OldState {
+    let mut nums = manifests.to_vec();
+    nums.sort_unstable_by(|a, b| b.cmp(a));
+    for num in nums {
+        let name = manifest_file_name(num);
+        let Ok(mut r) = ManifestReader::open_numbered(fs, &dir.join(&name), num) else {
+            continue;
+        };
+        let mut st = OldState::default();
+        st.families.insert(0, default_family());
+        let mut live: HashMap<u64, u32> = HashMap::new();
+        let mut edits = 0;
+        let (damage, _) = r.applied_edits(|e| {
+            edits += 1;
+            let cf = e.column_family;
+            if let Some(n) = &e.cf_add {
+                st.families.insert(
+                    cf,
+                    Family {
+                        name: n.clone(),
+                        options: String::new(),
+                        log_number: 0,
+                        files: Vec::new(),
+                    },
+                );
+            }
+            if e.cf_drop {
+                st.families.remove(&cf);
+                live.retain(|_, c| *c != cf);
+                return;
+            }
+            if let Some(f) = st.families.get_mut(&cf) {
+                if let Some(o) = &e.cf_options {
+                    f.options = o.clone();
+                }
+                if let Some(l) = e.log_number {
+                    f.log_number = l;
+                }
+            }
+            for d in &e.deleted_files {
+                live.remove(&d.number);
+            }
+            for f in &e.new_files {
+                live.insert(f.number, cf);
+            }
+            st.last_sequence = e.last_sequence.unwrap_or(st.last_sequence);
+            st.next_file_number = e.next_file_number.unwrap_or(st.next_file_number);
+            st.max_column_family = e.max_column_family.unwrap_or(st.max_column_family);
+            st.db_id = e.db_id.or(st.db_id.take());
+        });
+        st.whole = damage.is_none();
+        if let Some(e) = damage {
+            report
+                .notes
+                .push(format!("{name}: read up to its damage ({e})"));
+        }
+        if edits > 0 {
+            st.table_family = live;
+            st.from_manifest = true;
+            report
+                .notes
+                .push(format!("families and table owners taken from {name}"));
+            return st;
+        }
+    }
+    let mut st = OldState::default();
+    st.families.insert(0, default_family());
+    st
+}
+
+fn default_family() -> Family {
+    Family {
+        name: DEFAULT_COLUMN_FAMILY.to_string(),
+        options: String::new(),
+        log_number: 0,
+        files: Vec::new(),
+    }
+}
+
+/// Writes each non-empty memtable as an L0 table (as recovery's flush does:
+/// no user code runs; merges stay operands).
+fn flush_mems(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    mems: &mut BTreeMap<u32, MemTable>,
+    next_number: &mut u64,
+    old: &OldState,
+) -> Result<Vec<(u32, FileMeta)>> {
+    let mut out = Vec::new();
+    let stop = AtomicBool::new(false);
+    for (cf, mem) in std::mem::take(mems) {
+        let mem = Arc::new(mem);
+        let mut iter = mem.iter();
+        iter.seek_to_first();
+        let frags = mem.range_fragments();
+        let range_dels = frags
+            .as_ref()
+            .map_or_else(Vec::new, |f| f.for_output(&[], false));
+        let mut filter = EntryFilter::new(Vec::new(), None).with_range_dels(frags);
+        let mut alloc = || {
+            *next_number += 1;
+            *next_number - 1
+        };
+        let mut spec = OutputSpec {
+            range_dels,
+            fs,
+            dir,
+            table_opts: TableOptions {
+                db_id: old.db_id.clone().unwrap_or_default(),
+                compression: Compression::None,
+                ..TableOptions::default()
+            },
+            target_file_size: u64::MAX,
+            new_file_number: &mut alloc,
+            shutting_down: &stop,
+        };
+        for f in write_outputs(&mut iter, &mut filter, &mut spec)?.files {
+            out.push((cf, f));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads table `num` whole and describes it as the MANIFEST does.
+fn scan_table(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<FileMeta> {
+    let path = dir.join(table_file_name(num));
+    let name = path.display().to_string();
+    let file = fs.open_random(&path)?;
+    let file_size = file.len();
+    let t = Table::open(file, name.clone(), num, None, false)?;
+    let bad = |offset: u64, what: &str| Error::corruption(name.as_str(), offset, what);
+    let (mut smallest, mut largest): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
+    let (mut lo_seq, mut hi_seq) = (MAX_SEQNO, 0);
+    let mut entries = 0u64;
+    let mut idx = BlockIterator::new(t.index_block()?);
+    idx.seek_to_first();
+    while idx.valid() {
+        let h: BlockHandle = t.decode_handle(idx.value())?;
+        let mut it = BlockIterator::new(t.data_block(h, false)?);
+        it.seek_to_first();
+        while it.valid() {
+            let k = it.key();
+            let p = parse_internal_key(k).ok_or_else(|| bad(h.offset, "malformed key"))?;
+            if largest
+                .as_deref()
+                .is_some_and(|l| compare_internal(l, k) != std::cmp::Ordering::Less)
+            {
+                return Err(bad(h.offset, "keys out of order"));
+            }
+            lo_seq = lo_seq.min(p.seq);
+            hi_seq = hi_seq.max(p.seq);
+            if smallest.is_none() {
+                smallest = Some(k.to_vec());
+            }
+            largest = Some(k.to_vec());
+            entries += 1;
+            it.next();
+        }
+        it.status()?;
+        idx.next();
+    }
+    idx.status()?;
+    if let Some(f) = t.range_fragments() {
+        let frags = f.fragments();
+        if let (Some(first), Some(last)) = (frags.first(), frags.last()) {
+            let mut lo = Vec::new();
+            make_internal_key(
+                &mut lo,
+                &first.start,
+                first.seqs.first().copied().unwrap_or(0),
+                ValueKind::RangeDeletion as u8,
+            );
+            let mut hi = Vec::new();
+            make_internal_key(
+                &mut hi,
+                &last.end,
+                MAX_SEQNO,
+                ValueKind::RangeDeletion as u8,
+            );
+            if smallest
+                .as_deref()
+                .is_none_or(|s| compare_internal(&lo, s).is_lt())
+            {
+                smallest = Some(lo);
+            }
+            if largest
+                .as_deref()
+                .is_none_or(|l| compare_internal(&hi, l).is_gt())
+            {
+                largest = Some(hi);
+            }
+            for fr in frags {
+                for &s in &fr.seqs {
+                    lo_seq = lo_seq.min(s);
+                    hi_seq = hi_seq.max(s);
+                }
+            }
+        }
+    }
+    let (Some(smallest), Some(largest)) = (smallest, largest) else {
+        return Err(bad(0, "table holds no entry"));
+    };
+    let props = t.properties();
+    if entries != props.num_entries {
+        return Err(bad(
+            0,
+            &format!(
+                "{entries} entries read, the properties say {}",
+                props.num_entries
+            ),
+        ));
+    }
+    let mut m = FileMeta::new(
+        num,
+        file_size,
+        smallest,
+        largest,
+        lo_seq,
+        hi_seq,
+        entries,
+        props.num_deletions,
+    );
+    m.num_range_deletions = props.num_range_deletions;
+    m.expiry_entries = props.expiry_entries;
+    m.expiry_max = props.expiry_max;
+    m.compression = Compression::parse(&props.compression_name).map_or(0, |c| c.code());
+    Ok(m)
+}
+
+/// True when two of `files` overlap both in user keys and in sequence
+/// numbers (L0's newest-first order is then not per key).
+fn l0_ambiguous(files: &[(usize, FileMeta)]) -> bool {
+    files.iter().enumerate().any(|(i, (_, a))| {
+        files[i + 1..].iter().any(|(_, b)| {
+            a.smallest_user_key() <= b.largest_user_key()
+                && b.smallest_user_key() <= a.largest_user_key()
+                && a.smallest_seq <= b.largest_seq
+                && b.smallest_seq <= a.largest_seq
+        })
+    })
+}
+
+/// Opens the repaired DB and compacts `families` whole.
+fn compact(dir: &Path, families: &[String]) -> Result<()> {
+    // The level count is structural: the DB's own, from its OPTIONS file.
+    let num_levels = OptionsFile::latest_in(dir)
+        .and_then(|p| OptionsFile::read(&p))
+        .ok()
+        .and_then(|o| o.get("CFOptions \"default\"", "num_levels")?.parse().ok());
+    let mut opts = crate::options::Options::default();
+    if let Some(n) = num_levels {
+        opts.num_levels = n;
+    }
+    let db = crate::db::Db::open(dir, opts)?;
+    for name in families {
+        if let Some(cf) = db.cf(name) {
+            db.compact_range_cf(&cf, None, None)?;
+        }
+    }
+    db.close()
+}
