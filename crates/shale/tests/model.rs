@@ -566,11 +566,17 @@ fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
 /// change between opens (the level count stays: fewer levels than the
 /// DB uses is refused, as in RocksDB).
 fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
-    Options {
+    let mut o = Options {
         num_levels: old.num_levels,
         clock: Arc::clone(&old.clock),
         ..small_options(rng)
+    };
+    if rng.gen_bool(0.2) {
+        // The `default` family's options set as a whole, drawn as another
+        // family's are.
+        o.set_cf_options(small_cf_options(rng));
     }
+    o
 }
 
 /// A bound for reads and compactions: a key, a string between keys, one
