@@ -1,9 +1,11 @@
 //! Deterministic interleavings: test-only sync points (`shale::sync_point`)
 //! pause one thread at the exact window a race needs while another flushes,
 //! compacts or crashes. Each test here failed before its fix, but for the
-//! range-deletion ones at the end, which hold DeleteRange's windows open
-//! (a tombstone landing while a flush or a compaction of the keys it covers
-//! is paused; delete-only compaction over a paused compaction's outputs).
+//! range-deletion ones, which hold DeleteRange's windows open (a tombstone
+//! landing while a flush or a compaction of the keys it covers is paused;
+//! delete-only compaction over a paused compaction's outputs). The last
+//! ones take snapshots while a job whose compaction filter changes values
+//! runs or installs.
 //!
 //! The sync-point registry is process-global: every test takes
 //! `sync_point::exclusive()` and resets the registry when done.
@@ -885,4 +887,197 @@ fn delete_only_compaction_waits_for_a_snapshot_over_a_paused_compactions_outputs
     db.close().unwrap();
     let db = Db::open(dir.path(), opts).unwrap();
     check_both(&db, &latest, None, n, "reopened").unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// The compaction filter against snapshots taken while a job runs.
+
+/// Upper-cases every value it is asked about.
+struct Upper;
+
+impl shale::CompactionFilter for Upper {
+    fn name(&self) -> &str {
+        "upper"
+    }
+    fn filter(&self, _level: usize, _key: &[u8], value: &[u8]) -> shale::FilterDecision {
+        shale::FilterDecision::ChangeValue(value.to_ascii_uppercase())
+    }
+}
+
+fn upper_options() -> shale::Options {
+    shale::Options {
+        compaction_filter: Some(Arc::new(Upper)),
+        ..quiet_options()
+    }
+}
+
+/// `key` read at `snap`.
+fn read_at(db: &Db, snap: &shale::Snapshot, key: &[u8]) -> Option<Vec<u8>> {
+    let mut ro = ReadOptions::new();
+    ro.snapshot = Some(snap);
+    db.get_opt(key, &ro).unwrap().map(|v| v.to_vec())
+}
+
+/// Issue 13: a flush took the list of live snapshots when it started, so a
+/// snapshot taken while it ran was unknown to it; its filter changed a value
+/// that snapshot reads, and the snapshot's read changed when the flush
+/// installed ("abc", then "ABC"). The flush now discards such outputs and
+/// runs again knowing the snapshot.
+#[test]
+fn a_snapshot_taken_during_a_flush_reads_the_same_after_it() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), upper_options()).unwrap();
+    db.put(b"a", b"abc").unwrap();
+    let pause = Pause::at("FlushJob::AfterOutputs");
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    pause.reached();
+    let snap = db.snapshot();
+    let before = read_at(&db, &snap, b"a");
+    pause.release();
+    flusher.join().unwrap().unwrap();
+    sync_point::reset();
+    assert_eq!(before.as_deref(), Some(&b"abc"[..]));
+    assert_eq!(
+        read_at(&db, &snap, b"a"),
+        before,
+        "the snapshot's read changed across the flush"
+    );
+    assert_eq!(db.property("shale.compaction-filter-changes").unwrap(), "0");
+    // Released, nothing protects the value: the next rewrite filters it
+    // (the first full compaction moves the table down, the second rewrites
+    // it at the last level).
+    drop(snap);
+    db.compact_range(None, None).unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"ABC"[..]));
+    assert_eq!(db.property("shale.compaction-filter-changes").unwrap(), "1");
+}
+
+/// Issue 13, compactions: as the flush above, for a compaction paused
+/// after writing its outputs (the values reach it unfiltered: snapshots
+/// held over their flushes).
+#[test]
+fn a_snapshot_taken_during_a_compaction_reads_the_same_after_it() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), upper_options()).unwrap();
+    db.put(b"a", b"abc").unwrap();
+    db.put(b"c", b"ghi").unwrap();
+    let held = db.snapshot();
+    db.flush().unwrap();
+    db.put(b"b", b"def").unwrap();
+    let held2 = db.snapshot();
+    db.flush().unwrap();
+    drop((held, held2));
+    assert_eq!(db.property("shale.compaction-filter-changes").unwrap(), "0");
+    let pause = Pause::at("CompactionJob::AfterOutputs");
+    let compactor = {
+        let db = db.clone();
+        std::thread::spawn(move || db.compact_range(None, None))
+    };
+    pause.reached();
+    let snap = db.snapshot();
+    let before: Vec<_> = [&b"a"[..], b"b", b"c"]
+        .iter()
+        .map(|k| read_at(&db, &snap, k))
+        .collect();
+    pause.release();
+    compactor.join().unwrap().unwrap();
+    sync_point::reset();
+    let after: Vec<_> = [&b"a"[..], b"b", b"c"]
+        .iter()
+        .map(|k| read_at(&db, &snap, k))
+        .collect();
+    assert_eq!(
+        before,
+        vec![
+            Some(b"abc".to_vec()),
+            Some(b"def".to_vec()),
+            Some(b"ghi".to_vec())
+        ]
+    );
+    assert_eq!(
+        after, before,
+        "the snapshot's reads changed across the compaction"
+    );
+    assert_eq!(db.property("shale.compaction-filter-changes").unwrap(), "0");
+    drop(snap);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"DEF"[..]));
+    assert_eq!(db.property("shale.compaction-filter-changes").unwrap(), "3");
+}
+
+/// Issue 13, the install window: a snapshot requested while a flush whose
+/// filter changed a value writes its MANIFEST edit waits until the table is
+/// installed (taken before, it would read the memtable's "abc" and then
+/// the table's "ABC").
+#[test]
+fn a_snapshot_waits_while_a_filtered_flush_installs() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), upper_options()).unwrap();
+    db.put(b"a", b"abc").unwrap();
+    let pause = Pause::at("ManifestWriter::BeforeWrite");
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    pause.reached();
+    let taker = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let snap = db.snapshot();
+            let first = read_at(&db, &snap, b"a");
+            (snap, first)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let waited = !taker.is_finished();
+    pause.release();
+    flusher.join().unwrap().unwrap();
+    sync_point::reset();
+    let (snap, first) = taker.join().unwrap();
+    assert!(waited, "a snapshot was taken while the flush installed");
+    assert_eq!(first.as_deref(), Some(&b"ABC"[..]));
+    assert_eq!(read_at(&db, &snap, b"a"), first);
+}
+
+/// Issue 13, bounded reruns: a new snapshot each time the flush has
+/// written its table. The flush runs twice (the rerun without the filter,
+/// so nothing can refuse it) and installs the value unchanged: every
+/// snapshot reads "abc", nothing counts as filtered, the discarded table is
+/// deleted.
+#[test]
+fn a_stream_of_snapshots_does_not_starve_a_filtered_flush() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), upper_options()).unwrap();
+    db.put(b"a", b"abc").unwrap();
+    let snaps = Arc::new(std::sync::Mutex::new(Vec::new()));
+    {
+        let (db, snaps) = (db.clone(), Arc::clone(&snaps));
+        sync_point::set_callback("FlushJob::AfterOutputs", move || {
+            snaps.lock().unwrap().push(db.snapshot());
+        });
+    }
+    sync_point::enable();
+    db.flush().unwrap();
+    sync_point::reset();
+    let snaps = std::mem::take(&mut *snaps.lock().unwrap());
+    assert_eq!(snaps.len(), 2, "runs of the flush");
+    for s in &snaps {
+        assert_eq!(read_at(&db, s, b"a").as_deref(), Some(&b"abc"[..]));
+    }
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"abc"[..]));
+    assert_eq!(db.property("shale.compaction-filter-changes").unwrap(), "0");
+    assert_eq!(db.property("shale.num-files-at-level0").unwrap(), "1");
+    assert_eq!(tables(dir.path()), 1, "the discarded table is deleted");
 }

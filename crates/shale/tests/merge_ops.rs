@@ -369,3 +369,88 @@ fn a_shipped_operator_comes_back_with_persisted_options() {
     db.merge_cf(&cf, b"l", b"y").unwrap();
     assert_eq!(db.get_cf(&cf, b"l").unwrap().unwrap().to_vec(), b"x|y");
 }
+
+/// Upper-cases every value (lower-case ASCII values in).
+struct Upper;
+
+impl CompactionFilter for Upper {
+    fn name(&self) -> &str {
+        "upper"
+    }
+    fn filter(&self, _level: usize, _key: &[u8], value: &[u8]) -> FilterDecision {
+        FilterDecision::ChangeValue(value.to_ascii_uppercase())
+    }
+}
+
+/// Issue 13, without sync points: snapshots taken at any moment while
+/// flushes and compactions filter read the same twice, with a job possibly
+/// installed in between (`interleavings.rs` pins the windows down; this
+/// runs them all at random, with subcompactions).
+#[test]
+fn snapshots_read_the_same_while_filtering_jobs_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            compaction_filter: Some(Arc::new(Upper)),
+            // Small tables and blocks, so that jobs split into ranges.
+            max_subcompactions: 2,
+            target_file_size_base: 1 << 10,
+            block_size: 128,
+            level0_file_num_compaction_trigger: 2,
+            ..opts()
+        },
+    )
+    .unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|t| {
+            let (db, done) = (db.clone(), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let mut checked = 0u64;
+                let mut i = t;
+                while !done.load(Ordering::Relaxed) {
+                    let snap = db.snapshot();
+                    let mut ro = ReadOptions::new();
+                    ro.snapshot = Some(&snap);
+                    let keys: Vec<String> = (0..8)
+                        .map(|j| format!("k{:02}", (i + j * 7) % 40))
+                        .collect();
+                    let read = |db: &Db| -> Vec<Option<Vec<u8>>> {
+                        keys.iter()
+                            .map(|k| db.get_opt(k.as_bytes(), &ro).unwrap().map(|v| v.to_vec()))
+                            .collect()
+                    };
+                    let first = read(&db);
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    assert_eq!(read(&db), first, "reads at snapshot {snap:?} changed");
+                    drop(snap);
+                    checked += 1;
+                    i += 3;
+                    // Gaps without a snapshot, so jobs find values to filter.
+                    std::thread::sleep(std::time::Duration::from_micros(500));
+                }
+                checked
+            })
+        })
+        .collect();
+    for i in 0..3000u32 {
+        let v = format!("v{i}");
+        db.put(format!("k{:02}", i % 40).as_bytes(), v.as_bytes())
+            .unwrap();
+        if i % 50 == 49 {
+            db.flush().unwrap();
+        }
+        if i % 700 == 699 {
+            db.compact_range(None, None).unwrap();
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+    assert!(
+        num(&db, "shale.compaction-filter-changes") > 0,
+        "the filter ran"
+    );
+}

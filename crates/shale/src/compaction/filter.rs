@@ -20,8 +20,10 @@
 //! - **A single delete** meeting a value in its stripe drops both; one
 //!   meeting anything else counts a mismatch (misuse) and stays.
 //! - **The user's compaction filter** sees values (and merge results) of
-//!   the newest stripe only, which no snapshot can read: `Remove` turns the
-//!   value into a tombstone, `ChangeValue` replaces it.
+//!   the newest stripe only, which no snapshot the job knows can read:
+//!   `Remove` turns the value into a tombstone, `ChangeValue` replaces it.
+//!   The counts record the oldest sequence number it changed, for the
+//!   runner to check against snapshots taken since (`SnapshotList::admit`).
 //!
 //! A value that has expired (by the clock when the job started) is a
 //! tombstone: dropped where tombstones may go, else written as one. A merge
@@ -84,6 +86,9 @@ pub(crate) struct FilterCounts {
     pub single_delete_mismatches: u64,
     /// Values the user's filter removed or changed.
     pub filtered: u64,
+    /// The oldest sequence number of those values: a snapshot at or above
+    /// it may read one of them (see `SnapshotList::admit`).
+    pub oldest_filtered: Option<SeqNo>,
 }
 
 impl FilterCounts {
@@ -91,6 +96,20 @@ impl FilterCounts {
         self.merge_failures += o.merge_failures;
         self.single_delete_mismatches += o.single_delete_mismatches;
         self.filtered += o.filtered;
+        self.oldest_filtered = match (self.oldest_filtered, o.oldest_filtered) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Counts the value at `ikey` as removed or changed by the user's
+    /// filter.
+    fn count_filtered(&mut self, ikey: &[u8]) {
+        self.filtered += 1;
+        // An unparsable key cannot be here (the caller parsed it); 0 would
+        // only make every newer snapshot count as reading it.
+        let seq = parse_internal_key(ikey).map_or(0, |p| p.seq);
+        self.oldest_filtered = Some(self.oldest_filtered.map_or(seq, |s| s.min(seq)));
     }
 }
 
@@ -341,11 +360,11 @@ impl<'a> EntryFilter<'a> {
         match decision {
             FilterDecision::Keep => self.pending.push_back((ikey, stored(value))),
             FilterDecision::ChangeValue(v) => {
-                self.counts.filtered += 1;
+                self.counts.count_filtered(&ikey);
                 self.pending.push_back((ikey, stored(v)));
             }
             FilterDecision::Remove => {
-                self.counts.filtered += 1;
+                self.counts.count_filtered(&ikey);
                 if self.drops_tombstone(stripe) {
                     self.keys_dropped += 1;
                 } else {
@@ -798,5 +817,11 @@ mod tests {
             ]
         );
         assert_eq!(f.counts.filtered, 2);
+        // "a"@9 changed, "b"@8 removed, "c"@7 kept.
+        assert_eq!(f.counts.oldest_filtered, Some(8));
+        let mut sum = FilterCounts::default();
+        sum.add(f.counts);
+        sum.add(FilterCounts::default());
+        assert_eq!(sum.oldest_filtered, Some(8));
     }
 }

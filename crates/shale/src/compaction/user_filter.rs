@@ -3,11 +3,16 @@
 //! it (RocksDB's `CompactionFilter`, without its `Decision` variants that
 //! skip ranges).
 //!
-//! Invariant: the filter is only asked about entries no live snapshot can
-//! see (newer than the newest snapshot), so a snapshot reads the same
-//! before and after any flush or compaction. It may be asked about the same
-//! key more than once (each time the key is rewritten) and must be
-//! deterministic for results to be stable.
+//! Invariant: a snapshot reads the same before and after any flush or
+//! compaction. A job asks the filter only about entries newer than the
+//! newest snapshot live when it started; a snapshot taken while it runs may
+//! read them, so before installing, a job whose filter removed or changed
+//! a value that such a snapshot reads discards its outputs and runs again
+//! without the filter, and new snapshots wait while a job that filtered
+//! installs (`db::snapshot`, `SnapshotList::admit`). The filter may be asked
+//! about the same key more than once (each time the key is rewritten, and
+//! by a run whose outputs are discarded) and must be deterministic for
+//! results to be stable.
 
 use std::fmt;
 

@@ -8,7 +8,9 @@
 //! family or several; each owns its input files (`being_compacted`) and its
 //! output range in its family, and removes only its own pending output
 //! numbers. A job whose family is dropped while it runs discards its
-//! outputs.
+//! outputs; so does a job whose filter changed a value that a snapshot
+//! taken while it ran can read, which then runs again (see
+//! `run_until_admitted`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -30,6 +32,7 @@ use crate::stats::{LevelCompactionStats, RunningJob};
 use crate::version::filename::table_file_name;
 
 use super::obsolete::delete_obsolete_files;
+use super::snapshot::{Admission, InstallHold};
 use super::{DbInner, DbState};
 
 /// SST options for files written to `level` of a family with `opts`.
@@ -550,6 +553,61 @@ fn run_in_ranges(
     Ok(combined)
 }
 
+/// Runs `job` (the DB mutex released) until its outputs may be installed
+/// (see `SnapshotList::admit`): outputs that a snapshot taken meanwhile
+/// would read differently are discarded and the job runs once more, with
+/// the current snapshots and without the user's filter (so at most twice).
+/// Returns the outputs, their numbers (still in `pending_outputs`: the
+/// caller releases them after its MANIFEST edit) and the hold on new
+/// snapshots to drop once the outputs are readable. On error the numbers
+/// are released.
+fn run_until_admitted(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    job: &mut CompactionJob<'_>,
+    id: u64,
+    inputs: &[Arc<crate::version::FileMeta>],
+    topts: &TableOptions,
+    target: u64,
+) -> Result<(CompactionResult, Vec<u64>, Option<InstallHold>)> {
+    let release = |st: &mut DbState, allocated: &[u64]| {
+        for n in allocated {
+            st.pending_outputs.remove(n);
+        }
+    };
+    loop {
+        let allocated: parking_lot::Mutex<Vec<u64>> = parking_lot::Mutex::new(Vec::new());
+        let result = MutexGuard::unlocked(st, || {
+            run_in_ranges(db, job, inputs, topts, target, &allocated)
+        });
+        let allocated = allocated.into_inner();
+        let r = match result {
+            Ok(r) => r,
+            Err(e) => {
+                release(st, &allocated);
+                return Err(e);
+            }
+        };
+        match db.snapshots.admit(&job.snapshots, r.counts.oldest_filtered) {
+            Admission::Install(hold) => return Ok((r, allocated, hold)),
+            Admission::RunAgain => {
+                release(st, &allocated);
+                job.snapshots = db.snapshots.all();
+                job.user_filter = None;
+                db.log.event(
+                    "compaction_discarded",
+                    &[
+                        format!("\"job\": {id}"),
+                        format!("\"cf\": {}", job.cf),
+                        "\"reason\": \"filtered a value a new snapshot reads\"".to_string(),
+                    ],
+                );
+                delete_obsolete_files(db, st);
+            }
+        }
+    }
+}
+
 /// Sample points read from each input table's index to split a job.
 const ANCHORS_PER_TABLE: usize = 128;
 
@@ -673,7 +731,7 @@ fn execute(
     plan: &Plan,
     id: u64,
 ) -> Result<()> {
-    let Some((job, topts, target)) = job_for(db, st, cf, plan) else {
+    let Some((mut job, topts, target)) = job_for(db, st, cf, plan) else {
         return Ok(()); // dropped
     };
     if plan.trivial_move {
@@ -701,20 +759,7 @@ fn execute(
             ),
         ],
     );
-    let allocated: parking_lot::Mutex<Vec<u64>> = parking_lot::Mutex::new(Vec::new());
-    let result = MutexGuard::unlocked(st, || {
-        run_in_ranges(db, &job, &inputs, &topts, target, &allocated)
-    });
-    let allocated = allocated.into_inner();
-    let r = match result {
-        Ok(r) => r,
-        Err(e) => {
-            for n in &allocated {
-                st.pending_outputs.remove(n);
-            }
-            return Err(e);
-        }
-    };
+    let (r, allocated, hold) = run_until_admitted(db, st, &mut job, id, &inputs, &topts, target)?;
     let mut edit = job.edit(&st.versions.current(cf), &r.outputs.files);
     for f in &r.outputs.files {
         db.log.event(
@@ -739,6 +784,8 @@ fn execute(
     }
     st.errors.job_succeeded();
     db.install_super_version(st, cf);
+    // Snapshots taken from now on read the outputs.
+    drop(hold);
     let stats = job.stats(&r, started);
     db.stats.add_level(output_level, &stats);
     db.stats

@@ -10,6 +10,10 @@
 //! stays `imm[0]` throughout: one flush per family runs at a time
 //! (`CfState::flush_running`). If the family is dropped meanwhile, the
 //! table is discarded.
+//!
+//! If the user's filter changed a value that a snapshot taken while the
+//! table was written can read, the table is discarded too and the job runs
+//! once more, without the filter (see `SnapshotList::admit`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -19,10 +23,12 @@ use parking_lot::MutexGuard;
 
 use crate::compaction::output::OutputSpec;
 use crate::error::Result;
-use crate::flush::job::FlushJob;
+use crate::flush::job::{FlushJob, FlushResult};
 use crate::memtable::MemTable;
+use crate::sst::TableOptions;
 
 use super::obsolete::delete_obsolete_files;
+use super::snapshot::Admission;
 use super::{DbInner, DbState};
 
 pub(crate) fn flush(
@@ -35,7 +41,7 @@ pub(crate) fn flush(
         return Ok(());
     };
     let topts = super::compaction_runner::table_options(db, &opts, 0, false);
-    let job = FlushJob {
+    let mut job = FlushJob {
         cf,
         mem: Arc::clone(&mem),
         snapshots: db.snapshots.all(),
@@ -45,41 +51,31 @@ pub(crate) fn flush(
         now: db.opts.clock.now_secs(),
     };
     let started = Instant::now();
-    let mut allocated: Vec<u64> = Vec::new();
-    let result = MutexGuard::unlocked(st, || {
-        let mut alloc = || db.new_output_number(&mut allocated);
-        let mut spec = OutputSpec {
-            range_dels: Vec::new(),
-            fs: &db.fs,
-            dir: &db.dir,
-            table_opts: topts,
-            target_file_size: u64::MAX,
-            new_file_number: &mut alloc,
-            shutting_down: &db.shutting_down,
-        };
-        let r = job.run(&mut spec)?;
-        // The memtable's WALs are closed (a switch made it immutable) but
-        // maybe not synced: they must be durable before the edit that lets
-        // recovery skip them, or after a power loss this family would keep
-        // writes that a family replaying them loses (see `switch_memtable`).
-        db.writer.sync_closed_wals()?;
-        Ok(r)
-    });
-    let release = |st: &mut MutexGuard<'_, DbState>| {
-        // Only this job's outputs: other jobs' stay protected.
-        for n in &allocated {
-            st.pending_outputs.remove(n);
-        }
-    };
-    let r = match result {
-        Ok(r) => r,
-        Err(e) => {
-            release(st);
-            return Err(e);
+    // At most two runs: the second has no filter, so nothing to refuse.
+    let (r, allocated, hold) = loop {
+        let (r, allocated) = write_table(db, st, &job, &topts)?;
+        match db.snapshots.admit(&job.snapshots, r.counts.oldest_filtered) {
+            Admission::Install(hold) => break (r, allocated, hold),
+            Admission::RunAgain => {
+                // The table is wrong for a snapshot taken while it was
+                // written: it becomes obsolete, and the job runs again.
+                release(st, &allocated);
+                job.snapshots = db.snapshots.all();
+                job.user_filter = None;
+                db.log.event(
+                    "flush_discarded",
+                    &[
+                        format!("\"cf\": {cf}"),
+                        format!("\"memtable_id\": {}", mem.id()),
+                        "\"reason\": \"filtered a value a new snapshot reads\"".to_string(),
+                    ],
+                );
+                delete_obsolete_files(db, st);
+            }
         }
     };
     let Some(c) = st.cf(cf) else {
-        release(st); // dropped while the table was written
+        release(st, &allocated); // dropped while the table was written
         return Ok(());
     };
     let next_log = c.imm.get(1).map_or_else(|| c.mem.id(), |m| m.id());
@@ -98,7 +94,7 @@ pub(crate) fn flush(
         );
     }
     let logged = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
-    release(st);
+    release(st, &allocated);
     if !logged? {
         return Ok(()); // dropped while waiting for the MANIFEST
     }
@@ -107,6 +103,8 @@ pub(crate) fn flush(
         c.imm.remove(0);
     }
     db.install_super_version(st, cf);
+    // Snapshots taken from now on read the table.
+    drop(hold);
     db.stats.add_level(0, &job.stats(&r, started));
     db.stats
         .flush_bytes
@@ -129,6 +127,53 @@ pub(crate) fn flush(
     );
     delete_obsolete_files(db, st);
     Ok(())
+}
+
+/// Writes `job`'s table without the DB mutex and syncs the closed WALs.
+/// Returns the result and the output numbers (in `pending_outputs` until
+/// the caller releases them; released here on error).
+fn write_table(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    job: &FlushJob,
+    topts: &TableOptions,
+) -> Result<(FlushResult, Vec<u64>)> {
+    let mut allocated: Vec<u64> = Vec::new();
+    let result = MutexGuard::unlocked(st, || {
+        let mut alloc = || db.new_output_number(&mut allocated);
+        let mut spec = OutputSpec {
+            range_dels: Vec::new(),
+            fs: &db.fs,
+            dir: &db.dir,
+            table_opts: topts.clone(),
+            target_file_size: u64::MAX,
+            new_file_number: &mut alloc,
+            shutting_down: &db.shutting_down,
+        };
+        let r = job.run(&mut spec)?;
+        // The memtable's WALs are closed (a switch made it immutable) but
+        // maybe not synced: they must be durable before the edit that lets
+        // recovery skip them, or after a power loss this family would keep
+        // writes that a family replaying them loses (see `switch_memtable`).
+        db.writer.sync_closed_wals()?;
+        Ok(r)
+    });
+    match result {
+        Ok(r) => Ok((r, allocated)),
+        Err(e) => {
+            release(st, &allocated);
+            Err(e)
+        }
+    }
+}
+
+/// Releases a run's output numbers from `pending_outputs` (only this job's:
+/// other jobs' stay protected). Tables not installed by then become
+/// obsolete.
+fn release(st: &mut DbState, allocated: &[u64]) {
+    for n in allocated {
+        st.pending_outputs.remove(n);
+    }
 }
 
 /// A sequence number for a LOG event field (`null` for an empty memtable).

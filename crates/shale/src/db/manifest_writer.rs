@@ -80,7 +80,10 @@ fn apply_now(
     edits: &mut [VersionEdit],
 ) -> Result<()> {
     let mut write = st.versions.begin_apply(edits)?;
-    let result = MutexGuard::unlocked(st, || write.run());
+    let result = MutexGuard::unlocked(st, || {
+        crate::sync_point!("ManifestWriter::BeforeWrite");
+        write.run()
+    });
     let r = st.versions.finish_apply(write, result);
     db.manifest_cv.notify_all();
     r

@@ -665,6 +665,9 @@ impl Db {
     }
 
     /// A snapshot of the current state of every family, released on drop.
+    /// It waits while a flush or compaction whose compaction filter changed
+    /// values installs its result (a MANIFEST write), so that it reads the
+    /// same before and after that job.
     pub fn snapshot(&self) -> Snapshot {
         // The sequence number is read under the snapshot list's lock: a flush
         // or compaction reads the list under it when it starts, so it either
