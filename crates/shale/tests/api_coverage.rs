@@ -43,6 +43,10 @@ const EXEMPT: &[(&str, &str)] = &[
         "allocation hint only; WriteBatch unit tests",
     ),
     ("clear", "WriteBatch unit tests"),
+    (
+        "set_cf_options",
+        "a conversion with no behaviour: options unit test set_cf_options_is_the_inverse_of_cf_options",
+    ),
     ("len", "WriteBatch unit tests"),
     ("size_in_bytes", "WriteBatch unit tests"),
     ("as_slice", "PinnableValue accessor used by to_vec"),

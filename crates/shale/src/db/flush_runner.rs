@@ -19,9 +19,11 @@ use parking_lot::MutexGuard;
 
 use crate::compaction::output::OutputSpec;
 use crate::error::Result;
+use crate::events::{FlushJobInfo, TableFileCreationReason, TableFileInfo};
 use crate::flush::job::FlushJob;
 use crate::memtable::MemTable;
 
+use super::event_glue;
 use super::obsolete::delete_obsolete_files;
 use super::{DbInner, DbState};
 
@@ -31,13 +33,49 @@ pub(crate) fn flush(
     cf: u32,
     mem: Arc<MemTable>,
 ) -> Result<()> {
-    let Some(opts) = st.cf(cf).map(|c| c.cf.opts.clone()) else {
+    if st.cf(cf).is_none() {
         return Ok(());
+    }
+    let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
+    let name = event_glue::cf_name(st, cf);
+    let info = |files: Vec<TableFileInfo>, status: Result<()>| FlushJobInfo {
+        cf_name: name.clone(),
+        cf_id: cf,
+        job_id,
+        num_entries: mem.num_entries() as u64,
+        num_deletes: mem.num_deletes() as u64,
+        output_files: files,
+        status,
+    };
+    event_glue::flush(db, true, || info(Vec::new(), Ok(())));
+    let r = run(db, st, cf, &mem, job_id);
+    event_glue::flush(db, false, || match &r {
+        Ok(files) => info(files.clone(), Ok(())),
+        Err(e) => info(Vec::new(), Err(e.clone())),
+    });
+    let r = r.map(|_| ());
+    if r.is_ok() {
+        delete_obsolete_files(db, st);
+    }
+    r
+}
+
+/// The flush itself; returns the table it installed (none when the
+/// family was dropped or every entry was dropped).
+fn run(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
+    mem: &Arc<MemTable>,
+    job_id: u64,
+) -> Result<Vec<TableFileInfo>> {
+    let Some(opts) = st.cf(cf).map(|c| c.cf.opts.clone()) else {
+        return Ok(Vec::new());
     };
     let topts = super::compaction_runner::table_options(db, &opts, 0, false);
     let job = FlushJob {
         cf,
-        mem: Arc::clone(&mem),
+        mem: Arc::clone(mem),
         snapshots: db.snapshots.all(),
         compression: topts.compression,
         merge_op: opts.merge_operator.clone(),
@@ -78,9 +116,12 @@ pub(crate) fn flush(
             return Err(e);
         }
     };
+    for f in &r.outputs.files {
+        event_glue::table_created(db, st, cf, job_id, TableFileCreationReason::Flush, f, 0);
+    }
     let Some(c) = st.cf(cf) else {
         release(st); // dropped while the table was written
-        return Ok(());
+        return Ok(Vec::new());
     };
     let next_log = c.imm.get(1).map_or_else(|| c.mem.id(), |m| m.id());
     let last_seq = st.versions.last_sequence().max(db.last_visible());
@@ -89,6 +130,7 @@ pub(crate) fn flush(
         db.log.event(
             "table_file_creation",
             &[
+                format!("\"job\": {job_id}"),
                 format!("\"cf\": {cf}"),
                 format!("\"file_number\": {}", f.number),
                 format!("\"file_size\": {}", f.file_size),
@@ -100,7 +142,7 @@ pub(crate) fn flush(
     let logged = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
     release(st);
     if !logged? {
-        return Ok(()); // dropped while waiting for the MANIFEST
+        return Ok(Vec::new()); // dropped while waiting for the MANIFEST
     }
     st.errors.job_succeeded();
     if let Some(c) = st.cfs.get_mut(&cf) {
@@ -114,6 +156,7 @@ pub(crate) fn flush(
     db.log.event(
         "flush_finished",
         &[
+            format!("\"job\": {job_id}"),
             format!("\"cf\": {cf}"),
             format!("\"memtable_id\": {}", mem.id()),
             format!("\"num_entries\": {}", mem.num_entries()),
@@ -127,8 +170,11 @@ pub(crate) fn flush(
             ),
         ],
     );
-    delete_obsolete_files(db, st);
-    Ok(())
+    Ok(r.outputs
+        .files
+        .iter()
+        .map(|f| event_glue::file_info(f, 0))
+        .collect())
 }
 
 /// A sequence number for a LOG event field (`null` for an empty memtable).

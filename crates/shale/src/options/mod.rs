@@ -233,6 +233,12 @@ pub struct Options {
     /// this many seconds after it is written. 0 (the default): puts do not
     /// expire unless written with `put_with_ttl`.
     pub default_ttl_secs: u64,
+    /// Callbacks told about flushes, compactions, table files, write
+    /// stalls and background errors, called in this order for each event
+    /// (see `shale::EventListener` for the ordering and threading
+    /// guarantees). Default none (then no event thread runs). Not persisted
+    /// in the OPTIONS file (code, not configuration).
+    pub listeners: Vec<Arc<dyn crate::events::EventListener>>,
 }
 
 impl std::fmt::Debug for Options {
@@ -245,6 +251,7 @@ impl std::fmt::Debug for Options {
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("compression_per_level", &self.compression_per_level)
             .field("wal_recovery_mode", &self.wal_recovery_mode)
+            .field("listeners", &self.listeners.len())
             .finish_non_exhaustive()
     }
 }
@@ -305,6 +312,7 @@ impl Default for Options {
             fs: crate::fs::default_fs(),
             clock: Arc::new(crate::base::expiry::SystemClock),
             default_ttl_secs: 0,
+            listeners: Vec::new(),
         }
     }
 }
