@@ -47,5 +47,6 @@ pub use events::{
 };
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
-    CacheType, CfOptions, Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+    CacheType, CfOptions, Compression, InfoLogLevel, Options, ReadOptions, WalRecoveryMode,
+    WriteOptions,
 };

@@ -46,8 +46,8 @@ use std::sync::Arc;
 
 use shale::{
     CacheType, Cf, CfOptions, Clock, CompactionFilter, Compression, Db, DbIterator, DbRange, Error,
-    FilterDecision, KeyRange, Options, PinnableValue, ReadOptions, Snapshot, StringAppendOperator,
-    WalRecoveryMode, WriteBatch, WriteOptions,
+    FilterDecision, InfoLogLevel, KeyRange, Options, PinnableValue, ReadOptions, Snapshot,
+    StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -605,6 +605,12 @@ fn small_options(rng: &mut SmallRng) -> Options {
         o.compaction_filter = Some(Arc::new(ModelFilter));
     }
     o.default_ttl_secs = if rng.gen_bool(0.2) { FAR_TTL } else { 0 };
+    // A LOG rotated every few KiB and few old logs kept (checked at the
+    // end of the run), or RocksDB's defaults; all lines or warnings only.
+    o.max_log_file_size = [0, 8 << 10][rng.gen_range(0..2)];
+    o.keep_log_file_num = [2, 1000][rng.gen_range(0..2)];
+    o.info_log_level =
+        [InfoLogLevel::Info, InfoLogLevel::Warn, InfoLogLevel::Debug][rng.gen_range(0..3)];
     o
 }
 
@@ -1714,6 +1720,23 @@ fn run_seed(seed: u64, ops: usize) {
         events.running
     );
     assert!(events.jobs > 0, "{ctx}: no flush or compaction reported");
+    let old_logs = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("LOG.old."))
+        .count();
+    assert!(
+        old_logs <= opts.keep_log_file_num,
+        "{ctx}: {old_logs} old LOGs, keep_log_file_num {}",
+        opts.keep_log_file_num
+    );
+    let live_log = std::fs::metadata(dir.path().join("LOG")).unwrap().len();
+    if opts.max_log_file_size > 0 {
+        assert!(
+            live_log <= opts.max_log_file_size,
+            "{ctx}: LOG {live_log} bytes"
+        );
+    }
 }
 
 #[test]

@@ -81,7 +81,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             dir.display()
         )));
     }
-    let log = Arc::new(InfoLog::open(&fs, dir));
+    let log = Arc::new(InfoLog::open(&fs, dir, opts.info_log_options()));
     log.info(&format!("Opening {} with {:?}", dir.display(), opts));
     let mut versions = if exists {
         VersionSet::recover(Arc::clone(&fs), dir, opts.num_levels)?
