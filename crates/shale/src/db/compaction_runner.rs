@@ -726,7 +726,8 @@ fn execute(
             Err(e)
         }
     };
-    if r.is_ok() {
+    // A trivial move leaves nothing obsolete.
+    if r.is_ok() && !plan.trivial_move {
         delete_obsolete_files(db, st);
     }
     r

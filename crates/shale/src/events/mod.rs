@@ -35,6 +35,13 @@
 //!   listener). `Db::close` delivers every
 //!   recorded event before it returns.
 //!
+//! What is not reported: delete-only compactions (files dropped whole
+//! under range tombstones or expired) report only their tables'
+//! deletions; stalls report the LSM shape's condition per family (L0 files,
+//! pending compaction bytes), not writers waiting for a full set of
+//! memtables to flush. A listener holding a `Db` clone keeps that DB open
+//! until `Db::close` is called (the options own the listener).
+//!
 //! Panics: a listener that panics is caught (`catch_unwind`), the panic is
 //! written to the LOG as an error, and the listener keeps being called for
 //! later events: a panic in one callback does not take the DB down or
