@@ -9,6 +9,12 @@
 //! output range in its family, and removes only its own pending output
 //! numbers. A job whose family is dropped while it runs discards its
 //! outputs.
+//!
+//! Events (`event_glue`): compaction begin before the job runs (a trivial
+//! move too), table created per output before the edit, compaction
+//! completed after the install or the failure (the caller then records
+//! the background error); delete-only compaction reports only the
+//! deletions `obsolete` makes.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

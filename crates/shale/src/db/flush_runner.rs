@@ -10,6 +10,11 @@
 //! stays `imm[0]` throughout: one flush per family runs at a time
 //! (`CfState::flush_running`). If the family is dropped meanwhile, the
 //! table is discarded.
+//!
+//! Events (`event_glue`, delivered later on the event thread): flush begin
+//! before the table is written, table created once it is written and
+//! synced (before the edit), flush completed after the install or the
+//! failure (then the caller records the background error).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
