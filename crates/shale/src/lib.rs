@@ -13,6 +13,7 @@ mod codec;
 mod compaction;
 mod db;
 mod error;
+mod events;
 mod flush;
 pub mod fs;
 mod iter;
@@ -38,7 +39,14 @@ pub use cf::Cf;
 pub use compaction::user_filter::{CompactionFilter, FilterDecision};
 pub use db::{Db, DbIterator, DbRange, KeyRange, PinnableValue, ReclaimProgress, Snapshot};
 pub use error::{Error, Result};
+pub use events::{
+    BackgroundErrorInfo, BackgroundErrorReason, CompactionJobInfo, CompactionReason,
+    ErrorRecoveryCompletedInfo, ErrorRecoveryInfo, ErrorSeverity, EventListener, FlushJobInfo,
+    TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileInfo,
+    WriteStallCondition, WriteStallInfo,
+};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
-    CacheType, CfOptions, Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+    CacheType, CfOptions, Compression, InfoLogLevel, Options, ReadOptions, WalRecoveryMode,
+    WriteOptions,
 };

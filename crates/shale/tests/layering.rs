@@ -12,7 +12,15 @@ use std::path::Path;
 
 /// Layer of each top-level module, lowest first.
 const LAYERS: &[&[&str]] = &[
-    &["error", "base", "codec", "fs", "stats", "sync_point"],
+    &[
+        "error",
+        "base",
+        "codec",
+        "fs",
+        "stats",
+        "sync_point",
+        "events",
+    ],
     &[
         "batch",
         "wal",

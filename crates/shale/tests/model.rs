@@ -27,6 +27,12 @@
 //! Some families get a default TTL far beyond the test's clock, so their
 //! puts are expiring values that never expire (every path that reads one).
 //!
+//! Events: every open has a checking `EventListener` (`EventChecker`) that
+//! records any break of the ordering guarantees of `shale::EventListener`
+//! (a job completed twice or never begun, a table created outside its
+//! job, a table deleted twice or installed after its deletion, a stall
+//! change to the same condition); the run fails if it recorded any.
+//!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
@@ -40,11 +46,101 @@ use std::sync::Arc;
 
 use shale::{
     CacheType, Cf, CfOptions, Clock, CompactionFilter, Compression, Db, DbIterator, DbRange, Error,
-    FilterDecision, KeyRange, Options, PinnableValue, ReadOptions, Snapshot, StringAppendOperator,
-    WalRecoveryMode, WriteBatch, WriteOptions,
+    FilterDecision, InfoLogLevel, KeyRange, Options, PinnableValue, ReadOptions, Snapshot,
+    StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Checks the listener ordering guarantees as events arrive. A panic in a
+/// listener is caught by the engine, so breaks are recorded in
+/// `violations` and checked by the test.
+#[derive(Default)]
+struct EventChecker {
+    state: parking_lot::Mutex<CheckerState>,
+}
+
+#[derive(Default)]
+struct CheckerState {
+    /// Jobs begun and not completed (ids restart at each open; every job
+    /// completes before its DB closes).
+    running: std::collections::BTreeSet<u64>,
+    /// Tables created by this run, and tables deleted.
+    created: std::collections::BTreeSet<u64>,
+    deleted: std::collections::BTreeSet<u64>,
+    jobs: u64,
+    violations: Vec<String>,
+}
+
+impl CheckerState {
+    fn begin(&mut self, job: u64) {
+        self.jobs += 1;
+        if !self.running.insert(job) {
+            self.violations.push(format!("job {job} begun twice"));
+        }
+    }
+
+    fn completed(&mut self, job: u64, installed: &[shale::TableFileInfo], ok: bool) {
+        if !self.running.remove(&job) {
+            self.violations
+                .push(format!("job {job} completed, not running"));
+        }
+        for f in installed.iter().filter(|_| ok) {
+            if self.deleted.contains(&f.file_number) {
+                self.violations.push(format!(
+                    "job {job} installed table {} after its deletion",
+                    f.file_number
+                ));
+            }
+        }
+    }
+}
+
+impl shale::EventListener for EventChecker {
+    fn on_flush_begin(&self, i: &shale::FlushJobInfo) {
+        self.state.lock().begin(i.job_id);
+    }
+    fn on_flush_completed(&self, i: &shale::FlushJobInfo) {
+        self.state
+            .lock()
+            .completed(i.job_id, &i.output_files, i.status.is_ok());
+    }
+    fn on_compaction_begin(&self, i: &shale::CompactionJobInfo) {
+        self.state.lock().begin(i.job_id);
+    }
+    fn on_compaction_completed(&self, i: &shale::CompactionJobInfo) {
+        self.state
+            .lock()
+            .completed(i.job_id, &i.output_files, i.status.is_ok());
+    }
+    fn on_table_file_created(&self, i: &shale::TableFileCreationInfo) {
+        let mut s = self.state.lock();
+        if !s.running.contains(&i.job_id) {
+            let m = format!(
+                "table {} created outside job {}",
+                i.file.file_number, i.job_id
+            );
+            s.violations.push(m);
+        }
+        if !s.created.insert(i.file.file_number) {
+            let m = format!("table {} created twice", i.file.file_number);
+            s.violations.push(m);
+        }
+    }
+    fn on_table_file_deleted(&self, i: &shale::TableFileDeletionInfo) {
+        let mut s = self.state.lock();
+        if !s.deleted.insert(i.file_number) {
+            let m = format!("table {} deleted twice", i.file_number);
+            s.violations.push(m);
+        }
+    }
+    fn on_stall_conditions_changed(&self, i: &shale::WriteStallInfo) {
+        if i.prev == i.cur {
+            let m = format!("stall change to the same condition: {i:?}");
+            self.state.lock().violations.push(m);
+        }
+    }
+}
 
 /// Names families are created under; a dropped name comes back.
 const NAMES: &[&str] = &["a", "b", "c", "d", "e"];
@@ -509,6 +605,12 @@ fn small_options(rng: &mut SmallRng) -> Options {
         o.compaction_filter = Some(Arc::new(ModelFilter));
     }
     o.default_ttl_secs = if rng.gen_bool(0.2) { FAR_TTL } else { 0 };
+    // A LOG rotated every few KiB and few old logs kept (checked at the
+    // end of the run), or RocksDB's defaults; all lines or warnings only.
+    o.max_log_file_size = [0, 8 << 10][rng.gen_range(0..2)];
+    o.keep_log_file_num = [2, 1000][rng.gen_range(0..2)];
+    o.info_log_level =
+        [InfoLogLevel::Info, InfoLogLevel::Warn, InfoLogLevel::Debug][rng.gen_range(0..3)];
     o
 }
 
@@ -569,6 +671,7 @@ fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     let mut o = Options {
         num_levels: old.num_levels,
         clock: Arc::clone(&old.clock),
+        listeners: old.listeners.clone(),
         ..small_options(rng)
     };
     if rng.gen_bool(0.2) {
@@ -1174,6 +1277,8 @@ fn run_seed(seed: u64, ops: usize) {
     let clock = Arc::new(ManualClock(AtomicU64::new(1_000_000)));
     let mut opts = small_options(&mut rng);
     opts.clock = Arc::clone(&clock) as Arc<dyn Clock>;
+    let checker = Arc::new(EventChecker::default());
+    opts.listeners = vec![Arc::clone(&checker) as Arc<dyn shale::EventListener>];
     opts.validate().unwrap();
     let mut db = Db::open(dir.path(), opts.clone()).unwrap();
     let mut fams = vec![Fam::new(db.default_cf())];
@@ -1608,6 +1713,36 @@ fn run_seed(seed: u64, ops: usize) {
         check_iteration(&on(&db, &mut rng, f), &f.model, &mut rng, seed);
     }
     check_properties(&db, &fams, opts.num_levels, true, &mut rng, &ctx);
+    db.close().unwrap();
+    let events = checker.state.lock();
+    assert!(
+        events.violations.is_empty(),
+        "{ctx}: listener ordering: {:?}",
+        events.violations
+    );
+    assert!(
+        events.running.is_empty(),
+        "{ctx}: jobs never completed: {:?}",
+        events.running
+    );
+    assert!(events.jobs > 0, "{ctx}: no flush or compaction reported");
+    let old_logs = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("LOG.old."))
+        .count();
+    assert!(
+        old_logs <= opts.keep_log_file_num,
+        "{ctx}: {old_logs} old LOGs, keep_log_file_num {}",
+        opts.keep_log_file_num
+    );
+    let live_log = std::fs::metadata(dir.path().join("LOG")).unwrap().len();
+    if opts.max_log_file_size > 0 {
+        assert!(
+            live_log <= opts.max_log_file_size,
+            "{ctx}: LOG {live_log} bytes"
+        );
+    }
 }
 
 #[test]

@@ -38,6 +38,7 @@
 
 mod compaction_filter;
 mod db_options;
+mod events;
 mod expect;
 mod expected;
 mod flags;
@@ -220,6 +221,9 @@ fn verify_db(db: &Db, cfs: &[Cf], expected: &ExpectedState, when: &str) -> Resul
 fn run(flags: &Flags) -> Result<u64, String> {
     let expected = open_expected(flags)?;
     let mut opts = db_options::random_options(flags.seed, expected.num_levels());
+    let events = std::sync::Arc::new(events::EventCounter::default());
+    opts.listeners
+        .push(std::sync::Arc::clone(&events) as std::sync::Arc<dyn shale::EventListener>);
     if expected.compaction_filter() {
         // Also the families' (`random_cf_options` starts from these).
         opts.compaction_filter = Some(std::sync::Arc::new(StressFilter {
@@ -310,6 +314,11 @@ fn run(flags: &Flags) -> Result<u64, String> {
         failures += verify_db(&db, &cfs, &expected, "end")?;
     }
     db.close().map_err(|e| format!("close: {e}"))?;
+    println!("{}", events.summary());
+    for v in events.violations() {
+        eprintln!("EVENT ORDER FAILURE: {v}");
+        failures += 1;
+    }
     expected
         .sync()
         .map_err(|e| format!("expected state: {e}"))?;

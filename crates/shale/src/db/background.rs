@@ -197,7 +197,15 @@ pub(crate) fn flush_all_and_wait(db: &Arc<DbInner>) -> Result<()> {
     })
 }
 
+/// Waits until `done`, then until the listeners have been told about the
+/// flushes waited for (or the error that ended the wait).
 fn wait_for_flushes(db: &Arc<DbInner>, done: impl Fn(&DbState) -> bool) -> Result<()> {
+    let r = wait_for_flushes_locked(db, done);
+    db.events.wait_delivered();
+    r
+}
+
+fn wait_for_flushes_locked(db: &Arc<DbInner>, done: impl Fn(&DbState) -> bool) -> Result<()> {
     let mut st = db.state.lock();
     loop {
         if let Some(e) = st.errors.stopping() {
@@ -214,8 +222,15 @@ fn wait_for_flushes(db: &Arc<DbInner>, done: impl Fn(&DbState) -> bool) -> Resul
     }
 }
 
-/// Waits until no flush or compaction is pending or running.
+/// Waits until no flush or compaction is pending or running, then until
+/// the listeners have been told about them.
 pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
+    let r = wait_for_idle_locked(db);
+    db.events.wait_delivered();
+    r
+}
+
+fn wait_for_idle_locked(db: &Arc<DbInner>) -> Result<()> {
     let mut st = db.state.lock();
     loop {
         // Any outstanding error, soft ones too (they pause compactions).
@@ -288,6 +303,8 @@ pub(crate) fn compact_range_with(
     st.manual_compactions -= 1;
     st.compaction_queue.insert(cf);
     db.bg_cv.notify_all();
+    drop(st);
+    db.events.wait_delivered();
     r
 }
 

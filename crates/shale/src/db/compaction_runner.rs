@@ -11,6 +11,12 @@
 //! outputs; so does a job whose filter changed a value that a snapshot
 //! taken while it ran can read, which then runs again (see
 //! `run_until_admitted`).
+//!
+//! Events (`event_glue`): compaction begin before the job runs (a trivial
+//! move too), table created per output before the edit, compaction
+//! completed after the install or the failure (the caller then records
+//! the background error); delete-only compaction reports only the
+//! deletions `obsolete` makes.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -24,6 +30,7 @@ use crate::compaction::output::OutputSpec;
 use crate::compaction::picker::{self, PickerOptions, Plan, RunningOutput};
 use crate::compaction::subcompaction;
 use crate::error::{Error, Result};
+use crate::events::{CompactionJobInfo, TableFileCreationReason};
 use crate::iter::merging::MergingIterator;
 use crate::options::CfOptions;
 use crate::range_del::Fragments;
@@ -31,6 +38,7 @@ use crate::sst::{ReadaheadPolicy, TableOptions};
 use crate::stats::{LevelCompactionStats, RunningJob};
 use crate::version::filename::table_file_name;
 
+use super::event_glue;
 use super::obsolete::delete_obsolete_files;
 use super::snapshot::{Admission, InstallHold};
 use super::{DbInner, DbState};
@@ -375,7 +383,7 @@ pub(crate) fn run<'a>(
     plan: Plan,
 ) -> MutexGuard<'a, DbState> {
     let id = begin(db, &mut st, cf, &plan);
-    let r = execute(db, &mut st, cf, &plan, id);
+    let r = execute(db, &mut st, cf, &plan, id, false);
     finish_job(db, &mut st, &plan, id);
     if let Err(e) = r {
         db.set_bg_error(&mut st, e, super::Reason::Compaction);
@@ -419,7 +427,7 @@ pub(crate) fn run_manual<'a>(
         let Some(plan) = plan else { continue };
         moved_down |= plan.output_level > plan.level;
         let id = begin(db, &mut st, cf, &plan);
-        let r = execute(db, &mut st, cf, &plan, id);
+        let r = execute(db, &mut st, cf, &plan, id, true);
         finish_job(db, &mut st, &plan, id);
         if let Err(e) = r {
             db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
@@ -591,6 +599,19 @@ fn run_until_admitted(
         match db.snapshots.admit(&job.snapshots, r.counts.oldest_filtered) {
             Admission::Install(hold) => return Ok((r, allocated, hold)),
             Admission::RunAgain => {
+                // Its tables were written: announce them, so that their
+                // deletion by the sweep below follows a creation.
+                for f in &r.outputs.files {
+                    event_glue::table_created(
+                        db,
+                        st,
+                        job.cf,
+                        id,
+                        TableFileCreationReason::Compaction,
+                        f,
+                        job.plan.output_level,
+                    );
+                }
                 release(st, &allocated);
                 job.snapshots = db.snapshots.all();
                 job.user_filter = None;
@@ -691,11 +712,11 @@ fn trivial_move(
     st: &mut MutexGuard<'_, DbState>,
     job: &CompactionJob<'_>,
     id: u64,
-) -> Result<()> {
+) -> Result<JobOutcome> {
     let (cf, plan) = (job.cf, job.plan);
     let (mut edit, moved) = job.trivial_move_edit();
     if !super::manifest_writer::log_and_apply_if_live(db, st, &mut edit)? {
-        return Ok(());
+        return Ok(JobOutcome::default());
     }
     st.errors.job_succeeded();
     db.install_super_version(st, cf);
@@ -721,18 +742,83 @@ fn trivial_move(
             ),
         ],
     );
-    Ok(())
+    Ok(JobOutcome {
+        outputs: event_glue::file_infos(&plan.inputs, plan.output_level),
+        ..Default::default()
+    })
 }
 
+/// What an installed job did, for its completion event.
+#[derive(Default)]
+struct JobOutcome {
+    outputs: Vec<crate::events::TableFileInfo>,
+    records_in: u64,
+    records_dropped: u64,
+}
+
+/// Runs job `id` of `plan` (`manual`: for `compact_range`), bracketed by
+/// its begin and completed events.
 fn execute(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
     cf: u32,
     plan: &Plan,
     id: u64,
+    manual: bool,
 ) -> Result<()> {
-    let Some((mut job, topts, target)) = job_for(db, st, cf, plan) else {
+    if st.cf(cf).is_none() {
         return Ok(()); // dropped
+    }
+    let name = event_glue::cf_name(st, cf);
+    let info = |o: JobOutcome, status: Result<()>| CompactionJobInfo {
+        cf_name: name.clone(),
+        cf_id: cf,
+        job_id: id,
+        reason: event_glue::compaction_reason(manual, plan.level),
+        base_input_level: plan.level,
+        output_level: plan.output_level,
+        input_files: {
+            let mut v = event_glue::file_infos(&plan.inputs, plan.level);
+            v.extend(event_glue::file_infos(
+                &plan.output_inputs,
+                plan.output_level,
+            ));
+            v
+        },
+        output_files: o.outputs,
+        trivial_move: plan.trivial_move,
+        num_input_records: o.records_in,
+        num_dropped_records: o.records_dropped,
+        status,
+    };
+    event_glue::compaction(db, true, || info(JobOutcome::default(), Ok(())));
+    let r = execute_job(db, st, cf, plan, id);
+    let r = match r {
+        Ok(o) => {
+            event_glue::compaction(db, false, || info(o, Ok(())));
+            Ok(())
+        }
+        Err(e) => {
+            event_glue::compaction(db, false, || info(JobOutcome::default(), Err(e.clone())));
+            Err(e)
+        }
+    };
+    // A trivial move leaves nothing obsolete.
+    if r.is_ok() && !plan.trivial_move {
+        delete_obsolete_files(db, st);
+    }
+    r
+}
+
+fn execute_job(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
+    plan: &Plan,
+    id: u64,
+) -> Result<JobOutcome> {
+    let Some((mut job, topts, target)) = job_for(db, st, cf, plan) else {
+        return Ok(JobOutcome::default()); // dropped
     };
     if plan.trivial_move {
         return trivial_move(db, st, &job, id);
@@ -762,6 +848,15 @@ fn execute(
     let (r, allocated, hold) = run_until_admitted(db, st, &mut job, id, &inputs, &topts, target)?;
     let mut edit = job.edit(&st.versions.current(cf), &r.outputs.files);
     for f in &r.outputs.files {
+        event_glue::table_created(
+            db,
+            st,
+            cf,
+            id,
+            TableFileCreationReason::Compaction,
+            f,
+            output_level,
+        );
         db.log.event(
             "table_file_creation",
             &[
@@ -780,7 +875,8 @@ fn execute(
         st.pending_outputs.remove(n);
     }
     if !logged? {
-        return Ok(()); // the family was dropped: outputs are obsolete
+        // The family was dropped: outputs are obsolete.
+        return Ok(JobOutcome::default());
     }
     st.errors.job_succeeded();
     db.install_super_version(st, cf);
@@ -818,8 +914,17 @@ fn execute(
     );
     // Every handle on the pre-compaction version must be gone by now, or it
     // keeps our inputs alive and they linger until the next job
-    // (regression test: inputs_of_the_last_compaction_are_deleted).
+    // (regression test: inputs_of_the_last_compaction_are_deleted); the
+    // caller deletes them.
     drop(job);
-    delete_obsolete_files(db, st);
-    Ok(())
+    Ok(JobOutcome {
+        outputs: r
+            .outputs
+            .files
+            .iter()
+            .map(|f| event_glue::file_info(f, output_level))
+            .collect(),
+        records_in: r.keys_in,
+        records_dropped: r.keys_dropped,
+    })
 }

@@ -191,6 +191,7 @@ pub(crate) fn set_bg_error(db: &DbInner, st: &mut DbState, e: Error, reason: Rea
         "background error ({}, {reason:?}): {e}",
         severity.name()
     ));
+    super::event_glue::background_error(db, reason, severity, &e);
     let errors = &mut st.errors;
     errors.count += 1;
     db.room_clear.store(false, Ordering::SeqCst);
@@ -220,6 +221,12 @@ fn retry_interval(db: &DbInner) -> Duration {
 /// error is still outstanding. A fatal error is returned as
 /// `Error::Poisoned`.
 pub(crate) fn resume_now(db: &Arc<DbInner>) -> Result<()> {
+    let r = resume_now_locked(db);
+    db.events.wait_delivered();
+    r
+}
+
+fn resume_now_locked(db: &Arc<DbInner>) -> Result<()> {
     let mut st = db.state.lock();
     loop {
         match &st.errors.current {
@@ -231,7 +238,7 @@ pub(crate) fn resume_now(db: &Arc<DbInner>) -> Result<()> {
             return Err(Error::ShutdownInProgress);
         }
         if !st.errors.recovering {
-            return resume(db, &mut st);
+            return resume(db, &mut st, false);
         }
         db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
     }
@@ -253,7 +260,7 @@ pub(crate) fn auto_resume_if_due(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbSt
         "automatic resume attempt {} of {}",
         st.errors.auto_attempts, db.opts.max_bgerror_resume_count
     ));
-    let _ = resume(db, st);
+    let _ = resume(db, st, true);
     true
 }
 
@@ -267,7 +274,7 @@ pub(crate) fn time_to_auto_resume(st: &DbState) -> Option<Duration> {
 
 /// Resumes from the outstanding (soft or hard) error; see the module
 /// comment. Requires the DB mutex; releases it during IO.
-fn resume(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> Result<()> {
+fn resume(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, automatic: bool) -> Result<()> {
     let Some(err) = st.errors.current.clone() else {
         return Ok(());
     };
@@ -276,8 +283,15 @@ fn resume(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) -> Result<()> {
     }
     st.errors.recovering = true;
     st.errors.next_auto_resume = None;
+    super::event_glue::recovery_begin(db, &err.error, automatic);
     let r = recover_steps(db, st, err.severity);
     st.errors.recovering = false;
+    super::event_glue::recovery_completed(
+        db,
+        &err.error,
+        automatic,
+        r.as_ref().map(|_| ()).map_err(|(_, e)| e.clone()),
+    );
     match r {
         Ok(()) => {
             let e = &mut st.errors;

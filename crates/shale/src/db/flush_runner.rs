@@ -14,6 +14,12 @@
 //! If the user's filter changed a value that a snapshot taken while the
 //! table was written can read, the table is discarded too and the job runs
 //! once more, without the filter (see `SnapshotList::admit`).
+//!
+//! Events (`event_glue`, delivered later on the event thread): flush begin
+//! before the table is written, table created once it is written and
+//! synced (before the edit; a discarded run's table too, so its deletion
+//! follows a creation), flush completed after the install or the
+//! failure (then the caller records the background error).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -23,10 +29,12 @@ use parking_lot::MutexGuard;
 
 use crate::compaction::output::OutputSpec;
 use crate::error::Result;
+use crate::events::{FlushJobInfo, TableFileCreationReason, TableFileInfo};
 use crate::flush::job::{FlushJob, FlushResult};
 use crate::memtable::MemTable;
 use crate::sst::TableOptions;
 
+use super::event_glue;
 use super::obsolete::delete_obsolete_files;
 use super::snapshot::Admission;
 use super::{DbInner, DbState};
@@ -37,13 +45,49 @@ pub(crate) fn flush(
     cf: u32,
     mem: Arc<MemTable>,
 ) -> Result<()> {
-    let Some(opts) = st.cf(cf).map(|c| c.cf.opts.clone()) else {
+    if st.cf(cf).is_none() {
         return Ok(());
+    }
+    let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
+    let name = event_glue::cf_name(st, cf);
+    let info = |files: Vec<TableFileInfo>, status: Result<()>| FlushJobInfo {
+        cf_name: name.clone(),
+        cf_id: cf,
+        job_id,
+        num_entries: mem.num_entries() as u64,
+        num_deletes: mem.num_deletes() as u64,
+        output_files: files,
+        status,
+    };
+    event_glue::flush(db, true, || info(Vec::new(), Ok(())));
+    let r = run(db, st, cf, &mem, job_id);
+    event_glue::flush(db, false, || match &r {
+        Ok(files) => info(files.clone(), Ok(())),
+        Err(e) => info(Vec::new(), Err(e.clone())),
+    });
+    let r = r.map(|_| ());
+    if r.is_ok() {
+        delete_obsolete_files(db, st);
+    }
+    r
+}
+
+/// The flush itself; returns the table it installed (none when the
+/// family was dropped or every entry was dropped).
+fn run(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
+    mem: &Arc<MemTable>,
+    job_id: u64,
+) -> Result<Vec<TableFileInfo>> {
+    let Some(opts) = st.cf(cf).map(|c| c.cf.opts.clone()) else {
+        return Ok(Vec::new());
     };
     let topts = super::compaction_runner::table_options(db, &opts, 0, false);
     let mut job = FlushJob {
         cf,
-        mem: Arc::clone(&mem),
+        mem: Arc::clone(mem),
         snapshots: db.snapshots.all(),
         compression: topts.compression,
         merge_op: opts.merge_operator.clone(),
@@ -54,6 +98,9 @@ pub(crate) fn flush(
     // At most two runs: the second has no filter, so nothing to refuse.
     let (r, allocated, hold) = loop {
         let (r, allocated) = write_table(db, st, &job, &topts)?;
+        for f in &r.outputs.files {
+            event_glue::table_created(db, st, cf, job_id, TableFileCreationReason::Flush, f, 0);
+        }
         match db.snapshots.admit(&job.snapshots, r.counts.oldest_filtered) {
             Admission::Install(hold) => break (r, allocated, hold),
             Admission::RunAgain => {
@@ -65,6 +112,7 @@ pub(crate) fn flush(
                 db.log.event(
                     "flush_discarded",
                     &[
+                        format!("\"job\": {job_id}"),
                         format!("\"cf\": {cf}"),
                         format!("\"memtable_id\": {}", mem.id()),
                         "\"reason\": \"filtered a value a new snapshot reads\"".to_string(),
@@ -76,7 +124,7 @@ pub(crate) fn flush(
     };
     let Some(c) = st.cf(cf) else {
         release(st, &allocated); // dropped while the table was written
-        return Ok(());
+        return Ok(Vec::new());
     };
     let next_log = c.imm.get(1).map_or_else(|| c.mem.id(), |m| m.id());
     let last_seq = st.versions.last_sequence().max(db.last_visible());
@@ -85,6 +133,7 @@ pub(crate) fn flush(
         db.log.event(
             "table_file_creation",
             &[
+                format!("\"job\": {job_id}"),
                 format!("\"cf\": {cf}"),
                 format!("\"file_number\": {}", f.number),
                 format!("\"file_size\": {}", f.file_size),
@@ -96,7 +145,7 @@ pub(crate) fn flush(
     let logged = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
     release(st, &allocated);
     if !logged? {
-        return Ok(()); // dropped while waiting for the MANIFEST
+        return Ok(Vec::new()); // dropped while waiting for the MANIFEST
     }
     st.errors.job_succeeded();
     if let Some(c) = st.cfs.get_mut(&cf) {
@@ -112,6 +161,7 @@ pub(crate) fn flush(
     db.log.event(
         "flush_finished",
         &[
+            format!("\"job\": {job_id}"),
             format!("\"cf\": {cf}"),
             format!("\"memtable_id\": {}", mem.id()),
             format!("\"num_entries\": {}", mem.num_entries()),
@@ -125,8 +175,11 @@ pub(crate) fn flush(
             ),
         ],
     );
-    delete_obsolete_files(db, st);
-    Ok(())
+    Ok(r.outputs
+        .files
+        .iter()
+        .map(|f| event_glue::file_info(f, 0))
+        .collect())
 }
 
 /// Writes `job`'s table without the DB mutex and syncs the closed WALs.

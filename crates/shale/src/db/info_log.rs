@@ -1,19 +1,44 @@
 //! The `LOG` file: human-readable lines plus one `EVENT_LOG_v1 {json}` line
-//! per flush, compaction, trivial move, file creation and deletion.
+//! per flush, compaction, trivial move, file creation and deletion, and
+//! stall condition change.
 //!
-//! Logging never fails an operation: write errors are ignored (the LOG is
-//! advisory). Thread safety: one mutex around the file.
+//! Rotation (RocksDB's): at open an existing `LOG` is renamed
+//! `LOG.old.<micros>`, and so is the live one before a line would take it
+//! past `max_log_file_size` (when non-zero); then the oldest `LOG.old.*`
+//! beyond `keep_log_file_num` are deleted. So `LOG` never exceeds the
+//! bound unless a single line does, and at most `keep_log_file_num` old
+//! logs remain. Lines below `info_log_level` are dropped before
+//! formatting.
+//!
+//! Logging never fails an operation: write and rotation errors are ignored
+//! (the LOG is advisory). Thread safety: one mutex around the file and its
+//! size; rotation runs under it (the DB mutex may be held by the caller,
+//! as for every LOG line: a rename and a directory listing per
+//! `max_log_file_size` bytes).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
 use crate::fs::{FileSystem, WritableFile};
+use crate::options::{InfoLogLevel, InfoLogOptions};
+
+/// Prefix of rotated logs; the suffix is the rotation time in micros.
+const OLD_PREFIX: &str = "LOG.old.";
 
 pub(crate) struct InfoLog {
-    file: Mutex<Option<Box<dyn WritableFile>>>,
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    opts: InfoLogOptions,
+    file: Mutex<LogFile>,
+}
+
+struct LogFile {
+    file: Option<Box<dyn WritableFile>>,
+    /// Bytes in the live `LOG`.
+    size: u64,
 }
 
 /// `YYYY/MM/DD-HH:MM:SS.uuuuuu` in UTC.
@@ -61,42 +86,113 @@ pub(crate) fn json_escape(s: &str) -> String {
     o
 }
 
+fn now_micros() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_micros() as u64
+}
+
 impl InfoLog {
-    /// Opens `dir/LOG`, keeping the previous one as `LOG.old`.
-    pub(crate) fn open(fs: &Arc<dyn FileSystem>, dir: &Path) -> InfoLog {
-        let path = dir.join("LOG");
-        if fs.exists(&path) {
-            let _ = fs.rename(&path, &dir.join("LOG.old"));
+    /// Opens `dir/LOG`, rotating an existing one to `LOG.old.<micros>`.
+    pub(crate) fn open(fs: &Arc<dyn FileSystem>, dir: &Path, opts: InfoLogOptions) -> InfoLog {
+        let log = InfoLog {
+            fs: Arc::clone(fs),
+            dir: dir.to_path_buf(),
+            opts,
+            file: Mutex::new(LogFile {
+                file: None,
+                size: 0,
+            }),
+        };
+        {
+            let mut f = log.file.lock();
+            log.rotate(&mut f);
         }
-        InfoLog {
-            file: Mutex::new(fs.create(&path).ok()),
+        log
+    }
+
+    /// Renames a live `LOG` to a fresh `LOG.old.<micros>`, starts a new
+    /// one and deletes the oldest old logs beyond `keep_file_num`.
+    fn rotate(&self, f: &mut LogFile) {
+        f.file = None; // closed before the rename
+        let path = self.dir.join("LOG");
+        if self.fs.exists(&path) {
+            let mut micros = now_micros();
+            while self
+                .fs
+                .exists(&self.dir.join(format!("{OLD_PREFIX}{micros}")))
+            {
+                micros += 1;
+            }
+            let _ = self
+                .fs
+                .rename(&path, &self.dir.join(format!("{OLD_PREFIX}{micros}")));
+        }
+        f.file = self.fs.create(&path).ok();
+        f.size = 0;
+        self.purge_old();
+    }
+
+    fn purge_old(&self) {
+        let Ok(names) = self.fs.list(&self.dir) else {
+            return;
+        };
+        let mut old: Vec<(u64, String)> = names
+            .into_iter()
+            .filter_map(|n| Some((n.strip_prefix(OLD_PREFIX)?.parse().ok()?, n)))
+            .collect();
+        if old.len() <= self.opts.keep_file_num {
+            return;
+        }
+        old.sort();
+        let excess = old.len() - self.opts.keep_file_num;
+        for (_, n) in old.into_iter().take(excess) {
+            let _ = self.fs.remove(&self.dir.join(n));
         }
     }
 
-    fn line(&self, level: &str, msg: &str) {
+    fn enabled(&self, level: InfoLogLevel) -> bool {
+        level >= self.opts.level
+    }
+
+    fn line(&self, level: InfoLogLevel, tag: &str, msg: &str) {
+        if !self.enabled(level) {
+            return;
+        }
+        let l = format!("{} {tag} {msg}\n", timestamp());
         let mut f = self.file.lock();
-        if let Some(f) = f.as_mut() {
-            let l = format!("{} {level} {msg}\n", timestamp());
-            let _ = f.append(l.as_bytes());
-            let _ = f.flush();
+        let max = self.opts.max_file_size;
+        if max > 0 && f.size > 0 && f.size + l.len() as u64 > max {
+            self.rotate(&mut f);
+        }
+        if let Some(file) = f.file.as_mut() {
+            let ok = file.append(l.as_bytes()).is_ok();
+            let _ = file.flush();
+            if ok {
+                f.size += l.len() as u64;
+            }
         }
     }
 
     pub(crate) fn info(&self, msg: &str) {
-        self.line("[INFO]", msg);
+        self.line(InfoLogLevel::Info, "[INFO]", msg);
     }
 
     pub(crate) fn warn(&self, msg: &str) {
-        self.line("[WARN]", msg);
+        self.line(InfoLogLevel::Warn, "[WARN]", msg);
     }
 
     pub(crate) fn error(&self, msg: &str) {
-        self.line("[ERROR]", msg);
+        self.line(InfoLogLevel::Error, "[ERROR]", msg);
     }
 
     /// Logs an `EVENT_LOG_v1` line. `fields` are pre-rendered JSON members
     /// (`"key": value`), appended after `time_micros` and `event`.
     pub(crate) fn event(&self, event: &str, fields: &[String]) {
+        if !self.enabled(InfoLogLevel::Info) {
+            return;
+        }
         let micros = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
@@ -110,7 +206,7 @@ impl InfoLog {
             json.push_str(f);
         }
         json.push('}');
-        self.line("EVENT_LOG_v1", &json);
+        self.line(InfoLogLevel::Info, "EVENT_LOG_v1", &json);
     }
 }
 

@@ -18,6 +18,7 @@ mod cf_admin;
 mod compaction_runner;
 mod db_iter;
 mod error_handler;
+mod event_glue;
 mod flush_runner;
 mod info_log;
 mod key_range;
@@ -158,7 +159,9 @@ pub(crate) struct DbInner {
     pub table_cache: Arc<TableCache>,
     pub block_cache: Option<Arc<cache_glue::SharedBlockCache>>,
     pub stats: DbStats,
-    pub log: InfoLog,
+    pub log: Arc<InfoLog>,
+    /// Delivers events to `opts.listeners` (see `crate::events`).
+    pub events: Arc<crate::events::Notifier>,
     pub shutting_down: AtomicBool,
     /// Set while a hard or fatal background error is outstanding (mirrors
     /// `DbState::errors`): writes are refused.
@@ -198,7 +201,8 @@ impl DbInner {
         };
         c.install_super_version(std::sync::Arc::clone(&version));
         let cond = background::stall_condition(&c.cf.opts, &version, state.versions.num_levels());
-        c.stall = cond;
+        let prev = std::mem::replace(&mut c.stall, cond);
+        event_glue::stall_changed(self, cf, &c.cf.name, prev, cond);
         match cond {
             StallCondition::Normal => {
                 state.stalled.remove(&cf);
@@ -349,6 +353,9 @@ impl DbHandle {
                     .wait_for(&mut st, std::time::Duration::from_millis(10));
             }
         }
+        // Every job has stopped: deliver what they recorded, then stop the
+        // event thread.
+        inner.events.shutdown();
         // Hand whatever the WAL buffered to the OS and close it: a write
         // group arriving later finds no WAL and fails.
         let wal_result = {

@@ -5,7 +5,9 @@
 //! MANIFESTs (but not one being rolled to).
 //!
 //! The live set and the next file number are taken under the DB mutex; the
-//! directory is listed and files removed without it. Only files numbered
+//! directory is listed and files removed without it. A table's deletion is
+//! recorded for the event listeners after its removal (so after the
+//! version dropping it was installed). Only files numbered
 //! below the captured next file number are candidates, so a file created
 //! after the capture is never touched.
 
@@ -63,9 +65,13 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
                         &[format!("\"file_number\": {number}")],
                     );
                 }
-                if let Err(e) = db.fs.remove(&db.dir.join(&name)) {
+                let r = db.fs.remove(&db.dir.join(&name));
+                if let Err(e) = &r {
                     db.log
                         .warn(&format!("could not delete obsolete {name}: {e}"));
+                }
+                if kind == FileType::Table {
+                    super::event_glue::table_deleted(db, number, r);
                 }
             }
         }

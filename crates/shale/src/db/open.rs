@@ -48,6 +48,7 @@ use super::info_log::InfoLog;
 use super::table_cache::{effective_max_open_files, TableCache};
 use super::write::{insert_batch, MemTarget, WriteQueue};
 use super::{DbInner, DbState, SnapshotList};
+use crate::events::Notifier;
 
 /// Source of `DbInner::instance`.
 static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
@@ -80,7 +81,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             dir.display()
         )));
     }
-    let log = InfoLog::open(&fs, dir);
+    let log = Arc::new(InfoLog::open(&fs, dir, opts.info_log_options()));
     log.info(&format!("Opening {} with {:?}", dir.display(), opts));
     let mut versions = if exists {
         VersionSet::recover(Arc::clone(&fs), dir, opts.num_levels)?
@@ -233,6 +234,10 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         table_cache,
         block_cache,
         stats,
+        events: {
+            let log = Arc::clone(&log);
+            Notifier::start(opts.listeners.clone(), Box::new(move |m| log.error(m)))
+        },
         log,
         shutting_down,
         stop_writes: AtomicBool::new(false),

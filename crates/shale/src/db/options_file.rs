@@ -43,6 +43,9 @@ pub(crate) fn render(o: &Options) -> String {
                     "compaction_readahead_size",
                     o.compaction_readahead_size.to_string(),
                 ),
+                ("info_log_level", o.info_log_level.name().to_string()),
+                ("max_log_file_size", o.max_log_file_size.to_string()),
+                ("keep_log_file_num", o.keep_log_file_num.to_string()),
             ],
         ),
         (
@@ -143,12 +146,21 @@ mod tests {
         let o = Options {
             write_buffer_size: 12345,
             max_open_files: 300,
+            max_log_file_size: 1 << 20,
+            keep_log_file_num: 7,
+            info_log_level: crate::options::InfoLogLevel::Warn,
             ..Options::default()
         };
         let s = render(&o);
         assert!(s.contains("[Version]\nshale_version="), "{s}");
         assert!(s.contains("options_file_version=1\n"), "{s}");
         assert!(s.contains("\nmax_open_files=300\n"), "{s}");
+        assert!(
+            s.contains(
+                "\ninfo_log_level=WARN_LEVEL\nmax_log_file_size=1048576\nkeep_log_file_num=7\n"
+            ),
+            "{s}"
+        );
         assert!(
             s.contains("[CFOptions \"default\"]\nwrite_buffer_size=12345\n"),
             "{s}"

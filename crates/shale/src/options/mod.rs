@@ -6,6 +6,7 @@
 //! `Options` configure the `default` family.
 
 mod cf;
+mod log;
 
 use std::sync::Arc;
 
@@ -15,8 +16,13 @@ use crate::fs::FileSystem;
 
 pub use crate::sst::Compression;
 pub use cf::CfOptions;
+pub use log::InfoLogLevel;
+pub(crate) use log::InfoLogOptions;
 /// The smallest bounded `max_open_files` (RocksDB raises smaller values).
 pub(crate) const MIN_MAX_OPEN_FILES: i32 = 20;
+/// The smallest bounded `max_log_file_size`: a LOG smaller than a few
+/// lines would rotate at every line.
+pub(crate) const MIN_MAX_LOG_FILE_SIZE: u64 = 1024;
 pub use crate::wal::WalRecoveryMode;
 
 /// Block cache implementation.
@@ -233,6 +239,22 @@ pub struct Options {
     /// this many seconds after it is written. 0 (the default): puts do not
     /// expire unless written with `put_with_ttl`.
     pub default_ttl_secs: u64,
+    /// Callbacks told about flushes, compactions, table files, write
+    /// stalls and background errors, called in this order for each event
+    /// (see `shale::EventListener` for the ordering and threading
+    /// guarantees). Default none (then no event thread runs). Not persisted
+    /// in the OPTIONS file (code, not configuration).
+    pub listeners: Vec<Arc<dyn crate::events::EventListener>>,
+    /// Lines of the `LOG` file below this level are not written. Default
+    /// `Info` (every line but debug ones).
+    pub info_log_level: InfoLogLevel,
+    /// `LOG` is renamed `LOG.old.<micros>` and a new one started before a
+    /// line would take it past this many bytes (it is also rotated at
+    /// open). 0 (the default, as RocksDB): rotated only at open.
+    pub max_log_file_size: u64,
+    /// Old LOG files kept (the newest); older ones are deleted at each
+    /// rotation. Default 1000 (RocksDB's); at least 1.
+    pub keep_log_file_num: usize,
 }
 
 impl std::fmt::Debug for Options {
@@ -245,6 +267,7 @@ impl std::fmt::Debug for Options {
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("compression_per_level", &self.compression_per_level)
             .field("wal_recovery_mode", &self.wal_recovery_mode)
+            .field("listeners", &self.listeners.len())
             .finish_non_exhaustive()
     }
 }
@@ -305,6 +328,10 @@ impl Default for Options {
             fs: crate::fs::default_fs(),
             clock: Arc::new(crate::base::expiry::SystemClock),
             default_ttl_secs: 0,
+            listeners: Vec::new(),
+            info_log_level: InfoLogLevel::Info,
+            max_log_file_size: 0,
+            keep_log_file_num: 1000,
         }
     }
 }
@@ -369,6 +396,15 @@ impl Options {
         self.default_ttl_secs = cf.default_ttl_secs;
     }
 
+    /// The LOG file's options.
+    pub(crate) fn info_log_options(&self) -> InfoLogOptions {
+        InfoLogOptions {
+            level: self.info_log_level,
+            max_file_size: self.max_log_file_size,
+            keep_file_num: self.keep_log_file_num,
+        }
+    }
+
     /// The block cache's options.
     pub(crate) fn cache_options(&self) -> CacheOptions {
         CacheOptions {
@@ -429,6 +465,15 @@ impl Options {
         }
         if self.bgerror_resume_retry_interval == 0 {
             return bad("bgerror_resume_retry_interval must be > 0".into());
+        }
+        if self.keep_log_file_num == 0 {
+            return bad("keep_log_file_num must be > 0".into());
+        }
+        if self.max_log_file_size != 0 && self.max_log_file_size < MIN_MAX_LOG_FILE_SIZE {
+            return bad(format!(
+                "max_log_file_size {} must be 0 (unlimited) or at least {MIN_MAX_LOG_FILE_SIZE}",
+                self.max_log_file_size
+            ));
         }
         Ok(())
     }

@@ -1,0 +1,495 @@
+//! Event listeners (`Options::listeners`): call order under concurrent
+//! flushes and compactions, listeners calling back into the DB, panicking
+//! listeners, background error and recovery callbacks, stall changes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use shale::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, MemFileSystem, Trigger};
+use shale::sync_point;
+use shale::{
+    BackgroundErrorInfo, BackgroundErrorReason, CompactionJobInfo, Db, ErrorRecoveryCompletedInfo,
+    ErrorRecoveryInfo, ErrorSeverity, EventListener, FlushJobInfo, Options, TableFileCreationInfo,
+    TableFileDeletionInfo, WriteStallCondition, WriteStallInfo,
+};
+
+mod common;
+
+/// One recorded callback.
+#[derive(Debug, Clone, PartialEq)]
+enum Ev {
+    FlushBegin(u64),
+    FlushDone(u64, Vec<u64>, bool),
+    CompactionBegin(u64, Vec<u64>),
+    CompactionDone(u64, Vec<u64>, Vec<u64>, bool),
+    Created(u64, u64),
+    Deleted(u64),
+    Stall(WriteStallCondition, WriteStallCondition),
+    BgError(BackgroundErrorReason, ErrorSeverity),
+    RecoveryBegin(bool),
+    RecoveryDone(bool, bool),
+}
+
+/// Records every callback in order; optionally calls into the DB from
+/// inside the callbacks (which must not deadlock).
+#[derive(Default)]
+struct Recorder {
+    events: Mutex<Vec<Ev>>,
+    db: OnceLock<Db>,
+    callbacks_into_db: AtomicU64,
+}
+
+impl Recorder {
+    fn push(&self, e: Ev) {
+        self.events.lock().push(e);
+    }
+
+    fn snapshot(&self) -> Vec<Ev> {
+        self.events.lock().clone()
+    }
+
+    /// Reads the DB from inside a callback, when a DB was given.
+    fn call_into_db(&self) {
+        if let Some(db) = self.db.get() {
+            // Both take the DB mutex: a callback under it would deadlock.
+            let _ = db.property("shale.num-files-at-level0");
+            let _ = db.get(b"key0");
+            self.callbacks_into_db.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn numbers(files: &[shale::TableFileInfo]) -> Vec<u64> {
+    files.iter().map(|f| f.file_number).collect()
+}
+
+impl EventListener for Recorder {
+    fn on_flush_begin(&self, i: &FlushJobInfo) {
+        assert!(i.output_files.is_empty() && i.status.is_ok());
+        self.push(Ev::FlushBegin(i.job_id));
+    }
+    fn on_flush_completed(&self, i: &FlushJobInfo) {
+        self.push(Ev::FlushDone(
+            i.job_id,
+            numbers(&i.output_files),
+            i.status.is_ok(),
+        ));
+        self.call_into_db();
+    }
+    fn on_compaction_begin(&self, i: &CompactionJobInfo) {
+        assert!(!i.input_files.is_empty(), "{i:?}");
+        self.push(Ev::CompactionBegin(i.job_id, numbers(&i.input_files)));
+    }
+    fn on_compaction_completed(&self, i: &CompactionJobInfo) {
+        for f in &i.output_files {
+            assert_eq!(f.level, i.output_level, "{i:?}");
+        }
+        self.push(Ev::CompactionDone(
+            i.job_id,
+            numbers(&i.input_files),
+            numbers(&i.output_files),
+            i.status.is_ok(),
+        ));
+        self.call_into_db();
+    }
+    fn on_table_file_created(&self, i: &TableFileCreationInfo) {
+        assert!(i.file.file_size > 0, "{i:?}");
+        assert!(i
+            .file_path
+            .ends_with(format!("{:06}.sst", i.file.file_number)));
+        self.push(Ev::Created(i.job_id, i.file.file_number));
+    }
+    fn on_table_file_deleted(&self, i: &TableFileDeletionInfo) {
+        assert!(i.status.is_ok(), "{i:?}");
+        self.push(Ev::Deleted(i.file_number));
+    }
+    fn on_stall_conditions_changed(&self, i: &WriteStallInfo) {
+        assert_ne!(i.prev, i.cur);
+        assert_eq!(i.cf_name, "default");
+        self.push(Ev::Stall(i.prev, i.cur));
+    }
+    fn on_background_error(&self, i: &BackgroundErrorInfo) {
+        self.push(Ev::BgError(i.reason, i.severity));
+    }
+    fn on_error_recovery_begin(&self, i: &ErrorRecoveryInfo) {
+        self.push(Ev::RecoveryBegin(i.automatic));
+    }
+    fn on_error_recovery_completed(&self, i: &ErrorRecoveryCompletedInfo) {
+        self.push(Ev::RecoveryDone(i.automatic, i.result.is_ok()));
+    }
+}
+
+/// Checks the ordering guarantees of `crate::events` on a whole run:
+/// per job begin < created < completed, one begin and one completed per
+/// job, a file deleted only after it was created (if this open created
+/// it) and at most once. Returns (created, deleted) file numbers.
+fn check_order(evs: &[Ev]) -> (BTreeSet<u64>, BTreeSet<u64>) {
+    let mut begun: BTreeSet<u64> = BTreeSet::new();
+    let mut done: BTreeSet<u64> = BTreeSet::new();
+    let mut created: BTreeMap<u64, u64> = BTreeMap::new(); // file -> job
+    let mut deleted: BTreeSet<u64> = BTreeSet::new();
+    for (i, e) in evs.iter().enumerate() {
+        match e {
+            Ev::FlushBegin(j) | Ev::CompactionBegin(j, _) => {
+                assert!(begun.insert(*j), "job {j} begun twice (event {i})");
+            }
+            Ev::FlushDone(j, outs, ok) | Ev::CompactionDone(j, _, outs, ok) => {
+                assert!(begun.contains(j), "job {j} completed before it began");
+                assert!(done.insert(*j), "job {j} completed twice");
+                if *ok {
+                    for f in outs {
+                        // A trivial move's outputs are its inputs.
+                        let moved =
+                            matches!(e, Ev::CompactionDone(_, ins, _, _) if ins.contains(f));
+                        assert!(
+                            moved || created.get(f) == Some(j),
+                            "job {j} installed {f}, not created by it before: {evs:?}"
+                        );
+                    }
+                }
+            }
+            Ev::Created(j, f) => {
+                assert!(begun.contains(j), "file {f} created before job {j} began");
+                assert!(
+                    !done.contains(j),
+                    "file {f} created after job {j} completed"
+                );
+                assert!(created.insert(*f, *j).is_none(), "{f} created twice");
+            }
+            Ev::Deleted(f) => {
+                assert!(deleted.insert(*f), "{f} deleted twice");
+            }
+            _ => {}
+        }
+        if let Ev::Deleted(f) = e {
+            // Created by this open (all are, in these tests) before.
+            assert!(created.contains_key(f), "{f} deleted, never created");
+        }
+    }
+    assert_eq!(begun, done, "every job begun is completed");
+    (created.keys().copied().collect(), deleted)
+}
+
+/// File numbers of the live tables (the `shale.sstables` property).
+fn live_tables(db: &Db) -> BTreeSet<u64> {
+    db.property("shale.sstables")
+        .expect("sstables")
+        .lines()
+        .filter_map(|l| l.trim().split(':').next()?.parse().ok())
+        .collect()
+}
+
+fn tables_on_disk(dir: &Path) -> BTreeSet<u64> {
+    std::fs::read_dir(dir)
+        .expect("list")
+        .filter_map(|e| {
+            let n = e.ok()?.file_name().into_string().ok()?;
+            n.strip_suffix(".sst")?.parse().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn listener_order_under_concurrent_flushes_and_compactions() {
+    // Keeps the stall test's pause off this test's compactions.
+    let _x = sync_point::exclusive();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rec = Arc::new(Recorder::default());
+    let db = Db::open(
+        dir.path(),
+        Options {
+            create_if_missing: true,
+            write_buffer_size: 32 << 10,
+            max_write_buffer_number: 4,
+            level0_file_num_compaction_trigger: 2,
+            max_bytes_for_level_base: 128 << 10,
+            target_file_size_base: 32 << 10,
+            max_background_jobs: 4,
+            listeners: vec![rec.clone() as Arc<dyn EventListener>],
+            ..Options::default()
+        },
+    )
+    .expect("open");
+    let _ = rec.db.set(db.clone());
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let db = &db;
+            s.spawn(move || {
+                for i in 0..3000u32 {
+                    let k = format!("key{}", (i * 7919 + t * 13) % 5000);
+                    db.put(
+                        k.as_bytes(),
+                        format!("{t}-{i}-{}", "x".repeat(40)).as_bytes(),
+                    )
+                    .expect("put");
+                }
+            });
+        }
+    });
+    db.flush().expect("flush");
+    db.wait_for_compaction().expect("idle");
+    let evs = rec.snapshot();
+    let (created, deleted) = check_order(&evs);
+    let flushes = evs
+        .iter()
+        .filter(|e| matches!(e, Ev::FlushDone(..)))
+        .count();
+    let compactions = evs
+        .iter()
+        .filter(|e| matches!(e, Ev::CompactionDone(..)))
+        .count();
+    assert!(flushes >= 5, "{flushes} flushes");
+    assert!(compactions >= 2, "{compactions} compactions");
+    let live = live_tables(&db);
+    for f in &created {
+        assert!(
+            deleted.contains(f) || live.contains(f),
+            "table {f} created, neither deleted nor live"
+        );
+    }
+    for f in &deleted {
+        assert!(!live.contains(f), "table {f} deleted but live");
+    }
+    assert_eq!(tables_on_disk(dir.path()), live, "on disk = live");
+    assert!(rec.callbacks_into_db.load(Ordering::Relaxed) as usize >= flushes);
+    db.close().expect("close");
+}
+
+/// Panics in every callback it gets.
+struct Panicker(AtomicU64);
+
+impl EventListener for Panicker {
+    fn on_flush_begin(&self, _: &FlushJobInfo) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        panic!("listener boom (flush begin)");
+    }
+    fn on_flush_completed(&self, _: &FlushJobInfo) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        panic!("listener boom (flush completed)");
+    }
+}
+
+#[test]
+fn a_panicking_listener_does_not_take_the_db_down() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let boom = Arc::new(Panicker(AtomicU64::new(0)));
+    let rec = Arc::new(Recorder::default());
+    let db = Db::open(
+        dir.path(),
+        Options {
+            listeners: vec![
+                boom.clone() as Arc<dyn EventListener>,
+                rec.clone() as Arc<dyn EventListener>,
+            ],
+            ..common::quiet_options()
+        },
+    )
+    .expect("open");
+    for round in 0..3u32 {
+        db.put(format!("k{round}").as_bytes(), b"v").expect("put");
+        db.flush().expect("flush");
+    }
+    // The panicking listener kept being called; the one after it too.
+    assert_eq!(boom.0.load(Ordering::Relaxed), 6);
+    let flushes = rec
+        .snapshot()
+        .iter()
+        .filter(|e| matches!(e, Ev::FlushDone(_, _, true)))
+        .count();
+    assert_eq!(flushes, 3);
+    assert_eq!(
+        db.property("shale.num-files-at-level0").as_deref(),
+        Some("3")
+    );
+    assert_eq!(db.get(b"k2").expect("get").as_deref(), Some(&b"v"[..]));
+    db.close().expect("close");
+    let log = std::fs::read_to_string(dir.path().join("LOG")).expect("LOG");
+    let panics = log
+        .lines()
+        .filter(|l| l.contains("event listener panicked in on_flush_completed: listener boom"))
+        .count();
+    assert_eq!(panics, 3, "{log}");
+}
+
+/// Polls `cond` for up to 20 s.
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn position(evs: &[Ev], what: impl Fn(&Ev) -> bool) -> usize {
+    evs.iter()
+        .position(what)
+        .unwrap_or_else(|| panic!("event missing: {evs:?}"))
+}
+
+#[test]
+fn flush_write_error_then_resume_reports_error_and_recovery() {
+    let mem = MemFileSystem::new();
+    let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
+    let rec = Arc::new(Recorder::default());
+    let db = Db::open(
+        "/db",
+        Options {
+            listeners: vec![rec.clone() as Arc<dyn EventListener>],
+            ..common::fault_options(Arc::new(fs.clone()))
+        },
+    )
+    .expect("open");
+    db.put(b"a", b"1").expect("put");
+    fs.add_rule(
+        FaultRule::new(FaultKind::NoSpace, Trigger::FromIndex(0))
+            .ops(&[FaultOp::Create])
+            .path(".sst"),
+    );
+    db.flush().expect_err("flush with a full disk");
+    let evs = rec.snapshot();
+    let failed = position(&evs, |e| matches!(e, Ev::FlushDone(_, _, false)));
+    let bg = position(&evs, |e| {
+        *e == Ev::BgError(BackgroundErrorReason::Flush, ErrorSeverity::Hard)
+    });
+    assert!(failed < bg, "{evs:?}");
+
+    fs.clear_rules();
+    db.resume().expect("resume");
+    let evs = rec.snapshot();
+    let begin = position(&evs, |e| *e == Ev::RecoveryBegin(false));
+    let flushed = position(
+        &evs,
+        |e| matches!(e, Ev::FlushDone(_, f, true) if f.len() == 1),
+    );
+    let done = position(&evs, |e| *e == Ev::RecoveryDone(false, true));
+    assert!(bg < begin && begin < flushed && flushed < done, "{evs:?}");
+    check_order(&evs);
+    assert_eq!(db.get(b"a").expect("get").as_deref(), Some(&b"1"[..]));
+    db.close().expect("close");
+}
+
+#[test]
+fn automatic_recovery_is_reported_as_automatic() {
+    let mem = MemFileSystem::new();
+    let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
+    let rec = Arc::new(Recorder::default());
+    let db = Db::open(
+        "/db",
+        Options {
+            listeners: vec![rec.clone() as Arc<dyn EventListener>],
+            max_bgerror_resume_count: 100,
+            bgerror_resume_retry_interval: 20_000,
+            ..common::fault_options(Arc::new(fs.clone()))
+        },
+    )
+    .expect("open");
+    db.put(b"a", b"1").expect("put");
+    fs.add_rule(
+        FaultRule::new(FaultKind::Eio, Trigger::OnIndex(0))
+            .ops(&[FaultOp::Create])
+            .path(".sst"),
+    );
+    let _ = db.flush();
+    wait_until("an automatic recovery", || {
+        rec.snapshot().contains(&Ev::RecoveryDone(true, true))
+    });
+    let evs = rec.snapshot();
+    let bg = position(&evs, |e| {
+        matches!(e, Ev::BgError(BackgroundErrorReason::Flush, _))
+    });
+    let begin = position(&evs, |e| *e == Ev::RecoveryBegin(true));
+    assert!(bg < begin, "{evs:?}");
+    assert_eq!(
+        db.property("shale.background-error-severity").as_deref(),
+        Some("none")
+    );
+    db.close().expect("close");
+}
+
+/// Pauses the first thread that reaches `point` until `release`.
+struct Pause {
+    reached: Arc<Barrier>,
+    go: Arc<Barrier>,
+}
+
+impl Pause {
+    fn at(point: &str) -> Pause {
+        let reached = Arc::new(Barrier::new(2));
+        let go = Arc::new(Barrier::new(2));
+        let fired = AtomicBool::new(false);
+        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
+        sync_point::set_callback(point, move || {
+            if !fired.swap(true, Ordering::SeqCst) {
+                r.wait();
+                g.wait();
+            }
+        });
+        sync_point::enable();
+        Pause { reached, go }
+    }
+}
+
+#[test]
+fn stall_condition_changes_at_the_slowdown_trigger_and_back() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rec = Arc::new(Recorder::default());
+    let db = Db::open(
+        dir.path(),
+        Options {
+            level0_file_num_compaction_trigger: 3,
+            level0_slowdown_writes_trigger: 3,
+            listeners: vec![rec.clone() as Arc<dyn EventListener>],
+            ..common::quiet_options()
+        },
+    )
+    .expect("open");
+    let stalls = |r: &Recorder| -> Vec<Ev> {
+        r.snapshot()
+            .into_iter()
+            .filter(|e| matches!(e, Ev::Stall(..)))
+            .collect()
+    };
+    let delayed = Ev::Stall(WriteStallCondition::Normal, WriteStallCondition::Delayed);
+    let normal = Ev::Stall(WriteStallCondition::Delayed, WriteStallCondition::Normal);
+    // Overlapping files: no trivial move.
+    let flush = |i: u32| {
+        db.put(b"a", format!("{i}").as_bytes()).expect("put");
+        db.put(b"z", format!("{i}").as_bytes()).expect("put");
+        db.flush().expect("flush");
+    };
+    flush(0);
+    flush(1);
+    assert!(stalls(&rec).is_empty(), "{:?}", rec.snapshot());
+    // The third L0 file reaches the trigger; the compaction it starts is
+    // held after writing its output, so L0 stays at 3.
+    let pause = Pause::at("CompactionJob::AfterOutputs");
+    flush(2);
+    pause.reached.wait();
+    assert_eq!(stalls(&rec), vec![delayed.clone()]);
+    assert_eq!(
+        db.property("shale.num-files-at-level0").as_deref(),
+        Some("3")
+    );
+    pause.go.wait();
+    db.wait_for_compaction().expect("idle");
+    assert_eq!(
+        db.property("shale.num-files-at-level0").as_deref(),
+        Some("0")
+    );
+    assert_eq!(stalls(&rec), vec![delayed, normal]);
+    sync_point::reset();
+    db.close().expect("close");
+    let log = std::fs::read_to_string(dir.path().join("LOG")).expect("LOG");
+    assert!(
+        log.contains(
+            "\"event\": \"stall_condition_changed\", \"cf\": 0, \"prev\": \"Normal\", \"cur\": \"Delayed\", \"cause\": \"level0_slowdown\""
+        ),
+        "{log}"
+    );
+}
