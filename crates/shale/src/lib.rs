@@ -42,3 +42,8 @@ pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOpera
 pub use options::{
     CacheType, CfOptions, Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions,
 };
+pub use stats::report::{
+    BackgroundStats, CacheStats, CfStats, CompactionStats, LevelCompaction, LevelStats,
+    MemoryStats, OpStats, StallCauseStats, StallExplanation, StallReason, StallState, StallStats,
+    Stats, WalStats,
+};

@@ -108,6 +108,7 @@ pub(crate) fn flush(
     }
     db.install_super_version(st, cf);
     db.stats.add_level(0, &job.stats(&r, started));
+    db.stats.flushes.fetch_add(1, Ordering::Relaxed);
     db.stats
         .flush_bytes
         .fetch_add(r.outputs.bytes_written, Ordering::Relaxed);
