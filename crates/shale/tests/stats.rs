@@ -429,3 +429,39 @@ fn write_buffer_memory_is_explained() {
     db.wait_for_compaction().unwrap();
     sync_point::reset();
 }
+
+/// A hard background error (no space for the MANIFEST edit of a flush)
+/// refuses writes: explained, and gone after the resume.
+#[test]
+fn background_error_is_explained() {
+    use shale::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, MemFileSystem, Trigger};
+    let mem = MemFileSystem::new();
+    let fs = FaultInjectionFs::new(Arc::new(mem));
+    let db = Db::open("/db", common::fault_options(Arc::new(fs.clone()))).unwrap();
+    fill(&db, 0..100, 10);
+    fs.add_rule(
+        FaultRule::new(FaultKind::NoSpace, Trigger::FromIndex(0))
+            .ops(&[FaultOp::Create, FaultOp::Append, FaultOp::Sync])
+            .path("MANIFEST"),
+    );
+    db.flush().expect_err("flush with a full disk");
+    let s = db.stats();
+    let e = only(&s, StallReason::BackgroundError);
+    assert_eq!(e.state, StallState::Stopped);
+    assert_eq!((e.value, e.threshold, e.option), (None, None, None));
+    let current = s.background.current_error.clone().expect("an error");
+    assert!(
+        e.message.starts_with(&format!(
+            "writes stopped: background error ({current}); fix the cause, then call Db::resume"
+        )),
+        "{}",
+        e.message
+    );
+    assert!(s.background.writes_stopped);
+    assert_eq!(s.background.errors, 1);
+    fs.clear_rules();
+    db.resume().unwrap();
+    let s = db.stats();
+    assert!(s.stalls_now.is_empty(), "{:#?}", s.stalls_now);
+    assert!(!s.background.writes_stopped);
+}
