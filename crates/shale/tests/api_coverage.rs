@@ -21,6 +21,14 @@ const RANDOMIZED: &[&str] = &[
 const EXEMPT: &[(&str, &str)] = &[
     ("open", "every test; options varied in model.rs"),
     (
+        "stats",
+        "a read-only report; tests/stats.rs (known workloads, each stall explained), crates/shale-metrics/tests",
+    ),
+    (
+        "set_cf_options",
+        "an Options builder, no DB behaviour; unit test set_cf_options_is_the_inverse_of_cf_options",
+    ),
+    (
         "max_bgerror_resume_count",
         "acts only after an injected IO error; tests/bg_error_recovery.rs (on and off)",
     ),
