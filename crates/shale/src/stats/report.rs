@@ -177,7 +177,11 @@ pub struct WalStats {
 pub struct StallStats {
     /// Microseconds writers spent delayed or stopped, all causes.
     pub micros: u64,
-    /// Per cause: how often it began, and the time booked on it.
+    /// Per cause: how often it began, and the time booked on it. The
+    /// engine counts the four LSM-shape causes and one for writers waiting
+    /// on flushes, reported as `memtable_limit`: it also holds the waits
+    /// for the WAL size and `db_write_buffer_size` limits, which have no
+    /// counter of their own (`stalls_now` tells them apart).
     pub causes: Vec<StallCauseStats>,
 }
 
