@@ -132,6 +132,18 @@ fn stats_prints_the_engine_properties() {
         .parse()
         .unwrap();
     assert!(files >= 1, "{j:?}");
+    assert!(
+        out.contains("# write stalls now\nnone: writes run freely"),
+        "{out}"
+    );
+    let typed = json_lines(&ok(&["stats", db, "--typed"]));
+    assert_eq!(typed.len(), 1);
+    assert_eq!(typed[0]["families"][0]["name"], "default");
+    let l0 = typed[0]["families"][0]["levels"][0]["files"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(l0, files);
+    assert!(typed[0]["stalls_now"].as_array().unwrap().is_empty());
     let bad = shale(&["stats", db, "--property", "shale.no-such-thing"]);
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("unknown property"), "{}", bad.stderr);

@@ -50,3 +50,8 @@ pub use options::{
     CacheType, CfOptions, Compression, InfoLogLevel, Options, ReadOptions, WalRecoveryMode,
     WriteOptions,
 };
+pub use stats::report::{
+    BackgroundStats, CacheStats, CfStats, CompactionStats, LevelCompaction, LevelStats,
+    MemoryStats, OpStats, StallCauseStats, StallExplanation, StallReason, StallState, StallStats,
+    Stats, WalStats,
+};

@@ -21,6 +21,10 @@ const RANDOMIZED: &[&str] = &[
 const EXEMPT: &[(&str, &str)] = &[
     ("open", "every test; options varied in model.rs"),
     (
+        "stats",
+        "a read-only report; tests/stats.rs (known workloads, each stall explained), crates/shale-metrics/tests",
+    ),
+    (
         "max_bgerror_resume_count",
         "acts only after an injected IO error; tests/bg_error_recovery.rs (on and off)",
     ),

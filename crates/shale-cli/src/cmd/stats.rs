@@ -2,7 +2,10 @@
 //! family (`--cf`) or every family: by default the level shape
 //! (`shale.levelstats`), the compaction statistics (`shale.stats`), the
 //! tables per level (`shale.sstables`) and a few counters; `--property`
-//! names others (an unknown name is an error). The DB is opened read-only,
+//! names others (an unknown name is an error). Then (not with `--json`) the
+//! write stalls in force (`Db::stats().stalls_now`), one line each.
+//! `--typed` prints the typed `Db::stats()` as one JSON object instead.
+//! The DB is opened read-only,
 //! so what it shows is the state after recovery (WAL data flushed to L0 in
 //! memory).
 
@@ -36,14 +39,25 @@ pub struct Args {
     /// A property to print (repeatable), e.g. shale.num-files-at-level0.
     #[arg(long, value_name = "NAME")]
     property: Vec<String>,
-    /// JSON output (one object per family: property name -> text).
+    /// JSON output (one object per family: property name -> text; the
+    /// stall explanations are in `--typed`'s output).
     #[arg(long)]
     json: bool,
+    /// Print the typed statistics (`Db::stats()`: every family, flushes,
+    /// compactions, stalls, cache, memory, WAL, stall explanations) as one
+    /// JSON object, and nothing else.
+    #[arg(long, conflicts_with_all = ["json", "property", "cf"])]
+    typed: bool,
 }
 
 /// Runs `stats`.
 pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let db = a.db.open_read_only()?;
+    if a.typed {
+        serde_json::to_writer(&mut *out, &db.stats()).map_err(|e| CliError::Output(e.into()))?;
+        writeln!(out)?;
+        return Ok(Outcome::Ok);
+    }
     let cfs = match &a.cf {
         Some(n) => vec![family(&db, Some(n))?],
         None => db.cfs(),
@@ -75,6 +89,16 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
                     writeln!(out, "{n}: {v}")?;
                 }
             }
+        }
+    }
+    if !a.json {
+        let stalls = db.stats().stalls_now;
+        writeln!(out, "# write stalls now")?;
+        if stalls.is_empty() {
+            writeln!(out, "none: writes run freely")?;
+        }
+        for e in &stalls {
+            writeln!(out, "{}", e.message)?;
         }
     }
     Ok(Outcome::Ok)

@@ -155,6 +155,7 @@ fn run(
     // Snapshots taken from now on read the table.
     drop(hold);
     db.stats.add_level(0, &job.stats(&r, started));
+    db.stats.flushes.fetch_add(1, Ordering::Relaxed);
     db.stats
         .flush_bytes
         .fetch_add(r.outputs.bytes_written, Ordering::Relaxed);

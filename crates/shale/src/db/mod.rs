@@ -29,6 +29,8 @@ mod options_file;
 mod properties;
 mod read;
 mod snapshot;
+mod stall_explain;
+mod stats_report;
 mod table_cache;
 mod table_lru;
 mod write;
@@ -858,6 +860,15 @@ impl Db {
     /// DB; `None` for unknown names.
     pub fn property(&self, name: &str) -> Option<String> {
         properties::property(self.inner(), 0, name)
+    }
+
+    /// The DB's statistics now, typed: per family the LSM shape and
+    /// memtables, the DB's flush and compaction work, operations, WAL,
+    /// stalls by cause, block cache, memory by component, and
+    /// `stalls_now`, which explains each write slowdown or stop in force.
+    /// Counters are cumulative since open; reading them resets nothing.
+    pub fn stats(&self) -> crate::Stats {
+        stats_report::collect(self.inner())
     }
 
     /// A property of family `cf` (the per-family ones answered for it, the

@@ -159,6 +159,7 @@ pub(crate) fn get(
 ) -> Result<Option<PinnableValue>> {
     db.check_open()?;
     opts.validate()?;
+    db.stats.keys_read.add(1);
     let sv = cf.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
@@ -420,6 +421,7 @@ pub(crate) fn multi_get(
     if let Err(e) = db.check_open().and_then(|()| opts.validate()) {
         return keys.iter().map(|_| Err(e.clone())).collect();
     }
+    db.stats.keys_read.add(keys.len() as u64);
     let sv = cf.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
@@ -458,6 +460,7 @@ pub(crate) fn multi_get_families(
     if let Err(e) = db.check_open().and_then(|()| opts.validate()) {
         return keys.iter().map(|_| Err(e.clone())).collect();
     }
+    db.stats.keys_read.add(keys.len() as u64);
     // Families are told apart by id: every checked handle is of this DB.
     let mut pinned: std::collections::HashMap<u32, Arc<SuperVersion>> =
         std::collections::HashMap::new();

@@ -8,6 +8,8 @@
 //! controller and the running-compaction list sit behind small mutexes taken
 //! once per job or write group (the running list only under the DB mutex).
 
+pub(crate) mod report;
+
 use crate::base::Counter;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -234,6 +236,10 @@ pub(crate) struct DbStats {
     pub wal_writes: Counter,
     pub wal_bytes: Counter,
     pub wal_syncs: Counter,
+    /// Keys looked up by `get` and `multi_get` (one stripe add per call).
+    pub keys_read: Counter,
+    /// Flushes installed.
+    pub flushes: AtomicU64,
     pub flush_bytes: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     /// Bytes of files removed whole by delete-only compaction.
@@ -277,6 +283,8 @@ impl DbStats {
             wal_writes: Counter::default(),
             wal_bytes: Counter::default(),
             wal_syncs: Counter::default(),
+            keys_read: Counter::default(),
+            flushes: AtomicU64::new(0),
             flush_bytes: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             delete_only_bytes: AtomicU64::new(0),

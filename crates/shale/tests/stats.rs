@@ -1,0 +1,467 @@
+//! `Db::stats()`: typed statistics checked against known workloads (puts
+//! and flushes, repeated reads, absent keys), and `stalls_now` checked by
+//! driving the DB into each write slowdown or stop it explains: L0 files
+//! (slowdown and stop), pending compaction bytes (soft and hard, with the
+//! compaction paused by a sync point), the memtable count and the WAL size
+//! and memtable memory budgets (with the flush paused), and a background
+//! error. Sync-point tests hold `sync_point::exclusive()`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::quiet_options;
+use shale::sync_point;
+use shale::{Db, Options, StallReason, StallState, Stats};
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+fn fill(db: &Db, r: std::ops::Range<u32>, value_len: usize) {
+    let v = vec![b'v'; value_len];
+    for i in r {
+        db.put(&key(i), &v).unwrap();
+    }
+}
+
+/// Pauses the first thread that reaches `point` until `release`.
+struct Pause {
+    reached: Arc<Barrier>,
+    go: Arc<Barrier>,
+}
+
+impl Pause {
+    fn at(point: &str) -> Pause {
+        let reached = Arc::new(Barrier::new(2));
+        let go = Arc::new(Barrier::new(2));
+        let fired = AtomicBool::new(false);
+        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
+        sync_point::set_callback(point, move || {
+            if !fired.swap(true, Ordering::SeqCst) {
+                r.wait();
+                g.wait();
+            }
+        });
+        sync_point::enable();
+        Pause { reached, go }
+    }
+}
+
+/// Polls `db.stats()` until `f` holds (10 s at most).
+fn wait_for(db: &Db, what: &str, f: impl Fn(&Stats) -> bool) -> Stats {
+    let t = Instant::now();
+    loop {
+        let s = db.stats();
+        if f(&s) {
+            return s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "timed out waiting for {what}: {:#?}",
+            s.stalls_now
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn puts_and_flushes_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let s0 = db.stats();
+    assert_eq!(s0.compaction.flushes, 0);
+    assert_eq!(s0.families.len(), 1);
+    assert_eq!(s0.families[0].name, "default");
+    assert!(s0.stalls_now.is_empty());
+    for round in 0..3u32 {
+        fill(&db, round * 100..round * 100 + 100, 100);
+        db.flush().unwrap();
+    }
+    let s = db.stats();
+    assert_eq!(s.compaction.flushes, 3);
+    assert_eq!(s.families[0].levels[0].files, 3);
+    let l0_bytes = s.families[0].levels[0].bytes;
+    assert!(l0_bytes > 0);
+    // Every flushed byte is an L0 table's.
+    assert_eq!(s.compaction.flush_bytes, l0_bytes);
+    assert_eq!(s.compaction.levels[0].bytes_written, l0_bytes);
+    assert_eq!(s.compaction.compactions, 0);
+    assert_eq!(s.compaction.write_amp, 1.0);
+    assert_eq!(s.ops.writes, 300);
+    assert_eq!(s.ops.keys_written, 300);
+    // Each put's batch: its keys and values and their framing.
+    assert!(s.ops.ingest_bytes >= 300 * (9 + 100), "{:?}", s.ops);
+    assert!(s.wal.bytes >= s.ops.ingest_bytes);
+    assert_eq!(s.families[0].estimated_num_keys, 300);
+    assert_eq!(s.families[0].immutable_memtables, 0);
+    // Overwrites count in the estimate: it is named one.
+    fill(&db, 0..10, 10);
+    assert_eq!(db.stats().families[0].estimated_num_keys, 310);
+
+    // Compacting everything: one compaction into the last level, write-amp
+    // (flushed + compacted) / flushed.
+    db.compact_range(None, None).unwrap();
+    let s = db.stats();
+    assert!(s.compaction.compactions >= 1);
+    assert!(s.compaction.compaction_bytes_written > 0);
+    let expect = (s.compaction.flush_bytes + s.compaction.compaction_bytes_written) as f64
+        / s.compaction.flush_bytes as f64;
+    assert!((s.compaction.write_amp - expect).abs() < 1e-9);
+    assert_eq!(s.families[0].levels[0].files, 0);
+    let total: u64 = s.families[0].levels.iter().map(|l| l.bytes).sum();
+    assert_eq!(
+        db.property("shale.total-sst-files-size").unwrap(),
+        total.to_string()
+    );
+}
+
+#[test]
+fn cache_hits_after_repeated_reads_and_bloom_useful_on_absent_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        cache_size: 8 << 20,
+        ..quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    fill(&db, 0..500, 100);
+    db.flush().unwrap();
+    let before = db.stats().cache;
+    for _ in 0..5 {
+        assert!(db.get(&key(7)).unwrap().is_some());
+    }
+    let s = db.stats();
+    assert_eq!(s.ops.keys_read, 5);
+    // The first read misses the data block, the other four hit it.
+    assert_eq!(s.cache.data_misses - before.data_misses, 1);
+    assert_eq!(s.cache.data_hits - before.data_hits, 4);
+    assert!(s.cache.usage > 0 && s.cache.capacity == 8 << 20);
+    assert_eq!(s.memory.block_cache, s.cache.usage);
+    assert_eq!(s.memory.open_tables, 1);
+    // Keys in the table's range but absent: the bloom filter answers.
+    let useful = s.cache.bloom_useful;
+    let mut absent = 0;
+    for i in 0..200u32 {
+        let k = format!("key{:06}x", i * 2);
+        if db.get(k.as_bytes()).unwrap().is_none() {
+            absent += 1;
+        }
+    }
+    assert_eq!(absent, 200);
+    let s = db.stats();
+    assert!(
+        s.cache.bloom_useful - useful >= 190,
+        "{} of 200",
+        s.cache.bloom_useful - useful
+    );
+    assert_eq!(s.ops.keys_read, 205);
+    let r = db.multi_get(&[&key(1), &key(2)], &shale::ReadOptions::new());
+    assert_eq!(r.len(), 2);
+    assert_eq!(db.stats().ops.keys_read, 207);
+}
+
+#[test]
+fn stats_serialize_to_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    fill(&db, 0..10, 10);
+    let s = db.stats();
+    let j = serde_json::to_value(&s).unwrap();
+    assert_eq!(j["ops"]["writes"], 10);
+    assert_eq!(j["families"][0]["name"], "default");
+    assert_eq!(j["families"][0]["write_stall"], "normal");
+    assert_eq!(j["stalls"]["causes"][0]["cause"], "l0_slowdown");
+    assert!(j["stalls_now"].as_array().unwrap().is_empty());
+}
+
+fn only(s: &Stats, reason: StallReason) -> &shale::StallExplanation {
+    let e: Vec<_> = s.stalls_now.iter().filter(|e| e.reason == reason).collect();
+    assert_eq!(e.len(), 1, "{:#?}", s.stalls_now);
+    e[0]
+}
+
+/// L0 files over the slowdown, then the stop trigger, while the L0->L1
+/// compaction of the first two is paused.
+#[test]
+fn l0_slowdown_and_stop_are_explained() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        level0_file_num_compaction_trigger: 2,
+        level0_slowdown_writes_trigger: 3,
+        level0_stop_writes_trigger: 4,
+        ..quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let p = Pause::at("CompactionJob::AfterOutputs");
+    // Overlapping files: a real compaction, not a trivial move.
+    for _ in 0..2 {
+        fill(&db, 0..100, 10);
+        db.flush().unwrap();
+    }
+    p.reached.wait();
+    assert!(db.stats().stalls_now.is_empty());
+    fill(&db, 0..100, 10);
+    db.flush().unwrap();
+    let s = db.stats();
+    let e = only(&s, StallReason::L0Slowdown);
+    assert_eq!(e.state, StallState::Delayed);
+    assert_eq!((e.value, e.threshold), (Some(3), Some(3)));
+    assert_eq!(e.option, Some("level0_slowdown_writes_trigger"));
+    assert_eq!(e.family.as_deref(), Some("default"));
+    assert!(
+        e.message.starts_with(
+            "writes delayed in column family 'default': 3 L0 files >= level0_slowdown_writes_trigger 3; an L0->L1 compaction is running;"
+        ),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("max_background_jobs"), "{}", e.message);
+    assert!(e.message.contains("write_buffer_size"), "{}", e.message);
+    assert_eq!(s.families[0].write_stall, StallState::Delayed);
+    assert_eq!(s.families[0].levels[0].files_compacting, 2);
+    assert_eq!(s.stalls.causes[0].cause, StallReason::L0Slowdown);
+    assert_eq!(s.stalls.causes[0].count, 1);
+
+    fill(&db, 0..100, 10);
+    db.flush().unwrap();
+    let s = db.stats();
+    let e = only(&s, StallReason::L0Stop);
+    assert_eq!(e.state, StallState::Stopped);
+    assert_eq!((e.value, e.threshold), (Some(4), Some(4)));
+    assert!(
+        e.message.starts_with(
+            "writes stopped in column family 'default': 4 L0 files >= level0_stop_writes_trigger 4; an L0->L1 compaction is running;"
+        ),
+        "{}",
+        e.message
+    );
+    assert_eq!(s.stalls.causes[1].count, 1);
+    // The compaction catches up: no stall left.
+    p.go.wait();
+    db.wait_for_compaction().unwrap();
+    let s = db.stats();
+    assert!(s.stalls_now.is_empty(), "{:#?}", s.stalls_now);
+    assert_eq!(s.families[0].write_stall, StallState::Normal);
+    sync_point::reset();
+}
+
+/// Pending compaction bytes over the soft, then the hard limit, while the
+/// L0 compaction that would bring them down is paused.
+#[test]
+fn pending_compaction_bytes_are_explained() {
+    for hard in [false, true] {
+        let _x = sync_point::exclusive();
+        sync_point::reset();
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            level0_file_num_compaction_trigger: 2,
+            soft_pending_compaction_bytes_limit: 1,
+            hard_pending_compaction_bytes_limit: if hard { 1 } else { 0 },
+            ..quiet_options()
+        };
+        let db = Db::open(dir.path(), opts).unwrap();
+        let p = Pause::at("CompactionJob::AfterOutputs");
+        fill(&db, 0..100, 100);
+        db.flush().unwrap();
+        fill(&db, 0..100, 100);
+        db.flush().unwrap();
+        p.reached.wait();
+        let s = db.stats();
+        let (reason, option) = if hard {
+            (
+                StallReason::PendingCompactionStop,
+                "hard_pending_compaction_bytes_limit",
+            )
+        } else {
+            (
+                StallReason::PendingCompactionSlowdown,
+                "soft_pending_compaction_bytes_limit",
+            )
+        };
+        let e = only(&s, reason);
+        let pending = s.families[0].pending_compaction_bytes;
+        assert!(pending > 0);
+        assert_eq!((e.value, e.threshold), (Some(pending), Some(1)));
+        assert_eq!(e.option, Some(option));
+        let verb = if hard { "stopped" } else { "delayed" };
+        assert!(
+            e.message.starts_with(&format!(
+                "writes {verb} in column family 'default': {pending} bytes of pending compaction >= {option} 1; 1 compactions running;"
+            )),
+            "{}",
+            e.message
+        );
+        assert_eq!(s.background.compactions_running, 1);
+        p.go.wait();
+        db.wait_for_compaction().unwrap();
+        assert!(db.stats().stalls_now.is_empty());
+        sync_point::reset();
+    }
+}
+
+/// `max_write_buffer_number` memtables with the flush paused: a writer
+/// waits, and the stall is explained while it does.
+#[test]
+fn memtable_limit_is_explained() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        write_buffer_size: 64 << 10,
+        max_write_buffer_number: 2,
+        ..quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let p = Pause::at("FlushJob::AfterOutputs");
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || fill(&db, 0..3000, 100))
+    };
+    p.reached.wait();
+    let s = wait_for(&db, "a memtable stop", |s| {
+        s.stalls_now
+            .iter()
+            .any(|e| e.reason == StallReason::MemtableLimit)
+    });
+    let e = only(&s, StallReason::MemtableLimit);
+    assert_eq!(e.state, StallState::Stopped);
+    assert_eq!((e.value, e.threshold), (Some(2), Some(2)));
+    assert!(
+        e.message.starts_with(
+            "writes stopped in column family 'default': 2 memtables >= max_write_buffer_number 2 and the active one is full; its flush is running;"
+        ),
+        "{}",
+        e.message
+    );
+    assert_eq!(s.families[0].immutable_memtables, 1);
+    p.go.wait();
+    writer.join().unwrap();
+    db.wait_for_compaction().unwrap();
+    let s = db.stats();
+    assert!(s.stalls_now.is_empty(), "{:#?}", s.stalls_now);
+    // The writer's wait was counted and timed.
+    let m = &s.stalls.causes[4];
+    assert_eq!(m.cause, StallReason::MemtableLimit);
+    assert!(m.count >= 1 && m.micros > 0, "{m:?}");
+    sync_point::reset();
+}
+
+/// Live WALs past `max_total_wal_size` with the flush that frees them
+/// paused: writers wait, explained.
+#[test]
+fn wal_size_limit_is_explained() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        write_buffer_size: 64 << 10,
+        max_write_buffer_number: 8,
+        max_total_wal_size: 1,
+        ..quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let p = Pause::at("FlushJob::AfterOutputs");
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || fill(&db, 0..3000, 100))
+    };
+    p.reached.wait();
+    let s = wait_for(&db, "a WAL size stop", |s| {
+        s.stalls_now
+            .iter()
+            .any(|e| e.reason == StallReason::WalSize)
+    });
+    let e = only(&s, StallReason::WalSize);
+    assert_eq!(e.family, None);
+    assert_eq!(e.threshold, Some(1));
+    assert!(e.value.unwrap() > (32 << 10), "{e:?}");
+    assert!(
+        e.message
+            .contains("> max_total_wal_size 1 (plus half a write buffer)"),
+        "{}",
+        e.message
+    );
+    p.go.wait();
+    writer.join().unwrap();
+    db.wait_for_compaction().unwrap();
+    sync_point::reset();
+}
+
+/// Memtables at twice `db_write_buffer_size` while the flush is paused.
+#[test]
+fn write_buffer_memory_is_explained() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        write_buffer_size: 1 << 20,
+        max_write_buffer_number: 16,
+        db_write_buffer_size: 64 << 10,
+        ..quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let p = Pause::at("FlushJob::AfterOutputs");
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || fill(&db, 0..5000, 100))
+    };
+    p.reached.wait();
+    let s = wait_for(&db, "a memory budget stop", |s| {
+        s.stalls_now
+            .iter()
+            .any(|e| e.reason == StallReason::WriteBufferMemory)
+    });
+    let e = only(&s, StallReason::WriteBufferMemory);
+    assert_eq!(e.threshold, Some(128 << 10));
+    assert!(e.value.unwrap() >= 128 << 10);
+    assert_eq!(e.value, Some(s.memory.memtables));
+    assert!(
+        e.message
+            .contains(">= twice db_write_buffer_size 65536 while"),
+        "{}",
+        e.message
+    );
+    p.go.wait();
+    writer.join().unwrap();
+    db.wait_for_compaction().unwrap();
+    sync_point::reset();
+}
+
+/// A hard background error (no space for the MANIFEST edit of a flush)
+/// refuses writes: explained, and gone after the resume.
+#[test]
+fn background_error_is_explained() {
+    use shale::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, MemFileSystem, Trigger};
+    let mem = MemFileSystem::new();
+    let fs = FaultInjectionFs::new(Arc::new(mem));
+    let db = Db::open("/db", common::fault_options(Arc::new(fs.clone()))).unwrap();
+    fill(&db, 0..100, 10);
+    fs.add_rule(
+        FaultRule::new(FaultKind::NoSpace, Trigger::FromIndex(0))
+            .ops(&[FaultOp::Create, FaultOp::Append, FaultOp::Sync])
+            .path("MANIFEST"),
+    );
+    db.flush().expect_err("flush with a full disk");
+    let s = db.stats();
+    let e = only(&s, StallReason::BackgroundError);
+    assert_eq!(e.state, StallState::Stopped);
+    assert_eq!((e.value, e.threshold, e.option), (None, None, None));
+    let current = s.background.current_error.clone().expect("an error");
+    assert!(
+        e.message.starts_with(&format!(
+            "writes stopped: background error ({current}); fix the cause, then call Db::resume"
+        )),
+        "{}",
+        e.message
+    );
+    assert!(s.background.writes_stopped);
+    assert_eq!(s.background.errors, 1);
+    fs.clear_rules();
+    db.resume().unwrap();
+    let s = db.stats();
+    assert!(s.stalls_now.is_empty(), "{:#?}", s.stalls_now);
+    assert!(!s.background.writes_stopped);
+}
