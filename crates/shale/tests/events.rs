@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -18,6 +18,7 @@ use shale::{
 };
 
 mod common;
+use common::Pause;
 
 /// One recorded callback.
 #[derive(Debug, Clone, PartialEq)]
@@ -410,29 +411,6 @@ fn automatic_recovery_is_reported_as_automatic() {
     db.close().expect("close");
 }
 
-/// Pauses the first thread that reaches `point` until `release`.
-struct Pause {
-    reached: Arc<Barrier>,
-    go: Arc<Barrier>,
-}
-
-impl Pause {
-    fn at(point: &str) -> Pause {
-        let reached = Arc::new(Barrier::new(2));
-        let go = Arc::new(Barrier::new(2));
-        let fired = AtomicBool::new(false);
-        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
-        sync_point::set_callback(point, move || {
-            if !fired.swap(true, Ordering::SeqCst) {
-                r.wait();
-                g.wait();
-            }
-        });
-        sync_point::enable();
-        Pause { reached, go }
-    }
-}
-
 #[test]
 fn stall_condition_changes_at_the_slowdown_trigger_and_back() {
     let _x = sync_point::exclusive();
@@ -470,13 +448,13 @@ fn stall_condition_changes_at_the_slowdown_trigger_and_back() {
     // held after writing its output, so L0 stays at 3.
     let pause = Pause::at("CompactionJob::AfterOutputs");
     flush(2);
-    pause.reached.wait();
+    pause.reached();
     assert_eq!(stalls(&rec), vec![delayed.clone()]);
     assert_eq!(
         db.property("shale.num-files-at-level0").as_deref(),
         Some("3")
     );
-    pause.go.wait();
+    pause.release();
     db.wait_for_compaction().expect("idle");
     assert_eq!(
         db.property("shale.num-files-at-level0").as_deref(),

@@ -12,45 +12,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Duration;
 
 mod common;
 use common::quiet_options;
+use common::Pause;
 use shale::sync_point;
 use shale::{Db, ReadOptions};
-
-/// Pauses the first thread that reaches `point` until `release`:
-/// `reached()` returns once it is there.
-struct Pause {
-    reached: Arc<Barrier>,
-    go: Arc<Barrier>,
-}
-
-impl Pause {
-    fn at(point: &str) -> Pause {
-        let reached = Arc::new(Barrier::new(2));
-        let go = Arc::new(Barrier::new(2));
-        let fired = AtomicBool::new(false);
-        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
-        sync_point::set_callback(point, move || {
-            if !fired.swap(true, Ordering::SeqCst) {
-                r.wait();
-                g.wait();
-            }
-        });
-        sync_point::enable();
-        Pause { reached, go }
-    }
-
-    fn reached(&self) {
-        self.reached.wait();
-    }
-
-    fn release(&self) {
-        self.go.wait();
-    }
-}
 
 /// Defect 2: `get` took the sequence number before loading the super
 /// version. A flush and a compaction in between dropped the only version

@@ -6,12 +6,12 @@
 //! and memtable memory budgets (with the flush paused), and a background
 //! error. Sync-point tests hold `sync_point::exclusive()`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
 use common::quiet_options;
+use common::Pause;
 use shale::sync_point;
 use shale::{Db, Options, StallReason, StallState, Stats};
 
@@ -23,29 +23,6 @@ fn fill(db: &Db, r: std::ops::Range<u32>, value_len: usize) {
     let v = vec![b'v'; value_len];
     for i in r {
         db.put(&key(i), &v).unwrap();
-    }
-}
-
-/// Pauses the first thread that reaches `point` until `release`.
-struct Pause {
-    reached: Arc<Barrier>,
-    go: Arc<Barrier>,
-}
-
-impl Pause {
-    fn at(point: &str) -> Pause {
-        let reached = Arc::new(Barrier::new(2));
-        let go = Arc::new(Barrier::new(2));
-        let fired = AtomicBool::new(false);
-        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
-        sync_point::set_callback(point, move || {
-            if !fired.swap(true, Ordering::SeqCst) {
-                r.wait();
-                g.wait();
-            }
-        });
-        sync_point::enable();
-        Pause { reached, go }
     }
 }
 
@@ -201,7 +178,7 @@ fn l0_slowdown_and_stop_are_explained() {
         fill(&db, 0..100, 10);
         db.flush().unwrap();
     }
-    p.reached.wait();
+    p.reached();
     assert!(db.stats().stalls_now.is_empty());
     fill(&db, 0..100, 10);
     db.flush().unwrap();
@@ -240,7 +217,7 @@ fn l0_slowdown_and_stop_are_explained() {
     );
     assert_eq!(s.stalls.causes[1].count, 1);
     // The compaction catches up: no stall left.
-    p.go.wait();
+    p.release();
     db.wait_for_compaction().unwrap();
     let s = db.stats();
     assert!(s.stalls_now.is_empty(), "{:#?}", s.stalls_now);
@@ -268,7 +245,7 @@ fn pending_compaction_bytes_are_explained() {
         db.flush().unwrap();
         fill(&db, 0..100, 100);
         db.flush().unwrap();
-        p.reached.wait();
+        p.reached();
         let s = db.stats();
         let (reason, option) = if hard {
             (
@@ -295,7 +272,7 @@ fn pending_compaction_bytes_are_explained() {
             e.message
         );
         assert_eq!(s.background.compactions_running, 1);
-        p.go.wait();
+        p.release();
         db.wait_for_compaction().unwrap();
         assert!(db.stats().stalls_now.is_empty());
         sync_point::reset();
@@ -320,7 +297,7 @@ fn memtable_limit_is_explained() {
         let db = db.clone();
         std::thread::spawn(move || fill(&db, 0..3000, 100))
     };
-    p.reached.wait();
+    p.reached();
     let s = wait_for(&db, "a memtable stop", |s| {
         s.stalls_now
             .iter()
@@ -337,7 +314,7 @@ fn memtable_limit_is_explained() {
         e.message
     );
     assert_eq!(s.families[0].immutable_memtables, 1);
-    p.go.wait();
+    p.release();
     writer.join().unwrap();
     db.wait_for_compaction().unwrap();
     let s = db.stats();
@@ -368,7 +345,7 @@ fn wal_size_limit_is_explained() {
         let db = db.clone();
         std::thread::spawn(move || fill(&db, 0..3000, 100))
     };
-    p.reached.wait();
+    p.reached();
     let s = wait_for(&db, "a WAL size stop", |s| {
         s.stalls_now
             .iter()
@@ -384,7 +361,7 @@ fn wal_size_limit_is_explained() {
         "{}",
         e.message
     );
-    p.go.wait();
+    p.release();
     writer.join().unwrap();
     db.wait_for_compaction().unwrap();
     sync_point::reset();
@@ -408,7 +385,7 @@ fn write_buffer_memory_is_explained() {
         let db = db.clone();
         std::thread::spawn(move || fill(&db, 0..5000, 100))
     };
-    p.reached.wait();
+    p.reached();
     let s = wait_for(&db, "a memory budget stop", |s| {
         s.stalls_now
             .iter()
@@ -424,7 +401,7 @@ fn write_buffer_memory_is_explained() {
         "{}",
         e.message
     );
-    p.go.wait();
+    p.release();
     writer.join().unwrap();
     db.wait_for_compaction().unwrap();
     sync_point::reset();

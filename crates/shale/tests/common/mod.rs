@@ -43,3 +43,39 @@ pub fn put_kv(db: &Db, (key, value): (Vec<u8>, Vec<u8>), sync: bool) -> shale::R
         },
     )
 }
+
+/// Pauses the first thread that reaches test-only sync point `point` until
+/// `release`: `reached()` returns once it is there. Enables sync points;
+/// the caller holds `sync_point::exclusive()` and resets them.
+pub struct Pause {
+    reached: Arc<std::sync::Barrier>,
+    go: Arc<std::sync::Barrier>,
+}
+
+impl Pause {
+    pub fn at(point: &str) -> Pause {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let reached = Arc::new(std::sync::Barrier::new(2));
+        let go = Arc::new(std::sync::Barrier::new(2));
+        let fired = AtomicBool::new(false);
+        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
+        shale::sync_point::set_callback(point, move || {
+            if !fired.swap(true, Ordering::SeqCst) {
+                r.wait();
+                g.wait();
+            }
+        });
+        shale::sync_point::enable();
+        Pause { reached, go }
+    }
+
+    /// Waits until a thread is paused at the point.
+    pub fn reached(&self) {
+        self.reached.wait();
+    }
+
+    /// Lets the paused thread go on.
+    pub fn release(&self) {
+        self.go.wait();
+    }
+}
