@@ -1160,6 +1160,32 @@ fn check_properties(
         for l in 1..levels {
             num(&format!("shale.num-files-at-level{l}"));
         }
+        // The typed statistics: one entry per live family, `default` first;
+        // once nothing runs, the same shape and key estimate as the
+        // properties.
+        let stats = db.stats();
+        assert_eq!(stats.families.len(), fams.len(), "{ctx}: stats families");
+        assert_eq!(stats.families[0].name, "default", "{ctx}");
+        let cs = stats
+            .families
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{ctx}: {name:?} not in stats"));
+        assert_eq!(cs.levels.len(), levels, "{ctx}: {name:?}");
+        if exact {
+            for (l, ls) in cs.levels.iter().enumerate() {
+                assert_eq!(
+                    ls.files as u64,
+                    num(&format!("shale.num-files-at-level{l}")),
+                    "{ctx}: {name:?}: stats files at L{l}"
+                );
+            }
+            assert_eq!(
+                cs.estimated_num_keys,
+                num("shale.estimate-num-keys"),
+                "{ctx}: {name:?}"
+            );
+        }
         assert!(
             o.property(&format!("shale.num-files-at-level{levels}"))
                 .is_none(),
