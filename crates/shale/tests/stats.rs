@@ -279,6 +279,45 @@ fn pending_compaction_bytes_are_explained() {
     }
 }
 
+/// A writer blocked behind a flush paused at `FlushJob::AfterOutputs`:
+/// opens a DB in `dir` with `opts`, starts a thread putting keys `0..n`,
+/// and returns once `reason` is among the current stalls. `finish` lets the
+/// flush and the writer go on.
+struct BlockedWriter {
+    db: Db,
+    pause: Pause,
+    writer: std::thread::JoinHandle<()>,
+}
+
+impl BlockedWriter {
+    fn start(
+        dir: &std::path::Path,
+        opts: Options,
+        n: u32,
+        reason: StallReason,
+    ) -> (BlockedWriter, Stats) {
+        let db = Db::open(dir, opts).unwrap();
+        let pause = Pause::at("FlushJob::AfterOutputs");
+        let writer = {
+            let db = db.clone();
+            std::thread::spawn(move || fill(&db, 0..n, 100))
+        };
+        pause.reached();
+        let s = wait_for(&db, &format!("a {reason:?} stall"), |s| {
+            s.stalls_now.iter().any(|e| e.reason == reason)
+        });
+        (BlockedWriter { db, pause, writer }, s)
+    }
+
+    /// Releases the flush, joins the writer, waits for background work.
+    fn finish(self) -> Db {
+        self.pause.release();
+        self.writer.join().unwrap();
+        self.db.wait_for_compaction().unwrap();
+        self.db
+    }
+}
+
 /// `max_write_buffer_number` memtables with the flush paused: a writer
 /// waits, and the stall is explained while it does.
 #[test]
@@ -291,18 +330,7 @@ fn memtable_limit_is_explained() {
         max_write_buffer_number: 2,
         ..quiet_options()
     };
-    let db = Db::open(dir.path(), opts).unwrap();
-    let p = Pause::at("FlushJob::AfterOutputs");
-    let writer = {
-        let db = db.clone();
-        std::thread::spawn(move || fill(&db, 0..3000, 100))
-    };
-    p.reached();
-    let s = wait_for(&db, "a memtable stop", |s| {
-        s.stalls_now
-            .iter()
-            .any(|e| e.reason == StallReason::MemtableLimit)
-    });
+    let (blocked, s) = BlockedWriter::start(dir.path(), opts, 3000, StallReason::MemtableLimit);
     let e = only(&s, StallReason::MemtableLimit);
     assert_eq!(e.state, StallState::Stopped);
     assert_eq!((e.value, e.threshold), (Some(2), Some(2)));
@@ -314,9 +342,7 @@ fn memtable_limit_is_explained() {
         e.message
     );
     assert_eq!(s.families[0].immutable_memtables, 1);
-    p.release();
-    writer.join().unwrap();
-    db.wait_for_compaction().unwrap();
+    let db = blocked.finish();
     let s = db.stats();
     assert!(s.stalls_now.is_empty(), "{:#?}", s.stalls_now);
     // The writer's wait was counted and timed.
@@ -339,18 +365,7 @@ fn wal_size_limit_is_explained() {
         max_total_wal_size: 1,
         ..quiet_options()
     };
-    let db = Db::open(dir.path(), opts).unwrap();
-    let p = Pause::at("FlushJob::AfterOutputs");
-    let writer = {
-        let db = db.clone();
-        std::thread::spawn(move || fill(&db, 0..3000, 100))
-    };
-    p.reached();
-    let s = wait_for(&db, "a WAL size stop", |s| {
-        s.stalls_now
-            .iter()
-            .any(|e| e.reason == StallReason::WalSize)
-    });
+    let (blocked, s) = BlockedWriter::start(dir.path(), opts, 3000, StallReason::WalSize);
     let e = only(&s, StallReason::WalSize);
     assert_eq!(e.family, None);
     assert_eq!(e.threshold, Some(1));
@@ -361,9 +376,7 @@ fn wal_size_limit_is_explained() {
         "{}",
         e.message
     );
-    p.release();
-    writer.join().unwrap();
-    db.wait_for_compaction().unwrap();
+    blocked.finish();
     sync_point::reset();
 }
 
@@ -379,18 +392,7 @@ fn write_buffer_memory_is_explained() {
         db_write_buffer_size: 64 << 10,
         ..quiet_options()
     };
-    let db = Db::open(dir.path(), opts).unwrap();
-    let p = Pause::at("FlushJob::AfterOutputs");
-    let writer = {
-        let db = db.clone();
-        std::thread::spawn(move || fill(&db, 0..5000, 100))
-    };
-    p.reached();
-    let s = wait_for(&db, "a memory budget stop", |s| {
-        s.stalls_now
-            .iter()
-            .any(|e| e.reason == StallReason::WriteBufferMemory)
-    });
+    let (blocked, s) = BlockedWriter::start(dir.path(), opts, 5000, StallReason::WriteBufferMemory);
     let e = only(&s, StallReason::WriteBufferMemory);
     assert_eq!(e.threshold, Some(128 << 10));
     assert!(e.value.unwrap() >= 128 << 10);
@@ -401,9 +403,7 @@ fn write_buffer_memory_is_explained() {
         "{}",
         e.message
     );
-    p.release();
-    writer.join().unwrap();
-    db.wait_for_compaction().unwrap();
+    blocked.finish();
     sync_point::reset();
 }
 
