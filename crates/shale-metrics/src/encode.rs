@@ -263,7 +263,18 @@ pub fn render(s: &Stats) -> String {
             (comp("block_cache"), m.block_cache as f64),
             (comp("block_cache_pinned"), m.block_cache_pinned as f64),
             (comp("table_readers"), m.table_readers as f64),
+            (comp("buffers"), m.buffers as f64),
         ],
+    );
+    b.gauge(
+        "shale_memory_budget_bytes",
+        "memory_budget (0: none).",
+        m.budget as f64,
+    );
+    b.gauge(
+        "shale_block_cache_capacity_bytes",
+        "The block cache's capacity now (under a memory budget, what the other components leave).",
+        m.block_cache_capacity as f64,
     );
     b.gauge(
         "shale_open_tables",

@@ -17,6 +17,7 @@ mod events;
 mod flush;
 pub mod fs;
 mod iter;
+mod memory;
 mod memtable;
 mod merge;
 mod options;

@@ -599,6 +599,10 @@ fn small_options(rng: &mut SmallRng) -> Options {
     // largest memtable now and then), or none; a WAL size limit that
     // flushes the families pinning the oldest WAL, or the default.
     o.db_write_buffer_size = [0, 96 << 10, 1 << 20][rng.gen_range(0..3)];
+    // One memory budget over memtables, table readers, buffers and the
+    // block cache (whose capacity then floats), or none. At least
+    // db_write_buffer_size.
+    o.memory_budget = [0, 1 << 20, 4 << 20][rng.gen_range(0..3)];
     o.max_total_wal_size = [0, 128 << 10, 1 << 20][rng.gen_range(0..3)];
     o.merge_operator = Some(Arc::new(StringAppendOperator::new(b",")));
     if rng.gen_bool(0.5) {
@@ -1172,6 +1176,18 @@ fn check_properties(
             .find(|c| c.name == name)
             .unwrap_or_else(|| panic!("{ctx}: {name:?} not in stats"));
         assert_eq!(cs.levels.len(), levels, "{ctx}: {name:?}");
+        if exact && stats.memory.budget > 0 {
+            // Nothing runs: the block cache has at most what memtables,
+            // table readers and buffers leave of the budget (within the
+            // granule the ledger resizes by).
+            let m = &stats.memory;
+            let others = m.memtables + m.table_readers + m.buffers;
+            let granule = (m.budget / 128).max(64 << 10);
+            assert!(
+                m.block_cache_capacity <= m.budget.saturating_sub(others) + granule,
+                "{ctx}: memory {m:?}"
+            );
+        }
         if exact {
             for (l, ls) in cs.levels.iter().enumerate() {
                 assert_eq!(

@@ -407,6 +407,36 @@ fn write_buffer_memory_is_explained() {
     sync_point::reset();
 }
 
+/// Under a `memory_budget`, the memtables' stop is their part of it, and
+/// the explanation names the budget and what takes the rest.
+#[test]
+fn memory_budget_stall_is_explained() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        write_buffer_size: 1 << 20,
+        max_write_buffer_number: 16,
+        db_write_buffer_size: 64 << 10,
+        memory_budget: 1 << 20,
+        ..quiet_options()
+    };
+    let (blocked, s) = BlockedWriter::start(dir.path(), opts, 5000, StallReason::WriteBufferMemory);
+    let e = only(&s, StallReason::WriteBufferMemory);
+    assert_eq!(e.option, Some("memory_budget"));
+    assert_eq!(e.threshold, Some(128 << 10));
+    assert_eq!(e.value, Some(s.memory.memtables));
+    assert_eq!(s.memory.budget, 1 << 20);
+    assert!(
+        e.message
+            .contains("their part of memory_budget 1048576 (table readers"),
+        "{}",
+        e.message
+    );
+    blocked.finish();
+    sync_point::reset();
+}
+
 /// A hard background error (no space for the MANIFEST edit of a flush)
 /// refuses writes: explained, and gone after the resume.
 #[test]

@@ -68,6 +68,8 @@ const UNSUPPORTED: &[&str] = &[
     "cache_type",
     "cache_numshardbits",
     "cache_index_and_filter_blocks",
+    "db_write_buffer_size",
+    "memory_budget",
     "max_compaction_bytes",
     "subcompactions",
     "soft_pending_compaction_bytes_limit",

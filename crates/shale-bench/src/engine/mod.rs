@@ -137,6 +137,23 @@ impl Batch {
     }
 }
 
+/// `--memory_budget` in bytes (0: none), checked the same way for every
+/// engine that maps it: not negative, and the block cache (which takes
+/// what the rest of the budget leaves) at least as large.
+pub(crate) fn memory_budget(f: &Flags) -> Result<usize> {
+    if f.memory_budget < 0 {
+        bail!("--memory_budget={} must be >= 0", f.memory_budget);
+    }
+    if f.memory_budget > 0 && f.cache_size < f.memory_budget {
+        bail!(
+            "--memory_budget={} needs --cache_size >= it (now {}): the block cache takes what the rest of the budget leaves",
+            f.memory_budget,
+            f.cache_size
+        );
+    }
+    Ok(f.memory_budget as usize)
+}
+
 /// db_bench's name of column family `i` (`ColumnFamilyName`): `default`
 /// for 0, else `column_family_name_` and `i` in six digits.
 pub fn cf_name(i: usize) -> String {

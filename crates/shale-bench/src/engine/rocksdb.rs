@@ -24,7 +24,7 @@ use std::time::Instant;
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompactionStyle,
     DBCompressionType, DBRecoveryMode, LruCacheOptions, Options, ReadOptions,
-    WaitForCompactOptions, WriteBatch, WriteOptions, DB,
+    WaitForCompactOptions, WriteBatch, WriteBufferManager, WriteOptions, DB,
 };
 
 use super::{Batch, BatchOp, CreateTiming, Engine, EngineIter, IterOpts, Report, WriteOpts};
@@ -90,6 +90,9 @@ fn build_options(f: &Flags) -> Result<Options> {
         .map_err(|e| Error(format!("--delayed_write_rate: {e}")))?;
     o.create_if_missing(true);
     o.set_write_buffer_size(f.write_buffer_size.max(0) as usize);
+    if f.memory_budget <= 0 && f.db_write_buffer_size > 0 {
+        o.set_db_write_buffer_size(f.db_write_buffer_size as usize);
+    }
     o.set_max_write_buffer_number(int("max_write_buffer_number", f.max_write_buffer_number)?);
     o.set_memtable_prefix_bloom_ratio(f.memtable_bloom_size_ratio);
     o.set_memtable_whole_key_filtering(f.memtable_whole_key_filtering);
@@ -198,10 +201,16 @@ fn build_options(f: &Flags) -> Result<Options> {
             t.set_bloom_filter(f.bloom_bits, false);
         }
     }
+    let budget = super::memory_budget(f)?;
     if f.cache_size <= 0 {
         t.disable_cache();
     } else {
-        let cap = f.cache_size as usize;
+        // With a memory budget the cache is the budget (see below).
+        let cap = if budget > 0 {
+            budget
+        } else {
+            f.cache_size as usize
+        };
         let cache = match f.cache_type.as_str() {
             "lru_cache" => {
                 let mut lo = LruCacheOptions::default();
@@ -217,6 +226,16 @@ fn build_options(f: &Flags) -> Result<Options> {
             ),
         };
         t.set_block_cache(&cache);
+        if budget > 0 {
+            // The block cache holds the whole budget; the memtables are
+            // charged to it (dummy entries), so data blocks get the rest.
+            let buffer = match f.db_write_buffer_size {
+                n if n > 0 => n as usize,
+                _ => budget / 2,
+            };
+            let wbm = WriteBufferManager::new_write_buffer_manager_with_cache(buffer, false, cache);
+            o.set_write_buffer_manager(&wbm);
+        }
     }
     o.set_block_based_table_factory(&t);
     Ok(o)

@@ -53,6 +53,9 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         target_file_size_base: pick(&mut rng, &[32 << 10, 256 << 10, 2 << 20]),
         max_background_jobs: pick(&mut rng, &[1, 2, 4]),
         cache_size: pick(&mut rng, &[0, 64 << 10, 8 << 20]),
+        // One memory budget over memtables, table readers, buffers and the
+        // cache (which then gets what the rest leaves), or none.
+        memory_budget: pick(&mut rng, &[0, 0, 1 << 20, 4 << 20, 16 << 20]),
         level_compaction_dynamic_file_size: rng.gen_bool(0.7),
         max_subcompactions: pick(&mut rng, &[1, 2, 4]),
         merge_operator: Some(Arc::new(StressMergeOperator)),
@@ -90,7 +93,7 @@ pub fn describe(o: &Options) -> String {
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} \
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
-         dynamic_file_size={} subcompactions={}",
+         dynamic_file_size={} subcompactions={} memory_budget={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -107,7 +110,8 @@ pub fn describe(o: &Options) -> String {
         o.max_background_jobs,
         o.cache_size,
         o.level_compaction_dynamic_file_size,
-        o.max_subcompactions
+        o.max_subcompactions,
+        o.memory_budget
     )
 }
 

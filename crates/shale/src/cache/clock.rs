@@ -498,7 +498,6 @@ impl<V: CacheValue> Shard<V> {
         sum
     }
 
-    #[cfg(test)]
     fn set_capacity(&self, capacity: usize) {
         let mut w = self.writer.lock();
         w.capacity = capacity;
@@ -626,7 +625,6 @@ impl<V: CacheValue> ClockCache<V> {
     }
 
     /// Sets the total capacity (the tables keep their size).
-    #[cfg(test)]
     pub(crate) fn set_capacity(&self, capacity: usize) {
         let mut cap = self.capacity.lock();
         *cap = capacity;

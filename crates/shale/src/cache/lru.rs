@@ -276,7 +276,6 @@ impl<V: CacheValue> LruCache<V> {
     }
 
     /// Sets the total capacity; each shard evicts unpinned entries to fit.
-    #[cfg(test)]
     pub(crate) fn set_capacity(&self, capacity: usize) {
         let mut cap = self.capacity.lock();
         *cap = capacity;

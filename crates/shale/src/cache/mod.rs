@@ -350,6 +350,15 @@ impl<V: CacheValue> BlockCache<V> {
         }
     }
 
+    /// Sets the capacity; unpinned entries are evicted to fit (the clock
+    /// cache's slot table keeps the size it was built with).
+    pub(crate) fn set_capacity(&self, capacity: usize) {
+        match self {
+            BlockCache::Lru(c) => c.set_capacity(capacity),
+            BlockCache::Clock(c) => c.set_capacity(capacity),
+        }
+    }
+
     /// Counters summed over shards.
     pub(crate) fn stats(&self) -> CacheStats {
         match self {

@@ -16,6 +16,7 @@ use crate::base::extract_user_key;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
+use crate::memory::Meter;
 use crate::range_del::{clip, Fragment};
 use crate::sst::{TableBuilder, TableOptions};
 use crate::version::filename::table_file_name;
@@ -40,6 +41,9 @@ pub(crate) struct OutputSpec<'a> {
     /// first from the start, the last to the end); with no point entry at
     /// all, one output holds them alone.
     pub range_dels: Vec<Fragment>,
+    /// Where the output builders' memory (pending index, filter hashes,
+    /// block buffers) is charged while they build (`None`: nowhere).
+    pub memory: Option<Meter>,
 }
 
 /// Decides where a compaction's outputs end, from the files of the level
@@ -238,9 +242,15 @@ fn run(
     let range_dels = std::mem::take(&mut spec.range_dels);
     // The first key of the current output (None for the first one).
     let mut output_lo: Option<Vec<u8>> = None;
+    let mut charge = spec.memory.as_ref().map(Meter::charge);
     let mut n = 0u64;
     loop {
         n += 1;
+        if n.is_multiple_of(256) {
+            if let (Some(c), Some((_, b))) = (charge.as_mut(), builder.as_ref()) {
+                c.set(b.memory_usage());
+            }
+        }
         if n.is_multiple_of(1024) && spec.shutting_down.load(Ordering::Acquire) {
             if let Some((number, b)) = builder.take() {
                 drop(b);
@@ -450,6 +460,7 @@ mod tests {
         let target = 500 * 120;
         let mut spec = OutputSpec {
             range_dels: Vec::new(),
+            memory: None,
             fs: &fs,
             dir,
             table_opts: TableOptions::default(),

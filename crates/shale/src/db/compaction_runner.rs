@@ -32,6 +32,7 @@ use crate::compaction::subcompaction;
 use crate::error::{Error, Result};
 use crate::events::{CompactionJobInfo, TableFileCreationReason};
 use crate::iter::merging::MergingIterator;
+use crate::memory::Part;
 use crate::options::CfOptions;
 use crate::range_del::Fragments;
 use crate::sst::{ReadaheadPolicy, TableOptions};
@@ -57,13 +58,19 @@ pub(crate) fn table_options(
 }
 
 /// How compaction inputs are read: `compaction_readahead_size` bytes per
-/// read from the first block on, or automatic readahead when it is 0.
+/// read from the first block on, or automatic readahead when it is 0. Under
+/// a `memory_budget`, at most 1/128 of it per input (at least 64 KiB): a
+/// compaction of 20 inputs then buffers under a sixth of the budget.
 fn compaction_readahead(db: &DbInner) -> ReadaheadPolicy {
+    let cap = match db.opts.memory_budget {
+        0 => usize::MAX,
+        b => (b / 128).max(64 << 10),
+    };
     match db.opts.compaction_readahead_size {
         0 => ReadaheadPolicy::Auto {
-            max: db.opts.max_auto_readahead_size,
+            max: db.opts.max_auto_readahead_size.min(cap),
         },
-        n => ReadaheadPolicy::Fixed(n),
+        n => ReadaheadPolicy::Fixed(n.min(cap)),
     }
 }
 
@@ -662,6 +669,7 @@ fn run_range(
     };
     let mut spec = OutputSpec {
         range_dels: Vec::new(),
+        memory: Some(db.memory.meter(Part::Buffers)),
         fs: &db.fs,
         dir: &db.dir,
         table_opts: topts.clone(),

@@ -31,6 +31,7 @@ use crate::compaction::output::OutputSpec;
 use crate::error::Result;
 use crate::events::{FlushJobInfo, TableFileCreationReason, TableFileInfo};
 use crate::flush::job::{FlushJob, FlushResult};
+use crate::memory::Part;
 use crate::memtable::MemTable;
 use crate::sst::TableOptions;
 
@@ -197,6 +198,7 @@ fn write_table(
         let mut alloc = || db.new_output_number(&mut allocated);
         let mut spec = OutputSpec {
             range_dels: Vec::new(),
+            memory: Some(db.memory.meter(Part::Buffers)),
             fs: &db.fs,
             dir: &db.dir,
             table_opts: topts.clone(),

@@ -37,7 +37,7 @@ mod write;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -48,6 +48,7 @@ use crate::batch::WriteBatch;
 use crate::cf::{Cf, CfRegistry, CfState, ColumnFamily};
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
+use crate::memory::{Ledger, Part};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::stats::{DbStats, StallCondition};
@@ -147,12 +148,10 @@ pub(crate) struct DbInner {
     /// leader (which holds the WAL lock, not the DB mutex) for the next
     /// leader to switch.
     pub full_cfs: Mutex<Vec<u32>>,
-    /// Bytes of every memtable of every family (arena chunks and filters):
-    /// what `db_write_buffer_size` limits. Charged by the memory owners
-    /// themselves (an arena on each chunk, a memtable on its filter) and
-    /// released when they are freed, so a DB-wide memory budget can later
-    /// charge block-cache and table-reader memory to a counter like it.
-    pub memtable_bytes: Arc<AtomicUsize>,
+    /// The memory ledger: memtables, table readers and background buffers
+    /// charged by their owners, and `memory_budget` enforced over them and
+    /// the block cache (see `crate::memory`).
+    pub memory: Arc<Ledger>,
     pub state: Mutex<DbState>,
     /// Signalled when background work finishes or is scheduled.
     pub bg_cv: Condvar,
@@ -288,7 +287,7 @@ pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> A
     Arc::new(MemTable::charged(
         wal_number,
         opts.memtable_bloom_bytes(),
-        Some(Arc::clone(&db.memtable_bytes)),
+        Some(db.memory.meter(Part::Memtables)),
         opts.write_buffer_size,
     ))
 }

@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
@@ -37,6 +37,7 @@ use crate::compaction::output::{write_outputs, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
+use crate::memory::{Ledger, Part};
 use crate::memtable::MemTable;
 use crate::options::{in_family, CfOptions, Options};
 use crate::stats::DbStats;
@@ -99,13 +100,21 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             opts.max_open_files
         ));
     }
-    let table_cache = Arc::new(TableCache::new(
-        dir.to_path_buf(),
-        Arc::clone(&fs),
-        hook,
-        opts.cache_index_and_filter_blocks,
-        max_open_files,
-    ));
+    let memory = Ledger::new(opts.memory_budget);
+    if let Some(c) = &block_cache {
+        let c = Arc::clone(c);
+        memory.attach_cache(opts.cache_size, move |n| c.cache.set_capacity(n));
+    }
+    let table_cache = Arc::new(
+        TableCache::new(
+            dir.to_path_buf(),
+            Arc::clone(&fs),
+            hook,
+            opts.cache_index_and_filter_blocks,
+            max_open_files,
+        )
+        .charging(Arc::clone(&memory)),
+    );
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums).
         for (_, fam) in versions.families() {
@@ -169,7 +178,6 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     write_options_file(&fs, dir, &opts, &mut versions, &log)?;
 
     let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let memtable_bytes = Arc::new(AtomicUsize::new(0));
     let registry = CfRegistry::default();
     let mut cfs = BTreeMap::new();
     let mut sum_write_buffers = 0u64;
@@ -178,7 +186,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         let mem = Arc::new(MemTable::charged(
             wal_number,
             f.opts.memtable_bloom_bytes(),
-            Some(Arc::clone(&memtable_bytes)),
+            Some(memory.meter(Part::Memtables)),
             f.opts.write_buffer_size,
         ));
         sum_write_buffers += f.opts.write_buffer_size as u64;
@@ -226,7 +234,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         default_cf,
         cfs: registry,
         full_cfs: Mutex::new(Vec::new()),
-        memtable_bytes,
+        memory,
         state: Mutex::new(state),
         bg_cv: Condvar::new(),
         writer: WriteQueue::new(wal, wal_number, last),
@@ -580,6 +588,7 @@ fn flush_recovered(
     let mut alloc = || versions.new_file_number();
     let mut spec = OutputSpec {
         range_dels,
+        memory: None,
         fs,
         dir,
         table_opts: topts,

@@ -22,6 +22,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::compaction::{picker, sizing};
+use crate::memory::Part;
 use crate::stats::{LevelCompactionStats, StallCause, WriteCounters};
 
 use super::compaction_runner::picker_options;
@@ -124,7 +125,10 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
                 .map(|f| f.num_entries)
                 .sum::<u64>())
         .to_string(),
-        "shale.size-all-mem-tables-db" => db.memtable_bytes.load(Ordering::Relaxed).to_string(),
+        "shale.size-all-mem-tables-db" => db.memory.get(Part::Memtables).to_string(),
+        "shale.memory-budget" => db.memory.limit().to_string(),
+        "shale.memory-table-readers" => db.memory.get(Part::TableReaders).to_string(),
+        "shale.memory-buffers" => db.memory.get(Part::Buffers).to_string(),
         "shale.num-column-families" => st.cfs.len().to_string(),
         "shale.cf-write-stall" => format!("{:?}", c.stall),
         "shale.cf-options-report" => db.cf_options_report.clone(),

@@ -12,15 +12,15 @@
 //!   full (or waits for a switch): writers wait for its flush;
 //! - the live WALs past `max_total_wal_size` plus half a write buffer with
 //!   the flushes that free them asked for: writers wait;
-//! - the memtables at twice `db_write_buffer_size` while flushes run;
+//! - the memtables at twice `db_write_buffer_size` (or their part of
+//!   `memory_budget`) while flushes run;
 //! - an outstanding background error that refuses writes.
 //!
 //! Requires the DB mutex (the caller passes the guarded state); takes the
 //! WAL lock briefly (for the current WAL's size), as the write path does.
 
-use std::sync::atomic::Ordering;
-
 use crate::compaction::sizing;
+use crate::memory::Part;
 use crate::stats::report::{StallExplanation, StallReason, StallState};
 use crate::stats::{StallCause, StallCondition};
 
@@ -166,20 +166,39 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
             });
         }
     }
-    let budget = db.opts.db_write_buffer_size;
-    let mem = db.memtable_bytes.load(Ordering::Relaxed);
-    if budget > 0 && mem >= budget.saturating_mul(2) && st.any_flush_work() {
+    let stop = super::write::memtable_stop(db);
+    let mem = db.memory.get(Part::Memtables);
+    if stop > 0 && mem >= stop && st.any_flush_work() {
+        let budget = db.opts.db_write_buffer_size;
+        let (option, message) = if db.memory.limit() == 0 {
+            (
+                "db_write_buffer_size",
+                format!(
+                    "writes stopped: memtables use {mem} bytes >= twice db_write_buffer_size {budget} while {} flushes run; writers wait for them to free memory: consider a larger db_write_buffer_size or more max_background_jobs (now {})",
+                    st.flushes_running, db.opts.max_background_jobs
+                ),
+            )
+        } else {
+            (
+                "memory_budget",
+                format!(
+                    "writes stopped: memtables use {mem} bytes >= {stop}, their part of memory_budget {} (table readers {} and buffers {} bytes take the rest), while {} flushes run; writers wait for them to free memory: consider a larger memory_budget, a smaller db_write_buffer_size (now {budget}) or more max_background_jobs (now {})",
+                    db.memory.limit(),
+                    db.memory.get(Part::TableReaders),
+                    db.memory.get(Part::Buffers),
+                    st.flushes_running,
+                    db.opts.max_background_jobs
+                ),
+            )
+        };
         out.push(StallExplanation {
             family: None,
             reason: StallReason::WriteBufferMemory,
             state: StallState::Stopped,
             value: Some(mem as u64),
-            threshold: Some(budget.saturating_mul(2) as u64),
-            option: Some("db_write_buffer_size"),
-            message: format!(
-                "writes stopped: memtables use {mem} bytes >= twice db_write_buffer_size {budget} while {} flushes run; writers wait for them to free memory: consider a larger db_write_buffer_size or more max_background_jobs (now {})",
-                st.flushes_running, db.opts.max_background_jobs
-            ),
+            threshold: Some(stop as u64),
+            option: Some(option),
+            message,
         });
     }
     if let Some(e) = st.errors.write_error() {

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::cache::Priority;
 use crate::compaction::{picker, sizing};
+use crate::memory::Part;
 use crate::stats::report::{
     BackgroundStats, CacheStats, CfStats, CompactionStats, LevelCompaction, LevelStats,
     MemoryStats, OpStats, StallCauseStats, StallReason, StallState, StallStats, Stats, WalStats,
@@ -159,11 +160,18 @@ pub(crate) fn collect(db: &Arc<DbInner>) -> Stats {
         cache.bytes_inserted = cs.bytes_inserted;
         cache.bytes_evicted = cs.bytes_evicted;
     }
+    let memtables = db.memory.get(Part::Memtables) as u64;
+    let table_readers = db.memory.get(Part::TableReaders) as u64;
+    let buffers = db.memory.get(Part::Buffers) as u64;
     let memory = MemoryStats {
-        memtables: db.memtable_bytes.load(Ordering::Relaxed) as u64,
+        budget: db.memory.limit() as u64,
+        total: memtables + table_readers + buffers + cache.usage,
+        memtables,
         block_cache: cache.usage,
+        block_cache_capacity: cache.capacity,
         block_cache_pinned: cache.pinned_usage,
-        table_readers: db.table_cache.readers_memory() as u64,
+        table_readers,
+        buffers,
         open_tables: db.table_cache.num_open() as u64,
     };
     Stats {

@@ -44,6 +44,7 @@ use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::InternalIterator;
+use crate::memory::Ledger;
 use crate::sst::ReadaheadPolicy;
 use crate::sst::{BlockCacheHook, Table};
 use crate::version::filename::table_file_name;
@@ -112,6 +113,8 @@ pub(crate) struct TableCache {
     store: Store,
     /// Counters of readers that left the cache.
     retired: Mutex<TableStatsSum>,
+    /// The DB's memory ledger, charged by every reader opened here.
+    ledger: Option<Arc<Ledger>>,
 }
 
 /// The file-descriptor limit of the process (`RLIMIT_NOFILE`, soft), if
@@ -163,7 +166,15 @@ impl TableCache {
             cache_index_and_filter_blocks,
             store,
             retired: Mutex::new(TableStatsSum::default()),
+            ledger: None,
         }
+    }
+
+    /// Charges every reader this cache opens to `ledger` (table readers'
+    /// memory and their iterators' readahead buffers).
+    pub(crate) fn charging(mut self, ledger: Arc<Ledger>) -> Self {
+        self.ledger = Some(ledger);
+        self
     }
 
     /// The most readers kept open; `None` when unbounded.
@@ -245,6 +256,9 @@ impl TableCache {
                 0,
                 format!("table properties say this is file {recorded}, not {number}"),
             ));
+        }
+        if let Some(l) = &self.ledger {
+            table.charge_to(l);
         }
         Ok(table)
     }

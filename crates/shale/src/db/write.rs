@@ -31,8 +31,8 @@
 //! family is refused before it is queued; a family dropped after that check
 //! loses the batch's records for it (the write is ordered before the drop).
 //! A family's memtable that fills is reported in `DbInner::full_cfs` and
-//! switched by the next leader, which also enforces `max_total_wal_size` and
-//! `db_write_buffer_size`.
+//! switched by the next leader, which also enforces `max_total_wal_size`,
+//! `db_write_buffer_size` and the memtables' share of `memory_budget`.
 //!
 //! Invariants: only a leader holding the WAL lock touches `WalState`
 //! (sequence allocation included); a group is in flight from its sequence
@@ -53,6 +53,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::base::{SeqNo, ValueKind};
 use crate::batch::{Owner, WriteBatch};
 use crate::error::{Error, Result};
+use crate::memory::Part;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::version::filename::log_file_name;
@@ -982,14 +983,11 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
             continue;
         }
         limit_memtable_memory(db, &mut st)?;
-        let budget = db.opts.db_write_buffer_size;
-        if budget > 0
-            && db.memtable_bytes.load(Ordering::Relaxed) >= budget.saturating_mul(2)
-            && st.any_flush_work()
-        {
-            // Twice the budget while flushes are under way: wait for them
-            // (they free memory, so this cannot wedge) rather than outrun
-            // them without bound.
+        let stop = memtable_stop(db);
+        if stop > 0 && db.memory.get(Part::Memtables) >= stop && st.any_flush_work() {
+            // Twice the budget (or all that the memory budget leaves) while
+            // flushes are under way: wait for them (they free memory, so
+            // this cannot wedge) rather than outrun them without bound.
             wait_for_flushes(db, &mut st, &mut memtable_wait, Duration::from_millis(10));
             continue;
         }
@@ -1045,10 +1043,39 @@ fn room_is_clear(db: &DbInner) -> bool {
     {
         return false;
     }
-    let budget = db.opts.db_write_buffer_size;
+    let budget = memtable_budget(db);
     // Under 7/8 of the budget in all, the active ones cannot be over it
     // (see `limit_memtable_memory`).
-    budget == 0 || db.memtable_bytes.load(Ordering::Relaxed) <= budget / 8 * 7
+    budget == 0 || db.memory.get(Part::Memtables) <= budget / 8 * 7
+}
+
+/// What the memtables may use before the largest active one is switched
+/// (0: no DB-wide limit): `db_write_buffer_size`, or half of
+/// `memory_budget`, lowered to what table readers and buffers leave of the
+/// budget, but not below 1/8 of it (so a budget overcommitted by its table
+/// readers flushes early, not continuously).
+pub(super) fn memtable_budget(db: &DbInner) -> usize {
+    let share = db.opts.write_buffer_budget();
+    let limit = db.memory.limit();
+    if limit == 0 {
+        return share;
+    }
+    let others = db.memory.get(Part::TableReaders) + db.memory.get(Part::Buffers);
+    share.min(limit.saturating_sub(others)).max(limit / 8)
+}
+
+/// Memtable bytes at which writers wait for running flushes (0: never):
+/// twice [`memtable_budget`], and with a memory budget at most what table
+/// readers and buffers leave of it (never below the budget itself).
+pub(super) fn memtable_stop(db: &DbInner) -> usize {
+    let budget = memtable_budget(db);
+    let stop = budget.saturating_mul(2);
+    let limit = db.memory.limit();
+    if limit == 0 {
+        return stop;
+    }
+    let others = db.memory.get(Part::TableReaders) + db.memory.get(Part::Buffers);
+    stop.min(limit.saturating_sub(others).max(budget))
 }
 
 /// `max_total_wal_size`: once the live WALs exceed it, switches the
@@ -1123,8 +1150,8 @@ fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<bool> {
 /// of `the_db_wide_memtable_budget_flushes_the_largest_without_a_wedge`
 /// peaked at the whole 21 MB written against a 4 MiB budget.)
 fn limit_memtable_memory(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
-    let budget = db.opts.db_write_buffer_size;
-    let total = db.memtable_bytes.load(Ordering::Relaxed);
+    let budget = memtable_budget(db);
+    let total = db.memory.get(Part::Memtables);
     if budget == 0 || total < budget / 2 {
         return Ok(());
     }

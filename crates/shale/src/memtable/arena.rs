@@ -36,9 +36,11 @@ use std::alloc::{self, Layout};
 use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use parking_lot::Mutex;
+
+use crate::memory::pages::{Pages, MIN_MAPPED};
+use crate::memory::Meter;
 
 /// Alignment of every allocation (enough for `AtomicPtr`/`u64`).
 pub(crate) const ALIGN: usize = 8;
@@ -88,6 +90,9 @@ thread_local! {
 struct Chunk {
     ptr: NonNull<u8>,
     layout: Layout,
+    /// Chunks of [`MIN_MAPPED`] bytes or more are mapped from the kernel
+    /// (freed at once when the memtable goes; see `memory::pages`).
+    mapped: Option<Pages>,
 }
 
 /// State changed by allocations, behind the arena's lock.
@@ -113,9 +118,9 @@ pub(crate) struct Arena {
     max_block: usize,
     state: Mutex<State>,
     usage: AtomicUsize,
-    /// A shared counter charged with every chunk while the arena lives (the
-    /// DB's memtable budget), if any.
-    charge: Option<Arc<AtomicUsize>>,
+    /// The DB's memory ledger, charged with every chunk while the arena
+    /// lives, if any.
+    charge: Option<Meter>,
 }
 
 // SAFETY: the raw chunk pointers in `State` are owned exclusively by the
@@ -159,10 +164,10 @@ impl Arena {
         self
     }
 
-    /// Charges every chunk of this arena to `counter` until it is dropped.
-    pub(crate) fn charged_to(mut self, counter: Arc<AtomicUsize>) -> Arena {
-        counter.fetch_add(self.state.get_mut().chunk_bytes, Ordering::Relaxed);
-        self.charge = Some(counter);
+    /// Charges every chunk of this arena to `meter` until it is dropped.
+    pub(crate) fn charged_to(mut self, meter: Meter) -> Arena {
+        meter.add(self.state.get_mut().chunk_bytes);
+        self.charge = Some(meter);
         self
     }
 
@@ -223,6 +228,9 @@ impl Arena {
     /// An allocation from the current chunk, under the lock.
     fn alloc_shared(&self, size: usize) -> NonNull<u8> {
         let mut st = self.state.lock();
+        // A new chunk is charged once the lock is released (charging may
+        // shrink the block cache).
+        let mut charged = 0;
         let out = if size <= st.remaining {
             let p = st.ptr;
             // SAFETY: `p` points into the current chunk with `remaining >= size`
@@ -232,7 +240,7 @@ impl Arena {
             p
         } else if size > self.chunk_size / 4 {
             // Large request: a dedicated chunk; the current chunk stays current.
-            self.charge(size);
+            charged = size;
             new_chunk(&mut st, size)
         } else {
             let want = if st.chunks.is_empty() && size <= FIRST_CHUNK_SIZE {
@@ -240,7 +248,7 @@ impl Arena {
             } else {
                 self.chunk_size
             };
-            self.charge(want);
+            charged = want;
             let p = new_chunk(&mut st, want);
             // SAFETY: the new chunk has `want >= size` bytes (a request
             // larger than `chunk_size / 4` took the branch above).
@@ -250,13 +258,15 @@ impl Arena {
         };
         self.usage
             .store(st.chunk_bytes - st.remaining, Ordering::Relaxed);
+        drop(st);
+        self.charge(charged);
         debug_assert_eq!(out.as_ptr() as usize % ALIGN, 0);
         out
     }
 
     fn charge(&self, bytes: usize) {
         if let Some(c) = &self.charge {
-            c.fetch_add(bytes, Ordering::Relaxed);
+            c.add(bytes);
         }
     }
 
@@ -282,9 +292,12 @@ impl Default for Arena {
 impl Drop for Arena {
     fn drop(&mut self) {
         if let Some(c) = &self.charge {
-            c.fetch_sub(self.state.get_mut().chunk_bytes, Ordering::Relaxed);
+            c.sub(self.state.get_mut().chunk_bytes);
         }
         for c in self.state.get_mut().chunks.drain(..) {
+            if c.mapped.is_some() {
+                continue; // unmapped by `Pages::drop`
+            }
             // SAFETY: `c.ptr` was returned by `alloc::alloc(c.layout)` in
             // `new_chunk` and is freed exactly once, here. Nothing can use
             // arena memory after the arena is dropped: every user borrows or
@@ -300,12 +313,27 @@ fn new_chunk(st: &mut State, size: usize) -> NonNull<u8> {
         Ok(l) => l,
         Err(_) => panic!("arena allocation of {size} bytes overflows"),
     };
-    // SAFETY: `layout` has a non-zero size (callers pass `size >= ALIGN`).
-    let raw = unsafe { alloc::alloc(layout) };
-    let Some(ptr) = NonNull::new(raw) else {
-        alloc::handle_alloc_error(layout)
+    let mapped = if size >= MIN_MAPPED {
+        Pages::map(size)
+    } else {
+        None
     };
-    st.chunks.push(Chunk { ptr, layout });
+    let ptr = match &mapped {
+        Some(p) => p.as_ptr(),
+        None => {
+            // SAFETY: `layout` has a non-zero size (callers pass `size >= ALIGN`).
+            let raw = unsafe { alloc::alloc(layout) };
+            let Some(ptr) = NonNull::new(raw) else {
+                alloc::handle_alloc_error(layout)
+            };
+            ptr
+        }
+    };
+    st.chunks.push(Chunk {
+        ptr,
+        layout,
+        mapped,
+    });
     st.chunk_bytes += size;
     ptr
 }
@@ -322,6 +350,7 @@ fn round_up(n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::{Ledger, Part};
     use std::sync::Arc;
 
     #[test]
@@ -423,13 +452,14 @@ mod tests {
 
     #[test]
     fn chunks_are_charged_to_the_budget_while_the_arena_lives() {
-        let budget = Arc::new(AtomicUsize::new(0));
-        let a = Arena::with_chunk_size(1 << 16).charged_to(Arc::clone(&budget));
+        let ledger = Ledger::new(0);
+        let a = Arena::with_chunk_size(1 << 16).charged_to(ledger.meter(Part::Memtables));
         a.alloc(10);
         a.alloc(100);
-        assert_eq!(budget.load(Ordering::Relaxed), a.allocated_bytes());
+        a.alloc(1 << 15); // a dedicated chunk
+        assert_eq!(ledger.get(Part::Memtables), a.allocated_bytes());
         drop(a);
-        assert_eq!(budget.load(Ordering::Relaxed), 0);
+        assert_eq!(ledger.charged(), 0);
     }
 
     #[test]

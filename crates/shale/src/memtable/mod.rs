@@ -35,6 +35,7 @@ use crate::base::{
 };
 use crate::error::Result;
 use crate::iter::InternalIterator;
+use crate::memory::Meter;
 use crate::range_del::{Fragments, RangeTombstone};
 use bloom::MemBloom;
 use skiplist::{Iter, ListOwner, SkipList};
@@ -66,9 +67,9 @@ pub(crate) struct MemTable {
     bloom: std::sync::OnceLock<MemBloom>,
     /// Size of the filter once allocated (0: no filter).
     bloom_bytes: usize,
-    /// The DB's memtable budget counter, charged with the arena's chunks and
-    /// the filter while this memtable lives.
-    charge: Option<Arc<AtomicUsize>>,
+    /// The DB's memory ledger, charged with the arena's chunks, the filter
+    /// and the range tombstones while this memtable lives.
+    charge: Option<Meter>,
     id: u64,
     num_deletes: AtomicUsize,
     /// Smallest seqno inserted; `u64::MAX` while empty.
@@ -107,7 +108,7 @@ impl MemTable {
     pub(crate) fn charged(
         id: u64,
         bloom_bytes: usize,
-        charge: Option<Arc<AtomicUsize>>,
+        charge: Option<Meter>,
         write_buffer_size: usize,
     ) -> MemTable {
         let mut arena = arena::Arena::new();
@@ -115,7 +116,7 @@ impl MemTable {
             arena = arena.with_block_limit(write_buffer_size / 64);
         }
         if let Some(c) = &charge {
-            arena = arena.charged_to(Arc::clone(c));
+            arena = arena.charged_to(c.clone());
         }
         MemTable {
             list: SkipList::with_arena(arena),
@@ -153,7 +154,7 @@ impl MemTable {
             let b = self.bloom.get_or_init(|| {
                 let b = MemBloom::new(self.bloom_bytes);
                 if let Some(c) = &self.charge {
-                    c.fetch_add(b.size(), Ordering::Relaxed);
+                    c.add(b.size());
                 }
                 b
             });
@@ -191,7 +192,7 @@ impl MemTable {
         }
         self.range_del_bytes.fetch_add(bytes, Ordering::Relaxed);
         if let Some(c) = &self.charge {
-            c.fetch_add(bytes, Ordering::Relaxed);
+            c.add(bytes);
         }
         if seq < self.first_seq.load(Ordering::Relaxed) {
             self.first_seq.fetch_min(seq, Ordering::Relaxed);
@@ -402,10 +403,7 @@ impl Drop for MemTable {
     fn drop(&mut self) {
         if let Some(c) = &self.charge {
             let filter = self.bloom.get().map_or(0, MemBloom::size);
-            c.fetch_sub(
-                filter + self.range_del_bytes.load(Ordering::Relaxed),
-                Ordering::Relaxed,
-            );
+            c.sub(filter + self.range_del_bytes.load(Ordering::Relaxed));
         }
     }
 }

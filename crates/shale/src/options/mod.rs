@@ -20,6 +20,8 @@ pub use log::InfoLogLevel;
 pub(crate) use log::InfoLogOptions;
 /// The smallest bounded `max_open_files` (RocksDB raises smaller values).
 pub(crate) const MIN_MAX_OPEN_FILES: i32 = 20;
+/// The smallest `memory_budget`: one small memtable and a few blocks.
+pub(crate) const MIN_MEMORY_BUDGET: usize = 1 << 20;
 /// The smallest bounded `max_log_file_size`: a LOG smaller than a few
 /// lines would rotate at every line.
 pub(crate) const MIN_MAX_LOG_FILE_SIZE: u64 = 1024;
@@ -215,6 +217,21 @@ pub struct Options {
     /// `allow_stall`, facebook/rocksdb#11780). 0 (the default): no DB-wide
     /// budget.
     pub db_write_buffer_size: usize,
+    /// One memory budget for the DB, in bytes (RocksDB's write buffer
+    /// manager charged to the block cache, generalised): memtables, open
+    /// table readers' indexes and filters, background IO buffers
+    /// (compaction readahead, the index and filter of tables being built)
+    /// and the block cache share it. The block cache's capacity floats: it
+    /// gets what the others leave (at most `cache_size`, so set `cache_size`
+    /// to the budget to let it take all the room), evicting as they grow.
+    /// The memtables flush their largest at 7/8 of `db_write_buffer_size`,
+    /// or of half the budget when that is 0, lowered while table readers and
+    /// buffers leave less (never below 1/8 of the budget); writers wait
+    /// only when the memtables reach what the others leave while flushes
+    /// run. The sum passes the budget only by blocks that readers pin; the
+    /// accounting is `Db::stats().memory` and `shale.memory-*` properties.
+    /// 0 (the default): no budget (each part bounded by its own option).
+    pub memory_budget: usize,
     /// Once the live WAL files exceed this many bytes, the column families
     /// still holding unflushed writes in the oldest WAL are flushed so that
     /// it can be deleted (an idle family never pins old WALs). 0 (the
@@ -322,6 +339,7 @@ impl Default for Options {
             compaction_readahead_size: 2 << 20,
             max_auto_readahead_size: 256 << 10,
             db_write_buffer_size: 0,
+            memory_budget: 0,
             max_total_wal_size: 0,
             create_missing_column_families: false,
             column_families: Vec::new(),
@@ -396,6 +414,16 @@ impl Options {
         self.default_ttl_secs = cf.default_ttl_secs;
     }
 
+    /// What the memtables of all families may use before the largest is
+    /// flushed (0: no DB-wide limit): `db_write_buffer_size`, or half of
+    /// `memory_budget` when only that is set.
+    pub(crate) fn write_buffer_budget(&self) -> usize {
+        match self.db_write_buffer_size {
+            0 => self.memory_budget / 2,
+            n => n,
+        }
+    }
+
     /// The LOG file's options.
     pub(crate) fn info_log_options(&self) -> InfoLogOptions {
         InfoLogOptions {
@@ -436,6 +464,18 @@ impl Options {
                 return bad(format!("column_families lists \"{name}\" twice"));
             }
             o.validate().map_err(|e| in_family(name, e))?;
+        }
+        if self.memory_budget > 0 && self.db_write_buffer_size > self.memory_budget {
+            return bad(format!(
+                "db_write_buffer_size {} is larger than memory_budget {}",
+                self.db_write_buffer_size, self.memory_budget
+            ));
+        }
+        if self.memory_budget > 0 && self.memory_budget < MIN_MEMORY_BUDGET {
+            return bad(format!(
+                "memory_budget {} is below the smallest budget, {MIN_MEMORY_BUDGET} bytes",
+                self.memory_budget
+            ));
         }
         if self.cache_index_and_filter_blocks && self.cache_size == 0 {
             return bad(

@@ -37,6 +37,13 @@ pub(crate) struct BlockBuilder {
 }
 
 impl BlockBuilder {
+    /// Bytes held (entries, restart offsets and the last key).
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.buf.capacity()
+            + self.restarts.capacity() * std::mem::size_of::<u32>()
+            + self.last_key.capacity()
+    }
+
     /// `restart_interval` is clamped to at least 1.
     pub(crate) fn new(restart_interval: usize) -> BlockBuilder {
         BlockBuilder::with_restart_bytes(restart_interval, 0)

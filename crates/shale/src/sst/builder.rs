@@ -162,6 +162,15 @@ impl TableBuilder {
         }
     }
 
+    /// Bytes the builder holds until `finish`: the current data block, the
+    /// index, the filter's key hashes and the compression buffer.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.data_block.memory_usage()
+            + self.index_block.memory_usage()
+            + self.filter.as_ref().map_or(0, FilterBuilder::memory_usage)
+            + self.w.compressed.capacity()
+    }
+
     /// Adds an entry. Requires `ikey` to be a valid internal key greater
     /// (by `compare_internal`) than every key added before.
     pub(crate) fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {

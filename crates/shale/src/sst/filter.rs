@@ -76,6 +76,11 @@ impl FilterBuilder {
         }
     }
 
+    /// Bytes held for the keys added so far.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.hashes.capacity() * std::mem::size_of::<u64>()
+    }
+
     /// Adds a user key. Consecutive duplicates (versions of one user key)
     /// are counted once.
     pub(crate) fn add(&mut self, user_key: &[u8]) {

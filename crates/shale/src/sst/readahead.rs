@@ -7,6 +7,8 @@
 //!
 //! Thread-safety: owned by one iterator.
 
+use crate::memory::Charge;
+
 /// Initial automatic readahead.
 pub(crate) const INITIAL_AUTO_READAHEAD: usize = 8 * 1024;
 /// Default cap of automatic readahead (RocksDB's `max_auto_readahead_size`).
@@ -33,6 +35,9 @@ pub(crate) struct Readahead {
     next_size: usize,
     /// File reads issued (for tests and statistics).
     pub reads: u64,
+    /// `buf`'s bytes, charged to the DB's memory ledger (`None` for a
+    /// table outside a DB).
+    charge: Option<Charge>,
 }
 
 impl Readahead {
@@ -49,7 +54,14 @@ impl Readahead {
             sequential: 0,
             next_size,
             reads: 0,
+            charge: None,
         }
+    }
+
+    /// Charges the buffer to `charge` while it is held.
+    pub(crate) fn charged(mut self, charge: Option<Charge>) -> Readahead {
+        self.charge = charge;
+        self
     }
 
     /// The buffered bytes `[offset, offset + len)`, if held.
@@ -83,11 +95,24 @@ impl Readahead {
         }
     }
 
+    /// A zeroed buffer of `len` bytes to read into and give back with
+    /// `fill`: the buffer held so far, reused (one allocation per iterator
+    /// rather than one per read, so compactions do not churn the allocator).
+    pub(crate) fn take_buffer(&mut self, len: usize) -> Vec<u8> {
+        let mut v = std::mem::take(&mut self.buf);
+        v.clear();
+        v.resize(len, 0);
+        v
+    }
+
     /// Stores bytes read from `offset`.
     pub(crate) fn fill(&mut self, offset: u64, data: Vec<u8>) {
         self.start = offset;
         self.buf = data;
         self.reads += 1;
+        if let Some(c) = &mut self.charge {
+            c.set(self.buf.capacity());
+        }
     }
 
     /// Notes a block served from the buffer (keeps the sequence going).

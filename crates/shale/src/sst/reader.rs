@@ -18,12 +18,13 @@
 //! `Arc<Table>`; the counters are relaxed atomics.
 
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::base::{extract_user_key, Striped, TRAILER_LEN};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
+use crate::memory::{Charge, Ledger, Meter, Part};
 use crate::range_del::Fragments;
 use crate::sst::block::{Block, BlockIterator};
 use crate::sst::compression::{decompress, TYPE_NONE};
@@ -238,7 +239,7 @@ impl FileReader {
                         // Read ahead, but never past the data area.
                         let avail = self.footer_offset.saturating_sub(h.offset);
                         let len = (want as u64).min(avail).max(total as u64) as usize;
-                        let mut big = vec![0u8; len];
+                        let mut big = ra.take_buffer(len);
                         self.file.read_exact_at(h.offset, &mut big)?;
                         let b = big[..total].to_vec();
                         ra.fill(h.offset, big);
@@ -335,6 +336,16 @@ pub(crate) struct Table {
     stats: TableStats,
     /// The range tombstones of the range-deletion block, read at open.
     range_dels: Option<Arc<Fragments>>,
+    /// Set when the table is charged to a DB's memory ledger.
+    memory: OnceLock<TableMemory>,
+}
+
+/// A table's place in the DB's memory ledger (see `crate::memory`).
+struct TableMemory {
+    /// The reader's own memory, released when the table is dropped.
+    _reader: Charge,
+    /// Where its iterators charge their readahead buffers.
+    buffers: Meter,
 }
 
 /// Either a reference to a block the table owns or a clone of a cached one:
@@ -456,6 +467,7 @@ impl Table {
             props,
             stats,
             range_dels,
+            memory: OnceLock::new(),
         };
         if cache_meta {
             if let Some(c) = &table.cache {
@@ -570,6 +582,23 @@ impl Table {
 
     pub(crate) fn stats(&self) -> &TableStats {
         &self.stats
+    }
+
+    /// Charges the table's own memory to `ledger` until it is dropped, and
+    /// its iterators' readahead buffers while they hold them. Once.
+    pub(crate) fn charge_to(&self, ledger: &Arc<Ledger>) {
+        let mut reader = ledger.meter(Part::TableReaders).charge();
+        reader.set(self.memory_usage());
+        let _ = self.memory.set(TableMemory {
+            _reader: reader,
+            buffers: ledger.meter(Part::Buffers),
+        });
+    }
+
+    /// A charge for an iterator's readahead buffer, when the table is
+    /// charged to a ledger.
+    pub(crate) fn buffer_charge(&self) -> Option<Charge> {
+        self.memory.get().map(|m| m.buffers.charge())
     }
 
     /// Memory held by the table itself (index and filter; nothing of what

@@ -54,13 +54,14 @@ impl TableIterator {
         fill_cache: bool,
         policy: ReadaheadPolicy,
     ) -> TableIterator {
+        let readahead = Readahead::new(policy).charged(table.buffer_charge());
         TableIterator {
             table,
             fill_cache,
             index: None,
             data: None,
             data_offset: u64::MAX,
-            readahead: Readahead::new(policy),
+            readahead,
             err: None,
         }
     }

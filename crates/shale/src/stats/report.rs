@@ -241,17 +241,27 @@ pub struct CacheStats {
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
 pub struct MemoryStats {
+    /// `memory_budget` (0: none).
+    pub budget: u64,
+    /// Everything charged: the four parts below.
+    pub total: u64,
     /// Every memtable of every family (what `db_write_buffer_size`
     /// limits).
     pub memtables: u64,
     /// The block cache's usage (data, and index and filter blocks when
     /// they are cached).
     pub block_cache: u64,
+    /// The block cache's capacity now (with a budget, what the other parts
+    /// leave of it, at most `cache_size`).
+    pub block_cache_capacity: u64,
     /// The part of `block_cache` pinned by readers and iterators.
     pub block_cache_pinned: u64,
     /// Open table readers' own memory (indexes and filters not in the
     /// block cache).
     pub table_readers: u64,
+    /// IO buffers: iterators' and compactions' readahead, the index and
+    /// filter of tables being built.
+    pub buffers: u64,
     /// Open table readers.
     pub open_tables: u64,
 }

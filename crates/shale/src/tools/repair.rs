@@ -482,6 +482,7 @@ fn flush_mems(
         };
         let mut spec = OutputSpec {
             range_dels,
+            memory: None,
             fs,
             dir,
             table_opts: TableOptions {

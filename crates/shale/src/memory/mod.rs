@@ -1,0 +1,315 @@
+//! One memory ledger per DB, and the memory budget it enforces
+//! (`Options::memory_budget`, RocksDB's write buffer manager with cache
+//! charging, generalised).
+//!
+//! The owners of memory charge it here themselves, by part:
+//! - [`Part::Memtables`]: arena chunks, memtable filters and range
+//!   tombstones (charged by the memtable and its arena while they live);
+//! - [`Part::TableReaders`]: what an open table reader keeps outside the
+//!   block cache (its index, index search keys and filter; charged at open,
+//!   released when the last user of the reader drops it);
+//! - [`Part::Buffers`]: IO buffers of background work (compaction
+//!   readahead, the pending index and filter of a table being built).
+//!
+//! The block cache is the fourth consumer and the only elastic one: with a
+//! budget, its capacity is set to `budget - charged` (never above the
+//! configured `cache_size`), so it evicts unpinned blocks as the other parts
+//! grow and takes the room back when they shrink. The write path reads the
+//! ledger to flush memtables early and, as a last resort, to stop writers
+//! (`db/write.rs`). The sum can pass the budget only by blocks pinned by
+//! readers and by what a single allocation adds before the cache shrinks.
+//!
+//! Thread-safety: every method takes `&self`; a read of the sum is a
+//! snapshot of each part, not of the sum. Resizing the
+//! cache is serialised by a mutex and happens only when the target moved by
+//! a granule (1/128 of the budget), so charging is a counter update almost
+//! always.
+//!
+//! Invariant: every charge is released exactly once ([`Charge`] releases on
+//! drop; [`Meter`] users pair `add` with `sub`), so with no memtable, no
+//! open table and no job the ledger reads zero.
+
+pub(crate) mod pages;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+/// What a charge is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// Memtables of every column family.
+    Memtables = 0,
+    /// Open table readers' own memory.
+    TableReaders = 1,
+    /// IO buffers of flushes and compactions.
+    Buffers = 2,
+}
+
+/// Sets the block cache's capacity (given by the DB at open).
+type CacheResizer = Box<dyn Fn(usize) + Send + Sync>;
+
+/// The elastic block cache, as the ledger sees it.
+struct ElasticCache {
+    /// The configured `cache_size`: the capacity never goes above it.
+    max: usize,
+    resize: CacheResizer,
+    /// The capacity last set (read without the lock for the fast check).
+    current: AtomicUsize,
+    /// Serialises resizes.
+    lock: Mutex<()>,
+}
+
+/// The DB's memory ledger (see the module comment).
+pub(crate) struct Ledger {
+    parts: [AtomicUsize; 3],
+    /// The budget in bytes; 0: none (the ledger only counts).
+    limit: usize,
+    /// The smallest move of the cache's target capacity that resizes it.
+    granule: usize,
+    cache: OnceLock<ElasticCache>,
+}
+
+impl Ledger {
+    /// A ledger enforcing `limit` bytes (0: counting only).
+    pub(crate) fn new(limit: usize) -> Arc<Ledger> {
+        Arc::new(Ledger {
+            parts: Default::default(),
+            limit,
+            granule: (limit / 128).max(64 << 10),
+            cache: OnceLock::new(),
+        })
+    }
+
+    /// The budget (0: none).
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Bytes charged to `part` now.
+    pub(crate) fn get(&self, part: Part) -> usize {
+        self.parts[part as usize].load(Ordering::Relaxed)
+    }
+
+    /// Bytes charged to every part (the block cache not included).
+    pub(crate) fn charged(&self) -> usize {
+        self.parts.iter().map(|p| p.load(Ordering::SeqCst)).sum()
+    }
+
+    /// Bytes of the budget not charged to a part (0 without a budget).
+    pub(crate) fn room(&self) -> usize {
+        self.limit.saturating_sub(self.charged())
+    }
+
+    /// A handle that charges `part`.
+    pub(crate) fn meter(self: &Arc<Self>, part: Part) -> Meter {
+        Meter {
+            ledger: Arc::clone(self),
+            part,
+        }
+    }
+
+    /// Gives the block cache to the budget: from now on its capacity is
+    /// `min(max, room())`, set through `resize` (called at once). Without a
+    /// budget, or a second time, does nothing.
+    pub(crate) fn attach_cache(&self, max: usize, resize: impl Fn(usize) + Send + Sync + 'static) {
+        if self.limit == 0 {
+            return;
+        }
+        let cache = ElasticCache {
+            max,
+            resize: Box::new(resize),
+            current: AtomicUsize::new(usize::MAX),
+            lock: Mutex::new(()),
+        };
+        if self.cache.set(cache).is_ok() {
+            self.rebalance();
+        }
+    }
+
+    /// The capacity the block cache should have now (`None` when the
+    /// budget does not manage it).
+    #[cfg(test)]
+    pub(crate) fn cache_target(&self) -> Option<usize> {
+        let c = self.cache.get()?;
+        Some(c.max.min(self.room()))
+    }
+
+    fn add(&self, part: Part, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
+        self.parts[part as usize].fetch_add(bytes, Ordering::SeqCst);
+        self.rebalance();
+    }
+
+    fn sub(&self, part: Part, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
+        let prev = self.parts[part as usize].fetch_sub(bytes, Ordering::SeqCst);
+        debug_assert!(prev >= bytes, "{part:?} released more than charged");
+        self.rebalance();
+    }
+
+    /// Resizes the cache when its target moved by a granule or more. The
+    /// counters and `current` are sequentially consistent: a charge made
+    /// while another thread resizes is either seen by that thread's recheck
+    /// or sees its new `current` (and resizes again itself), so the cache
+    /// never rests at a stale target.
+    fn rebalance(&self) {
+        let Some(c) = self.cache.get() else { return };
+        let target = || c.max.min(self.room());
+        let moved = |t: usize| c.current.load(Ordering::SeqCst).abs_diff(t) >= self.granule;
+        if !moved(target()) {
+            return;
+        }
+        let _g = c.lock.lock();
+        loop {
+            let t = target();
+            if !moved(t) {
+                return;
+            }
+            (c.resize)(t);
+            c.current.store(t, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Charges one part of a ledger (cheap to clone).
+#[derive(Clone)]
+pub(crate) struct Meter {
+    ledger: Arc<Ledger>,
+    part: Part,
+}
+
+impl Meter {
+    /// Charges `bytes`.
+    pub(crate) fn add(&self, bytes: usize) {
+        self.ledger.add(self.part, bytes);
+    }
+
+    /// Releases `bytes` charged before by `add`.
+    pub(crate) fn sub(&self, bytes: usize) {
+        self.ledger.sub(self.part, bytes);
+    }
+
+    /// A charge of zero bytes to this meter's part.
+    pub(crate) fn charge(&self) -> Charge {
+        Charge {
+            meter: self.clone(),
+            bytes: 0,
+        }
+    }
+}
+
+/// Bytes charged while this value lives: set to the owner's current size
+/// with [`Charge::set`], released on drop.
+pub(crate) struct Charge {
+    meter: Meter,
+    bytes: usize,
+}
+
+impl Charge {
+    /// Makes the charge `bytes` (charging or releasing the difference).
+    pub(crate) fn set(&mut self, bytes: usize) {
+        if bytes > self.bytes {
+            self.meter.add(bytes - self.bytes);
+        } else if bytes < self.bytes {
+            self.meter.sub(self.bytes - bytes);
+        }
+        self.bytes = bytes;
+    }
+
+    /// The bytes charged.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.meter.sub(self.bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_add_up_and_release_on_drop() {
+        let l = Ledger::new(0);
+        let m = l.meter(Part::Memtables);
+        m.add(100);
+        let mut c = l.meter(Part::Buffers).charge();
+        c.set(50);
+        c.set(30);
+        assert_eq!(c.bytes(), 30);
+        assert_eq!(l.get(Part::Memtables), 100);
+        assert_eq!(l.get(Part::Buffers), 30);
+        assert_eq!(l.charged(), 130);
+        drop(c);
+        m.sub(100);
+        assert_eq!(l.charged(), 0);
+        // No budget: nothing to attach, no room.
+        l.attach_cache(1 << 20, |_| panic!("resized without a budget"));
+        assert_eq!(l.cache_target(), None);
+        assert_eq!(l.room(), 0);
+    }
+
+    #[test]
+    fn the_cache_gets_what_the_parts_leave_within_a_granule() {
+        let limit = 64 << 20;
+        let l = Ledger::new(limit);
+        let cap = Arc::new(AtomicUsize::new(0));
+        let c2 = Arc::clone(&cap);
+        l.attach_cache(48 << 20, move |n| c2.store(n, Ordering::Relaxed));
+        // Bounded by cache_size while the parts leave more.
+        assert_eq!(cap.load(Ordering::Relaxed), 48 << 20);
+        let m = l.meter(Part::Memtables);
+        m.add(8 << 20);
+        assert_eq!(cap.load(Ordering::Relaxed), 48 << 20);
+        m.add(16 << 20);
+        assert_eq!(cap.load(Ordering::Relaxed), 40 << 20);
+        // A move under a granule (512 KiB here) does not resize.
+        m.add(100 << 10);
+        assert_eq!(cap.load(Ordering::Relaxed), 40 << 20);
+        m.add(500 << 10);
+        let want = limit - (24 << 20) - (600 << 10);
+        assert_eq!(cap.load(Ordering::Relaxed), want);
+        // Past the budget: the cache gets nothing.
+        let t = l.meter(Part::TableReaders);
+        t.add(64 << 20);
+        assert_eq!(cap.load(Ordering::Relaxed), 0);
+        assert_eq!(l.cache_target(), Some(0));
+        // Released: back to the bound.
+        t.sub(64 << 20);
+        m.sub((24 << 20) + (600 << 10));
+        assert_eq!(cap.load(Ordering::Relaxed), 48 << 20);
+    }
+
+    #[test]
+    fn concurrent_charges_sum_to_zero_and_leave_the_cache_at_its_target() {
+        let l = Ledger::new(16 << 20);
+        let cap = Arc::new(AtomicUsize::new(0));
+        let c2 = Arc::clone(&cap);
+        l.attach_cache(16 << 20, move |n| c2.store(n, Ordering::Relaxed));
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let l = &l;
+                s.spawn(move || {
+                    let part = [Part::Memtables, Part::TableReaders, Part::Buffers][t % 3];
+                    let mut c = l.meter(part).charge();
+                    for i in 0..10_000usize {
+                        c.set((i * 7919) % (3 << 20));
+                    }
+                });
+            }
+        });
+        assert_eq!(l.charged(), 0);
+        assert_eq!(cap.load(Ordering::Relaxed), 16 << 20);
+    }
+}

@@ -1,0 +1,113 @@
+//! Large buffers taken straight from the kernel (anonymous private
+//! mappings) instead of the allocator, so that freeing one gives its pages
+//! back at once.
+//!
+//! Why: memtable arena chunks are the largest churn of the engine (every
+//! byte written passes through one and is freed wholesale at flush). Taken
+//! from a general-purpose allocator (glibc's raises its mmap threshold after
+//! the first large free), they end up in the heap, where the small blocks
+//! allocated after them (cached blocks) pin the freed space: measured under
+//! `memory_budget` = 64 MiB, the process held 36–57 MiB of freed heap on top
+//! of the 64 MiB in use (docs/PERFORMANCE.md, "One memory budget").
+//!
+//! Under Miri (which has no `mmap`) the global allocator stands in.
+//!
+//! Thread-safety: a [`Pages`] owns its mapping like a `Box<[u8]>`.
+
+use std::ptr::NonNull;
+
+/// Requests from this size up are mapped; smaller ones belong to the
+/// allocator.
+pub(crate) const MIN_MAPPED: usize = 64 << 10;
+
+/// An owned, zero-filled, page-aligned mapping of `len` bytes.
+pub(crate) struct Pages {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned exclusively (like a `Box<[u8]>`) and holds
+// plain bytes.
+unsafe impl Send for Pages {}
+// SAFETY: `&Pages` gives no access to the bytes; users synchronise their
+// own use of the pointer.
+unsafe impl Sync for Pages {}
+
+impl Pages {
+    /// Maps `len > 0` bytes; `None` when the kernel refuses.
+    #[cfg(not(miri))]
+    pub(crate) fn map(len: usize) -> Option<Pages> {
+        debug_assert!(len > 0);
+        // SAFETY: an anonymous private mapping at an address the kernel
+        // chooses touches no existing memory; the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        Some(Pages {
+            ptr: NonNull::new(p.cast::<u8>())?,
+            len,
+        })
+    }
+
+    /// Miri: zeroed memory from the global allocator.
+    #[cfg(miri)]
+    pub(crate) fn map(len: usize) -> Option<Pages> {
+        let layout = std::alloc::Layout::from_size_align(len, 4096).ok()?;
+        // SAFETY: `len > 0`.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        Some(Pages {
+            ptr: NonNull::new(p)?,
+            len,
+        })
+    }
+
+    /// The first byte; valid for `len` bytes until `self` is dropped.
+    pub(crate) fn as_ptr(&self) -> NonNull<u8> {
+        self.ptr
+    }
+}
+
+impl Drop for Pages {
+    fn drop(&mut self) {
+        #[cfg(not(miri))]
+        // SAFETY: `ptr`/`len` are exactly the mapping made by `map`, unmapped
+        // once, here; nothing uses it after its owner drops it.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr().cast(), self.len);
+        }
+        #[cfg(miri)]
+        // SAFETY: allocated by `map` with this layout, freed once.
+        unsafe {
+            std::alloc::dealloc(
+                self.ptr.as_ptr(),
+                std::alloc::Layout::from_size_align_unchecked(self.len, 4096),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mapping_is_zeroed_writable_and_page_aligned() {
+        let p = Pages::map(MIN_MAPPED + 100).expect("mmap");
+        assert_eq!(p.as_ptr().as_ptr() as usize % 4096, 0);
+        // SAFETY: the mapping is `MIN_MAPPED + 100` bytes long and owned here.
+        let s = unsafe { std::slice::from_raw_parts_mut(p.as_ptr().as_ptr(), MIN_MAPPED + 100) };
+        assert!(s.iter().all(|&b| b == 0));
+        s.fill(0xAB);
+        assert_eq!(s[MIN_MAPPED + 99], 0xAB);
+    }
+}

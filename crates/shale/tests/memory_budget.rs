@@ -1,0 +1,267 @@
+//! `Options::memory_budget`: one budget over memtables, table readers,
+//! background buffers and the block cache (issue 17). The accounting is
+//! read through `Db::stats().memory` and the `shale.memory-*` properties.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use shale::{Db, Error, MemoryStats, Options};
+
+const MIB: usize = 1 << 20;
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{:010}", i.wrapping_mul(0x9E37_79B9) % 1_000_000_007).into_bytes()
+}
+
+fn num(db: &Db, p: &str) -> u64 {
+    db.property(p).unwrap().parse().unwrap()
+}
+
+/// What the ledger may pass its budget by while work runs: blocks pinned by
+/// readers, a resize granule, and a memtable chunk (1 MiB) per thread that
+/// charged before the cache shrank.
+fn slack(m: &MemoryStats, threads: u64) -> u64 {
+    m.block_cache_pinned + (m.budget / 128).max(64 << 10) + threads * MIB as u64
+}
+
+#[test]
+fn a_bad_memory_budget_is_invalid_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let too_small = Options {
+        memory_budget: 512 << 10,
+        ..common::quiet_options()
+    };
+    let e = Db::open(dir.path(), too_small).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("below the smallest budget")),
+        "{e}"
+    );
+    let wb_over = Options {
+        memory_budget: 4 * MIB,
+        db_write_buffer_size: 8 * MIB,
+        ..common::quiet_options()
+    };
+    let e = Db::open(dir.path(), wb_over).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("larger than memory_budget")),
+        "{e}"
+    );
+}
+
+/// The cache fills up to the budget while nothing else uses it, and gives
+/// room back as the memtables grow.
+#[test]
+fn the_block_cache_gets_what_the_rest_of_the_budget_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = 8 * MIB;
+    let opts = Options {
+        memory_budget: budget,
+        cache_size: budget,
+        write_buffer_size: 64 * MIB,
+        cache_index_and_filter_blocks: true,
+        compaction_readahead_size: 0,
+        ..common::quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(num(&db, "shale.memory-budget"), budget as u64);
+    let value = vec![7u8; 1000];
+    for i in 0..12_000 {
+        db.put(&key(i), &value).unwrap();
+    }
+    db.flush().unwrap();
+    // Read everything: the cache fills to what the budget leaves it.
+    for i in 0..12_000 {
+        assert!(db.get(&key(i)).unwrap().is_some());
+    }
+    let m = db.stats().memory;
+    let others = m.memtables + m.table_readers + m.buffers;
+    assert!(m.memtables < MIB as u64, "{m:?}");
+    assert!(
+        m.block_cache_capacity + others <= budget as u64 + (64 << 10),
+        "{m:?}"
+    );
+    assert!(
+        m.block_cache_capacity + others + (64 << 10) >= budget as u64,
+        "{m:?}"
+    );
+    assert!(m.block_cache > 6 * MIB as u64, "the cache filled: {m:?}");
+    let before = m.block_cache_capacity;
+    // 3 MiB into the memtable (its share is 4 MiB: no flush yet).
+    for i in 0..3_000 {
+        db.put(&key(1_000_000 + i), &value).unwrap();
+    }
+    let m = db.stats().memory;
+    assert!(m.memtables >= 3 * MIB as u64, "{m:?}");
+    assert!(
+        m.block_cache_capacity + 3 * MIB as u64 <= before + (64 << 10),
+        "the cache shrank by the memtable's growth: {before} -> {m:?}"
+    );
+    assert!(
+        m.block_cache <= m.block_cache_capacity + m.block_cache_pinned,
+        "{m:?}"
+    );
+    assert!(m.total <= budget as u64 + slack(&m, 1), "{m:?}");
+    // The flush gives the room back.
+    db.flush().unwrap();
+    let m = db.stats().memory;
+    assert!(
+        m.block_cache_capacity >= before - MIB as u64,
+        "{before} -> {m:?}"
+    );
+}
+
+/// Without `db_write_buffer_size`, the memtables flush at half the budget;
+/// a write stream never holds more memtable memory than the budget leaves.
+#[test]
+fn memtables_flush_within_their_part_of_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = 4 * MIB;
+    let opts = Options {
+        memory_budget: budget,
+        cache_size: budget,
+        write_buffer_size: 64 * MIB,
+        max_write_buffer_number: 4,
+        ..common::quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let value = vec![1u8; 300];
+    let mut peak = 0;
+    for i in 0..30_000 {
+        db.put(&key(i), &value).unwrap();
+        if i.is_multiple_of(32) {
+            peak = peak.max(num(&db, "shale.size-all-mem-tables-db"));
+        }
+    }
+    db.wait_for_compaction().unwrap();
+    let m = db.stats().memory;
+    assert!(
+        num(&db, "shale.num-files-at-level0") >= 4,
+        "flushed at the share"
+    );
+    assert!(
+        peak <= budget as u64 + MIB as u64,
+        "memtables peaked at {peak}: {m:?}"
+    );
+    assert!(peak >= (budget / 2) as u64 * 7 / 8 - MIB as u64, "{peak}");
+}
+
+/// Writers, readers, flushes and compactions at once: the ledger's total
+/// stays within the budget plus pinned blocks and a little slack, and once
+/// everything is idle the buffers read zero.
+#[test]
+fn concurrent_work_stays_within_the_budget_and_idle_buffers_read_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = 8 * MIB;
+    let opts = Options {
+        memory_budget: budget,
+        cache_size: budget,
+        write_buffer_size: 2 * MIB,
+        target_file_size_base: MIB as u64,
+        max_bytes_for_level_base: 4 * MIB as u64,
+        level0_file_num_compaction_trigger: 2,
+        bloom_bits_per_key: 10,
+        cache_index_and_filter_blocks: true,
+        max_background_jobs: 2,
+        ..Options {
+            create_if_missing: true,
+            ..Options::default()
+        }
+    };
+    let db = Arc::new(Db::open(dir.path(), opts).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    for t in 0..4u64 {
+        let db = Arc::clone(&db);
+        let stop = Arc::clone(&stop);
+        threads.push(std::thread::spawn(move || {
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(t);
+            let value = vec![t as u8; 300];
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) && n < 60_000 {
+                let k = key(rng.gen_range(0..40_000));
+                if t < 2 {
+                    db.put(&k, &value).unwrap();
+                } else if n.is_multiple_of(64) {
+                    // A short scan (readahead buffers, pinned blocks).
+                    let mut it = db.iter(&shale::ReadOptions::default());
+                    it.seek(&k);
+                    for _ in 0..50 {
+                        if !it.valid() {
+                            break;
+                        }
+                        it.next();
+                    }
+                    it.status().unwrap();
+                } else {
+                    db.get(&k).unwrap();
+                }
+                n += 1;
+            }
+        }));
+    }
+    let mut samples = 0;
+    let mut worst = 0i64;
+    while threads.iter().any(|t| !t.is_finished()) {
+        let m = db.stats().memory;
+        assert_eq!(m.budget, budget as u64);
+        let over = m.total as i64 - (budget as u64 + slack(&m, 4)) as i64;
+        worst = worst.max(m.total as i64 - budget as i64);
+        assert!(over <= 0, "over the budget by {over}: {m:?}");
+        samples += 1;
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(samples > 10, "{samples} samples");
+    db.wait_for_compaction().unwrap();
+    let m = db.stats().memory;
+    assert_eq!(m.buffers, 0, "idle: no buffers charged: {m:?}");
+    assert_eq!(num(&db, "shale.memory-buffers"), 0);
+    assert!(
+        m.total <= budget as u64 + m.block_cache_pinned,
+        "{m:?} (worst {worst})"
+    );
+}
+
+/// Open tables are charged while they live: a table reader's index and
+/// filter (outside the cache) show in the ledger, and compacting the tables
+/// away releases them.
+#[test]
+fn table_readers_are_charged_while_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        memory_budget: 16 * MIB,
+        cache_size: 16 * MIB,
+        bloom_bits_per_key: 10,
+        ..common::quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(num(&db, "shale.memory-table-readers"), 0);
+    let value = vec![3u8; 100];
+    for round in 0..3u64 {
+        for i in 0..5_000 {
+            db.put(&key(round * 10_000 + i), &value).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert!(db.get(&key(1)).unwrap().is_some());
+    let charged = num(&db, "shale.memory-table-readers");
+    assert_eq!(charged, num(&db, "shale.estimate-table-readers-mem"));
+    assert!(
+        charged > 3 * 5_000 * 10 / 8,
+        "filters and indexes: {charged}"
+    );
+    db.compact_range(None, None).unwrap();
+    assert!(db.get(&key(1)).unwrap().is_some());
+    let after = num(&db, "shale.memory-table-readers");
+    assert_eq!(after, num(&db, "shale.estimate-table-readers-mem"));
+    assert!(
+        after < charged,
+        "the three inputs released: {charged} -> {after}"
+    );
+}
