@@ -17,6 +17,7 @@ pub mod flags;
 pub mod header;
 pub mod histogram;
 pub mod keys;
+pub mod level_amp;
 pub mod livekeys;
 pub mod merge_operator;
 pub mod mt19937;

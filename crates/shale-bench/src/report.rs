@@ -107,6 +107,12 @@ pub struct BenchRecord {
     /// `shale.compaction-stats-json`).
     #[serde(default)]
     pub engine_write_amp: Option<f64>,
+    /// Per output level (L0 first): bytes flushes and compactions wrote
+    /// into the level during the benchmark ÷ user bytes written (Shale;
+    /// see `level_amp`). Their sum plus the WAL's share is
+    /// `engine_write_amp`.
+    #[serde(default)]
+    pub level_write_amp: Option<Vec<f64>>,
     /// SST block reads (from storage, cache misses) per op (Shale:
     /// `shale.block-reads` delta).
     #[serde(default)]
@@ -442,6 +448,7 @@ mod tests {
         let back: BenchRecord = serde_json::from_str(old).unwrap();
         assert_eq!(back.block_reads_per_op, None);
         assert_eq!(back.pacer_lateness_us, None);
+        assert_eq!(back.level_write_amp, None);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::flags::Flags;
 use crate::header;
 use crate::histogram::Histogram;
 use crate::keys::KeyGen;
+use crate::level_amp;
 use crate::livekeys::LiveKeys;
 use crate::mt19937::Mt19937_64;
 use crate::pacer::Pacer;
@@ -321,6 +322,7 @@ struct Before {
     io: Option<IoCounters>,
     stall: Option<u64>,
     counters: EngineCounters,
+    level_bytes: Option<Vec<u64>>,
 }
 
 /// Engine counters read before and after a benchmark (None when the
@@ -453,6 +455,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         io: IoCounters::read(),
         stall: db.stall_micros(),
         counters: EngineCounters::read(db),
+        level_bytes: level_amp::read(db),
     };
     let reporter = want_intervals.then(|| Reporter::start(lives.clone(), interval_secs, csv));
     let barrier = Barrier::new(n);
@@ -502,6 +505,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
     let end_io = IoCounters::read();
     let end_stall = db.stall_micros();
     let end_counters = EngineCounters::read(db);
+    let end_level_bytes = level_amp::read(db);
     let intervals = match reporter {
         Some(r) => r.finish()?,
         None => Vec::new(),
@@ -565,6 +569,11 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
             .and_then(|d| (user_bytes > 0).then(|| d.net_write_bytes() as f64 / user_bytes as f64)),
         engine_write_amp: engine_bytes_written
             .and_then(|b| (user_bytes > 0).then(|| b as f64 / user_bytes as f64)),
+        level_write_amp: level_amp::write_amp(
+            before.level_bytes.as_deref(),
+            end_level_bytes.as_deref(),
+            user_bytes,
+        ),
         block_reads_per_op: delta(c0.block_reads, end_counters.block_reads).map(per_op),
         bloom_useful_per_op: delta(c0.bloom_useful, end_counters.bloom_useful).map(per_op),
         peak_rss_bytes: if reset_rss {
@@ -734,6 +743,13 @@ mod tests {
         // Every put went to the WAL: at least key + value bytes per op.
         let ewa = fill.engine_write_amp.unwrap();
         assert!(ewa >= 1.0, "engine write-amp {ewa}");
+        // The memtable was not flushed during the fill: no level received
+        // bytes, and the levels' share of the write-amp is 0.
+        let levels = fill.level_write_amp.as_ref().unwrap();
+        assert!(
+            !levels.is_empty() && levels.iter().all(|v| *v == 0.0),
+            "{levels:?}"
+        );
         let rr = recs.iter().find(|r| r.benchmark == "readrandom").unwrap();
         let br = rr.block_reads_per_op.unwrap();
         assert!(br > 0.0, "block reads/op {br}");
