@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
 use crate::benchmarks::{self, cfscale, meta, Ctx, Kind, Method, ThreadState};
+use crate::chart;
 use crate::clock::{now_micros, wall_micros};
 use crate::engine::{self, Engine, WriteOpts};
 use crate::error::{bail, Error, Result};
@@ -26,7 +27,7 @@ use crate::pacer::Pacer;
 use crate::ratelimit::RateLimiter;
 use crate::repeat::{self, BenchSpec, Combined};
 use crate::report::{BenchRecord, Latency};
-use crate::reporter::{Interval, Reporter};
+use crate::reporter::Reporter;
 use crate::seeds::Seeds;
 use crate::stats::{LiveCounters, Merged, ReportCfg, Stats};
 use crate::sysinfo::{self, IoCounters};
@@ -210,7 +211,13 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         d.close()?;
     }
     if !flags.chart.is_empty() {
-        crate::chart::write(Path::new(&flags.chart), &kept.series)?;
+        let note = format!(
+            "engine {}, db {}; one point per {}-second reporting interval",
+            flags.engine,
+            flags.db,
+            flags.report_interval_seconds.max(1)
+        );
+        chart::write(Path::new(&flags.chart), &kept.series, &note)?;
     }
     Ok(kept.records)
 }
@@ -237,7 +244,7 @@ fn parse_benchmarks(list: &str) -> Result<Vec<BenchSpec>> {
 #[derive(Default)]
 struct Kept {
     records: Vec<BenchRecord>,
-    series: Vec<(String, Vec<Interval>)>,
+    series: Vec<chart::Run>,
 }
 
 impl Kept {
@@ -248,7 +255,11 @@ impl Kept {
         } else {
             rec.benchmark.clone()
         };
-        self.series.push((label, rec.intervals.clone()));
+        self.series.push(chart::Run {
+            benchmark: rec.benchmark.clone(),
+            label,
+            intervals: rec.intervals.clone(),
+        });
         if !flags.json.is_empty() {
             rec.append_json(Path::new(&flags.json))?;
         }
@@ -719,7 +730,15 @@ mod tests {
         let back = crate::report::read_json(&json).unwrap();
         assert_eq!(back.len(), 14);
         assert_eq!(back[0].flags["num"], "200");
-        assert!(chart.exists());
+        // Two panels (throughput, p99) per run of consecutive passes.
+        let groups = (0..recs.len())
+            .filter(|&i| i == 0 || recs[i].benchmark != recs[i - 1].benchmark)
+            .count();
+        let svg = std::fs::read_to_string(&chart).unwrap();
+        let p = shale_chart::verify::parse(&svg).unwrap();
+        assert_eq!(p.panels.len(), 2 * groups);
+        assert!(p.texts_outside().is_empty(), "{:?}", p.texts_outside());
+        assert!(chart.with_extension("csv").exists());
     }
 
     #[cfg(feature = "shale-engine")]
