@@ -586,7 +586,7 @@ impl Flags {
     pub fn help() -> String {
         let mut s = String::from(
             "shale-bench: db_bench-compatible benchmark driver.\n\
-             Usage: shale-bench [--flag=value ...]\n       shale-bench compare A.json B.json\n\nFlags:\n",
+             Usage: shale-bench [--flag=value ...]\n       shale-bench compare A.json[,A2.json...] B.json[,B2.json...] [C.json ...] [--plot FILE.svg]\n\nFlags:\n",
         );
         let d = Flags::default().values();
         for (def, (_, v)) in FLAG_DEFS.iter().zip(d) {

@@ -249,13 +249,13 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     })
 }
 
-/// The medians of one side of a comparison, per benchmark (in first-seen
-/// order; the k-th occurrence of a name in a file is its own entry).
-fn side(files: &[&Path]) -> Result<Vec<(String, Vec<BenchRecord>)>> {
-    let mut out: Vec<(String, Vec<BenchRecord>)> = Vec::new();
-    for f in files {
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        for r in read_json(f)? {
+/// The records of one file keyed by benchmark, in file order: the k-th
+/// occurrence of a name (k > 1) is `name#k`, its own entry.
+pub(crate) fn keyed(records: Vec<BenchRecord>) -> Vec<(String, BenchRecord)> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    records
+        .into_iter()
+        .map(|r| {
             let k = seen.entry(r.benchmark.clone()).or_default();
             *k += 1;
             let key = if *k == 1 {
@@ -263,6 +263,17 @@ fn side(files: &[&Path]) -> Result<Vec<(String, Vec<BenchRecord>)>> {
             } else {
                 format!("{}#{}", r.benchmark, k)
             };
+            (key, r)
+        })
+        .collect()
+}
+
+/// The medians of one side of a comparison, per benchmark (in first-seen
+/// order; the k-th occurrence of a name in a file is its own entry).
+fn side(files: &[&Path]) -> Result<Vec<(String, Vec<BenchRecord>)>> {
+    let mut out: Vec<(String, Vec<BenchRecord>)> = Vec::new();
+    for f in files {
+        for (key, r) in keyed(read_json(f)?) {
             match out.iter_mut().find(|(n, _)| *n == key) {
                 Some((_, v)) => v.push(r),
                 None => out.push((key, vec![r])),
