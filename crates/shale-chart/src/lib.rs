@@ -16,7 +16,7 @@
 //! stable class `series series-<key>` and id `panel-<p>-series-<key>`
 //! (the same key, hence colour, for the same run in every panel), each tick
 //! carries its value (`data-value`), no element is transformed, and all
-//! text is XML-escaped. The [`verify`] module (feature `verify`, for tests)
+//! text is XML-escaped. The `verify` module (feature `verify`, for tests)
 //! parses a figure back and maps the paths to data coordinates through the
 //! tick positions.
 //!
