@@ -64,14 +64,10 @@ pub fn figure(runs: &[Run], note: &str) -> Figure {
     if runs.is_empty() {
         f.note("no measured benchmark ran");
     }
-    let mut start = 0;
-    while start < runs.len() {
-        let name = &runs[start].benchmark;
-        let end = runs[start..]
-            .iter()
-            .position(|r| &r.benchmark != name)
-            .map_or(runs.len(), |n| start + n);
-        let group = &runs[start..end];
+    for group in runs.chunk_by(|a, b| a.benchmark == b.benchmark) {
+        let Some(name) = group.first().map(|r| &r.benchmark) else {
+            continue;
+        };
         let mut ops = LineChart::new(
             format!("{name}: throughput"),
             time_axis(),
@@ -84,7 +80,6 @@ pub fn figure(runs: &[Run], note: &str) -> Figure {
         }
         f.push(ops);
         f.push(p99);
-        start = end;
     }
     f
 }
