@@ -13,7 +13,9 @@
 # (also available, not in the default list: readseq)
 # Per step it prints the median ops/sec of each engine, the ratio B/A, and
 # the B/A ratios of write-amp, DB size, peak RSS, p99 and CPU per op (from
-# the --json outputs, via `shale-bench compare`).
+# the --json outputs, via `shale-bench compare`), and writes OUT/<step>.svg
+# overlaying every run of the step (throughput and p99 over time, write-amp
+# per level; `shale-bench compare --plot`).
 #
 # Build first:  cargo build --release -p shale-bench --features rocksdb
 # Usage:        bench/compare.sh [extra shale-bench flags...]
@@ -106,9 +108,9 @@ for step in $STEPS; do
   b=$(IFS=,; echo "${b_files[*]}")
   {
     echo "### step $step"
-    "$BIN" compare "$a" "$b" | tail -n +2
+    "$BIN" compare "$a" "$b" --plot "$OUT/$step.svg" | tail -n +2
     echo
   } | tee -a "$summary"
 done
 echo "A = $ENGINE_A, B = $ENGINE_B; ratios are B/A (ops: >1 means Shale is faster; w-amp, db size, peak rss, p99, cpu/op: <1 means Shale uses less)." | tee -a "$summary"
-echo "Logs, JSON and report CSVs in $OUT" >&2
+echo "Logs, JSON, report CSVs and a plot per step (<step>.svg) in $OUT" >&2

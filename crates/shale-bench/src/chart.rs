@@ -1,145 +1,220 @@
-//! `--chart=FILE`: per-interval throughput and p99 latency of every
-//! benchmark as a hand-written SVG (one row per benchmark: ops/sec on the
-//! left, p99 µs on the right) and the same numbers as `FILE.csv`.
-//! Pure function of the data; no state.
+//! `--chart=FILE`: per benchmark, its throughput and its p99 latency over
+//! time, one panel each with labelled axes, units and a legend (the
+//! measured passes of a repeated entry, `name[X3]`, overlaid as one series
+//! per pass), drawn by shale-chart; and the same numbers as `FILE.csv`.
+//!
+//! Consecutive runs of one benchmark share its panels; a benchmark run
+//! again later in the list gets panels of its own. Pure functions of the
+//! data, plus `write`.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::error::Result;
+use shale_chart::{Axis, Figure, LineChart, Series};
+
+use crate::error::{Error, Result};
 use crate::reporter::Interval;
 
-const W: f64 = 420.0;
-const H: f64 = 160.0;
-const PAD: f64 = 40.0;
-
-fn panel(svg: &mut String, x0: f64, y0: f64, title: &str, pts: &[(f64, f64)], color: &str) {
-    let _ = write!(
-        svg,
-        r##"<g transform="translate({x0},{y0})"><rect x="{PAD}" y="10" width="{}" height="{}" fill="none" stroke="#999"/>"##,
-        W - PAD - 10.0,
-        H - PAD - 10.0
-    );
-    let _ = write!(
-        svg,
-        r#"<text x="{PAD}" y="8" font-size="11">{}</text>"#,
-        escape(title)
-    );
-    let xmax = pts.iter().map(|p| p.0).fold(0.0f64, f64::max).max(1e-9);
-    let ymax = pts.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9);
-    let sx = |x: f64| PAD + x / xmax * (W - PAD - 10.0);
-    let sy = |y: f64| H - PAD - y / ymax * (H - PAD - 20.0);
-    let _ = write!(svg, r#"<text x="2" y="20" font-size="9">{ymax:.0}</text>"#);
-    let _ = write!(svg, r#"<text x="2" y="{}" font-size="9">0</text>"#, H - PAD);
-    let _ = write!(
-        svg,
-        r#"<text x="{}" y="{}" font-size="9">{xmax:.0}s</text>"#,
-        W - 40.0,
-        H - PAD + 12.0
-    );
-    let points: Vec<String> = pts
-        .iter()
-        .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
-        .collect();
-    let _ = write!(
-        svg,
-        r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{}"/></g>"#,
-        points.join(" ")
-    );
+/// One measured pass and its intervals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The benchmark's name.
+    pub benchmark: String,
+    /// The pass's name in the legend and the CSV (`name (run 2/3)`).
+    pub label: String,
+    /// Its intervals.
+    pub intervals: Vec<Interval>,
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// The x axis of every time chart.
+pub(crate) fn time_axis() -> Axis {
+    Axis::new("time since the benchmark started", "s")
 }
 
-/// The SVG for `(benchmark, intervals)` rows.
-pub fn svg(series: &[(String, Vec<Interval>)]) -> String {
-    let rows = series.len().max(1) as f64;
-    let mut s = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif">"#,
-        2.0 * W,
-        rows * H
-    );
-    for (i, (name, iv)) in series.iter().enumerate() {
-        let y0 = i as f64 * H;
-        let ops: Vec<(f64, f64)> = iv.iter().map(|p| (p.secs, p.ops_per_sec)).collect();
-        let p99: Vec<(f64, f64)> = iv.iter().map(|p| (p.secs, p.p99_us)).collect();
-        panel(
-            &mut s,
-            0.0,
-            y0,
-            &format!("{name}: ops/sec per interval"),
-            &ops,
-            "#1f77b4",
-        );
-        panel(
-            &mut s,
-            W,
-            y0,
-            &format!("{name}: p99 latency (us)"),
-            &p99,
-            "#d62728",
-        );
+/// The y axis of throughput charts.
+pub(crate) fn throughput_axis() -> Axis {
+    Axis::new("throughput", "ops/s")
+}
+
+/// The y axis of latency charts.
+pub(crate) fn p99_axis() -> Axis {
+    Axis::new("p99 latency", "µs")
+}
+
+/// Throughput points of `iv`: (end of the interval, ops/s).
+pub(crate) fn ops_points(iv: &[Interval]) -> Vec<(f64, f64)> {
+    iv.iter().map(|p| (p.secs, p.ops_per_sec)).collect()
+}
+
+/// p99 points of `iv`: (end of the interval, µs); intervals without ops
+/// have no p99 and no point.
+pub(crate) fn p99_points(iv: &[Interval]) -> Vec<(f64, f64)> {
+    iv.iter()
+        .filter(|p| p.ops > 0)
+        .map(|p| (p.secs, p.p99_us))
+        .collect()
+}
+
+/// The figure: two panels per group of consecutive runs of a benchmark.
+pub fn figure(runs: &[Run], note: &str) -> Figure {
+    let mut f = Figure::new("shale-bench: throughput and p99 latency per interval");
+    if !note.is_empty() {
+        f.note(note);
     }
-    s.push_str("</svg>\n");
-    s
+    if runs.is_empty() {
+        f.note("no measured benchmark ran");
+    }
+    for group in runs.chunk_by(|a, b| a.benchmark == b.benchmark) {
+        let Some(name) = group.first().map(|r| &r.benchmark) else {
+            continue;
+        };
+        let mut ops = LineChart::new(
+            format!("{name}: throughput"),
+            time_axis(),
+            throughput_axis(),
+        );
+        let mut p99 = LineChart::new(format!("{name}: p99 latency"), time_axis(), p99_axis());
+        for (key, r) in group.iter().enumerate() {
+            ops.push(Series::new(key, &r.label, ops_points(&r.intervals)));
+            p99.push(Series::new(key, &r.label, p99_points(&r.intervals)));
+        }
+        f.push(ops);
+        f.push(p99);
+    }
+    f
 }
 
 /// The CSV: `benchmark,secs,ops,ops_per_sec,p99_us`.
-pub fn csv(series: &[(String, Vec<Interval>)]) -> String {
+pub fn csv(runs: &[Run]) -> String {
     let mut s = String::from("benchmark,secs,ops,ops_per_sec,p99_us\n");
-    for (name, iv) in series {
-        for p in iv {
+    for r in runs {
+        for p in &r.intervals {
             let _ = writeln!(
                 s,
-                "{name},{:.3},{},{:.1},{:.1}",
-                p.secs, p.ops, p.ops_per_sec, p.p99_us
+                "{},{:.3},{},{:.1},{:.1}",
+                r.label, p.secs, p.ops, p.ops_per_sec, p.p99_us
             );
         }
     }
     s
 }
 
-/// Writes `path` (SVG) and `path` with extension `.csv`.
-pub fn write(path: &Path, series: &[(String, Vec<Interval>)]) -> Result<()> {
-    std::fs::write(path, svg(series))?;
-    std::fs::write(path.with_extension("csv"), csv(series))?;
-    Ok(())
+/// Writes `path` (SVG, with `note` under the title) and `path` with
+/// extension `.csv`.
+pub fn write(path: &Path, runs: &[Run], note: &str) -> Result<()> {
+    let put = |p: &Path, text: String| {
+        std::fs::write(p, text).map_err(|e| Error(format!("cannot write {}: {e}", p.display())))
+    };
+    put(path, figure(runs, note).to_svg())?;
+    put(&path.with_extension("csv"), csv(runs))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shale_chart::verify::parse;
+
+    fn iv(secs: f64, ops: u64, p99_us: f64) -> Interval {
+        Interval {
+            secs,
+            ops,
+            ops_per_sec: ops as f64,
+            p99_us,
+        }
+    }
+
+    fn run(bench: &str, label: &str, iv: Vec<Interval>) -> Run {
+        Run {
+            benchmark: bench.into(),
+            label: label.into(),
+            intervals: iv,
+        }
+    }
+
+    fn runs() -> Vec<Run> {
+        vec![
+            run(
+                "fill<x>",
+                "fill<x>",
+                vec![iv(1.0, 100, 5.0), iv(2.0, 300, 9.0)],
+            ),
+            run(
+                "readrandom",
+                "readrandom (run 1/2)",
+                vec![iv(1.0, 4000, 20.0), iv(2.0, 4200, 22.0), iv(3.0, 0, 0.0)],
+            ),
+            run(
+                "readrandom",
+                "readrandom (run 2/2)",
+                vec![iv(1.0, 3900, 25.0), iv(2.0, 4100, 21.0)],
+            ),
+        ]
+    }
 
     #[test]
-    fn svg_and_csv_contain_every_point() {
-        let iv = vec![
-            Interval {
-                secs: 1.0,
-                ops: 100,
-                ops_per_sec: 100.0,
-                p99_us: 5.0,
-            },
-            Interval {
-                secs: 2.0,
-                ops: 300,
-                ops_per_sec: 300.0,
-                p99_us: 9.0,
-            },
-        ];
-        let series = vec![("fill<x>".to_string(), iv)];
-        let s = svg(&series);
-        assert!(s.starts_with("<svg"));
-        assert!(s.trim_end().ends_with("</svg>"));
-        assert_eq!(s.matches("<polyline").count(), 2);
-        assert!(s.contains("fill&lt;x&gt;"));
-        let c = csv(&series);
-        assert_eq!(c.lines().count(), 3);
+    fn panels_per_benchmark_with_axes_units_and_one_path_per_pass() {
+        let svg = figure(&runs(), "engine memory").to_svg();
+        let p = parse(&svg).unwrap();
+        assert!(p.texts_outside().is_empty(), "{:?}", p.texts_outside());
+        assert_eq!(p.notes, vec!["engine memory"]);
+        let titles: Vec<&str> = p.panels.iter().map(|p| p.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "fill<x>: throughput",
+                "fill<x>: p99 latency",
+                "readrandom: throughput",
+                "readrandom: p99 latency"
+            ]
+        );
+        assert!(svg.contains("fill&lt;x&gt;: throughput"));
+        for panel in &p.panels {
+            let x = panel.x_axis.as_ref().unwrap();
+            let y = panel.y_axis.as_ref().unwrap();
+            assert_eq!(x.title, "time since the benchmark started (s)");
+            let want = if panel.title.ends_with("throughput") {
+                "throughput (ops/s)"
+            } else {
+                "p99 latency (µs)"
+            };
+            assert_eq!(y.title, want);
+            assert!(y.ticks.len() >= 2 && x.ticks.len() >= 2);
+            assert_eq!(panel.lines.len(), panel.legend.len());
+        }
+        let rr = p.panel("readrandom: throughput").unwrap();
+        let names: Vec<&str> = rr.legend.iter().map(|l| l.1.as_str()).collect();
+        assert_eq!(names, ["readrandom (run 1/2)", "readrandom (run 2/2)"]);
+        assert_eq!(rr.lines.len(), 2);
+        assert_eq!(rr.lines[0].points.len(), 3);
+        // The idle third interval has a throughput point but no p99 point.
+        assert_eq!(p.panel("readrandom: p99").unwrap().lines[0].points.len(), 2);
+        // The highest throughput (4200 ops/s) lies in the top tick interval.
+        let y = rr.y_axis.as_ref().unwrap();
+        let (top, step) = (y.max_tick().unwrap(), y.step().unwrap());
+        assert!(4200.0 <= top && 4200.0 > top - step, "{top} {step}");
+        let high = rr.lines[0].points[1].1;
+        assert!((high - 4200.0).abs() < top / 200.0, "{high}");
+    }
+
+    #[test]
+    fn csv_has_every_interval_and_write_makes_both_files() {
+        let c = csv(&runs());
+        assert_eq!(c.lines().count(), 8);
         assert!(c.contains("fill<x>,2.000,300,300.0,9.0"));
+        assert!(c.contains("readrandom (run 2/2),1.000,3900,3900.0,25.0"));
         let d = tempfile::tempdir().unwrap();
-        write(&d.path().join("c.svg"), &series).unwrap();
+        write(&d.path().join("c.svg"), &runs(), "").unwrap();
         assert!(d.path().join("c.csv").exists());
+        let back = std::fs::read_to_string(d.path().join("c.svg")).unwrap();
+        assert_eq!(parse(&back).unwrap().panels.len(), 4);
+        let err = write(&d.path().join("no/such/dir/c.svg"), &runs(), "").unwrap_err();
+        assert!(err.0.contains("cannot write"), "{err}");
+    }
+
+    #[test]
+    fn no_runs_still_make_a_valid_figure() {
+        let p = parse(&figure(&[], "").to_svg()).unwrap();
+        assert!(p.panels.is_empty());
+        assert_eq!(p.notes, vec!["no measured benchmark ran"]);
     }
 }

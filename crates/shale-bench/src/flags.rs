@@ -200,7 +200,7 @@ define_flags! {
     arrival_rate: f64 = 0.0, Gen, "Open loop: total ops/s at fixed intended times; latency measured from the intended start (0 = closed loop).";
     latency_sla_us: i64 = 0, Gen, "Open loop: count goodput = ops within this latency.";
     json: String = String::new(), Gen, "Append one JSON object per benchmark to this file.";
-    chart: String = String::new(), Gen, "Write per-interval throughput and p99 as an SVG chart (and FILE.csv).";
+    chart: String = String::new(), Gen, "Write throughput and p99 latency over time, per benchmark, as an SVG chart with axes, units and a legend (and the numbers as FILE.csv).";
     summary: bool = true, Gen, "Print the one-line resource summary after each benchmark.";
     num_column_families: i64 = 1, Gen, "Column families of the DB: 'default' plus column_family_name_000001..; key v lives in family v % N (as db_bench). Also N for the cfscale benchmark. shale, rocksdb and fjall (keyspaces) only.";
     cfscale_one_by_one: i64 = 0, Gen, "cfscale: how many families its create_one step creates one by one (0 = all N-1; RocksDB's create_cf rewrites its OPTIONS file each time, ~0.1 s per family at N = 1000).";
@@ -588,7 +588,7 @@ impl Flags {
     pub fn help() -> String {
         let mut s = String::from(
             "shale-bench: db_bench-compatible benchmark driver.\n\
-             Usage: shale-bench [--flag=value ...]\n       shale-bench compare A.json B.json\n\nFlags:\n",
+             Usage: shale-bench [--flag=value ...]\n       shale-bench compare A.json[,A2.json...] B.json[,B2.json...] [C.json ...] [--plot FILE.svg]\n\nFlags:\n",
         );
         let d = Flags::default().values();
         for (def, (_, v)) in FLAG_DEFS.iter().zip(d) {

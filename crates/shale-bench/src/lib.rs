@@ -3,24 +3,28 @@
 //!
 //! `run(args)` parses gflags-style flags and runs the `--benchmarks` list,
 //! printing db_bench's header, result lines and histograms plus a resource
-//! summary per benchmark; `shale-bench compare A.json B.json` compares two
-//! `--json` outputs. See the module headers for each concept.
+//! summary per benchmark; `shale-bench compare A.json B.json [--plot
+//! FILE]` compares `--json` outputs (and overlays them in an SVG). See the
+//! module headers for each concept.
 
 #![warn(missing_docs)]
 
 pub mod benchmarks;
 pub mod chart;
 pub mod clock;
+pub mod compare_cmd;
 pub mod engine;
 pub mod error;
 pub mod flags;
 pub mod header;
 pub mod histogram;
 pub mod keys;
+pub mod level_amp;
 pub mod livekeys;
 pub mod merge_operator;
 pub mod mt19937;
 pub mod pacer;
+pub mod plot;
 pub mod ratelimit;
 pub mod repeat;
 pub mod report;
@@ -41,12 +45,7 @@ pub fn run<S: AsRef<str>>(args: &[S]) -> Result<i32> {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
     if args.first().map(|a| a.as_ref()) == Some("compare") {
-        if args.len() != 3 {
-            return Err(Error::msg(
-                "usage: shale-bench compare A.json[,A2.json...] B.json[,B2.json...]",
-            ));
-        }
-        let text = report::compare(args[1].as_ref(), args[2].as_ref())?;
+        let text = compare_cmd::run(&args[1..])?;
         use std::io::Write;
         stdout.write_all(text.as_bytes())?;
         return Ok(0);

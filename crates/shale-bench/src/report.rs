@@ -107,6 +107,12 @@ pub struct BenchRecord {
     /// `shale.compaction-stats-json`).
     #[serde(default)]
     pub engine_write_amp: Option<f64>,
+    /// Per output level (L0 first): bytes flushes and compactions wrote
+    /// into the level during the benchmark ÷ user bytes written (Shale;
+    /// see `level_amp`). Their sum plus the WAL's share is
+    /// `engine_write_amp`.
+    #[serde(default)]
+    pub level_write_amp: Option<Vec<f64>>,
     /// SST block reads (from storage, cache misses) per op (Shale:
     /// `shale.block-reads` delta).
     #[serde(default)]
@@ -243,13 +249,13 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     })
 }
 
-/// The medians of one side of a comparison, per benchmark (in first-seen
-/// order; the k-th occurrence of a name in a file is its own entry).
-fn side(files: &[&Path]) -> Result<Vec<(String, Vec<BenchRecord>)>> {
-    let mut out: Vec<(String, Vec<BenchRecord>)> = Vec::new();
-    for f in files {
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        for r in read_json(f)? {
+/// The records of one file keyed by benchmark, in file order: the k-th
+/// occurrence of a name (k > 1) is `name#k`, its own entry.
+pub(crate) fn keyed(records: Vec<BenchRecord>) -> Vec<(String, BenchRecord)> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    records
+        .into_iter()
+        .map(|r| {
             let k = seen.entry(r.benchmark.clone()).or_default();
             *k += 1;
             let key = if *k == 1 {
@@ -257,6 +263,17 @@ fn side(files: &[&Path]) -> Result<Vec<(String, Vec<BenchRecord>)>> {
             } else {
                 format!("{}#{}", r.benchmark, k)
             };
+            (key, r)
+        })
+        .collect()
+}
+
+/// The medians of one side of a comparison, per benchmark (in first-seen
+/// order; the k-th occurrence of a name in a file is its own entry).
+fn side(files: &[&Path]) -> Result<Vec<(String, Vec<BenchRecord>)>> {
+    let mut out: Vec<(String, Vec<BenchRecord>)> = Vec::new();
+    for f in files {
+        for (key, r) in keyed(read_json(f)?) {
             match out.iter_mut().find(|(n, _)| *n == key) {
                 Some((_, v)) => v.push(r),
                 None => out.push((key, vec![r])),
@@ -442,6 +459,7 @@ mod tests {
         let back: BenchRecord = serde_json::from_str(old).unwrap();
         assert_eq!(back.block_reads_per_op, None);
         assert_eq!(back.pacer_lateness_us, None);
+        assert_eq!(back.level_write_amp, None);
     }
 
     #[test]

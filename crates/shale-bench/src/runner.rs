@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
 use crate::benchmarks::{self, cfscale, meta, Ctx, Kind, Method, ThreadState};
+use crate::chart;
 use crate::clock::{now_micros, wall_micros};
 use crate::engine::{self, Engine, WriteOpts};
 use crate::error::{bail, Error, Result};
@@ -19,13 +20,14 @@ use crate::flags::Flags;
 use crate::header;
 use crate::histogram::Histogram;
 use crate::keys::KeyGen;
+use crate::level_amp;
 use crate::livekeys::LiveKeys;
 use crate::mt19937::Mt19937_64;
 use crate::pacer::Pacer;
 use crate::ratelimit::RateLimiter;
 use crate::repeat::{self, BenchSpec, Combined};
 use crate::report::{BenchRecord, Latency};
-use crate::reporter::{Interval, Reporter};
+use crate::reporter::Reporter;
 use crate::seeds::Seeds;
 use crate::stats::{LiveCounters, Merged, ReportCfg, Stats};
 use crate::sysinfo::{self, IoCounters};
@@ -209,7 +211,13 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         d.close()?;
     }
     if !flags.chart.is_empty() {
-        crate::chart::write(Path::new(&flags.chart), &kept.series)?;
+        let note = format!(
+            "engine {}, db {}; one point per {}-second reporting interval",
+            flags.engine,
+            flags.db,
+            flags.report_interval_seconds.max(1)
+        );
+        chart::write(Path::new(&flags.chart), &kept.series, &note)?;
     }
     Ok(kept.records)
 }
@@ -236,7 +244,7 @@ fn parse_benchmarks(list: &str) -> Result<Vec<BenchSpec>> {
 #[derive(Default)]
 struct Kept {
     records: Vec<BenchRecord>,
-    series: Vec<(String, Vec<Interval>)>,
+    series: Vec<chart::Run>,
 }
 
 impl Kept {
@@ -247,7 +255,11 @@ impl Kept {
         } else {
             rec.benchmark.clone()
         };
-        self.series.push((label, rec.intervals.clone()));
+        self.series.push(chart::Run {
+            benchmark: rec.benchmark.clone(),
+            label,
+            intervals: rec.intervals.clone(),
+        });
         if !flags.json.is_empty() {
             rec.append_json(Path::new(&flags.json))?;
         }
@@ -321,6 +333,7 @@ struct Before {
     io: Option<IoCounters>,
     stall: Option<u64>,
     counters: EngineCounters,
+    level_bytes: Option<Vec<u64>>,
 }
 
 /// Engine counters read before and after a benchmark (None when the
@@ -453,6 +466,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         io: IoCounters::read(),
         stall: db.stall_micros(),
         counters: EngineCounters::read(db),
+        level_bytes: level_amp::read(db),
     };
     let reporter = want_intervals.then(|| Reporter::start(lives.clone(), interval_secs, csv));
     let barrier = Barrier::new(n);
@@ -502,6 +516,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
     let end_io = IoCounters::read();
     let end_stall = db.stall_micros();
     let end_counters = EngineCounters::read(db);
+    let end_level_bytes = level_amp::read(db);
     let intervals = match reporter {
         Some(r) => r.finish()?,
         None => Vec::new(),
@@ -565,6 +580,11 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
             .and_then(|d| (user_bytes > 0).then(|| d.net_write_bytes() as f64 / user_bytes as f64)),
         engine_write_amp: engine_bytes_written
             .and_then(|b| (user_bytes > 0).then(|| b as f64 / user_bytes as f64)),
+        level_write_amp: level_amp::write_amp(
+            before.level_bytes.as_deref(),
+            end_level_bytes.as_deref(),
+            user_bytes,
+        ),
         block_reads_per_op: delta(c0.block_reads, end_counters.block_reads).map(per_op),
         bloom_useful_per_op: delta(c0.bloom_useful, end_counters.bloom_useful).map(per_op),
         peak_rss_bytes: if reset_rss {
@@ -710,7 +730,15 @@ mod tests {
         let back = crate::report::read_json(&json).unwrap();
         assert_eq!(back.len(), 14);
         assert_eq!(back[0].flags["num"], "200");
-        assert!(chart.exists());
+        // Two panels (throughput, p99) per run of consecutive passes.
+        let groups = (0..recs.len())
+            .filter(|&i| i == 0 || recs[i].benchmark != recs[i - 1].benchmark)
+            .count();
+        let svg = std::fs::read_to_string(&chart).unwrap();
+        let p = shale_chart::verify::parse(&svg).unwrap();
+        assert_eq!(p.panels.len(), 2 * groups);
+        assert!(p.texts_outside().is_empty(), "{:?}", p.texts_outside());
+        assert!(chart.with_extension("csv").exists());
     }
 
     #[cfg(feature = "shale-engine")]
@@ -734,6 +762,13 @@ mod tests {
         // Every put went to the WAL: at least key + value bytes per op.
         let ewa = fill.engine_write_amp.unwrap();
         assert!(ewa >= 1.0, "engine write-amp {ewa}");
+        // The memtable was not flushed during the fill: no level received
+        // bytes, and the levels' share of the write-amp is 0.
+        let levels = fill.level_write_amp.as_ref().unwrap();
+        assert!(
+            !levels.is_empty() && levels.iter().all(|v| *v == 0.0),
+            "{levels:?}"
+        );
         let rr = recs.iter().find(|r| r.benchmark == "readrandom").unwrap();
         let br = rr.block_reads_per_op.unwrap();
         assert!(br > 0.0, "block reads/op {br}");

@@ -46,6 +46,9 @@ pub enum Command {
     Compact(cmd::compact::Args),
     /// Print the engine's properties (level shape, compaction statistics).
     Stats(cmd::stats::Args),
+    /// Draw the LSM shape picture (SVG) from a saved `shale stats --typed`
+    /// output.
+    RenderStats(cmd::render_stats::Args),
     /// Show or compare OPTIONS files.
     #[command(subcommand)]
     Options(OptionsCommand),

@@ -34,6 +34,8 @@ pub enum CliError {
     Engine(shale::Error),
     /// Writing the output failed.
     Output(std::io::Error),
+    /// Writing a file the command makes (`--svg FILE`) failed.
+    Write(std::path::PathBuf, std::io::Error),
 }
 
 impl CliError {
@@ -61,6 +63,7 @@ impl fmt::Display for CliError {
             ),
             CliError::Engine(e) => write!(f, "{e}"),
             CliError::Output(e) => write!(f, "writing output: {e}"),
+            CliError::Write(path, e) => write!(f, "cannot write {}: {e}", path.display()),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! - `error`: [`CliError`] and the exit codes;
 //! - `render`: keys and values as escaped UTF-8 or hex, in text and JSON;
 //! - `open`: opening a DB read-only (through `overlay_fs`) or for writing;
+//! - `lsm_picture`: the LSM shape of `Db::stats()` as an SVG picture;
 //! - `overlay_fs`: a file system that reads the DB directory and keeps
 //!   every write in memory, so reading commands never change a DB.
 //!
@@ -16,6 +17,7 @@
 mod cli;
 mod cmd;
 mod error;
+mod lsm_picture;
 mod open;
 mod overlay_fs;
 mod render;

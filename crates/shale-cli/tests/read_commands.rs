@@ -190,7 +190,15 @@ fn usage_errors_exit_2_and_help_exits_0() {
     assert_eq!(help.code, 0);
     assert!(help.stdout.contains("--prefix"), "{}", help.stdout);
     for sub in [
-        "get", "put", "delete", "dump", "list-cfs", "check", "compact", "stats",
+        "get",
+        "put",
+        "delete",
+        "dump",
+        "list-cfs",
+        "check",
+        "compact",
+        "stats",
+        "render-stats",
     ] {
         assert_eq!(shale(&[sub, "--help"]).code, 0, "{sub} --help");
     }

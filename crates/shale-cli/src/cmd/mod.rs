@@ -10,6 +10,7 @@ pub mod list_cfs;
 pub mod manifest;
 pub mod options;
 pub mod put;
+pub mod render_stats;
 pub mod repair;
 pub mod scan;
 pub mod sst;
@@ -36,6 +37,7 @@ pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Check(a) => check::run(&a, out),
         Command::Compact(a) => compact::run(&a, out),
         Command::Stats(a) => stats::run(&a, out),
+        Command::RenderStats(a) => render_stats::run(&a, out),
         Command::Options(OptionsCommand::Show(a)) => options::show(&a, out),
         Command::Options(OptionsCommand::Diff(a)) => options::diff(&a, out),
         Command::Repair(a) => repair::run(&a, out),

@@ -4,16 +4,20 @@
 //! tables per level (`shale.sstables`) and a few counters; `--property`
 //! names others (an unknown name is an error). Then (not with `--json`) the
 //! write stalls in force (`Db::stats().stalls_now`), one line each.
-//! `--typed` prints the typed `Db::stats()` as one JSON object instead.
+//! `--typed` prints the typed `Db::stats()` as one JSON object instead;
+//! `--svg FILE` writes the LSM shape picture of it instead (see
+//! `lsm_picture`; `shale render-stats` draws a saved `--typed` output).
 //! The DB is opened read-only,
 //! so what it shows is the state after recovery (WAL data flushed to L0 in
 //! memory).
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 
 use crate::error::{CliError, Outcome};
+use crate::lsm_picture;
 use crate::open::{family, DbArgs};
 
 /// Properties printed when none is named.
@@ -48,6 +52,11 @@ pub struct Args {
     /// JSON object, and nothing else.
     #[arg(long, conflicts_with_all = ["json", "property", "cf"])]
     typed: bool,
+    /// Write the LSM shape as an SVG picture to FILE (per family, L0 on
+    /// top: files, bytes and compaction score per level), and print
+    /// nothing else. With --cf, only that family.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["json", "property", "typed"])]
+    svg: Option<PathBuf>,
 }
 
 /// Runs `stats`.
@@ -56,6 +65,14 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
     if a.typed {
         serde_json::to_writer(&mut *out, &db.stats()).map_err(|e| CliError::Output(e.into()))?;
         writeln!(out)?;
+        return Ok(Outcome::Ok);
+    }
+    if let Some(path) = &a.svg {
+        let stats = serde_json::to_value(db.stats()).map_err(|e| CliError::Output(e.into()))?;
+        let source = a.db.db.display().to_string();
+        let title = format!("LSM shape of {source}");
+        let fig = lsm_picture::figure(stats, &title, a.cf.as_deref(), &source)?;
+        lsm_picture::write(path, &fig)?;
         return Ok(Outcome::Ok);
     }
     let cfs = match &a.cf {
