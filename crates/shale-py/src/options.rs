@@ -47,6 +47,7 @@ const DB_NAMES: &[&str] = &[
     "cache_type",
     "max_open_files",
     "db_write_buffer_size",
+    "memory_budget",
     "max_total_wal_size",
     "create_missing_column_families",
 ];
@@ -155,6 +156,7 @@ fn apply_db(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool>
         }
         "max_open_files" => o.max_open_files = v.extract()?,
         "db_write_buffer_size" => o.db_write_buffer_size = v.extract()?,
+        "memory_budget" => o.memory_budget = v.extract()?,
         "max_total_wal_size" => o.max_total_wal_size = v.extract()?,
         "create_missing_column_families" => o.create_missing_column_families = v.extract()?,
         _ => return Ok(false),

@@ -20,6 +20,7 @@ def test_known_options_open(path):
         num_levels=5,
         manual_wal_flush=False,
         default_ttl_secs=0,
+        memory_budget=16 << 20,
     ) as db:
         db[b"a"] = b"1"
         db.flush()
@@ -35,6 +36,7 @@ def test_known_options_open(path):
         ({"cache_type": "arc"}, "cache_type"),
         ({"merge_operator": "sum"}, "merge_operator"),
         ({"write_buffer_size": 0}, "write_buffer_size"),
+        ({"memory_budget": 1 << 19}, "memory_budget"),
     ],
 )
 def test_bad_options_are_refused(path, kw, match):

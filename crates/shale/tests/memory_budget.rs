@@ -137,10 +137,12 @@ fn memtables_flush_within_their_part_of_the_budget() {
     }
     db.wait_for_compaction().unwrap();
     let m = db.stats().memory;
-    assert!(
-        num(&db, "shale.num-files-at-level0") >= 4,
-        "flushed at the share"
-    );
+    let l0 = num(&db, "shale.num-files-at-level0");
+    assert!(l0 >= 4, "flushed at the share");
+    // Regression: each new memtable's bloom filter (2% of a 64 MiB write
+    // buffer: 1.3 MB) counted as half the 2 MiB share, so every write
+    // switched a one-entry memtable (27,000 flushes where 5 do).
+    assert!(l0 <= 16, "{l0} flushes for 9 MB");
     assert!(
         peak <= budget as u64 + MIB as u64,
         "memtables peaked at {peak}: {m:?}"
@@ -263,5 +265,31 @@ fn table_readers_are_charged_while_open() {
     assert!(
         after < charged,
         "the three inputs released: {charged} -> {after}"
+    );
+}
+
+/// Regression (the same flush storm without a memory budget): a
+/// `db_write_buffer_size` far below the write buffer made the memtable's
+/// bloom filter, sized for the write buffer, half the budget on its own, and
+/// every write flushed a memtable of one entry.
+#[test]
+fn a_small_db_write_buffer_size_does_not_flush_nearly_empty_memtables() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        db_write_buffer_size: 2 * MIB,
+        write_buffer_size: 64 * MIB,
+        max_write_buffer_number: 4,
+        ..common::quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let value = vec![1u8; 300];
+    for i in 0..20_000 {
+        db.put(&key(i), &value).unwrap();
+    }
+    db.flush().unwrap();
+    let l0 = num(&db, "shale.num-files-at-level0");
+    assert!(
+        (2..=16).contains(&l0),
+        "{l0} flushes for 6 MB at a 2 MiB budget"
     );
 }

@@ -129,7 +129,7 @@ class DB(Reader):
     "max", "stringappend", "stringappend:<delimiter>"), default_ttl_secs.
     DB-wide: error_if_exists, paranoid_checks, manual_wal_flush, num_levels,
     max_background_jobs, max_subcompactions, cache_size, cache_type ("lru",
-    "clock"), max_open_files, db_write_buffer_size, max_total_wal_size,
+    "clock"), max_open_files, db_write_buffer_size, memory_budget, max_total_wal_size,
     create_missing_column_families. Any other name raises InvalidArgumentError.
     """
 

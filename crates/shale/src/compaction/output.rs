@@ -44,6 +44,11 @@ pub(crate) struct OutputSpec<'a> {
     /// Where the output builders' memory (pending index, filter hashes,
     /// block buffers) is charged while they build (`None`: nowhere).
     pub memory: Option<Meter>,
+    /// Cut a new file once the builder holds this many bytes (under a
+    /// memory budget; `usize::MAX`: never). A table's filter needs every
+    /// key's hash until it is finished: 8 bytes a key, 16 MiB for a 64 MiB
+    /// table of small entries.
+    pub builder_memory_limit: usize,
 }
 
 /// Decides where a compaction's outputs end, from the files of the level
@@ -273,7 +278,12 @@ fn run(
             && cutter
                 .as_deref_mut()
                 .is_some_and(|c| c.should_stop_before(user_key, size));
-        let cut = new_key && size.is_some_and(|size| gp_stop || size >= spec.target_file_size);
+        let cut = new_key
+            && builder.as_ref().is_some_and(|(_, b)| {
+                gp_stop
+                    || b.estimated_file_size() >= spec.target_file_size
+                    || b.memory_usage() >= spec.builder_memory_limit
+            });
         if cut {
             if let Some(c) = cutter.as_deref_mut() {
                 c.reset();
@@ -461,6 +471,7 @@ mod tests {
         let mut spec = OutputSpec {
             range_dels: Vec::new(),
             memory: None,
+            builder_memory_limit: usize::MAX,
             fs: &fs,
             dir,
             table_opts: TableOptions::default(),
@@ -512,5 +523,69 @@ mod tests {
             assert_eq!(outs.last().unwrap().1, b"k1999");
             assert!(outs.windows(2).all(|w| w[0].1 < w[1].0));
         }
+    }
+
+    /// Under a memory budget an output is cut once its builder holds the
+    /// limit (the filter's key hashes grow 8 bytes a key), and the builder's
+    /// charge is released after the run.
+    #[test]
+    fn outputs_are_cut_at_the_builder_memory_limit_and_charged_meanwhile() {
+        use crate::fs::MemFileSystem;
+        use crate::iter::level::tests::VecIter;
+        use crate::memory::{Ledger, Part};
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..40_000u32)
+            .map(|i| {
+                let mut k = Vec::new();
+                make_internal_key(
+                    &mut k,
+                    format!("k{i:06}").as_bytes(),
+                    5,
+                    ValueKind::Value as u8,
+                );
+                (k, vec![b'v'; 8])
+            })
+            .collect();
+        let fs: Arc<dyn FileSystem> = Arc::new(MemFileSystem::new());
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let shutting_down = AtomicBool::new(false);
+        let mut next = 10;
+        let mut alloc = || {
+            next += 1;
+            next
+        };
+        let ledger = Ledger::new(0);
+        let limit = 128 << 10;
+        let mut spec = OutputSpec {
+            range_dels: Vec::new(),
+            memory: Some(ledger.meter(Part::Buffers)),
+            builder_memory_limit: limit,
+            fs: &fs,
+            dir,
+            table_opts: TableOptions {
+                bloom_bits_per_key: 10,
+                ..TableOptions::default()
+            },
+            target_file_size: u64::MAX,
+            new_file_number: &mut alloc,
+            shutting_down: &shutting_down,
+        };
+        let mut input = VecIter::new(entries);
+        input.seek_to_first();
+        let mut filter = EntryFilter::new(Vec::new(), None);
+        let out = write_outputs(&mut input, &mut filter, &mut spec).unwrap();
+        // 40,000 hashes are 320 KB: more than two outputs of at most
+        // 128 KiB of builder each (the hash vector doubles: 8,192 keys).
+        assert!(out.files.len() >= 3, "{} outputs", out.files.len());
+        let keys: u64 = out.files.iter().map(|f| f.num_entries).sum();
+        assert_eq!(keys, 40_000);
+        for f in &out.files[..out.files.len() - 1] {
+            assert!(
+                f.num_entries <= 16_384,
+                "{} keys in one output",
+                f.num_entries
+            );
+        }
+        assert_eq!(ledger.get(Part::Buffers), 0, "released after the run");
     }
 }

@@ -74,6 +74,16 @@ fn compaction_readahead(db: &DbInner) -> ReadaheadPolicy {
     }
 }
 
+/// Under a `memory_budget`, a compaction output is cut once its builder
+/// holds 1/32 of the budget (at least 1 MiB): with small entries a 64 MiB
+/// table's pending filter alone is 16 MiB. Flushes are never cut.
+fn builder_memory_limit(db: &DbInner) -> usize {
+    match db.opts.memory_budget {
+        0 => usize::MAX,
+        b => (b / 32).max(1 << 20),
+    }
+}
+
 /// The picker's view of a family's options.
 pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptions {
     PickerOptions {
@@ -670,6 +680,7 @@ fn run_range(
     let mut spec = OutputSpec {
         range_dels: Vec::new(),
         memory: Some(db.memory.meter(Part::Buffers)),
+        builder_memory_limit: builder_memory_limit(db),
         fs: &db.fs,
         dir: &db.dir,
         table_opts: topts.clone(),

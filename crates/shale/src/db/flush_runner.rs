@@ -199,6 +199,7 @@ fn write_table(
         let mut spec = OutputSpec {
             range_dels: Vec::new(),
             memory: Some(db.memory.meter(Part::Buffers)),
+            builder_memory_limit: usize::MAX,
             fs: &db.fs,
             dir: &db.dir,
             table_opts: topts.clone(),

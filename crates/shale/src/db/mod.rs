@@ -286,7 +286,7 @@ impl DbInner {
 pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> Arc<MemTable> {
     Arc::new(MemTable::charged(
         wal_number,
-        opts.memtable_bloom_bytes(),
+        opts.memtable_bloom_bytes(db.opts.write_buffer_budget()),
         Some(db.memory.meter(Part::Memtables)),
         opts.write_buffer_size,
     ))

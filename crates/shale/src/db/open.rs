@@ -101,6 +101,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         ));
     }
     let memory = Ledger::new(opts.memory_budget);
+    if opts.memory_budget > 0 && crate::memory::pages::fix_mmap_threshold() {
+        log.info("memory_budget: glibc M_MMAP_THRESHOLD fixed at 131072 for this process (large buffers are mapped and freed to the kernel)");
+    }
     if let Some(c) = &block_cache {
         let c = Arc::clone(c);
         memory.attach_cache(opts.cache_size, move |n| c.cache.set_capacity(n));
@@ -185,7 +188,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     for f in families {
         let mem = Arc::new(MemTable::charged(
             wal_number,
-            f.opts.memtable_bloom_bytes(),
+            f.opts.memtable_bloom_bytes(opts.write_buffer_budget()),
             Some(memory.meter(Part::Memtables)),
             f.opts.write_buffer_size,
         ));
@@ -589,6 +592,7 @@ fn flush_recovered(
     let mut spec = OutputSpec {
         range_dels,
         memory: None,
+        builder_memory_limit: usize::MAX,
         fs,
         dir,
         table_opts: topts,

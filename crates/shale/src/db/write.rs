@@ -1164,13 +1164,19 @@ fn limit_memtable_memory(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
     if !due {
         return Ok(());
     }
+    // The largest by its entries: a switch frees those, while the next
+    // memtable gets a bloom filter of its own. One holding under 1/16 of the
+    // budget is left alone (switching it would flush nearly empty
+    // memtables back to back while fixed costs keep the total up).
     let largest = st
         .cfs
         .iter()
         .filter(|(_, c)| {
-            c.mem.num_entries() > 0 && c.imm.len() + 1 < c.cf.opts.max_write_buffer_number
+            c.mem.num_entries() > 0
+                && c.mem.entries_memory_usage() >= budget / 16
+                && c.imm.len() + 1 < c.cf.opts.max_write_buffer_number
         })
-        .max_by_key(|(_, c)| c.mem.approximate_memory_usage())
+        .max_by_key(|(_, c)| c.mem.entries_memory_usage())
         .map(|(&id, _)| id);
     if let Some(id) = largest {
         switch_memtable(db, st, id)?;

@@ -57,8 +57,9 @@ struct ElasticCache {
     resize: CacheResizer,
     /// The capacity last set (read without the lock for the fast check).
     current: AtomicUsize,
-    /// Serialises resizes.
-    lock: Mutex<()>,
+    /// Serialises resizes; bytes the cache shrank by since the heap was
+    /// last trimmed.
+    lock: Mutex<usize>,
 }
 
 /// The DB's memory ledger (see the module comment).
@@ -121,7 +122,7 @@ impl Ledger {
             max,
             resize: Box::new(resize),
             current: AtomicUsize::new(usize::MAX),
-            lock: Mutex::new(()),
+            lock: Mutex::new(0),
         };
         if self.cache.set(cache).is_ok() {
             self.rebalance();
@@ -165,14 +166,26 @@ impl Ledger {
         if !moved(target()) {
             return;
         }
-        let _g = c.lock.lock();
+        let mut shrunk = c.lock.lock();
         loop {
             let t = target();
             if !moved(t) {
-                return;
+                break;
             }
+            let was = c.current.load(Ordering::SeqCst);
             (c.resize)(t);
             c.current.store(t, Ordering::SeqCst);
+            if t < was && was != usize::MAX {
+                *shrunk += was - t;
+            }
+        }
+        // What the cache evicted is free heap among live blocks: hand it
+        // back once 1/64 of the budget was evicted this way (outside the
+        // lock: other threads' resizes do not wait for the trim).
+        if *shrunk >= (self.limit / 64).max(1 << 20) {
+            *shrunk = 0;
+            drop(shrunk);
+            pages::release_free_heap();
         }
     }
 }

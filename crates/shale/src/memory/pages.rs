@@ -10,6 +10,12 @@
 //! `memory_budget` = 64 MiB, the process held 36–57 MiB of freed heap on top
 //! of the 64 MiB in use (docs/PERFORMANCE.md, "One memory budget").
 //!
+//! The same holds for the engine's other large buffers (index and filter
+//! blocks, readahead, table builders): under a memory budget, on glibc,
+//! [`fix_mmap_threshold`] pins the allocator's mmap threshold at its
+//! default 128 KiB (glibc otherwise raises it to the largest buffer freed,
+//! up to 32 MiB, and serves later large buffers from the heap).
+//!
 //! Under Miri (which has no `mmap`) the global allocator stands in.
 //!
 //! Thread-safety: a [`Pages`] owns its mapping like a `Box<[u8]>`.
@@ -19,6 +25,39 @@ use std::ptr::NonNull;
 /// Requests from this size up are mapped; smaller ones belong to the
 /// allocator.
 pub(crate) const MIN_MAPPED: usize = 64 << 10;
+
+/// glibc only: fixes `M_MMAP_THRESHOLD` at 128 KiB for the process, once,
+/// so that buffers of that size and up are mapped and go back to the kernel
+/// when freed. Returns whether it was set (false with another C library,
+/// or under Miri). A process-wide setting: called only for a DB opened with
+/// a `memory_budget`, and said in its LOG.
+pub(crate) fn fix_mmap_threshold() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
+    {
+        static SET: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *SET.get_or_init(|| {
+            // SAFETY: `mallopt` only changes allocator parameters; it is
+            // thread-safe in glibc.
+            unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) == 1 }
+        })
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", not(miri))))]
+    {
+        false
+    }
+}
+
+/// glibc only: gives the free pages inside the heap back to the kernel
+/// (`malloc_trim(0)`). Called after the block cache shrank under a memory
+/// budget: the blocks it evicted leave free pages among live ones, which
+/// glibc keeps otherwise. Does nothing with another C library.
+pub(crate) fn release_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
+    // SAFETY: `malloc_trim` only returns free memory; thread-safe in glibc.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
 
 /// An owned, zero-filled, page-aligned mapping of `len` bytes.
 pub(crate) struct Pages {
@@ -99,6 +138,13 @@ impl Drop for Pages {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mmap_threshold_is_fixed_once_on_glibc() {
+        let set = fix_mmap_threshold();
+        assert_eq!(set, cfg!(all(target_os = "linux", target_env = "gnu")));
+        assert_eq!(fix_mmap_threshold(), set);
+    }
 
     #[test]
     fn a_mapping_is_zeroed_writable_and_page_aligned() {

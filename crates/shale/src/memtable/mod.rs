@@ -289,6 +289,12 @@ impl MemTable {
     /// Bytes of memory in use (arena and bloom filter); compare with
     /// `write_buffer_size`.
     #[inline]
+    /// `approximate_memory_usage` without the bloom filter: what switching
+    /// this memtable frees (a new one gets a filter of its own).
+    pub(crate) fn entries_memory_usage(&self) -> usize {
+        self.list.memory_usage() + self.range_del_bytes.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn approximate_memory_usage(&self) -> usize {
         self.list.memory_usage()
             + self.bloom.get().map_or(0, MemBloom::size)

@@ -195,9 +195,16 @@ impl CfOptions {
         }
     }
 
-    /// Bytes of each memtable's bloom filter (0 = none).
-    pub(crate) fn memtable_bloom_bytes(&self) -> usize {
-        (self.write_buffer_size as f64 * self.memtable_bloom_size_ratio) as usize
+    /// Bytes of each memtable's bloom filter (0 = none) in a DB whose
+    /// memtables share `db_budget` bytes (0: no DB-wide budget).
+    pub(crate) fn memtable_bloom_bytes(&self, db_budget: usize) -> usize {
+        // A DB-wide memtable budget smaller than the write buffer flushes
+        // the memtable before it fills: size the filter for what it holds.
+        let holds = match db_budget {
+            0 => self.write_buffer_size,
+            b => self.write_buffer_size.min(b),
+        };
+        (holds as f64 * self.memtable_bloom_size_ratio) as usize
     }
 
     /// `max_compaction_bytes` with 0 resolved to 25 × `target_file_size_base`.

@@ -230,6 +230,12 @@ pub struct Options {
     /// only when the memtables reach what the others leave while flushes
     /// run. The sum passes the budget only by blocks that readers pin; the
     /// accounting is `Db::stats().memory` and `shale.memory-*` properties.
+    /// Compaction readahead is capped at 1/128 of the budget per input and
+    /// compaction outputs are cut once their builder holds 1/32 of it. On
+    /// glibc, opening a DB with a budget fixes the process's
+    /// `M_MMAP_THRESHOLD` at 128 KiB (said in the LOG), so freed large
+    /// buffers go back to the kernel instead of staying in the heap; with
+    /// another allocator, RSS also includes what it retains.
     /// 0 (the default): no budget (each part bounded by its own option).
     pub memory_budget: usize,
     /// Once the live WAL files exceed this many bytes, the column families

@@ -483,6 +483,7 @@ fn flush_mems(
         let mut spec = OutputSpec {
             range_dels,
             memory: None,
+            builder_memory_limit: usize::MAX,
             fs,
             dir,
             table_opts: TableOptions {
