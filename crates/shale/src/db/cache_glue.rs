@@ -34,12 +34,20 @@ pub(crate) struct SharedBlockCache {
     pub cache: BlockCache<CachedBlock>,
 }
 
+/// Bytes an entry costs beyond its block (charged with it, as RocksDB's
+/// default `kFullChargeCacheMetadata`): the shard's node and map slot, the
+/// `Arc` header and the allocator's headers of the two allocations.
+const ENTRY_METADATA: usize = 128;
+
 impl SharedBlockCache {
     fn put(&self, file_number: u64, offset: u64, v: CachedBlock, charge: usize, pri: Priority) {
         // A refused insert (strict capacity limit) only means no caching.
-        let _ = self
-            .cache
-            .insert(CacheKey::new(file_number, offset), v, charge, pri);
+        let _ = self.cache.insert(
+            CacheKey::new(file_number, offset),
+            v,
+            charge + ENTRY_METADATA,
+            pri,
+        );
     }
 }
 

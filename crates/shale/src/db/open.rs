@@ -100,7 +100,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             opts.max_open_files
         ));
     }
-    let memory = Ledger::new(opts.memory_budget);
+    let memory = Ledger::with_memtable_reserve(opts.memory_budget, opts.write_buffer_budget());
     if opts.memory_budget > 0 && crate::memory::pages::fix_mmap_threshold() {
         log.info("memory_budget: glibc M_MMAP_THRESHOLD fixed at 131072 for this process (large buffers are mapped and freed to the kernel)");
     }
