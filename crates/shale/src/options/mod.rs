@@ -224,9 +224,11 @@ pub struct Options {
     /// and the block cache share it. The block cache's capacity floats: it
     /// gets what the others leave (at most `cache_size`, so set `cache_size`
     /// to the budget to let it take all the room), evicting as they grow;
-    /// the memtables' share (below) is held for them even while they use
-    /// less, so the cache stays steady (a cache that follows every flush
-    /// leaves freed heap resident).
+    /// the memtables' share (below; or, if less, what the families open
+    /// at open can hold: `write_buffer_size` × `max_write_buffer_number`
+    /// each) is held for them even while they use less, so the cache stays
+    /// steady (a cache that follows every flush leaves freed heap
+    /// resident).
     /// The memtables flush their largest at 7/8 of `db_write_buffer_size`,
     /// or of half the budget when that is 0, lowered while table readers and
     /// buffers leave less (never below 1/8 of the budget); writers wait
