@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
         "stats",
         "sync_point",
         "events",
+        "memory",
     ],
     &[
         "batch",
