@@ -224,6 +224,7 @@ define_flags! {
     cache_type: String = "lru_cache".to_string(), Eng, "lru_cache or hyper_clock_cache.";
     cache_numshardbits: i64 = -1, Eng, "Block cache shard bits (-1 = automatic).";
     cache_index_and_filter_blocks: bool = false, Eng, "Index/filter blocks in the block cache (high priority).";
+    advise_random_on_open: bool = true, Eng, "Open table files with a random-access hint (posix_fadvise RANDOM): point reads do not pull in the kernel's readahead.";
     db_write_buffer_size: i64 = 0, Eng, "One memtable budget for all column families (0 = none).";
     memory_budget: i64 = 0, Eng, "One memory budget (0 = none). shale: Options::memory_budget (memtables, table readers, IO buffers and the block cache share it; the cache gets what the others leave, at most --cache_size). rocksdb: the block cache of this capacity with a WriteBufferManager charging the memtables to it (buffer --db_write_buffer_size, or half the budget). Needs --cache_size >= it.";
     bloom_bits: f64 = -1.0, Eng, "Bloom filter bits per key (-1 or 0: no filter).";

@@ -603,6 +603,9 @@ fn small_options(rng: &mut SmallRng) -> Options {
     // block cache (whose capacity then floats), or none. At least
     // db_write_buffer_size.
     o.memory_budget = [0, 1 << 20, 4 << 20][rng.gen_range(0..3)];
+    // Tables opened with a random-access hint (a no-op on the in-memory
+    // file system, posix_fadvise on disk) or none.
+    o.advise_random_on_open = rng.gen_bool(0.5);
     o.max_total_wal_size = [0, 128 << 10, 1 << 20][rng.gen_range(0..3)];
     o.merge_operator = Some(Arc::new(StringAppendOperator::new(b",")));
     if rng.gen_bool(0.5) {

@@ -179,3 +179,56 @@ fn compaction_reads_inputs_in_compaction_readahead_size_reads() {
         reads.len()
     );
 }
+
+/// `advise_random_on_open`: every table the DB opens gets a `Random` hint
+/// through the fs seam (the posix file system turns it into
+/// `posix_fadvise(RANDOM)`, so a point read does not drag the kernel's
+/// readahead window in); turned off, tables get no hint. Nothing else is
+/// hinted either way.
+#[test]
+fn tables_are_opened_for_random_access_unless_told_otherwise() {
+    use shale::fs::AccessPattern;
+    for advise in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let hints: Arc<Mutex<Vec<(String, AccessPattern)>>> = Arc::default();
+        let seen = Arc::clone(&hints);
+        let fs = Arc::new(
+            ReadHookFs::new(Arc::new(PosixFileSystem::default()), |_: &Path, _, _| {}).on_advise(
+                move |path: &Path, pattern| {
+                    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                    seen.lock().unwrap().push((name, pattern));
+                },
+            ),
+        );
+        let opts = Options {
+            create_if_missing: true,
+            advise_random_on_open: advise,
+            fs,
+            ..Options::default()
+        };
+        let db = Db::open(dir.path(), opts).unwrap();
+        for round in 0..3u32 {
+            for i in 0..1000u32 {
+                db.put(format!("key{i:06}").as_bytes(), &round.to_le_bytes())
+                    .unwrap();
+            }
+            db.flush().unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        assert!(db.get(b"key000001").unwrap().is_some());
+        let hints = hints.lock().unwrap().clone();
+        if advise {
+            // The three overlapping flushed tables (read by the compaction)
+            // and its output (read by the get), each opened once.
+            assert!(hints.len() >= 4, "{hints:?}");
+            assert!(
+                hints
+                    .iter()
+                    .all(|(n, p)| n.ends_with(".sst") && *p == AccessPattern::Random),
+                "{hints:?}"
+            );
+        } else {
+            assert!(hints.is_empty(), "{hints:?}");
+        }
+    }
+}

@@ -70,6 +70,7 @@ const UNSUPPORTED: &[&str] = &[
     "cache_index_and_filter_blocks",
     "db_write_buffer_size",
     "memory_budget",
+    "advise_random_on_open",
     "max_compaction_bytes",
     "subcompactions",
     "soft_pending_compaction_bytes_limit",

@@ -90,6 +90,7 @@ fn build_options(f: &Flags) -> Result<Options> {
         .map_err(|e| Error(format!("--delayed_write_rate: {e}")))?;
     o.create_if_missing(true);
     o.set_write_buffer_size(f.write_buffer_size.max(0) as usize);
+    o.set_advise_random_on_open(f.advise_random_on_open);
     if f.memory_budget <= 0 && f.db_write_buffer_size > 0 {
         o.set_db_write_buffer_size(f.db_write_buffer_size as usize);
     }

@@ -248,6 +248,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         cache_index_and_filter_blocks: f.cache_index_and_filter_blocks,
         db_write_buffer_size: non_negative("db_write_buffer_size", f.db_write_buffer_size)?,
         memory_budget: super::memory_budget(f)?,
+        advise_random_on_open: f.advise_random_on_open,
         max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)? as u64,
         soft_pending_compaction_bytes_limit: non_negative(
             "soft_pending_compaction_bytes_limit",

@@ -56,6 +56,7 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         // One memory budget over memtables, table readers, buffers and the
         // cache (which then gets what the rest leaves), or none.
         memory_budget: pick(&mut rng, &[0, 0, 1 << 20, 4 << 20, 16 << 20]),
+        advise_random_on_open: rng.gen_bool(0.7),
         level_compaction_dynamic_file_size: rng.gen_bool(0.7),
         max_subcompactions: pick(&mut rng, &[1, 2, 4]),
         merge_operator: Some(Arc::new(StressMergeOperator)),
@@ -93,7 +94,7 @@ pub fn describe(o: &Options) -> String {
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} \
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
-         dynamic_file_size={} subcompactions={} memory_budget={}",
+         dynamic_file_size={} subcompactions={} memory_budget={} advise_random={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -111,7 +112,8 @@ pub fn describe(o: &Options) -> String {
         o.cache_size,
         o.level_compaction_dynamic_file_size,
         o.max_subcompactions,
-        o.memory_budget
+        o.memory_budget,
+        o.advise_random_on_open
     )
 }
 

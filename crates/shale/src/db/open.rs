@@ -129,7 +129,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             opts.cache_index_and_filter_blocks,
             max_open_files,
         )
-        .charging(Arc::clone(&memory)),
+        .charging(Arc::clone(&memory))
+        .advising_random(opts.advise_random_on_open),
     );
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums).

@@ -41,7 +41,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::base::compare_internal;
 use crate::error::{Error, Result};
-use crate::fs::FileSystem;
+use crate::fs::{AccessPattern, FileSystem};
 use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::InternalIterator;
 use crate::memory::Ledger;
@@ -115,6 +115,9 @@ pub(crate) struct TableCache {
     retired: Mutex<TableStatsSum>,
     /// The DB's memory ledger, charged by every reader opened here.
     ledger: Option<Arc<Ledger>>,
+    /// Tables are opened with an `AccessPattern::Random` hint
+    /// (`advise_random_on_open`).
+    advise_random: bool,
 }
 
 /// The file-descriptor limit of the process (`RLIMIT_NOFILE`, soft), if
@@ -167,7 +170,14 @@ impl TableCache {
             store,
             retired: Mutex::new(TableStatsSum::default()),
             ledger: None,
+            advise_random: false,
         }
+    }
+
+    /// Opens every table with an `AccessPattern::Random` hint.
+    pub(crate) fn advising_random(mut self, advise: bool) -> Self {
+        self.advise_random = advise;
+        self
     }
 
     /// Charges every reader this cache opens to `ledger` (table readers'
@@ -240,6 +250,9 @@ impl TableCache {
         let name = table_file_name(number);
         let path = self.dir.join(&name);
         let file = self.fs.open_random(&path)?;
+        if self.advise_random {
+            file.advise(AccessPattern::Random);
+        }
         let table = Table::open(
             file,
             name.clone(),

@@ -368,6 +368,10 @@ impl RandomAccessFile for FaultRandom {
     fn len(&self) -> u64 {
         self.inner.len()
     }
+
+    fn advise(&self, pattern: super::AccessPattern) {
+        self.inner.advise(pattern);
+    }
 }
 
 struct FaultSequential {

@@ -25,7 +25,7 @@ use crate::error::Result;
 pub use fault::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, InjectedFault, Trigger};
 pub use mem::{MemFileSystem, CRASH_BLOCK_SIZE};
 pub use posix::PosixFileSystem;
-pub use read_hook::{ReadHook, ReadHookFs};
+pub use read_hook::{AdviceHook, ReadHook, ReadHookFs};
 
 /// A file opened for appending.
 pub trait WritableFile: Send {
@@ -54,6 +54,16 @@ pub trait WritableFile: Send {
     }
 }
 
+/// How a file is going to be read: a hint to the OS (`posix_fadvise`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessPattern {
+    /// Reads at scattered offsets: the OS should not read ahead (an SST
+    /// serving point reads; scans and compactions read ahead themselves).
+    Random,
+    /// Reads from start to end: the OS may read ahead aggressively.
+    Sequential,
+}
+
 /// A file read at arbitrary offsets, shared between threads.
 pub trait RandomAccessFile: Send + Sync {
     /// Reads exactly `buf.len()` bytes at `offset`.
@@ -64,6 +74,10 @@ pub trait RandomAccessFile: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Tells the OS how the file will be read. Only a hint: a file system
+    /// that cannot take it ignores it (the default), and a refusal is not
+    /// an error.
+    fn advise(&self, _pattern: AccessPattern) {}
 }
 
 /// A file read from start to end.

@@ -10,7 +10,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use super::{AccessPattern, FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
 const WRITE_BUFFER: usize = 64 * 1024;
@@ -92,6 +92,19 @@ impl RandomAccessFile for PosixRandom {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn advise(&self, pattern: AccessPattern) {
+        let advice = match pattern {
+            AccessPattern::Random => libc::POSIX_FADV_RANDOM,
+            AccessPattern::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        };
+        // SAFETY: `posix_fadvise` only records a hint for the open
+        // descriptor we own; a failure (e.g. a file system without it)
+        // changes nothing and is ignored, as the trait allows.
+        unsafe {
+            libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, advice);
+        }
     }
 }
 

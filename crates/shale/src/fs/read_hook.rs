@@ -1,6 +1,6 @@
 //! [`ReadHookFs`]: a file system that forwards every operation to an inner
 //! one and calls a hook before each positional read of a file it opened for
-//! random access. Tests use it to count SST reads and their sizes (readahead)
+//! random access (and, if given, another on each access-pattern hint). Tests use it to count SST reads and their sizes (readahead)
 //! or to slow reads down (compaction lag) without writing a whole
 //! [`FileSystem`] of their own.
 //!
@@ -10,16 +10,20 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use super::{AccessPattern, FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::Result;
 
 /// Called before each `read_exact_at`: (path, offset, length).
 pub type ReadHook = dyn Fn(&Path, u64, usize) + Send + Sync;
 
+/// Called on each `advise` of a file opened for random access.
+pub type AdviceHook = dyn Fn(&Path, AccessPattern) + Send + Sync;
+
 /// See the module comment.
 pub struct ReadHookFs {
     inner: Arc<dyn FileSystem>,
     hook: Arc<ReadHook>,
+    advice: Option<Arc<AdviceHook>>,
 }
 
 impl ReadHookFs {
@@ -31,7 +35,17 @@ impl ReadHookFs {
         ReadHookFs {
             inner,
             hook: Arc::new(hook),
+            advice: None,
         }
+    }
+
+    /// Also calls `hook` on every access-pattern hint (then forwarded).
+    pub fn on_advise(
+        mut self,
+        hook: impl Fn(&Path, AccessPattern) + Send + Sync + 'static,
+    ) -> Self {
+        self.advice = Some(Arc::new(hook));
+        self
     }
 }
 
@@ -39,6 +53,7 @@ struct HookedFile {
     inner: Arc<dyn RandomAccessFile>,
     path: PathBuf,
     hook: Arc<ReadHook>,
+    advice: Option<Arc<AdviceHook>>,
 }
 
 impl RandomAccessFile for HookedFile {
@@ -48,6 +63,12 @@ impl RandomAccessFile for HookedFile {
     }
     fn len(&self) -> u64 {
         self.inner.len()
+    }
+    fn advise(&self, pattern: AccessPattern) {
+        if let Some(h) = &self.advice {
+            h(&self.path, pattern);
+        }
+        self.inner.advise(pattern);
     }
 }
 
@@ -60,6 +81,7 @@ impl FileSystem for ReadHookFs {
             inner: self.inner.open_random(path)?,
             path: path.to_path_buf(),
             hook: Arc::clone(&self.hook),
+            advice: self.advice.clone(),
         }))
     }
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {

@@ -207,6 +207,13 @@ pub struct Options {
     pub compaction_readahead_size: usize,
     /// Cap of automatic iterator readahead. Default 256 KiB.
     pub max_auto_readahead_size: usize,
+    /// Tell the OS that table files are read at random when they are
+    /// opened (`posix_fadvise(RANDOM)`, RocksDB's option of this name): a
+    /// point read then reads its block, not the kernel's readahead window
+    /// around it. Scans and compactions read ahead by themselves
+    /// (`max_auto_readahead_size`, `compaction_readahead_size`). Default
+    /// true.
+    pub advise_random_on_open: bool,
     /// One memtable budget for the whole DB (RocksDB's
     /// `db_write_buffer_size`, with its write buffer manager's rule): once
     /// the active memtables of all column families use more than 7/8 of
@@ -349,6 +356,7 @@ impl Default for Options {
             max_open_files: -1,
             compaction_readahead_size: 2 << 20,
             max_auto_readahead_size: 256 << 10,
+            advise_random_on_open: true,
             db_write_buffer_size: 0,
             memory_budget: 0,
             max_total_wal_size: 0,
