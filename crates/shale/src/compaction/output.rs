@@ -440,27 +440,38 @@ mod tests {
         assert!(!c.should_stop_before(b"f0", Some(1)));
     }
 
+    /// Internal keys `name(i)` for `i` in `0..n` at sequence 5, with values
+    /// of `value_len` bytes.
+    fn entries(n: u32, name: impl Fn(u32) -> String, value_len: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+        (0..n)
+            .map(|i| {
+                let mut k = Vec::new();
+                make_internal_key(&mut k, name(i).as_bytes(), 5, ValueKind::Value as u8);
+                (k, vec![b'v'; value_len])
+            })
+            .collect()
+    }
+
+    /// An in-memory file system holding the empty directory `/db`.
+    fn mem_db_dir() -> (Arc<dyn FileSystem>, &'static Path) {
+        let fs: Arc<dyn FileSystem> = Arc::new(crate::fs::MemFileSystem::new());
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        (fs, dir)
+    }
+
     /// Writes 2,000 keys (`k0000`..`k1999`, 100-byte values) through
     /// `write_outputs_cut` with grandparents every 150 keys and a target of
     /// about 500 keys per output; returns each output's user-key range.
     fn outputs_over_grandparents(align: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
-        use crate::fs::MemFileSystem;
         use crate::iter::level::tests::VecIter;
         let key = |i: u32| format!("k{i:04}");
-        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..2000)
-            .map(|i| {
-                let mut k = Vec::new();
-                make_internal_key(&mut k, key(i).as_bytes(), 5, ValueKind::Value as u8);
-                (k, vec![b'v'; 100])
-            })
-            .collect();
+        let entries = entries(2000, key, 100);
         // Grandparent files [k0000, k0149], [k0150, k0299], ...
         let gps: Vec<Arc<FileMeta>> = (0..2000 / 150 + 1)
             .map(|j| gp(&key(j * 150), &key(j * 150 + 149), 150 * 120))
             .collect();
-        let fs: Arc<dyn FileSystem> = Arc::new(MemFileSystem::new());
-        let dir = Path::new("/db");
-        fs.create_dir_all(dir).unwrap();
+        let (fs, dir) = mem_db_dir();
         let shutting_down = AtomicBool::new(false);
         let mut next = 10;
         let mut alloc = || {
@@ -530,24 +541,10 @@ mod tests {
     /// charge is released after the run.
     #[test]
     fn outputs_are_cut_at_the_builder_memory_limit_and_charged_meanwhile() {
-        use crate::fs::MemFileSystem;
         use crate::iter::level::tests::VecIter;
         use crate::memory::{Ledger, Part};
-        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..40_000u32)
-            .map(|i| {
-                let mut k = Vec::new();
-                make_internal_key(
-                    &mut k,
-                    format!("k{i:06}").as_bytes(),
-                    5,
-                    ValueKind::Value as u8,
-                );
-                (k, vec![b'v'; 8])
-            })
-            .collect();
-        let fs: Arc<dyn FileSystem> = Arc::new(MemFileSystem::new());
-        let dir = Path::new("/db");
-        fs.create_dir_all(dir).unwrap();
+        let entries = entries(40_000, |i| format!("k{i:06}"), 8);
+        let (fs, dir) = mem_db_dir();
         let shutting_down = AtomicBool::new(false);
         let mut next = 10;
         let mut alloc = || {
