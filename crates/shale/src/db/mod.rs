@@ -152,6 +152,10 @@ pub(crate) struct DbInner {
     /// charged by their owners, and `memory_budget` enforced over them and
     /// the block cache (see `crate::memory`).
     pub memory: Arc<Ledger>,
+    /// The largest read the DB's device serves as one request
+    /// (`FileSystem::max_request_bytes`, 512 KiB when unknown): compaction
+    /// readahead never asks for more.
+    pub max_read_request: usize,
     pub state: Mutex<DbState>,
     /// Signalled when background work finishes or is scheduled.
     pub bg_cv: Condvar,

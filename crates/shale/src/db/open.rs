@@ -51,6 +51,10 @@ use super::write::{insert_batch, MemTarget, WriteQueue};
 use super::{DbInner, DbState, SnapshotList};
 use crate::events::Notifier;
 
+/// `DbInner::max_read_request` when the file system cannot tell the
+/// device's request size.
+const DEFAULT_MAX_READ_REQUEST: usize = 512 << 10;
+
 /// Source of `DbInner::instance`.
 static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
@@ -110,6 +114,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
                 .saturating_mul(f.opts.max_write_buffer_number)
         })
         .fold(0, usize::saturating_add);
+    let max_read_request = match fs.max_request_bytes(dir) {
+        Some(n) => n,
+        None => DEFAULT_MAX_READ_REQUEST,
+    };
+    log.info(&format!(
+        "compaction reads at most {max_read_request} bytes per request (the device's max_sectors_kb, or 512 KiB when unknown)"
+    ));
     let memory = Ledger::with_memtable_reserve(
         opts.memory_budget,
         opts.write_buffer_budget().min(memtables_max),
@@ -252,6 +263,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         cfs: registry,
         full_cfs: Mutex::new(Vec::new()),
         memory,
+        max_read_request,
         state: Mutex::new(state),
         bg_cv: Condvar::new(),
         writer: WriteQueue::new(wal, wal_number, last),

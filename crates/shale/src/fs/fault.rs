@@ -443,6 +443,10 @@ impl FileSystem for FaultInjectionFs {
         self.inner.exists(path)
     }
 
+    fn max_request_bytes(&self, dir: &Path) -> Option<usize> {
+        self.inner.max_request_bytes(dir)
+    }
+
     fn file_size(&self, path: &Path) -> Result<u64> {
         self.inner.file_size(path)
     }

@@ -134,6 +134,12 @@ pub trait FileSystem: Send + Sync {
     /// Takes an exclusive lock on `path` (creating it); fails with
     /// `Error::Locked` when another handle holds it.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// The largest read the device holding `dir` serves as one request
+    /// (Linux: its `queue/max_sectors_kb`), if known. Compaction readahead
+    /// never asks for more, so one logical read is one device request.
+    fn max_request_bytes(&self, _dir: &Path) -> Option<usize> {
+        None
+    }
 }
 
 /// The default file system.

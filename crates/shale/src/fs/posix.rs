@@ -237,6 +237,10 @@ impl FileSystem for PosixFileSystem {
         }
         Ok(Box::new(PosixLock { _file: file }))
     }
+
+    fn max_request_bytes(&self, dir: &Path) -> Option<usize> {
+        device_max_request(dir)
+    }
 }
 
 #[cfg(test)]
@@ -267,5 +271,37 @@ mod tests {
         assert!(matches!(fs.lock(&lp), Err(Error::Locked(_))));
         drop(l1);
         fs.lock(&lp).unwrap();
+    }
+}
+
+/// `queue/max_sectors_kb` of the block device holding `dir`, in bytes: from
+/// `/sys/dev/block/MAJOR:MINOR`, or its parent for a partition. `None` for
+/// a file system without a block device (tmpfs, overlay) or without sysfs.
+fn device_max_request(dir: &Path) -> Option<usize> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = fs::metadata(dir).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let node = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let read = |p: PathBuf| -> Option<usize> {
+        let kb: usize = fs::read_to_string(p).ok()?.trim().parse().ok()?;
+        (kb > 0).then(|| kb.saturating_mul(1024))
+    };
+    read(node.join("queue/max_sectors_kb")).or_else(|| read(node.join("../queue/max_sectors_kb")))
+}
+
+#[cfg(test)]
+mod device_tests {
+    use super::*;
+
+    /// Where sysfs knows the device (this repository's CI and dev machines
+    /// have one under their temp directories, or none for tmpfs/overlay),
+    /// the answer is a whole number of sectors and at least a page.
+    #[test]
+    fn the_device_request_size_is_read_from_sysfs_when_there_is_one() {
+        let dir = tempfile::tempdir().unwrap();
+        if let Some(n) = device_max_request(dir.path()) {
+            assert!(n >= 4096 && n % 512 == 0, "{n}");
+        }
+        assert_eq!(device_max_request(Path::new("/no/such/dir")), None);
     }
 }

@@ -24,6 +24,8 @@ pub struct ReadHookFs {
     inner: Arc<dyn FileSystem>,
     hook: Arc<ReadHook>,
     advice: Option<Arc<AdviceHook>>,
+    /// Replaces the inner file system's answer to `max_request_bytes`.
+    max_request: Option<Option<usize>>,
 }
 
 impl ReadHookFs {
@@ -36,7 +38,15 @@ impl ReadHookFs {
             inner,
             hook: Arc::new(hook),
             advice: None,
+            max_request: None,
         }
+    }
+
+    /// Answers `max_request_bytes` with `bytes` (a device's request size
+    /// without the device).
+    pub fn with_max_request_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.max_request = Some(bytes);
+        self
     }
 
     /// Also calls `hook` on every access-pattern hint (then forwarded).
@@ -110,5 +120,11 @@ impl FileSystem for ReadHookFs {
     }
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         self.inner.lock(path)
+    }
+    fn max_request_bytes(&self, dir: &Path) -> Option<usize> {
+        match self.max_request {
+            Some(answer) => answer,
+            None => self.inner.max_request_bytes(dir),
+        }
     }
 }
