@@ -107,33 +107,36 @@ fn fixed_readahead_and_point_reads() {
     );
 }
 
-/// Defect 7 of issue 10: `compaction_readahead_size` was accepted and
-/// ignored (compaction read one block per IO). Each input table is now read
-/// in reads of that size from its first block on.
-#[test]
-fn compaction_reads_inputs_in_compaction_readahead_size_reads() {
-    const RA: usize = 64 << 10;
+/// Writes two overlapping L0 tables (16,000 keys, 100-byte values) with
+/// `compaction_readahead_size` = `ra` on a file system whose device serves
+/// `max_request` bytes per request (`None`: what the real one says), compacts
+/// them, and returns the sizes of the reads of the two inputs during the
+/// compaction and the inputs' total bytes.
+fn compaction_input_reads(ra: usize, max_request: Option<usize>) -> (Vec<usize>, u64) {
     let dir = tempfile::tempdir().unwrap();
     let log: Arc<Mutex<Vec<(std::path::PathBuf, usize)>>> = Arc::default();
     let l2 = Arc::clone(&log);
-    let fs = Arc::new(ReadHookFs::new(
+    let mut fs = ReadHookFs::new(
         Arc::new(PosixFileSystem::default()),
         move |path: &Path, _offset, len| {
             if path.extension().is_some_and(|e| e == "sst") {
                 l2.lock().unwrap().push((path.to_path_buf(), len));
             }
         },
-    ));
+    );
+    if max_request.is_some() {
+        fs = fs.with_max_request_bytes(max_request);
+    }
     let db = Db::open(
         dir.path(),
         Options {
             create_if_missing: true,
             cache_size: 0,
-            compaction_readahead_size: RA,
+            compaction_readahead_size: ra,
             level0_file_num_compaction_trigger: 100,
             level0_slowdown_writes_trigger: 100,
             level0_stop_writes_trigger: 100,
-            fs,
+            fs: Arc::new(fs),
             ..Options::default()
         },
     )
@@ -157,13 +160,23 @@ fn compaction_reads_inputs_in_compaction_readahead_size_reads() {
         .sum();
     log.lock().unwrap().clear();
     db.compact_range(None, None).unwrap();
-    let reads: Vec<usize> = log
+    let reads = log
         .lock()
         .unwrap()
         .iter()
         .filter(|(p, _)| inputs.contains(p))
         .map(|(_, n)| *n)
         .collect();
+    (reads, input_bytes)
+}
+
+/// Defect 7 of issue 10: `compaction_readahead_size` was accepted and
+/// ignored (compaction read one block per IO). Each input table is now read
+/// in reads of that size from its first block on.
+#[test]
+fn compaction_reads_inputs_in_compaction_readahead_size_reads() {
+    const RA: usize = 64 << 10;
+    let (reads, input_bytes) = compaction_input_reads(RA, None);
     let full = reads.iter().filter(|&&n| n == RA).count();
     let bytes_in_full = (full * RA) as u64;
     assert!(
@@ -241,61 +254,8 @@ fn tables_are_opened_for_random_access_unless_told_otherwise() {
 /// 4 KiB, guarded by counting request sizes through the fs seam).
 #[test]
 fn compaction_reads_are_capped_at_the_device_request_size() {
-    const RA: usize = 64 << 10;
     const CAP: usize = 16 << 10;
-    let dir = tempfile::tempdir().unwrap();
-    let log: Arc<Mutex<Vec<(std::path::PathBuf, usize)>>> = Arc::default();
-    let l2 = Arc::clone(&log);
-    let fs = Arc::new(
-        ReadHookFs::new(
-            Arc::new(PosixFileSystem::default()),
-            move |path: &Path, _offset, len| {
-                if path.extension().is_some_and(|e| e == "sst") {
-                    l2.lock().unwrap().push((path.to_path_buf(), len));
-                }
-            },
-        )
-        .with_max_request_bytes(Some(CAP)),
-    );
-    let db = Db::open(
-        dir.path(),
-        Options {
-            create_if_missing: true,
-            cache_size: 0,
-            compaction_readahead_size: RA,
-            level0_file_num_compaction_trigger: 100,
-            level0_slowdown_writes_trigger: 100,
-            level0_stop_writes_trigger: 100,
-            fs,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    for round in 0..2u32 {
-        for i in 0..8_000u32 {
-            db.put(format!("key{:08}", i * 2 + round).as_bytes(), &[b'v'; 100])
-                .unwrap();
-        }
-        db.flush().unwrap();
-    }
-    let inputs: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
-        .collect();
-    let input_bytes: u64 = inputs
-        .iter()
-        .map(|p| std::fs::metadata(p).unwrap().len())
-        .sum();
-    log.lock().unwrap().clear();
-    db.compact_range(None, None).unwrap();
-    let reads: Vec<usize> = log
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| inputs.contains(p))
-        .map(|(_, n)| *n)
-        .collect();
+    let (reads, input_bytes) = compaction_input_reads(64 << 10, Some(CAP));
     assert!(
         reads.iter().all(|&n| n <= CAP),
         "a read above {CAP}: {reads:?}"
