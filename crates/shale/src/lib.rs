@@ -16,6 +16,7 @@ mod error;
 mod events;
 mod flush;
 pub mod fs;
+mod io;
 mod iter;
 mod memory;
 mod memtable;

@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
         "base",
         "codec",
         "fs",
+        "io",
         "stats",
         "sync_point",
         "events",

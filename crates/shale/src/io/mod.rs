@@ -1,0 +1,4 @@
+//! IO policy above the file-system seam: what the engine's reads and writes
+//! cost and how fast they may go. `fs` performs IO; this module decides
+//! and records (the rate limiter that paces flush and compaction writes,
+//! the accounting of bytes and requests per purpose).
