@@ -53,6 +53,48 @@ impl Latency {
     }
 }
 
+/// The purposes of Shale's IO accounting, in its order.
+pub const IO_PURPOSES: [&str; 5] = ["user", "flush", "compaction", "wal", "other"];
+
+/// File IO of one purpose during a benchmark.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PurposeIo {
+    /// `user`, `flush`, `compaction`, `wal` or `other`.
+    pub purpose: String,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Read requests.
+    pub read_requests: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Write requests.
+    pub write_requests: u64,
+}
+
+/// ` io_read=user:12.0MiB/4.0KiB,...`: MiB and average request size of
+/// each purpose that moved bytes in that direction.
+fn io_summary(io: &[PurposeIo], name: &str, f: fn(&PurposeIo) -> (u64, u64)) -> String {
+    let parts: Vec<String> = io
+        .iter()
+        .filter_map(|p| {
+            let (bytes, requests) = f(p);
+            (requests > 0).then(|| {
+                format!(
+                    "{}:{:.1}MiB/{:.1}KiB",
+                    p.purpose,
+                    bytes as f64 / 1_048_576.0,
+                    bytes as f64 / requests as f64 / 1024.0
+                )
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" {name}={}", parts.join(","))
+    }
+}
+
 /// Everything measured for one benchmark.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BenchRecord {
@@ -121,6 +163,11 @@ pub struct BenchRecord {
     /// `shale.bloom-useful` delta).
     #[serde(default)]
     pub bloom_useful_per_op: Option<f64>,
+    /// File IO during the benchmark by purpose (Shale: `shale.io-*`, see
+    /// `Db::stats().io`), so a shrunk compaction read size shows without
+    /// iostat.
+    #[serde(default)]
+    pub io_by_purpose: Option<Vec<PurposeIo>>,
     /// Peak RSS during the benchmark (process-wide if it cannot be reset).
     pub peak_rss_bytes: Option<u64>,
     /// DB directory size after the benchmark.
@@ -194,6 +241,14 @@ impl BenchRecord {
         }
         if let Some(v) = self.bloom_useful_per_op {
             s.push_str(&format!(" bloom_useful/op={v:.3}"));
+        }
+        if let Some(io) = &self.io_by_purpose {
+            s.push_str(&io_summary(io, "io_read", |p| {
+                (p.read_bytes, p.read_requests)
+            }));
+            s.push_str(&io_summary(io, "io_write", |p| {
+                (p.write_bytes, p.write_requests)
+            }));
         }
         if let Some(rate) = self.arrival_rate {
             s.push_str(&format!(" arrival_rate={rate:.0}"));
@@ -419,6 +474,33 @@ mod tests {
         assert_eq!(f[4], "1.500");
         assert_eq!(f[5], "1.000");
         assert!(out.contains("readrandom                   (missing in B)"));
+    }
+
+    #[test]
+    fn summary_line_gives_io_by_purpose() {
+        let mut r = rec("overwrite", "shale", 10.0, 1.0);
+        assert!(!r.summary_line().contains("io_read"));
+        let p = |name: &str, rb, rr, wb, wr| PurposeIo {
+            purpose: name.into(),
+            read_bytes: rb,
+            read_requests: rr,
+            write_bytes: wb,
+            write_requests: wr,
+        };
+        r.io_by_purpose = Some(vec![
+            p("user", 4 << 20, 1024, 0, 0),
+            p("flush", 0, 0, 8 << 20, 128),
+            p("compaction", 32 << 20, 16, 32 << 20, 512),
+        ]);
+        let s = r.summary_line();
+        assert!(
+            s.contains(" io_read=user:4.0MiB/4.0KiB,compaction:32.0MiB/2048.0KiB"),
+            "{s}"
+        );
+        assert!(
+            s.contains(" io_write=flush:8.0MiB/64.0KiB,compaction:32.0MiB/64.0KiB"),
+            "{s}"
+        );
     }
 
     #[test]

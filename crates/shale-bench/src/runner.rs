@@ -26,7 +26,7 @@ use crate::mt19937::Mt19937_64;
 use crate::pacer::Pacer;
 use crate::ratelimit::RateLimiter;
 use crate::repeat::{self, BenchSpec, Combined};
-use crate::report::{BenchRecord, Latency};
+use crate::report::{BenchRecord, Latency, PurposeIo, IO_PURPOSES};
 use crate::reporter::Reporter;
 use crate::seeds::Seeds;
 use crate::stats::{LiveCounters, Merged, ReportCfg, Stats};
@@ -345,6 +345,9 @@ struct EngineCounters {
     /// Flush + compaction output bytes.
     table_bytes_written: Option<u64>,
     wal_bytes_written: Option<u64>,
+    /// Per purpose of `report::IO_PURPOSES`: read bytes, read requests,
+    /// write bytes, write requests (`shale.io-*`).
+    io: Option<[[u64; 4]; 5]>,
 }
 
 fn counter(db: &dyn Engine, name: &str) -> Option<u64> {
@@ -361,8 +364,45 @@ impl EngineCounters {
             bloom_useful: counter(db, "shale.bloom-useful"),
             table_bytes_written: counter(db, "shale.compaction-bytes-written"),
             wal_bytes_written: counter(db, "shale.wal-bytes-written"),
+            io: io_counters(db),
         }
     }
+}
+
+fn io_counters(db: &dyn Engine) -> Option<[[u64; 4]; 5]> {
+    let mut out = [[0u64; 4]; 5];
+    for (row, p) in out.iter_mut().zip(IO_PURPOSES) {
+        for (cell, what) in row.iter_mut().zip([
+            "read-bytes",
+            "read-requests",
+            "write-bytes",
+            "write-requests",
+        ]) {
+            *cell = counter(db, &format!("shale.io-{what}-{p}"))?;
+        }
+    }
+    Some(out)
+}
+
+/// Per-purpose IO during a benchmark, from the counters before and after.
+fn io_delta(a: Option<[[u64; 4]; 5]>, b: Option<[[u64; 4]; 5]>) -> Option<Vec<PurposeIo>> {
+    let (a, b) = (a?, b?);
+    Some(
+        IO_PURPOSES
+            .iter()
+            .zip(a.iter().zip(&b))
+            .map(|(p, (a, b))| {
+                let d = |i: usize| b[i].saturating_sub(a[i]);
+                PurposeIo {
+                    purpose: p.to_string(),
+                    read_bytes: d(0),
+                    read_requests: d(1),
+                    write_bytes: d(2),
+                    write_requests: d(3),
+                }
+            })
+            .collect(),
+    )
 }
 
 fn delta(a: Option<u64>, b: Option<u64>) -> Option<u64> {
@@ -587,6 +627,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         ),
         block_reads_per_op: delta(c0.block_reads, end_counters.block_reads).map(per_op),
         bloom_useful_per_op: delta(c0.bloom_useful, end_counters.bloom_useful).map(per_op),
+        io_by_purpose: io_delta(c0.io, end_counters.io),
         peak_rss_bytes: if reset_rss {
             sysinfo::peak_rss_bytes()
         } else {

@@ -5,7 +5,7 @@
 //!
 //! Labels: `cf` (column family name) on per-family metrics, `level`, `cause`
 //! (a `StallReason` name), `type` (block type: data, index, filter),
-//! `component` (memory).
+//! `component` (memory), `purpose` (file IO: user, flush, compaction, wal, other).
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -303,6 +303,34 @@ pub fn render(s: &Stats) -> String {
         if g.writes_stopped { 1.0 } else { 0.0 },
     );
     b.gauge("shale_uptime_seconds", "Seconds since open.", s.uptime_secs);
+
+    // File IO by purpose.
+    let io = |f: fn(&shale::IoPurposeStats) -> u64| {
+        s.io.purposes
+            .iter()
+            .map(|p| (vec![("purpose", p.purpose.to_string())], f(p)))
+            .collect::<Vec<_>>()
+    };
+    b.counters(
+        "shale_io_read_bytes",
+        "Bytes read from files, by purpose.",
+        io(|p| p.read_bytes),
+    );
+    b.counters(
+        "shale_io_read_requests",
+        "Read requests to files, by purpose.",
+        io(|p| p.read_requests),
+    );
+    b.counters(
+        "shale_io_write_bytes",
+        "Bytes written to files, by purpose.",
+        io(|p| p.write_bytes),
+    );
+    b.counters(
+        "shale_io_write_requests",
+        "Write requests (hand-offs to the OS), by purpose.",
+        io(|p| p.write_requests),
+    );
 
     let mut out = String::new();
     // Writing into a String cannot fail.

@@ -210,6 +210,12 @@ fn scrape_matches_stats() {
         0.0
     );
     assert_eq!(v("shale_write_stall_state", &[("cf", "users")]), 0.0);
+    let wal = s.io.purpose("wal").unwrap();
+    assert!(wal.write_bytes > 0);
+    assert_eq!(
+        v("shale_io_write_bytes_total", &[("purpose", "wal")]),
+        wal.write_bytes as f64
+    );
 
     assert_eq!(get(addr, "/nothing").0, 404);
     server.stop();

@@ -53,7 +53,7 @@ pub use options::{
     WriteOptions,
 };
 pub use stats::report::{
-    BackgroundStats, CacheStats, CfStats, CompactionStats, LevelCompaction, LevelStats,
-    MemoryStats, OpStats, StallCauseStats, StallExplanation, StallReason, StallState, StallStats,
-    Stats, WalStats,
+    BackgroundStats, CacheStats, CfStats, CompactionStats, IoPurposeStats, IoStats,
+    LevelCompaction, LevelStats, MemoryStats, OpStats, StallCauseStats, StallExplanation,
+    StallReason, StallState, StallStats, Stats, WalStats,
 };

@@ -31,6 +31,7 @@ use crate::compaction::picker::{self, PickerOptions, Plan, RunningOutput};
 use crate::compaction::subcompaction;
 use crate::error::{Error, Result};
 use crate::events::{CompactionJobInfo, TableFileCreationReason};
+use crate::io::accounting::{self, Purpose};
 use crate::iter::merging::MergingIterator;
 use crate::memory::Part;
 use crate::options::CfOptions;
@@ -667,6 +668,8 @@ fn run_range(
     range_dels: Option<Arc<Fragments>>,
     allocated: &parking_lot::Mutex<Vec<u64>>,
 ) -> Result<CompactionResult> {
+    // On a subcompaction's own thread too.
+    let _io = accounting::scope(Purpose::Compaction);
     let plan = job.plan;
     let children = db.table_cache.compaction_inputs(
         &[
@@ -793,6 +796,7 @@ fn execute(
     if st.cf(cf).is_none() {
         return Ok(()); // dropped
     }
+    let _io = accounting::scope(Purpose::Compaction);
     let name = event_glue::cf_name(st, cf);
     let info = |o: JobOutcome, status: Result<()>| CompactionJobInfo {
         cf_name: name.clone(),

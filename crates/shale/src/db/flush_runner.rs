@@ -31,6 +31,7 @@ use crate::compaction::output::OutputSpec;
 use crate::error::Result;
 use crate::events::{FlushJobInfo, TableFileCreationReason, TableFileInfo};
 use crate::flush::job::{FlushJob, FlushResult};
+use crate::io::accounting::{self, Purpose};
 use crate::memory::Part;
 use crate::memtable::MemTable;
 use crate::sst::TableOptions;
@@ -49,6 +50,7 @@ pub(crate) fn flush(
     if st.cf(cf).is_none() {
         return Ok(());
     }
+    let _io = accounting::scope(Purpose::Flush);
     let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
     let name = event_glue::cf_name(st, cf);
     let info = |files: Vec<TableFileInfo>, status: Result<()>| FlushJobInfo {

@@ -132,7 +132,10 @@ impl DbState {
 pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
+    /// `opts.fs`, wrapped to count every IO by purpose into `io`.
     pub fs: Arc<dyn FileSystem>,
+    /// Bytes and requests read and written, by purpose.
+    pub io: Arc<crate::io::accounting::IoCounters>,
     /// The `LOCK` file's lock, released by `close` (or the last handle's
     /// drop) even while iterators or ranges still hold this struct.
     lock: Mutex<Option<Box<dyn FileLock>>>,

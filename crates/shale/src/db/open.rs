@@ -36,6 +36,7 @@ use crate::compaction::filter::EntryFilter;
 use crate::compaction::output::{write_outputs, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::io::accounting::{self, AccountingFs, IoCounters, Purpose};
 use crate::iter::InternalIterator;
 use crate::memory::{Ledger, Part};
 use crate::memtable::MemTable;
@@ -61,7 +62,12 @@ static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     opts.validate()?;
     let block_cache = super::cache_glue::make_block_cache(&opts)?;
-    let fs = Arc::clone(&opts.fs);
+    // Every file operation of the DB is counted by purpose; opening
+    // (recovery included) is `Other`.
+    let io = Arc::new(IoCounters::default());
+    let fs: Arc<dyn FileSystem> =
+        Arc::new(AccountingFs::new(Arc::clone(&opts.fs), Arc::clone(&io)));
+    let _io_purpose = accounting::scope(Purpose::Other);
     let current = dir.join("CURRENT");
     if !fs.exists(dir) {
         if !opts.create_if_missing {
@@ -256,6 +262,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let inner = DbInner {
         dir: dir.to_path_buf(),
         fs,
+        io,
         lock: Mutex::new(Some(lock)),
         visible_seq: AtomicU64::new(last),
         instance,

@@ -61,6 +61,10 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
     let c = st.cf(cf)?;
     let v = st.versions.current(cf);
     let o = picker_options(&c.cf.opts, st.versions.num_levels());
+    if let Some(n) = name.strip_prefix("shale.io-").filter(|n| *n != "stats") {
+        drop(st);
+        return io_counter(db, n);
+    }
     if let Some(n) = name.strip_prefix("shale.num-files-at-level") {
         let level: usize = n.parse().ok()?;
         return (level < v.num_levels()).then(|| v.num_files(level).to_string());
@@ -126,6 +130,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
                 .sum::<u64>())
         .to_string(),
         "shale.size-all-mem-tables-db" => db.memory.get(Part::Memtables).to_string(),
+        "shale.io-stats" => super::stats_report::io_stats(db).table(),
         "shale.memory-budget" => db.memory.limit().to_string(),
         "shale.memory-table-readers" => db.memory.get(Part::TableReaders).to_string(),
         "shale.memory-buffers" => db.memory.get(Part::Buffers).to_string(),
@@ -209,6 +214,25 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
             return super::cache_glue::property(db, &name);
         }
     })
+}
+
+/// `shale.io-{read,write}-{bytes,requests}-<purpose>`: one IO counter
+/// (`Db::stats().io`) as a number.
+fn io_counter(db: &DbInner, name: &str) -> Option<String> {
+    let (dir, rest) = name.split_once('-')?;
+    let (what, purpose) = rest.split_once('-')?;
+    let p = super::stats_report::io_stats(db)
+        .purposes
+        .into_iter()
+        .find(|p| p.purpose == purpose)?;
+    let n = match (dir, what) {
+        ("read", "bytes") => p.read_bytes,
+        ("read", "requests") => p.read_requests,
+        ("write", "bytes") => p.write_bytes,
+        ("write", "requests") => p.write_requests,
+        _ => return None,
+    };
+    Some(n.to_string())
 }
 
 fn hex(b: &[u8]) -> String {
@@ -476,6 +500,8 @@ fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
     );
     db_stats_lines(&mut out, "Cumulative", &now, uptime, false);
     db_stats_lines(&mut out, "Interval", &now.since(&prev), db_int_secs, true);
+    out.push_str("\n** IO Stats (cumulative, by purpose) **\n");
+    out.push_str(&super::stats_report::io_stats(db).table());
     out
 }
 

@@ -12,10 +12,12 @@ use std::sync::Arc;
 
 use crate::cache::Priority;
 use crate::compaction::{picker, sizing};
+use crate::io::accounting::{self, Purpose};
 use crate::memory::Part;
 use crate::stats::report::{
-    BackgroundStats, CacheStats, CfStats, CompactionStats, LevelCompaction, LevelStats,
-    MemoryStats, OpStats, StallCauseStats, StallReason, StallState, StallStats, Stats, WalStats,
+    BackgroundStats, CacheStats, CfStats, CompactionStats, IoPurposeStats, IoStats,
+    LevelCompaction, LevelStats, MemoryStats, OpStats, StallCauseStats, StallReason, StallState,
+    StallStats, Stats, WalStats,
 };
 use crate::stats::{StallCause, StallCondition};
 
@@ -183,8 +185,33 @@ pub(crate) fn collect(db: &Arc<DbInner>) -> Stats {
         stalls,
         cache,
         memory,
+        io: io_stats(db),
         background,
         stalls_now,
+    }
+}
+
+/// The IO counters by purpose.
+pub(crate) fn io_stats(db: &DbInner) -> IoStats {
+    IoStats {
+        bucket_limits: (0..accounting::BUCKETS - 1)
+            .filter_map(accounting::bucket_limit)
+            .collect(),
+        purposes: Purpose::ALL
+            .iter()
+            .map(|&p| {
+                let (r, w) = db.io.totals(p);
+                IoPurposeStats {
+                    purpose: p.name(),
+                    read_bytes: r.bytes,
+                    read_requests: r.requests,
+                    read_sizes: r.sizes.to_vec(),
+                    write_bytes: w.bytes,
+                    write_requests: w.requests,
+                    write_sizes: w.sizes.to_vec(),
+                }
+            })
+            .collect(),
     }
 }
 

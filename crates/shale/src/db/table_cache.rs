@@ -42,6 +42,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::base::compare_internal;
 use crate::error::{Error, Result};
 use crate::fs::{AccessPattern, FileSystem};
+use crate::io::accounting::{self, Purpose};
 use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::InternalIterator;
 use crate::memory::Ledger;
@@ -249,6 +250,8 @@ impl TableCache {
     fn open(&self, number: u64) -> Result<Arc<Table>> {
         let name = table_file_name(number);
         let path = self.dir.join(&name);
+        // Reading the footer, index and filter is the open's, whoever asks.
+        let _io = accounting::scope(Purpose::Other);
         let file = self.fs.open_random(&path)?;
         if self.advise_random {
             file.advise(AccessPattern::Random);

@@ -2,3 +2,4 @@
 //! cost and how fast they may go. `fs` performs IO; this module decides
 //! and records (the rate limiter that paces flush and compaction writes,
 //! the accounting of bytes and requests per purpose).
+pub(crate) mod accounting;

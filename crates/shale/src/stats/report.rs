@@ -35,6 +35,8 @@ pub struct Stats {
     pub cache: CacheStats,
     /// Memory by component.
     pub memory: MemoryStats,
+    /// File IO by purpose.
+    pub io: IoStats,
     /// Background jobs and errors now.
     pub background: BackgroundStats,
     /// Why writes are slowed down or stopped right now (empty when they
@@ -264,6 +266,93 @@ pub struct MemoryStats {
     pub buffers: u64,
     /// Open table readers.
     pub open_tables: u64,
+}
+
+/// File IO by purpose: every read and write the DB made through its file
+/// system since open. Purposes: `user` (reads for gets and iterators),
+/// `flush`, `compaction`, `wal` (appends), `other` (MANIFEST, OPTIONS, LOG,
+/// table opens, recovery, ingestion). A read request is one positional or
+/// sequential read; a write request is one hand-off to the OS (a buffer
+/// written out, a flush or sync; each append of the memory-mapped WAL).
+#[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
+pub struct IoStats {
+    /// Upper bounds (inclusive, bytes) of the request-size buckets; the
+    /// last bucket, one more than these, has no bound.
+    pub bucket_limits: Vec<u64>,
+    /// One entry per purpose, in the order above.
+    pub purposes: Vec<IoPurposeStats>,
+}
+
+/// Reads and writes of one purpose.
+#[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
+pub struct IoPurposeStats {
+    /// `user`, `flush`, `compaction`, `wal` or `other`.
+    pub purpose: &'static str,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Read requests.
+    pub read_requests: u64,
+    /// Read requests per size bucket (`IoStats::bucket_limits`).
+    pub read_sizes: Vec<u64>,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Write requests.
+    pub write_requests: u64,
+    /// Write requests per size bucket.
+    pub write_sizes: Vec<u64>,
+}
+
+impl IoPurposeStats {
+    /// Average bytes per read request (iostat's `rareqsz`); 0 without reads.
+    pub fn avg_read_size(&self) -> f64 {
+        avg(self.read_bytes, self.read_requests)
+    }
+
+    /// Average bytes per write request; 0 without writes.
+    pub fn avg_write_size(&self) -> f64 {
+        avg(self.write_bytes, self.write_requests)
+    }
+}
+
+fn avg(bytes: u64, requests: u64) -> f64 {
+    if requests == 0 {
+        0.0
+    } else {
+        bytes as f64 / requests as f64
+    }
+}
+
+impl IoStats {
+    /// The entry of `purpose`, if it is one of the names above.
+    pub fn purpose(&self, purpose: &str) -> Option<&IoPurposeStats> {
+        self.purposes.iter().find(|p| p.purpose == purpose)
+    }
+
+    /// A text table, one line per purpose: megabytes, requests and the
+    /// average request size (KiB) of reads and of writes.
+    pub fn table(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::from(
+            "Purpose     Read(MB)     Reads AvgRead(KB)  Write(MB)    Writes AvgWrite(KB)\n",
+        );
+        let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
+        for p in &self.purposes {
+            let _ = writeln!(
+                out,
+                "{:<10} {:>9.1} {:>9} {:>11.1} {:>10.1} {:>9} {:>12.1}",
+                p.purpose,
+                mb(p.read_bytes),
+                p.read_requests,
+                p.avg_read_size() / 1024.0,
+                mb(p.write_bytes),
+                p.write_requests,
+                p.avg_write_size() / 1024.0,
+            );
+        }
+        out
+    }
 }
 
 /// Background work and errors now.

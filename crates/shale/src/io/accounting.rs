@@ -1,0 +1,544 @@
+//! IO accounting per purpose: bytes, requests and a request-size histogram
+//! for every read and write the engine makes, by what it was for (user
+//! reads, flush, compaction, the WAL, everything else). A regression that
+//! shrinks compaction reads to 4 KiB (RocksDB bug 12038) shows here as an
+//! average request size, without iostat.
+//!
+//! [`AccountingFs`] wraps the DB's file system and counts every call that
+//! moves bytes. The purpose of a call comes from the file and the thread:
+//! - WAL files (`*.log`) are written for [`Purpose::Wal`];
+//! - table files (`*.sst`, `*.blob`) are read and written for the purpose
+//!   the calling thread declared with [`scope`] (flush and compaction jobs
+//!   declare theirs, table opens and DB open declare [`Purpose::Other`]);
+//!   a thread that declared nothing is a user's: its reads are
+//!   [`Purpose::User`], its table writes (ingestion, repair) `Other`;
+//! - every other file (MANIFEST, OPTIONS, LOG, CURRENT) and every WAL read
+//!   (recovery, tools) is `Other`.
+//!
+//! A read request is one `read_exact_at` (one `pread`) or one sequential
+//! `read`. A write request is one hand-off to the OS: an append to a file
+//! whose appends reach the OS (the memory-mapped WAL), else a `flush`,
+//! `sync` or `finish_appends` with bytes pending, or a buffer's worth
+//! (`posix::WRITE_BUFFER`) of appends, as the posix file writes them out.
+//!
+//! Invariants: every byte a wrapped file reads or appends is counted once,
+//! under exactly one purpose; counters only grow. Counters are striped
+//! (`base::striped`): readers on several threads do not share a line.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::base::Striped;
+use crate::error::Result;
+use crate::fs::{
+    AccessPattern, FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile,
+};
+
+/// What an IO was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// Reads for `get`, `multi_get` and iterators.
+    User,
+    /// Flush writing a memtable's table.
+    Flush,
+    /// Compaction reading its inputs and writing its outputs.
+    Compaction,
+    /// WAL appends.
+    Wal,
+    /// MANIFEST, OPTIONS, LOG, table opens, recovery, ingestion.
+    Other,
+}
+
+impl Purpose {
+    pub(crate) const ALL: [Purpose; 5] = [
+        Purpose::User,
+        Purpose::Flush,
+        Purpose::Compaction,
+        Purpose::Wal,
+        Purpose::Other,
+    ];
+
+    /// Lower-case name used in stats, properties and metrics.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Purpose::User => "user",
+            Purpose::Flush => "flush",
+            Purpose::Compaction => "compaction",
+            Purpose::Wal => "wal",
+            Purpose::Other => "other",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+thread_local! {
+    static CURRENT: Cell<Purpose> = const { Cell::new(Purpose::User) };
+}
+
+/// The calling thread's IOs on table files are for `purpose` until the
+/// returned guard is dropped (then the previous purpose is back).
+#[must_use = "the purpose holds only while the guard lives"]
+pub(crate) fn scope(purpose: Purpose) -> Scope {
+    Scope {
+        prev: CURRENT.with(|c| c.replace(purpose)),
+        _not_send: std::marker::PhantomData,
+    }
+}
+
+/// Restores the thread's previous purpose on drop; see [`scope`].
+pub(crate) struct Scope {
+    prev: Purpose,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.prev));
+    }
+}
+
+fn current() -> Purpose {
+    CURRENT.with(Cell::get)
+}
+
+/// Request-size buckets: up to 512 B, then one per power of two up to 8
+/// MiB, then larger.
+pub(crate) const BUCKETS: usize = 16;
+
+/// Upper bound (inclusive) of bucket `i`; the last is unbounded.
+pub(crate) fn bucket_limit(i: usize) -> Option<u64> {
+    (i + 1 < BUCKETS).then(|| 512u64 << i)
+}
+
+fn bucket(size: u64) -> usize {
+    if size <= 512 {
+        return 0;
+    }
+    let log2_ceil = 64 - (size - 1).leading_zeros() as usize;
+    (log2_ceil - 9).min(BUCKETS - 1)
+}
+
+/// Reads or writes of one purpose: bytes, requests and sizes.
+#[derive(Default)]
+struct Direction {
+    bytes: AtomicU64,
+    requests: AtomicU64,
+    sizes: [AtomicU64; BUCKETS],
+}
+
+impl Direction {
+    fn record(&self, size: u64) {
+        self.bytes.fetch_add(size, Ordering::Relaxed);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.sizes[bucket(size)].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One stripe: reads and writes of every purpose.
+#[derive(Default)]
+struct Table {
+    reads: [Direction; 5],
+    writes: [Direction; 5],
+}
+
+/// The DB's IO counters; see the module comment.
+#[derive(Default)]
+pub(crate) struct IoCounters {
+    stripes: Striped<Table>,
+}
+
+/// A copy of one direction's counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
+    pub(crate) bytes: u64,
+    pub(crate) requests: u64,
+    pub(crate) sizes: [u64; BUCKETS],
+}
+
+impl IoCounters {
+    fn read(&self, purpose: Purpose, size: u64) {
+        self.stripes.local().reads[purpose.index()].record(size);
+    }
+
+    fn write(&self, purpose: Purpose, size: u64) {
+        self.stripes.local().writes[purpose.index()].record(size);
+    }
+
+    /// Sums of the stripes: `(reads, writes)` of `purpose`.
+    pub(crate) fn totals(&self, purpose: Purpose) -> (Totals, Totals) {
+        let mut r = Totals::default();
+        let mut w = Totals::default();
+        for t in self.stripes.all() {
+            for (d, out) in [
+                (&t.reads[purpose.index()], &mut r),
+                (&t.writes[purpose.index()], &mut w),
+            ] {
+                out.bytes += d.bytes.load(Ordering::Relaxed);
+                out.requests += d.requests.load(Ordering::Relaxed);
+                for (o, s) in out.sizes.iter_mut().zip(&d.sizes) {
+                    *o += s.load(Ordering::Relaxed);
+                }
+            }
+        }
+        (r, w)
+    }
+}
+
+/// What a file is, for accounting: decided from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileKind {
+    Wal,
+    Table,
+    Other,
+}
+
+fn kind(path: &Path) -> FileKind {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name.ends_with(".log") {
+        FileKind::Wal
+    } else if name.ends_with(".sst") || name.ends_with(".blob") {
+        FileKind::Table
+    } else {
+        FileKind::Other
+    }
+}
+
+/// The purpose of a read of a file of `kind` by this thread.
+fn read_purpose(kind: FileKind) -> Purpose {
+    match kind {
+        FileKind::Table => current(),
+        FileKind::Wal | FileKind::Other => Purpose::Other,
+    }
+}
+
+/// The purpose of writes to a file of `kind` created by this thread.
+fn write_purpose(kind: FileKind) -> Purpose {
+    match (kind, current()) {
+        (FileKind::Wal, _) => Purpose::Wal,
+        (FileKind::Table, p @ (Purpose::Flush | Purpose::Compaction)) => p,
+        _ => Purpose::Other,
+    }
+}
+
+/// A file system that counts the IO of another; see the module comment.
+pub(crate) struct AccountingFs {
+    inner: Arc<dyn FileSystem>,
+    counters: Arc<IoCounters>,
+}
+
+impl AccountingFs {
+    pub(crate) fn new(inner: Arc<dyn FileSystem>, counters: Arc<IoCounters>) -> AccountingFs {
+        AccountingFs { inner, counters }
+    }
+
+    fn writable(&self, path: &Path, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+        Box::new(CountedWritable {
+            purpose: write_purpose(kind(path)),
+            reaches_os: file.appends_reach_os(),
+            inner: file,
+            pending: 0,
+            counters: Arc::clone(&self.counters),
+        })
+    }
+}
+
+/// Bytes a buffered file appends before it writes them out (the posix
+/// file's buffer); a request is counted at each multiple.
+const WRITE_OUT: u64 = 64 * 1024;
+
+struct CountedWritable {
+    inner: Box<dyn WritableFile>,
+    purpose: Purpose,
+    reaches_os: bool,
+    /// Appended bytes not yet counted as a request.
+    pending: u64,
+    counters: Arc<IoCounters>,
+}
+
+impl CountedWritable {
+    fn hand_off(&mut self) {
+        if self.pending > 0 {
+            self.counters.write(self.purpose, self.pending);
+            self.pending = 0;
+        }
+    }
+}
+
+impl WritableFile for CountedWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.inner.append(data)?;
+        if self.reaches_os {
+            self.counters.write(self.purpose, data.len() as u64);
+            return Ok(());
+        }
+        self.pending += data.len() as u64;
+        while self.pending >= WRITE_OUT {
+            self.counters.write(self.purpose, WRITE_OUT);
+            self.pending -= WRITE_OUT;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.inner.flush()?;
+        self.hand_off();
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.inner.sync()?;
+        self.hand_off();
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn finish_appends(&mut self) -> Result<()> {
+        self.inner.finish_appends()?;
+        self.hand_off();
+        Ok(())
+    }
+
+    fn appends_reach_os(&self) -> bool {
+        self.reaches_os
+    }
+}
+
+impl Drop for CountedWritable {
+    fn drop(&mut self) {
+        // The inner file writes out what it buffered when it is dropped.
+        self.hand_off();
+    }
+}
+
+struct CountedRandom {
+    inner: Arc<dyn RandomAccessFile>,
+    kind: FileKind,
+    counters: Arc<IoCounters>,
+}
+
+impl RandomAccessFile for CountedRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner.read_exact_at(offset, buf)?;
+        self.counters
+            .read(read_purpose(self.kind), buf.len() as u64);
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn advise(&self, pattern: AccessPattern) {
+        self.inner.advise(pattern)
+    }
+}
+
+struct CountedSequential {
+    inner: Box<dyn SequentialFile>,
+    kind: FileKind,
+    counters: Arc<IoCounters>,
+}
+
+impl SequentialFile for CountedSequential {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.counters.read(read_purpose(self.kind), n as u64);
+        }
+        Ok(n)
+    }
+}
+
+impl FileSystem for AccountingFs {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let f = self.inner.create(path)?;
+        Ok(self.writable(path, f))
+    }
+
+    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let f = self.inner.create_mapped(path)?;
+        Ok(self.writable(path, f))
+    }
+
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        Ok(Arc::new(CountedRandom {
+            inner: self.inner.open_random(path)?,
+            kind: kind(path),
+            counters: Arc::clone(&self.counters),
+        }))
+    }
+
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        Ok(Box::new(CountedSequential {
+            inner: self.inner.open_sequential(path)?,
+            kind: kind(path),
+            counters: Arc::clone(&self.counters),
+        }))
+    }
+
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        let bytes = self.inner.read_all(path)?;
+        self.counters
+            .read(read_purpose(kind(path)), bytes.len() as u64);
+        Ok(bytes)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.rename(from, to)
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        self.inner.remove(path)
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.inner.sync_dir(dir)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        self.inner.file_size(path)
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        self.inner.lock(path)
+    }
+
+    fn max_request_bytes(&self, dir: &Path) -> Option<usize> {
+        self.inner.max_request_bytes(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFileSystem;
+
+    fn fs() -> (AccountingFs, Arc<IoCounters>) {
+        let c = Arc::new(IoCounters::default());
+        let mem: Arc<dyn FileSystem> = Arc::new(MemFileSystem::new());
+        mem.create_dir_all(Path::new("/db")).unwrap();
+        (AccountingFs::new(mem, Arc::clone(&c)), c)
+    }
+
+    #[test]
+    fn buckets_are_powers_of_two_from_512() {
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(512), 0);
+        assert_eq!(bucket(513), 1);
+        assert_eq!(bucket(1024), 1);
+        assert_eq!(bucket(4096), 3);
+        assert_eq!(bucket(4097), 4);
+        assert_eq!(bucket(8 << 20), 14);
+        assert_eq!(bucket((8 << 20) + 1), 15);
+        assert_eq!(bucket(u64::MAX), 15);
+        for i in 0..BUCKETS - 1 {
+            let lim = bucket_limit(i).unwrap();
+            assert_eq!(bucket(lim), i);
+            assert_eq!(bucket(lim + 1), i + 1);
+        }
+        assert_eq!(bucket_limit(BUCKETS - 1), None);
+    }
+
+    #[test]
+    fn purposes_follow_the_file_and_the_thread() {
+        let (fs, c) = fs();
+        let mut wal = fs.create(Path::new("/db/000007.log")).unwrap();
+        wal.append(&[1; 100]).unwrap();
+        wal.sync().unwrap();
+        drop(wal);
+        {
+            let _s = scope(Purpose::Flush);
+            let mut t = fs.create(Path::new("/db/000008.sst")).unwrap();
+            t.append(&vec![2; 200_000]).unwrap();
+            t.flush().unwrap();
+        }
+        let mut m = fs.create(Path::new("/db/MANIFEST-000001")).unwrap();
+        m.append(&[3; 10]).unwrap();
+        drop(m);
+        let t = fs.open_random(Path::new("/db/000008.sst")).unwrap();
+        let mut buf = [0u8; 4096];
+        t.read_exact_at(0, &mut buf).unwrap();
+        {
+            let _s = scope(Purpose::Compaction);
+            let mut big = vec![0u8; 100_000];
+            t.read_exact_at(0, &mut big).unwrap();
+            // Nested scopes restore the outer one.
+            {
+                let _o = scope(Purpose::Other);
+                t.read_exact_at(0, &mut buf[..100]).unwrap();
+            }
+            t.read_exact_at(0, &mut buf[..10]).unwrap();
+        }
+        assert_eq!(current(), Purpose::User);
+        fs.read_all(Path::new("/db/000007.log")).unwrap();
+
+        let (r, w) = c.totals(Purpose::Wal);
+        assert_eq!((r.bytes, w.bytes, w.requests), (0, 100, 1));
+        let (r, w) = c.totals(Purpose::Flush);
+        // 200,000 bytes: three 64 KiB write-outs, then the rest at flush.
+        assert_eq!((r.bytes, w.bytes, w.requests), (0, 200_000, 4));
+        assert_eq!(w.sizes[bucket(WRITE_OUT)], 3);
+        let (r, _) = c.totals(Purpose::User);
+        assert_eq!((r.bytes, r.requests), (4096, 1));
+        assert_eq!(r.sizes[3], 1);
+        let (r, w) = c.totals(Purpose::Compaction);
+        assert_eq!((r.bytes, r.requests, w.bytes), (100_010, 2, 0));
+        let (r, w) = c.totals(Purpose::Other);
+        assert_eq!((r.bytes, r.requests), (100 + 100, 2));
+        assert_eq!((w.bytes, w.requests), (10, 1));
+    }
+
+    #[test]
+    fn table_writes_outside_a_job_are_other() {
+        let (fs, c) = fs();
+        let mut t = fs.create(Path::new("/db/000009.sst")).unwrap();
+        t.append(&[1; 10]).unwrap();
+        t.finish_appends().unwrap();
+        t.sync().unwrap();
+        let (_, w) = c.totals(Purpose::Other);
+        assert_eq!((w.bytes, w.requests), (10, 1));
+    }
+
+    #[test]
+    fn threads_count_on_their_own_and_sums_are_exact() {
+        let (fs, c) = fs();
+        let mut t = fs.create(Path::new("/db/000010.sst")).unwrap();
+        t.append(&[7; 8192]).unwrap();
+        t.sync().unwrap();
+        let file = fs.open_random(Path::new("/db/000010.sst")).unwrap();
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let file = Arc::clone(&file);
+                s.spawn(move || {
+                    let _g = (i % 2 == 1).then(|| scope(Purpose::Compaction));
+                    let mut b = [0u8; 1000];
+                    for _ in 0..1000 {
+                        file.read_exact_at(0, &mut b).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(c.totals(Purpose::User).0.bytes, 4 * 1000 * 1000);
+        assert_eq!(c.totals(Purpose::Compaction).0.requests, 4 * 1000);
+    }
+}
