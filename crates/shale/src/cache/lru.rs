@@ -32,9 +32,13 @@
 //! needed, the `Pinned` list is scanned and entries no longer pinned are
 //! evicted (O(pinned entries) for that insert).
 //!
-//! Evicted values are dropped while the shard lock is held (for
-//! `Arc<Block>` that is a free of the block; RocksDB frees outside the
-//! lock, which would cost an allocation per insert here).
+//! Evicted values are dropped after the shard lock is released, as RocksDB
+//! does (for `Arc<Block>` the drop is a free of the block, which other
+//! threads should not wait for): eviction moves them into a [`Victims`]
+//! on the caller's stack (no allocation), dropped once the guard is gone.
+//! An insert evicts about one entry of its own size, so the four slots are
+//! enough but for a shrink of the capacity, whose extra victims are dropped
+//! under the lock.
 //!
 //! Thread-safety: one `parking_lot::Mutex` per shard guards the lists and
 //! the map; counters are atomics (see `counters.rs`).
@@ -173,13 +177,15 @@ impl<V: CacheValue> LruCache<V> {
         pri: Priority,
     ) -> Result<(), V> {
         let shard = self.shard(&key);
+        // Declared before the guard: dropped after it.
+        let mut victims = Victims::new();
         let mut g = shard.inner.lock();
         if g.map.contains_key(&key) {
             drop(g);
             drop(value);
             return Ok(());
         }
-        g.make_room(charge, &shard.counters);
+        g.make_room(charge, &shard.counters, &mut victims);
         g.publish(&shard.counters);
         if g.usage + charge > g.capacity {
             if g.strict {
@@ -281,9 +287,10 @@ impl<V: CacheValue> LruCache<V> {
         *cap = capacity;
         let per_shard = CacheOptions::per_shard(capacity, self.bits);
         for s in self.shards.iter() {
+            let mut victims = Victims::new();
             let mut g = s.inner.lock();
             g.set_capacity(per_shard);
-            g.make_room(0, &s.counters);
+            g.make_room(0, &s.counters, &mut victims);
             g.publish(&s.counters);
         }
     }
@@ -352,6 +359,32 @@ impl<V: CacheValue> LruCache<V> {
     fn check_invariants(&self) {
         for s in self.shards.iter() {
             s.inner.lock().check_invariants();
+        }
+    }
+}
+
+/// Values evicted under a shard lock, to be dropped after it (see the
+/// module comment): up to four inline; more are dropped at once.
+struct Victims<V> {
+    slots: [Option<V>; 4],
+    len: usize,
+}
+
+impl<V> Victims<V> {
+    fn new() -> Self {
+        Victims {
+            slots: [None, None, None, None],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, v: Option<V>) {
+        match self.slots.get_mut(self.len) {
+            Some(slot) => {
+                *slot = v;
+                self.len += 1;
+            }
+            None => drop(v),
         }
     }
 }
@@ -470,14 +503,14 @@ impl<V: CacheValue> Inner<V> {
 
     /// Evicts unpinned entries, Bottom then Low then High oldest first,
     /// until `charge` more bytes fit or nothing evictable is left.
-    fn make_room(&mut self, charge: usize, c: &ShardCounters) {
+    fn make_room(&mut self, charge: usize, c: &ShardCounters, victims: &mut Victims<V>) {
         while self.usage + charge > self.capacity {
             let victim = [ListId::Bottom, ListId::Low, ListId::High]
                 .into_iter()
                 .map(|l| self.lists[l as usize].oldest)
                 .find(|&i| i != NIL);
             let Some(idx) = victim else {
-                self.evict_unpinned_parked(charge, c);
+                self.evict_unpinned_parked(charge, c, victims);
                 return;
             };
             if self.nodes[idx as usize]
@@ -492,13 +525,18 @@ impl<V: CacheValue> Inner<V> {
             let freed = self.nodes[idx as usize].charge;
             let v = self.remove(idx);
             c.evicted(freed);
-            drop(v);
+            victims.push(v);
         }
     }
 
     /// Scans the `Pinned` list oldest first and evicts entries that are no
     /// longer pinned until `charge` more bytes fit.
-    fn evict_unpinned_parked(&mut self, charge: usize, c: &ShardCounters) {
+    fn evict_unpinned_parked(
+        &mut self,
+        charge: usize,
+        c: &ShardCounters,
+        victims: &mut Victims<V>,
+    ) {
         let mut cur = self.lists[ListId::Pinned as usize].oldest;
         while cur != NIL && self.usage + charge > self.capacity {
             let next = self.nodes[cur as usize].next;
@@ -510,7 +548,7 @@ impl<V: CacheValue> Inner<V> {
                 let freed = self.nodes[cur as usize].charge;
                 let v = self.remove(cur);
                 c.evicted(freed);
-                drop(v);
+                victims.push(v);
             }
             cur = next;
         }

@@ -511,3 +511,60 @@ fn concurrent_use_keeps_structure_consistent() {
     cache.check_invariants();
     assert!(cache.usage() <= 4000);
 }
+
+/// A value that, when dropped, records whether its cache's shard lock was
+/// free (it must be: evicted values are dropped after the lock).
+struct LockProbe {
+    cache: Arc<std::sync::OnceLock<std::sync::Weak<LruCache<Arc<LockProbe>>>>>,
+    dropped_under_lock: Arc<std::sync::atomic::AtomicUsize>,
+    dropped: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Drop for LockProbe {
+    fn drop(&mut self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.dropped.fetch_add(1, SeqCst);
+        if let Some(c) = self.cache.get().and_then(|w| w.upgrade()) {
+            if c.shards[0].inner.try_lock().is_none() {
+                self.dropped_under_lock.fetch_add(1, SeqCst);
+            }
+        }
+    }
+}
+
+#[test]
+fn evicted_values_are_dropped_outside_the_shard_lock() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let cache = Arc::new(LruCache::<Arc<LockProbe>>::new(&opts(10, 0.5, 0.0)));
+    let slot = Arc::new(std::sync::OnceLock::new());
+    slot.set(Arc::downgrade(&cache)).ok().unwrap();
+    let under = Arc::new(AtomicUsize::new(0));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let probe = || {
+        Arc::new(LockProbe {
+            cache: Arc::clone(&slot),
+            dropped_under_lock: Arc::clone(&under),
+            dropped: Arc::clone(&dropped),
+        })
+    };
+    // Inserts evict one entry each once full.
+    for i in 0..40 {
+        assert!(cache.insert(k(i), probe(), 1, Priority::Low).is_ok());
+    }
+    assert_eq!(dropped.load(SeqCst), 30);
+    // A shrink evicts many at once: four after the lock, the rest under it.
+    cache.set_capacity(2);
+    assert_eq!(dropped.load(SeqCst), 38);
+    assert_eq!(
+        under.load(SeqCst),
+        4,
+        "only a shrink's overflow is dropped under the lock"
+    );
+    // Unpinned newcomer with no room at all: inserted and dropped at once,
+    // outside the lock.
+    cache.set_capacity(0);
+    assert_eq!(dropped.load(SeqCst), 40);
+    assert!(cache.insert(k(100), probe(), 1, Priority::Low).is_ok());
+    assert_eq!(dropped.load(SeqCst), 41);
+    assert_eq!(under.load(SeqCst), 4);
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# IO-bound steps beside RocksDB (docs/PERFORMANCE.md, "IO-bound"): the
+# seeds' iobuf and iodir set-ups scaled to this machine. A DB of NUM keys of
+# VALUE bytes (default 13M x 400 B, 5.4 GB uncompressed), a block cache of
+# 10% of it, and the process confined by a memory cgroup (v1) to a quarter
+# of the DB size, engine and page cache together, so reads reach the device
+# (with 24 GiB of RAM a dropped page cache would otherwise refill with the
+# whole DB within a step). iobuf: buffered IO; iodir: O_DIRECT for reads,
+# flush and compaction. Per round, set-up and engine, one process runs
+# waitforcompaction then the timed steps; engines alternate. Besides the
+# Summary lines, prints the device's average read request size (iostat's
+# rareqsz, from /proc/diskstats) over each process. Needs root (cgroup,
+# drop_caches).
+#
+# Build first:  CARGO_TARGET_DIR=<dir> cargo build --release -p shale-bench --features rocksdb
+# Usage:        BIN=<dir>/release/shale-bench bench/io_bound.sh [ROUNDS] [DIR]
+#               SETUPS="iobuf iodir" STEPS=... DURATION=30 NUM=... VALUE=... to change the defaults
+set -euo pipefail
+bin=${BIN:?set BIN to a shale-bench built with --features rocksdb}
+rounds=${1:-2}
+dir=${2:-/tmp/shale-io-bound}
+setups=${SETUPS:-iobuf iodir}
+steps=${STEPS:-readrandom,seekrandom,readwhilewriting,overwrite}
+duration=${DURATION:-30}
+num=${NUM:-13000000}
+value=${VALUE:-400}
+raw=$((num * (value + 16)))
+cache=$((raw / 10))
+limit=$((raw / 4))
+mkdir -p "$dir"
+cg=/sys/fs/cgroup/memory/shale-io-bound
+mkdir -p "$cg"
+echo "$limit" > "$cg/memory.limit_in_bytes"
+dev=$(basename "$(df --output=source "$dir" | tail -1)")
+common=(--num="$num" --value_size="$value" --key_size=16 --compression_type=none --bloom_bits=10
+  --compaction_readahead_size=2097152
+  --cache_size="$cache" --max_background_jobs=2)
+echo "DB ~$((raw >> 20)) MiB raw, cache $((cache >> 20)) MiB, cgroup limit $((limit >> 20)) MiB, device $dev" \
+  "max_sectors_kb $(cat /sys/block/"$dev"/queue/max_sectors_kb 2>/dev/null || echo '?')"
+
+# Device reads: (requests, sectors) from /proc/diskstats.
+reads() { awk -v d="$dev" '$3 == d { print $4, $6 }' /proc/diskstats; }
+
+for engine in shale rocksdb; do
+  db=$dir/db-$engine
+  if [ ! -d "$db" ]; then
+    echo "== fill $engine"
+    "$bin" --engine="$engine" --benchmarks=fillrandom,waitforcompaction "${common[@]}" --db="$db" \
+      --json="$dir/fill-$engine.json" 2>/dev/null | grep -a '^Summary'
+  fi
+done
+for round in $(seq "$rounds"); do
+  for setup in $setups; do
+    direct=()
+    if [ "$setup" = iodir ]; then
+      direct=(--use_direct_reads=1 --use_direct_io_for_flush_and_compaction=1)
+    fi
+    for engine in shale rocksdb; do
+      tag=$engine-$setup-r$round
+      echo "== $tag"
+      sync
+      echo 3 > /proc/sys/vm/drop_caches
+      read -r r0 s0 < <(reads)
+      # The shell joins the cgroup, then becomes the benchmark.
+      bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
+        --benchmarks="waitforcompaction,$steps" --use_existing_db=1 --duration="$duration" \
+        "${common[@]}" "${direct[@]}" --db="$dir/db-$engine" --json="$dir/$tag.json" 2>/dev/null |
+        grep -a '^Summary'
+      read -r r1 s1 < <(reads)
+      echo "device reads: $((r1 - r0)) requests, avg $(((s1 - s0) * 512 / ((r1 - r0) > 0 ? (r1 - r0) : 1) / 1024)) KiB"
+    done
+  done
+done
