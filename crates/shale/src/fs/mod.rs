@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub(crate) use aligned::round_up;
 pub use aligned::AlignedBuf;
 pub use fault::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, InjectedFault, Trigger};
 pub use mem::{DirectOpen, MemFileSystem, CRASH_BLOCK_SIZE};
@@ -219,6 +220,27 @@ pub trait FileSystem: Send + Sync {
     /// never asks for more, so one logical read is one device request.
     fn max_request_bytes(&self, _dir: &Path) -> Option<usize> {
         None
+    }
+}
+
+/// True where `PosixFileSystem` can open files with direct IO
+/// (`O_DIRECT`: Linux).
+pub(crate) const DIRECT_IO_PLATFORM: bool = direct::SUPPORTED;
+
+/// The error a DB reports when the file system refused direct IO for
+/// `path`, naming the option that asked for it; other errors pass.
+pub(crate) fn explain_direct_refusal(
+    option: &str,
+    path: &Path,
+    e: crate::error::Error,
+) -> crate::error::Error {
+    if is_direct_io_refusal(&e) {
+        crate::error::Error::InvalidArgument(format!(
+            "{option}: the file system refused O_DIRECT for {} (EINVAL): {e}",
+            path.display()
+        ))
+    } else {
+        e
     }
 }
 
