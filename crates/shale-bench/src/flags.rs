@@ -261,8 +261,8 @@ define_flags! {
     format_version: i64 = 5, Rocks, "Block-based table format version.";
     bytes_per_sync: i64 = 0, Rocks, "Incremental SST sync.";
     wal_bytes_per_sync: i64 = 0, Rocks, "Incremental WAL sync.";
-    use_direct_reads: bool = false, Rocks, "O_DIRECT reads.";
-    use_direct_io_for_flush_and_compaction: bool = false, Rocks, "O_DIRECT background IO.";
+    use_direct_reads: bool = false, Eng, "Read table files for user reads with O_DIRECT (around the page cache: the block cache is the only cache).";
+    use_direct_io_for_flush_and_compaction: bool = false, Eng, "Write flush and compaction outputs and read compaction inputs with O_DIRECT.";
     enable_pipelined_write: bool = true, Rocks, "Pipelined write path.";
     rate_limiter_bytes_per_sec: i64 = 0, Rocks, "Engine background IO rate limit.";
 }

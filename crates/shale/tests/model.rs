@@ -606,6 +606,11 @@ fn small_options(rng: &mut SmallRng) -> Options {
     // Tables opened with a random-access hint (a no-op on the in-memory
     // file system, posix_fadvise on disk) or none.
     o.advise_random_on_open = rng.gen_bool(0.5);
+    // Direct IO (O_DIRECT) for user reads and for flushes and compactions,
+    // where the temp directory's file system takes it (drawn either way,
+    // so a seed runs the same elsewhere).
+    o.use_direct_reads = rng.gen_bool(0.3) && direct_io_ok();
+    o.use_direct_io_for_flush_and_compaction = rng.gen_bool(0.3) && direct_io_ok();
     o.max_total_wal_size = [0, 128 << 10, 1 << 20][rng.gen_range(0..3)];
     o.merge_operator = Some(Arc::new(StringAppendOperator::new(b",")));
     if rng.gen_bool(0.5) {
@@ -619,6 +624,21 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.info_log_level =
         [InfoLogLevel::Info, InfoLogLevel::Warn, InfoLogLevel::Debug][rng.gen_range(0..3)];
     o
+}
+
+/// Whether the temp directory (where every DB of this test lives) takes
+/// direct IO; probed once, and a refusal is said once.
+fn direct_io_ok() -> bool {
+    static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OK.get_or_init(
+        || match shale::fs::PosixFileSystem::probe_direct_io(&std::env::temp_dir()) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("model: direct IO options not drawn: {e}");
+                false
+            }
+        },
+    )
 }
 
 /// Options of a family other than `default`: the same ranges as the flat

@@ -71,6 +71,8 @@ const UNSUPPORTED: &[&str] = &[
     "db_write_buffer_size",
     "memory_budget",
     "advise_random_on_open",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
     "max_compaction_bytes",
     "subcompactions",
     "soft_pending_compaction_bytes_limit",

@@ -249,6 +249,8 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         db_write_buffer_size: non_negative("db_write_buffer_size", f.db_write_buffer_size)?,
         memory_budget: super::memory_budget(f)?,
         advise_random_on_open: f.advise_random_on_open,
+        use_direct_reads: f.use_direct_reads,
+        use_direct_io_for_flush_and_compaction: f.use_direct_io_for_flush_and_compaction,
         max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)? as u64,
         soft_pending_compaction_bytes_limit: non_negative(
             "soft_pending_compaction_bytes_limit",
@@ -566,7 +568,7 @@ mod tests {
             ("--cache_type=fast_lru_cache", "cache_type"),
             ("--bloom_bits=9.5", "bloom_bits"),
             ("--subcompactions=-1", "subcompactions"),
-            ("--use_direct_reads=1", "use_direct_reads"),
+            ("--use_ribbon_filter=1", "use_ribbon_filter"),
             ("--write_buffer_size=-5", "write_buffer_size"),
         ] {
             let e = options_from_flags(&Flags::parse(&[bad]).unwrap()).unwrap_err();

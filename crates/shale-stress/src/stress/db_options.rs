@@ -7,6 +7,7 @@
 //! Every family gets the stress merge operator (`merge_op.rs`) in every run,
 //! with merges or not: operands written by an earlier run need it.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use rand::rngs::SmallRng;
@@ -59,8 +60,33 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         advise_random_on_open: rng.gen_bool(0.7),
         level_compaction_dynamic_file_size: rng.gen_bool(0.7),
         max_subcompactions: pick(&mut rng, &[1, 2, 4]),
+        // Direct IO (O_DIRECT) for user reads and for flushes and
+        // compactions; dropped by `keep_direct_io_if_supported` where the
+        // DB's file system refuses it.
+        use_direct_reads: rng.gen_bool(0.3),
+        use_direct_io_for_flush_and_compaction: rng.gen_bool(0.3),
         merge_operator: Some(Arc::new(StressMergeOperator)),
         ..Options::default()
+    }
+}
+
+/// Clears the drawn direct IO options when the file system of `db` (or
+/// of its nearest existing ancestor, for a DB not created yet) refuses
+/// `O_DIRECT`, saying so.
+pub fn keep_direct_io_if_supported(opts: &mut Options, db: &Path) {
+    if !opts.use_direct_reads && !opts.use_direct_io_for_flush_and_compaction {
+        return;
+    }
+    let Some(dir) = db.ancestors().find(|d| d.is_dir()) else {
+        return;
+    };
+    if let Err(e) = shale::fs::PosixFileSystem::probe_direct_io(dir) {
+        println!(
+            "direct IO options dropped: {} refuses O_DIRECT: {e}",
+            dir.display()
+        );
+        opts.use_direct_reads = false;
+        opts.use_direct_io_for_flush_and_compaction = false;
     }
 }
 
@@ -94,7 +120,8 @@ pub fn describe(o: &Options) -> String {
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} \
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
-         dynamic_file_size={} subcompactions={} memory_budget={} advise_random={}",
+         dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
+         direct_reads={} direct_flush_compaction={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -113,7 +140,9 @@ pub fn describe(o: &Options) -> String {
         o.level_compaction_dynamic_file_size,
         o.max_subcompactions,
         o.memory_budget,
-        o.advise_random_on_open
+        o.advise_random_on_open,
+        o.use_direct_reads,
+        o.use_direct_io_for_flush_and_compaction
     )
 }
 

@@ -221,6 +221,7 @@ fn verify_db(db: &Db, cfs: &[Cf], expected: &ExpectedState, when: &str) -> Resul
 fn run(flags: &Flags) -> Result<u64, String> {
     let expected = open_expected(flags)?;
     let mut opts = db_options::random_options(flags.seed, expected.num_levels());
+    db_options::keep_direct_io_if_supported(&mut opts, &flags.db);
     let events = std::sync::Arc::new(events::EventCounter::default());
     opts.listeners
         .push(std::sync::Arc::clone(&events) as std::sync::Arc<dyn shale::EventListener>);

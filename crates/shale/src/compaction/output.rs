@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::base::extract_user_key;
 use crate::error::{Error, Result};
-use crate::fs::FileSystem;
+use crate::fs::{explain_direct_refusal, FileOptions, FileSystem, WritableFile};
 use crate::iter::InternalIterator;
 use crate::memory::Meter;
 use crate::range_del::{clip, Fragment};
@@ -24,10 +24,22 @@ use crate::version::FileMeta;
 
 use super::filter::EntryFilter;
 
+/// Creates the output file `name` as `spec` says; a refused direct open
+/// names the option that asked for it.
+fn create_output(spec: &OutputSpec<'_>, name: &str) -> Result<Box<dyn WritableFile>> {
+    let path = spec.dir.join(name);
+    spec.fs
+        .create_with(&path, spec.file_opts)
+        .map_err(|e| explain_direct_refusal("use_direct_io_for_flush_and_compaction", &path, e))
+}
+
 /// Where and how outputs are written.
 pub(crate) struct OutputSpec<'a> {
     pub fs: &'a Arc<dyn FileSystem>,
     pub dir: &'a Path,
+    /// How output files are created: `direct` with
+    /// `use_direct_io_for_flush_and_compaction`.
+    pub file_opts: FileOptions,
     pub table_opts: TableOptions,
     /// Cut a new file once this many bytes were written (u64::MAX: never).
     pub target_file_size: u64,
@@ -299,7 +311,7 @@ fn run(
         if builder.is_none() {
             let number = (spec.new_file_number)();
             let name = table_file_name(number);
-            let file = spec.fs.create(&spec.dir.join(&name))?;
+            let file = create_output(spec, &name)?;
             builder = Some((
                 number,
                 TableBuilder::new(file, name, number, spec.table_opts.clone()),
@@ -314,7 +326,7 @@ fn run(
     if builder.is_none() && !range_dels.is_empty() {
         let number = (spec.new_file_number)();
         let name = table_file_name(number);
-        let file = spec.fs.create(&spec.dir.join(&name))?;
+        let file = create_output(spec, &name)?;
         builder = Some((
             number,
             TableBuilder::new(file, name, number, spec.table_opts.clone()),
@@ -480,6 +492,7 @@ mod tests {
         };
         let target = 500 * 120;
         let mut spec = OutputSpec {
+            file_opts: FileOptions::default(),
             range_dels: Vec::new(),
             memory: None,
             builder_memory_limit: usize::MAX,
@@ -554,6 +567,7 @@ mod tests {
         let ledger = Ledger::new(0);
         let limit = 128 << 10;
         let mut spec = OutputSpec {
+            file_opts: FileOptions::default(),
             range_dels: Vec::new(),
             memory: Some(ledger.meter(Part::Buffers)),
             builder_memory_limit: limit,

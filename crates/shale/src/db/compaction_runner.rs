@@ -686,6 +686,7 @@ fn run_range(
         n
     };
     let mut spec = OutputSpec {
+        file_opts: db.opts.flush_file_options(),
         range_dels: Vec::new(),
         memory: Some(db.memory.meter(Part::Buffers)),
         builder_memory_limit: builder_memory_limit(db),

@@ -199,6 +199,7 @@ fn write_table(
     let result = MutexGuard::unlocked(st, || {
         let mut alloc = || db.new_output_number(&mut allocated);
         let mut spec = OutputSpec {
+            file_opts: db.opts.flush_file_options(),
             range_dels: Vec::new(),
             memory: Some(db.memory.meter(Part::Buffers)),
             builder_memory_limit: usize::MAX,

@@ -79,6 +79,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         fs.create_dir_all(dir)?;
     }
     let lock = fs.lock(&dir.join("LOCK"))?;
+    probe_direct_io(&fs, dir, &opts)?;
     let exists = fs.exists(&current);
     if exists && opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
@@ -147,7 +148,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             max_open_files,
         )
         .charging(Arc::clone(&memory))
-        .advising_random(opts.advise_random_on_open),
+        .advising_random(opts.advise_random_on_open)
+        .direct_io(
+            opts.use_direct_reads,
+            opts.use_direct_io_for_flush_and_compaction,
+        ),
     );
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums).
@@ -538,7 +543,18 @@ fn replay_wals(
                         *bytes = 0;
                         if let Some(m) = slot.take() {
                             let edit = edits.entry(f.id).or_default();
-                            flush_recovered(fs, dir, &f.opts, versions, edit, m, shutting_down)?;
+                            flush_recovered(
+                                RecoveryTables {
+                                    fs,
+                                    dir,
+                                    file_opts: opts.flush_file_options(),
+                                },
+                                &f.opts,
+                                versions,
+                                edit,
+                                m,
+                                shutting_down,
+                            )?;
                         }
                     }
                 }
@@ -563,7 +579,18 @@ fn replay_wals(
     for (slot, f) in mems.iter_mut().zip(&existing) {
         if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
             let edit = edits.entry(f.id).or_default();
-            flush_recovered(fs, dir, &f.opts, versions, edit, m, shutting_down)?;
+            flush_recovered(
+                RecoveryTables {
+                    fs,
+                    dir,
+                    file_opts: opts.flush_file_options(),
+                },
+                &f.opts,
+                versions,
+                edit,
+                m,
+                shutting_down,
+            )?;
         }
     }
     Ok((report, max_seq, edits))
@@ -600,15 +627,42 @@ fn short_predecessor(
     })
 }
 
+/// With direct IO asked for, checks that the file system takes it by
+/// opening the DB's LOCK file with `O_DIRECT`: a file system without
+/// direct IO fails the open here, with `InvalidArgument` naming the option
+/// and the file, rather than the first flush or read.
+fn probe_direct_io(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &Options) -> Result<()> {
+    let option = if opts.use_direct_reads {
+        "use_direct_reads"
+    } else if opts.use_direct_io_for_flush_and_compaction {
+        "use_direct_io_for_flush_and_compaction"
+    } else {
+        return Ok(());
+    };
+    let path = dir.join("LOCK");
+    fs.open_random_with(&path, crate::fs::FileOptions::DIRECT)
+        .map(drop)
+        .map_err(|e| crate::fs::explain_direct_refusal(option, &path, e))
+}
+
+/// Where WAL recovery writes its tables.
+struct RecoveryTables<'a> {
+    fs: &'a Arc<dyn FileSystem>,
+    dir: &'a Path,
+    /// `use_direct_io_for_flush_and_compaction` (a recovery flush is a
+    /// flush).
+    file_opts: crate::fs::FileOptions,
+}
+
 fn flush_recovered(
-    fs: &Arc<dyn FileSystem>,
-    dir: &Path,
+    to: RecoveryTables<'_>,
     opts: &CfOptions,
     versions: &mut VersionSet,
     edit: &mut VersionEdit,
     mem: MemTable,
     shutting_down: &AtomicBool,
 ) -> Result<()> {
+    let RecoveryTables { fs, dir, file_opts } = to;
     let mem = Arc::new(mem);
     let mut iter = mem.iter();
     iter.seek_to_first();
@@ -623,6 +677,7 @@ fn flush_recovered(
     let mut filter = EntryFilter::new(Vec::new(), None).with_range_dels(frags);
     let mut alloc = || versions.new_file_number();
     let mut spec = OutputSpec {
+        file_opts,
         range_dels,
         memory: None,
         builder_memory_limit: usize::MAX,

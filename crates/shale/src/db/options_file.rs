@@ -31,6 +31,11 @@ pub(crate) fn render(o: &Options) -> String {
                 ("wal_mmap_writes", o.wal_mmap_writes.to_string()),
                 ("delayed_write_rate", o.delayed_write_rate.to_string()),
                 ("max_open_files", o.max_open_files.to_string()),
+                ("use_direct_reads", o.use_direct_reads.to_string()),
+                (
+                    "use_direct_io_for_flush_and_compaction",
+                    o.use_direct_io_for_flush_and_compaction.to_string(),
+                ),
                 (
                     "max_bgerror_resume_count",
                     o.max_bgerror_resume_count.to_string(),
@@ -146,6 +151,7 @@ mod tests {
         let o = Options {
             write_buffer_size: 12345,
             max_open_files: 300,
+            use_direct_io_for_flush_and_compaction: true,
             max_log_file_size: 1 << 20,
             keep_log_file_num: 7,
             info_log_level: crate::options::InfoLogLevel::Warn,
@@ -154,7 +160,12 @@ mod tests {
         let s = render(&o);
         assert!(s.contains("[Version]\nshale_version="), "{s}");
         assert!(s.contains("options_file_version=1\n"), "{s}");
-        assert!(s.contains("\nmax_open_files=300\n"), "{s}");
+        assert!(
+            s.contains(
+                "\nmax_open_files=300\nuse_direct_reads=false\nuse_direct_io_for_flush_and_compaction=true\n"
+            ),
+            "{s}"
+        );
         assert!(
             s.contains(
                 "\ninfo_log_level=WARN_LEVEL\nmax_log_file_size=1048576\nkeep_log_file_num=7\n"

@@ -24,6 +24,13 @@
 //! its files one at a time (as RocksDB's compaction input iterator), so a
 //! compaction holds a few tables open however many files it reads.
 //!
+//! Direct IO: with `use_direct_reads` every table is opened with
+//! `FileOptions::direct` (and no access-pattern hint: there is no page
+//! cache to advise). With `use_direct_io_for_flush_and_compaction` alone,
+//! each compaction input is also opened once more, directly, for the
+//! compaction's reads (`Table::iter_reading`), while the cached reader
+//! stays buffered for user reads.
+//!
 //! Read counters are per table; those of a reader leaving the cache
 //! (evicted, or its file deleted) are added to `retired`, so the sums only
 //! grow (reads an evicted reader serves after leaving are not counted).
@@ -41,7 +48,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::base::compare_internal;
 use crate::error::{Error, Result};
-use crate::fs::{AccessPattern, FileSystem};
+use crate::fs::{explain_direct_refusal, AccessPattern, FileOptions, FileSystem};
 use crate::io::accounting::{self, Purpose};
 use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::InternalIterator;
@@ -119,6 +126,12 @@ pub(crate) struct TableCache {
     /// Tables are opened with an `AccessPattern::Random` hint
     /// (`advise_random_on_open`).
     advise_random: bool,
+    /// Tables are opened for direct reads (`use_direct_reads`).
+    direct_reads: bool,
+    /// Compactions read their inputs through direct handles of their own
+    /// (`use_direct_io_for_flush_and_compaction` without
+    /// `use_direct_reads`).
+    compaction_direct: bool,
 }
 
 /// The file-descriptor limit of the process (`RLIMIT_NOFILE`, soft), if
@@ -172,12 +185,22 @@ impl TableCache {
             retired: Mutex::new(TableStatsSum::default()),
             ledger: None,
             advise_random: false,
+            direct_reads: false,
+            compaction_direct: false,
         }
     }
 
     /// Opens every table with an `AccessPattern::Random` hint.
     pub(crate) fn advising_random(mut self, advise: bool) -> Self {
         self.advise_random = advise;
+        self
+    }
+
+    /// Opens tables for direct reads (`use_direct_reads`) and compaction
+    /// inputs for direct reads (`use_direct_io_for_flush_and_compaction`).
+    pub(crate) fn direct_io(mut self, reads: bool, flush_and_compaction: bool) -> Self {
+        self.direct_reads = reads;
+        self.compaction_direct = flush_and_compaction && !reads;
         self
     }
 
@@ -252,8 +275,16 @@ impl TableCache {
         let path = self.dir.join(&name);
         // Reading the footer, index and filter is the open's, whoever asks.
         let _io = accounting::scope(Purpose::Other);
-        let file = self.fs.open_random(&path)?;
-        if self.advise_random {
+        let file = self
+            .fs
+            .open_random_with(
+                &path,
+                FileOptions {
+                    direct: self.direct_reads,
+                },
+            )
+            .map_err(|e| explain_direct_refusal("use_direct_reads", &path, e))?;
+        if self.advise_random && !self.direct_reads {
             file.advise(AccessPattern::Random);
         }
         let table = Table::open(
@@ -357,12 +388,34 @@ impl LevelFiles for SortedRun {
     }
 
     fn open(&self, i: usize) -> Result<Box<dyn InternalIterator>> {
-        let t = self.cache.get(self.files[i].number)?;
-        Ok(Box::new(t.iter_with(false, self.readahead)))
+        self.cache
+            .compaction_iter(self.files[i].number, self.readahead)
     }
 }
 
 impl TableCache {
+    /// A compaction's iterator over table `number`: not filling the block
+    /// cache, reading with `readahead`, through a direct handle of its own
+    /// when `compaction_direct`.
+    fn compaction_iter(
+        &self,
+        number: u64,
+        readahead: ReadaheadPolicy,
+    ) -> Result<Box<dyn InternalIterator>> {
+        let t = self.get(number)?;
+        if !self.compaction_direct {
+            return Ok(Box::new(t.iter_with(false, readahead)));
+        }
+        let path = self.dir.join(table_file_name(number));
+        let file = self
+            .fs
+            .open_random_with(&path, FileOptions::DIRECT)
+            .map_err(|e| {
+                explain_direct_refusal("use_direct_io_for_flush_and_compaction", &path, e)
+            })?;
+        Ok(Box::new(t.iter_reading(false, readahead, file)))
+    }
+
     /// Iterators over a compaction's input files, `(level, files)` per
     /// input level, not filling the block cache: one per L0 file (they
     /// overlap), one lazily opening iterator per deeper level (its files
@@ -381,7 +434,7 @@ impl TableCache {
             }
             if level == 0 {
                 for f in files {
-                    out.push(Box::new(self.get(f.number)?.iter_with(false, readahead)));
+                    out.push(self.compaction_iter(f.number, readahead)?);
                 }
                 continue;
             }

@@ -18,6 +18,12 @@
 //! follows the order in which they reach the mutex.
 //!
 //! Not faulted: `exists`, `file_size`, `create_dir_all`, `lock`.
+//!
+//! Direct IO: `create_with` and `open_random_with` count as `Create` and
+//! `Open` calls; a rule narrowed with [`FaultRule::direct_only`] matches
+//! only those asking for `FileOptions::direct`, and
+//! [`FaultKind::DirectIoRefused`] returns what a file system without
+//! direct IO gives (EINVAL at open).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -25,7 +31,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use super::{FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
 /// Kinds of file-system calls a rule can select.
@@ -91,6 +97,10 @@ pub enum FaultKind {
     Eio,
     /// ENOSPC: `io::ErrorKind::StorageFull` (`Error::is_no_space`).
     NoSpace,
+    /// EINVAL: `io::ErrorKind::InvalidInput`, what `open(2)` with
+    /// `O_DIRECT` gives on a file system without direct IO
+    /// (`fs::is_direct_io_refusal`).
+    DirectIoRefused,
 }
 
 /// When a rule fires, counting only the calls it matches (from 0).
@@ -116,6 +126,7 @@ pub struct FaultRule {
     ops: Vec<FaultOp>,
     path_contains: Option<String>,
     path_excludes: Vec<String>,
+    direct_only: bool,
     trigger: Trigger,
     kind: FaultKind,
     torn: bool,
@@ -134,6 +145,7 @@ impl FaultRule {
             ops: Vec::new(),
             path_contains: None,
             path_excludes: Vec::new(),
+            direct_only: false,
             trigger,
             kind,
             torn: false,
@@ -160,15 +172,22 @@ impl FaultRule {
         self
     }
 
+    /// Matches only opens asking for direct IO (`FileOptions::direct`).
+    pub fn direct_only(mut self) -> Self {
+        self.direct_only = true;
+        self
+    }
+
     /// A failing `append` first writes a prefix (half) of its data.
     pub fn torn_writes(mut self) -> Self {
         self.torn = true;
         self
     }
 
-    fn matches(&self, op: FaultOp, path: &Path) -> bool {
+    fn matches(&self, op: FaultOp, path: &Path, direct: bool) -> bool {
         let p = path.to_string_lossy();
-        (self.ops.is_empty() || self.ops.contains(&op))
+        (direct || !self.direct_only)
+            && (self.ops.is_empty() || self.ops.contains(&op))
             && self
                 .path_contains
                 .as_ref()
@@ -280,11 +299,16 @@ impl FaultInjectionFs {
 
     /// Decides a call: `Some` (the error, torn) when a rule fires.
     fn check(&self, op: FaultOp, path: &Path) -> Option<(Error, bool)> {
+        self.check_direct(op, path, false)
+    }
+
+    /// `check` for a call that asks for direct IO or not.
+    fn check_direct(&self, op: FaultOp, path: &Path, direct: bool) -> Option<(Error, bool)> {
         let mut st = self.state.lock();
         let call = st.calls;
         st.calls += 1;
         let mut fired: Option<(FaultKind, bool)> = None;
-        for r in st.rules.iter_mut().filter(|r| r.matches(op, path)) {
+        for r in st.rules.iter_mut().filter(|r| r.matches(op, path, direct)) {
             if r.fires() && fired.is_none() {
                 fired = Some((r.kind, r.torn && op == FaultOp::Append));
             }
@@ -304,6 +328,10 @@ impl FaultInjectionFs {
             FaultKind::NoSpace => (
                 io::ErrorKind::StorageFull,
                 "No space left on device (os error 28)",
+            ),
+            FaultKind::DirectIoRefused => (
+                io::ErrorKind::InvalidInput,
+                "Invalid argument (os error 22)",
             ),
         };
         let context = format!("{} {} {}", op.name(), path.display(), fault.marker());
@@ -372,6 +400,10 @@ impl RandomAccessFile for FaultRandom {
     fn advise(&self, pattern: super::AccessPattern) {
         self.inner.advise(pattern);
     }
+
+    fn direct_alignment(&self) -> Option<usize> {
+        self.inner.direct_alignment()
+    }
 }
 
 struct FaultSequential {
@@ -403,6 +435,32 @@ impl FileSystem for FaultInjectionFs {
             fs: self.clone(),
             path: path.to_path_buf(),
             inner: self.inner.open_random(path)?,
+        }))
+    }
+
+    fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
+        if let Some((e, _)) = self.check_direct(FaultOp::Create, path, opts.direct) {
+            return Err(e);
+        }
+        Ok(Box::new(FaultWritable {
+            fs: self.clone(),
+            path: path.to_path_buf(),
+            inner: self.inner.create_with(path, opts)?,
+        }))
+    }
+
+    fn open_random_with(
+        &self,
+        path: &Path,
+        opts: FileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        if let Some((e, _)) = self.check_direct(FaultOp::Open, path, opts.direct) {
+            return Err(e);
+        }
+        Ok(Arc::new(FaultRandom {
+            fs: self.clone(),
+            path: path.to_path_buf(),
+            inner: self.inner.open_random_with(path, opts)?,
         }))
     }
 
@@ -521,6 +579,34 @@ mod tests {
         let l = fs.ledger();
         assert_eq!(l.len(), 2);
         assert!(l.iter().all(|x| x.torn && x.kind == FaultKind::NoSpace));
+    }
+
+    #[test]
+    fn direct_io_refusal_fires_only_on_direct_opens_and_forwards_the_flag() {
+        let (mem, fs) = setup();
+        fs.add_rule(
+            FaultRule::new(FaultKind::DirectIoRefused, Trigger::FromIndex(0)).direct_only(),
+        );
+        let p = Path::new("/d/1.sst");
+        let mut w = fs.create_with(p, FileOptions::default()).unwrap();
+        w.append(b"x").unwrap();
+        w.sync().unwrap();
+        drop(fs.open_random_with(p, FileOptions::default()).unwrap());
+        let e = fs
+            .open_random_with(p, FileOptions::DIRECT)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(crate::fs::is_direct_io_refusal(&e), "{e}");
+        assert!(e.to_string().contains("/d/1.sst"), "{e}");
+        assert!(fs.create_with(p, FileOptions::DIRECT).is_err());
+        assert_eq!(fs.ledger().len(), 2);
+        assert!(
+            mem.direct_opens().is_empty(),
+            "refused opens never reach the inner fs"
+        );
+        fs.clear_rules();
+        drop(fs.open_random_with(p, FileOptions::DIRECT).unwrap());
+        assert_eq!(mem.direct_opens().len(), 1, "the flag is forwarded");
     }
 
     #[test]

@@ -26,6 +26,10 @@
 //!   test can crash "after the k-th write/sync/rename".
 //! - `lock` is an in-process table: a second lock of the same path on the
 //!   same file system (or a clone of it) fails with `Error::Locked`.
+//! - Direct IO (`FileOptions::direct`) is accepted and behaves as buffered
+//!   IO (there is no page cache to bypass); each direct open is recorded
+//!   ([`MemFileSystem::direct_opens`]) so tests can check which files the
+//!   engine asked to open that way.
 //!
 //! Thread safety: `Clone` shares the state (an `Arc`). One mutex guards the
 //! namespace and the call counter; each file's bytes have their own mutex,
@@ -42,7 +46,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
 
-use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use super::{FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
 /// Granularity at which unsynced data survives a simulated power loss.
@@ -127,6 +131,18 @@ struct State {
     freeze_after: Option<u64>,
     capture_at: BTreeSet<u64>,
     captures: BTreeMap<u64, MemFileSystem>,
+    /// Every open with `FileOptions::direct`, in order.
+    direct_opens: Vec<DirectOpen>,
+}
+
+/// One open with `FileOptions::direct`, as recorded by [`MemFileSystem`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectOpen {
+    /// The file.
+    pub path: PathBuf,
+    /// Created for writing (`create_with`), else opened for reading
+    /// (`open_random_with`).
+    pub write: bool,
 }
 
 /// An in-memory, crash-simulating [`FileSystem`]; see the module docs.
@@ -316,6 +332,12 @@ impl MemFileSystem {
     /// number.
     pub fn take_captures(&self) -> BTreeMap<u64, MemFileSystem> {
         std::mem::take(&mut self.state.lock().captures)
+    }
+
+    /// The opens with `FileOptions::direct` so far, oldest first (not
+    /// carried into crash images).
+    pub fn direct_opens(&self) -> Vec<DirectOpen> {
+        self.state.lock().direct_opens.clone()
     }
 
     /// Total bytes handed to the OS but not yet synced, over all live files.
@@ -543,6 +565,32 @@ impl FileSystem for MemFileSystem {
             inode,
             len,
         }))
+    }
+
+    fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
+        let f = self.create(path)?;
+        if opts.direct {
+            self.state.lock().direct_opens.push(DirectOpen {
+                path: path.to_path_buf(),
+                write: true,
+            });
+        }
+        Ok(f)
+    }
+
+    fn open_random_with(
+        &self,
+        path: &Path,
+        opts: FileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        let f = self.open_random(path)?;
+        if opts.direct {
+            self.state.lock().direct_opens.push(DirectOpen {
+                path: path.to_path_buf(),
+                write: false,
+            });
+        }
+        Ok(f)
     }
 
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
@@ -824,6 +872,26 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn direct_opens_are_recorded_and_behave_as_buffered() {
+        let fs = setup();
+        let p = Path::new("/db/t");
+        let mut w = fs.create_with(p, FileOptions::DIRECT).unwrap();
+        w.append(b"abc").unwrap();
+        w.sync().unwrap();
+        let r = fs.open_random_with(p, FileOptions::DIRECT).unwrap();
+        let mut b = [0u8; 2];
+        r.read_exact_at(1, &mut b).unwrap();
+        assert_eq!(&b, b"bc");
+        drop(fs.open_random_with(p, FileOptions::default()).unwrap());
+        let want = |write| DirectOpen {
+            path: p.to_path_buf(),
+            write,
+        };
+        assert_eq!(fs.direct_opens(), vec![want(true), want(false)]);
+        assert!(fs.crash(1.0, 0).direct_opens().is_empty());
     }
 
     #[test]

@@ -9,7 +9,16 @@
 //! - A file created or renamed is durable only after `sync_dir` on its parent.
 //! - `RandomAccessFile::read_exact_at` either fills the buffer or errors
 //!   (a short file is an `UnexpectedEof` IO error).
+//! - [`FileOptions`] reach the file system through `create_with` and
+//!   `open_random_with`. A file system either honours `direct` (bypasses
+//!   its page cache) or refuses the open with an `InvalidInput` IO error
+//!   (what `open(2)` gives as EINVAL); it never opens a buffered file
+//!   instead. A direct handle serves any `read_exact_at` (aligning
+//!   internally) and says its alignment (`direct_alignment`), so callers
+//!   that read large ranges can ask for aligned ones and save a copy.
 
+mod aligned;
+mod direct;
 mod fault;
 mod mem;
 #[cfg(target_os = "linux")]
@@ -22,8 +31,10 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub(crate) use aligned::round_up;
+pub use aligned::AlignedBuf;
 pub use fault::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, InjectedFault, Trigger};
-pub use mem::{MemFileSystem, CRASH_BLOCK_SIZE};
+pub use mem::{DirectOpen, MemFileSystem, CRASH_BLOCK_SIZE};
 pub use posix::PosixFileSystem;
 pub use read_hook::{AdviceHook, ReadHook, ReadHookFs};
 
@@ -78,6 +89,53 @@ pub trait RandomAccessFile: Send + Sync {
     /// that cannot take it ignores it (the default), and a refusal is not
     /// an error.
     fn advise(&self, _pattern: AccessPattern) {}
+    /// For a handle opened with `FileOptions::direct`: the alignment of
+    /// offsets, lengths and buffer addresses that reach the device without
+    /// a bounce copy. `None` (the default) for a buffered handle. Only an
+    /// optimisation: every read works whatever its alignment, so a wrapper
+    /// that does not forward this stays correct (but copies more).
+    fn direct_alignment(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// How a file is opened (RocksDB's `FileOptions`): passed to
+/// [`FileSystem::create_with`] and [`FileSystem::open_random_with`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileOptions {
+    /// Bypass the OS page cache (`O_DIRECT`): RocksDB's `use_direct_reads`
+    /// for a file opened for reading, `use_direct_writes` for one created.
+    /// Default false.
+    pub direct: bool,
+}
+
+impl FileOptions {
+    /// Direct IO.
+    pub const DIRECT: FileOptions = FileOptions { direct: true };
+}
+
+/// True for the error a file system gives when it refuses direct IO
+/// (EINVAL at open: an `InvalidInput` IO error).
+pub fn is_direct_io_refusal(e: &crate::error::Error) -> bool {
+    matches!(
+        e,
+        crate::error::Error::Io {
+            kind: std::io::ErrorKind::InvalidInput,
+            ..
+        }
+    )
+}
+
+/// The refusal of a file system without direct IO (see [`FileOptions`]).
+fn direct_io_unsupported(fs: &str, path: &Path) -> crate::error::Error {
+    crate::error::Error::io_path(
+        "open O_DIRECT",
+        path,
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{fs} has no direct IO"),
+        ),
+    )
 }
 
 /// A file read from start to end.
@@ -102,6 +160,29 @@ pub trait FileSystem: Send + Sync {
     }
     /// Opens a file for random reads.
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+
+    /// `create` with [`FileOptions`]. The default serves buffered files
+    /// with `create` and refuses `direct` (see the module docs): a file
+    /// system with direct IO, and every wrapper, overrides it.
+    fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
+        if opts.direct {
+            return Err(direct_io_unsupported("this file system", path));
+        }
+        self.create(path)
+    }
+
+    /// `open_random` with [`FileOptions`]; the default is as for
+    /// `create_with`.
+    fn open_random_with(
+        &self,
+        path: &Path,
+        opts: FileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        if opts.direct {
+            return Err(direct_io_unsupported("this file system", path));
+        }
+        self.open_random(path)
+    }
     /// Opens a file for sequential reads.
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     /// Reads a whole (small) file.
@@ -139,6 +220,27 @@ pub trait FileSystem: Send + Sync {
     /// never asks for more, so one logical read is one device request.
     fn max_request_bytes(&self, _dir: &Path) -> Option<usize> {
         None
+    }
+}
+
+/// True where `PosixFileSystem` can open files with direct IO
+/// (`O_DIRECT`: Linux).
+pub(crate) const DIRECT_IO_PLATFORM: bool = direct::SUPPORTED;
+
+/// The error a DB reports when the file system refused direct IO for
+/// `path`, naming the option that asked for it; other errors pass.
+pub(crate) fn explain_direct_refusal(
+    option: &str,
+    path: &Path,
+    e: crate::error::Error,
+) -> crate::error::Error {
+    if is_direct_io_refusal(&e) {
+        crate::error::Error::InvalidArgument(format!(
+            "{option}: the file system refused O_DIRECT for {} (EINVAL): {e}",
+            path.display()
+        ))
+    } else {
+        e
     }
 }
 

@@ -2,6 +2,8 @@
 //!
 //! Writable files buffer up to `WRITE_BUFFER` bytes in process; `flush` issues
 //! the `write(2)`. Thread safety: readers are `Sync` (positional reads).
+//! Files opened with `FileOptions::direct` are `direct.rs`'s (`O_DIRECT`,
+//! aligned buffers).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -10,7 +12,10 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{AccessPattern, FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use super::{
+    AccessPattern, FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile,
+    WritableFile,
+};
 use crate::error::{Error, Result};
 
 const WRITE_BUFFER: usize = 64 * 1024;
@@ -18,6 +23,16 @@ const WRITE_BUFFER: usize = 64 * 1024;
 /// POSIX implementation of [`FileSystem`].
 #[derive(Debug, Default, Clone)]
 pub struct PosixFileSystem {}
+
+impl PosixFileSystem {
+    /// Checks that the file system holding `dir` takes direct IO
+    /// (`O_DIRECT`): writes, reads back and removes a probe file there. An
+    /// error says why not (EINVAL from a file system without it, or a
+    /// platform without `O_DIRECT`).
+    pub fn probe_direct_io(dir: &Path) -> Result<()> {
+        super::direct::probe(dir)
+    }
+}
 
 struct PosixWritable {
     path: PathBuf,
@@ -154,6 +169,24 @@ impl FileSystem for PosixFileSystem {
             file,
             len,
         }))
+    }
+
+    fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
+        if opts.direct {
+            return Ok(Box::new(super::direct::create(path)?));
+        }
+        self.create(path)
+    }
+
+    fn open_random_with(
+        &self,
+        path: &Path,
+        opts: FileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        if opts.direct {
+            return Ok(Arc::new(super::direct::open_random(path)?));
+        }
+        self.open_random(path)
     }
 
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {

@@ -10,7 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{AccessPattern, FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use super::{
+    AccessPattern, FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile,
+    WritableFile,
+};
 use crate::error::Result;
 
 /// Called before each `read_exact_at`: (path, offset, length).
@@ -80,6 +83,9 @@ impl RandomAccessFile for HookedFile {
         }
         self.inner.advise(pattern);
     }
+    fn direct_alignment(&self) -> Option<usize> {
+        self.inner.direct_alignment()
+    }
 }
 
 impl FileSystem for ReadHookFs {
@@ -87,8 +93,18 @@ impl FileSystem for ReadHookFs {
         self.inner.create(path)
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.open_random_with(path, FileOptions::default())
+    }
+    fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
+        self.inner.create_with(path, opts)
+    }
+    fn open_random_with(
+        &self,
+        path: &Path,
+        opts: FileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
         Ok(Arc::new(HookedFile {
-            inner: self.inner.open_random(path)?,
+            inner: self.inner.open_random_with(path, opts)?,
             path: path.to_path_buf(),
             hook: Arc::clone(&self.hook),
             advice: self.advice.clone(),

@@ -33,7 +33,8 @@ use std::sync::Arc;
 use crate::base::Striped;
 use crate::error::Result;
 use crate::fs::{
-    AccessPattern, FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile,
+    AccessPattern, FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile,
+    WritableFile,
 };
 
 /// What an IO was for.
@@ -339,6 +340,10 @@ impl RandomAccessFile for CountedRandom {
     fn advise(&self, pattern: AccessPattern) {
         self.inner.advise(pattern)
     }
+
+    fn direct_alignment(&self) -> Option<usize> {
+        self.inner.direct_alignment()
+    }
 }
 
 struct CountedSequential {
@@ -368,9 +373,22 @@ impl FileSystem for AccountingFs {
         Ok(self.writable(path, f))
     }
 
+    fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
+        let f = self.inner.create_with(path, opts)?;
+        Ok(self.writable(path, f))
+    }
+
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.open_random_with(path, FileOptions::default())
+    }
+
+    fn open_random_with(
+        &self,
+        path: &Path,
+        opts: FileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
         Ok(Arc::new(CountedRandom {
-            inner: self.inner.open_random(path)?,
+            inner: self.inner.open_random_with(path, opts)?,
             kind: kind(path),
             counters: Arc::clone(&self.counters),
         }))
@@ -434,10 +452,34 @@ mod tests {
     use crate::fs::MemFileSystem;
 
     fn fs() -> (AccountingFs, Arc<IoCounters>) {
+        fs_over(Arc::new(MemFileSystem::new()))
+    }
+
+    fn fs_over(mem: Arc<MemFileSystem>) -> (AccountingFs, Arc<IoCounters>) {
         let c = Arc::new(IoCounters::default());
-        let mem: Arc<dyn FileSystem> = Arc::new(MemFileSystem::new());
         mem.create_dir_all(Path::new("/db")).unwrap();
         (AccountingFs::new(mem, Arc::clone(&c)), c)
+    }
+
+    #[test]
+    fn open_options_reach_the_wrapped_file_system() {
+        let mem = Arc::new(MemFileSystem::new());
+        let (fs, c) = fs_over(Arc::clone(&mem));
+        let p = Path::new("/db/000011.sst");
+        let mut w = fs.create_with(p, FileOptions::DIRECT).unwrap();
+        w.append(&[1; 10]).unwrap();
+        w.sync().unwrap();
+        let r = fs.open_random_with(p, FileOptions::DIRECT).unwrap();
+        assert_eq!(
+            r.direct_alignment(),
+            mem.open_random_with(p, FileOptions::DIRECT)
+                .unwrap()
+                .direct_alignment()
+        );
+        let mut b = [0u8; 10];
+        r.read_exact_at(0, &mut b).unwrap();
+        assert_eq!(mem.direct_opens().len(), 3);
+        assert_eq!(c.totals(Purpose::User).0.bytes, 10);
     }
 
     #[test]

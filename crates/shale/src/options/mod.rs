@@ -214,6 +214,31 @@ pub struct Options {
     /// (`max_auto_readahead_size`, `compaction_readahead_size`). Default
     /// true.
     pub advise_random_on_open: bool,
+    /// Read table files for user reads (point reads, iterators) with
+    /// direct IO (`O_DIRECT`), around the OS page cache (RocksDB's option
+    /// of this name): the block cache is then the only cache of table
+    /// data, so size it (`cache_size`) for the working set. Iterator
+    /// readahead reads aligned ranges into the iterator's own aligned
+    /// buffer; `advise_random_on_open` has nothing to advise and is
+    /// skipped. Compaction inputs are read through the same direct handles
+    /// (as RocksDB, whose compactions use the cached table readers). WAL,
+    /// MANIFEST, OPTIONS and LOG files stay buffered. At open the DB checks
+    /// that its directory's file system takes direct IO and fails with
+    /// `InvalidArgument` naming the option and the file if it does not
+    /// (EINVAL). Rejected where the platform has no `O_DIRECT` (non-Linux).
+    /// Default false.
+    pub use_direct_reads: bool,
+    /// Write the tables of flushes and compactions with direct IO
+    /// (`O_DIRECT`: aligned buffers, the padded last block cut off by
+    /// `ftruncate`), and read compaction inputs with it
+    /// (`compaction_readahead_size` per read into aligned buffers, capped
+    /// at the device's request size as without it) through a handle of the
+    /// compaction's own (RocksDB's option of this name). A background job
+    /// then leaves the page cache to the reads that use it. WAL, MANIFEST,
+    /// OPTIONS and LOG stay buffered, and `wal_mmap_writes` is unaffected
+    /// (so, unlike RocksDB's `allow_mmap_writes`, it combines with this).
+    /// Refusal and platforms as for `use_direct_reads`. Default false.
+    pub use_direct_io_for_flush_and_compaction: bool,
     /// One memtable budget for the whole DB (RocksDB's
     /// `db_write_buffer_size`, with its write buffer manager's rule): once
     /// the active memtables of all column families use more than 7/8 of
@@ -357,6 +382,8 @@ impl Default for Options {
             compaction_readahead_size: 2 << 20,
             max_auto_readahead_size: 256 << 10,
             advise_random_on_open: true,
+            use_direct_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
             db_write_buffer_size: 0,
             memory_budget: 0,
             max_total_wal_size: 0,
@@ -464,6 +491,14 @@ impl Options {
         }
     }
 
+    /// How flush and compaction outputs are created
+    /// (`use_direct_io_for_flush_and_compaction`).
+    pub(crate) fn flush_file_options(&self) -> crate::fs::FileOptions {
+        crate::fs::FileOptions {
+            direct: self.use_direct_io_for_flush_and_compaction,
+        }
+    }
+
     /// Checks every option; called by `Db::open`.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
@@ -524,6 +559,14 @@ impl Options {
         }
         if self.bgerror_resume_retry_interval == 0 {
             return bad("bgerror_resume_retry_interval must be > 0".into());
+        }
+        if (self.use_direct_reads || self.use_direct_io_for_flush_and_compaction)
+            && !crate::fs::DIRECT_IO_PLATFORM
+        {
+            return bad(
+                "use_direct_reads / use_direct_io_for_flush_and_compaction: this platform has no O_DIRECT"
+                    .into(),
+            );
         }
         if self.keep_log_file_num == 0 {
             return bad("keep_log_file_num must be > 0".into());

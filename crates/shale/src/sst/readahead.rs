@@ -5,8 +5,19 @@
 //! (`ReadOptions::readahead_size`, compaction readahead) reads that much from
 //! the first block on.
 //!
+//! Direct IO: when the file read is a direct handle
+//! (`RandomAccessFile::direct_alignment`), each readahead read covers an
+//! aligned range ([`aligned_span`]) into an aligned buffer, so it reaches
+//! the device with no bounce copy. A compaction may read through a direct
+//! handle of its own (`reading_from`) while the table's handle stays
+//! buffered (`use_direct_io_for_flush_and_compaction` without
+//! `use_direct_reads`).
+//!
 //! Thread-safety: owned by one iterator.
 
+use std::sync::Arc;
+
+use crate::fs::{round_up, AlignedBuf, RandomAccessFile};
 use crate::memory::Charge;
 
 /// Initial automatic readahead.
@@ -24,10 +35,37 @@ pub(crate) enum ReadaheadPolicy {
     Fixed(usize),
 }
 
+/// The range to read ahead for a block at `offset` of `need` bytes when
+/// `len` bytes (≥ `need`) are wanted, on a direct handle of alignment
+/// `align` over a file of `file_len` bytes: `(start, len)` with `start`
+/// aligned down, the end aligned down (so the read stays within `len`
+/// plus the head, the device's request size being what `len` respects)
+/// but past the block, and aligned unless that would pass the end of the
+/// file (then the file's end: a read the file serves through a bounce).
+pub(crate) fn aligned_span(
+    offset: u64,
+    len: usize,
+    need: usize,
+    align: usize,
+    file_len: u64,
+) -> (u64, usize) {
+    let a = align as u64;
+    let start = offset / a * a;
+    let need_end = offset + need as u64;
+    let mut end = (offset + len as u64) / a * a;
+    if end < need_end {
+        end = round_up(need_end as usize, align) as u64;
+    }
+    end = end.min(file_len.max(need_end));
+    (start, (end - start) as usize)
+}
+
 /// A buffer of file bytes `[start, start + buf.len())`.
 pub(crate) struct Readahead {
     policy: ReadaheadPolicy,
-    buf: Vec<u8>,
+    buf: AlignedBuf,
+    /// Where this iterator's reads go instead of the table's handle.
+    file: Option<Arc<dyn RandomAccessFile>>,
     start: u64,
     /// End offset of the last block read (to detect sequential reads).
     last_end: u64,
@@ -48,7 +86,8 @@ impl Readahead {
         };
         Readahead {
             policy,
-            buf: Vec::new(),
+            buf: AlignedBuf::new(1),
+            file: None,
             start: 0,
             last_end: u64::MAX,
             sequential: 0,
@@ -62,6 +101,17 @@ impl Readahead {
     pub(crate) fn charged(mut self, charge: Option<Charge>) -> Readahead {
         self.charge = charge;
         self
+    }
+
+    /// Reads through `file` rather than the table's handle.
+    pub(crate) fn reading_from(mut self, file: Arc<dyn RandomAccessFile>) -> Readahead {
+        self.file = Some(file);
+        self
+    }
+
+    /// The handle this iterator reads through, if not the table's.
+    pub(crate) fn file(&self) -> Option<&Arc<dyn RandomAccessFile>> {
+        self.file.as_ref()
     }
 
     /// The buffered bytes `[offset, offset + len)`, if held.
@@ -95,18 +145,22 @@ impl Readahead {
         }
     }
 
-    /// A zeroed buffer of `len` bytes to read into and give back with
-    /// `fill`: the buffer held so far, reused (one allocation per iterator
-    /// rather than one per read, so compactions do not churn the allocator).
-    pub(crate) fn take_buffer(&mut self, len: usize) -> Vec<u8> {
-        let mut v = std::mem::take(&mut self.buf);
+    /// A zeroed buffer of `len` bytes aligned to `align` to read into and
+    /// give back with `fill`: the buffer held so far, reused (one
+    /// allocation per iterator rather than one per read, so compactions do
+    /// not churn the allocator).
+    pub(crate) fn take_buffer(&mut self, len: usize, align: usize) -> AlignedBuf {
+        let mut v = std::mem::replace(&mut self.buf, AlignedBuf::new(1));
+        if v.align() != align {
+            v = AlignedBuf::new(align);
+        }
         v.clear();
-        v.resize(len, 0);
+        v.resize_zeroed(len);
         v
     }
 
     /// Stores bytes read from `offset`.
-    pub(crate) fn fill(&mut self, offset: u64, data: Vec<u8>) {
+    pub(crate) fn fill(&mut self, offset: u64, data: AlignedBuf) {
         self.start = offset;
         self.buf = data;
         self.reads += 1;
@@ -139,9 +193,39 @@ mod tests {
         assert_eq!(r.plan(1 << 20, 4096), None);
         let mut f = Readahead::new(ReadaheadPolicy::Fixed(1 << 20));
         assert_eq!(f.plan(0, 4096), Some(1 << 20));
-        f.fill(100, vec![1, 2, 3, 4]);
+        let mut b = f.take_buffer(0, 1);
+        b.extend_from_slice(&[1, 2, 3, 4]);
+        f.fill(100, b);
         assert_eq!(f.get(101, 2), Some(&[2u8, 3][..]));
         assert_eq!(f.get(99, 2), None);
         assert_eq!(f.get(103, 2), None);
+    }
+}
+
+#[cfg(test)]
+mod span_tests {
+    use super::aligned_span;
+
+    #[test]
+    fn spans_are_aligned_cover_the_block_and_stay_within_the_request() {
+        // A 2 MiB request from an unaligned block: down to 4096 on both ends.
+        assert_eq!(
+            aligned_span(5000, 2 << 20, 4000, 4096, 1 << 30),
+            (4096, (2 << 20) + 4096 - 4096)
+        );
+        for off in [0u64, 1, 511, 512, 4095, 4096, 100_000] {
+            for (len, need) in [(4096, 4096), (8192, 100), (1 << 20, 70_000), (300, 300)] {
+                for align in [512, 4096] {
+                    let file_len = 10 << 20;
+                    let (s, l) = aligned_span(off, len, need, align, file_len);
+                    assert!(s <= off && s % align as u64 == 0);
+                    assert!(s + l as u64 >= off + need as u64, "covers the block");
+                    assert_eq!(l % align, 0);
+                    assert!(l <= len.max(need) + 2 * align);
+                }
+            }
+        }
+        // Near the end of the file: the span stops at the file's end.
+        assert_eq!(aligned_span(9000, 8192, 100, 4096, 9500), (8192, 1308));
     }
 }

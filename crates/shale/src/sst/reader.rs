@@ -32,7 +32,7 @@ use crate::sst::filter::BloomFilter;
 use crate::sst::format::{verify_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use crate::sst::index_search::IndexSearch;
 use crate::sst::properties::TableProperties;
-use crate::sst::readahead::Readahead;
+use crate::sst::readahead::{aligned_span, Readahead};
 use crate::sst::table_iter::TableIterator;
 use crate::sst::{METAINDEX_FILTER, METAINDEX_PROPERTIES, METAINDEX_RANGE_DEL};
 
@@ -234,24 +234,36 @@ impl FileReader {
                     ra.note_buffered(h.offset, total);
                     b
                 }
-                None => match ra.plan(h.offset, total) {
-                    Some(want) => {
-                        // Read ahead, but never past the data area.
-                        let avail = self.footer_offset.saturating_sub(h.offset);
-                        let len = (want as u64).min(avail).max(total as u64) as usize;
-                        let mut big = ra.take_buffer(len);
-                        self.file.read_exact_at(h.offset, &mut big)?;
-                        let b = big[..total].to_vec();
-                        ra.fill(h.offset, big);
-                        b
+                None => {
+                    let file = Arc::clone(ra.file().unwrap_or(&self.file));
+                    match ra.plan(h.offset, total) {
+                        Some(want) => {
+                            // Read ahead, but never past the data area
+                            // (aligned for a direct handle: see readahead).
+                            let avail = self.footer_offset.saturating_sub(h.offset);
+                            let len = (want as u64).min(avail).max(total as u64) as usize;
+                            let (start, len, align) = match file.direct_alignment() {
+                                Some(a) => {
+                                    let (s, l) = aligned_span(h.offset, len, total, a, file.len());
+                                    (s, l, a)
+                                }
+                                None => (h.offset, len, 1),
+                            };
+                            let mut big = ra.take_buffer(len, align);
+                            file.read_exact_at(start, &mut big)?;
+                            let rel = (h.offset - start) as usize;
+                            let b = big[rel..rel + total].to_vec();
+                            ra.fill(start, big);
+                            b
+                        }
+                        None => {
+                            let mut b = vec![0u8; total];
+                            file.read_exact_at(h.offset, &mut b)?;
+                            ra.reads += 1;
+                            b
+                        }
                     }
-                    None => {
-                        let mut b = vec![0u8; total];
-                        self.file.read_exact_at(h.offset, &mut b)?;
-                        ra.reads += 1;
-                        b
-                    }
-                },
+                }
             },
             None if total <= SCRATCH_MAX => return self.read_via_scratch(h, n, stats),
             None => {
@@ -727,6 +739,18 @@ impl Table {
         policy: crate::sst::ReadaheadPolicy,
     ) -> TableIterator {
         TableIterator::with_readahead(Arc::clone(self), fill_cache, policy)
+    }
+
+    /// `iter_with`, reading data blocks through `file` (another handle on
+    /// this table's file: a compaction's direct handle) instead of the
+    /// table's own.
+    pub(crate) fn iter_reading(
+        self: &Arc<Self>,
+        fill_cache: bool,
+        policy: crate::sst::ReadaheadPolicy,
+        file: Arc<dyn RandomAccessFile>,
+    ) -> TableIterator {
+        TableIterator::with_readahead(Arc::clone(self), fill_cache, policy).reading_from(file)
     }
 
     /// About `max` sample points of the table's keys, in key order: the

@@ -66,6 +66,12 @@ impl TableIterator {
         }
     }
 
+    /// Reads data blocks through `file` (see `Table::iter_reading`).
+    pub(crate) fn reading_from(mut self, file: Arc<dyn crate::fs::RandomAccessFile>) -> Self {
+        self.readahead = self.readahead.reading_from(file);
+        self
+    }
+
     /// Clears the error and makes sure the index block is loaded; on
     /// failure the error is kept and the iterator stays invalid.
     fn start_seek(&mut self) -> Option<&mut BlockIterator> {

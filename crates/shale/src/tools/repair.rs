@@ -481,6 +481,8 @@ fn flush_mems(
             *next_number - 1
         };
         let mut spec = OutputSpec {
+            // Repair writes its tables buffered, as every tool.
+            file_opts: crate::fs::FileOptions::default(),
             range_dels,
             memory: None,
             builder_memory_limit: usize::MAX,

@@ -1,0 +1,208 @@
+//! [`AlignedBuf`]: a byte buffer whose start address is a multiple of a
+//! chosen alignment, for direct IO (`O_DIRECT` needs the buffer address,
+//! the file offset and the length to be multiples of the device's logical
+//! block size).
+//!
+//! Invariants: the allocation (when `cap > 0`) is `cap` bytes with
+//! `Layout::from_size_align(cap, align)`, `cap` a multiple of `align`;
+//! `len <= cap`; the bytes `[0, len)` are initialised (every allocation is
+//! zeroed, and growth copies the old bytes). `align` is a power of two.
+//!
+//! Thread safety: an owned buffer (`Send + Sync` like `Vec<u8>`).
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+
+/// An aligned, growable byte buffer; see the module docs.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    cap: usize,
+    align: usize,
+}
+
+// SAFETY: `AlignedBuf` owns its allocation exclusively (like `Vec<u8>`);
+// nothing in it refers to thread-local state.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: shared access only reads the bytes (`Deref`), as for `Vec<u8>`.
+unsafe impl Sync for AlignedBuf {}
+
+/// `n` rounded up to a multiple of `align` (a power of two).
+pub(crate) fn round_up(n: usize, align: usize) -> usize {
+    n.div_ceil(align) * align
+}
+
+/// True when `offset`, the length of `buf` and its address are multiples
+/// of `align`: a direct IO the device takes as it is.
+pub(crate) fn is_aligned(offset: u64, buf: &[u8], align: usize) -> bool {
+    offset.is_multiple_of(align as u64)
+        && buf.len().is_multiple_of(align)
+        && (buf.as_ptr() as usize).is_multiple_of(align)
+}
+
+impl AlignedBuf {
+    /// An empty buffer (no allocation) that will align to `align`, which
+    /// must be a power of two (else 4096 is used).
+    pub fn new(align: usize) -> AlignedBuf {
+        let align = if align.is_power_of_two() { align } else { 4096 };
+        AlignedBuf {
+            ptr: NonNull::dangling(),
+            len: 0,
+            cap: 0,
+            align,
+        }
+    }
+
+    /// The alignment of the start address (and of the capacity).
+    pub fn align(&self) -> usize {
+        self.align
+    }
+
+    /// Bytes the allocation holds.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Makes room for at least `cap` bytes, keeping the first `len`.
+    pub fn reserve_total(&mut self, cap: usize) {
+        if cap <= self.cap {
+            return;
+        }
+        let new_cap = round_up(cap, self.align);
+        let Ok(layout) = Layout::from_size_align(new_cap, self.align) else {
+            panic!("aligned buffer of {new_cap} bytes is too large");
+        };
+        // SAFETY: `layout` has a non-zero size (`cap > self.cap >= 0`).
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let Some(new) = NonNull::new(raw) else {
+            alloc::handle_alloc_error(layout);
+        };
+        if self.cap > 0 {
+            // SAFETY: the old allocation holds `len <= cap` initialised
+            // bytes, the new one `new_cap > cap`; they do not overlap. The
+            // old one was allocated with exactly this layout (invariant).
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), new.as_ptr(), self.len);
+                alloc::dealloc(
+                    self.ptr.as_ptr(),
+                    Layout::from_size_align_unchecked(self.cap, self.align),
+                );
+            }
+        }
+        self.ptr = new;
+        self.cap = new_cap;
+    }
+
+    /// Sets the length to `len`, the new bytes (if any) zero.
+    pub fn resize_zeroed(&mut self, len: usize) {
+        self.reserve_total(len);
+        if len > self.len {
+            // SAFETY: `[self.len, len)` lies inside the allocation
+            // (`len <= cap` after `reserve_total`).
+            unsafe { std::ptr::write_bytes(self.ptr.as_ptr().add(self.len), 0, len - self.len) };
+        }
+        self.len = len;
+    }
+
+    /// Appends `data`, growing the allocation if needed.
+    pub fn extend_from_slice(&mut self, data: &[u8]) {
+        let end = self.len + data.len();
+        self.reserve_total(end);
+        // SAFETY: `[len, end)` lies inside the allocation; `data` is a
+        // separate borrow, so the ranges do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                self.ptr.as_ptr().add(self.len),
+                data.len(),
+            )
+        };
+        self.len = end;
+    }
+
+    /// Shortens to `len` bytes (no effect if already shorter).
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Empties the buffer, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl std::ops::Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `ptr` is valid for `len` initialised bytes (dangling but
+        // well aligned and non-null for `len == 0`), borrowed with `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`; `&mut self` makes the borrow exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        if self.cap > 0 {
+            // SAFETY: allocated in `reserve_total` with this exact layout.
+            unsafe {
+                alloc::dealloc(
+                    self.ptr.as_ptr(),
+                    Layout::from_size_align_unchecked(self.cap, self.align),
+                )
+            };
+        }
+    }
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlignedBuf")
+            .field("len", &self.len)
+            .field("cap", &self.cap)
+            .field("align", &self.align)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Exercises every unsafe block: allocation, growth (copy and free),
+    /// zeroing, appends, slices and the final free.
+    #[test]
+    fn grows_keeps_bytes_and_stays_aligned() {
+        for align in [1, 512, 4096] {
+            let mut b = AlignedBuf::new(align);
+            assert!(b.is_empty());
+            assert_eq!(b.capacity(), 0);
+            b.extend_from_slice(b"hello");
+            assert_eq!(&b[..], b"hello");
+            assert_eq!(b.as_ptr() as usize % align, 0);
+            assert_eq!(b.capacity() % align, 0);
+            b.resize_zeroed(10_000);
+            assert_eq!(&b[..5], b"hello");
+            assert!(b[5..].iter().all(|&x| x == 0));
+            assert_eq!(b.as_ptr() as usize % align, 0);
+            b[9_999] = 7;
+            b.truncate(3);
+            b.resize_zeroed(10_000);
+            assert_eq!(b[9_999], 0, "bytes past a truncation read as zero again");
+            b.clear();
+            b.extend_from_slice(&[1u8; 20_000]);
+            assert_eq!(b.len(), 20_000);
+            assert!(b.iter().all(|&x| x == 1));
+        }
+        assert_eq!(AlignedBuf::new(3000).align(), 4096);
+        assert_eq!(round_up(1, 512), 512);
+        assert_eq!(round_up(1024, 512), 1024);
+        assert_eq!(round_up(0, 512), 0);
+    }
+}
