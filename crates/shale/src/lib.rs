@@ -47,6 +47,7 @@ pub use events::{
     TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileInfo,
     WriteStallCondition, WriteStallInfo,
 };
+pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
     CacheType, CfOptions, Compression, InfoLogLevel, Options, ReadOptions, WalRecoveryMode,

@@ -2,3 +2,9 @@
 //! cost and how fast they may go. `fs` performs IO; this module decides
 //! and records (the rate limiter that paces flush and compaction writes,
 //! the accounting of bytes and requests per purpose).
+
+mod limited_file;
+mod rate_limiter;
+
+pub(crate) use limited_file::RateLimit;
+pub use rate_limiter::{IoPriority, RateLimiter};

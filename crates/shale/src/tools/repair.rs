@@ -481,6 +481,7 @@ fn flush_mems(
             *next_number - 1
         };
         let mut spec = OutputSpec {
+            rate_limit: None,
             range_dels,
             memory: None,
             builder_memory_limit: usize::MAX,
