@@ -55,6 +55,6 @@ pub use options::{
 };
 pub use stats::report::{
     BackgroundStats, CacheStats, CfStats, CompactionStats, LevelCompaction, LevelStats,
-    MemoryStats, OpStats, StallCauseStats, StallExplanation, StallReason, StallState, StallStats,
-    Stats, WalStats,
+    MemoryStats, OpStats, RateLimiterStats, StallCauseStats, StallExplanation, StallReason,
+    StallState, StallStats, Stats, WalStats,
 };

@@ -142,9 +142,12 @@ impl Bucket {
         }
     }
 
+    /// Sets the rate in force; bytes left from a larger burst are cut to
+    /// the new one, so a lowered rate holds from now on.
     fn set_rate(&mut self, rate: u64) {
         self.bytes_per_sec = rate;
         self.refill_bytes = refill_bytes_for(rate, self.refill_period_us);
+        self.available = self.available.min(self.refill_bytes);
     }
 
     /// True once in `fairness` calls, at random (xorshift64*).
@@ -346,8 +349,9 @@ impl RateLimiter {
         self.bucket.lock().max_bytes_per_sec
     }
 
-    /// Changes the rate at run time; waiting requests see it at the next
-    /// refill. In auto-tuned mode this sets the ceiling and clamps the rate
+    /// Changes the rate at run time: waiting requests see it at the next
+    /// refill, and bytes left over from a larger burst are cut to the new
+    /// single burst (RocksDB leaves them). In auto-tuned mode this sets the ceiling and clamps the rate
     /// in force into [rate / 20, rate] (RocksDB sets the rate in force and
     /// leaves the ceiling). 0 is refused with `InvalidArgument`.
     pub fn set_bytes_per_second(&self, rate_bytes_per_sec: u64) -> Result<()> {
@@ -675,6 +679,12 @@ mod tests {
         r.set_bytes_per_second(1 << 30).unwrap();
         assert_eq!(r.get_bytes_per_second(), 1 << 30);
         assert_eq!(r.get_single_burst_bytes(), (1 << 30) / 10);
+        // A lowered rate holds at once: what a larger burst left is cut.
+        let no = AtomicBool::new(false);
+        assert_eq!(r.request(1, IoPriority::Low, &no), Grant::Granted);
+        assert_eq!(r.bucket.lock().available, (1 << 30) / 10 - 1);
+        r.set_bytes_per_second(1000).unwrap();
+        assert_eq!(r.bucket.lock().available, MIN_REFILL_BYTES);
         // Auto-tuned: starts at half; a new ceiling clamps the rate.
         let r = RateLimiter::generic(1_000_000, PERIOD, 10, true).unwrap();
         assert!(r.is_auto_tuned());
