@@ -71,6 +71,8 @@ const UNSUPPORTED: &[&str] = &[
     "db_write_buffer_size",
     "memory_budget",
     "advise_random_on_open",
+    "rate_limiter_bytes_per_sec",
+    "rate_limiter_auto_tuned",
     "max_compaction_bytes",
     "subcompactions",
     "soft_pending_compaction_bytes_limit",

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use shale::{CfOptions, Compression, Options};
+use shale::{CfOptions, Compression, Options, RateLimiter};
 
 use super::merge_op::StressMergeOperator;
 
@@ -60,8 +60,25 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         level_compaction_dynamic_file_size: rng.gen_bool(0.7),
         max_subcompactions: pick(&mut rng, &[1, 2, 4]),
         merge_operator: Some(Arc::new(StressMergeOperator)),
+        // Flush and compaction writes paced by a limiter from slow (jobs
+        // wait, writes stall behind them) to roomy, auto-tuned or not; or
+        // none.
+        rate_limiter: random_rate_limiter(&mut rng),
         ..Options::default()
     }
+}
+
+/// None (half the runs), or a rate limiter of 2 MiB/s to 256 MiB/s,
+/// auto-tuned or not.
+fn random_rate_limiter(rng: &mut SmallRng) -> Option<Arc<RateLimiter>> {
+    let rate = pick(rng, &[0, 0, 0, 2 << 20, 16 << 20, 256 << 20]);
+    let auto_tuned = rng.gen_bool(0.5);
+    (rate > 0).then(|| {
+        Arc::new(
+            RateLimiter::generic(rate, 100_000, 10, auto_tuned)
+                .expect("a positive rate, period and fairness"),
+        )
+    })
 }
 
 /// The name of family number `i`: `default`, then `cf1`, `cf2`, ...
@@ -94,7 +111,8 @@ pub fn describe(o: &Options) -> String {
         "write_buffer_size={} max_write_buffer_number={} block_size={} restart_interval={} \
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
-         dynamic_file_size={} subcompactions={} memory_budget={} advise_random={}",
+         dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
+         rate_limiter={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -113,7 +131,14 @@ pub fn describe(o: &Options) -> String {
         o.level_compaction_dynamic_file_size,
         o.max_subcompactions,
         o.memory_budget,
-        o.advise_random_on_open
+        o.advise_random_on_open,
+        o.rate_limiter
+            .as_ref()
+            .map_or("none".to_string(), |l| format!(
+                "{}{}",
+                l.get_max_bytes_per_second(),
+                if l.is_auto_tuned() { "/auto" } else { "" }
+            ))
     )
 }
 
