@@ -226,6 +226,8 @@ define_flags! {
     cache_index_and_filter_blocks: bool = false, Eng, "Index/filter blocks in the block cache (high priority).";
     advise_random_on_open: bool = true, Eng, "Open table files with a random-access hint (posix_fadvise RANDOM): point reads do not pull in the kernel's readahead.";
     db_write_buffer_size: i64 = 0, Eng, "One memtable budget for all column families (0 = none).";
+    rate_limiter_bytes_per_sec: i64 = 0, Eng, "Bytes/s limit on flush and compaction writes (0 = none). shale: Options::rate_limiter (RateLimiter::generic, 100 ms refills, fairness 10); rocksdb: Options::set_ratelimiter.";
+    rate_limiter_auto_tuned: bool = false, Eng, "Auto-tune the rate limiter within [rate/20, rate] (RocksDB's auto_tuned; needs --rate_limiter_bytes_per_sec > 0). rocksdb: Options::set_auto_tuned_ratelimiter.";
     memory_budget: i64 = 0, Eng, "One memory budget (0 = none). shale: Options::memory_budget (memtables, table readers, IO buffers and the block cache share it; the cache gets what the others leave, at most --cache_size). rocksdb: the block cache of this capacity with a WriteBufferManager charging the memtables to it (buffer --db_write_buffer_size, or half the budget). Needs --cache_size >= it.";
     bloom_bits: f64 = -1.0, Eng, "Bloom filter bits per key (-1 or 0: no filter).";
     block_size: i64 = 4096, Eng, "Data block size.";
@@ -264,7 +266,6 @@ define_flags! {
     use_direct_reads: bool = false, Eng, "Read table files for user reads with O_DIRECT (around the page cache: the block cache is the only cache).";
     use_direct_io_for_flush_and_compaction: bool = false, Eng, "Write flush and compaction outputs and read compaction inputs with O_DIRECT.";
     enable_pipelined_write: bool = true, Rocks, "Pipelined write path.";
-    rate_limiter_bytes_per_sec: i64 = 0, Rocks, "Engine background IO rate limit.";
 }
 
 fn unknown_flag(name: &str) -> Error {

@@ -47,6 +47,7 @@ pub use events::{
     TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileInfo,
     WriteStallCondition, WriteStallInfo,
 };
+pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
     CacheType, CfOptions, Compression, InfoLogLevel, Options, ReadOptions, WalRecoveryMode,
@@ -54,6 +55,6 @@ pub use options::{
 };
 pub use stats::report::{
     BackgroundStats, CacheStats, CfStats, CompactionStats, IoPurposeStats, IoStats,
-    LevelCompaction, LevelStats, MemoryStats, OpStats, StallCauseStats, StallExplanation,
-    StallReason, StallState, StallStats, Stats, WalStats,
+    LevelCompaction, LevelStats, MemoryStats, OpStats, RateLimiterStats, StallCauseStats,
+    StallExplanation, StallReason, StallState, StallStats, Stats, WalStats,
 };

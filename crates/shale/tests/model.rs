@@ -33,6 +33,10 @@
 //! job, a table deleted twice or installed after its deletion, a stall
 //! change to the same condition); the run fails if it recorded any.
 //!
+//! Rate limiter: half of the opens pace flush and compaction writes with a
+//! drawn `RateLimiter` (slow or roomy, auto-tuned or not), whose limit the
+//! run changes now and then; the results must not change.
+//!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
@@ -46,8 +50,8 @@ use std::sync::Arc;
 
 use shale::{
     CacheType, Cf, CfOptions, Clock, CompactionFilter, Compression, Db, DbIterator, DbRange, Error,
-    FilterDecision, InfoLogLevel, KeyRange, Options, PinnableValue, ReadOptions, Snapshot,
-    StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
+    FilterDecision, InfoLogLevel, KeyRange, Options, PinnableValue, RateLimiter, ReadOptions,
+    Snapshot, StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -612,6 +616,15 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.use_direct_reads = rng.gen_bool(0.3) && direct_io_ok();
     o.use_direct_io_for_flush_and_compaction = rng.gen_bool(0.3) && direct_io_ok();
     o.max_total_wal_size = [0, 128 << 10, 1 << 20][rng.gen_range(0..3)];
+    // Flush and compaction writes paced by a rate limiter, slow enough for
+    // jobs to wait (in short refills, to keep the test quick) or roomy,
+    // auto-tuned or not; or none.
+    o.rate_limiter = rng.gen_bool(0.5).then(|| {
+        let rate = [1 << 20, 8 << 20, 1 << 30][rng.gen_range(0..3)];
+        let period = [1_000, 10_000][rng.gen_range(0..2)];
+        let auto_tuned = rng.gen_bool(0.5);
+        Arc::new(RateLimiter::generic(rate, period, 10, auto_tuned).unwrap())
+    });
     o.merge_operator = Some(Arc::new(StringAppendOperator::new(b",")));
     if rng.gen_bool(0.5) {
         o.compaction_filter = Some(Arc::new(ModelFilter));
@@ -1787,6 +1800,17 @@ fn run_seed(seed: u64, ops: usize) {
                     snaps.clear();
                     let change = rng.gen_bool(0.5);
                     db = reopen(db, dir.path(), &mut opts, &mut fams, change, &mut rng, &ctx);
+                } else if let (Some(l), true) = (&opts.rate_limiter, rng.gen_bool(0.2)) {
+                    // The limit changed at run time (as an operator would).
+                    let rate = [1 << 20, 8 << 20, 1 << 30][rng.gen_range(0..3)];
+                    l.set_bytes_per_second(rate).unwrap();
+                    assert_eq!(l.get_max_bytes_per_second(), rate, "{ctx}");
+                    let prop = db.property("shale.rate-limiter").unwrap();
+                    assert!(
+                        prop.contains(&format!("max_bytes_per_second: {rate}")),
+                        "{ctx}: {prop}"
+                    );
+                    assert!(db.stats().rate_limiter.is_some(), "{ctx}");
                 } else if opts.manual_wal_flush {
                     db.flush_wal(rng.gen_bool(0.5)).unwrap();
                 } else {

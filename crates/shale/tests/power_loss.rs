@@ -41,6 +41,10 @@
 //!   families the create and drop calls returned by then imply; every 40th
 //!   image also has its own recovery crashed after each IO call.
 //!
+//! `power_loss_cycles` draws a rate limiter from its seed (none, slow or
+//! roomy, auto-tuned or not), so crashes also land while flushes and
+//! compactions wait on it.
+//!
 //! Seeds are printed on failure; rerun one with `SHALE_SEED=<seed>`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -51,8 +55,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shale::fs::{FileSystem, MemFileSystem};
 use shale::{
-    Cf, CfOptions, Db, MergeOperator, Options, StringAppendOperator, WalRecoveryMode, WriteBatch,
-    WriteOptions,
+    Cf, CfOptions, Db, MergeOperator, Options, RateLimiter, StringAppendOperator, WalRecoveryMode,
+    WriteBatch, WriteOptions,
 };
 
 const DIR: &str = "/db";
@@ -78,6 +82,16 @@ fn opts(fs: &MemFileSystem) -> Options {
         merge_operator: append(),
         ..Options::default()
     }
+}
+
+/// The rate limiter of a run with `seed` (its own stream: the workload's
+/// draws are unchanged): none, or one slow enough that flushes and
+/// compactions wait (1 MiB/s in 10 ms refills), or roomy; auto-tuned or not.
+fn random_rate_limiter(seed: u64) -> Option<Arc<RateLimiter>> {
+    let mut rng = SmallRng::seed_from_u64(seed ^ 0x7a7e_11a1);
+    let rate = [0, 1 << 20, 64 << 20][rng.gen_range(0..3)];
+    let period = [10_000, 100_000][rng.gen_range(0..2)];
+    (rate > 0).then(|| Arc::new(RateLimiter::generic(rate, period, 10, rng.gen_bool(0.5)).unwrap()))
 }
 
 fn scan(db: &Db) -> Model {
@@ -285,12 +299,16 @@ fn power_loss(seed: u64, cycles: u64) {
     // Direct IO for reads and for flushes and compactions, each open its
     // own choice (derived from the seed, not drawn, so the seeds' streams
     // stay as they were): on the in-memory file system the flags change
-    // which opens ask for direct IO, never what survives a crash.
+    // which opens ask for direct IO, never what survives a crash. Flush
+    // and compaction writes paced or not; a crash loses what the paced
+    // jobs had not yet written, as any other.
+    let limiter = random_rate_limiter(seed);
     let direct_opts = |fs: &MemFileSystem, n: u64| {
         let d = seed.wrapping_add(n) % 4;
         Options {
             use_direct_reads: d & 1 != 0,
             use_direct_io_for_flush_and_compaction: d & 2 != 0,
+            rate_limiter: limiter.clone(),
             ..opts(fs)
         }
     };
@@ -388,8 +406,9 @@ fn power_loss(seed: u64, cycles: u64) {
     println!(
         "seed {seed}: {cycles} cycles, {base_batches} batches kept, {lost} unsynced lost, \
          {flushes} flushes, {compactions} compact_range, {ranges} range deletions written; \
-         at the end {merged} merge keys, {} single-delete keys live",
-        singles.len()
+         at the end {merged} merge keys, {} single-delete keys live; rate limiter {:?}",
+        singles.len(),
+        limiter
     );
 }
 

@@ -73,6 +73,8 @@ const UNSUPPORTED: &[&str] = &[
     "advise_random_on_open",
     "use_direct_reads",
     "use_direct_io_for_flush_and_compaction",
+    "rate_limiter_bytes_per_sec",
+    "rate_limiter_auto_tuned",
     "max_compaction_bytes",
     "subcompactions",
     "soft_pending_compaction_bytes_limit",

@@ -154,6 +154,20 @@ pub(crate) fn memory_budget(f: &Flags) -> Result<usize> {
     Ok(f.memory_budget as usize)
 }
 
+/// `--rate_limiter_bytes_per_sec` and `--rate_limiter_auto_tuned`, checked
+/// the same way for every engine that maps them: the rate (0: no limiter)
+/// is not negative, and auto-tuning needs a rate.
+pub(crate) fn rate_limiter(f: &Flags) -> Result<Option<(u64, bool)>> {
+    match f.rate_limiter_bytes_per_sec {
+        r if r < 0 => bail!("--rate_limiter_bytes_per_sec={r} must be >= 0"),
+        0 if f.rate_limiter_auto_tuned => {
+            bail!("--rate_limiter_auto_tuned needs --rate_limiter_bytes_per_sec > 0")
+        }
+        0 => Ok(None),
+        r => Ok(Some((r as u64, f.rate_limiter_auto_tuned))),
+    }
+}
+
 /// db_bench's name of column family `i` (`ColumnFamilyName`): `default`
 /// for 0, else `column_family_name_` and `i` in six digits.
 pub fn cf_name(i: usize) -> String {

@@ -175,8 +175,11 @@ fn build_options(f: &Flags) -> Result<Options> {
     o.set_manual_wal_flush(f.manual_wal_flush);
     o.set_allow_concurrent_memtable_write(f.allow_concurrent_memtable_write);
     o.set_enable_pipelined_write(f.enable_pipelined_write);
-    if f.rate_limiter_bytes_per_sec > 0 {
-        o.set_ratelimiter(f.rate_limiter_bytes_per_sec, 100_000, 10);
+    // db_bench's NewGenericRateLimiter(rate, 100 ms, fairness 10).
+    match super::rate_limiter(f)? {
+        Some((rate, false)) => o.set_ratelimiter(rate as i64, 100_000, 10),
+        Some((rate, true)) => o.set_auto_tuned_ratelimiter(rate as i64, 100_000, 10),
+        None => {}
     }
     if f.statistics {
         o.enable_statistics();

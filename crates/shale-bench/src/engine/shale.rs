@@ -251,6 +251,14 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         advise_random_on_open: f.advise_random_on_open,
         use_direct_reads: f.use_direct_reads,
         use_direct_io_for_flush_and_compaction: f.use_direct_io_for_flush_and_compaction,
+        rate_limiter: match super::rate_limiter(f)? {
+            // db_bench's NewGenericRateLimiter(rate, 100 ms, fairness 10).
+            Some((rate, auto_tuned)) => Some(Arc::new(
+                shale::RateLimiter::generic(rate, 100_000, 10, auto_tuned)
+                    .map_err(|e| Error(format!("--rate_limiter_bytes_per_sec: {e}")))?,
+            )),
+            None => None,
+        },
         max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)? as u64,
         soft_pending_compaction_bytes_limit: non_negative(
             "soft_pending_compaction_bytes_limit",
@@ -681,8 +689,25 @@ mod tests {
         .unwrap();
         let e = options_from_flags(&f).unwrap_err();
         assert!(e.0.contains("soft_pending_compaction_bytes_limit"), "{e}");
-        // Still rejected: RocksDB-only options Shale has no equivalent for.
-        let f = Flags::parse(&["--rate_limiter_bytes_per_sec=1000000"]).unwrap();
+        // The rate limiter: none by default, else one of that rate,
+        // auto-tuned on request (which needs a rate).
+        assert!(options_from_flags(&Flags::parse::<&str>(&[]).unwrap())
+            .unwrap()
+            .rate_limiter
+            .is_none());
+        for (auto, start) in [("0", 1_000_000), ("1", 500_000)] {
+            let f = Flags::parse(&[
+                "--rate_limiter_bytes_per_sec=1000000",
+                format!("--rate_limiter_auto_tuned={auto}").as_str(),
+            ])
+            .unwrap();
+            let l = options_from_flags(&f).unwrap().rate_limiter.unwrap();
+            assert_eq!(l.get_max_bytes_per_second(), 1_000_000);
+            assert_eq!(l.get_bytes_per_second(), start);
+        }
+        let f = Flags::parse(&["--rate_limiter_auto_tuned"]).unwrap();
+        assert!(options_from_flags(&f).is_err());
+        let f = Flags::parse(&["--rate_limiter_bytes_per_sec=-1"]).unwrap();
         assert!(options_from_flags(&f).is_err());
     }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use shale::{CfOptions, Compression, Options};
+use shale::{CfOptions, Compression, Options, RateLimiter};
 
 use super::merge_op::StressMergeOperator;
 
@@ -66,6 +66,10 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         use_direct_reads: rng.gen_bool(0.3),
         use_direct_io_for_flush_and_compaction: rng.gen_bool(0.3),
         merge_operator: Some(Arc::new(StressMergeOperator)),
+        // Flush and compaction writes paced by a limiter from slow (jobs
+        // wait, writes stall behind them) to roomy, auto-tuned or not; or
+        // none.
+        rate_limiter: random_rate_limiter(&mut rng),
         ..Options::default()
     }
 }
@@ -88,6 +92,19 @@ pub fn keep_direct_io_if_supported(opts: &mut Options, db: &Path) {
         opts.use_direct_reads = false;
         opts.use_direct_io_for_flush_and_compaction = false;
     }
+}
+
+/// None (half the runs), or a rate limiter of 2 MiB/s to 256 MiB/s,
+/// auto-tuned or not.
+fn random_rate_limiter(rng: &mut SmallRng) -> Option<Arc<RateLimiter>> {
+    let rate = pick(rng, &[0, 0, 0, 2 << 20, 16 << 20, 256 << 20]);
+    let auto_tuned = rng.gen_bool(0.5);
+    (rate > 0).then(|| {
+        Arc::new(
+            RateLimiter::generic(rate, 100_000, 10, auto_tuned)
+                .expect("a positive rate, period and fairness"),
+        )
+    })
 }
 
 /// The name of family number `i`: `default`, then `cf1`, `cf2`, ...
@@ -121,7 +138,7 @@ pub fn describe(o: &Options) -> String {
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
          dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
-         direct_reads={} direct_flush_compaction={}",
+         direct_reads={} direct_flush_compaction={} rate_limiter={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -142,7 +159,14 @@ pub fn describe(o: &Options) -> String {
         o.memory_budget,
         o.advise_random_on_open,
         o.use_direct_reads,
-        o.use_direct_io_for_flush_and_compaction
+        o.use_direct_io_for_flush_and_compaction,
+        o.rate_limiter
+            .as_ref()
+            .map_or("none".to_string(), |l| format!(
+                "{}{}",
+                l.get_max_bytes_per_second(),
+                if l.is_auto_tuned() { "/auto" } else { "" }
+            ))
     )
 }
 

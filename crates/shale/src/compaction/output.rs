@@ -15,6 +15,7 @@ use std::sync::Arc;
 use crate::base::extract_user_key;
 use crate::error::{Error, Result};
 use crate::fs::{explain_direct_refusal, FileOptions, FileSystem, WritableFile};
+use crate::io::RateLimit;
 use crate::iter::InternalIterator;
 use crate::memory::Meter;
 use crate::range_del::{clip, Fragment};
@@ -61,6 +62,9 @@ pub(crate) struct OutputSpec<'a> {
     /// key's hash until it is finished: 8 bytes a key, 16 MiB for a 64 MiB
     /// table of small entries.
     pub builder_memory_limit: usize,
+    /// The limiter the output tables' appends go through, at the job's
+    /// priority (`None`: unlimited).
+    pub rate_limit: Option<RateLimit>,
 }
 
 /// Decides where a compaction's outputs end, from the files of the level
@@ -309,13 +313,7 @@ fn run(
             }
         }
         if builder.is_none() {
-            let number = (spec.new_file_number)();
-            let name = table_file_name(number);
-            let file = create_output(spec, &name)?;
-            builder = Some((
-                number,
-                TableBuilder::new(file, name, number, spec.table_opts.clone()),
-            ));
+            builder = Some(new_output(spec)?);
         }
         if let Some((_, b)) = builder.as_mut() {
             b.add(key, value)?;
@@ -324,13 +322,7 @@ fn run(
         last_user_key.extend_from_slice(user_key);
     }
     if builder.is_none() && !range_dels.is_empty() {
-        let number = (spec.new_file_number)();
-        let name = table_file_name(number);
-        let file = create_output(spec, &name)?;
-        builder = Some((
-            number,
-            TableBuilder::new(file, name, number, spec.table_opts.clone()),
-        ));
+        builder = Some(new_output(spec)?);
     }
     if let Some((number, mut b)) = builder.take() {
         if !range_dels.is_empty() {
@@ -346,6 +338,20 @@ fn run(
         }
     }
     Ok(())
+}
+
+/// Creates the next output table (behind the spec's rate limit).
+fn new_output(spec: &mut OutputSpec<'_>) -> Result<(u64, TableBuilder)> {
+    let number = (spec.new_file_number)();
+    let name = table_file_name(number);
+    let mut file = create_output(spec, &name)?;
+    if let Some(limit) = &spec.rate_limit {
+        file = limit.wrap(file);
+    }
+    Ok((
+        number,
+        TableBuilder::new(file, name, number, spec.table_opts.clone()),
+    ))
 }
 
 fn finish(number: u64, b: TableBuilder, out: &mut Outputs) -> Result<()> {
@@ -493,6 +499,7 @@ mod tests {
         let target = 500 * 120;
         let mut spec = OutputSpec {
             file_opts: FileOptions::default(),
+            rate_limit: None,
             range_dels: Vec::new(),
             memory: None,
             builder_memory_limit: usize::MAX,
@@ -568,6 +575,7 @@ mod tests {
         let limit = 128 << 10;
         let mut spec = OutputSpec {
             file_opts: FileOptions::default(),
+            rate_limit: None,
             range_dels: Vec::new(),
             memory: Some(ledger.meter(Part::Buffers)),
             builder_memory_limit: limit,

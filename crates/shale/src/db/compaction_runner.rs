@@ -690,6 +690,7 @@ fn run_range(
         range_dels: Vec::new(),
         memory: Some(db.memory.meter(Part::Buffers)),
         builder_memory_limit: builder_memory_limit(db),
+        rate_limit: db.rate_limit(crate::io::IoPriority::Low),
         fs: &db.fs,
         dir: &db.dir,
         table_opts: topts.clone(),

@@ -203,6 +203,7 @@ fn write_table(
             range_dels: Vec::new(),
             memory: Some(db.memory.meter(Part::Buffers)),
             builder_memory_limit: usize::MAX,
+            rate_limit: db.rate_limit(crate::io::IoPriority::High),
             fs: &db.fs,
             dir: &db.dir,
             table_opts: topts.clone(),

@@ -171,6 +171,9 @@ pub(crate) struct DbInner {
     /// Delivers events to `opts.listeners` (see `crate::events`).
     pub events: Arc<crate::events::Notifier>,
     pub shutting_down: AtomicBool,
+    /// Set when the DB starts closing (before the flush of unpersisted
+    /// memtables): table writes stop waiting on `opts.rate_limiter`.
+    pub io_cancel: Arc<AtomicBool>,
     /// Set while a hard or fatal background error is outstanding (mirrors
     /// `DbState::errors`): writes are refused.
     pub stop_writes: AtomicBool,
@@ -239,6 +242,22 @@ impl DbInner {
         s.pending_outputs.insert(n);
         allocated.push(n);
         n
+    }
+
+    /// The rate limit for a job's table writes at `priority` (`None`
+    /// without `Options::rate_limiter`).
+    pub(crate) fn rate_limit(
+        &self,
+        priority: crate::io::IoPriority,
+    ) -> Option<crate::io::RateLimit> {
+        self.opts
+            .rate_limiter
+            .as_ref()
+            .map(|limiter| crate::io::RateLimit {
+                limiter: Arc::clone(limiter),
+                priority,
+                cancel: Arc::clone(&self.io_cancel),
+            })
     }
 
     pub(crate) fn check_writable(&self) -> Result<()> {
@@ -335,6 +354,11 @@ impl DbHandle {
             return Ok(());
         }
         let inner = &self.inner;
+        // No table write waits on the rate limiter from now on.
+        inner.io_cancel.store(true, Ordering::Release);
+        if let Some(l) = &inner.opts.rate_limiter {
+            l.wake_all();
+        }
         // Writes made with `disable_wal` live only in memtables: flush them.
         let mut flush_result = Ok(());
         if inner.unpersisted.load(Ordering::Acquire) {

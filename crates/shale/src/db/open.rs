@@ -128,6 +128,17 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     log.info(&format!(
         "compaction reads at most {max_read_request} bytes per request (the device's max_sectors_kb, or 512 KiB when unknown)"
     ));
+    match &opts.rate_limiter {
+        Some(l) => log.info(&format!(
+            "rate_limiter: flush and compaction writes limited to {} bytes/s (max {}, refill period {} us, single burst {} bytes, auto_tuned {})",
+            l.get_bytes_per_second(),
+            l.get_max_bytes_per_second(),
+            l.refill_period_us(),
+            l.get_single_burst_bytes(),
+            l.is_auto_tuned()
+        )),
+        None => log.info("rate_limiter: none (flush and compaction writes unlimited)"),
+    }
     let memory = Ledger::with_memtable_reserve(
         opts.memory_budget,
         opts.write_buffer_budget().min(memtables_max),
@@ -289,6 +300,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         },
         log,
         shutting_down,
+        io_cancel: Arc::new(AtomicBool::new(false)),
         stop_writes: AtomicBool::new(false),
         manifest_cv: Condvar::new(),
         wal_recovery_report: report,
@@ -678,6 +690,7 @@ fn flush_recovered(
     let mut alloc = || versions.new_file_number();
     let mut spec = OutputSpec {
         file_opts,
+        rate_limit: None,
         range_dels,
         memory: None,
         builder_memory_limit: usize::MAX,

@@ -7,7 +7,8 @@
 //! `shale.estimate-table-readers-mem`), column families
 //! (`shale.num-column-families`, `shale.cf-write-stall`,
 //! `shale.cf-options-report`) and the WAL (`shale.live-wal-files`,
-//! `shale.live-wal-bytes`). `rocksdb.*` names map to `shale.*`.
+//! `shale.live-wal-bytes`) and the rate limiter (`shale.rate-limiter`,
+//! `none` without one). `rocksdb.*` names map to `shale.*`.
 //!
 //! Per family (`Db::property_cf`): the shape, memtable and stall properties
 //! describe the family asked for; the others (statistics, errors, caches,
@@ -51,6 +52,26 @@ fn reclaimable_per_level(v: &crate::version::Version, now: u64) -> Vec<u64> {
                 .sum()
         })
         .collect()
+}
+
+/// `shale.rate-limiter`: the rate and, per priority, the bytes, requests
+/// and wait of `Options::rate_limiter` (one `name: value` line each).
+fn rate_limiter_text(l: &crate::io::RateLimiter) -> String {
+    let r = super::stats_report::rate_limiter_stats(l);
+    format!(
+        "bytes_per_second: {}\nmax_bytes_per_second: {}\nauto_tuned: {}\n\
+         flush_bytes: {}\nflush_requests: {}\nflush_wait_micros: {}\n\
+         compaction_bytes: {}\ncompaction_requests: {}\ncompaction_wait_micros: {}\n",
+        r.bytes_per_second,
+        r.max_bytes_per_second,
+        r.auto_tuned,
+        r.flush_bytes,
+        r.flush_requests,
+        r.flush_wait_micros,
+        r.compaction_bytes,
+        r.compaction_requests,
+        r.compaction_wait_micros,
+    )
 }
 
 pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String> {
@@ -203,6 +224,13 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
         }
         "shale.wal-bytes-written" => db.stats.wal_bytes.get().to_string(),
         "shale.manifest-file-size" => st.versions.manifest_file_size().to_string(),
+        "shale.rate-limiter" => {
+            drop(st);
+            return Some(match db.opts.rate_limiter.as_deref() {
+                Some(l) => rate_limiter_text(l),
+                None => "none".to_string(),
+            });
+        }
         "shale.num-open-tables" => db.table_cache.num_open().to_string(),
         "shale.table-cache-capacity" => db
             .table_cache

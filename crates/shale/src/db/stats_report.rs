@@ -16,8 +16,8 @@ use crate::io::accounting::{self, Purpose};
 use crate::memory::Part;
 use crate::stats::report::{
     BackgroundStats, CacheStats, CfStats, CompactionStats, IoPurposeStats, IoStats,
-    LevelCompaction, LevelStats, MemoryStats, OpStats, StallCauseStats, StallReason, StallState,
-    StallStats, Stats, WalStats,
+    LevelCompaction, LevelStats, MemoryStats, OpStats, RateLimiterStats, StallCauseStats,
+    StallReason, StallState, StallStats, Stats, WalStats,
 };
 use crate::stats::{StallCause, StallCondition};
 
@@ -188,6 +188,23 @@ pub(crate) fn collect(db: &Arc<DbInner>) -> Stats {
         io: io_stats(db),
         background,
         stalls_now,
+        rate_limiter: db.opts.rate_limiter.as_deref().map(rate_limiter_stats),
+    }
+}
+
+/// The limiter's rate and counters.
+pub(crate) fn rate_limiter_stats(l: &crate::io::RateLimiter) -> RateLimiterStats {
+    use crate::io::IoPriority::{High, Low};
+    RateLimiterStats {
+        bytes_per_second: l.get_bytes_per_second(),
+        max_bytes_per_second: l.get_max_bytes_per_second(),
+        auto_tuned: l.is_auto_tuned(),
+        flush_bytes: l.get_total_bytes_through(Some(High)),
+        compaction_bytes: l.get_total_bytes_through(Some(Low)),
+        flush_requests: l.get_total_requests(Some(High)),
+        compaction_requests: l.get_total_requests(Some(Low)),
+        flush_wait_micros: l.get_total_wait_micros(Some(High)),
+        compaction_wait_micros: l.get_total_wait_micros(Some(Low)),
     }
 }
 

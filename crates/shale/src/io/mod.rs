@@ -3,3 +3,9 @@
 //! and records (the rate limiter that paces flush and compaction writes,
 //! the accounting of bytes and requests per purpose).
 pub(crate) mod accounting;
+
+mod limited_file;
+mod rate_limiter;
+
+pub(crate) use limited_file::RateLimit;
+pub use rate_limiter::{IoPriority, RateLimiter};

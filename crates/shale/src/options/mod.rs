@@ -189,6 +189,17 @@ pub struct Options {
     /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
     /// Default false.
     pub cache_index_and_filter_blocks: bool,
+    /// Limits the bytes per second that flushes and compactions write to
+    /// table files (RocksDB's `rate_limiter`; build one with
+    /// [`RateLimiter::new`](crate::RateLimiter::new) or
+    /// [`RateLimiter::generic`](crate::RateLimiter::generic), share it
+    /// between DBs to give them one budget). Flush writes go first
+    /// (`IoPriority::High`), compaction writes after (`Low`) but never
+    /// starved. Only table writes are limited: reads, WAL and MANIFEST
+    /// writes and the flush of recovered WALs at open are not. A closing DB
+    /// stops waiting on it. Not persisted in the OPTIONS file (a shared
+    /// object, like `listeners`). Default `None`: no limit, nothing waits.
+    pub rate_limiter: Option<Arc<crate::io::RateLimiter>>,
     /// Most files the DB keeps open (RocksDB's option of the same name).
     /// -1 (the default): unlimited; every table, once opened, stays open
     /// with its index and filter in memory until its file is deleted, and
@@ -378,6 +389,7 @@ impl Default for Options {
             cache_low_pri_pool_ratio: 0.0,
             cache_strict_capacity_limit: false,
             cache_index_and_filter_blocks: false,
+            rate_limiter: None,
             max_open_files: -1,
             compaction_readahead_size: 2 << 20,
             max_auto_readahead_size: 256 << 10,

@@ -42,6 +42,9 @@ pub struct Stats {
     /// Why writes are slowed down or stopped right now (empty when they
     /// run freely), one entry per cause.
     pub stalls_now: Vec<StallExplanation>,
+    /// The rate limiter of flush and compaction writes (`None` without
+    /// `Options::rate_limiter`).
+    pub rate_limiter: Option<RateLimiterStats>,
 }
 
 /// One column family's shape and memtables.
@@ -353,6 +356,32 @@ impl IoStats {
         }
         out
     }
+}
+
+/// The rate limiter (`Options::rate_limiter`). Its counters are the
+/// limiter's: cumulative since it was made, over every DB sharing it.
+#[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
+pub struct RateLimiterStats {
+    /// The rate in force, bytes per second (auto-tuned: where the tuning
+    /// has taken it).
+    pub bytes_per_second: u64,
+    /// The configured rate (auto-tuned: the ceiling).
+    pub max_bytes_per_second: u64,
+    /// The rate is auto-tuned.
+    pub auto_tuned: bool,
+    /// Bytes granted to flush writes (high priority).
+    pub flush_bytes: u64,
+    /// Bytes granted to compaction writes (low priority).
+    pub compaction_bytes: u64,
+    /// Requests of flush writes (one per single burst at most).
+    pub flush_requests: u64,
+    /// Requests of compaction writes.
+    pub compaction_requests: u64,
+    /// Microseconds flush writes waited.
+    pub flush_wait_micros: u64,
+    /// Microseconds compaction writes waited.
+    pub compaction_wait_micros: u64,
 }
 
 /// Background work and errors now.

@@ -483,6 +483,7 @@ fn flush_mems(
         let mut spec = OutputSpec {
             // Repair writes its tables buffered, as every tool.
             file_opts: crate::fs::FileOptions::default(),
+            rate_limit: None,
             range_dels,
             memory: None,
             builder_memory_limit: usize::MAX,
