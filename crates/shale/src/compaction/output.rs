@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::base::extract_user_key;
 use crate::error::{Error, Result};
 use crate::fs::{explain_direct_refusal, FileOptions, FileSystem, WritableFile};
-use crate::io::RateLimit;
+use crate::io::{RangeSyncer, RateLimit};
 use crate::iter::InternalIterator;
 use crate::memory::Meter;
 use crate::range_del::{clip, Fragment};
@@ -65,6 +65,8 @@ pub(crate) struct OutputSpec<'a> {
     /// The limiter the output tables' appends go through, at the job's
     /// priority (`None`: unlimited).
     pub rate_limit: Option<RateLimit>,
+    /// `Options::bytes_per_sync` for the output files (0: off).
+    pub bytes_per_sync: u64,
 }
 
 /// Decides where a compaction's outputs end, from the files of the level
@@ -344,7 +346,14 @@ fn run(
 fn new_output(spec: &mut OutputSpec<'_>) -> Result<(u64, TableBuilder)> {
     let number = (spec.new_file_number)();
     let name = table_file_name(number);
-    let mut file = create_output(spec, &name)?;
+    // Writeback every `bytes_per_sync` bytes (pointless with direct IO,
+    // which leaves no dirty pages: RocksDB skips it there too).
+    let bytes_per_sync = if spec.file_opts.direct {
+        0
+    } else {
+        spec.bytes_per_sync
+    };
+    let mut file = RangeSyncer::wrap(create_output(spec, &name)?, bytes_per_sync);
     if let Some(limit) = &spec.rate_limit {
         file = limit.wrap(file);
     }
@@ -509,6 +518,7 @@ mod tests {
             target_file_size: target,
             new_file_number: &mut alloc,
             shutting_down: &shutting_down,
+            bytes_per_sync: 0,
         };
         let mut input = VecIter::new(entries);
         input.seek_to_first();
@@ -588,6 +598,7 @@ mod tests {
             target_file_size: u64::MAX,
             new_file_number: &mut alloc,
             shutting_down: &shutting_down,
+            bytes_per_sync: 0,
         };
         let mut input = VecIter::new(entries);
         input.seek_to_first();

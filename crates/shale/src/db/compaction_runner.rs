@@ -697,6 +697,7 @@ fn run_range(
         target_file_size: target,
         new_file_number: &mut alloc,
         shutting_down: &db.shutting_down,
+        bytes_per_sync: db.opts.bytes_per_sync,
     };
     job.run(&mut iter, &mut spec, range_dels)
 }

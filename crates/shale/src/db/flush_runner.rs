@@ -210,6 +210,7 @@ fn write_table(
             target_file_size: u64::MAX,
             new_file_number: &mut alloc,
             shutting_down: &db.shutting_down,
+            bytes_per_sync: db.opts.bytes_per_sync,
         };
         let r = job.run(&mut spec)?;
         // The memtable's WALs are closed (a switch made it immutable) but

@@ -318,17 +318,19 @@ pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> A
     ))
 }
 
-/// Creates a WAL file: through a memory mapping with `wal_mmap_writes`.
+/// Creates a WAL file: through a memory mapping with `wal_mmap_writes`,
+/// written back every `wal_bytes_per_sync` bytes.
 pub(crate) fn create_wal_file(
     fs: &Arc<dyn crate::fs::FileSystem>,
     opts: &Options,
     path: &std::path::Path,
 ) -> Result<Box<dyn crate::fs::WritableFile>> {
-    if opts.wal_mmap_writes {
-        fs.create_mapped(path)
+    let file = if opts.wal_mmap_writes {
+        fs.create_mapped(path)?
     } else {
-        fs.create(path)
-    }
+        fs.create(path)?
+    };
+    Ok(crate::io::RangeSyncer::wrap(file, opts.wal_bytes_per_sync))
 }
 
 /// Owns the background threads; dropping the last `Db` clone drops this,

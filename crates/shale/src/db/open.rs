@@ -700,6 +700,8 @@ fn flush_recovered(
         target_file_size: u64::MAX,
         new_file_number: &mut alloc,
         shutting_down,
+        // Tables written at open (recovered memtables) are synced whole.
+        bytes_per_sync: 0,
     };
     let out = write_outputs(&mut iter, &mut filter, &mut spec)?;
     for mut f in out.files {

@@ -29,6 +29,9 @@ pub(crate) fn render(o: &Options) -> String {
                 ("wal_recovery_mode", format!("{:?}", o.wal_recovery_mode)),
                 ("manual_wal_flush", o.manual_wal_flush.to_string()),
                 ("wal_mmap_writes", o.wal_mmap_writes.to_string()),
+                ("bytes_per_sync", o.bytes_per_sync.to_string()),
+                ("wal_bytes_per_sync", o.wal_bytes_per_sync.to_string()),
+                ("recycle_log_file_num", o.recycle_log_file_num.to_string()),
                 ("delayed_write_rate", o.delayed_write_rate.to_string()),
                 ("max_open_files", o.max_open_files.to_string()),
                 ("use_direct_reads", o.use_direct_reads.to_string()),
@@ -154,6 +157,8 @@ mod tests {
             use_direct_io_for_flush_and_compaction: true,
             max_log_file_size: 1 << 20,
             keep_log_file_num: 7,
+            bytes_per_sync: 1 << 20,
+            recycle_log_file_num: 2,
             info_log_level: crate::options::InfoLogLevel::Warn,
             ..Options::default()
         };
@@ -164,6 +169,10 @@ mod tests {
             s.contains(
                 "\nmax_open_files=300\nuse_direct_reads=false\nuse_direct_io_for_flush_and_compaction=true\n"
             ),
+            "{s}"
+        );
+        assert!(
+            s.contains("\nbytes_per_sync=1048576\nwal_bytes_per_sync=0\nrecycle_log_file_num=2\n"),
             "{s}"
         );
         assert!(

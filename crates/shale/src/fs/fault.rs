@@ -379,6 +379,20 @@ impl WritableFile for FaultWritable {
     fn len(&self) -> u64 {
         self.inner.len()
     }
+
+    fn finish_appends(&mut self) -> Result<()> {
+        self.fs.guard(FaultOp::Flush, &self.path)?;
+        self.inner.finish_appends()
+    }
+
+    fn appends_reach_os(&self) -> bool {
+        self.inner.appends_reach_os()
+    }
+
+    /// Forwarded, never faulted: a hint whose failure changes nothing.
+    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.inner.range_sync(offset, len)
+    }
 }
 
 struct FaultRandom {
@@ -404,6 +418,10 @@ impl RandomAccessFile for FaultRandom {
     fn direct_alignment(&self) -> Option<usize> {
         self.inner.direct_alignment()
     }
+
+    fn invalidate_cache(&self, offset: u64, len: u64) {
+        self.inner.invalidate_cache(offset, len);
+    }
 }
 
 struct FaultSequential {
@@ -426,6 +444,21 @@ impl FileSystem for FaultInjectionFs {
             fs: self.clone(),
             path: path.to_path_buf(),
             inner: self.inner.create(path)?,
+        }))
+    }
+
+    /// A `Rename` call for the rules (it renames), then the inner reuse.
+    fn reuse_writable(
+        &self,
+        old: &Path,
+        new: &Path,
+        mapped: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.guard(FaultOp::Rename, old)?;
+        Ok(Box::new(FaultWritable {
+            fs: self.clone(),
+            path: new.to_path_buf(),
+            inner: self.inner.reuse_writable(old, new, mapped)?,
         }))
     }
 

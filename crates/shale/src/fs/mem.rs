@@ -24,6 +24,14 @@
 //!   records the `crash(0)` image right after chosen call numbers, and
 //!   [`MemFileSystem::freeze_after`] fails every call after a number, so a
 //!   test can crash "after the k-th write/sync/rename".
+//! - A file reused by `reuse_writable` (a recycled WAL) is overwritten in
+//!   place from offset 0: its durable bytes at that moment become the
+//!   file's `old` content, and a power loss keeps, per unsynced 4 KiB
+//!   block, either the new bytes or the old ones (not zeros), and the old
+//!   bytes past the new ones. `finish_appends` cuts the file to what was
+//!   appended (durable with the next `sync`).
+//! - `range_sync` calls are recorded ([`MemFileSystem::range_syncs`]) and
+//!   change nothing else: only `sync` makes bytes durable.
 //! - `lock` is an in-process table: a second lock of the same path on the
 //!   same file system (or a clone of it) fails with `Error::Locked`.
 //! - Direct IO (`FileOptions::direct`) is accepted and behaves as buffered
@@ -63,6 +71,22 @@ struct Content {
     data: Arc<Vec<u8>>,
     /// Length of the durable prefix of `data`.
     synced: usize,
+    /// For a file being overwritten in place (`reuse_writable`): its
+    /// durable bytes when the overwriting began. The durable file is
+    /// `data[..synced]` followed by `old[synced..]`.
+    old: Option<Arc<Vec<u8>>>,
+}
+
+impl Content {
+    /// The bytes a power loss that keeps nothing unsynced leaves.
+    fn durable(&self) -> Vec<u8> {
+        let synced = self.synced.min(self.data.len());
+        let mut out = self.data[..synced].to_vec();
+        if let Some(old) = &self.old {
+            out.extend_from_slice(old.get(synced..).unwrap_or_default());
+        }
+        out
+    }
 }
 
 struct Inode {
@@ -133,6 +157,8 @@ struct State {
     captures: BTreeMap<u64, MemFileSystem>,
     /// Every open with `FileOptions::direct`, in order.
     direct_opens: Vec<DirectOpen>,
+    /// Every `range_sync` call: (path, offset, len).
+    range_syncs: Vec<(PathBuf, u64, u64)>,
 }
 
 /// One open with `FileOptions::direct`, as recorded by [`MemFileSystem`].
@@ -194,10 +220,12 @@ fn not_found(op: &str, path: &Path) -> Error {
 fn crash_content(c: &Content, p: f64, rng: &mut SplitMix) -> Content {
     let len = c.data.len();
     let synced = c.synced.min(len);
-    if synced == len {
+    let old = c.old.as_deref().map_or(&[][..], |o| o.as_slice());
+    if synced == len && old.len() <= len {
         return Content {
             data: Arc::clone(&c.data),
             synced,
+            old: None,
         };
     }
     let mut kept: Vec<(usize, usize)> = Vec::new();
@@ -209,8 +237,12 @@ fn crash_content(c: &Content, p: f64, rng: &mut SplitMix) -> Content {
         }
         start = end;
     }
-    let new_len = kept.last().map_or(synced, |&(_, e)| e);
+    let new_len = kept.last().map_or(synced, |&(_, e)| e).max(old.len());
     let mut out = vec![0u8; new_len];
+    // Dropped blocks of an overwritten file read as its old bytes.
+    if let Some(stale) = old.get(synced..) {
+        out[synced..synced + stale.len()].copy_from_slice(stale);
+    }
     out[..synced].copy_from_slice(&c.data[..synced]);
     for (s, e) in kept {
         out[s..e].copy_from_slice(&c.data[s..e]);
@@ -218,6 +250,7 @@ fn crash_content(c: &Content, p: f64, rng: &mut SplitMix) -> Content {
     Content {
         data: Arc::new(out),
         synced: new_len,
+        old: None,
     }
 }
 
@@ -299,6 +332,7 @@ impl MemFileSystem {
         st.image(&st.names, |c| Content {
             synced: c.data.len(),
             data: Arc::clone(&c.data),
+            old: None,
         })
     }
 
@@ -338,6 +372,11 @@ impl MemFileSystem {
     /// carried into crash images).
     pub fn direct_opens(&self) -> Vec<DirectOpen> {
         self.state.lock().direct_opens.clone()
+    }
+
+    /// Every `range_sync` call so far, in order: (path, offset, len).
+    pub fn range_syncs(&self) -> Vec<(PathBuf, u64, u64)> {
+        self.state.lock().range_syncs.clone()
     }
 
     /// Total bytes handed to the OS but not yet synced, over all live files.
@@ -403,6 +442,7 @@ impl MemFileSystem {
             content: Mutex::new(Content {
                 data: Arc::new(Vec::new()),
                 synced: 0,
+                old: None,
             }),
         });
         st.names.insert(path.to_path_buf(), Arc::clone(&inode));
@@ -424,6 +464,8 @@ struct MemWritable {
     inode: InodeRef,
     buf: Vec<u8>,
     len: u64,
+    /// Offset in the file where the buffer goes (`len` minus the buffer).
+    pos: usize,
 }
 
 impl MemWritable {
@@ -436,9 +478,15 @@ impl MemWritable {
         MemFileSystem::begin_op(&mut st, "write", &self.path)?;
         {
             let mut c = self.inode.content.lock();
-            Arc::make_mut(&mut c.data).extend_from_slice(&self.buf);
+            let data = Arc::make_mut(&mut c.data);
+            let end = self.pos + self.buf.len();
+            if data.len() < end {
+                data.resize(end, 0);
+            }
+            data[self.pos..end].copy_from_slice(&self.buf);
         }
         MemFileSystem::end_op(&mut st);
+        self.pos += self.buf.len();
         self.buf.clear();
         Ok(())
     }
@@ -464,7 +512,12 @@ impl WritableFile for MemWritable {
         MemFileSystem::begin_op(&mut st, "fdatasync", &self.path)?;
         {
             let mut c = self.inode.content.lock();
-            c.synced = c.data.len();
+            c.synced = self.pos;
+            if c.data.len() == self.pos {
+                // Nothing of the old content is left past the new bytes
+                // (cut, or overwritten): the file is its data.
+                c.old = None;
+            }
         }
         MemFileSystem::end_op(&mut st);
         Ok(())
@@ -472,6 +525,22 @@ impl WritableFile for MemWritable {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn finish_appends(&mut self) -> Result<()> {
+        self.hand_off()?;
+        let mut c = self.inode.content.lock();
+        if c.data.len() > self.pos {
+            Arc::make_mut(&mut c.data).truncate(self.pos);
+            c.synced = c.synced.min(self.pos);
+        }
+        Ok(())
+    }
+
+    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
+        let path = self.path.clone();
+        self.fs.lock_state().range_syncs.push((path, offset, len));
+        Ok(())
     }
 }
 
@@ -554,6 +623,31 @@ impl FileSystem for MemFileSystem {
             inode,
             buf: Vec::new(),
             len: 0,
+            pos: 0,
+        }))
+    }
+
+    fn reuse_writable(
+        &self,
+        old: &Path,
+        new: &Path,
+        _mapped: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.rename(old, new)?;
+        let inode = self.lookup("open for reuse", new)?;
+        {
+            let mut c = inode.content.lock();
+            let durable = c.durable();
+            c.old = Some(Arc::new(durable));
+            c.synced = 0;
+        }
+        Ok(Box::new(MemWritable {
+            fs: self.clone(),
+            path: new.to_path_buf(),
+            inode,
+            buf: Vec::new(),
+            len: 0,
+            pos: 0,
         }))
     }
 

@@ -10,6 +10,12 @@
 //! tail as a clean end. `finish_appends` or dropping the writer unmaps and
 //! truncates the file to the bytes appended.
 //!
+//! A recycled file (`MmapWritable::reuse`) is written the same way from
+//! offset 0 over its old bytes: only the part beyond its old size is
+//! reserved with `fallocate`, and a crash leaves the old bytes (not zeros)
+//! after the new ones, which the WAL reader takes as the end of a recycled
+//! log (docs/format/wal.md).
+//!
 //! Invariants: `map` is null or maps file bytes `[win_off, win_off +
 //! WINDOW)`, which lie inside the `reserved` (allocated) part of the file;
 //! `win_off <= len <= win_off + WINDOW` while mapped; `len` bytes were
@@ -59,6 +65,26 @@ impl MmapWritable {
             win_off: 0,
             len: 0,
             reserved: 0,
+            finished: false,
+        };
+        w.reserve(WINDOW as u64)?;
+        Ok(w)
+    }
+
+    /// Writes `file` (opened read-write, holding the bytes of an old log)
+    /// from offset 0 over those bytes; they count as reserved.
+    pub(crate) fn reuse(path: &Path, file: File) -> Result<MmapWritable> {
+        let old = file
+            .metadata()
+            .map_err(|e| Error::io_path("stat", path, e))?
+            .len();
+        let mut w = MmapWritable {
+            path: path.to_path_buf(),
+            file,
+            map: std::ptr::null_mut(),
+            win_off: 0,
+            len: 0,
+            reserved: old,
             finished: false,
         };
         w.reserve(WINDOW as u64)?;
@@ -185,6 +211,12 @@ impl WritableFile for MmapWritable {
 
     fn appends_reach_os(&self) -> bool {
         true
+    }
+
+    /// Writeback of pages dirtied through the mapping: the same page cache,
+    /// so `sync_file_range` covers them.
+    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
+        super::posix::range_sync(&self.file, &self.path, offset, len)
     }
 }
 

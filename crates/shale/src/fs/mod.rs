@@ -63,6 +63,16 @@ pub trait WritableFile: Send {
     fn appends_reach_os(&self) -> bool {
         false
     }
+    /// Asks the OS to start writing back bytes `[offset, offset + len)`,
+    /// already handed to it, without waiting (Linux:
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`), so writeback is spread
+    /// over the file's life instead of one burst at `sync`. Durability is
+    /// unchanged: only `sync` makes bytes durable. The default does nothing
+    /// (also the posix answer off Linux). Used by `io::RangeSyncer`
+    /// (`bytes_per_sync`, `wal_bytes_per_sync`).
+    fn range_sync(&mut self, _offset: u64, _len: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// How a file is going to be read: a hint to the OS (`posix_fadvise`).
@@ -97,6 +107,11 @@ pub trait RandomAccessFile: Send + Sync {
     fn direct_alignment(&self) -> Option<usize> {
         None
     }
+    /// Tells the OS that bytes `[offset, offset + len)` (`len` 0: to the
+    /// end) will not be read again soon, so their cached pages may go
+    /// (`posix_fadvise(POSIX_FADV_DONTNEED)`; clean pages only). A hint,
+    /// as `advise`: the default ignores it.
+    fn invalidate_cache(&self, _offset: u64, _len: u64) {}
 }
 
 /// How a file is opened (RocksDB's `FileOptions`): passed to
@@ -157,6 +172,27 @@ pub trait FileSystem: Send + Sync {
     /// `mmap_writable`); file systems without it create a plain file.
     fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.create(path)
+    }
+    /// Renames the existing file `old` to `new` and opens it for writing
+    /// from offset 0 *without truncating it* (RocksDB's
+    /// `ReuseWritableFile`, for `recycle_log_file_num`): appends overwrite
+    /// the old bytes in place, so blocks already allocated and written are
+    /// reused, and the bytes after the new ones stay until
+    /// `finish_appends` cuts the file to what was appended. `mapped` asks
+    /// for a memory-mapped writer as `create_mapped`. The default renames
+    /// and creates a new file (correct, without the benefit).
+    fn reuse_writable(
+        &self,
+        old: &Path,
+        new: &Path,
+        mapped: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.rename(old, new)?;
+        if mapped {
+            self.create_mapped(new)
+        } else {
+            self.create(new)
+        }
     }
     /// Opens a file for random reads.
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;

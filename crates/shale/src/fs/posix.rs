@@ -1,9 +1,13 @@
 //! The real file system: `std::fs` plus `pread`, `fdatasync` and `flock`.
 //!
 //! Writable files buffer up to `WRITE_BUFFER` bytes in process; `flush` issues
-//! the `write(2)`. Thread safety: readers are `Sync` (positional reads).
-//! Files opened with `FileOptions::direct` are `direct.rs`'s (`O_DIRECT`,
-//! aligned buffers).
+//! the `write(2)`. A file opened by `reuse_writable` keeps its old bytes
+//! after the new ones until `finish_appends` truncates it to what was
+//! appended. `range_sync` is `sync_file_range(SYNC_FILE_RANGE_WRITE)` on
+//! Linux and nothing elsewhere; `invalidate_cache` is
+//! `posix_fadvise(DONTNEED)`. Thread safety: readers are `Sync` (positional
+//! reads). Files opened with `FileOptions::direct` are `direct.rs`'s
+//! (`O_DIRECT`, aligned buffers).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -39,6 +43,39 @@ struct PosixWritable {
     file: File,
     buf: Vec<u8>,
     len: u64,
+    /// Opened over an old file (`reuse_writable`): `finish_appends`
+    /// truncates its stale tail.
+    reused: bool,
+}
+
+/// `sync_file_range(SYNC_FILE_RANGE_WRITE)` over `[offset, offset + len)` of
+/// `file`: starts writeback of those dirty pages, waits for nothing.
+#[cfg(target_os = "linux")]
+pub(super) fn range_sync(file: &File, path: &Path, offset: u64, len: u64) -> Result<()> {
+    let (Ok(off), Ok(n)) = (
+        libc::off64_t::try_from(offset),
+        libc::off64_t::try_from(len),
+    ) else {
+        return Ok(());
+    };
+    // SAFETY: a plain system call on a descriptor we own; no memory is
+    // passed to the kernel.
+    let rc =
+        unsafe { libc::sync_file_range(file.as_raw_fd(), off, n, libc::SYNC_FILE_RANGE_WRITE) };
+    if rc != 0 {
+        return Err(Error::io_path(
+            "sync_file_range",
+            path,
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
+/// Elsewhere writeback is left to the OS (documented no-op).
+#[cfg(not(target_os = "linux"))]
+pub(super) fn range_sync(_file: &File, _path: &Path, _offset: u64, _len: u64) -> Result<()> {
+    Ok(())
 }
 
 impl PosixWritable {
@@ -83,6 +120,20 @@ impl WritableFile for PosixWritable {
     fn len(&self) -> u64 {
         self.len
     }
+
+    fn finish_appends(&mut self) -> Result<()> {
+        self.write_out()?;
+        if self.reused {
+            self.file
+                .set_len(self.len)
+                .map_err(|e| Error::io_path("ftruncate", &self.path, e))?;
+        }
+        Ok(())
+    }
+
+    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
+        range_sync(&self.file, &self.path, offset, len)
+    }
 }
 
 impl Drop for PosixWritable {
@@ -121,6 +172,17 @@ impl RandomAccessFile for PosixRandom {
             libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, advice);
         }
     }
+
+    fn invalidate_cache(&self, offset: u64, len: u64) {
+        let (Ok(off), Ok(n)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+            return;
+        };
+        // SAFETY: as in `advise`: a hint on a descriptor we own, result
+        // ignored.
+        unsafe {
+            libc::posix_fadvise(self.file.as_raw_fd(), off, n, libc::POSIX_FADV_DONTNEED);
+        }
+    }
 }
 
 struct PosixSequential {
@@ -155,6 +217,38 @@ impl FileSystem for PosixFileSystem {
             file,
             buf: Vec::with_capacity(WRITE_BUFFER),
             len: 0,
+            reused: false,
+        }))
+    }
+
+    fn reuse_writable(
+        &self,
+        old: &Path,
+        new: &Path,
+        mapped: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.rename(old, new)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(new)
+            .map_err(|e| Error::io_path("open for reuse", new, e))?;
+        #[cfg(target_os = "linux")]
+        if mapped {
+            let f = file
+                .try_clone()
+                .map_err(|e| Error::io_path("dup", new, e))?;
+            if let Ok(w) = super::mmap_writable::MmapWritable::reuse(new, f) {
+                return Ok(Box::new(w));
+            }
+        }
+        let _ = mapped;
+        Ok(Box::new(PosixWritable {
+            path: new.to_path_buf(),
+            file,
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            len: 0,
+            reused: true,
         }))
     }
 

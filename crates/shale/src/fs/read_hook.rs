@@ -86,11 +86,22 @@ impl RandomAccessFile for HookedFile {
     fn direct_alignment(&self) -> Option<usize> {
         self.inner.direct_alignment()
     }
+    fn invalidate_cache(&self, offset: u64, len: u64) {
+        self.inner.invalidate_cache(offset, len);
+    }
 }
 
 impl FileSystem for ReadHookFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.inner.create(path)
+    }
+    fn reuse_writable(
+        &self,
+        old: &Path,
+        new: &Path,
+        mapped: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.inner.reuse_writable(old, new, mapped)
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         self.open_random_with(path, FileOptions::default())

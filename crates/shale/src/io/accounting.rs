@@ -310,6 +310,11 @@ impl WritableFile for CountedWritable {
     fn appends_reach_os(&self) -> bool {
         self.reaches_os
     }
+
+    /// A writeback hint, not IO of its own: forwarded, not counted.
+    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.inner.range_sync(offset, len)
+    }
 }
 
 impl Drop for CountedWritable {
@@ -339,6 +344,10 @@ impl RandomAccessFile for CountedRandom {
 
     fn advise(&self, pattern: AccessPattern) {
         self.inner.advise(pattern)
+    }
+
+    fn invalidate_cache(&self, offset: u64, len: u64) {
+        self.inner.invalidate_cache(offset, len);
     }
 
     fn direct_alignment(&self) -> Option<usize> {
@@ -371,6 +380,16 @@ impl FileSystem for AccountingFs {
     fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let f = self.inner.create_mapped(path)?;
         Ok(self.writable(path, f))
+    }
+
+    fn reuse_writable(
+        &self,
+        old: &Path,
+        new: &Path,
+        mapped: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        let f = self.inner.reuse_writable(old, new, mapped)?;
+        Ok(self.writable(new, f))
     }
 
     fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {

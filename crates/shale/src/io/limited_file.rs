@@ -72,6 +72,10 @@ impl WritableFile for RateLimitedFile {
     fn appends_reach_os(&self) -> bool {
         self.inner.appends_reach_os()
     }
+
+    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.inner.range_sync(offset, len)
+    }
 }
 
 #[cfg(test)]

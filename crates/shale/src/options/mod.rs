@@ -95,6 +95,33 @@ pub struct Options {
     /// RocksDB's `allow_mmap_writes` (which maps every file): tables are
     /// written with `write(2)` either way. Default true.
     pub wal_mmap_writes: bool,
+    /// Tables written by flush and compaction: every time this many more
+    /// bytes were written, ask the OS to start writing back the range
+    /// written since the last request, except the last 1 MiB
+    /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, Linux; elsewhere nothing),
+    /// so writeback is spread over the file instead of one burst at its
+    /// `fdatasync` (RocksDB's option of that name, same rule; see
+    /// `io::RangeSyncer`). Durability is unchanged. 0 turns it off.
+    /// Default 0 (as RocksDB; db_bench's default is 0 too).
+    pub bytes_per_sync: u64,
+    /// The same for WAL files (RocksDB's `wal_bytes_per_sync`): it bounds
+    /// the dirty WAL pages a sync write or a memtable switch later has to
+    /// wait for. 0 turns it off. Default 0.
+    pub wal_bytes_per_sync: u64,
+    /// Keep up to this many obsolete WAL files and reuse them as new WALs
+    /// (renamed, overwritten from offset 0: RocksDB's
+    /// `recycle_log_file_num`). A reused file's blocks are already
+    /// allocated and written, so a sync appending into it changes no file
+    /// metadata (no extent conversion or size update for the journal to
+    /// commit). The old records left after the new ones fail the checksum,
+    /// which is seeded with the log number, and end the log
+    /// (docs/format/wal.md, "Recycled logs"). Only WALs this DB instance
+    /// created and synced are reused. Allowed only with the
+    /// `PointInTime` and `SkipAnyCorruptedRecords` recovery modes: the
+    /// strict modes must fail on a damaged record, and after a power loss a
+    /// record torn over old bytes cannot be told from damage (RocksDB
+    /// refuses the same combinations). 0 turns it off. Default 0.
+    pub recycle_log_file_num: usize,
     /// Let the members of a commit group insert their own batches into the
     /// memtable in parallel after the group's WAL write (RocksDB's option of
     /// the same name). Default true.
@@ -361,6 +388,9 @@ impl Default for Options {
             wal_recovery_mode: WalRecoveryMode::PointInTime,
             manual_wal_flush: false,
             wal_mmap_writes: true,
+            bytes_per_sync: 0,
+            wal_bytes_per_sync: 0,
+            recycle_log_file_num: 0,
             allow_concurrent_memtable_write: true,
             num_levels: 7,
             level0_file_num_compaction_trigger: 4,
@@ -552,6 +582,20 @@ impl Options {
             return bad(format!(
                 "max_open_files {} must be -1 (unlimited) or at least {}",
                 self.max_open_files, MIN_MAX_OPEN_FILES
+            ));
+        }
+        if self.recycle_log_file_num > 0
+            && matches!(
+                self.wal_recovery_mode,
+                WalRecoveryMode::TolerateCorruptedTailRecords
+                    | WalRecoveryMode::AbsoluteConsistency
+            )
+        {
+            return bad(format!(
+                "recycle_log_file_num {} needs wal_recovery_mode PointInTime or \
+                 SkipAnyCorruptedRecords, not {:?}: after a power loss a record torn over \
+                 the old bytes of a recycled WAL cannot be told from corruption",
+                self.recycle_log_file_num, self.wal_recovery_mode
             ));
         }
         if !(2..=20).contains(&self.num_levels) {

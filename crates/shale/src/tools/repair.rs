@@ -497,6 +497,7 @@ fn flush_mems(
             target_file_size: u64::MAX,
             new_file_number: &mut alloc,
             shutting_down: &stop,
+            bytes_per_sync: 0,
         };
         for f in write_outputs(&mut iter, &mut filter, &mut spec)?.files {
             out.push((cf, f));
