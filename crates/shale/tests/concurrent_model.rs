@@ -176,6 +176,9 @@ fn concurrent_options(rng: &mut SmallRng) -> Options {
         max_background_jobs: rng.gen_range(2..=4),
         allow_concurrent_memtable_write: rng.gen_bool(0.7),
         wal_mmap_writes: rng.gen_bool(0.7),
+        recycle_log_file_num: [0, 2][rng.gen_range(0..2)],
+        bytes_per_sync: [0, 4096][rng.gen_range(0..2)],
+        wal_bytes_per_sync: [0, 4096][rng.gen_range(0..2)],
         ..Options::default()
     };
     let c = [Compression::None, Compression::Lz4, Compression::Zstd];

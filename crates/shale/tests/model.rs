@@ -590,6 +590,17 @@ fn small_options(rng: &mut SmallRng) -> Options {
         WalRecoveryMode::PointInTime,
         WalRecoveryMode::SkipAnyCorruptedRecords,
     ][rng.gen_range(0..4)];
+    // Write shaping (issue 16): recycled WALs where the recovery mode
+    // allows them (the strict modes refuse them at open), range syncs at a
+    // page, or past the tiny files written here.
+    if matches!(
+        o.wal_recovery_mode,
+        WalRecoveryMode::PointInTime | WalRecoveryMode::SkipAnyCorruptedRecords
+    ) {
+        o.recycle_log_file_num = [0, 1, 3][rng.gen_range(0..3)];
+    }
+    o.bytes_per_sync = [0, 4096, 1 << 20][rng.gen_range(0..3)];
+    o.wal_bytes_per_sync = [0, 4096, 1 << 20][rng.gen_range(0..3)];
     if rng.gen_bool(0.3) {
         // Stalls on pending compaction bytes, slowed to a small write rate.
         o.soft_pending_compaction_bytes_limit = 256 << 10;

@@ -94,6 +94,18 @@ fn random_rate_limiter(seed: u64) -> Option<Arc<RateLimiter>> {
     (rate > 0).then(|| Arc::new(RateLimiter::generic(rate, period, 10, rng.gen_bool(0.5)).unwrap()))
 }
 
+/// `opts` with the write-shaping options drawn (issue 16): WAL recycling
+/// (only with the recovery modes that allow it, `PointInTime` here) and
+/// range-sync cadences. They may change at every reopen.
+fn shaped(base: Options, rng: &mut SmallRng) -> Options {
+    Options {
+        recycle_log_file_num: [0, 0, 1, 4][rng.gen_range(0..4)],
+        bytes_per_sync: [0, 4096, 1 << 20][rng.gen_range(0..3)],
+        wal_bytes_per_sync: [0, 4096, 1 << 20][rng.gen_range(0..3)],
+        ..base
+    }
+}
+
 fn scan(db: &Db) -> Model {
     db.range(..)
         .map(|r| r.expect("scan after recovery"))
@@ -295,6 +307,7 @@ fn to_write_batch(b: &Batch) -> WriteBatch {
 /// Runs `cycles` crash/recover cycles from `seed`.
 fn power_loss(seed: u64, cycles: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
+    let mut shape_rng = SmallRng::seed_from_u64(seed ^ 0x16);
     let mut fs = MemFileSystem::new();
     // Direct IO for reads and for flushes and compactions, each open its
     // own choice (derived from the seed, not drawn, so the seeds' streams
@@ -312,7 +325,7 @@ fn power_loss(seed: u64, cycles: u64) {
             ..opts(fs)
         }
     };
-    let mut db = Db::open(DIR, direct_opts(&fs, 0)).expect("create");
+    let mut db = Db::open(DIR, shaped(direct_opts(&fs, 0), &mut shape_rng)).expect("create");
     // State verified by the last recovery, and the batches since.
     let mut base = Model::new();
     let mut base_batches = 0u64;
@@ -355,7 +368,7 @@ fn power_loss(seed: u64, cycles: u64) {
         let image = fs.crash(p, crash_seed);
         drop(db);
         fs = image;
-        db = Db::open(DIR, direct_opts(&fs, cycle + 1))
+        db = Db::open(DIR, shaped(direct_opts(&fs, cycle + 1), &mut shape_rng))
             .unwrap_or_else(|e| panic!("{ctx}: open after crash(p={p}): {e}"));
         let got = scan(&db);
         let m = match got.get(LAST) {
@@ -1092,8 +1105,9 @@ struct CfCounts {
 /// Runs `cycles` crash/recover cycles of the cross-family workload.
 fn cf_power_loss(seed: u64, cycles: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
+    let mut shape_rng = SmallRng::seed_from_u64(seed ^ 0x16);
     let mut fs = MemFileSystem::new();
-    let mut db = Db::open(DIR, opts(&fs)).expect("create");
+    let mut db = Db::open(DIR, shaped(opts(&fs), &mut shape_rng)).expect("create");
     let mut live: BTreeMap<String, Cf> = BTreeMap::new();
     live.insert("default".into(), db.default_cf());
     let a = db.create_cf("a", cf_opts()).expect("create_cf");
@@ -1190,7 +1204,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
         let image = fs.crash(p, rng.gen());
         drop(db);
         fs = image;
-        db = Db::open(DIR, opts(&fs))
+        db = Db::open(DIR, shaped(opts(&fs), &mut shape_rng))
             .unwrap_or_else(|e| panic!("{ctx}: open after crash(p={p}): {e}"));
         let ctx = format!("{ctx} p={p}");
         // Exactly the families created and not dropped, with their ids.

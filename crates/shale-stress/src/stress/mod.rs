@@ -222,6 +222,13 @@ fn run(flags: &Flags) -> Result<u64, String> {
     let expected = open_expected(flags)?;
     let mut opts = db_options::random_options(flags.seed, expected.num_levels());
     db_options::keep_direct_io_if_supported(&mut opts, &flags.db);
+    // Write shaping (issue 16), drawn from the seed like the rest: WAL
+    // recycling (the default PointInTime recovery allows it) under the
+    // kill -9 loop, and range-sync cadences.
+    let shape = flags.seed.rotate_left(16);
+    opts.recycle_log_file_num = [0, 1, 4][(shape % 3) as usize];
+    opts.bytes_per_sync = [0, 64 << 10, 1 << 20][(shape / 3 % 3) as usize];
+    opts.wal_bytes_per_sync = [0, 64 << 10][(shape / 9 % 2) as usize];
     let events = std::sync::Arc::new(events::EventCounter::default());
     opts.listeners
         .push(std::sync::Arc::clone(&events) as std::sync::Arc<dyn shale::EventListener>);
@@ -234,7 +241,8 @@ fn run(flags: &Flags) -> Result<u64, String> {
     println!("seed: {}", flags.seed);
     println!(
         "options: {} use_merge={} merge_percent={} nooverwritepercent={} delrangepercent={} \
-         range_deletion_width={} ttl_percent={} compaction_filter={}",
+         range_deletion_width={} ttl_percent={} compaction_filter={} recycle_log_file_num={} \
+         bytes_per_sync={} wal_bytes_per_sync={}",
         db_options::describe(&opts),
         flags.use_merge,
         flags.merge_percent,
@@ -242,7 +250,10 @@ fn run(flags: &Flags) -> Result<u64, String> {
         flags.delrangepercent,
         flags.range_deletion_width,
         flags.ttl_percent,
-        u8::from(expected.compaction_filter())
+        u8::from(expected.compaction_filter()),
+        opts.recycle_log_file_num,
+        opts.bytes_per_sync,
+        opts.wal_bytes_per_sync
     );
     let num_cfs = expected.num_cfs();
     let open = || open_db(flags, &opts, num_cfs);

@@ -82,6 +82,9 @@ pub(crate) struct DbState {
     /// WALs before the current one that are not yet deleted, oldest first,
     /// with their sizes.
     pub closed_wals: VecDeque<(u64, u64)>,
+    /// Obsolete WALs kept for reuse as new WALs (`recycle_log_file_num`),
+    /// oldest first: only ones this instance closed and synced.
+    pub recycle_wals: VecDeque<u64>,
     /// Sum of every family's `write_buffer_size` (for `max_total_wal_size`).
     pub sum_write_buffers: u64,
     /// The WAL whose families were last asked to flush because the live
@@ -330,6 +333,19 @@ pub(crate) fn create_wal_file(
     } else {
         fs.create(path)?
     };
+    Ok(crate::io::RangeSyncer::wrap(file, opts.wal_bytes_per_sync))
+}
+
+/// Opens the obsolete WAL `old` (kept by `recycle_log_file_num`) as the new
+/// WAL `path`: renamed and overwritten in place, as `create_wal_file`
+/// otherwise.
+pub(crate) fn reuse_wal_file(
+    fs: &Arc<dyn crate::fs::FileSystem>,
+    opts: &Options,
+    old: &std::path::Path,
+    path: &std::path::Path,
+) -> Result<Box<dyn crate::fs::WritableFile>> {
+    let file = fs.reuse_writable(old, path, opts.wal_mmap_writes)?;
     Ok(crate::io::RangeSyncer::wrap(file, opts.wal_bytes_per_sync))
 }
 

@@ -2,7 +2,9 @@
 //! family has not flushed (every family's oldest memtable with data starts
 //! at or after them; an idle family pins none), SSTs outside every live version and pending output (and not
 //! added by a failed MANIFEST edit, see `VersionSet::live_files`), and old
-//! MANIFESTs (but not one being rolled to).
+//! MANIFESTs (but not one being rolled to). Up to `recycle_log_file_num`
+//! obsolete WALs that this instance closed and synced are kept instead, for
+//! the next memtable switch to reuse (`DbState::recycle_wals`).
 //!
 //! The live set and the next file number are taken under the DB mutex; the
 //! directory is listed and files removed without it. A table's deletion is
@@ -28,9 +30,20 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
         .values()
         .filter_map(|c| c.oldest_unflushed_wal())
         .fold(current_wal, u64::min);
-    while st.closed_wals.front().is_some_and(|w| w.0 < log_number) {
+    while let Some(&(number, _)) = st.closed_wals.front() {
+        if number >= log_number {
+            break;
+        }
         st.closed_wals.pop_front();
+        // Kept for reuse: a WAL this instance closed, known synced (so its
+        // file holds exactly its records, see `fs::reuse_writable`).
+        if st.recycle_wals.len() < db.opts.recycle_log_file_num
+            && db.writer.closed_wal_synced(number)
+        {
+            st.recycle_wals.push_back(number);
+        }
     }
+    let recycling: Vec<u64> = st.recycle_wals.iter().copied().collect();
     let manifest = st.versions.manifest_file_number();
     // A MANIFEST being rolled to (the write runs without the DB mutex) or
     // one CURRENT may name after a failed switch, and their CURRENT temp
@@ -51,7 +64,7 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
                 continue;
             }
             let obsolete = match kind {
-                FileType::Log => number < log_number,
+                FileType::Log => number < log_number && !recycling.contains(&number),
                 FileType::Table => !live.contains(&number),
                 FileType::Manifest => number != manifest && !protected.contains(&number),
                 FileType::Temp => !protected.contains(&number),

@@ -266,6 +266,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         pending_switch: Vec::new(),
         stalled: BTreeMap::new(),
         closed_wals: VecDeque::new(),
+        recycle_wals: VecDeque::new(),
         sum_write_buffers,
         wal_flush_requested: 0,
         flushes_running: 0,

@@ -332,6 +332,15 @@ impl WriteQueue {
         }
     }
 
+    /// True when WAL `number` is known synced: it is not among the closed
+    /// WALs waiting for a sync (`false` too when another thread holds that
+    /// list: never waits, as the caller holds the DB mutex).
+    pub(crate) fn closed_wal_synced(&self, number: u64) -> bool {
+        self.closed
+            .try_lock()
+            .is_some_and(|c| c.iter().all(|w| w.log_number() != number))
+    }
+
     /// Syncs the closed WALs not yet synced, oldest first, and drops their
     /// writers. On return every WAL closed before the call is durable. A
     /// sync write calls this before syncing the current WAL, and a flush
@@ -1207,7 +1216,24 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
     }
     let number = st.versions.new_file_number();
     let path = db.dir.join(log_file_name(number));
-    let file = match super::create_wal_file(&db.fs, &db.opts, &path) {
+    // An obsolete WAL kept by `recycle_log_file_num` is reused when there
+    // is one (a failed reuse falls back to a new file; the old one, if
+    // still there, is deleted as obsolete).
+    let mut recycled = None;
+    let mut file = None;
+    if let Some(old) = st.recycle_wals.pop_front() {
+        let old_path = db.dir.join(log_file_name(old));
+        match super::reuse_wal_file(&db.fs, &db.opts, &old_path, &path) {
+            Ok(f) => {
+                file = Some(f);
+                recycled = Some(old);
+            }
+            Err(e) => db
+                .log
+                .warn(&format!("could not recycle WAL {old} as {number}: {e}")),
+        }
+    }
+    let file = match file.map_or_else(|| super::create_wal_file(&db.fs, &db.opts, &path), Ok) {
         Ok(f) => f,
         Err(e) => {
             db.set_bg_error(st, e.clone(), Reason::Wal);
@@ -1250,6 +1276,11 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
             .finish()
             .and_then(|()| if sync_now { old.sync() } else { Ok(()) })
             .and_then(|()| new_writer.add_predecessor(&predecessor))
+            .and_then(|()| match recycled {
+                // Old records follow the new ones: the reader must know.
+                Some(old) => new_writer.add_recycled(old),
+                None => Ok(()),
+            })
             .and_then(|()| new_writer.flush());
         if let Err(e) = r {
             wal.writer = Some(old);

@@ -74,6 +74,15 @@ pub(crate) const METADATA_BIT: u8 = 0x80;
 /// FROZEN: on-disk (docs/format/wal.md).
 pub(crate) const PREDECESSOR_WAL_TYPE: u8 = 130;
 
+/// Type byte of the recycled-log record: a WAL written over an obsolete
+/// WAL's file (`recycle_log_file_num`) says so right after its
+/// predecessor-WAL record (payload: the old log's number, u64 LE). In such a
+/// log the first record that fails its checks is the end of the log: the
+/// old bytes left after the new ones (docs/format/wal.md, "Recycled logs").
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const RECYCLED_WAL_TYPE: u8 = 131;
+
 /// The payload of a predecessor-WAL record: three little-endian u64s.
 ///
 /// FROZEN: on-disk (docs/format/wal.md).
@@ -188,6 +197,7 @@ mod tests {
         assert_eq!(RecordType::from_u8(PREDECESSOR_WAL_TYPE), None);
         assert_eq!(METADATA_BIT, 0x80);
         assert_eq!(PREDECESSOR_WAL_TYPE, 130);
+        assert_eq!(RECYCLED_WAL_TYPE, 131);
     }
 
     #[test]

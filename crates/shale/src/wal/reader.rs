@@ -8,6 +8,12 @@
 //! reassembled into the caller's `Vec`, so reading allocates only when that
 //! vector grows.
 //!
+//! A recycled log (one holding the recycled-log record) ends at the first
+//! physical record that fails its checks: the bytes after are the old log's
+//! (their checksums are seeded with the old number), so they read as `Eof`,
+//! or `TornTail` inside a fragmented record (docs/format/wal.md, "Recycled
+//! logs"). After that every call returns `Eof`.
+//!
 //! Invariants: `pos <= block_len <= BLOCK_SIZE`; `block_start` is the file
 //! offset of `block[0]`; `eof` implies `block_len < BLOCK_SIZE` and that the
 //! file has no bytes after the buffer. Never panics on file contents; `Err`
@@ -15,7 +21,7 @@
 
 use super::format::{
     CrcSeeds, PredecessorWal, RecordType, BLOCK_SIZE, HEADER_LEN, METADATA_BIT,
-    PREDECESSOR_WAL_TYPE,
+    PREDECESSOR_WAL_TYPE, RECYCLED_WAL_TYPE,
 };
 use crate::error::Result;
 use crate::fs::SequentialFile;
@@ -99,6 +105,10 @@ pub(crate) struct LogReader {
     valid_end: u64,
     /// The predecessor-WAL record, once read.
     predecessor: Option<PredecessorWal>,
+    /// The old log number of a recycled log, once its record was read.
+    recycled_from: Option<u64>,
+    /// A recycled log reached its end (old bytes): nothing more is read.
+    ended: bool,
 }
 
 impl LogReader {
@@ -115,6 +125,8 @@ impl LogReader {
             eof: false,
             valid_end: 0,
             predecessor: None,
+            recycled_from: None,
+            ended: false,
         }
     }
 
@@ -129,6 +141,12 @@ impl LogReader {
     /// of a WAL created by a memtable switch).
     pub(crate) fn predecessor(&self) -> Option<PredecessorWal> {
         self.predecessor
+    }
+
+    /// The number of the log whose file this log reused, if it says so.
+    #[cfg(test)]
+    pub(crate) fn recycled_from(&self) -> Option<u64> {
+        self.recycled_from
     }
 
     /// The file name given at construction.
@@ -233,6 +251,16 @@ impl LogReader {
                         out.clear();
                         return Ok(corrupt(lost, off, what));
                     }
+                    if typ == RECYCLED_WAL_TYPE {
+                        let payload = self.block.get(start..end).unwrap_or_default();
+                        match <[u8; 8]>::try_from(payload) {
+                            Ok(b) => self.recycled_from = Some(u64::from_le_bytes(b)),
+                            Err(_) => {
+                                let what = "recycled-log record of the wrong length";
+                                return Ok(corrupt(off, self.offset_of(end), what));
+                            }
+                        }
+                    }
                     if typ == PREDECESSOR_WAL_TYPE {
                         let payload = self.block.get(start..end).unwrap_or_default();
                         match PredecessorWal::decode(payload) {
@@ -276,6 +304,14 @@ impl LogReader {
                 }
                 Physical::Bad { offset, end, what } => {
                     out.clear();
+                    if self.recycled_from.is_some() && orphan_start.is_none() {
+                        // The old log's bytes: the end of this one.
+                        self.ended = true;
+                        return Ok(match frag_start {
+                            Some(f) => ReadOutcome::TornTail { offset: f },
+                            None => ReadOutcome::Eof,
+                        });
+                    }
                     return Ok(corrupt(lost.unwrap_or(offset), end, &what));
                 }
             }
@@ -309,6 +345,9 @@ impl LogReader {
 
     /// Reads the next physical record, checking header, length and checksum.
     fn read_physical(&mut self) -> Result<Physical> {
+        if self.ended {
+            return Ok(Physical::Eof);
+        }
         loop {
             if self.block_len - self.pos < HEADER_LEN {
                 if !self.eof {

@@ -11,6 +11,7 @@
 
 use super::format::{
     CrcSeeds, PredecessorWal, RecordType, BLOCK_SIZE, HEADER_LEN, PREDECESSOR_WAL_TYPE,
+    RECYCLED_WAL_TYPE,
 };
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
@@ -53,6 +54,17 @@ impl LogWriter {
         self.check()?;
         debug_assert_eq!(self.file_size(), 0, "the predecessor record comes first");
         let r = self.emit(PREDECESSOR_WAL_TYPE, &p.encode());
+        self.preamble = self.file_size();
+        self.latch(r)
+    }
+
+    /// Writes the recycled-log record (the file held log `old_number`
+    /// before): right after the predecessor-WAL record, before any logical
+    /// record, in the first block.
+    pub(crate) fn add_recycled(&mut self, old_number: u64) -> Result<()> {
+        self.check()?;
+        debug_assert_eq!(self.file_size(), self.preamble, "metadata comes first");
+        let r = self.emit(RECYCLED_WAL_TYPE, &old_number.to_le_bytes());
         self.preamble = self.file_size();
         self.latch(r)
     }
