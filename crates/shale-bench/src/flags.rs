@@ -244,6 +244,9 @@ define_flags! {
     paranoid_checks: bool = true, Eng, "Extra checks at open and on reads.";
     wal_recovery_mode: i64 = 2, Eng, "WAL recovery: 0 tolerate corrupted tail, 1 absolute consistency, 2 point in time, 3 skip corrupted records.";
     manual_wal_flush: bool = false, Eng, "Buffer WAL writes in the process until flushed.";
+    bytes_per_sync: i64 = 0, Eng, "Start writeback of flush/compaction output every this many bytes, all but the last 1 MiB (sync_file_range; 0 = off).";
+    wal_bytes_per_sync: i64 = 0, Eng, "The same for WAL files (0 = off).";
+    recycle_log_file_num: i64 = 0, Eng, "Keep up to this many obsolete WAL files and reuse them as new WALs (0 = off; needs --wal_recovery_mode=2 or 3).";
     allow_concurrent_memtable_write: bool = true, Eng, "Members of a write group insert into the memtable in parallel.";
     open_files: i64 = -1, Eng, "max_open_files: -1 keeps every table open; n >= 20 caches at most n - 10 table readers.";
     merge_operator: String = String::new(), Eng, "Merge operator of every family (\"\" = none; needed by mergerandom and readrandommergerandom): put, uint64add, max or stringappend (delimiter ','), or their RocksDB class names. shale and rocksdb only. Merge operands are --value_size bytes from the value generator, as db_bench's gen.Generate(); uint64add therefore needs --value_size=8 on shale, whose operator fails reads on other lengths (rejected up front), while rocksdb counts them as 0 as RocksDB's uint64add does. RocksDB: the rocksdb crate offers no native operator, so these are Rust callbacks (set_merge_operator_associative) with RocksDB's semantics; each merge call also pays the C API's overhead (operand pointer arrays, the result copied out of a Rust allocation), which db_bench's native operators do not.";
@@ -261,8 +264,6 @@ define_flags! {
     use_ribbon_filter: bool = false, Rocks, "Ribbon instead of Bloom.";
     compression_level: i64 = 32767, Rocks, "Codec level (32767 = codec default).";
     format_version: i64 = 5, Rocks, "Block-based table format version.";
-    bytes_per_sync: i64 = 0, Rocks, "Incremental SST sync.";
-    wal_bytes_per_sync: i64 = 0, Rocks, "Incremental WAL sync.";
     use_direct_reads: bool = false, Eng, "Read table files for user reads with O_DIRECT (around the page cache: the block cache is the only cache).";
     use_direct_io_for_flush_and_compaction: bool = false, Eng, "Write flush and compaction outputs and read compaction inputs with O_DIRECT.";
     enable_pipelined_write: bool = true, Rocks, "Pipelined write path.";
@@ -411,6 +412,9 @@ impl Flags {
                 self.hard_pending_compaction_bytes_limit,
             ),
             ("compaction_readahead_size", self.compaction_readahead_size),
+            ("bytes_per_sync", self.bytes_per_sync),
+            ("wal_bytes_per_sync", self.wal_bytes_per_sync),
+            ("recycle_log_file_num", self.recycle_log_file_num),
             ("readahead_size", self.readahead_size),
             ("max_auto_readahead_size", self.max_auto_readahead_size),
         ];
@@ -775,6 +779,9 @@ mod tests {
             "delayed_write_rate",
             "wal_recovery_mode",
             "manual_wal_flush",
+            "bytes_per_sync",
+            "wal_bytes_per_sync",
+            "recycle_log_file_num",
         ] {
             let d = FLAG_DEFS.iter().find(|d| d.name == name).unwrap();
             assert_eq!(d.category, Category::Eng, "{name}");
@@ -786,6 +793,8 @@ mod tests {
             "--max_compaction_bytes=-1",
             "--readahead_size=-4096",
             "--hard_pending_compaction_bytes_limit=-1",
+            "--recycle_log_file_num=-1",
+            "--bytes_per_sync=-1",
         ] {
             assert!(Flags::parse(&[bad]).is_err(), "{bad} accepted");
         }

@@ -56,6 +56,9 @@ fn compression(t: &str) -> Result<CompressionType> {
 
 /// Flags fjall has no equivalent for: accepted only at their default value.
 const UNSUPPORTED: &[&str] = &[
+    "bytes_per_sync",
+    "wal_bytes_per_sync",
+    "recycle_log_file_num",
     "max_write_buffer_number",
     "allow_concurrent_memtable_write",
     "memtable_bloom_size_ratio",

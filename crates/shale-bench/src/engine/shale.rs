@@ -281,6 +281,9 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         wal_recovery_mode: wal_recovery_mode(f.wal_recovery_mode)?,
         manual_wal_flush: f.manual_wal_flush,
         wal_mmap_writes: f.wal_mmap_writes,
+        bytes_per_sync: non_negative("bytes_per_sync", f.bytes_per_sync)? as u64,
+        wal_bytes_per_sync: non_negative("wal_bytes_per_sync", f.wal_bytes_per_sync)? as u64,
+        recycle_log_file_num: non_negative("recycle_log_file_num", f.recycle_log_file_num)?,
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
         max_open_files: i32::try_from(f.open_files)
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
@@ -689,6 +692,30 @@ mod tests {
         .unwrap();
         let e = options_from_flags(&f).unwrap_err();
         assert!(e.0.contains("soft_pending_compaction_bytes_limit"), "{e}");
+        // Write shaping (issue 16): off by default, as db_bench.
+        assert_eq!(
+            (
+                d.bytes_per_sync,
+                d.wal_bytes_per_sync,
+                d.recycle_log_file_num
+            ),
+            (0, 0, 0)
+        );
+        let f = Flags::parse(&[
+            "--bytes_per_sync=1048576",
+            "--wal_bytes_per_sync=524288",
+            "--recycle_log_file_num=4",
+        ])
+        .unwrap();
+        let o = options_from_flags(&f).unwrap();
+        assert_eq!(
+            (
+                o.bytes_per_sync,
+                o.wal_bytes_per_sync,
+                o.recycle_log_file_num
+            ),
+            (1 << 20, 512 << 10, 4)
+        );
         // The rate limiter: none by default, else one of that rate,
         // auto-tuned on request (which needs a rate).
         assert!(options_from_flags(&Flags::parse::<&str>(&[]).unwrap())
