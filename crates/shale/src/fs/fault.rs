@@ -17,7 +17,9 @@
 //! first that fires wins. With concurrent callers the numbering of calls
 //! follows the order in which they reach the mutex.
 //!
-//! Not faulted: `exists`, `file_size`, `create_dir_all`, `lock`.
+//! Not faulted: `exists`, `file_size`, `create_dir_all`, `lock`, and the
+//! hints `range_sync` and `invalidate_cache` (forwarded). `reuse_writable`
+//! is a `Rename` for the rules; `finish_appends` a `Flush`.
 //!
 //! Direct IO: `create_with` and `open_random_with` count as `Create` and
 //! `Open` calls; a rule narrowed with [`FaultRule::direct_only`] matches

@@ -109,8 +109,9 @@ pub trait RandomAccessFile: Send + Sync {
     }
     /// Tells the OS that bytes `[offset, offset + len)` (`len` 0: to the
     /// end) will not be read again soon, so their cached pages may go
-    /// (`posix_fadvise(POSIX_FADV_DONTNEED)`; clean pages only). A hint,
-    /// as `advise`: the default ignores it.
+    /// (`posix_fadvise(POSIX_FADV_DONTNEED)`; clean pages only, and only
+    /// whole cached folios inside the range: with large folios a partial
+    /// range may drop nothing). A hint, as `advise`: the default ignores it.
     fn invalidate_cache(&self, _offset: u64, _len: u64) {}
 }
 
