@@ -14,14 +14,20 @@
 #
 # Build first:  CARGO_TARGET_DIR=<dir> cargo build --release -p shale-bench --features rocksdb
 # Usage:        BIN=<dir>/release/shale-bench bench/io_bound.sh [ROUNDS] [DIR]
-#               SETUPS="iobuf iodir" STEPS=... DURATION=30 NUM=... VALUE=... to change the defaults
+#               SETUPS="iobuf iodir" STEPS=... (empty: only the paced run below) DURATION=30 NUM=... VALUE=... to change the defaults
+# RWW_LIMIT (bytes/s, default 2 MiB; 0 skips it): after the steps, a second
+# process runs readwhilewriting with the writer paced at that rate
+# (db_bench's --benchmark_write_rate_limit, as RocksDB's benchmark.sh runs
+# it): unpaced, a faster writer makes more compaction IO and so slows the
+# measured reads.
 set -euo pipefail
 bin=${BIN:?set BIN to a shale-bench built with --features rocksdb}
 rounds=${1:-2}
 dir=${2:-/tmp/shale-io-bound}
 setups=${SETUPS:-iobuf iodir}
-steps=${STEPS:-readrandom,seekrandom,readwhilewriting,overwrite}
+steps=${STEPS-readrandom,seekrandom,readwhilewriting,overwrite}
 duration=${DURATION:-30}
+rww_limit=${RWW_LIMIT:-2097152}
 num=${NUM:-13000000}
 value=${VALUE:-400}
 raw=$((num * (value + 16)))
@@ -57,17 +63,28 @@ for round in $(seq "$rounds"); do
     fi
     for engine in shale rocksdb; do
       tag=$engine-$setup-r$round
-      echo "== $tag"
-      sync
-      echo 3 > /proc/sys/vm/drop_caches
-      read -r r0 s0 < <(reads)
-      # The shell joins the cgroup, then becomes the benchmark.
-      bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
-        --benchmarks="waitforcompaction,$steps" --use_existing_db=1 --duration="$duration" \
-        "${common[@]}" "${direct[@]}" --db="$dir/db-$engine" --json="$dir/$tag.json" 2>/dev/null |
-        grep -a '^Summary'
-      read -r r1 s1 < <(reads)
-      echo "device reads: $((r1 - r0)) requests, avg $(((s1 - s0) * 512 / ((r1 - r0) > 0 ? (r1 - r0) : 1) / 1024)) KiB"
+      if [ -n "$steps" ]; then
+        echo "== $tag"
+        sync
+        echo 3 > /proc/sys/vm/drop_caches
+        read -r r0 s0 < <(reads)
+        # The shell joins the cgroup, then becomes the benchmark.
+        bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
+          --benchmarks="waitforcompaction,$steps" --use_existing_db=1 --duration="$duration" \
+          "${common[@]}" "${direct[@]}" --db="$dir/db-$engine" --json="$dir/$tag.json" 2>/dev/null |
+          grep -a '^Summary'
+        read -r r1 s1 < <(reads)
+        echo "device reads: $((r1 - r0)) requests, avg $(((s1 - s0) * 512 / ((r1 - r0) > 0 ? (r1 - r0) : 1) / 1024)) KiB"
+      fi
+      if [ "$rww_limit" -gt 0 ]; then
+        echo "== $tag readwhilewriting, writer at $rww_limit B/s"
+        sync
+        echo 3 > /proc/sys/vm/drop_caches
+        bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
+          --benchmarks=waitforcompaction,readwhilewriting --use_existing_db=1 --duration="$duration" \
+          --benchmark_write_rate_limit="$rww_limit" "${common[@]}" "${direct[@]}" --db="$dir/db-$engine" \
+          --json="$dir/$tag-rww-limited.json" 2>/dev/null | grep -a '^Summary'
+      fi
     done
   done
 done
