@@ -108,6 +108,35 @@ fn second_open_in_process_is_locked_and_drop_releases() {
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }
 
+/// Regression (seen in CI as a flaky `shale-cli` repair test): a DB
+/// closed while another thread spawned a child process stayed locked until
+/// the child's exec (the child shares the `flock`ed open file description
+/// from fork to exec), and a reopen at that moment failed with `Locked`.
+/// Here a lock held elsewhere for 50 ms stands in for the child: open waits
+/// it out; a lock held throughout is still `Locked`.
+#[test]
+fn a_lock_held_briefly_elsewhere_delays_open_instead_of_failing_it() {
+    use shale::fs::{FileSystem, PosixFileSystem};
+    let dir = tempfile::tempdir().unwrap();
+    Db::open(dir.path(), opts()).unwrap().close().unwrap();
+    let lock_path = dir.path().join("LOCK");
+    let held = PosixFileSystem::default().lock(&lock_path).unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(held);
+    });
+    let t = std::time::Instant::now();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert!(t.elapsed() >= std::time::Duration::from_millis(40));
+    release.join().unwrap();
+    db.close().unwrap();
+    let _held = PosixFileSystem::default().lock(&lock_path).unwrap();
+    assert!(matches!(
+        Db::open(dir.path(), opts()),
+        Err(Error::Locked(_))
+    ));
+}
+
 /// Child body for the cross-process lock test.
 #[test]
 #[ignore = "child process of second_open_from_another_process_is_locked"]
