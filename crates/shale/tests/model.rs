@@ -1235,26 +1235,30 @@ fn check_properties(
                 "{ctx}: memory {m:?}"
             );
         }
-        // IO by purpose: every request in one size bucket; user threads
-        // write nothing of their own; the WAL is only appended; what
-        // flushes and compactions booked as written went through the file
-        // system under their purpose (more when a job failed or was
-        // abandoned: its bytes were written but not booked).
-        for p in &stats.io.purposes {
-            assert_eq!(
-                p.read_sizes.iter().sum::<u64>(),
-                p.read_requests,
-                "{ctx}: {p:?}"
-            );
-            assert_eq!(
-                p.write_sizes.iter().sum::<u64>(),
-                p.write_requests,
-                "{ctx}: {p:?}"
-            );
-        }
+        // IO by purpose: user threads write nothing of their own; the WAL
+        // is only appended; once nothing runs (the counters are read one
+        // by one, so a running job can land between two of them), every
+        // request is in one size bucket and what flushes and compactions
+        // booked as written went through the file system under their
+        // purpose (more when a job failed or was abandoned: its bytes were
+        // written but not booked).
         let io = |n: &str| stats.io.purpose(n).unwrap();
         assert_eq!(io("user").write_bytes, 0, "{ctx}");
         assert_eq!(io("wal").read_bytes, 0, "{ctx}");
+        if exact {
+            for p in &stats.io.purposes {
+                assert_eq!(
+                    p.read_sizes.iter().sum::<u64>(),
+                    p.read_requests,
+                    "{ctx}: {p:?}"
+                );
+                assert_eq!(
+                    p.write_sizes.iter().sum::<u64>(),
+                    p.write_requests,
+                    "{ctx}: {p:?}"
+                );
+            }
+        }
         if exact {
             assert!(
                 io("compaction").write_bytes >= stats.compaction.compaction_bytes_written,
