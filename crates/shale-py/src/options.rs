@@ -50,6 +50,14 @@ const DB_NAMES: &[&str] = &[
     "memory_budget",
     "max_total_wal_size",
     "create_missing_column_families",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+    "advise_random_on_open",
+    "compaction_readahead_size",
+    "bytes_per_sync",
+    "wal_bytes_per_sync",
+    "recycle_log_file_num",
+    "rate_limiter_bytes_per_sec",
 ];
 
 /// The options of `DB(path, create_if_missing=..., **kwargs)`.
@@ -159,6 +167,25 @@ fn apply_db(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool>
         "memory_budget" => o.memory_budget = v.extract()?,
         "max_total_wal_size" => o.max_total_wal_size = v.extract()?,
         "create_missing_column_families" => o.create_missing_column_families = v.extract()?,
+        "use_direct_reads" => o.use_direct_reads = v.extract()?,
+        "use_direct_io_for_flush_and_compaction" => {
+            o.use_direct_io_for_flush_and_compaction = v.extract()?
+        }
+        "advise_random_on_open" => o.advise_random_on_open = v.extract()?,
+        "compaction_readahead_size" => o.compaction_readahead_size = v.extract()?,
+        "bytes_per_sync" => o.bytes_per_sync = v.extract()?,
+        "wal_bytes_per_sync" => o.wal_bytes_per_sync = v.extract()?,
+        "recycle_log_file_num" => o.recycle_log_file_num = v.extract()?,
+        // A limiter of its own for this DB (RocksDB's
+        // NewGenericRateLimiter defaults: 100 ms refills, fairness 10);
+        // 0 is none.
+        "rate_limiter_bytes_per_sec" => {
+            let rate: u64 = v.extract()?;
+            o.rate_limiter = match rate {
+                0 => None,
+                r => Some(Arc::new(shale::RateLimiter::new(r).map_err(to_py)?)),
+            }
+        }
         _ => return Ok(false),
     }
     Ok(true)

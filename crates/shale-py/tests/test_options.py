@@ -21,6 +21,12 @@ def test_known_options_open(path):
         manual_wal_flush=False,
         default_ttl_secs=0,
         memory_budget=16 << 20,
+        advise_random_on_open=True,
+        compaction_readahead_size=1 << 20,
+        bytes_per_sync=1 << 20,
+        wal_bytes_per_sync=1 << 20,
+        recycle_log_file_num=2,
+        rate_limiter_bytes_per_sec=64 << 20,
     ) as db:
         db[b"a"] = b"1"
         db.flush()
@@ -42,6 +48,22 @@ def test_known_options_open(path):
 def test_bad_options_are_refused(path, kw, match):
     with pytest.raises(shale.InvalidArgumentError, match=match):
         shale.DB(path, **kw)
+
+
+def test_direct_io_where_the_file_system_takes_it(path):
+    try:
+        db = shale.DB(path, use_direct_reads=True, use_direct_io_for_flush_and_compaction=True)
+    except shale.InvalidArgumentError as e:
+        # A file system without O_DIRECT (tmpfs on old kernels, overlay):
+        # refused at open, naming the option.
+        assert "use_direct" in str(e)
+        return
+    with db:
+        for i in range(1000):
+            db[b"k%04d" % i] = b"v" * 100
+        db.flush()
+        db.compact_range()
+        assert db[b"k0500"] == b"v" * 100
 
 
 def test_wrong_type_is_a_type_error(path):

@@ -130,7 +130,11 @@ class DB(Reader):
     DB-wide: error_if_exists, paranoid_checks, manual_wal_flush, num_levels,
     max_background_jobs, max_subcompactions, cache_size, cache_type ("lru",
     "clock"), max_open_files, db_write_buffer_size, memory_budget, max_total_wal_size,
-    create_missing_column_families. Any other name raises InvalidArgumentError.
+    create_missing_column_families, use_direct_reads,
+    use_direct_io_for_flush_and_compaction, advise_random_on_open,
+    compaction_readahead_size, bytes_per_sync, wal_bytes_per_sync,
+    recycle_log_file_num, rate_limiter_bytes_per_sec (0: none). Any other name
+    raises InvalidArgumentError.
     """
 
     def __new__(
