@@ -196,6 +196,15 @@ fn write_table(
     topts: &TableOptions,
 ) -> Result<(FlushResult, Vec<u64>)> {
     let mut allocated: Vec<u64> = Vec::new();
+    // RocksDB's rule (`FlushMemTableToOutputFile`): the closed WALs must be
+    // durable before this flush's edit only when another family may replay
+    // them, or when they are to be recycled (a reused file must hold
+    // exactly its records). With one family they hold only this family's
+    // older writes, which the table now holds: after a power loss recovery
+    // skips them, so syncing them would only write every WAL byte to the
+    // device. A family created later writes into the current WAL, not
+    // these. Sync writes still sync every closed WAL first.
+    let sync_closed = st.cfs.len() > 1 || db.opts.recycle_log_file_num > 0;
     let result = MutexGuard::unlocked(st, || {
         let mut alloc = || db.new_output_number(&mut allocated);
         let mut spec = OutputSpec {
@@ -214,10 +223,13 @@ fn write_table(
         };
         let r = job.run(&mut spec)?;
         // The memtable's WALs are closed (a switch made it immutable) but
-        // maybe not synced: they must be durable before the edit that lets
-        // recovery skip them, or after a power loss this family would keep
-        // writes that a family replaying them loses (see `switch_memtable`).
-        db.writer.sync_closed_wals()?;
+        // maybe not synced: with other families they must be durable
+        // before the edit that lets recovery skip them, or after a power
+        // loss this family would keep writes that a family replaying them
+        // loses (see `switch_memtable`).
+        if sync_closed {
+            db.writer.sync_closed_wals()?;
+        }
         Ok(r)
     });
     match result {

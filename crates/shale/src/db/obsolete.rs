@@ -43,6 +43,8 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
             st.recycle_wals.push_back(number);
         }
     }
+    // Obsolete WALs a flush did not sync (one family): their writers go.
+    db.writer.forget_closed_wals_before(log_number);
     let recycling: Vec<u64> = st.recycle_wals.iter().copied().collect();
     let manifest = st.versions.manifest_file_number();
     // A MANIFEST being rolled to (the write runs without the DB mutex) or

@@ -341,6 +341,16 @@ impl WriteQueue {
             .is_some_and(|c| c.iter().all(|w| w.log_number() != number))
     }
 
+    /// Drops the writers of closed, unsynced WALs older than `log_number`
+    /// (obsolete: their writes are in durable tables) without syncing them.
+    /// Skipped while a sync holds them (called under the DB mutex, which
+    /// must not wait for IO); the next call prunes them.
+    pub(crate) fn forget_closed_wals_before(&self, log_number: u64) {
+        if let Some(mut closed) = self.closed.try_lock() {
+            closed.retain(|w| w.log_number() >= log_number);
+        }
+    }
+
     /// Syncs the closed WALs not yet synced, oldest first, and drops their
     /// writers. On return every WAL closed before the call is durable. A
     /// sync write calls this before syncing the current WAL, and a flush
