@@ -1248,8 +1248,10 @@ fn cf_power_loss(seed: u64, cycles: u64) {
             .map_or(since.len(), |j| k + j);
         assert!(
             k_hi >= must_survive,
-            "{ctx}: lost a synced batch: recovered {m}, synced up to {}",
-            base_batches + must_survive as u64
+            "{ctx}: lost a synced batch: recovered {m}, synced up to {}; recovery: {:?}; families {:?}",
+            base_batches + must_survive as u64,
+            db.property("shale.wal-recovery"),
+            got.iter().map(|(n, f)| (n.clone(), f.get(LAST).map(|v| String::from_utf8_lossy(v).to_string()))).collect::<Vec<_>>()
         );
         if p >= 1.0 {
             assert_eq!(
