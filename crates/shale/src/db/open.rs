@@ -494,6 +494,12 @@ fn replay_wals(
     let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     // The last log replayed and how far it held whole records.
     let mut prev: Option<(u64, u64)> = None;
+    // Where memtables recovery fills are written.
+    let tables = || RecoveryTables {
+        fs,
+        dir,
+        file_opts: opts.flush_file_options(),
+    };
     for (i, &number) in logs.iter().enumerate() {
         versions.mark_file_number_used(number);
         let name = log_file_name(number);
@@ -556,18 +562,7 @@ fn replay_wals(
                         *bytes = 0;
                         if let Some(m) = slot.take() {
                             let edit = edits.entry(f.id).or_default();
-                            flush_recovered(
-                                RecoveryTables {
-                                    fs,
-                                    dir,
-                                    file_opts: opts.flush_file_options(),
-                                },
-                                &f.opts,
-                                versions,
-                                edit,
-                                m,
-                                shutting_down,
-                            )?;
+                            flush_recovered(tables(), &f.opts, versions, edit, m, shutting_down)?;
                         }
                     }
                 }
@@ -592,18 +587,7 @@ fn replay_wals(
     for (slot, f) in mems.iter_mut().zip(&existing) {
         if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
             let edit = edits.entry(f.id).or_default();
-            flush_recovered(
-                RecoveryTables {
-                    fs,
-                    dir,
-                    file_opts: opts.flush_file_options(),
-                },
-                &f.opts,
-                versions,
-                edit,
-                m,
-                shutting_down,
-            )?;
+            flush_recovered(tables(), &f.opts, versions, edit, m, shutting_down)?;
         }
     }
     Ok((report, max_seq, edits))

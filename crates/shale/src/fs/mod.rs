@@ -17,6 +17,40 @@
 //!   internally) and says its alignment (`direct_alignment`), so callers
 //!   that read large ranges can ask for aligned ones and save a copy.
 
+/// The `FileSystem` calls on names and directories (`rename`, `remove`,
+/// `list`, `create_dir_all`, `sync_dir`, `exists`, `file_size`, `lock`),
+/// passed unchanged to `self.$inner`: for the wrappers that act only on
+/// file contents (`ReadHookFs`, the IO accounting).
+macro_rules! forward_namespace_calls {
+    ($inner:ident) => {
+        fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+            self.$inner.rename(from, to)
+        }
+        fn remove(&self, path: &Path) -> Result<()> {
+            self.$inner.remove(path)
+        }
+        fn list(&self, dir: &Path) -> Result<Vec<String>> {
+            self.$inner.list(dir)
+        }
+        fn create_dir_all(&self, dir: &Path) -> Result<()> {
+            self.$inner.create_dir_all(dir)
+        }
+        fn sync_dir(&self, dir: &Path) -> Result<()> {
+            self.$inner.sync_dir(dir)
+        }
+        fn exists(&self, path: &Path) -> bool {
+            self.$inner.exists(path)
+        }
+        fn file_size(&self, path: &Path) -> Result<u64> {
+            self.$inner.file_size(path)
+        }
+        fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+            self.$inner.lock(path)
+        }
+    };
+}
+pub(crate) use forward_namespace_calls;
+
 mod aligned;
 mod direct;
 mod fault;

@@ -428,37 +428,7 @@ impl FileSystem for AccountingFs {
         Ok(bytes)
     }
 
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-
-    fn remove(&self, path: &Path) -> Result<()> {
-        self.inner.remove(path)
-    }
-
-    fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-
-    fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        self.inner.create_dir_all(dir)
-    }
-
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.sync_dir(dir)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        self.inner.file_size(path)
-    }
-
-    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
+    crate::fs::forward_namespace_calls!(inner);
 
     fn max_request_bytes(&self, dir: &Path) -> Option<usize> {
         self.inner.max_request_bytes(dir)

@@ -1,4 +1,4 @@
-//! [`RateLimitedFile`]: a [`WritableFile`] whose appends first ask a
+//! [`RateLimit`]: a [`WritableFile`]'s appends first ask a
 //! [`RateLimiter`] for their bytes (RocksDB's `WritableFileWriter` with a
 //! rate limiter). Flush and compaction outputs are written through it.
 //!
@@ -12,8 +12,9 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use crate::error::Result;
 use crate::fs::WritableFile;
+
+use super::append_hook::{AppendHook, Hooked};
 
 use super::rate_limiter::{IoPriority, RateLimiter};
 
@@ -31,50 +32,18 @@ pub(crate) struct RateLimit {
 impl RateLimit {
     /// `file` behind this limit.
     pub(crate) fn wrap(&self, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
-        Box::new(RateLimitedFile {
-            inner: file,
-            limit: self.clone(),
-        })
+        Hooked::boxed(file, self.clone())
     }
 }
 
-/// See the module documentation.
-pub(crate) struct RateLimitedFile {
-    inner: Box<dyn WritableFile>,
-    limit: RateLimit,
-}
-
-impl WritableFile for RateLimitedFile {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        let l = &self.limit;
+/// Each append first asks the limiter for its bytes.
+impl AppendHook for RateLimit {
+    fn before(&mut self, len: usize) {
         // Cancelled or not, the bytes are written: cancellation only ends
         // the wait.
-        let _ = l.limiter.request(data.len() as u64, l.priority, &l.cancel);
-        self.inner.append(data)
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-
-    fn sync(&mut self) -> Result<()> {
-        self.inner.sync()
-    }
-
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-
-    fn finish_appends(&mut self) -> Result<()> {
-        self.inner.finish_appends()
-    }
-
-    fn appends_reach_os(&self) -> bool {
-        self.inner.appends_reach_os()
-    }
-
-    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        self.inner.range_sync(offset, len)
+        let _ = self
+            .limiter
+            .request(len as u64, self.priority, &self.cancel);
     }
 }
 

@@ -5,6 +5,7 @@
 //! of `bytes_per_sync`).
 pub(crate) mod accounting;
 
+mod append_hook;
 mod limited_file;
 mod range_sync;
 mod rate_limiter;

@@ -25,6 +25,8 @@
 use crate::error::Result;
 use crate::fs::WritableFile;
 
+use super::append_hook::{AppendHook, Hooked};
+
 /// Bytes at the end of the file never requested (RocksDB's
 /// `kBytesNotSyncRange`).
 pub(crate) const NOT_SYNCED: u64 = 1 << 20;
@@ -34,7 +36,6 @@ pub(crate) const ALIGN: u64 = 4096;
 
 /// See the module comment.
 pub(crate) struct RangeSyncer {
-    inner: Box<dyn WritableFile>,
     bytes_per_sync: u64,
     /// Everything before this offset was requested.
     synced_to: u64,
@@ -46,15 +47,18 @@ impl RangeSyncer {
         if bytes_per_sync == 0 {
             return inner;
         }
-        Box::new(RangeSyncer {
+        let syncer = RangeSyncer {
             synced_to: inner.len(),
-            inner,
             bytes_per_sync,
-        })
+        };
+        Hooked::boxed(inner, syncer)
     }
+}
 
-    fn maybe_request(&mut self) -> Result<()> {
-        let len = self.inner.len();
+/// After each append, requests writeback of what is due.
+impl AppendHook for RangeSyncer {
+    fn after(&mut self, file: &mut dyn WritableFile) -> Result<()> {
+        let len = file.len();
         if len <= NOT_SYNCED {
             return Ok(());
         }
@@ -62,40 +66,9 @@ impl RangeSyncer {
         if to > self.synced_to && to - self.synced_to >= self.bytes_per_sync {
             let from = self.synced_to;
             self.synced_to = to;
-            self.inner.range_sync(from, to - from)?;
+            file.range_sync(from, to - from)?;
         }
         Ok(())
-    }
-}
-
-impl WritableFile for RangeSyncer {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.inner.append(data)?;
-        self.maybe_request()
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-
-    fn sync(&mut self) -> Result<()> {
-        self.inner.sync()
-    }
-
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-
-    fn finish_appends(&mut self) -> Result<()> {
-        self.inner.finish_appends()
-    }
-
-    fn appends_reach_os(&self) -> bool {
-        self.inner.appends_reach_os()
-    }
-
-    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        self.inner.range_sync(offset, len)
     }
 }
 
