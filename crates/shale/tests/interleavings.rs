@@ -1050,3 +1050,63 @@ fn a_stream_of_snapshots_does_not_starve_a_filtered_flush() {
     assert_eq!(db.property("shale.num-files-at-level0").unwrap(), "1");
     assert_eq!(tables(dir.path()), 1, "the discarded table is deleted");
 }
+
+/// Durability bug (found under load by `cross_family_power_loss_cycles_long`,
+/// seed 13570048): a WAL that no family needed any more was deleted, and its
+/// unsynced writer dropped, while the MANIFEST still let recovery read it
+/// (the log number of a family idle since its last flush is not advanced).
+/// After a power loss the deletion was undone and the WAL held less than
+/// its successor's predecessor record says, so point-in-time recovery
+/// stopped there and lost a synced write of the next WAL.
+///
+/// Here: family `c`'s only write is in WAL W1; its flush is paused after
+/// the switch (W1 closed, not synced) while `c` is dropped, which frees W1
+/// in memory; then a synced write to idle family `b` goes to W2. Power loss
+/// keeping nothing unsynced (p = 0): the synced write must be there.
+#[test]
+fn a_wal_freed_by_a_drop_is_not_lost_to_an_idle_family_s_recovery() {
+    use shale::fs::MemFileSystem;
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let fs = MemFileSystem::new();
+    let options = || shale::Options {
+        fs: Arc::new(fs.clone()),
+        ..quiet_options()
+    };
+    let db = Db::open("/db", options()).unwrap();
+    let cfs = db
+        .create_cfs(&[
+            ("b", shale::CfOptions::default()),
+            ("c", shale::CfOptions::default()),
+        ])
+        .unwrap();
+    let (b, c) = (&cfs[0], &cfs[1]);
+    db.put_cf(c, b"k", &[7u8; 3000]).unwrap();
+
+    drop_while_paused(&db, c, "FlushJob::AfterOutputs", |db, cf| db.flush_cf(cf));
+    let synced = shale::WriteOptions {
+        sync: true,
+        ..shale::WriteOptions::default()
+    };
+    let mut batch = shale::WriteBatch::new();
+    batch.put_cf(b, b"acked", b"synced");
+    db.write(batch, &synced).unwrap();
+
+    let image = fs.crash(0.0, 1);
+    drop(db);
+    let reopened = Db::open(
+        "/db",
+        shale::Options {
+            fs: Arc::new(image),
+            ..quiet_options()
+        },
+    )
+    .unwrap();
+    let b = reopened.cf("b").expect("family b");
+    assert_eq!(
+        reopened.get_cf(&b, b"acked").unwrap().as_deref(),
+        Some(&b"synced"[..]),
+        "a synced write was lost: {}",
+        reopened.property("shale.wal-recovery").unwrap_or_default()
+    );
+}

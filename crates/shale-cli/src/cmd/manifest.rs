@@ -82,6 +82,10 @@ fn print_edit(out: &mut dyn Write, e: &ManifestEdit, r: Render) -> Result<(), Cl
         ("log_number", e.log_number.map(|v| v.to_string())),
         ("prev_log_number", e.prev_log_number.map(|v| v.to_string())),
         (
+            "min_log_number_to_keep",
+            e.min_log_number_to_keep.map(|v| v.to_string()),
+        ),
+        (
             "next_file_number",
             e.next_file_number.map(|v| v.to_string()),
         ),
@@ -163,6 +167,7 @@ fn edit_json(e: &ManifestEdit, r: Render) -> Value {
         "db_id": e.db_id,
         "log_number": e.log_number,
         "prev_log_number": e.prev_log_number,
+        "min_log_number_to_keep": e.min_log_number_to_keep,
         "next_file_number": e.next_file_number,
         "last_sequence": e.last_sequence,
         "max_column_family": e.max_column_family,

@@ -132,6 +132,21 @@ fn run(
     let next_log = c.imm.get(1).map_or_else(|| c.mem.id(), |m| m.id());
     let last_seq = st.versions.last_sequence().max(db.last_visible());
     let mut edit = job.edit(&r, next_log, last_seq);
+    // With other families, the WALs this flush frees may still be read by
+    // recovery for a family idle since its last flush (its log number is
+    // not advanced): the edit carries the DB-wide floor, computed as if
+    // the flush were installed. A family written from now on writes into
+    // the current WAL or a later one.
+    if st.cfs.len() > 1 {
+        let current_wal = db.writer.wal.lock().number;
+        let others = st
+            .cfs
+            .iter()
+            .filter(|(&id, _)| id != cf)
+            .filter_map(|(_, c)| c.oldest_unflushed_wal())
+            .fold(current_wal, u64::min);
+        edit.min_log_number_to_keep = Some(others.min(next_log));
+    }
     for f in &r.outputs.files {
         db.log.event(
             "table_file_creation",

@@ -25,11 +25,12 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
     let mut live = st.versions.live_files();
     live.extend(st.pending_outputs.iter().copied());
     let current_wal = db.writer.wal.lock().number;
-    let log_number = st
-        .cfs
-        .values()
-        .filter_map(|c| c.oldest_unflushed_wal())
-        .fold(current_wal, u64::min);
+    // WALs no family needs in memory, but never one that recovery would
+    // still read (a family idle since its last flush keeps an old log
+    // number in the MANIFEST until a flush edit carries the DB-wide
+    // minimum): a deletion is not durable before the next directory sync,
+    // and a WAL read after a power loss must hold what it held.
+    let log_number = unflushed_wal_floor(st, current_wal).min(st.versions.recovery_log_floor());
     while let Some(&(number, _)) = st.closed_wals.front() {
         if number >= log_number {
             break;
@@ -91,4 +92,13 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
             }
         }
     });
+}
+
+/// The oldest WAL that holds a write some family has not flushed, as the
+/// memtables say (`current_wal` when none does): an idle family pins none.
+pub(crate) fn unflushed_wal_floor(st: &DbState, current_wal: u64) -> u64 {
+    st.cfs
+        .values()
+        .filter_map(|c| c.oldest_unflushed_wal())
+        .fold(current_wal, u64::min)
 }

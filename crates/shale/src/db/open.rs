@@ -9,7 +9,7 @@
 //! open fails with `InvalidArgument`.
 //!
 //! Recovery replays the WALs numbered at or above the smallest family log
-//! number in order, under the configured `WalRecoveryMode`; a record goes
+//! number (and at or above the DB-wide `min_log_number_to_keep`) in order, under the configured `WalRecoveryMode`; a record goes
 //! to a family only if the WAL is at or above that family's log number (a
 //! family that flushed it already skips it), and records of dropped
 //! families are skipped. Whatever a mode drops is written to `LOG` and kept
@@ -17,9 +17,11 @@
 //! before the DB opens, and one atomic group of MANIFEST edits records
 //! those tables, the families created at open and the options changed,
 //! *and* moves every family with recovered data (and the default family)
-//! to the new WAL: a crash before the group replays the same logs again (the
-//! tables written so far are orphans, deleted at the next open); a crash
-//! after it replays none of them for those families. Recovery is idempotent
+//! to the new WAL, and the DB-wide `min_log_number_to_keep` with them (so
+//! no family reads an old WAL again, whose torn last record would stop a
+//! later recovery in front of the new WAL): a crash before the group
+//! replays the same logs again (the tables written so far are orphans,
+//! deleted at the next open); a crash after it replays none of them. Recovery is idempotent
 //! at every crash point (regression test `crash_during_recovery` counts
 //! tables as well as keys).
 
@@ -202,6 +204,14 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     default.log_number = Some(wal_number);
     default.prev_log_number = Some(0);
     default.last_sequence = Some(max_seq.max(versions.last_sequence()));
+    // Every replayed write is in the group's tables: no family needs the
+    // old WALs. The families without recovered data keep their log numbers
+    // (one edit less each), so the DB-wide floor moves past the old WALs
+    // instead: the last of them may end in a torn record, harmless while it
+    // was the last log but a hole once the new WAL follows it.
+    if families.len() > 1 {
+        default.min_log_number_to_keep = Some(wal_number);
+    }
     for f in &families {
         if f.persist_options && f.id != 0 {
             edits.entry(f.id).or_default().cf_options = Some(f.opts.to_text());
@@ -466,7 +476,11 @@ fn replay_wals(
     log: &InfoLog,
     shutting_down: &AtomicBool,
 ) -> Result<(String, u64, BTreeMap<u32, VersionEdit>)> {
-    let min_log = versions.min_log_number();
+    // Not the families' smallest log number alone: a family idle for a
+    // while keeps an old one, and the WALs between it and the persisted
+    // DB-wide floor may have been deleted, or left unsynced, before a
+    // power loss.
+    let min_log = versions.recovery_log_floor();
     let prev_log = versions.prev_log_number();
     let mut logs: Vec<u64> = fs
         .list(dir)?

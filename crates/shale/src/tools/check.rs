@@ -95,6 +95,7 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
     };
     let mut live: BTreeMap<u64, LiveTable> = BTreeMap::new();
     let mut log_numbers: BTreeMap<u32, u64> = BTreeMap::from([(0, 0)]);
+    let mut min_log_to_keep = 0;
     if let Some(m) = &manifest {
         if !names.contains(m) {
             r.problems.push(Error::corruption(
@@ -108,7 +109,7 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
                 kind: "MANIFEST",
                 bytes: size(m),
             });
-            read_live_tables(&dir.join(m), &mut live, &mut log_numbers, &mut r);
+            min_log_to_keep = read_live_tables(&dir.join(m), &mut live, &mut log_numbers, &mut r);
         }
     }
 
@@ -151,7 +152,12 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
     }
 
     // WALs recovery would replay, oldest first.
-    let min_log = log_numbers.values().copied().min().unwrap_or(0);
+    let min_log = log_numbers
+        .values()
+        .copied()
+        .min()
+        .unwrap_or(0)
+        .max(min_log_to_keep);
     let mut logs: Vec<(u64, String)> = names
         .iter()
         .filter_map(|n| match parse_file_name(n) {
@@ -213,19 +219,24 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
 }
 
 /// Replays the MANIFEST's edits into the set of live tables and the log
-/// number of every live family.
+/// number of every live family; returns the DB-wide min log number to keep.
 fn read_live_tables(
     path: &Path,
     live: &mut BTreeMap<u64, LiveTable>,
     log_numbers: &mut BTreeMap<u32, u64>,
     r: &mut CheckReport,
-) {
+) -> u64 {
     let mut reader = match ManifestReader::open(path) {
         Ok(m) => m,
-        Err(e) => return r.problems.push(e),
+        Err(e) => {
+            r.problems.push(e);
+            return 0;
+        }
     };
+    let mut min_log_to_keep = 0;
     let (damage, left_out) = reader.applied_edits(|e| {
         let cf = e.column_family;
+        min_log_to_keep = e.min_log_number_to_keep.unwrap_or(0).max(min_log_to_keep);
         if e.cf_drop {
             log_numbers.remove(&cf);
             live.retain(|_, t| t.cf != cf);
@@ -265,6 +276,7 @@ fn read_live_tables(
             path.display()
         ));
     }
+    min_log_to_keep
 }
 
 fn check_wal(path: &Path, number: u64, r: &mut CheckReport) {

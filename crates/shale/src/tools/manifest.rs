@@ -37,6 +37,9 @@ pub struct ManifestEdit {
     pub log_number: Option<u64>,
     /// The legacy previous log number.
     pub prev_log_number: Option<u64>,
+    /// DB-wide: WALs numbered below this hold nothing unflushed of any
+    /// family (written by flushes while several families are live).
+    pub min_log_number_to_keep: Option<u64>,
     /// The next file number to hand out.
     pub next_file_number: Option<u64>,
     /// The last sequence number used.
@@ -134,6 +137,7 @@ impl ManifestEdit {
             db_id: e.db_id.clone(),
             log_number: e.log_number,
             prev_log_number: e.prev_log_number,
+            min_log_number_to_keep: e.min_log_number_to_keep,
             next_file_number: e.next_file_number,
             last_sequence: e.last_sequence,
             max_column_family: e.max_column_family,

@@ -20,10 +20,16 @@ use crate::error::{Error, Result};
 
 use super::file_meta::FileMeta;
 
-/// The edit encoding this build writes and the newest one it reads.
-/// Version 2 added column families (tags 10, 11, 12, 14 and
-/// [`tag::CF_OPTIONS`]); version 1 edits stay readable (default family only).
-pub(crate) const EDIT_FORMAT_VERSION: u32 = 2;
+/// The newest edit encoding this build reads. Version 2 added column
+/// families (tags 10, 11, 12, 14 and [`tag::CF_OPTIONS`]); version 3 the
+/// DB-wide [`tag::MIN_LOG_NUMBER_TO_KEEP`]. An edit is written with the
+/// oldest version that holds its fields (version 3 only when it carries
+/// that tag), so DBs that never need it stay readable by older builds;
+/// version 1 edits stay readable (default family only).
+pub(crate) const EDIT_FORMAT_VERSION: u32 = 3;
+
+/// The version an edit without version-3 fields is written with.
+const EDIT_FORMAT_VERSION_CF: u32 = 2;
 
 /// Levels an edit may name; larger level numbers are corruption.
 pub(crate) const MAX_LEVELS_ON_DISK: usize = 64;
@@ -60,9 +66,15 @@ pub(crate) mod tag {
     /// varint32: edits that follow this one in the same atomic group; a group
     /// cut short by the end of the MANIFEST is discarded whole (format 2).
     pub(crate) const ATOMIC_GROUP: u32 = 14;
+    /// varint64, DB-wide: WALs numbered below this hold no unflushed write
+    /// of any family, whatever the families' own log numbers say; recovery
+    /// does not read them (format 3). Written by flushes while more than
+    /// one family is live: an idle family's log number stays where it was,
+    /// and the WALs between it and this one may have been deleted (or
+    /// never synced) by the time of a power loss.
+    pub(crate) const MIN_LOG_NUMBER_TO_KEEP: u32 = 13;
     // Reserved, not yet written or read (unknown → Corruption until then):
-    // 13 min log number to keep, 15 blob file addition, 16 blob file
-    // garbage, 17 compact cursor.
+    // 15 blob file addition, 16 blob file garbage, 17 compact cursor.
     /// Bit 13: the field's value is length-prefixed and may be ignored.
     pub(crate) const SAFE_IGNORE_MASK: u32 = 1 << 13;
     /// Length-prefixed DB id (safe to ignore).
@@ -98,6 +110,8 @@ pub(crate) struct VersionEdit {
     pub comparator: Option<String>,
     /// WALs numbered below this are obsolete.
     pub log_number: Option<FileNum>,
+    /// DB-wide: WALs numbered below this are obsolete for every family.
+    pub min_log_number_to_keep: Option<FileNum>,
     /// Previous log number (0 when unused).
     pub prev_log_number: Option<FileNum>,
     /// Next file number to hand out.
@@ -145,7 +159,12 @@ impl VersionEdit {
     /// Appends the encoding of this edit to `dst`.
     pub(crate) fn encode(&self, dst: &mut Vec<u8>) {
         put_varint32(dst, tag::FORMAT_VERSION);
-        put_varint32(dst, EDIT_FORMAT_VERSION);
+        let version = if self.min_log_number_to_keep.is_some() {
+            EDIT_FORMAT_VERSION
+        } else {
+            EDIT_FORMAT_VERSION_CF
+        };
+        put_varint32(dst, version);
         if self.column_family != 0 {
             put_varint32(dst, tag::COLUMN_FAMILY);
             put_varint32(dst, self.column_family);
@@ -178,6 +197,7 @@ impl VersionEdit {
             (tag::PREV_LOG_NUMBER, self.prev_log_number),
             (tag::NEXT_FILE_NUMBER, self.next_file_number),
             (tag::LAST_SEQUENCE, self.last_sequence),
+            (tag::MIN_LOG_NUMBER_TO_KEEP, self.min_log_number_to_keep),
         ];
         for (t, v) in counters {
             if let Some(v) = v {
@@ -274,6 +294,10 @@ impl VersionEdit {
                 tag::MAX_COLUMN_FAMILY if version >= 2 => {
                     let v = d.varint32("max column family")?;
                     d.set_once(&mut e.max_column_family, v, "max column family")?;
+                }
+                tag::MIN_LOG_NUMBER_TO_KEEP if version >= 3 => {
+                    let v = d.varint64("min log number to keep")?;
+                    d.set_once(&mut e.min_log_number_to_keep, v, "min log number to keep")?;
                 }
                 tag::ATOMIC_GROUP if version >= 2 => {
                     let v = d.varint32("atomic group")?;
@@ -536,6 +560,9 @@ mod tests {
         if rng.gen_bool(0.1) {
             e.atomic_group = Some(rng.gen_range(0..10));
         }
+        if rng.gen_bool(0.2) {
+            e.min_log_number_to_keep = Some(rng.gen_range(0..1 << 40));
+        }
         for _ in 0..rng.gen_range(0..4) {
             e.delete_file(rng.gen_range(0..7), rng.gen());
         }
@@ -653,6 +680,18 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(enc(&drop), [1, 2, 7, 5, 11]);
+        // The DB-wide min log number to keep: format 3, only in edits that
+        // carry it.
+        let keep = VersionEdit {
+            log_number: Some(7),
+            min_log_number_to_keep: Some(300),
+            ..Default::default()
+        };
+        let keep_bytes = [1, 3, 3, 7, 13, 0xac, 0x02];
+        assert_eq!(enc(&keep), keep_bytes);
+        assert_eq!(VersionEdit::decode(&keep_bytes, "M", 0).unwrap(), keep);
+        // Tag 13 was reserved before format 3.
+        assert!(corruption_what(&[1, 2, 13, 1]).contains("unknown tag 13"));
         // Family tags did not exist in format 1.
         assert!(matches!(
             VersionEdit::decode(&[1, 1, 7, 5, 11], "M", 0),
@@ -681,9 +720,14 @@ mod tests {
             let b = enc(&random_edit(&mut rng));
             for n in 0..b.len() {
                 // A prefix decodes only when it ends at a field boundary, and
-                // then it is exactly the edit of those fields.
+                // then it is exactly the edit of those fields (written as
+                // format 2 when the cut dropped the only format-3 field).
                 if let Ok(e) = VersionEdit::decode(&b[..n], "M", 0) {
-                    assert_eq!(enc(&e), &b[..n]);
+                    let mut want = b[..n].to_vec();
+                    if e.min_log_number_to_keep.is_none() {
+                        want[1] = EDIT_FORMAT_VERSION_CF as u8;
+                    }
+                    assert_eq!(enc(&e), want);
                 }
             }
         }
@@ -765,8 +809,8 @@ mod tests {
         let mut e = VersionEdit::default();
         e.add_file(0, f);
         assert!(corruption_what(&enc(&e)).contains("bad seqno range"));
-        match VersionEdit::decode(&[1, 3], "M", 0) {
-            Err(Error::NotSupported(m)) => assert!(m.contains("format version 3"), "{m}"),
+        match VersionEdit::decode(&[1, 4], "M", 0) {
+            Err(Error::NotSupported(m)) => assert!(m.contains("format version 4"), "{m}"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(

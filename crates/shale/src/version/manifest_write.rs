@@ -74,6 +74,8 @@ pub(crate) struct ManifestWrite {
     /// What to install once the write succeeded, one per edit.
     pub(super) changes: Vec<Change>,
     pub(super) prev_log_number: Option<FileNum>,
+    /// The largest `min_log_number_to_keep` of the edits.
+    pub(super) min_log_number_to_keep: Option<FileNum>,
     /// Tables the edit adds: kept if the write fails (it may have reached
     /// the disk).
     pub(super) added: Vec<FileNum>,

@@ -156,6 +156,9 @@ pub(crate) struct VersionSet {
     next_file_number: FileNum,
     last_sequence: SeqNo,
     prev_log_number: FileNum,
+    /// DB-wide: WALs below this hold no unflushed write of any family
+    /// (persisted; never decreases). See `min_log_number_to_keep`.
+    min_log_number_to_keep: FileNum,
     db_id: String,
     max_manifest_size: u64,
     /// An empty version, returned for families that do not exist.
@@ -181,6 +184,7 @@ impl VersionSet {
             next_file_number: 1,
             last_sequence: 0,
             prev_log_number: 0,
+            min_log_number_to_keep: 0,
             db_id,
             max_manifest_size: DEFAULT_MAX_MANIFEST_SIZE,
             empty: Arc::new(Version::new_empty(num_levels)),
@@ -352,6 +356,7 @@ impl VersionSet {
         vs.manifest_number = old_number;
         vs.next_file_number = next_file_number;
         vs.prev_log_number = s.prev_log_number.unwrap_or(0);
+        vs.min_log_number_to_keep = s.min_log_number_to_keep;
         vs.last_sequence = last_sequence;
         // Never hand out a number that is already in use, whatever the
         // counter says.
@@ -403,6 +408,11 @@ impl VersionSet {
             if id == 0 {
                 e.comparator = Some(COMPARATOR_NAME.to_string());
                 e.prev_log_number = Some(self.prev_log_number);
+                // Only when it says more than the families' own log
+                // numbers (then the edit needs format 3).
+                if self.min_log_number_to_keep > self.min_log_number() {
+                    e.min_log_number_to_keep = Some(self.min_log_number_to_keep);
+                }
                 e.next_file_number = Some(self.next_file_number);
                 e.last_sequence = Some(self.last_sequence);
                 e.db_id = Some(self.db_id.clone());
@@ -480,6 +490,7 @@ impl VersionSet {
         let mut records = Vec::with_capacity(n);
         let mut added = Vec::new();
         let mut prev_log_number = None;
+        let mut min_log_number_to_keep = None;
         for (i, edit) in edits.iter_mut().enumerate() {
             edit.next_file_number = Some(self.next_file_number);
             edit.last_sequence = Some(self.last_sequence);
@@ -493,6 +504,7 @@ impl VersionSet {
             edit.encode(&mut rec);
             records.push(rec);
             prev_log_number = edit.prev_log_number.or(prev_log_number);
+            min_log_number_to_keep = edit.min_log_number_to_keep.max(min_log_number_to_keep);
             added.extend(edit.new_file_numbers());
         }
         let roll = roll_number.map(|number| Roll {
@@ -520,6 +532,7 @@ impl VersionSet {
             records,
             changes,
             prev_log_number,
+            min_log_number_to_keep,
             added,
             current_attempted: false,
         })
@@ -646,6 +659,9 @@ impl VersionSet {
         self.manifest = w.writer;
         if let Some(p) = w.prev_log_number {
             self.prev_log_number = p;
+        }
+        if let Some(k) = w.min_log_number_to_keep {
+            self.min_log_number_to_keep = self.min_log_number_to_keep.max(k);
         }
         for change in w.changes {
             match change {
@@ -815,6 +831,22 @@ impl VersionSet {
             .unwrap_or(0)
     }
 
+    /// The persisted DB-wide minimum: WALs numbered below it hold no
+    /// unflushed write of any family even where a family's own log number
+    /// (that of a family idle since) is lower. Flush edits carry it while
+    /// more than one family is live (RocksDB's `min_log_number_to_keep`).
+    #[cfg(test)]
+    pub(crate) fn min_log_number_to_keep(&self) -> FileNum {
+        self.min_log_number_to_keep
+    }
+
+    /// The first WAL recovery reads (with `prev_log_number`): WALs below it
+    /// hold nothing any family needs, so they may be deleted, and a power
+    /// loss may have left them unsynced or their deletion undone.
+    pub(crate) fn recovery_log_floor(&self) -> FileNum {
+        self.min_log_number().max(self.min_log_number_to_keep)
+    }
+
     /// The log number of family `cf` (0 if it does not exist).
     pub(crate) fn log_number(&self, cf: u32) -> FileNum {
         self.families.get(&cf).map_or(0, |f| f.log_number)
@@ -868,6 +900,7 @@ struct Recovered<'a> {
     families: BTreeMap<u32, RecoveredFamily<'a>>,
     max_column_family: u32,
     prev_log_number: Option<FileNum>,
+    min_log_number_to_keep: FileNum,
     next_file_number: Option<FileNum>,
     last_sequence: Option<SeqNo>,
     db_id: Option<String>,
@@ -926,6 +959,9 @@ impl<'a> Recovered<'a> {
             }
         }
         self.prev_log_number = edit.prev_log_number.or(self.prev_log_number);
+        self.min_log_number_to_keep = self
+            .min_log_number_to_keep
+            .max(edit.min_log_number_to_keep.unwrap_or(0));
         self.next_file_number = edit.next_file_number.or(self.next_file_number);
         self.last_sequence = edit.last_sequence.or(self.last_sequence);
         self.db_id = edit.db_id.clone().or(self.db_id.take());

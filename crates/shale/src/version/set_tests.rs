@@ -782,3 +782,43 @@ fn a_format_1_manifest_is_read() {
     assert_eq!(vs.current(0).num_files(1), 1);
     assert_eq!(vs.log_number(0), 3);
 }
+
+/// The DB-wide `min_log_number_to_keep` only grows, survives recovery and
+/// MANIFEST rolls (the snapshot carries it while it says more than the
+/// families' log numbers), and raises the first WAL recovery reads above
+/// an idle family's log number.
+#[test]
+fn min_log_number_to_keep_is_persisted_and_raises_the_recovery_floor() {
+    let d = tempfile::tempdir().unwrap();
+    let mut vs = VersionSet::create_new(posix(), d.path(), LEVELS, "keep").unwrap();
+    vs.set_max_manifest_size(400);
+    assert_eq!(vs.recovery_log_floor(), 0);
+    let mut keep = 0;
+    for i in 0..30u64 {
+        flush(&mut vs, b"a", b"b", i * 100);
+        // The DB-wide floor set past the family's own log number (as a
+        // flush does while another family is idle).
+        keep = vs.new_file_number();
+        let mut e = VersionEdit {
+            log_number: Some(vs.log_number(0)),
+            min_log_number_to_keep: Some(keep),
+            ..Default::default()
+        };
+        vs.log_and_apply(&mut e).unwrap();
+        // A smaller value later never lowers it.
+        let mut e = VersionEdit {
+            min_log_number_to_keep: Some(keep - 1),
+            ..Default::default()
+        };
+        vs.log_and_apply(&mut e).unwrap();
+        assert_eq!(vs.min_log_number_to_keep(), keep);
+        assert_eq!(vs.recovery_log_floor(), keep.max(vs.min_log_number()));
+    }
+    let floor = vs.recovery_log_floor();
+    drop(vs);
+    for _ in 0..2 {
+        let vs = VersionSet::recover_unchecked(posix(), d.path(), LEVELS).unwrap();
+        assert_eq!(vs.min_log_number_to_keep(), keep);
+        assert_eq!(vs.recovery_log_floor(), floor);
+    }
+}
