@@ -50,7 +50,8 @@ pub use events::{
 pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
-    CacheType, CfOptions, Compression, InfoLogLevel, Options, ReadOptions, WalRecoveryMode,
+    CacheType, CfOptions, CompactionStyle, Compression, FifoCompactionOptions, InfoLogLevel,
+    Options, ReadOptions, UniversalCompactionOptions, UniversalStopStyle, WalRecoveryMode,
     WriteOptions,
 };
 pub use stats::report::{

@@ -134,11 +134,17 @@ pub(crate) fn render(o: &Options) -> String {
             ],
         ),
     ];
+    let style = o.cf_options().style_lines();
     let mut s = String::from("# Shale options file\n");
     for (name, lines) in &sections {
         let _ = writeln!(s, "[{name}]");
         for (k, v) in lines {
             let _ = writeln!(s, "{k}={v}");
+        }
+        if name.starts_with("CFOptions") {
+            for (k, v) in &style {
+                let _ = writeln!(s, "{k}={v}");
+            }
         }
         s.push('\n');
     }

@@ -14,6 +14,9 @@ use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 use crate::sst::TableOptions;
 
+use super::compaction_style::{
+    self, CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions,
+};
 use super::Compression;
 
 /// Options of one column family. `Default` gives the same defaults as the
@@ -75,6 +78,13 @@ pub struct CfOptions {
     /// Every put in the family expires this many seconds after it is
     /// written (0: only `put_with_ttl` puts expire). Default 0.
     pub default_ttl_secs: u64,
+    /// How the family's tables are compacted. Default `Level`.
+    pub compaction_style: CompactionStyle,
+    /// Options of universal compaction (used when `compaction_style` is
+    /// `Universal`).
+    pub compaction_options_universal: UniversalCompactionOptions,
+    /// Options of FIFO compaction (used when `compaction_style` is `Fifo`).
+    pub compaction_options_fifo: FifoCompactionOptions,
 }
 
 impl Default for CfOptions {
@@ -104,6 +114,9 @@ impl Default for CfOptions {
             merge_operator: None,
             compaction_filter: None,
             default_ttl_secs: 0,
+            compaction_style: CompactionStyle::Level,
+            compaction_options_universal: UniversalCompactionOptions::default(),
+            compaction_options_fifo: FifoCompactionOptions::default(),
         }
     }
 }
@@ -179,7 +192,11 @@ impl CfOptions {
                 self.soft_pending_compaction_bytes_limit, self.hard_pending_compaction_bytes_limit
             ));
         }
-        Ok(())
+        compaction_style::validate(
+            self.compaction_style,
+            &self.compaction_options_universal,
+            &self.compaction_options_fifo,
+        )
     }
 
     /// The SST writer's options for a file written with `compression` in
@@ -238,6 +255,16 @@ impl CfOptions {
             t = t.saturating_mul(self.target_file_size_multiplier);
         }
         t
+    }
+
+    /// The compaction style's `name=value` lines (only what differs from
+    /// the defaults).
+    pub(crate) fn style_lines(&self) -> Vec<(String, String)> {
+        compaction_style::text_lines(
+            self.compaction_style,
+            &self.compaction_options_universal,
+            &self.compaction_options_fifo,
+        )
     }
 
     /// The options as `name=value` lines (the MANIFEST's persisted form).
@@ -331,6 +358,9 @@ impl CfOptions {
         if let Some(f) = &self.compaction_filter {
             line("compaction_filter", f.name().to_string());
         }
+        for (k, v) in self.style_lines() {
+            line(&k, v);
+        }
         s
     }
 
@@ -398,7 +428,17 @@ impl CfOptions {
                 "merge_operator" => o.merge_operator = crate::merge::from_name(v),
                 // Code, not data: the caller supplies it again.
                 "compaction_filter" => {}
-                _ => return Err(Error::InvalidArgument(format!("unknown option {k:?}"))),
+                _ => {
+                    if !compaction_style::parse_line(
+                        k,
+                        v,
+                        &mut o.compaction_style,
+                        &mut o.compaction_options_universal,
+                        &mut o.compaction_options_fifo,
+                    )? {
+                        return Err(Error::InvalidArgument(format!("unknown option {k:?}")));
+                    }
+                }
             }
         }
         o.validate()?;
@@ -433,6 +473,71 @@ mod tests {
                 matches!(CfOptions::from_text(bad), Err(Error::InvalidArgument(_))),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn compaction_style_text_round_trips_and_is_validated() {
+        use super::super::compaction_style::text_lines;
+        use super::super::{FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle};
+        // A leveled family with default style options writes no style line.
+        assert!(!CfOptions::default().to_text().contains("compaction_style"));
+        assert!(!CfOptions::default()
+            .to_text()
+            .contains("compaction_options"));
+        let u = UniversalCompactionOptions {
+            size_ratio: 10,
+            min_merge_width: 3,
+            max_merge_width: 9,
+            max_size_amplification_percent: 150,
+            compression_size_percent: 40,
+            stop_style: UniversalStopStyle::SimilarSize,
+            allow_trivial_move: true,
+            incremental: true,
+        };
+        let f = FifoCompactionOptions {
+            max_table_files_size: 12345,
+            allow_compaction: true,
+            ttl_secs: 60,
+        };
+        let lines = text_lines(CompactionStyle::Universal, &u, &f);
+        assert_eq!(lines.len(), 1 + 8 + 3, "{lines:?}");
+        let text: String = lines.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+        // Universal is refused until this build runs it.
+        match CfOptions::from_text(&text) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("not supported"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let leveled: String = lines
+            .iter()
+            .filter(|(k, _)| k != "compaction_style")
+            .map(|(k, v)| format!("{k}={v}\n"))
+            .collect();
+        let o = CfOptions::from_text(&leveled).unwrap();
+        assert_eq!(o.compaction_options_universal, u);
+        assert_eq!(o.compaction_options_fifo, f);
+        assert_eq!(CfOptions::from_text(&o.to_text()).unwrap(), o);
+        for bad in [
+            "compaction_style=kCompactionStyleNone",
+            "compaction_options_universal.min_merge_width=1",
+            "compaction_options_universal.max_merge_width=1",
+            "compaction_options_universal.compression_size_percent=101",
+            "compaction_options_universal.stop_style=kWhatever",
+            "compaction_options_fifo.max_table_files_size=0",
+            "compaction_options_fifo.ttl=-1",
+        ] {
+            assert!(
+                matches!(CfOptions::from_text(bad), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
+        }
+        for style in [CompactionStyle::Universal, CompactionStyle::Fifo] {
+            let o = CfOptions {
+                compaction_style: style,
+                ..CfOptions::default()
+            };
+            assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
+            assert_eq!(CompactionStyle::parse(style.name()).unwrap(), style);
         }
     }
 

@@ -6,6 +6,7 @@
 //! `Options` configure the `default` family.
 
 mod cf;
+mod compaction_style;
 mod log;
 
 use std::sync::Arc;
@@ -16,6 +17,9 @@ use crate::fs::FileSystem;
 
 pub use crate::sst::Compression;
 pub use cf::CfOptions;
+pub use compaction_style::{
+    CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle,
+};
 pub use log::InfoLogLevel;
 pub(crate) use log::InfoLogOptions;
 /// The smallest bounded `max_open_files` (RocksDB raises smaller values).
@@ -337,6 +341,12 @@ pub struct Options {
     /// this many seconds after it is written. 0 (the default): puts do not
     /// expire unless written with `put_with_ttl`.
     pub default_ttl_secs: u64,
+    /// How the `default` family's tables are compacted. Default `Level`.
+    pub compaction_style: CompactionStyle,
+    /// The `default` family's universal compaction options.
+    pub compaction_options_universal: UniversalCompactionOptions,
+    /// The `default` family's FIFO compaction options.
+    pub compaction_options_fifo: FifoCompactionOptions,
     /// Callbacks told about flushes, compactions, table files, write
     /// stalls and background errors, called in this order for each event
     /// (see `shale::EventListener` for the ordering and threading
@@ -434,6 +444,9 @@ impl Default for Options {
             fs: crate::fs::default_fs(),
             clock: Arc::new(crate::base::expiry::SystemClock),
             default_ttl_secs: 0,
+            compaction_style: CompactionStyle::Level,
+            compaction_options_universal: UniversalCompactionOptions::default(),
+            compaction_options_fifo: FifoCompactionOptions::default(),
             listeners: Vec::new(),
             info_log_level: InfoLogLevel::Info,
             max_log_file_size: 0,
@@ -470,6 +483,9 @@ impl Options {
             merge_operator: self.merge_operator.clone(),
             compaction_filter: self.compaction_filter.clone(),
             default_ttl_secs: self.default_ttl_secs,
+            compaction_style: self.compaction_style,
+            compaction_options_universal: self.compaction_options_universal.clone(),
+            compaction_options_fifo: self.compaction_options_fifo.clone(),
         }
     }
 
@@ -500,6 +516,9 @@ impl Options {
         self.merge_operator = cf.merge_operator;
         self.compaction_filter = cf.compaction_filter;
         self.default_ttl_secs = cf.default_ttl_secs;
+        self.compaction_style = cf.compaction_style;
+        self.compaction_options_universal = cf.compaction_options_universal;
+        self.compaction_options_fifo = cf.compaction_options_fifo;
     }
 
     /// What the memtables of all families may use before the largest is
@@ -729,6 +748,15 @@ mod tests {
             target_file_size_base: 1 << 20,
             default_ttl_secs: 60,
             merge_operator: Some(Arc::new(crate::UInt64AddOperator)),
+            compaction_style: CompactionStyle::Universal,
+            compaction_options_universal: UniversalCompactionOptions {
+                size_ratio: 10,
+                ..Default::default()
+            },
+            compaction_options_fifo: FifoCompactionOptions {
+                ttl_secs: 5,
+                ..Default::default()
+            },
             ..CfOptions::default()
         };
         let mut o = Options::default();
