@@ -641,6 +641,8 @@ fn small_options(rng: &mut SmallRng) -> Options {
         o.compaction_filter = Some(Arc::new(ModelFilter));
     }
     o.default_ttl_secs = if rng.gen_bool(0.2) { FAR_TTL } else { 0 };
+    // Leveled or universal compaction (issue 15); a reopen may switch.
+    (o.compaction_style, o.compaction_options_universal) = compaction_style(rng);
     // A LOG rotated every few KiB and few old logs kept (checked at the
     // end of the run), or RocksDB's defaults; all lines or warnings only.
     o.max_log_file_size = [0, 8 << 10][rng.gen_range(0..2)];
@@ -675,7 +677,7 @@ fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
         return o;
     }
     let stalls = rng.gen_bool(0.3);
-    let o = CfOptions {
+    let mut o = CfOptions {
         write_buffer_size: rng.gen_range(4096..64 * 1024),
         max_write_buffer_number: rng.gen_range(2..=4),
         memtable_bloom_size_ratio: [0.0, 0.001, 0.02][rng.gen_range(0..3)],
@@ -710,13 +712,39 @@ fn small_cf_options(rng: &mut SmallRng) -> CfOptions {
             .gen_bool(0.5)
             .then(|| Arc::new(ModelFilter) as Arc<dyn CompactionFilter>),
         default_ttl_secs: if rng.gen_bool(0.2) { FAR_TTL } else { 0 },
-        // Leveled only until the other styles run (issue 15).
         compaction_style: shale::CompactionStyle::Level,
         compaction_options_universal: Default::default(),
         compaction_options_fifo: Default::default(),
     };
+    (o.compaction_style, o.compaction_options_universal) = compaction_style(rng);
     o.validate().unwrap();
     o
+}
+
+/// A compaction style with its options drawn: leveled, or universal with
+/// every option of `UniversalCompactionOptions` it supports varied.
+fn compaction_style(
+    rng: &mut SmallRng,
+) -> (shale::CompactionStyle, shale::UniversalCompactionOptions) {
+    if rng.gen_bool(0.6) {
+        return (shale::CompactionStyle::Level, Default::default());
+    }
+    let min_merge_width = [2, 3][rng.gen_range(0..2)];
+    let u = shale::UniversalCompactionOptions {
+        size_ratio: [0, 1, 10, 50][rng.gen_range(0..4)],
+        min_merge_width,
+        max_merge_width: [min_merge_width, 5, u32::MAX][rng.gen_range(0..3)],
+        max_size_amplification_percent: [25, 100, 200][rng.gen_range(0..3)],
+        compression_size_percent: [-1, 0, 50, 100][rng.gen_range(0..4)],
+        stop_style: if rng.gen_bool(0.5) {
+            shale::UniversalStopStyle::TotalSize
+        } else {
+            shale::UniversalStopStyle::SimilarSize
+        },
+        allow_trivial_move: rng.gen_bool(0.5),
+        incremental: false,
+    };
+    (shale::CompactionStyle::Universal, u)
 }
 
 /// Options for a reopen: new random choices for everything a DB may

@@ -98,10 +98,23 @@ fn random_rate_limiter(seed: u64) -> Option<Arc<RateLimiter>> {
 /// (only with the recovery modes that allow it, `PointInTime` here) and
 /// range-sync cadences. They may change at every reopen.
 fn shaped(base: Options, rng: &mut SmallRng) -> Options {
+    let universal = rng.gen_bool(0.3);
     Options {
         recycle_log_file_num: [0, 0, 1, 4][rng.gen_range(0..4)],
         bytes_per_sync: [0, 4096, 1 << 20][rng.gen_range(0..3)],
         wal_bytes_per_sync: [0, 4096, 1 << 20][rng.gen_range(0..3)],
+        // Leveled or universal compaction (issue 15), switching on reopen.
+        compaction_style: if universal {
+            shale::CompactionStyle::Universal
+        } else {
+            shale::CompactionStyle::Level
+        },
+        compaction_options_universal: shale::UniversalCompactionOptions {
+            size_ratio: [0, 1, 10][rng.gen_range(0..3)],
+            max_size_amplification_percent: [50, 200][rng.gen_range(0..2)],
+            allow_trivial_move: rng.gen_bool(0.5),
+            ..Default::default()
+        },
         ..base
     }
 }
@@ -1016,6 +1029,19 @@ fn cf_opts() -> CfOptions {
     }
 }
 
+/// `cf_opts` with universal compaction (issue 15): family `b` of the
+/// cross-family tests compacts in tiers while the others level.
+fn cf_opts_universal() -> CfOptions {
+    CfOptions {
+        compaction_style: shale::CompactionStyle::Universal,
+        compaction_options_universal: shale::UniversalCompactionOptions {
+            allow_trivial_move: true,
+            ..Default::default()
+        },
+        ..cf_opts()
+    }
+}
+
 /// Every live family's contents, by name.
 fn scan_families(db: &Db) -> BTreeMap<String, Model> {
     db.cfs()
@@ -1113,7 +1139,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
     let a = db.create_cf("a", cf_opts()).expect("create_cf");
     live.insert("a".into(), a);
     for cf in db
-        .create_cfs(&[("b", cf_opts()), ("c", cf_opts())])
+        .create_cfs(&[("b", cf_opts_universal()), ("c", cf_opts())])
         .expect("create_cfs")
     {
         live.insert(cf.name().to_string(), cf);
@@ -1355,7 +1381,7 @@ fn exhaustive_cf(batches: u32) {
     ddl.insert("a", ((before, fs.op_count()), None));
     let before = fs.op_count();
     let bc = db
-        .create_cfs(&[("b", cf_opts()), ("c", cf_opts())])
+        .create_cfs(&[("b", cf_opts_universal()), ("c", cf_opts())])
         .expect("create_cfs b c");
     let w = (before, fs.op_count());
     for cf in bc {

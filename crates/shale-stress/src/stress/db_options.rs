@@ -13,7 +13,10 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use shale::{CfOptions, Compression, Options, RateLimiter};
+use shale::{
+    CfOptions, CompactionStyle, Compression, Options, RateLimiter, UniversalCompactionOptions,
+    UniversalStopStyle,
+};
 
 use super::merge_op::StressMergeOperator;
 
@@ -35,7 +38,7 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         &[Compression::None, Compression::Lz4, Compression::Zstd],
     );
     let l0_trigger = pick(&mut rng, &[2, 4, 8]);
-    Options {
+    let mut o = Options {
         create_if_missing: true,
         write_buffer_size: pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]),
         max_write_buffer_number: pick(&mut rng, &[2, 3, 4]),
@@ -71,7 +74,38 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         // none.
         rate_limiter: random_rate_limiter(&mut rng),
         ..Options::default()
+    };
+    (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
+    o
+}
+
+/// Leveled (most runs) or universal compaction with its options drawn; a
+/// run may switch the style of a DB an earlier run wrote.
+fn random_style(rng: &mut SmallRng) -> (CompactionStyle, UniversalCompactionOptions) {
+    if rng.gen_bool(0.6) {
+        return (
+            CompactionStyle::Level,
+            UniversalCompactionOptions::default(),
+        );
     }
+    let min_merge_width = pick(rng, &[2, 3]);
+    let u = UniversalCompactionOptions {
+        size_ratio: pick(rng, &[0, 1, 10]),
+        min_merge_width,
+        max_merge_width: pick(rng, &[min_merge_width, 8, u32::MAX]),
+        max_size_amplification_percent: pick(rng, &[50, 200]),
+        compression_size_percent: pick(rng, &[-1, 50]),
+        stop_style: pick(
+            rng,
+            &[
+                UniversalStopStyle::TotalSize,
+                UniversalStopStyle::SimilarSize,
+            ],
+        ),
+        allow_trivial_move: rng.gen_bool(0.5),
+        incremental: false,
+    };
+    (CompactionStyle::Universal, u)
 }
 
 /// Clears the drawn direct IO options when the file system of `db` (or
@@ -122,13 +156,15 @@ pub fn cf_name(i: u32) -> String {
 pub fn random_cf_options(seed: u64, opts: &Options, i: u32) -> CfOptions {
     let mut rng = SmallRng::seed_from_u64(seed ^ 0x00cf_0000 ^ u64::from(i));
     let l0_trigger = pick(&mut rng, &[2, 4, 8]);
-    CfOptions {
+    let mut o = CfOptions {
         write_buffer_size: pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20]),
         level0_file_num_compaction_trigger: l0_trigger,
         level0_slowdown_writes_trigger: l0_trigger * 5,
         level0_stop_writes_trigger: l0_trigger * 9,
         ..opts.cf_options()
-    }
+    };
+    (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
+    o
 }
 
 /// One line describing the drawn options.
@@ -138,7 +174,7 @@ pub fn describe(o: &Options) -> String {
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
          dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
-         direct_reads={} direct_flush_compaction={} rate_limiter={}",
+         direct_reads={} direct_flush_compaction={} rate_limiter={} compaction_style={}{}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -166,7 +202,13 @@ pub fn describe(o: &Options) -> String {
                 "{}{}",
                 l.get_max_bytes_per_second(),
                 if l.is_auto_tuned() { "/auto" } else { "" }
-            ))
+            )),
+        o.compaction_style.name(),
+        if o.compaction_style == CompactionStyle::Universal {
+            format!(" {:?}", o.compaction_options_universal)
+        } else {
+            String::new()
+        }
     )
 }
 

@@ -83,12 +83,7 @@ impl CompactionResult {
 impl CompactionJob<'_> {
     /// Every input file, input level first.
     pub(crate) fn inputs(&self) -> Vec<Arc<FileMeta>> {
-        self.plan
-            .inputs
-            .iter()
-            .chain(self.plan.output_inputs.iter())
-            .cloned()
-            .collect()
+        self.plan.all_inputs().cloned().collect()
     }
 
     /// Merges `input` (the plan's files, merged) into output tables
@@ -167,7 +162,8 @@ impl CompactionJob<'_> {
     /// The statistics booked on the output level.
     pub(crate) fn stats(&self, r: &CompactionResult, started: Instant) -> LevelCompactionStats {
         let plan = self.plan;
-        let read_non_output: u64 = plan.inputs.iter().map(|f| f.file_size).sum();
+        let middle = plan.middle.iter().flat_map(|(_, f)| f.iter());
+        let read_non_output: u64 = plan.inputs.iter().chain(middle).map(|f| f.file_size).sum();
         let read_output: u64 = plan.output_inputs.iter().map(|f| f.file_size).sum();
         let same_level = plan.level == plan.output_level;
         let outputs: HashSet<u64> = r.outputs.files.iter().map(|f| f.number).collect();
@@ -180,7 +176,9 @@ impl CompactionJob<'_> {
             count: 1,
             keys_in: r.keys_in,
             keys_dropped: r.keys_dropped,
-            files_in_non_output: plan.inputs.len() as u64,
+            files_in_non_output: (plan.inputs.len()
+                + plan.middle.iter().map(|(_, f)| f.len()).sum::<usize>())
+                as u64,
             files_in_output: plan.output_inputs.len() as u64,
             files_out: outputs.len() as u64,
             bytes_moved: 0,
@@ -198,10 +196,14 @@ impl CompactionJob<'_> {
             ..VersionEdit::default()
         };
         let mut moved = 0;
-        for f in &self.plan.inputs {
-            edit.delete_file(self.plan.level, f.number);
-            moved += f.file_size;
-            edit.add_file(self.plan.output_level, f.as_ref().clone_meta());
+        let levels = std::iter::once((self.plan.level, &self.plan.inputs))
+            .chain(self.plan.middle.iter().map(|(l, f)| (*l, f)));
+        for (level, files) in levels {
+            for f in files {
+                edit.delete_file(level, f.number);
+                moved += f.file_size;
+                edit.add_file(self.plan.output_level, f.as_ref().clone_meta());
+            }
         }
         (edit, moved)
     }

@@ -2,7 +2,7 @@
 //! tables shared with flushes (`output`), one planned compaction as a
 //! computation (`job`: inputs → outputs, edit, statistics), and the picker
 //! that chooses what to compact (`picker`, with level targets and scores in
-//! `sizing`), and the split of one job into key ranges run in parallel
+//! `sizing`; `universal` for tiered families), and the split of one job into key ranges run in parallel
 //! (`subcompaction`), the user's per-key hook (`user_filter`), and the
 //! removal of files wholly under range tombstones (`delete_only`). The DB runs jobs against its state in db/compaction_runner.rs.
 
@@ -13,4 +13,5 @@ pub(crate) mod output;
 pub(crate) mod picker;
 pub(crate) mod sizing;
 pub(crate) mod subcompaction;
+pub(crate) mod universal;
 pub(crate) mod user_filter;

@@ -26,6 +26,7 @@
 use std::sync::Arc;
 
 use crate::base::SeqNo;
+use crate::options::{CompactionStyle, UniversalCompactionOptions};
 use crate::version::{FileMeta, Version};
 
 pub(crate) use super::sizing::{level_targets, scores, LevelTargets};
@@ -55,6 +56,10 @@ pub(crate) struct PickerOptions {
     /// rewritten only when none is older than its newest entry (else the
     /// tombstones would stay and the rewrite would repeat).
     pub oldest_snapshot: Option<SeqNo>,
+    /// The family's compaction style: which picker runs.
+    pub style: CompactionStyle,
+    /// Universal compaction's options (`l0_trigger` is its run trigger).
+    pub universal: UniversalCompactionOptions,
 }
 
 /// The user-key range a running compaction writes at its output level.
@@ -71,21 +76,36 @@ pub(crate) struct Plan {
     pub level: usize,
     pub output_level: usize,
     pub inputs: Vec<Arc<FileMeta>>,
+    /// Whole levels strictly between `level` and `output_level`, each a
+    /// sorted run merged in (universal compaction only; empty otherwise).
+    pub middle: Vec<(usize, Vec<Arc<FileMeta>>)>,
     pub output_inputs: Vec<Arc<FileMeta>>,
     /// Files of `output_level + 1` overlapping the plan (outputs are cut
     /// where they would overlap more than `max_compaction_bytes` of them).
     pub grandparents: Vec<Arc<FileMeta>>,
     /// Move the input files by a MANIFEST edit alone.
     pub trivial_move: bool,
+    /// Write the outputs uncompressed whatever the level's compression
+    /// (universal's `compression_size_percent`).
+    pub uncompressed: bool,
     /// No data below the output level overlaps the inputs.
     pub bottommost: bool,
     pub score: f64,
 }
 
 impl Plan {
+    /// Every input file: the input level's, the middle levels', the output
+    /// level's.
+    pub(crate) fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileMeta>> {
+        self.inputs
+            .iter()
+            .chain(self.middle.iter().flat_map(|(_, f)| f.iter()))
+            .chain(self.output_inputs.iter())
+    }
+
     /// The user-key range the plan writes at its output level.
     pub(crate) fn output_range(&self) -> Option<RunningOutput> {
-        let (lo, hi) = user_range(self.inputs.iter().chain(self.output_inputs.iter()))?;
+        let (lo, hi) = user_range(self.all_inputs())?;
         Some(RunningOutput {
             output_level: self.output_level,
             smallest: lo,
@@ -107,6 +127,19 @@ pub(crate) fn user_range<'a>(
         });
     }
     range.map(|(a, b)| (a.to_vec(), b.to_vec()))
+}
+
+/// The most urgent runnable compaction of `v` under the family's style.
+pub(crate) fn pick_for_style(
+    v: &Version,
+    o: &PickerOptions,
+    running: &[RunningOutput],
+    cursors: &mut [usize],
+) -> Option<Plan> {
+    match o.style {
+        CompactionStyle::Universal => super::universal::pick(v, o),
+        _ => pick(v, o, running, cursors),
+    }
 }
 
 /// Picks the most urgent runnable compaction, if any level scores ≥ 1.
@@ -195,9 +228,11 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
                             level,
                             output_level: level,
                             inputs,
+                            middle: Vec::new(),
                             output_inputs: Vec::new(),
                             grandparents: Vec::new(),
                             trivial_move: false,
+                            uncompressed: false,
                             bottommost: false,
                             score: 0.0,
                         },
@@ -229,9 +264,11 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
                     level,
                     output_level: level + 1,
                     inputs,
+                    middle: Vec::new(),
                     output_inputs: next,
                     grandparents: Vec::new(),
                     trivial_move: false,
+                    uncompressed: false,
                     bottommost: false,
                     score: 0.0,
                 },
@@ -332,9 +369,11 @@ fn pick_l0(
             level: 0,
             output_level,
             inputs,
+            middle: Vec::new(),
             output_inputs,
             grandparents: Vec::new(),
             trivial_move: false,
+            uncompressed: false,
             bottommost: false,
             score,
         },
@@ -394,9 +433,11 @@ fn pick_intra_l0(
             level: 0,
             output_level: 0,
             inputs: files[..take].to_vec(),
+            middle: Vec::new(),
             output_inputs: Vec::new(),
             grandparents: Vec::new(),
             trivial_move: false,
+            uncompressed: false,
             bottommost: false,
             score,
         },
@@ -460,9 +501,11 @@ fn pick_level(
             level,
             output_level: level + 1,
             inputs,
+            middle: Vec::new(),
             output_inputs,
             grandparents: Vec::new(),
             trivial_move: false,
+            uncompressed: false,
             bottommost: false,
             score,
         },
@@ -558,9 +601,11 @@ pub(crate) fn manual_plan(
             level,
             output_level,
             inputs,
+            middle: Vec::new(),
             output_inputs,
             grandparents: Vec::new(),
             trivial_move: false,
+            uncompressed: false,
             bottommost: false,
             score: 0.0,
         },
@@ -622,6 +667,8 @@ pub(crate) mod tests {
             rewrite_bottommost: false,
             now: 0,
             oldest_snapshot: None,
+            style: CompactionStyle::Level,
+            universal: UniversalCompactionOptions::default(),
         }
     }
 

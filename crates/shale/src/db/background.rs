@@ -316,16 +316,25 @@ pub(crate) fn stall_condition(
     num_levels: usize,
 ) -> crate::stats::StallCondition {
     use crate::stats::{StallCause, StallCondition};
-    let l0 = v.num_files(0);
-    let pending =
-        if o.soft_pending_compaction_bytes_limit > 0 || o.hard_pending_compaction_bytes_limit > 0 {
-            crate::compaction::sizing::pending_compaction_bytes(
-                v,
-                &compaction_runner::picker_options(o, num_levels),
-            )
-        } else {
-            0
-        };
+    let universal = o.compaction_style == crate::options::CompactionStyle::Universal;
+    // A universal family counts sorted runs where a leveled one counts L0
+    // files (RocksDB's `l0_delay_trigger_count`), and has no pending-bytes
+    // estimate (RocksDB computes it for leveled compaction only).
+    let l0 = if universal {
+        crate::compaction::universal::num_sorted_runs(v)
+    } else {
+        v.num_files(0)
+    };
+    let pending = if !universal
+        && (o.soft_pending_compaction_bytes_limit > 0 || o.hard_pending_compaction_bytes_limit > 0)
+    {
+        crate::compaction::sizing::pending_compaction_bytes(
+            v,
+            &compaction_runner::picker_options(o, num_levels),
+        )
+    } else {
+        0
+    };
     let hard = o.hard_pending_compaction_bytes_limit;
     let soft = o.soft_pending_compaction_bytes_limit;
     if l0 >= o.level0_stop_writes_trigger {

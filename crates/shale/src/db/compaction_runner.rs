@@ -28,7 +28,7 @@ use crate::base::SeqNo;
 use crate::compaction::job::{file_list, CompactionJob, CompactionResult};
 use crate::compaction::output::OutputSpec;
 use crate::compaction::picker::{self, PickerOptions, Plan, RunningOutput};
-use crate::compaction::subcompaction;
+use crate::compaction::{subcompaction, universal};
 use crate::error::{Error, Result};
 use crate::events::{CompactionJobInfo, TableFileCreationReason};
 use crate::io::accounting::{self, Purpose};
@@ -106,6 +106,8 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
         rewrite_bottommost: opts.compaction_filter.is_some(),
         now: 0,
         oldest_snapshot: None,
+        style: opts.compaction_style,
+        universal: opts.compaction_options_universal.clone(),
     }
 }
 
@@ -159,7 +161,7 @@ pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
         if c.compact_cursors.len() < o.num_levels {
             c.compact_cursors.resize(o.num_levels, 0);
         }
-        match picker::pick(&v, &o, &running, &mut c.compact_cursors) {
+        match picker::pick_for_style(&v, &o, &running, &mut c.compact_cursors) {
             Some(plan) => return Some((cf, plan)),
             None => {
                 st.compaction_queue.remove(&cf);
@@ -351,7 +353,7 @@ pub(crate) fn needs_compaction_cf(db: &DbInner, st: &DbState, cf: u32) -> bool {
     let v = st.versions.current(cf);
     let mut cursors = c.compact_cursors.clone();
     cursors.resize(o.num_levels, 0);
-    picker::pick(&v, &o, &running_outputs(db, cf), &mut cursors).is_some()
+    picker::pick_for_style(&v, &o, &running_outputs(db, cf), &mut cursors).is_some()
 }
 
 /// True when a compaction is due in some queued family.
@@ -368,7 +370,7 @@ pub(crate) fn l0_compaction_running(db: &DbInner) -> bool {
 }
 
 fn set_compacting(plan: &Plan, on: bool) {
-    for f in plan.inputs.iter().chain(plan.output_inputs.iter()) {
+    for f in plan.all_inputs() {
         f.set_being_compacted(on);
     }
 }
@@ -434,6 +436,30 @@ pub(crate) fn run_manual<'a>(
     // Reclaiming rewrites the last level's files in the range too, each of
     // them, whatever moved down into it.
     o.rewrite_bottommost |= reclaim.is_some();
+    if o.style == crate::options::CompactionStyle::Universal {
+        // Every run into the last level, whatever the range (RocksDB's
+        // universal `CompactRange`).
+        let plan = universal::manual_plan(&st.versions.current(cf), &o);
+        let Some(plan) = plan else {
+            return (st, Ok(()));
+        };
+        let id = begin(db, &mut st, cf, &plan);
+        let r = execute(db, &mut st, cf, &plan, id, true);
+        finish_job(db, &mut st, &plan, id);
+        if let Err(e) = r {
+            db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
+            return (st, Err(e));
+        }
+        if let Some(report) = reclaim.as_deref_mut() {
+            let v = st.versions.current(cf);
+            report(&crate::db::ReclaimProgress {
+                level: plan.level,
+                output_level: plan.output_level,
+                bytes_in_range: bytes_in_range(&v, start, end),
+            });
+        }
+        return (st, Ok(()));
+    }
     let last = o.num_levels - 1;
     let mut moved_down = false;
     for level in 0..=last {
@@ -671,13 +697,13 @@ fn run_range(
     // On a subcompaction's own thread too.
     let _io = accounting::scope(Purpose::Compaction);
     let plan = job.plan;
-    let children = db.table_cache.compaction_inputs(
-        &[
-            (plan.level, &plan.inputs),
-            (plan.output_level, &plan.output_inputs),
-        ],
-        compaction_readahead(db),
-    )?;
+    let mut levels: Vec<(usize, &[Arc<crate::version::FileMeta>])> =
+        vec![(plan.level, &plan.inputs)];
+    levels.extend(plan.middle.iter().map(|(l, f)| (*l, f.as_slice())));
+    levels.push((plan.output_level, &plan.output_inputs));
+    let children = db
+        .table_cache
+        .compaction_inputs(&levels, compaction_readahead(db))?;
     let mut iter = subcompaction::RangeIter::new(MergingIterator::new(children), lo, hi);
     let mut alloc = || {
         let mut mine = Vec::with_capacity(1);
@@ -715,7 +741,10 @@ fn job_for<'p>(
     plan: &'p Plan,
 ) -> Option<(CompactionJob<'p>, TableOptions, u64)> {
     let opts = &st.cf(cf)?.cf.opts;
-    let topts = table_options(db, opts, plan.output_level, plan.bottommost);
+    let mut topts = table_options(db, opts, plan.output_level, plan.bottommost);
+    if plan.uncompressed {
+        topts.compression = crate::sst::Compression::None;
+    }
     let job = CompactionJob {
         cf,
         plan,
@@ -764,7 +793,7 @@ fn trivial_move(
             format!("\"cf\": {cf}"),
             format!("\"from_level\": {}", plan.level),
             format!("\"to_level\": {}", plan.output_level),
-            format!("\"files\": {}", file_list(&plan.inputs)),
+            format!("\"files\": {}", file_list(&moved_files(plan))),
             format!("\"bytes\": {moved}"),
             format!(
                 "\"lsm_state\": {:?}",
@@ -773,9 +802,26 @@ fn trivial_move(
         ],
     );
     Ok(JobOutcome {
-        outputs: event_glue::file_infos(&plan.inputs, plan.output_level),
+        outputs: event_glue::file_infos(&moved_files(plan), plan.output_level),
         ..Default::default()
     })
+}
+
+/// `{"L2": [n, ...], ...}`: the middle levels' inputs, for LOG events.
+fn middle_list(plan: &Plan) -> String {
+    let parts: Vec<String> = plan
+        .middle
+        .iter()
+        .map(|(l, f)| format!("\"L{l}\": {}", file_list(f)))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// The files a trivial move relinks (the input level's and the middle
+/// levels').
+fn moved_files(plan: &Plan) -> Vec<Arc<crate::version::FileMeta>> {
+    let middle = plan.middle.iter().flat_map(|(_, f)| f.iter());
+    plan.inputs.iter().chain(middle).cloned().collect()
 }
 
 /// What an installed job did, for its completion event.
@@ -810,6 +856,9 @@ fn execute(
         output_level: plan.output_level,
         input_files: {
             let mut v = event_glue::file_infos(&plan.inputs, plan.level);
+            for (level, files) in &plan.middle {
+                v.extend(event_glue::file_infos(files, *level));
+            }
             v.extend(event_glue::file_infos(
                 &plan.output_inputs,
                 plan.output_level,
@@ -865,6 +914,7 @@ fn execute_job(
             format!("\"input_level\": {}", plan.level),
             format!("\"output_level\": {output_level}"),
             format!("\"files_L{}\": {}", plan.level, file_list(&plan.inputs)),
+            format!("\"middle_levels\": {}", middle_list(plan)),
             format!(
                 "\"files_L{output_level}\": {}",
                 file_list(&plan.output_inputs)

@@ -133,9 +133,14 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
         "shale.compaction-pending" => {
             u8::from(super::compaction_runner::needs_compaction_cf(db, &st, cf)).to_string()
         }
-        "shale.estimate-pending-compaction-bytes" => {
-            sizing::pending_compaction_bytes(&v, &o).to_string()
-        }
+        "shale.estimate-pending-compaction-bytes" => match o.style {
+            // RocksDB estimates it for leveled compaction only.
+            crate::options::CompactionStyle::Universal => "0".to_string(),
+            _ => sizing::pending_compaction_bytes(&v, &o).to_string(),
+        },
+        // L0 files plus non-empty levels: what universal compaction and
+        // its write stalls count.
+        "shale.num-sorted-runs" => crate::compaction::universal::num_sorted_runs(&v).to_string(),
         "shale.cur-size-all-mem-tables" => c.memtable_bytes().to_string(),
         "shale.cur-size-active-mem-table" => c.mem.approximate_memory_usage().to_string(),
         "shale.num-entries-active-mem-table" => c.mem.num_entries().to_string(),

@@ -69,7 +69,17 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
                         "level0_slowdown_writes_trigger",
                     )
                 };
-                let files = v.num_files(0);
+                // A universal family counts sorted runs (L0 files and
+                // non-empty levels) against the same triggers.
+                let universal = o.compaction_style == crate::options::CompactionStyle::Universal;
+                let (files, what) = if universal {
+                    (
+                        crate::compaction::universal::num_sorted_runs(&v),
+                        "sorted runs",
+                    )
+                } else {
+                    (v.num_files(0), "L0 files")
+                };
                 out.push(StallExplanation {
                     family: Some(name.clone()),
                     reason,
@@ -78,7 +88,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
                     threshold: Some(threshold as u64),
                     option: Some(option),
                     message: format!(
-                        "{verb} in column family '{name}': {files} L0 files >= {option} {threshold}; {compacting}; L0 is flushed faster than it is compacted: consider more max_background_jobs (now {}), a larger write_buffer_size (fewer, larger L0 files) or a higher {option}",
+                        "{verb} in column family '{name}': {files} {what} >= {option} {threshold}; {compacting}; L0 is flushed faster than it is compacted: consider more max_background_jobs (now {}), a larger write_buffer_size (fewer, larger L0 files) or a higher {option}",
                         db.opts.max_background_jobs
                     ),
                 });

@@ -188,8 +188,13 @@ pub(crate) fn validate(
     if f.max_table_files_size == 0 {
         return bad("compaction_options_fifo.max_table_files_size must be > 0".into());
     }
+    if style == CompactionStyle::Universal && u.incremental {
+        return bad(
+            "compaction_options_universal.incremental: not supported by this build yet".into(),
+        );
+    }
     match style {
-        CompactionStyle::Level => Ok(()),
+        CompactionStyle::Level | CompactionStyle::Universal => Ok(()),
         s => bad(format!(
             "compaction_style {}: not supported by this build yet",
             s.name()
