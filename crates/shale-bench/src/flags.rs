@@ -249,6 +249,14 @@ define_flags! {
     recycle_log_file_num: i64 = 0, Eng, "Keep up to this many obsolete WAL files and reuse them as new WALs (0 = off; needs --wal_recovery_mode=2 or 3).";
     allow_concurrent_memtable_write: bool = true, Eng, "Members of a write group insert into the memtable in parallel.";
     open_files: i64 = -1, Eng, "max_open_files: -1 keeps every table open; n >= 20 caches at most n - 10 table readers.";
+    compaction_style: i64 = 0, Eng, "0 level, 1 universal, 2 FIFO.";
+    universal_size_ratio: i64 = 0, Eng, "Universal: percentage flexibility comparing run sizes (0 = engine default, 1).";
+    universal_min_merge_width: i64 = 0, Eng, "Universal: fewest runs merged by size ratio (0 = engine default, 2).";
+    universal_max_merge_width: i64 = 0, Eng, "Universal: most runs merged by size ratio (0 = engine default, unbounded).";
+    universal_max_size_amplification_percent: i64 = 0, Eng, "Universal: space amplification (%) that triggers a full merge (0 = engine default, 200).";
+    universal_compression_size_percent: i64 = -1, Eng, "Universal: share (%) of the data, newest first, left uncompressed (-1 = compress all).";
+    universal_allow_trivial_move: bool = false, Eng, "Universal: move disjoint runs without rewriting them (shale; the rocksdb crate has no setter, so rocksdb refuses it).";
+    universal_incremental: bool = false, Eng, "Universal: incremental space-amplification merges (refused by both engines here).";
     merge_operator: String = String::new(), Eng, "Merge operator of every family (\"\" = none; needed by mergerandom and readrandommergerandom): put, uint64add, max or stringappend (delimiter ','), or their RocksDB class names. shale and rocksdb only. Merge operands are --value_size bytes from the value generator, as db_bench's gen.Generate(); uint64add therefore needs --value_size=8 on shale, whose operator fails reads on other lengths (rejected up front), while rocksdb counts them as 0 as RocksDB's uint64add does. RocksDB: the rocksdb crate offers no native operator, so these are Rust callbacks (set_merge_operator_associative) with RocksDB's semantics; each merge call also pays the C API's overhead (operand pointer arrays, the result copied out of a Rust allocation), which db_bench's native operators do not.";
     // ---- Shale-only options ----
     wal_mmap_writes: bool = true, Shale, "Write WAL files through a shared memory mapping (appends need no system call).";
@@ -258,7 +266,6 @@ define_flags! {
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";
     max_background_compactions: i64 = -1, Rocks, "Compaction threads (-1 = derived).";
     max_background_flushes: i64 = -1, Rocks, "Flush threads (-1 = derived).";
-    compaction_style: i64 = 0, Rocks, "0 level, 1 universal, 2 FIFO.";
     compaction_pri: i64 = 3, Rocks, "Compaction priority (3 = kMinOverlappingRatio).";
     pin_l0_filter_and_index_blocks_in_cache: bool = false, Rocks, "Pin L0 index/filter blocks.";
     use_ribbon_filter: bool = false, Rocks, "Ribbon instead of Bloom.";
@@ -717,14 +724,14 @@ mod tests {
 
     #[test]
     fn rocks_only_flags_rejected_for_other_engines_unless_default() {
-        let f = Flags::parse(&["--compaction_style=1"]).unwrap();
+        let f = Flags::parse(&["--compaction_pri=1"]).unwrap();
         let e = f.reject_category(Category::Rocks, "shale").unwrap_err();
         assert!(
-            e.0.contains("--compaction_style") && e.0.contains("shale"),
+            e.0.contains("--compaction_pri") && e.0.contains("shale"),
             "{e}"
         );
         // Explicitly passing db_bench's default is harmless.
-        let f = Flags::parse(&["--compaction_style=0"]).unwrap();
+        let f = Flags::parse(&["--compaction_pri=3"]).unwrap();
         assert!(f.reject_category(Category::Rocks, "shale").is_ok());
         let f = Flags::parse(&["--write_buffer_size=1000000"]).unwrap();
         assert!(f.reject_category(Category::Eng, "memory").is_err());

@@ -90,6 +90,14 @@ const UNSUPPORTED: &[&str] = &[
     "wal_recovery_mode",
     "open_files",
     "merge_operator",
+    "compaction_style",
+    "universal_size_ratio",
+    "universal_min_merge_width",
+    "universal_max_merge_width",
+    "universal_max_size_amplification_percent",
+    "universal_compression_size_percent",
+    "universal_allow_trivial_move",
+    "universal_incremental",
 ];
 
 /// Everything needed to open the DB, derived from the flags.

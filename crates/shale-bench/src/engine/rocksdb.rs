@@ -143,6 +143,42 @@ fn build_options(f: &Flags) -> Result<Options> {
         2 => DBCompactionStyle::Fifo,
         v => bail!("invalid value {v} for --compaction_style (0 level, 1 universal, 2 FIFO)"),
     });
+    if f.universal_allow_trivial_move || f.universal_incremental {
+        bail!(
+            "--universal_allow_trivial_move and --universal_incremental are not supported by \
+             --engine=rocksdb (the rocksdb crate has no setter for them)"
+        );
+    }
+    if f.compaction_style == 1 {
+        let mut u = rocksdb::UniversalCompactOptions::default();
+        // 0 keeps RocksDB's default, as db_bench does.
+        if f.universal_size_ratio != 0 {
+            u.set_size_ratio(int("universal_size_ratio", f.universal_size_ratio)?);
+        }
+        if f.universal_min_merge_width != 0 {
+            u.set_min_merge_width(int(
+                "universal_min_merge_width",
+                f.universal_min_merge_width,
+            )?);
+        }
+        if f.universal_max_merge_width != 0 {
+            u.set_max_merge_width(int(
+                "universal_max_merge_width",
+                f.universal_max_merge_width,
+            )?);
+        }
+        if f.universal_max_size_amplification_percent != 0 {
+            u.set_max_size_amplification_percent(int(
+                "universal_max_size_amplification_percent",
+                f.universal_max_size_amplification_percent,
+            )?);
+        }
+        u.set_compression_size_percent(int(
+            "universal_compression_size_percent",
+            f.universal_compression_size_percent,
+        )?);
+        o.set_universal_compaction_options(&u);
+    }
     o.set_compaction_pri(match f.compaction_pri {
         0 => rocksdb::CompactionPri::ByCompensatedSize,
         1 => rocksdb::CompactionPri::OldestLargestSeqFirst,

@@ -148,6 +148,52 @@ fn merge_operator(f: &Flags) -> Result<Option<Arc<dyn shale::MergeOperator>>> {
     }))
 }
 
+/// `--compaction_style` and the `--universal_*` flags (0 = the engine's
+/// default, as db_bench passes them).
+fn compaction_style(
+    f: &Flags,
+) -> Result<(shale::CompactionStyle, shale::UniversalCompactionOptions)> {
+    let style = match f.compaction_style {
+        0 => shale::CompactionStyle::Level,
+        1 => shale::CompactionStyle::Universal,
+        2 => shale::CompactionStyle::Fifo,
+        v => bail!("invalid value {v} for --compaction_style (0 level, 1 universal, 2 FIFO)"),
+    };
+    let mut u = shale::UniversalCompactionOptions::default();
+    let set = |name: &str, v: i64, field: &mut u32| -> Result<()> {
+        if v != 0 {
+            *field = u32::try_from(v)
+                .map_err(|_| Error(format!("--{name}={v} is out of range for --engine=shale")))?;
+        }
+        Ok(())
+    };
+    set(
+        "universal_size_ratio",
+        f.universal_size_ratio,
+        &mut u.size_ratio,
+    )?;
+    set(
+        "universal_min_merge_width",
+        f.universal_min_merge_width,
+        &mut u.min_merge_width,
+    )?;
+    set(
+        "universal_max_merge_width",
+        f.universal_max_merge_width,
+        &mut u.max_merge_width,
+    )?;
+    set(
+        "universal_max_size_amplification_percent",
+        f.universal_max_size_amplification_percent,
+        &mut u.max_size_amplification_percent,
+    )?;
+    u.compression_size_percent = i32::try_from(f.universal_compression_size_percent)
+        .map_err(|_| Error("--universal_compression_size_percent is out of range".into()))?;
+    u.allow_trivial_move = f.universal_allow_trivial_move;
+    u.incremental = f.universal_incremental;
+    Ok((style, u))
+}
+
 /// Builds `shale::Options` from the flags, or says which flag Shale cannot
 /// honour.
 pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
@@ -291,6 +337,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         ..shale::Options::default()
     };
     let mut opts = opts;
+    (opts.compaction_style, opts.compaction_options_universal) = compaction_style(f)?;
     let families = non_negative("num_column_families", f.num_column_families)?;
     if families > 1 {
         let cf_opts = opts.cf_options();
@@ -736,6 +783,52 @@ mod tests {
         assert!(options_from_flags(&f).is_err());
         let f = Flags::parse(&["--rate_limiter_bytes_per_sec=-1"]).unwrap();
         assert!(options_from_flags(&f).is_err());
+    }
+
+    #[test]
+    fn maps_compaction_style_and_universal_flags() {
+        let base = ["--compression_type=none"];
+        let o = options_from_flags(&Flags::parse(&base).unwrap()).unwrap();
+        assert_eq!(o.compaction_style, shale::CompactionStyle::Level);
+        assert_eq!(
+            o.compaction_options_universal,
+            shale::UniversalCompactionOptions::default(),
+            "0 keeps the engine's defaults"
+        );
+        let f = Flags::parse(&[
+            "--compression_type=none",
+            "--compaction_style=1",
+            "--universal_size_ratio=10",
+            "--universal_min_merge_width=3",
+            "--universal_max_merge_width=8",
+            "--universal_max_size_amplification_percent=150",
+            "--universal_compression_size_percent=40",
+            "--universal_allow_trivial_move=1",
+        ])
+        .unwrap();
+        let o = options_from_flags(&f).unwrap();
+        assert_eq!(o.compaction_style, shale::CompactionStyle::Universal);
+        let u = &o.compaction_options_universal;
+        assert_eq!(
+            (u.size_ratio, u.min_merge_width, u.max_merge_width),
+            (10, 3, 8)
+        );
+        assert_eq!(u.max_size_amplification_percent, 150);
+        assert_eq!(u.compression_size_percent, 40);
+        assert!(u.allow_trivial_move && !u.incremental);
+        for bad in ["--compaction_style=3", "--universal_size_ratio=-1"] {
+            let f = Flags::parse(&["--compression_type=none", bad]).unwrap();
+            assert!(options_from_flags(&f).is_err(), "{bad}");
+        }
+        // Incremental merges are refused (the engine's validation).
+        let f = Flags::parse(&[
+            "--compression_type=none",
+            "--compaction_style=1",
+            "--universal_incremental=1",
+        ])
+        .unwrap();
+        let e = options_from_flags(&f).unwrap_err();
+        assert!(e.0.contains("incremental"), "{e}");
     }
 
     #[test]
