@@ -360,7 +360,7 @@ fn db_prediction_beside_its_actual_shape() {
     let ratio = last["predicted_bytes"].as_f64().unwrap() / last["bytes"].as_f64().unwrap();
     assert!((ratio - 1.0).abs() < 0.05, "{last}");
     let sa = v["measured"]["space_amp"].as_f64().unwrap();
-    assert!(sa >= 1.0 && sa < 2.0, "{sa}");
+    assert!((1.0..2.0).contains(&sa), "{sa}");
     assert!(v["predicted"]["write_amp"].as_f64().unwrap() > 2.0);
     let text = ok(&["advise", "--db", path_str(&dir)]);
     assert!(

@@ -64,12 +64,12 @@ pub fn level_bytes(c: &LeveledConfig, live: f64) -> (Vec<f64>, usize) {
         // levels sit at their targets, the first level whose target holds
         // the live data holds it (or the last level does).
         let mut target = c.l1_bytes;
-        for i in 0..n {
+        for (i, size) in sizes.iter_mut().enumerate() {
             if live <= target || i + 1 == n {
-                sizes[i] = live;
+                *size = live;
                 break;
             }
-            sizes[i] = target;
+            *size = target;
             target *= c.multiplier;
         }
         (sizes, 1)

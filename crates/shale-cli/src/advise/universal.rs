@@ -117,8 +117,8 @@ pub fn model(c: &UniversalConfig, w: &Workload) -> Shape {
             ),
         ],
         notes: vec![format!(
-            "unvalidated: universal compaction is not in Shale yet (full merges need {} free)",
-            human(live * (1.0 + p))
+            "unvalidated: universal compaction is not in Shale yet; full merges peak at {} of tables",
+            human(live * (2.0 + p))
         )],
     }
 }

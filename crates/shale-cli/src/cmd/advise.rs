@@ -379,7 +379,7 @@ fn candidate_json(rank: usize, e: &Estimate) -> Value {
 fn print_table(out: &mut dyn Write, w: &Workload, ranked: &[Estimate]) -> Result<(), CliError> {
     writeln!(
         out,
-        "workload: {:.0} puts/s, {:.0} point reads/s, {:.0} scans/s of {:.0}; {} keys of {}+{} B ({} live tables)",
+        "workload: {:.0} puts/s, {:.0} point reads/s, {:.0} scans/s of {:.0}; {:.0} keys of {}+{} B ({} live tables)",
         w.writes_per_sec,
         w.point_reads_per_sec,
         w.scans_per_sec,
