@@ -9,7 +9,8 @@
 //! - `bloom`: false-positive rates and the Monkey allocation;
 //! - `estimate`: read-amp, memory and device time from a shape;
 //! - `rank`: ordering the candidates;
-//! - `actual`: the measured shape of a DB or a `shale-bench --json` run.
+//! - `actual`: the measured shape of a DB or a `shale-bench --json` run;
+//! - `compare`: predicted vs measured for one `shale-bench --json` record.
 //!
 //! Pure functions of their inputs (no IO except in `actual`), documented
 //! with their formulas in docs/ADVISOR.md. The model never calls the
@@ -17,6 +18,7 @@
 
 pub mod actual;
 pub mod bloom;
+pub mod compare;
 pub mod estimate;
 pub mod fifo;
 pub mod leveled;
