@@ -368,3 +368,62 @@ fn db_prediction_beside_its_actual_shape() {
         "{text}"
     );
 }
+
+#[test]
+fn bench_record_predicted_beside_measured() {
+    let d = tempfile::tempdir().unwrap();
+    let flags = serde_json::json!({
+        "max_bytes_for_level_multiplier": "10", "max_bytes_for_level_base": "8388608",
+        "num_levels": "7", "level_compaction_dynamic_level_bytes": "true",
+        "write_buffer_size": "2097152", "max_write_buffer_number": "2",
+        "level0_file_num_compaction_trigger": "4", "target_file_size_base": "2097152",
+        "key_size": "16", "value_size": "100", "disable_wal": "false"
+    });
+    let rec = |bench: &str, wa: f64| {
+        serde_json::json!({
+            "benchmark": bench, "engine_write_amp": wa, "level_write_amp": [1.05, 0.0, 0.0, 0.0, 2.0, 2.0, 5.0],
+            "space_amp": 1.3, "db_size_bytes": 300_000_000u64, "live_bytes_estimate": 232_000_000u64,
+            "user_bytes_written": 58_000_000u64, "flags": flags, "extra": "ignored"
+        })
+        .to_string()
+    };
+    let file = d.path().join("run.json");
+    // A warm-up pass, then the measured one: the last is compared.
+    let text = format!("{}\n{}\n", rec("overwrite", 9.0), rec("overwrite", 11.0));
+    std::fs::write(&file, text).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["advise", "--bench", path_str(&file), "--json"])).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    let r = &runs[0];
+    assert_eq!(r["measured"]["write_amp"], 11.0);
+    let w = Workload {
+        live_keys: 232e6 / 116.0,
+        ..workload(0.0)
+    };
+    let mut c = leveled_config(10.0, 8.0 * MIB, true);
+    c.write_buffer_size = 2.0 * MIB;
+    c.target_file_size = 2.0 * MIB;
+    let want = leveled::model(&c, &w).write_amp();
+    let got = r["predicted"]["write_amp"].as_f64().unwrap();
+    assert!(close(got, want), "{got} != {want}");
+    let err = r["error_pct"]["write_amp"].as_f64().unwrap();
+    assert!(close(err, (want - 11.0) / 11.0 * 100.0));
+    let text = ok(&["advise", "--bench", path_str(&file)]);
+    assert!(text.contains("leveled f=10 L1=8MiB v=100"), "{text}");
+    assert!(text.contains("L6: predicted"), "{text}");
+    let r = shale(&[
+        "advise",
+        "--bench",
+        path_str(&file),
+        "--benchmark",
+        "readrandom",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("no 'readrandom' record (has: overwrite, overwrite)"),
+        "{}",
+        r.stderr
+    );
+}

@@ -509,11 +509,18 @@ fn run_bench(a: &Args, path: &std::path::Path, out: &mut dyn Write) -> Result<Ou
             .cloned()
             .unwrap_or_default();
         for l in 0..p.len().max(m.len()) {
+            let (pl, ml) = (
+                p.get(l).and_then(Value::as_f64),
+                m.get(l).and_then(Value::as_f64),
+            );
+            if pl.unwrap_or(0.0) == 0.0 && ml.unwrap_or(0.0) == 0.0 {
+                continue;
+            }
             writeln!(
                 out,
                 "  L{l}: predicted {:>6} measured {:>6}",
-                opt(p.get(l).and_then(Value::as_f64), 2),
-                opt(m.get(l).and_then(Value::as_f64), 2)
+                opt(pl, 2),
+                opt(ml, 2)
             )?;
         }
     }
