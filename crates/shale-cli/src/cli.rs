@@ -52,6 +52,11 @@ pub enum Command {
     /// Show or compare OPTIONS files.
     #[command(subcommand)]
     Options(OptionsCommand),
+    /// Predict write-, space- and read-amp, memory and device time of
+    /// leveled, universal and FIFO configurations for a workload, rank
+    /// them and print the options to set; or compare the prediction with a
+    /// DB (--db) or a shale-bench --json run (--bench).
+    Advise(Box<cmd::advise::Args>),
     /// Rebuild the MANIFEST of a damaged DB from the tables and WALs present.
     Repair(cmd::repair::Args),
 }

@@ -2,6 +2,7 @@
 //! subcommand under `cmd/`, built on the engine's public API (`Db`) and its
 //! read-only inspection module `shale::tools`.
 //!
+//! - `advise`: the LSM cost model of `shale advise` (pure functions);
 //! - `cli`: the command line (clap), one variant per subcommand;
 //! - `error`: [`CliError`] and the exit codes;
 //! - `render`: keys and values as escaped UTF-8 or hex, in text and JSON;
@@ -14,6 +15,7 @@
 //! `get`); 2 usage or any other error. Output goes to the writer given to
 //! [`run_with`]; diagnostics to stderr.
 
+pub mod advise;
 mod cli;
 mod cmd;
 mod error;

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has its clap `Args` and a `run` that
 //! writes to `out` and says how it went.
 
+pub mod advise;
 pub mod check;
 pub mod compact;
 pub mod delete;
@@ -25,6 +26,7 @@ use crate::error::{CliError, Outcome};
 /// Runs `c`.
 pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
     match c {
+        Command::Advise(a) => advise::run(&a, out),
         Command::Get(a) => get::run(&a, out),
         Command::Put(a) => put::run(&a, out),
         Command::Delete(a) => delete::run(&a, out),
