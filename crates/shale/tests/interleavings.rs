@@ -1110,3 +1110,90 @@ fn a_wal_freed_by_a_drop_is_not_lost_to_an_idle_family_s_recovery() {
         reopened.property("shale.wal-recovery").unwrap_or_default()
     );
 }
+
+/// Universal compaction (issue 15), two jobs at once: the first merge of
+/// the oldest runs is paused with its outputs written while newer runs are
+/// flushed and merged by a second job (into L0, above the paused job's
+/// runs); reads during the pause and after both install, and after a
+/// reopen, see the newest value of every key.
+#[test]
+fn a_universal_merge_paused_while_newer_runs_merge_above_it() {
+    use shale::{CompactionStyle, UniversalCompactionOptions};
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let options = || shale::Options {
+        create_if_missing: true,
+        level0_file_num_compaction_trigger: 2,
+        level0_slowdown_writes_trigger: 100,
+        level0_stop_writes_trigger: 100,
+        max_background_jobs: 4,
+        compaction_style: CompactionStyle::Universal,
+        compaction_options_universal: UniversalCompactionOptions {
+            size_ratio: 100,
+            max_size_amplification_percent: u32::MAX,
+            ..Default::default()
+        },
+        ..shale::Options::default()
+    };
+    let db = Db::open(dir.path(), options()).unwrap();
+    let put_round = |db: &Db, round: u32| {
+        for i in 0..200u32 {
+            db.put(
+                format!("k{i:04}").as_bytes(),
+                format!("v{round}").as_bytes(),
+            )
+            .unwrap();
+        }
+        db.put(format!("only{round}").as_bytes(), b"x").unwrap();
+        db.flush().unwrap();
+    };
+    let pause = Pause::at("CompactionJob::AfterOutputs");
+    put_round(&db, 1);
+    put_round(&db, 2); // two runs: the first merge starts and pauses
+    pause.reached();
+    for round in 3..=6 {
+        put_round(&db, round);
+    }
+    // Newer runs merge (the paused job's runs are being compacted).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while db.property("shale.num-sorted-runs").unwrap() != "3"
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let runs: usize = db
+        .property("shale.num-sorted-runs")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        runs < 6,
+        "the newer runs merged beside the paused job: {runs} runs"
+    );
+    let check = |db: &Db, what: &str| {
+        for i in (0..200u32).step_by(17) {
+            assert_eq!(
+                db.get(format!("k{i:04}").as_bytes()).unwrap().as_deref(),
+                Some(&b"v6"[..]),
+                "{what}"
+            );
+        }
+        for round in 1..=6u32 {
+            assert!(
+                db.get(format!("only{round}").as_bytes()).unwrap().is_some(),
+                "{what}"
+            );
+        }
+        let n = db.range(..).count();
+        assert_eq!(n, 206, "{what}");
+    };
+    check(&db, "during the pause");
+    pause.release();
+    db.wait_for_compaction().unwrap();
+    sync_point::reset();
+    check(&db, "after both merges");
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    check(&db, "after reopen");
+}
