@@ -33,6 +33,17 @@ const CF_NAMES: &[&str] = &[
     "max_compaction_bytes",
     "merge_operator",
     "default_ttl_secs",
+    "compaction_style",
+    "universal_size_ratio",
+    "universal_min_merge_width",
+    "universal_max_merge_width",
+    "universal_max_size_amplification_percent",
+    "universal_compression_size_percent",
+    "universal_stop_style",
+    "universal_allow_trivial_move",
+    "fifo_max_table_files_size",
+    "fifo_allow_compaction",
+    "fifo_ttl",
 ];
 
 /// DB-wide option names (`Options` only).
@@ -139,6 +150,41 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
         "max_compaction_bytes" => o.max_compaction_bytes = v.extract()?,
         "merge_operator" => o.merge_operator = merge_operator(v)?,
         "default_ttl_secs" => o.default_ttl_secs = v.extract()?,
+        // "level", "universal", "fifo" (or RocksDB's kCompactionStyle* names).
+        "compaction_style" => {
+            let s: String = v.extract()?;
+            o.compaction_style = shale::CompactionStyle::parse(&s).map_err(to_py)?
+        }
+        "universal_size_ratio" => o.compaction_options_universal.size_ratio = v.extract()?,
+        "universal_min_merge_width" => {
+            o.compaction_options_universal.min_merge_width = v.extract()?
+        }
+        "universal_max_merge_width" => {
+            o.compaction_options_universal.max_merge_width = v.extract()?
+        }
+        "universal_max_size_amplification_percent" => {
+            o.compaction_options_universal.max_size_amplification_percent = v.extract()?
+        }
+        "universal_compression_size_percent" => {
+            o.compaction_options_universal.compression_size_percent = v.extract()?
+        }
+        // "similar_size" or "total_size" (or RocksDB's names).
+        "universal_stop_style" => {
+            let s: String = v.extract()?;
+            o.compaction_options_universal.stop_style = match s.as_str() {
+                "similar_size" => shale::UniversalStopStyle::SimilarSize,
+                "total_size" => shale::UniversalStopStyle::TotalSize,
+                other => shale::UniversalStopStyle::parse(other).map_err(to_py)?,
+            }
+        }
+        "universal_allow_trivial_move" => {
+            o.compaction_options_universal.allow_trivial_move = v.extract()?
+        }
+        "fifo_max_table_files_size" => {
+            o.compaction_options_fifo.max_table_files_size = v.extract()?
+        }
+        "fifo_allow_compaction" => o.compaction_options_fifo.allow_compaction = v.extract()?,
+        "fifo_ttl" => o.compaction_options_fifo.ttl_secs = v.extract()?,
         _ => return Ok(false),
     }
     Ok(true)

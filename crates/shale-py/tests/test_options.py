@@ -77,3 +77,39 @@ def test_create_if_missing_and_error_if_exists(path):
     shale.DB(path).close()
     with pytest.raises(shale.Error):
         shale.DB(path, error_if_exists=True)
+
+
+def test_universal_compaction_options(path):
+    with shale.DB(
+        path,
+        write_buffer_size=64 << 10,
+        compaction_style="universal",
+        universal_size_ratio=10,
+        universal_min_merge_width=2,
+        universal_max_merge_width=8,
+        universal_max_size_amplification_percent=150,
+        universal_compression_size_percent=-1,
+        universal_stop_style="similar_size",
+        universal_allow_trivial_move=True,
+    ) as db:
+        for round in range(8):
+            for i in range(500):
+                db[b"k%05d" % i] = b"v%d" % round
+            db.flush()
+        db.compact_range()
+        assert db[b"k00042"] == b"v7"
+        # One sorted run in the last level after a manual compaction.
+        assert db.property("shale.num-sorted-runs") == "1"
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"compaction_style": "tiered"},
+        {"compaction_style": "universal", "universal_min_merge_width": 1},
+        {"universal_stop_style": "sometimes"},
+    ],
+)
+def test_bad_compaction_style_options_are_refused(path, kw):
+    with pytest.raises(shale.InvalidArgumentError):
+        shale.DB(path, **kw)
