@@ -440,25 +440,11 @@ pub(crate) fn run_manual<'a>(
         // Every run into the last level, whatever the range (RocksDB's
         // universal `CompactRange`).
         let plan = universal::manual_plan(&st.versions.current(cf), &o);
-        let Some(plan) = plan else {
-            return (st, Ok(()));
+        let r = match plan {
+            Some(plan) => run_manual_plan(db, &mut st, cf, &plan, (start, end), &mut reclaim),
+            None => Ok(()),
         };
-        let id = begin(db, &mut st, cf, &plan);
-        let r = execute(db, &mut st, cf, &plan, id, true);
-        finish_job(db, &mut st, &plan, id);
-        if let Err(e) = r {
-            db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
-            return (st, Err(e));
-        }
-        if let Some(report) = reclaim.as_deref_mut() {
-            let v = st.versions.current(cf);
-            report(&crate::db::ReclaimProgress {
-                level: plan.level,
-                output_level: plan.output_level,
-                bytes_in_range: bytes_in_range(&v, start, end),
-            });
-        }
-        return (st, Ok(()));
+        return (st, r);
     }
     let last = o.num_levels - 1;
     let mut moved_down = false;
@@ -475,23 +461,39 @@ pub(crate) fn run_manual<'a>(
         };
         let Some(plan) = plan else { continue };
         moved_down |= plan.output_level > plan.level;
-        let id = begin(db, &mut st, cf, &plan);
-        let r = execute(db, &mut st, cf, &plan, id, true);
-        finish_job(db, &mut st, &plan, id);
-        if let Err(e) = r {
-            db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
+        if let Err(e) = run_manual_plan(db, &mut st, cf, &plan, (start, end), &mut reclaim) {
             return (st, Err(e));
-        }
-        if let Some(report) = reclaim.as_deref_mut() {
-            let v = st.versions.current(cf);
-            report(&crate::db::ReclaimProgress {
-                level: plan.level,
-                output_level: plan.output_level,
-                bytes_in_range: bytes_in_range(&v, start, end),
-            });
         }
     }
     (st, Ok(()))
+}
+
+/// One step of a manual compaction: runs `plan`, records a failure as the
+/// background error, and reports the bytes left in `range` to `reclaim`.
+fn run_manual_plan(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
+    plan: &Plan,
+    (start, end): (Option<&[u8]>, Option<&[u8]>),
+    reclaim: &mut Option<&mut dyn FnMut(&crate::db::ReclaimProgress)>,
+) -> Result<()> {
+    let id = begin(db, st, cf, plan);
+    let r = execute(db, st, cf, plan, id, true);
+    finish_job(db, st, plan, id);
+    if let Err(e) = r {
+        db.set_bg_error(st, e.clone(), super::Reason::Compaction);
+        return Err(e);
+    }
+    if let Some(report) = reclaim.as_deref_mut() {
+        let v = st.versions.current(cf);
+        report(&crate::db::ReclaimProgress {
+            level: plan.level,
+            output_level: plan.output_level,
+            bytes_in_range: bytes_in_range(&v, start, end),
+        });
+    }
+    Ok(())
 }
 
 /// Bytes of the files of `v` overlapping `[start, end]` (whole files).
