@@ -126,7 +126,7 @@ fn picker_options_now(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptio
 
 /// Output ranges of the running compactions of family `cf`. Requires the
 /// DB mutex.
-fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
+pub(crate) fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
     db.stats
         .running
         .lock()
@@ -147,6 +147,18 @@ fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
 pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
     let queued: Vec<u32> = st.compaction_queue.iter().copied().collect();
     for cf in queued {
+        if super::fifo_runner::is_fifo(st, cf) {
+            // FIFO never compacts leveled: only its intra-L0 merges run as
+            // jobs (its drops run in `fifo_runner::drop_files_if_due`,
+            // before this).
+            match super::fifo_runner::pick(db, st, cf) {
+                Some(crate::compaction::fifo::FifoPlan::IntraL0(plan)) => return Some((cf, plan)),
+                _ => {
+                    st.compaction_queue.remove(&cf);
+                }
+            }
+            continue;
+        }
         let Some(o) = picker_options_now(db, st, cf) else {
             st.compaction_queue.remove(&cf);
             continue;
@@ -415,6 +427,23 @@ pub(crate) fn run<'a>(
     st
 }
 
+/// Runs one manual `plan` (an intra-L0 merge of a FIFO family) as a job.
+/// Requires what `run_manual` requires.
+pub(crate) fn run_manual_plan<'a>(
+    db: &'a Arc<DbInner>,
+    mut st: MutexGuard<'a, DbState>,
+    cf: u32,
+    plan: &Plan,
+) -> (MutexGuard<'a, DbState>, Result<()>) {
+    let id = begin(db, &mut st, cf, plan);
+    let r = execute(db, &mut st, cf, plan, id, true);
+    finish_job(db, &mut st, plan, id);
+    if let Err(e) = &r {
+        db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
+    }
+    (st, r)
+}
+
 /// Compacts every file overlapping [start, end] down to the last level,
 /// level by level (see `picker::manual_plan`), then rewrites the last
 /// level's files in the range when nothing above overlapped it.
@@ -428,6 +457,10 @@ pub(crate) fn run_manual<'a>(
     end: Option<&[u8]>,
     mut reclaim: Option<&mut dyn FnMut(&crate::db::ReclaimProgress)>,
 ) -> (MutexGuard<'a, DbState>, Result<()>) {
+    if super::fifo_runner::is_fifo(&st, cf) {
+        // The range does not matter to FIFO (see `fifo_runner`).
+        return super::fifo_runner::run_manual(db, st, cf);
+    }
     let Some(mut o) = picker_options_now(db, &st, cf) else {
         return (st, Err(dropped_error(cf)));
     };

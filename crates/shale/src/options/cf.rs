@@ -532,13 +532,24 @@ mod tests {
             );
         }
         for style in [CompactionStyle::Universal, CompactionStyle::Fifo] {
-            let o = CfOptions {
-                compaction_style: style,
-                ..CfOptions::default()
-            };
-            assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
             assert_eq!(CompactionStyle::parse(style.name()).unwrap(), style);
         }
+        let universal = CfOptions {
+            compaction_style: CompactionStyle::Universal,
+            ..CfOptions::default()
+        };
+        assert!(matches!(
+            universal.validate(),
+            Err(Error::InvalidArgument(_))
+        ));
+        // FIFO runs.
+        let fifo = CfOptions {
+            compaction_style: CompactionStyle::Fifo,
+            compaction_options_fifo: f.clone(),
+            ..CfOptions::default()
+        };
+        fifo.validate().unwrap();
+        assert_eq!(CfOptions::from_text(&fifo.to_text()).unwrap(), fifo);
     }
 
     #[test]

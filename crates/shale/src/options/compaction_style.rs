@@ -189,7 +189,7 @@ pub(crate) fn validate(
         return bad("compaction_options_fifo.max_table_files_size must be > 0".into());
     }
     match style {
-        CompactionStyle::Level => Ok(()),
+        CompactionStyle::Level | CompactionStyle::Fifo => Ok(()),
         s => bad(format!(
             "compaction_style {}: not supported by this build yet",
             s.name()
