@@ -234,6 +234,10 @@ define_flags! {
     block_restart_interval: i64 = 16, Eng, "Keys between restart points.";
     compression_type: String = "snappy".to_string(), Eng, "Block compression (none, lz4, zstd; RocksDB also snappy, zlib, bzip2, lz4hc).";
     min_level_to_compress: i64 = -1, Eng, "Levels below this are uncompressed (-1 = all compressed).";
+    compaction_style: i64 = 0, Eng, "0 level, 1 universal, 2 FIFO. shale: 0 and 2 (universal does not run yet); fjall: 0 only.";
+    fifo_compaction_max_table_files_size_mb: i64 = 0, Eng, "FIFO (--compaction_style=2): total table MiB past which the oldest tables are dropped (CompactionOptionsFIFO::max_table_files_size). db_bench's default 0 drops every table at once in RocksDB; shale refuses 0 (set it).";
+    fifo_compaction_allow_compaction: bool = true, Eng, "FIFO: merge small newest L0 tables (CompactionOptionsFIFO::allow_compaction; db_bench's default true).";
+    fifo_compaction_ttl: i64 = 0, Eng, "FIFO: drop tables whose newest entry is older than this many seconds (0 = never; RocksDB's Options::ttl).";
     max_compaction_bytes: i64 = 0, Eng, "Max bytes per compaction (0 = 25 x target_file_size_base).";
     soft_pending_compaction_bytes_limit: i64 = 64 << 30, Eng, "Writes slow down at this many pending compaction bytes (0 = off).";
     hard_pending_compaction_bytes_limit: i64 = 128 << 30, Eng, "Writes stop at this many pending compaction bytes (0 = off).";
@@ -258,7 +262,6 @@ define_flags! {
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";
     max_background_compactions: i64 = -1, Rocks, "Compaction threads (-1 = derived).";
     max_background_flushes: i64 = -1, Rocks, "Flush threads (-1 = derived).";
-    compaction_style: i64 = 0, Rocks, "0 level, 1 universal, 2 FIFO.";
     compaction_pri: i64 = 3, Rocks, "Compaction priority (3 = kMinOverlappingRatio).";
     pin_l0_filter_and_index_blocks_in_cache: bool = false, Rocks, "Pin L0 index/filter blocks.";
     use_ribbon_filter: bool = false, Rocks, "Ribbon instead of Bloom.";
@@ -717,14 +720,14 @@ mod tests {
 
     #[test]
     fn rocks_only_flags_rejected_for_other_engines_unless_default() {
-        let f = Flags::parse(&["--compaction_style=1"]).unwrap();
+        let f = Flags::parse(&["--compaction_pri=1"]).unwrap();
         let e = f.reject_category(Category::Rocks, "shale").unwrap_err();
         assert!(
-            e.0.contains("--compaction_style") && e.0.contains("shale"),
+            e.0.contains("--compaction_pri") && e.0.contains("shale"),
             "{e}"
         );
         // Explicitly passing db_bench's default is harmless.
-        let f = Flags::parse(&["--compaction_style=0"]).unwrap();
+        let f = Flags::parse(&["--compaction_pri=3"]).unwrap();
         assert!(f.reject_category(Category::Rocks, "shale").is_ok());
         let f = Flags::parse(&["--write_buffer_size=1000000"]).unwrap();
         assert!(f.reject_category(Category::Eng, "memory").is_err());

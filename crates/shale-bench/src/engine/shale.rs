@@ -148,6 +148,50 @@ fn merge_operator(f: &Flags) -> Result<Option<Arc<dyn shale::MergeOperator>>> {
     }))
 }
 
+/// db_bench's `--compaction_style` and `--fifo_compaction_*` flags as
+/// Shale's style and FIFO options (universal is refused: it does not run
+/// yet; the FIFO flags are refused without `--compaction_style=2`, where
+/// they would be ignored).
+fn compaction_style(
+    f: &Flags,
+) -> Result<(shale::CompactionStyle, shale::FifoCompactionOptions)> {
+    let fifo_flags = [
+        "fifo_compaction_max_table_files_size_mb",
+        "fifo_compaction_allow_compaction",
+        "fifo_compaction_ttl",
+    ];
+    match f.compaction_style {
+        0 => {
+            if let Some(n) = fifo_flags.iter().find(|n| !f.has_default(n)) {
+                bail!("--{n} needs --compaction_style=2 (FIFO) with --engine=shale");
+            }
+            Ok((
+                shale::CompactionStyle::Level,
+                shale::FifoCompactionOptions::default(),
+            ))
+        }
+        2 => {
+            let mb = f.fifo_compaction_max_table_files_size_mb;
+            if mb <= 0 {
+                bail!(
+                    "--compaction_style=2 needs --fifo_compaction_max_table_files_size_mb > 0 \
+                     with --engine=shale (db_bench's 0 would drop every table)"
+                );
+            }
+            Ok((
+                shale::CompactionStyle::Fifo,
+                shale::FifoCompactionOptions {
+                    max_table_files_size: (mb as u64).saturating_mul(1 << 20),
+                    allow_compaction: f.fifo_compaction_allow_compaction,
+                    ttl_secs: non_negative("fifo_compaction_ttl", f.fifo_compaction_ttl)? as u64,
+                },
+            ))
+        }
+        1 => bail!("--compaction_style=1 (universal) is not supported by --engine=shale yet"),
+        v => bail!("invalid value {v} for --compaction_style (0 level, 1 universal, 2 FIFO)"),
+    }
+}
+
 /// Builds `shale::Options` from the flags, or says which flag Shale cannot
 /// honour.
 pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
@@ -291,6 +335,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         ..shale::Options::default()
     };
     let mut opts = opts;
+    (opts.compaction_style, opts.compaction_options_fifo) = compaction_style(f)?;
     let families = non_negative("num_column_families", f.num_column_families)?;
     if families > 1 {
         let cf_opts = opts.cf_options();
