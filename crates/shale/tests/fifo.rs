@@ -234,7 +234,10 @@ fn readers_opened_before_a_drop_still_read_everything() {
     assert!(db.get_opt(b"a-000000", &ro).unwrap().is_none());
     let mut after = db.iter(&ro);
     after.seek_to_first();
-    assert!(!after.valid(), "nothing written before the snapshot is left");
+    assert!(
+        !after.valid(),
+        "nothing written before the snapshot is left"
+    );
     after.status().unwrap();
     drop(after);
     let ssts = || {
@@ -249,7 +252,10 @@ fn readers_opened_before_a_drop_still_read_everything() {
             })
             .count() as u64
     };
-    assert!(ssts() > l0_files(&db), "the dropped tables are still on disk");
+    assert!(
+        ssts() > l0_files(&db),
+        "the dropped tables are still on disk"
+    );
     drop(at_snap);
     drop(it);
     drop(ro);
@@ -345,7 +351,8 @@ fn refused_option_combinations_are_invalid_argument() {
     // naming the family.
     let leveled = db.create_cf("logs", CfOptions::default()).unwrap();
     for i in 0..100 {
-        db.put_cf(&leveled, format!("k{i:04}").as_bytes(), b"v").unwrap();
+        db.put_cf(&leveled, format!("k{i:04}").as_bytes(), b"v")
+            .unwrap();
     }
     db.flush_cf(&leveled).unwrap();
     db.compact_range_cf(&leveled, None, None).unwrap();

@@ -1250,7 +1250,10 @@ fn check_properties(
         }
         let fifo = FIFO_NAMES.contains(&name);
         // FIFO keeps every table in L0, always.
-        assert!(!fifo || deeper == 0, "{ctx}: {name:?}: FIFO tables below L0");
+        assert!(
+            !fifo || deeper == 0,
+            "{ctx}: {name:?}: FIFO tables below L0"
+        );
         // The typed statistics: one entry per live family, `default` first;
         // once nothing runs, the same shape and key estimate as the
         // properties.

@@ -152,9 +152,7 @@ fn merge_operator(f: &Flags) -> Result<Option<Arc<dyn shale::MergeOperator>>> {
 /// Shale's style and FIFO options (universal is refused: it does not run
 /// yet; the FIFO flags are refused without `--compaction_style=2`, where
 /// they would be ignored).
-fn compaction_style(
-    f: &Flags,
-) -> Result<(shale::CompactionStyle, shale::FifoCompactionOptions)> {
+fn compaction_style(f: &Flags) -> Result<(shale::CompactionStyle, shale::FifoCompactionOptions)> {
     let fifo_flags = [
         "fifo_compaction_max_table_files_size_mb",
         "fifo_compaction_allow_compaction",

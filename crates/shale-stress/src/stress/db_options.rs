@@ -13,9 +13,7 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use shale::{
-    CfOptions, CompactionStyle, Compression, FifoCompactionOptions, Options, RateLimiter,
-};
+use shale::{CfOptions, CompactionStyle, Compression, FifoCompactionOptions, Options, RateLimiter};
 
 use super::merge_op::StressMergeOperator;
 

@@ -206,7 +206,16 @@ mod tests {
             make_internal_key(&mut v, k.as_bytes(), s, ValueKind::Value as u8);
             v
         };
-        let mut f = FileMeta::new(n, size, ik("a", 10 * n), ik("z", 10 * n), 10 * n, 10 * n + 9, 10, 0);
+        let mut f = FileMeta::new(
+            n,
+            size,
+            ik("a", 10 * n),
+            ik("z", 10 * n),
+            10 * n,
+            10 * n + 9,
+            10,
+            0,
+        );
         f.newest_key_time = time;
         f
     }
@@ -215,7 +224,7 @@ mod tests {
     fn version(tables: Vec<FileMeta>) -> Version {
         let mut l0: Vec<Arc<FileMeta>> = tables.into_iter().map(Arc::new).collect();
         // Newest first, as L0 is ordered.
-        l0.sort_by(|a, b| b.largest_seq.cmp(&a.largest_seq));
+        l0.sort_by_key(|f| std::cmp::Reverse(f.largest_seq));
         Version::from_levels(vec![l0, Vec::new()])
     }
 
@@ -291,7 +300,11 @@ mod tests {
             max_table_files_size: 100,
             ..opts()
         };
-        let v = version(vec![table(1, 300, 1), table(2, 300, 9_990), table(3, 300, 9_990)]);
+        let v = version(vec![
+            table(1, 300, 1),
+            table(2, 300, 9_990),
+            table(3, 300, 9_990),
+        ]);
         assert_eq!(dropped(pick(&v, &o, &[])), Some((vec![1], DropReason::Ttl)));
     }
 

@@ -356,6 +356,9 @@ pub(crate) fn delete_only_pending(db: &DbInner, st: &DbState) -> bool {
 
 /// True when a compaction is due in family `cf` and could start now.
 pub(crate) fn needs_compaction_cf(db: &DbInner, st: &DbState, cf: u32) -> bool {
+    if super::fifo_runner::is_fifo(st, cf) {
+        return super::fifo_runner::pick(db, st, cf).is_some();
+    }
     let Some(o) = picker_options_now(db, st, cf) else {
         return false;
     };
@@ -371,6 +374,15 @@ pub(crate) fn needs_compaction(db: &DbInner, st: &DbState) -> bool {
     st.compaction_queue
         .iter()
         .any(|&cf| needs_compaction_cf(db, st, cf))
+        // FIFO drops are due in any FIFO family, queued or not (a TTL
+        // passes without a new version).
+        || st.cfs.keys().any(|&cf| {
+            super::fifo_runner::is_fifo(st, cf)
+                && matches!(
+                    super::fifo_runner::pick(db, st, cf),
+                    Some(crate::compaction::fifo::FifoPlan::Drop { .. })
+                )
+        })
 }
 
 /// True when an L0 compaction is running (for the `_with_compaction` stall

@@ -78,7 +78,12 @@ pub(crate) fn drop_files_if_due<'a>(
     db: &'a Arc<DbInner>,
     mut st: MutexGuard<'a, DbState>,
 ) -> (MutexGuard<'a, DbState>, bool) {
-    let families: Vec<u32> = st.cfs.keys().copied().filter(|&cf| is_fifo(&st, cf)).collect();
+    let families: Vec<u32> = st
+        .cfs
+        .keys()
+        .copied()
+        .filter(|&cf| is_fifo(&st, cf))
+        .collect();
     for cf in families {
         if let Some(FifoPlan::Drop { files, reason }) = pick(db, &st, cf) {
             let r = drop_files(db, &mut st, cf, &files, reason);

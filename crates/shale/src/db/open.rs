@@ -401,7 +401,7 @@ fn resolve_families(
                 }
             }
         };
-        fifo_needs_l0_only(&fam.name, &o, &fam.current())?;
+        fifo_needs_l0_only(&fam.name, &o, fam.current())?;
         out.push(OpenFamily {
             id,
             name: fam.name.clone(),
