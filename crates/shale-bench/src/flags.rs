@@ -234,6 +234,10 @@ define_flags! {
     block_restart_interval: i64 = 16, Eng, "Keys between restart points.";
     compression_type: String = "snappy".to_string(), Eng, "Block compression (none, lz4, zstd; RocksDB also snappy, zlib, bzip2, lz4hc).";
     min_level_to_compress: i64 = -1, Eng, "Levels below this are uncompressed (-1 = all compressed).";
+    compaction_style: i64 = 0, Eng, "0 level, 1 universal, 2 FIFO (fjall: 0 only).";
+    fifo_compaction_max_table_files_size_mb: i64 = 0, Eng, "FIFO (--compaction_style=2): total table MiB past which the oldest tables are dropped (CompactionOptionsFIFO::max_table_files_size). db_bench's default 0 drops every table at once in RocksDB; shale refuses 0 (set it).";
+    fifo_compaction_allow_compaction: bool = true, Eng, "FIFO: merge small newest L0 tables (CompactionOptionsFIFO::allow_compaction; db_bench's default true).";
+    fifo_compaction_ttl: i64 = 0, Eng, "FIFO: drop tables whose newest entry is older than this many seconds (0 = never; RocksDB's Options::ttl).";
     max_compaction_bytes: i64 = 0, Eng, "Max bytes per compaction (0 = 25 x target_file_size_base).";
     soft_pending_compaction_bytes_limit: i64 = 64 << 30, Eng, "Writes slow down at this many pending compaction bytes (0 = off).";
     hard_pending_compaction_bytes_limit: i64 = 128 << 30, Eng, "Writes stop at this many pending compaction bytes (0 = off).";
@@ -249,7 +253,6 @@ define_flags! {
     recycle_log_file_num: i64 = 0, Eng, "Keep up to this many obsolete WAL files and reuse them as new WALs (0 = off; needs --wal_recovery_mode=2 or 3).";
     allow_concurrent_memtable_write: bool = true, Eng, "Members of a write group insert into the memtable in parallel.";
     open_files: i64 = -1, Eng, "max_open_files: -1 keeps every table open; n >= 20 caches at most n - 10 table readers.";
-    compaction_style: i64 = 0, Eng, "0 level, 1 universal, 2 FIFO.";
     universal_size_ratio: i64 = 0, Eng, "Universal: percentage flexibility comparing run sizes (0 = engine default, 1).";
     universal_min_merge_width: i64 = 0, Eng, "Universal: fewest runs merged by size ratio (0 = engine default, 2).";
     universal_max_merge_width: i64 = 0, Eng, "Universal: most runs merged by size ratio (0 = engine default, unbounded).";

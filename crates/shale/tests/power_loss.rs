@@ -33,7 +33,8 @@
 //!   those whose `create_cf` returned and whose `drop_cf` did not; every
 //!   family equals the model after the same first m batches (so each batch
 //!   is in all its families or in none, with no holes); m covers every
-//!   `sync` acknowledgement.
+//!   `sync` acknowledgement. Family `b` uses FIFO compaction (a cap never
+//!   reached, intra-L0 merges on: see `cf_opts`).
 //! - `cross_family_exhaustive_crash_points`: a fixed cross-family workload
 //!   (creates, drop, flushes of single families, a family compaction); the
 //!   image after every mutating IO call must hold each batch in all its
@@ -1014,11 +1015,14 @@ fn live_tables(db: &Db) -> Vec<u64> {
 // ---------------------------------------------------------------------------
 // Cross-family scenarios (issue 11).
 
-/// Options of the families the cross-family scenarios create: memtables
+/// Options of family `name` in the cross-family scenarios: memtables
 /// smaller than the default family's, so each family switches and flushes on
-/// its own schedule and their log numbers differ.
-fn cf_opts() -> CfOptions {
-    CfOptions {
+/// its own schedule and their log numbers differ. Family `b` uses FIFO
+/// compaction (issue 15) with intra-L0 merges and a cap no scenario
+/// reaches, so nothing is dropped and recovery stays exact; family `c`
+/// uses universal compaction.
+fn cf_opts(name: &str) -> CfOptions {
+    let o = CfOptions {
         write_buffer_size: 8 * 1024,
         level0_file_num_compaction_trigger: 2,
         max_bytes_for_level_base: 64 * 1024,
@@ -1026,19 +1030,29 @@ fn cf_opts() -> CfOptions {
         block_size: 1024,
         merge_operator: append(),
         ..CfOptions::default()
+    };
+    if name == "c" {
+        // Universal (issue 15), trivial moves on.
+        return CfOptions {
+            compaction_style: shale::CompactionStyle::Universal,
+            compaction_options_universal: shale::UniversalCompactionOptions {
+                allow_trivial_move: true,
+                ..Default::default()
+            },
+            ..o
+        };
     }
-}
-
-/// `cf_opts` with universal compaction (issue 15): family `b` of the
-/// cross-family tests compacts in tiers while the others level.
-fn cf_opts_universal() -> CfOptions {
+    if name != "b" {
+        return o;
+    }
     CfOptions {
-        compaction_style: shale::CompactionStyle::Universal,
-        compaction_options_universal: shale::UniversalCompactionOptions {
-            allow_trivial_move: true,
-            ..Default::default()
+        compaction_style: shale::CompactionStyle::Fifo,
+        compaction_options_fifo: shale::FifoCompactionOptions {
+            max_table_files_size: 1 << 30,
+            allow_compaction: true,
+            ttl_secs: 0,
         },
-        ..cf_opts()
+        ..o
     }
 }
 
@@ -1136,10 +1150,10 @@ fn cf_power_loss(seed: u64, cycles: u64) {
     let mut db = Db::open(DIR, shaped(opts(&fs), &mut shape_rng)).expect("create");
     let mut live: BTreeMap<String, Cf> = BTreeMap::new();
     live.insert("default".into(), db.default_cf());
-    let a = db.create_cf("a", cf_opts()).expect("create_cf");
+    let a = db.create_cf("a", cf_opts("a")).expect("create_cf");
     live.insert("a".into(), a);
     for cf in db
-        .create_cfs(&[("b", cf_opts_universal()), ("c", cf_opts())])
+        .create_cfs(&[("b", cf_opts("b")), ("c", cf_opts("c"))])
         .expect("create_cfs")
     {
         live.insert(cf.name().to_string(), cf);
@@ -1196,11 +1210,11 @@ fn cf_power_loss(seed: u64, cycles: u64) {
                     .collect();
                 let made = if names.len() == 1 {
                     vec![db
-                        .create_cf(&names[0], cf_opts())
+                        .create_cf(&names[0], cf_opts(&names[0]))
                         .unwrap_or_else(|e| panic!("{ctx}: create_cf({names:?}): {e}"))]
                 } else {
                     let req: Vec<(&str, CfOptions)> =
-                        names.iter().map(|s| (s.as_str(), cf_opts())).collect();
+                        names.iter().map(|s| (s.as_str(), cf_opts(s))).collect();
                     db.create_cfs(&req)
                         .unwrap_or_else(|e| panic!("{ctx}: create_cfs({names:?}): {e}"))
                 };
@@ -1377,11 +1391,11 @@ fn exhaustive_cf(batches: u32) {
     let mut ddl: BTreeMap<&str, (Window, Option<Window>)> = BTreeMap::new();
     ddl.insert("default", ((0, 0), None));
     let before = fs.op_count();
-    live.insert("a", db.create_cf("a", cf_opts()).expect("create_cf a"));
+    live.insert("a", db.create_cf("a", cf_opts("a")).expect("create_cf a"));
     ddl.insert("a", ((before, fs.op_count()), None));
     let before = fs.op_count();
     let bc = db
-        .create_cfs(&[("b", cf_opts_universal()), ("c", cf_opts())])
+        .create_cfs(&[("b", cf_opts("b")), ("c", cf_opts("c"))])
         .expect("create_cfs b c");
     let w = (before, fs.op_count());
     for cf in bc {
@@ -1406,7 +1420,7 @@ fn exhaustive_cf(batches: u32) {
         }
         if i == batches * 5 / 8 {
             let before = fs.op_count();
-            live.insert("d", db.create_cf("d", cf_opts()).expect("create_cf d"));
+            live.insert("d", db.create_cf("d", cf_opts("d")).expect("create_cf d"));
             ddl.insert("d", ((before, fs.op_count()), None));
         }
         if i == batches * 3 / 4 {
@@ -1545,7 +1559,7 @@ fn crash_the_cf_recovery(image: &MemFileSystem, ctx: &str) -> usize {
                     level0_slowdown_writes_trigger: 100,
                     level0_stop_writes_trigger: 100,
                     max_bytes_for_level_base: 1 << 40,
-                    ..cf_opts()
+                    ..cf_opts(&n)
                 };
                 (n, o)
             })

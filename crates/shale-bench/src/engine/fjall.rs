@@ -56,6 +56,10 @@ fn compression(t: &str) -> Result<CompressionType> {
 
 /// Flags fjall has no equivalent for: accepted only at their default value.
 const UNSUPPORTED: &[&str] = &[
+    "compaction_style",
+    "fifo_compaction_max_table_files_size_mb",
+    "fifo_compaction_allow_compaction",
+    "fifo_compaction_ttl",
     "bytes_per_sync",
     "wal_bytes_per_sync",
     "recycle_log_file_num",

@@ -179,6 +179,20 @@ fn build_options(f: &Flags) -> Result<Options> {
         )?);
         o.set_universal_compaction_options(&u);
     }
+    // db_bench: CompactionOptionsFIFO(max_table_files_size_mb MiB,
+    // allow_compaction), and Options::ttl from --fifo_compaction_ttl.
+    if f.compaction_style == 2 {
+        let mut fifo = rocksdb::FifoCompactOptions::default();
+        fifo.set_max_table_files_size(
+            (f.fifo_compaction_max_table_files_size_mb.max(0) as u64).saturating_mul(1 << 20),
+        );
+        // allow_compaction: not in the crate's FifoCompactOptions; set
+        // after open (`fifo_option_string`).
+        o.set_fifo_compaction_options(&fifo);
+        if f.fifo_compaction_ttl > 0 {
+            o.set_ttl(f.fifo_compaction_ttl as u64);
+        }
+    }
     o.set_compaction_pri(match f.compaction_pri {
         0 => rocksdb::CompactionPri::ByCompensatedSize,
         1 => rocksdb::CompactionPri::OldestLargestSeqFirst,
@@ -306,14 +320,33 @@ pub struct RocksEngine {
     batched_multiget: bool,
 }
 
+/// db_bench's whole `CompactionOptionsFIFO` as RocksDB's option string,
+/// under `--compaction_style=2`: the rocksdb crate's `FifoCompactOptions`
+/// sets only `max_table_files_size`, so `allow_compaction` (a mutable
+/// option) is set by `SetOptions` right after open.
+fn fifo_option_string(f: &Flags) -> Option<String> {
+    (f.compaction_style == 2).then(|| {
+        format!(
+            "{{max_table_files_size={};allow_compaction={}}}",
+            (f.fifo_compaction_max_table_files_size_mb.max(0) as u64).saturating_mul(1 << 20),
+            f.fifo_compaction_allow_compaction
+        )
+    })
+}
+
 impl RocksEngine {
     /// Opens (creating if missing) the DB at `path` with
     /// `--num_column_families` families.
     pub fn open(f: &Flags, path: &Path) -> Result<RocksEngine> {
         let mut opts = build_options(f)?;
         let n = f.num_column_families.max(1) as usize;
+        let fifo = fifo_option_string(f);
         if n == 1 {
             let db = DB::open(&opts, path).map_err(err)?;
+            if let Some(s) = &fifo {
+                db.set_options(&[("compaction_options_fifo", s.as_str())])
+                    .map_err(err)?;
+            }
             return Ok(RocksEngine {
                 cfs: Vec::new(),
                 db,
@@ -328,9 +361,19 @@ impl RocksEngine {
             .map(|name| ColumnFamilyDescriptor::new(name, opts.clone()));
         let db = DB::open_cf_descriptors(&opts, path, descriptors).map_err(err)?;
         let mut cfs = Vec::with_capacity(n - 1);
+        if let Some(s) = &fifo {
+            db.set_options(&[("compaction_options_fifo", s.as_str())])
+                .map_err(err)?;
+        }
         for name in &names[1..] {
             match db.cf_handle(name) {
-                Some(cf) => cfs.push(CfHandle(cf as *const ColumnFamily)),
+                Some(cf) => {
+                    if let Some(s) = &fifo {
+                        db.set_options_cf(&cf, &[("compaction_options_fifo", s.as_str())])
+                            .map_err(err)?;
+                    }
+                    cfs.push(CfHandle(cf as *const ColumnFamily))
+                }
                 None => bail!("rocksdb: column family {name} missing after open"),
             }
         }

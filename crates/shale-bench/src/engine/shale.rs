@@ -148,17 +148,44 @@ fn merge_operator(f: &Flags) -> Result<Option<Arc<dyn shale::MergeOperator>>> {
     }))
 }
 
-/// `--compaction_style` and the `--universal_*` flags (0 = the engine's
-/// default, as db_bench passes them).
+/// db_bench's `--compaction_style`, `--universal_*` and `--fifo_compaction_*`
+/// flags as Shale's style and its options (0 = the engine's default, as
+/// db_bench passes them). A style's flags without that style are refused:
+/// they would be ignored.
 fn compaction_style(
     f: &Flags,
-) -> Result<(shale::CompactionStyle, shale::UniversalCompactionOptions)> {
-    let style = match f.compaction_style {
-        0 => shale::CompactionStyle::Level,
-        1 => shale::CompactionStyle::Universal,
-        2 => shale::CompactionStyle::Fifo,
+) -> Result<(
+    shale::CompactionStyle,
+    shale::UniversalCompactionOptions,
+    shale::FifoCompactionOptions,
+)> {
+    let universal_flags = [
+        "universal_size_ratio",
+        "universal_min_merge_width",
+        "universal_max_merge_width",
+        "universal_max_size_amplification_percent",
+        "universal_compression_size_percent",
+        "universal_allow_trivial_move",
+        "universal_incremental",
+    ];
+    let fifo_flags = [
+        "fifo_compaction_max_table_files_size_mb",
+        "fifo_compaction_allow_compaction",
+        "fifo_compaction_ttl",
+    ];
+    let (style, needs) = match f.compaction_style {
+        0 => (shale::CompactionStyle::Level, None),
+        1 => (shale::CompactionStyle::Universal, Some(1)),
+        2 => (shale::CompactionStyle::Fifo, Some(2)),
         v => bail!("invalid value {v} for --compaction_style (0 level, 1 universal, 2 FIFO)"),
     };
+    for (flags, wanted) in [(&universal_flags[..], 1), (&fifo_flags[..], 2)] {
+        if needs != Some(wanted) {
+            if let Some(n) = flags.iter().find(|n| !f.has_default(n)) {
+                bail!("--{n} needs --compaction_style={wanted} with --engine=shale");
+            }
+        }
+    }
     let mut u = shale::UniversalCompactionOptions::default();
     let set = |name: &str, v: i64, field: &mut u32| -> Result<()> {
         if v != 0 {
@@ -191,7 +218,22 @@ fn compaction_style(
         .map_err(|_| Error("--universal_compression_size_percent is out of range".into()))?;
     u.allow_trivial_move = f.universal_allow_trivial_move;
     u.incremental = f.universal_incremental;
-    Ok((style, u))
+    let mut fifo = shale::FifoCompactionOptions::default();
+    if style == shale::CompactionStyle::Fifo {
+        let mb = f.fifo_compaction_max_table_files_size_mb;
+        if mb <= 0 {
+            bail!(
+                "--compaction_style=2 needs --fifo_compaction_max_table_files_size_mb > 0 \
+                 with --engine=shale (db_bench's 0 would drop every table)"
+            );
+        }
+        fifo = shale::FifoCompactionOptions {
+            max_table_files_size: (mb as u64).saturating_mul(1 << 20),
+            allow_compaction: f.fifo_compaction_allow_compaction,
+            ttl_secs: non_negative("fifo_compaction_ttl", f.fifo_compaction_ttl)? as u64,
+        };
+    }
+    Ok((style, u, fifo))
 }
 
 /// Builds `shale::Options` from the flags, or says which flag Shale cannot
@@ -337,7 +379,11 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         ..shale::Options::default()
     };
     let mut opts = opts;
-    (opts.compaction_style, opts.compaction_options_universal) = compaction_style(f)?;
+    (
+        opts.compaction_style,
+        opts.compaction_options_universal,
+        opts.compaction_options_fifo,
+    ) = compaction_style(f)?;
     let families = non_negative("num_column_families", f.num_column_families)?;
     if families > 1 {
         let cf_opts = opts.cf_options();

@@ -14,8 +14,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use shale::{
-    CfOptions, CompactionStyle, Compression, Options, RateLimiter, UniversalCompactionOptions,
-    UniversalStopStyle,
+    CfOptions, CompactionStyle, Compression, FifoCompactionOptions, Options, RateLimiter,
+    UniversalCompactionOptions, UniversalStopStyle,
 };
 
 use super::merge_op::StressMergeOperator;
@@ -156,15 +156,42 @@ pub fn cf_name(i: u32) -> String {
 pub fn random_cf_options(seed: u64, opts: &Options, i: u32) -> CfOptions {
     let mut rng = SmallRng::seed_from_u64(seed ^ 0x00cf_0000 ^ u64::from(i));
     let l0_trigger = pick(&mut rng, &[2, 4, 8]);
+    let write_buffer_size = pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20]);
     let mut o = CfOptions {
-        write_buffer_size: pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20]),
+        // A FIFO family keeps every table: memtables of at least the
+        // default family's (see `use_fifo`).
+        write_buffer_size: if opts.compaction_style == CompactionStyle::Fifo {
+            write_buffer_size.max(opts.write_buffer_size)
+        } else {
+            write_buffer_size
+        },
         level0_file_num_compaction_trigger: l0_trigger,
         level0_slowdown_writes_trigger: l0_trigger * 5,
         level0_stop_writes_trigger: l0_trigger * 9,
         ..opts.cf_options()
     };
-    (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
+    // A FIFO DB keeps FIFO in every family (fixed at creation); the others
+    // draw leveled or universal per family and run.
+    if opts.compaction_style != CompactionStyle::Fifo {
+        (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
+    }
     o
+}
+
+/// FIFO compaction for every family (`--compaction_style=2`, fixed when
+/// the expected state is created): a cap no run reaches (1 TiB), so
+/// nothing is dropped and verification stays exact while flushes, intra-L0
+/// merges (on) and the FIFO picker run; memtables of at least 1 MiB, as
+/// FIFO keeps every table in L0 and thousands of tiny ones would make
+/// every read slow.
+pub fn use_fifo(o: &mut Options) {
+    o.compaction_style = CompactionStyle::Fifo;
+    o.compaction_options_fifo = FifoCompactionOptions {
+        max_table_files_size: 1 << 40,
+        allow_compaction: true,
+        ttl_secs: 0,
+    };
+    o.write_buffer_size = o.write_buffer_size.max(1 << 20);
 }
 
 /// One line describing the drawn options.

@@ -6,8 +6,10 @@
 //! format version u32, num_levels u32 (chosen when the DB was created: a DB
 //! cannot be reopened with fewer levels), max_key u64, column families u32,
 //! no-overwrite percent u32, compaction filter u32 (1: every open of the DB
-//! passes the stress filter, `compaction_filter.rs`; 0: none), reserved u32
-//! (0) — then three arrays of one u64 per (family, key), family-major:
+//! passes the stress filter, `compaction_filter.rs`; 0: none), compaction
+//! style u32 (2: every family uses FIFO compaction with a cap no run
+//! reaches, so nothing is dropped and verification stays exact; 0:
+//! leveled; the word was reserved, 0, before) — then three arrays of one u64 per (family, key), family-major:
 //! - *slots*: low 32 bits the committed state, 0 = absent, else the value
 //!   base; high 32 bits 0 = nothing pending, else `PENDING | new state`;
 //! - *batch tags*: the tag of the last multi-key batch that marked the key
@@ -150,6 +152,8 @@ pub struct Shape {
     pub no_overwrite_percent: u32,
     /// Every open passes the stress compaction filter.
     pub compaction_filter: bool,
+    /// Every family uses FIFO compaction (`--compaction_style=2`).
+    pub fifo: bool,
 }
 
 impl Shape {
@@ -162,6 +166,8 @@ impl Shape {
         h[24..28].copy_from_slice(&self.num_cfs.to_le_bytes());
         h[28..32].copy_from_slice(&self.no_overwrite_percent.to_le_bytes());
         h[32..36].copy_from_slice(&u32::from(self.compaction_filter).to_le_bytes());
+        let style: u32 = if self.fifo { 2 } else { 0 };
+        h[36..40].copy_from_slice(&style.to_le_bytes());
         h
     }
 
@@ -260,18 +266,25 @@ impl ExpectedState {
             num_levels: u32_at(&header, 12),
             no_overwrite_percent: u32_at(&header, 28),
             compaction_filter: header_len == HEADER && u32_at(&header, 32) == 1,
+            fifo: header_len == HEADER && u32_at(&header, 36) == 2,
         };
         let filter_word = u32_at(&header, 32);
+        let style_word = if header_len == HEADER {
+            u32_at(&header, 36)
+        } else {
+            0
+        };
         if shape.max_key == 0
             || shape.max_key > u64::from(u32::MAX)
             || shape.num_cfs == 0
             || shape.num_cfs > 1024
             || shape.no_overwrite_percent > 100
             || filter_word > 1
+            || (style_word != 0 && style_word != 2)
         {
             return Err(bad(format!(
                 "{}: bad header: max_key {}, column families {}, no-overwrite percent {}, \
-                 compaction filter {filter_word}",
+                 compaction filter {filter_word}, compaction style {style_word}",
                 path.display(),
                 shape.max_key,
                 shape.num_cfs,
@@ -351,6 +364,11 @@ impl ExpectedState {
     /// True if every open of the DB passes the stress compaction filter.
     pub fn compaction_filter(&self) -> bool {
         self.shape.compaction_filter
+    }
+
+    /// True if every family of the DB uses FIFO compaction.
+    pub fn fifo(&self) -> bool {
+        self.shape.fifo
     }
 
     /// True if `key` (in every family) is a no-overwrite key: put only while
@@ -460,6 +478,7 @@ mod tests {
             num_levels: 5,
             no_overwrite_percent,
             compaction_filter: true,
+            fifo: true,
         }
     }
 
@@ -556,7 +575,8 @@ mod tests {
                     num_cfs: 3,
                     num_levels: 4,
                     no_overwrite_percent: percent,
-                    compaction_filter: false
+                    compaction_filter: false,
+                    fifo: false
                 }
             );
             assert_eq!(e.get(29).committed, Record::lasting(5));

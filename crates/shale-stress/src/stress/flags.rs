@@ -88,6 +88,11 @@ pub struct Flags {
     pub compaction_filter: bool,
     /// `--compaction_filter` was given (not drawn).
     pub compaction_filter_given: bool,
+    /// db_bench's `--compaction_style`: 0 leveled, 2 FIFO (every family,
+    /// with a cap no run reaches: see `db_options::use_fifo`). Fixed when
+    /// the expected state is created; default: drawn from the seed, FIFO
+    /// in 1 DB in 4. Not in history mode.
+    pub compaction_style: u32,
 }
 
 /// Largest `--column_families`.
@@ -102,7 +107,7 @@ pub const USAGE: &str = "usage: shale-stress --db=DIR [--threads=4] [--max_key=1
 [--ops_per_thread=100000] [--duration=SECS] [--seed=N] [--verify_only] [--reopen=0] \
 [--sync] [--expected=FILE] [--history=DIR] [--column_families=1] [--use_merge] \
 [--merge_percent=N] [--nooverwritepercent=N] [--delrangepercent=N] \
-[--range_deletion_width=10] [--ttl_percent=N] [--compaction_filter]";
+[--range_deletion_width=10] [--ttl_percent=N] [--compaction_filter] [--compaction_style=0|2]";
 
 /// The `--help` text: the usage line, then each flag.
 pub const HELP: &str = "\
@@ -128,6 +133,8 @@ pub const HELP: &str = "\
                            verified by the clock, 1 s tolerance (not history)
   --compaction_filter      open with the stress filter (keys 3 mod 8 rewritten,
                            6 mod 8 removed); fixed at creation (not history)
+  --compaction_style=N     0 leveled, 2 FIFO (every family, nothing dropped);
+                           fixed at creation (not history)
 Exit status: 0 ok, 1 verification failure, 2 usage or setup error.";
 
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
@@ -172,10 +179,12 @@ impl Flags {
             ttl_percent: 0,
             compaction_filter: false,
             compaction_filter_given: false,
+            compaction_style: 0,
         };
         let mut max_key_given = false;
         let (mut use_merge, mut merge_percent, mut delrangepercent) = (None, None, None);
         let (mut ttl_percent, mut compaction_filter) = (None, None);
+        let mut compaction_style: Option<u32> = None;
         let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
             let Some(body) = arg.strip_prefix("--") else {
@@ -227,6 +236,7 @@ impl Flags {
                 "compaction_filter" => {
                     compaction_filter = Some(parse_bool(name, value.as_deref())?)
                 }
+                "compaction_style" => compaction_style = Some(parse_num(name, v)?),
                 _ => return Err(format!("unknown flag --{name}")),
             }
         }
@@ -252,6 +262,7 @@ impl Flags {
         let drawn_delrange = *[0, 0, 2, 5].choose(&mut draw).unwrap_or(&0);
         let drawn_ttl = *[0, 0, 10, 30].choose(&mut draw).unwrap_or(&0);
         let drawn_filter = draw.gen_ratio(1, 2);
+        let drawn_style = if draw.gen_ratio(1, 4) { 2 } else { 0 };
         let history = f.history.is_some();
         f.use_merge = use_merge.unwrap_or(drawn_use_merge);
         f.merge_percent = merge_percent.unwrap_or(if history { 0 } else { drawn_merge_percent });
@@ -262,6 +273,13 @@ impl Flags {
         f.ttl_percent = ttl_percent.unwrap_or(if history { 0 } else { drawn_ttl });
         f.compaction_filter_given = compaction_filter.is_some();
         f.compaction_filter = compaction_filter.unwrap_or(!history && drawn_filter);
+        f.compaction_style = compaction_style.unwrap_or(if history { 0 } else { drawn_style });
+        if f.compaction_style != 0 && f.compaction_style != 2 {
+            return Err(format!(
+                "--compaction_style={}: 0 (leveled) or 2 (FIFO); universal does not run yet",
+                f.compaction_style
+            ));
+        }
         if f.merge_percent > 100
             || f.nooverwritepercent > 100
             || f.delrangepercent > 100
@@ -286,6 +304,9 @@ impl Flags {
                      (the history's model is a register; --use_merge is)"
                         .into(),
                 );
+            }
+            if f.compaction_style != 0 {
+                return Err("--history: --compaction_style=2 is not supported".into());
             }
             if f.ttl_percent > 0 || f.compaction_filter {
                 return Err(

@@ -129,6 +129,7 @@ fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
                 num_levels: db_options::random_num_levels(flags.seed),
                 no_overwrite_percent: flags.nooverwritepercent,
                 compaction_filter: flags.compaction_filter,
+                fifo: flags.compaction_style == 2,
             },
         )
         .map_err(err)
@@ -237,6 +238,9 @@ fn run(flags: &Flags) -> Result<u64, String> {
         opts.compaction_filter = Some(std::sync::Arc::new(StressFilter {
             no_overwrite_percent: expected.no_overwrite_percent(),
         }));
+    }
+    if expected.fifo() {
+        db_options::use_fifo(&mut opts);
     }
     println!("seed: {}", flags.seed);
     println!(

@@ -147,13 +147,22 @@ impl CompactionJob<'_> {
             column_family: self.cf,
             ..VersionEdit::default()
         };
-        for f in self.inputs() {
+        // The outputs hold the inputs' entries: as young as the youngest
+        // input, not the time of the rewrite (unknown when one is unknown).
+        let inputs = self.inputs();
+        let newest_key_time = if inputs.iter().any(|f| f.newest_key_time == 0) {
+            0
+        } else {
+            inputs.iter().map(|f| f.newest_key_time).max().unwrap_or(0)
+        };
+        for f in inputs {
             let level = level_of(current, f.number).unwrap_or(self.plan.level);
             edit.delete_file(level, f.number);
         }
         for f in outputs {
             let mut f = f.clone();
             f.compression = self.compression.code();
+            f.newest_key_time = newest_key_time;
             edit.add_file(self.plan.output_level, f);
         }
         edit

@@ -4,9 +4,12 @@
 //! that chooses what to compact (`picker`, with level targets and scores in
 //! `sizing`; `universal` for tiered families), and the split of one job into key ranges run in parallel
 //! (`subcompaction`), the user's per-key hook (`user_filter`), and the
-//! removal of files wholly under range tombstones (`delete_only`). The DB runs jobs against its state in db/compaction_runner.rs.
+//! removal of files wholly under range tombstones (`delete_only`), and the
+//! FIFO style's picker (`fifo`: whole tables dropped by size or age,
+//! small newest L0 tables merged). The DB runs jobs against its state in db/compaction_runner.rs.
 
 pub(crate) mod delete_only;
+pub(crate) mod fifo;
 pub(crate) mod filter;
 pub(crate) mod job;
 pub(crate) mod output;

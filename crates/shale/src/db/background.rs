@@ -70,6 +70,11 @@ fn bg_loop(db: &Arc<DbInner>) {
             if dropped {
                 continue;
             }
+            let (st2, dropped) = super::fifo_runner::drop_files_if_due(db, st);
+            st = st2;
+            if dropped {
+                continue;
+            }
             if let Some((cf, plan)) = compaction_runner::pick(db, &mut st) {
                 st = compaction_runner::run(db, st, cf, plan);
                 continue;
@@ -316,6 +321,11 @@ pub(crate) fn stall_condition(
     num_levels: usize,
 ) -> crate::stats::StallCondition {
     use crate::stats::{StallCause, StallCondition};
+    if o.compaction_style == crate::options::CompactionStyle::Fifo {
+        // RocksDB's sanitizing: no L0 or pending-bytes stall under FIFO
+        // (see `fifo_runner`).
+        return StallCondition::Normal;
+    }
     let universal = o.compaction_style == crate::options::CompactionStyle::Universal;
     // A universal family counts sorted runs where a leveled one counts L0
     // files (RocksDB's `l0_delay_trigger_count`), and has no pending-bytes

@@ -128,7 +128,7 @@ fn picker_options_now(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptio
 
 /// Output ranges of the running compactions of family `cf`. Requires the
 /// DB mutex.
-fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
+pub(crate) fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
     db.stats
         .running
         .lock()
@@ -149,6 +149,18 @@ fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
 pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
     let queued: Vec<u32> = st.compaction_queue.iter().copied().collect();
     for cf in queued {
+        if super::fifo_runner::is_fifo(st, cf) {
+            // FIFO never compacts leveled: only its intra-L0 merges run as
+            // jobs (its drops run in `fifo_runner::drop_files_if_due`,
+            // before this).
+            match super::fifo_runner::pick(db, st, cf) {
+                Some(crate::compaction::fifo::FifoPlan::IntraL0(plan)) => return Some((cf, plan)),
+                _ => {
+                    st.compaction_queue.remove(&cf);
+                }
+            }
+            continue;
+        }
         let Some(o) = picker_options_now(db, st, cf) else {
             st.compaction_queue.remove(&cf);
             continue;
@@ -346,6 +358,9 @@ pub(crate) fn delete_only_pending(db: &DbInner, st: &DbState) -> bool {
 
 /// True when a compaction is due in family `cf` and could start now.
 pub(crate) fn needs_compaction_cf(db: &DbInner, st: &DbState, cf: u32) -> bool {
+    if super::fifo_runner::is_fifo(st, cf) {
+        return super::fifo_runner::pick(db, st, cf).is_some();
+    }
     let Some(o) = picker_options_now(db, st, cf) else {
         return false;
     };
@@ -361,6 +376,15 @@ pub(crate) fn needs_compaction(db: &DbInner, st: &DbState) -> bool {
     st.compaction_queue
         .iter()
         .any(|&cf| needs_compaction_cf(db, st, cf))
+        // FIFO drops are due in any FIFO family, queued or not (a TTL
+        // passes without a new version).
+        || st.cfs.keys().any(|&cf| {
+            super::fifo_runner::is_fifo(st, cf)
+                && matches!(
+                    super::fifo_runner::pick(db, st, cf),
+                    Some(crate::compaction::fifo::FifoPlan::Drop { .. })
+                )
+        })
 }
 
 /// True when an L0 compaction is running (for the `_with_compaction` stall
@@ -430,6 +454,10 @@ pub(crate) fn run_manual<'a>(
     end: Option<&[u8]>,
     mut reclaim: Option<&mut dyn FnMut(&crate::db::ReclaimProgress)>,
 ) -> (MutexGuard<'a, DbState>, Result<()>) {
+    if super::fifo_runner::is_fifo(&st, cf) {
+        // The range does not matter to FIFO (see `fifo_runner`).
+        return super::fifo_runner::run_manual(db, st, cf);
+    }
     let Some(mut o) = picker_options_now(db, &st, cf) else {
         return (st, Err(dropped_error(cf)));
     };
@@ -468,9 +496,11 @@ pub(crate) fn run_manual<'a>(
     (st, Ok(()))
 }
 
-/// One step of a manual compaction: runs `plan`, records a failure as the
-/// background error, and reports the bytes left in `range` to `reclaim`.
-fn run_manual_plan(
+/// One step of a manual compaction (a level of `run_manual`, universal's
+/// one plan, a FIFO family's intra-L0 merge): runs `plan`, records a
+/// failure as the background error, and reports the bytes left in `range`
+/// to `reclaim`. Requires what `run_manual` requires.
+pub(crate) fn run_manual_plan(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
     cf: u32,

@@ -19,6 +19,7 @@ mod compaction_runner;
 mod db_iter;
 mod error_handler;
 mod event_glue;
+mod fifo_runner;
 mod flush_runner;
 mod info_log;
 mod key_range;

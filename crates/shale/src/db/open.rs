@@ -345,6 +345,30 @@ struct OpenFamily {
 }
 
 /// Decides every family's options (see the module comment).
+/// A FIFO family keeps every table in L0 (`compaction::fifo`): opening one
+/// whose tables reach deeper levels (it was leveled before) is refused.
+/// RocksDB (since 7.0) migrates such a DB by dropping the deeper levels'
+/// tables first; this build does not, and says so instead of dropping data
+/// the user may not expect to lose (compact it to one level while leveled,
+/// or ingest it into a new family).
+fn fifo_needs_l0_only(name: &str, o: &CfOptions, v: &crate::version::Version) -> Result<()> {
+    if o.compaction_style != crate::options::CompactionStyle::Fifo {
+        return Ok(());
+    }
+    match (1..v.num_levels()).find(|&l| v.num_files(l) > 0) {
+        None => Ok(()),
+        Some(l) => Err(in_family(
+            name,
+            Error::InvalidArgument(format!(
+                "compaction_style kCompactionStyleFIFO needs every table in L0, \
+                 but L{l} holds {} table(s) (the family was not FIFO before); \
+                 migrating a multi-level family to FIFO is not supported",
+                v.num_files(l)
+            )),
+        )),
+    }
+}
+
 fn resolve_families(
     opts: &Options,
     versions: &VersionSet,
@@ -377,6 +401,7 @@ fn resolve_families(
                 }
             }
         };
+        fifo_needs_l0_only(&fam.name, &o, fam.current())?;
         out.push(OpenFamily {
             id,
             name: fam.name.clone(),
@@ -513,6 +538,7 @@ fn replay_wals(
         fs,
         dir,
         file_opts: opts.flush_file_options(),
+        now: opts.clock.now_secs(),
     };
     for (i, &number) in logs.iter().enumerate() {
         versions.mark_file_number_used(number);
@@ -685,6 +711,9 @@ struct RecoveryTables<'a> {
     /// `use_direct_io_for_flush_and_compaction` (a recovery flush is a
     /// flush).
     file_opts: crate::fs::FileOptions,
+    /// The clock (the tables' `newest_key_time`: their entries were
+    /// written before the open).
+    now: u64,
 }
 
 fn flush_recovered(
@@ -695,7 +724,12 @@ fn flush_recovered(
     mem: MemTable,
     shutting_down: &AtomicBool,
 ) -> Result<()> {
-    let RecoveryTables { fs, dir, file_opts } = to;
+    let RecoveryTables {
+        fs,
+        dir,
+        file_opts,
+        now,
+    } = to;
     let mem = Arc::new(mem);
     let mut iter = mem.iter();
     iter.seek_to_first();
@@ -727,6 +761,7 @@ fn flush_recovered(
     let out = write_outputs(&mut iter, &mut filter, &mut spec)?;
     for mut f in out.files {
         f.compression = compression.code();
+        f.newest_key_time = now;
         edit.add_file(0, f);
     }
     Ok(())

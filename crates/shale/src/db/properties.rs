@@ -207,6 +207,16 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
                 .collect();
             format!("{} ({})", per.iter().sum::<u64>(), levels.join(" "))
         }
+        "shale.fifo-dropped-files" => db
+            .stats
+            .fifo_dropped_files
+            .load(Ordering::Relaxed)
+            .to_string(),
+        "shale.fifo-dropped-bytes" => db
+            .stats
+            .fifo_dropped_bytes
+            .load(Ordering::Relaxed)
+            .to_string(),
         "shale.delete-only-bytes" => db
             .stats
             .delete_only_bytes

@@ -88,6 +88,8 @@ impl FlushJob {
         for f in &r.outputs.files {
             let mut f = f.clone();
             f.compression = self.compression.code();
+            // Every entry was written before the flush ran.
+            f.newest_key_time = self.now;
             edit.add_file(0, f);
         }
         edit

@@ -553,13 +553,17 @@ mod tests {
                 compaction_style: style,
                 ..CfOptions::default()
             };
-            // FIFO is refused until this build runs it.
-            assert_eq!(
-                matches!(o.validate(), Err(Error::InvalidArgument(_))),
-                style == CompactionStyle::Fifo
-            );
+            assert!(o.validate().is_ok(), "{style:?}");
             assert_eq!(CompactionStyle::parse(style.name()).unwrap(), style);
         }
+        // FIFO runs.
+        let fifo = CfOptions {
+            compaction_style: CompactionStyle::Fifo,
+            compaction_options_fifo: f.clone(),
+            ..CfOptions::default()
+        };
+        fifo.validate().unwrap();
+        assert_eq!(CfOptions::from_text(&fifo.to_text()).unwrap(), fifo);
     }
 
     #[test]

@@ -135,17 +135,26 @@ impl Default for UniversalCompactionOptions {
 }
 
 /// RocksDB's `CompactionOptionsFIFO` (with the family's `ttl`, which only
-/// FIFO honours here).
+/// FIFO honours here). A FIFO family keeps every table in L0 (the DB-wide
+/// `num_levels` does not matter to it; a family with tables below L0 is
+/// refused at open), has no L0 write stalls, and loses its oldest data by
+/// design: see `compaction::fifo` and `db::fifo_runner`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FifoCompactionOptions {
-    /// Total table bytes past which the oldest tables are dropped.
-    /// Default 1 GiB.
+    /// Total table bytes past which the oldest tables are dropped (until
+    /// the total is at most this). Must be > 0. Default 1 GiB.
     pub max_table_files_size: u64,
     /// Merge small L0 tables into larger ones (RocksDB's intra-L0 FIFO
-    /// compaction) so reads check fewer files. Default false.
+    /// compaction: at least `level0_file_num_compaction_trigger` of the
+    /// newest tables, each about a memtable's size or smaller) so reads
+    /// check fewer files, at the cost of rewriting them once. Default
+    /// false.
     pub allow_compaction: bool,
-    /// Tables whose newest entry is older than this many seconds are
-    /// dropped (0: never by age). Default 0.
+    /// Tables whose newest entry is older than this many seconds by the
+    /// DB's clock are dropped, oldest first (0: never by age). A table's
+    /// age is its `newest_key_time` (MANIFEST sub-field 72: the flush's
+    /// time); tables written by builds without it are never dropped by
+    /// age. Default 0.
     pub ttl_secs: u64,
 }
 
@@ -160,7 +169,7 @@ impl Default for FifoCompactionOptions {
 }
 
 /// Checks the chosen style's options; `InvalidArgument` names the first
-/// bad one. Styles this build cannot run are refused here.
+/// bad one (`incremental` universal compaction is refused: not built).
 pub(crate) fn validate(
     style: CompactionStyle,
     u: &UniversalCompactionOptions,
@@ -193,13 +202,7 @@ pub(crate) fn validate(
             "compaction_options_universal.incremental: not supported by this build yet".into(),
         );
     }
-    match style {
-        CompactionStyle::Level | CompactionStyle::Universal => Ok(()),
-        s => bad(format!(
-            "compaction_style {}: not supported by this build yet",
-            s.name()
-        )),
-    }
+    Ok(())
 }
 
 /// The `name=value` lines of what differs from the defaults.

@@ -244,6 +244,9 @@ pub(crate) struct DbStats {
     pub compaction_bytes_written: AtomicU64,
     /// Bytes of files removed whole by delete-only compaction.
     pub delete_only_bytes: AtomicU64,
+    /// Tables and bytes FIFO compaction dropped (by size or TTL).
+    pub fifo_dropped_files: AtomicU64,
+    pub fifo_dropped_bytes: AtomicU64,
     pub stall_micros: AtomicU64,
     pub stall_l0_slowdown: AtomicU64,
     pub stall_l0_stop: AtomicU64,
@@ -288,6 +291,8 @@ impl DbStats {
             flush_bytes: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             delete_only_bytes: AtomicU64::new(0),
+            fifo_dropped_files: AtomicU64::new(0),
+            fifo_dropped_bytes: AtomicU64::new(0),
             stall_micros: AtomicU64::new(0),
             stall_l0_slowdown: AtomicU64::new(0),
             stall_l0_stop: AtomicU64::new(0),

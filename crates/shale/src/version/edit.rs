@@ -101,6 +101,10 @@ pub(crate) mod file_tag {
     /// Number of expiring values in the table (varint64), when > 0. Safe
     /// to ignore.
     pub(crate) const EXPIRY_ENTRIES: u32 = 71;
+    /// Upper bound of the newest entry's write time (varint64, Unix
+    /// seconds), when known (`FileMeta::newest_key_time`). Safe to
+    /// ignore: a reader without it never drops the file by FIFO's TTL.
+    pub(crate) const NEWEST_KEY_TIME: u32 = 72;
 }
 
 /// One MANIFEST record.
@@ -343,6 +347,7 @@ fn encode_new_file(dst: &mut Vec<u8>, level: usize, f: &FileMeta) {
         (file_tag::NUM_RANGE_DELETIONS, f.num_range_deletions),
         (file_tag::EXPIRY_MAX, f.expiry_max),
         (file_tag::EXPIRY_ENTRIES, f.expiry_entries),
+        (file_tag::NEWEST_KEY_TIME, f.newest_key_time),
     ] {
         if n > 0 {
             put_varint32(dst, tag);
@@ -436,12 +441,14 @@ impl<'a> Decoder<'a> {
         let mut num_range_deletions = 0;
         let mut expiry_max = 0;
         let mut expiry_entries = 0;
+        let mut newest_key_time = 0;
         loop {
             match self.varint32("file sub-field tag")? {
                 file_tag::END => break,
                 t @ (file_tag::NUM_RANGE_DELETIONS
                 | file_tag::EXPIRY_MAX
-                | file_tag::EXPIRY_ENTRIES) => {
+                | file_tag::EXPIRY_ENTRIES
+                | file_tag::NEWEST_KEY_TIME) => {
                     let mut v = self.bytes("file sub-field")?;
                     let n = crate::codec::get_varint64(&mut v)
                         .filter(|_| v.is_empty())
@@ -449,6 +456,7 @@ impl<'a> Decoder<'a> {
                     match t {
                         file_tag::EXPIRY_MAX => expiry_max = n,
                         file_tag::EXPIRY_ENTRIES => expiry_entries = n,
+                        file_tag::NEWEST_KEY_TIME => newest_key_time = n,
                         _ => num_range_deletions = n,
                     }
                 }
@@ -480,6 +488,7 @@ impl<'a> Decoder<'a> {
             num_range_deletions,
             expiry_max,
             expiry_entries,
+            newest_key_time,
             compression,
             ..Default::default()
         };
@@ -585,6 +594,7 @@ mod tests {
                     num_range_deletions: rng.gen_range(0..3),
                     expiry_max: rng.gen_range(0..2) * 1_800_000_000,
                     expiry_entries: rng.gen_range(0..3),
+                    newest_key_time: rng.gen_range(0..2) * 1_700_000_000,
                     compression: rng.gen(),
                     ..Default::default()
                 },

@@ -44,6 +44,12 @@ pub(crate) struct FileMeta {
     /// (Unix seconds; 0: none): past it, all of them are gone.
     pub expiry_entries: u64,
     pub expiry_max: u64,
+    /// An upper bound of the write time of the table's newest entry (Unix
+    /// seconds by the DB's clock; 0: unknown, as in tables written by
+    /// older builds): the flush's time, or the newest of a compaction's
+    /// inputs. FIFO compaction's `ttl_secs` drops a table once this is
+    /// older than the TTL; an unknown time is never dropped by age.
+    pub newest_key_time: u64,
     /// Compression type of the data blocks (the `Compression` tag byte).
     pub compression: u8,
     /// Set while a compaction job has this file as an input. Not persisted.
@@ -170,6 +176,7 @@ impl Clone for FileMeta {
             num_range_deletions: self.num_range_deletions,
             expiry_entries: self.expiry_entries,
             expiry_max: self.expiry_max,
+            newest_key_time: self.newest_key_time,
             compression: self.compression,
             being_compacted: AtomicBool::new(false),
             table: self.table.clone(),
@@ -191,6 +198,7 @@ impl PartialEq for FileMeta {
             && self.num_range_deletions == o.num_range_deletions
             && self.expiry_entries == o.expiry_entries
             && self.expiry_max == o.expiry_max
+            && self.newest_key_time == o.newest_key_time
             && self.compression == o.compression
     }
 }

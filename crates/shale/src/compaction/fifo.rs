@@ -1,0 +1,358 @@
+//! The FIFO compaction picker (RocksDB's `FIFOCompactionPicker`): a pure
+//! function of a family's version, its FIFO options, the clock and the
+//! family's running jobs that returns a plan (or nothing). It does no IO.
+//!
+//! Every table of a FIFO family lives in L0 (flushes write there, nothing
+//! moves deeper). In order of precedence, as RocksDB:
+//! 1. **TTL** (`ttl_secs > 0`): from the oldest table on, every table whose
+//!    `newest_key_time` is older than `now - ttl_secs` is dropped; the scan
+//!    stops at the first younger table or one of unknown time (0), so only
+//!    a suffix of L0 (its oldest tables) ever goes.
+//! 2. **Size**: while the total table size exceeds `max_table_files_size`,
+//!    the oldest tables are dropped until it no longer does.
+//! 3. **Intra-L0** (`allow_compaction`, nothing to drop): the newest run of
+//!    small tables (RocksDB's `FindIntraL0Compaction` with
+//!    `max_compact_bytes_per_del_file = 1.1 × write_buffer_size`: at least
+//!    `level0_file_num_compaction_trigger` tables, at most
+//!    `max_compaction_bytes` in all, the bytes per file removed staying under
+//!    that bound) merges into one L0 table, so reads check fewer tables.
+//!
+//! Drops are MANIFEST edits that delete whole tables (no IO on data);
+//! readers holding an older version keep reading them until released.
+//!
+//! Invariants: a drop is always a suffix of L0 (its oldest tables), so the
+//! family's data after it is exactly the writes newer than the dropped
+//! tables' newest sequence number (L0 tables of one family hold disjoint,
+//! ordered sequence ranges: flushes install in order and intra-L0 merges a
+//! prefix, the newest tables). An intra-L0 plan takes the newest tables,
+//! so its output stays the newest. One FIFO job runs at a time per family
+//! (RocksDB's rule: "no need to run parallel compactions since they are
+//! very fast"): nothing is picked while `running` is not empty or any L0
+//! table is being compacted.
+//!
+//! Requires: the family has no table below L0 (the DB refuses to open a
+//! FIFO family that has some, see `db::open`).
+
+use std::sync::Arc;
+
+use super::picker::{Plan, RunningOutput};
+use crate::version::{FileMeta, Version};
+
+/// The options the FIFO picker reads (a narrow view of `CfOptions`).
+#[derive(Debug, Clone)]
+pub(crate) struct FifoPickerOptions {
+    /// `compaction_options_fifo.max_table_files_size`.
+    pub max_table_files_size: u64,
+    /// `compaction_options_fifo.allow_compaction`.
+    pub allow_compaction: bool,
+    /// `compaction_options_fifo.ttl` (0: never by age).
+    pub ttl_secs: u64,
+    /// Fewest tables an intra-L0 merge takes
+    /// (`level0_file_num_compaction_trigger`, at least 2).
+    pub min_merge_files: usize,
+    /// Most bytes an intra-L0 merge reads (`max_compaction_bytes`).
+    pub max_compaction_bytes: u64,
+    /// Bound on the bytes per table removed by an intra-L0 merge (1.1 ×
+    /// `write_buffer_size`, RocksDB's).
+    pub max_bytes_per_removed_file: u64,
+    /// The clock, Unix seconds.
+    pub now: u64,
+}
+
+/// Why FIFO drops tables (RocksDB's `kFIFOTtl`, `kFIFOMaxSize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DropReason {
+    /// Their newest entry is older than `ttl_secs`.
+    Ttl,
+    /// The family's tables exceed `max_table_files_size`.
+    MaxSize,
+}
+
+impl DropReason {
+    /// The name written to the LOG.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DropReason::Ttl => "ttl",
+            DropReason::MaxSize => "max_table_files_size",
+        }
+    }
+}
+
+/// What FIFO compaction does next in a family.
+#[derive(Debug, Clone)]
+pub(crate) enum FifoPlan {
+    /// Delete these L0 tables by a MANIFEST edit (oldest last, as in L0).
+    Drop {
+        files: Vec<Arc<FileMeta>>,
+        reason: DropReason,
+    },
+    /// Merge the newest L0 tables into one (run as a compaction job).
+    IntraL0(Plan),
+}
+
+/// The next FIFO step in a family whose version is `v` (see the module
+/// comment), or nothing.
+pub(crate) fn pick(
+    v: &Version,
+    o: &FifoPickerOptions,
+    running: &[RunningOutput],
+) -> Option<FifoPlan> {
+    let files = v.files(0);
+    if !running.is_empty() || files.iter().any(|f| f.is_being_compacted()) {
+        return None;
+    }
+    if let Some(plan) = pick_ttl(files, o) {
+        return Some(plan);
+    }
+    if let Some(plan) = pick_size(files, o) {
+        return Some(plan);
+    }
+    if o.allow_compaction {
+        return pick_intra_l0(files, o).map(FifoPlan::IntraL0);
+    }
+    None
+}
+
+/// The oldest tables whose newest entry is older than the TTL.
+fn pick_ttl(files: &[Arc<FileMeta>], o: &FifoPickerOptions) -> Option<FifoPlan> {
+    if o.ttl_secs == 0 || o.now < o.ttl_secs {
+        return None;
+    }
+    let cutoff = o.now - o.ttl_secs;
+    let mut out: Vec<Arc<FileMeta>> = files
+        .iter()
+        .rev()
+        .take_while(|f| f.newest_key_time != 0 && f.newest_key_time < cutoff)
+        .cloned()
+        .collect();
+    if out.is_empty() {
+        return None;
+    }
+    out.reverse();
+    Some(FifoPlan::Drop {
+        files: out,
+        reason: DropReason::Ttl,
+    })
+}
+
+/// The oldest tables to drop for the total to fit the size cap.
+fn pick_size(files: &[Arc<FileMeta>], o: &FifoPickerOptions) -> Option<FifoPlan> {
+    let mut total: u64 = files.iter().map(|f| f.file_size).sum();
+    if total <= o.max_table_files_size {
+        return None;
+    }
+    let mut out = Vec::new();
+    for f in files.iter().rev() {
+        if total <= o.max_table_files_size {
+            break;
+        }
+        total -= f.file_size;
+        out.push(Arc::clone(f));
+    }
+    out.reverse();
+    Some(FifoPlan::Drop {
+        files: out,
+        reason: DropReason::MaxSize,
+    })
+}
+
+/// The newest run of small tables to merge into one: the longest prefix of
+/// L0 (newest first) of at least `min_merge_files` tables, within
+/// `max_compaction_bytes`, whose bytes per removed table stay below
+/// `max_bytes_per_removed_file` (so only tables about a memtable's size or
+/// smaller merge, and a merged table is not merged again until enough
+/// small ones sit on top of it).
+fn pick_intra_l0(files: &[Arc<FileMeta>], o: &FifoPickerOptions) -> Option<Plan> {
+    let min = o.min_merge_files.max(2);
+    let mut bytes = 0u64;
+    let mut take = 0;
+    for (i, f) in files.iter().enumerate() {
+        let n = i + 1;
+        let total = bytes + f.file_size;
+        if total > o.max_compaction_bytes {
+            break;
+        }
+        if n >= 2 && total / (n as u64 - 1) >= o.max_bytes_per_removed_file {
+            break;
+        }
+        bytes = total;
+        take = n;
+    }
+    if take < min {
+        return None;
+    }
+    Some(Plan {
+        level: 0,
+        output_level: 0,
+        inputs: files[..take].to_vec(),
+        middle: Vec::new(),
+        output_inputs: Vec::new(),
+        grandparents: Vec::new(),
+        trivial_move: false,
+        uncompressed: false,
+        bottommost: false,
+        score: take as f64 / min as f64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::{make_internal_key, ValueKind};
+
+    /// L0 table `n` (higher numbers newer) of `size` bytes holding seqs
+    /// `10n..10n+9`, its newest entry written at `time`.
+    fn table(n: u64, size: u64, time: u64) -> FileMeta {
+        let ik = |k: &str, s: u64| {
+            let mut v = Vec::new();
+            make_internal_key(&mut v, k.as_bytes(), s, ValueKind::Value as u8);
+            v
+        };
+        let mut f = FileMeta::new(
+            n,
+            size,
+            ik("a", 10 * n),
+            ik("z", 10 * n),
+            10 * n,
+            10 * n + 9,
+            10,
+            0,
+        );
+        f.newest_key_time = time;
+        f
+    }
+
+    /// A version whose L0 holds `tables` (any order).
+    fn version(tables: Vec<FileMeta>) -> Version {
+        let mut l0: Vec<Arc<FileMeta>> = tables.into_iter().map(Arc::new).collect();
+        // Newest first, as L0 is ordered.
+        l0.sort_by_key(|f| std::cmp::Reverse(f.largest_seq));
+        Version::from_levels(vec![l0, Vec::new()])
+    }
+
+    fn opts() -> FifoPickerOptions {
+        FifoPickerOptions {
+            max_table_files_size: 1000,
+            allow_compaction: false,
+            ttl_secs: 0,
+            min_merge_files: 4,
+            max_compaction_bytes: u64::MAX,
+            max_bytes_per_removed_file: 110,
+            now: 10_000,
+        }
+    }
+
+    fn dropped(p: Option<FifoPlan>) -> Option<(Vec<u64>, DropReason)> {
+        match p? {
+            FifoPlan::Drop { files, reason } => {
+                Some((files.iter().map(|f| f.number).collect(), reason))
+            }
+            FifoPlan::IntraL0(_) => panic!("expected a drop"),
+        }
+    }
+
+    #[test]
+    fn size_cap_drops_the_oldest_until_under() {
+        let v = version((1..=6).map(|n| table(n, 300, 1)).collect());
+        // 1800 bytes, cap 1000: the three oldest go (900 left).
+        assert_eq!(
+            dropped(pick(&v, &opts(), &[])),
+            Some((vec![3, 2, 1], DropReason::MaxSize))
+        );
+        let v = version((1..=3).map(|n| table(n, 300, 1)).collect());
+        assert!(pick(&v, &opts(), &[]).is_none(), "under the cap");
+        let exact = FifoPickerOptions {
+            max_table_files_size: 900,
+            ..opts()
+        };
+        assert!(pick(&v, &exact, &[]).is_none(), "exactly at the cap");
+    }
+
+    #[test]
+    fn ttl_drops_the_old_suffix_and_stops_at_a_young_or_unknown_table() {
+        let o = FifoPickerOptions {
+            ttl_secs: 100,
+            ..opts()
+        };
+        // Oldest two written long ago, then one of unknown time, then young.
+        let v = version(vec![
+            table(1, 10, 5_000),
+            table(2, 10, 9_000),
+            table(3, 10, 0),
+            table(4, 10, 1_000),
+            table(5, 10, 9_950),
+        ]);
+        assert_eq!(
+            dropped(pick(&v, &o, &[])),
+            Some((vec![2, 1], DropReason::Ttl))
+        );
+        // An old table above a young one is not reached (files go oldest
+        // first only).
+        let v = version(vec![table(1, 10, 9_950), table(2, 10, 1)]);
+        assert!(pick(&v, &o, &[]).is_none());
+        // The clock before the TTL: nothing.
+        let early = FifoPickerOptions { now: 50, ..o };
+        assert!(pick(&version(vec![table(1, 10, 1)]), &early, &[]).is_none());
+    }
+
+    #[test]
+    fn ttl_comes_before_size() {
+        let o = FifoPickerOptions {
+            ttl_secs: 100,
+            max_table_files_size: 100,
+            ..opts()
+        };
+        let v = version(vec![
+            table(1, 300, 1),
+            table(2, 300, 9_990),
+            table(3, 300, 9_990),
+        ]);
+        assert_eq!(dropped(pick(&v, &o, &[])), Some((vec![1], DropReason::Ttl)));
+    }
+
+    #[test]
+    fn intra_l0_merges_the_newest_small_tables() {
+        let o = FifoPickerOptions {
+            allow_compaction: true,
+            ..opts()
+        };
+        // Newest first: 5 small tables on top of a big merged one.
+        let mut t = vec![table(1, 400, 1)];
+        t.extend((2..=6).map(|n| table(n, 50, 1)));
+        let v = version(t);
+        let Some(FifoPlan::IntraL0(p)) = pick(&v, &o, &[]) else {
+            panic!("expected an intra-L0 plan");
+        };
+        let numbers: Vec<u64> = p.inputs.iter().map(|f| f.number).collect();
+        assert_eq!(numbers, vec![6, 5, 4, 3, 2], "the big table stays out");
+        assert_eq!((p.level, p.output_level), (0, 0));
+        assert!(!p.trivial_move && !p.bottommost);
+        // Too few small tables: nothing.
+        let v = version(vec![table(1, 400, 1), table(2, 50, 1), table(3, 50, 1)]);
+        assert!(pick(&v, &o, &[]).is_none());
+        // Within max_compaction_bytes only.
+        let tight = FifoPickerOptions {
+            max_compaction_bytes: 150,
+            ..o.clone()
+        };
+        let v = version((1..=6).map(|n| table(n, 50, 1)).collect());
+        assert!(pick(&v, &tight, &[]).is_none(), "3 tables fit, 4 needed");
+        // Not without allow_compaction.
+        assert!(pick(&v, &opts(), &[]).is_none());
+    }
+
+    #[test]
+    fn running_jobs_and_busy_tables_block_every_pick() {
+        let v = version((1..=6).map(|n| table(n, 300, 1)).collect());
+        let running = [RunningOutput {
+            output_level: 0,
+            smallest: b"a".to_vec(),
+            largest: b"z".to_vec(),
+        }];
+        assert!(pick(&v, &opts(), &running).is_none());
+        v.files(0)[0].set_being_compacted(true);
+        assert!(pick(&v, &opts(), &[]).is_none());
+        v.files(0)[0].set_being_compacted(false);
+        assert!(pick(&v, &opts(), &[]).is_some());
+    }
+}
