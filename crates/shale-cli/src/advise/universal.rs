@@ -1,15 +1,40 @@
-//! The universal (size-tiered) model: sorted runs whose sizes grow
-//! geometrically, merged by `size_ratio`, plus the full merges that
-//! `max_size_amplification_percent` forces. See docs/ADVISOR.md.
+//! The universal (size-tiered) model: Shale's universal picker
+//! (`crates/shale/src/compaction/universal.rs`, RocksDB's
+//! `UniversalCompactionPicker`) replayed on run sizes. See docs/ADVISOR.md.
 //!
-//! Not yet validated: Shale's universal compaction is being written. The
-//! model is RocksDB's documented behaviour, not Shale's code. Pure
-//! functions.
+//! Sorted runs are newest first; a flush adds one run; while there are at
+//! least `level0_file_num_compaction_trigger` runs the picker's rules apply
+//! in its order: the space-amplification merge (runs before the oldest add
+//! up to `max_size_amplification_percent`% of it: all runs merge), the
+//! size-ratio window (`TotalSize`: from the newest run on, the first window
+//! of at least two runs where each next run is at most `(100 + size_ratio)%`
+//! of the runs picked so far), then the run-count merge (the newest
+//! `runs - trigger + 1` runs). Compactions are taken as instantaneous (the
+//! engine keeps up: no stall).
+//!
+//! Dedup: keys are overwritten uniformly at random, so a run of `x` bytes
+//! holds a random `x / S` of the live keys; a merge of runs of sizes `x_i`
+//! writes `S (1 - prod(1 - x_i / S))` bytes (the union). This is what the
+//! closed form missed: the runs above the last one can never add up to more
+//! than about `S`, so with `max_size_amplification_percent` = 200 the
+//! space-amp merge hardly ever fires; the last run is merged by the
+//! size-ratio rule instead, once the upper runs reach its size.
+//!
+//! Steady state: from one run of `S`, flushes until the last run has been
+//! merged `WARMUP + CYCLES` times (or `MAX_FLUSHES`); the averages are taken
+//! after the first `WARMUP` merges into the last run. Pure functions.
 
 use serde::Serialize;
 
 use super::shape::{human, Run, Shape, Style, WriteTerm};
 use super::workload::Workload;
+
+/// Merges into the last run before the averages start.
+const WARMUP: usize = 1;
+/// Merges into the last run averaged over.
+const CYCLES: usize = 4;
+/// Most flushes replayed (bounds the time of one candidate).
+const MAX_FLUSHES: usize = 400_000;
 
 /// The options of one universal configuration.
 #[derive(Debug, Clone, Serialize)]
@@ -26,27 +51,141 @@ pub struct UniversalConfig {
     pub l0_trigger: f64,
 }
 
-/// Growth of a run per merge: a run of size X is merged with the newer runs
-/// once they add up to X / (1 + size_ratio/100), so it grows by the factor
-/// (2 + r) / (1 + r), r = size_ratio / 100 (2 for r = 0).
-pub fn growth_per_merge(size_ratio: f64) -> f64 {
-    let r = size_ratio / 100.0;
-    (2.0 + r) / (1.0 + r)
+/// What a replay of the picker measured, per flushed (table) byte.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Replay {
+    /// Bytes written by merges that leave the last run alone.
+    pub upper_merges: f64,
+    /// Bytes written by merges into the last run (size ratio or space amp).
+    pub last_merges: f64,
+    /// Of those, merges the space-amplification rule picked.
+    pub space_amp_merges: usize,
+    /// Merges into the last run averaged over.
+    pub cycles: usize,
+    /// Table bytes over live table bytes, averaged over flushes.
+    pub space_amp_avg: f64,
+    /// The most table bytes over live (a merge's output and inputs coexist).
+    pub space_amp_peak: f64,
+    /// Sorted runs, averaged over flushes.
+    pub runs_avg: f64,
+    /// Bytes in the runs above the last one, averaged over flushes.
+    pub upper_bytes_avg: f64,
+}
+
+/// The window `[start, end)` the picker merges among `runs` (newest first),
+/// and whether the space-amplification rule picked it.
+pub fn pick(
+    runs: &[f64],
+    size_ratio: f64,
+    max_size_amp_percent: f64,
+    trigger: usize,
+) -> Option<(usize, usize, bool)> {
+    let trigger = trigger.max(1);
+    if runs.len() < trigger {
+        return None;
+    }
+    if let Some((oldest, newer)) = runs.split_last() {
+        if !newer.is_empty() && newer.iter().sum::<f64>() * 100.0 >= max_size_amp_percent * oldest {
+            return Some((0, runs.len(), true));
+        }
+    }
+    let grow = (100.0 + size_ratio) / 100.0;
+    for start in 0..runs.len() {
+        let mut picked = runs[start];
+        let mut count = 1;
+        for &next in &runs[start + 1..] {
+            if picked * grow < next {
+                break;
+            }
+            picked += next;
+            count += 1;
+        }
+        if count >= 2 {
+            return Some((start, start + count, false));
+        }
+    }
+    if runs.len() > trigger {
+        return Some((0, runs.len() - trigger + 1, false));
+    }
+    None
+}
+
+/// Replays the picker on flushes of `flushed` bytes over `live` bytes of
+/// live tables (see the module header).
+pub fn replay(c: &UniversalConfig, live: f64, flushed: f64) -> Replay {
+    let trigger = c.l0_trigger.max(1.0) as usize;
+    let mut runs: Vec<f64> = vec![live];
+    let mut r = Replay::default();
+    let (mut ingested, mut samples, mut last_seen) = (0.0, 0usize, 0usize);
+    let (mut space, mut count, mut upper) = (0.0, 0.0, 0.0);
+    for _ in 0..MAX_FLUSHES {
+        let measuring = last_seen >= WARMUP;
+        runs.insert(0, flushed);
+        if measuring {
+            ingested += flushed;
+        }
+        while let Some((a, b, by_space)) =
+            pick(&runs, c.size_ratio, c.max_size_amp_percent, trigger)
+        {
+            let miss: f64 = runs[a..b]
+                .iter()
+                .map(|x| 1.0 - (x / live).min(1.0))
+                .product();
+            let out = live * (1.0 - miss);
+            let into_last = b == runs.len();
+            if measuring {
+                r.space_amp_peak = r
+                    .space_amp_peak
+                    .max((runs.iter().sum::<f64>() + out) / live);
+                if into_last {
+                    r.last_merges += out;
+                    r.space_amp_merges += usize::from(by_space);
+                } else {
+                    r.upper_merges += out;
+                }
+            }
+            runs.splice(a..b, [out]);
+            if into_last {
+                last_seen += 1;
+                if measuring {
+                    r.cycles += 1;
+                }
+            }
+        }
+        if measuring {
+            let total: f64 = runs.iter().sum();
+            space += total / live;
+            count += runs.len() as f64;
+            upper += total - runs[runs.len() - 1];
+            samples += 1;
+        }
+        if r.cycles >= CYCLES {
+            break;
+        }
+    }
+    if samples == 0 || ingested == 0.0 {
+        // The last run never merged: report the state reached.
+        let total: f64 = runs.iter().sum();
+        r.space_amp_avg = total / live;
+        r.space_amp_peak = r.space_amp_peak.max(r.space_amp_avg);
+        r.runs_avg = runs.len() as f64;
+        r.upper_bytes_avg = total - live;
+        return r;
+    }
+    r.upper_merges /= ingested;
+    r.last_merges /= ingested;
+    r.space_amp_avg = space / samples as f64;
+    r.runs_avg = count / samples as f64;
+    r.upper_bytes_avg = upper / samples as f64;
+    r
 }
 
 /// The predicted shape of `c` under `w`.
 pub fn model(c: &UniversalConfig, w: &Workload) -> Shape {
     let live = w.live_sst_bytes();
-    let p = c.max_size_amp_percent / 100.0;
     let flushed = w.flushed_bytes(c.write_buffer_size);
     let s = w.sst_ratio();
-    // The runs above the last one grow from 0 to p * live between full
-    // merges (0 to p*live: p/2 on average).
-    let upper_max = p * live;
-    let g = growth_per_merge(c.size_ratio);
-    // Each byte above the last run is rewritten once per merge of its run,
-    // and its run grows by g per merge from one flush to the upper size.
-    let merges = ((upper_max / 2.0).max(flushed) / flushed).ln() / g.ln();
+    let rp = replay(c, live, flushed);
     let mut terms = Vec::new();
     if w.wal {
         terms.push(WriteTerm {
@@ -60,23 +199,20 @@ pub fn model(c: &UniversalConfig, w: &Workload) -> Shape {
     });
     terms.push(WriteTerm {
         name: "tier merges".into(),
-        amp: s * merges,
+        amp: s * rp.upper_merges,
     });
-    // A full merge rewrites live + upper once the upper runs reach p * live:
-    // (1 + p) * live written per p * live ingested.
     terms.push(WriteTerm {
         name: "full merges".into(),
-        amp: s * (1.0 + p) / p,
+        amp: s * rp.last_merges,
     });
     let entry = w.sst_entry_bytes();
-    let upper_avg = upper_max / 2.0;
-    let tiers = merges.max(0.0) + c.l0_trigger / 2.0;
+    let upper = rp.upper_bytes_avg;
     let runs = vec![
         Run {
             name: "upper runs".into(),
-            bytes: upper_avg,
-            entries: upper_avg / entry,
-            count: tiers,
+            bytes: upper,
+            entries: upper / entry,
+            count: (rp.runs_avg - 1.0).max(0.0),
         },
         Run {
             name: "last run".into(),
@@ -85,6 +221,16 @@ pub fn model(c: &UniversalConfig, w: &Workload) -> Shape {
             count: 1.0,
         },
     ];
+    let mut notes = vec![format!(
+        "merges peak at {} of tables",
+        human(live * rp.space_amp_peak)
+    )];
+    if rp.cycles < CYCLES {
+        notes.push(format!(
+            "replay cut at {MAX_FLUSHES} flushes after {} merges into the last run",
+            rp.cycles
+        ));
+    }
     Shape {
         style: Style::Universal,
         label: format!(
@@ -93,10 +239,8 @@ pub fn model(c: &UniversalConfig, w: &Workload) -> Shape {
         ),
         runs,
         write_terms: terms,
-        space_amp_steady: 1.0 + p / 2.0,
-        // A full merge writes its output (live) before deleting its inputs
-        // (live + upper).
-        space_amp_peak: 2.0 + p,
+        space_amp_steady: rp.space_amp_avg,
+        space_amp_peak: rp.space_amp_peak,
         memtable_bytes: c.write_buffer_size * c.max_write_buffer_number,
         options: vec![
             (
@@ -116,9 +260,6 @@ pub fn model(c: &UniversalConfig, w: &Workload) -> Shape {
                 format!("{}", c.write_buffer_size as u64),
             ),
         ],
-        notes: vec![format!(
-            "unvalidated: universal compaction is not in Shale yet; full merges peak at {} of tables",
-            human(live * (2.0 + p))
-        )],
+        notes,
     }
 }
