@@ -22,7 +22,8 @@
 # Environment (defaults in brackets): SHALE_BENCH
 #   [$CARGO_TARGET_DIR/release/shale-bench], SHALE [.../release/shale],
 #   DB_DIR [/tmp/shale-advisor-db], OUT [/tmp/shale-advisor-<time>],
-#   ONLY [all; keep configurations whose name contains it], RATE [1572864].
+#   ONLY [all; keep configurations whose name contains it], RATE [1572864],
+#   PASSES [2; overwrite passes, the first ones warm-ups].
 # Build first: cargo build --release -p shale-cli -p shale-bench.
 # Sizes: ~250-270 MB of live tables, 2 MiB memtables and tables, 8 MiB base
 # level: 4 or more levels (L0 included); about 2 minutes per configuration.
@@ -35,6 +36,8 @@ DB_DIR=${DB_DIR:-/tmp/shale-advisor-db}
 OUT=${OUT:-/tmp/shale-advisor-$(date +%s)}
 ONLY=${ONLY:-}
 RATE=${RATE:-1572864}
+PASSES=${PASSES:-2}
+OVERWRITES=$(printf 'overwrite,%.0s' $(seq 1 "$PASSES"))
 EXTRA=("$@")
 mkdir -p "$OUT"
 
@@ -45,10 +48,8 @@ COMMON=(--engine=shale --seed=1 --key_size=16 --compression_type=none
 V100="--value_size=100 --num=2000000|500000"
 V1K="--value_size=1024 --num=250000|60000"
 
-# name | flags | overwrites. One line per configuration. The universal ones go in once
-# universal compaction lands (db_bench's flag names):
-#   "universal-r1-v100|--compaction_style=1 --universal_size_ratio=1 --universal_max_size_amplification_percent=200 $V100"
-#   "universal-r10-v100|--compaction_style=1 --universal_size_ratio=10 --universal_max_size_amplification_percent=200 $V100"
+# name | flags | overwrites. One line per configuration (db_bench's flag names).
+U="--compaction_style=1 --universal_max_size_amplification_percent=200"
 CONFIGS=(
   "leveled-f4-v100|--max_bytes_for_level_multiplier=4 $V100"
   "leveled-f10-v100|--max_bytes_for_level_multiplier=10 $V100"
@@ -56,6 +57,10 @@ CONFIGS=(
   "leveled-f4-v1k|--max_bytes_for_level_multiplier=4 $V1K"
   "leveled-f10-v1k|--max_bytes_for_level_multiplier=10 $V1K"
   "leveled-f16-v1k|--max_bytes_for_level_multiplier=16 $V1K"
+  "universal-r1-v100|$U --universal_size_ratio=1 $V100"
+  "universal-r10-v100|$U --universal_size_ratio=10 $V100"
+  "universal-r1-v1k|$U --universal_size_ratio=1 $V1K"
+  "universal-r10-v1k|$U --universal_size_ratio=10 $V1K"
 )
 
 for c in "${CONFIGS[@]}"; do
@@ -68,7 +73,7 @@ for c in "${CONFIGS[@]}"; do
     --benchmarks=filluniquerandom,waitforcompaction >"$OUT/$name.fill.log" 2>&1 &&
     "$SHALE_BENCH" --db="$DB_DIR" "${COMMON[@]}" "${flags[@]}" "${EXTRA[@]}" \
       --use_existing_db=true --benchmark_write_rate_limit="$RATE" --writes="$writes" \
-      --benchmarks=overwrite,overwrite,waitforcompaction,stats --json="$OUT/$name.json" \
+      --benchmarks="${OVERWRITES}waitforcompaction,stats" --json="$OUT/$name.json" \
       >"$OUT/$name.log" 2>&1 || {
     echo "advisor_validate.sh: $name failed, see $OUT/$name.log" >&2
     exit 1
@@ -99,22 +104,29 @@ rows = []
 for f in sorted(glob.glob(os.path.join(out, "*.advise.json"))):
     name = os.path.basename(f)[: -len(".advise.json")]
     rec = [json.loads(l) for l in open(os.path.join(out, name + ".json")) if l.strip()]
-    ow = [r for r in rec if r["benchmark"] == "overwrite"][-1]
+    ows = [r for r in rec if r["benchmark"] == "overwrite"]
+    ow = ows[-1]
+    # Every pass's write-amp, and all passes together (bytes over bytes).
+    passes = [r["engine_write_amp"] for r in ows]
+    total = sum(r["engine_write_amp"] * r["user_bytes_written"] for r in ows)
+    all_passes = total / sum(r["user_bytes_written"] for r in ows)
     d = last_dump(os.path.join(out, name + ".log"))
     space = d[1] / ow["live_bytes_estimate"] if d else None
     r = json.load(open(f))["runs"][-1]
-    rows.append((name, r, space))
+    rows.append((name, r, space, passes, all_passes))
 
 print("write-amp: device bytes (WAL + flush + compaction) per user byte; space-amp: table bytes / live user bytes")
-print("%-17s %7s %8s %6s | %7s %8s %6s" % ("configuration", "wa pred", "wa meas", "err",
-      "sa pred", "sa meas", "err"))
-for name, r, space in rows:
+print("(wa meas: the last overwrite pass; all passes: every pass together, err against it)")
+print("%-17s %7s %8s %6s | %7s %8s %6s | %s" % ("configuration", "wa pred", "wa meas", "err",
+      "sa pred", "sa meas", "err", "passes / all passes / err"))
+for name, r, space, passes, all_passes in rows:
     p, m = r["predicted"], r["measured"]
-    print("%-17s %7.2f %8s %6s | %7.3f %8s %6s" % (name, p["write_amp"], fmt(m["write_amp"], 2),
-          err(p["write_amp"], m["write_amp"]), p["space_amp_tables"], fmt(space, 3),
-          err(p["space_amp_tables"], space)))
+    print("%-17s %7.2f %8s %6s | %7.3f %8s %6s | %s / %.2f / %s" % (name, p["write_amp"],
+          fmt(m["write_amp"], 2), err(p["write_amp"], m["write_amp"]), p["space_amp_tables"],
+          fmt(space, 3), err(p["space_amp_tables"], space),
+          " ".join("%.2f" % x for x in passes), all_passes, err(p["write_amp"], all_passes)))
 print("\nper level (bytes written into the level per user byte while the measured overwrite ran): predicted/measured")
-for name, r, _ in rows:
+for name, r, *_ in rows:
     p = r["predicted"]["level_write_amp"]; m = r["measured"]["level_write_amp"] or []
     n = max(len(p), len(m))
     g = lambda v, i: v[i] if i < len(v) else 0.0

@@ -69,9 +69,14 @@ fn bench_config(r: &BenchDoc) -> Result<(BenchConfig, f64, f64, bool), String> {
             target_file_size: num("target_file_size_base")?,
         }),
         1 => BenchConfig::Universal(UniversalConfig {
-            size_ratio: r.flag("universal_size_ratio").unwrap_or(1.0),
+            // shale-bench's 0 means the engine's default (1 and 200).
+            size_ratio: r
+                .flag("universal_size_ratio")
+                .filter(|&v| v > 0.0)
+                .unwrap_or(1.0),
             max_size_amp_percent: r
                 .flag("universal_max_size_amplification_percent")
+                .filter(|&v| v > 0.0)
                 .unwrap_or(200.0),
             write_buffer_size: wb,
             max_write_buffer_number: mwb,

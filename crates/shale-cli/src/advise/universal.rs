@@ -34,7 +34,7 @@ const WARMUP: usize = 1;
 /// Merges into the last run averaged over.
 const CYCLES: usize = 4;
 /// Most flushes replayed (bounds the time of one candidate).
-const MAX_FLUSHES: usize = 400_000;
+const MAX_FLUSHES: usize = 2_000_000;
 
 /// The options of one universal configuration.
 #[derive(Debug, Clone, Serialize)]
@@ -111,15 +111,26 @@ pub fn pick(
 }
 
 /// Replays the picker on flushes of `flushed` bytes over `live` bytes of
-/// live tables (see the module header).
+/// live tables (see the module header). When `MAX_FLUSHES` do not get
+/// through the warm-up (live data of millions of memtables), the averages
+/// are taken from the first flush on and `cycles` is 0: the write-amp is
+/// then that of the merges below the last run so far, a lower bound.
 pub fn replay(c: &UniversalConfig, live: f64, flushed: f64) -> Replay {
+    replay_after(c, live, flushed, WARMUP).unwrap_or_else(|| {
+        replay_after(c, live, flushed, 0).expect("a replay without warm-up measures every flush")
+    })
+}
+
+/// [`replay`], averaging after `warmup` merges into the last run; `None`
+/// when the replay ends before that.
+fn replay_after(c: &UniversalConfig, live: f64, flushed: f64, warmup: usize) -> Option<Replay> {
     let trigger = c.l0_trigger.max(1.0) as usize;
     let mut runs: Vec<f64> = vec![live];
     let mut r = Replay::default();
     let (mut ingested, mut samples, mut last_seen) = (0.0, 0usize, 0usize);
     let (mut space, mut count, mut upper) = (0.0, 0.0, 0.0);
     for _ in 0..MAX_FLUSHES {
-        let measuring = last_seen >= WARMUP;
+        let measuring = last_seen >= warmup;
         runs.insert(0, flushed);
         if measuring {
             ingested += flushed;
@@ -164,20 +175,14 @@ pub fn replay(c: &UniversalConfig, live: f64, flushed: f64) -> Replay {
         }
     }
     if samples == 0 || ingested == 0.0 {
-        // The last run never merged: report the state reached.
-        let total: f64 = runs.iter().sum();
-        r.space_amp_avg = total / live;
-        r.space_amp_peak = r.space_amp_peak.max(r.space_amp_avg);
-        r.runs_avg = runs.len() as f64;
-        r.upper_bytes_avg = total - live;
-        return r;
+        return None;
     }
     r.upper_merges /= ingested;
     r.last_merges /= ingested;
     r.space_amp_avg = space / samples as f64;
     r.runs_avg = count / samples as f64;
     r.upper_bytes_avg = upper / samples as f64;
-    r
+    Some(r)
 }
 
 /// The predicted shape of `c` under `w`.
@@ -225,7 +230,11 @@ pub fn model(c: &UniversalConfig, w: &Workload) -> Shape {
         "merges peak at {} of tables",
         human(live * rp.space_amp_peak)
     )];
-    if rp.cycles < CYCLES {
+    if rp.cycles == 0 {
+        notes.push(format!(
+            "replay cut at {MAX_FLUSHES} flushes before the last run merged: write-amp is a lower bound"
+        ));
+    } else if rp.cycles < CYCLES {
         notes.push(format!(
             "replay cut at {MAX_FLUSHES} flushes after {} merges into the last run",
             rp.cycles
