@@ -97,7 +97,7 @@ fn check_table(data: Vec<u8>) -> Result<usize> {
         it.seek_for_prev(k);
         let _ = t.approximate_offset_of(k);
     }
-    let _ = (t.memory_usage(), t.may_contain(b"k"));
+    let _ = (t.memory_usage(), t.may_contain(b"k", None));
     for s in [&it.status(), &fwd_status] {
         if let Err(e) = s {
             assert!(is_corruption_in(e, SST_FILE), "table error {e:?}");

@@ -151,7 +151,7 @@ impl Sst {
     }
     /// `Table::may_contain` (the filter, when there is one).
     pub fn may_contain(&self, user_key: &[u8]) -> Result<bool> {
-        self.0.may_contain(user_key)
+        self.0.may_contain(user_key, None)
     }
 }
 
@@ -186,7 +186,9 @@ impl SstWriter {
             block_size: o.block_size,
             block_restart_interval: o.block_restart_interval,
             block_restart_bytes: 0,
-            bloom_bits_per_key: o.bloom_bits_per_key,
+            bloom_bits_per_key: f64::from(o.bloom_bits_per_key),
+            prefix_extractor: None,
+            whole_key_filtering: true,
             compression: o.compression,
             db_id: o.db_id,
         };

@@ -262,13 +262,13 @@ fn small_blocks_restart_interval_one_and_no_filter() {
     let o = TableOptions {
         block_size: 64,
         block_restart_interval: 1,
-        bloom_bits_per_key: 0,
+        bloom_bits_per_key: 0.0,
         ..TableOptions::default()
     };
     let built = build(&path, &entries, o);
     assert_eq!(built.props.filter_size, 0);
     let t = open(&path, None).unwrap();
-    assert!(t.may_contain(b"anything").unwrap());
+    assert!(t.may_contain(b"anything", None).unwrap());
     assert!(t.properties().num_data_blocks > 500);
     check_iteration(&t, &entries, &mut rng, seed);
     // Point lookups with versions of one user key split across blocks.
@@ -303,7 +303,7 @@ fn empty_table() {
     assert_eq!(built.num_entries, 0);
     assert!(built.smallest.is_empty() && built.largest.is_empty());
     let t = open(&path, None).unwrap();
-    assert!(!t.may_contain(b"k").unwrap());
+    assert!(!t.may_contain(b"k", None).unwrap());
     assert!(t.get(&lookup_key(b"k", 5), true).unwrap().is_none());
     let mut it = t.iter(true);
     it.seek_to_first();
@@ -356,7 +356,7 @@ fn index_and_filter_live_in_the_cache_when_asked() {
     let opened = read(&t);
 
     let (k, v) = &entries[77];
-    let e = t.get_point(k, false, None).unwrap().unwrap();
+    let e = t.get_point(k, false, None, None).unwrap().unwrap();
     assert_eq!(e.value(), &v[..]);
     assert_eq!(read(&t), opened + 1, "only the data block is read");
     let s = t.stats();
@@ -366,13 +366,13 @@ fn index_and_filter_live_in_the_cache_when_asked() {
     // Evicted: the next probe reads index and filter again and re-caches them.
     cache.map.lock().clear();
     cache.filters.lock().clear();
-    let e = t.get_point(k, false, None).unwrap().unwrap();
+    let e = t.get_point(k, false, None, None).unwrap().unwrap();
     assert_eq!(e.value(), &v[..]);
     assert_eq!(read(&t), opened + 4, "index, filter and data block");
     assert_eq!(s.sum(|c| &c.index_cache_misses), 1);
     assert_eq!(s.sum(|c| &c.filter_cache_misses), 1);
     assert_eq!(cache.filters.lock().len(), 1);
-    assert!(!t.may_contain(b"not a key at all").unwrap());
+    assert!(!t.may_contain(b"not a key at all", None).unwrap());
 
     // Iterators load the index from the cache too.
     cache.map.lock().clear();
@@ -399,13 +399,16 @@ fn a_batch_memo_reads_each_block_once_without_a_cache() {
     let before = read(&t);
     // Without a memo, ten keys of one block read it ten times.
     for (k, _) in &entries[..10] {
-        t.get_point(k, false, None).unwrap().unwrap();
+        t.get_point(k, false, None, None).unwrap().unwrap();
     }
     assert_eq!(read(&t), before + 10);
     let mut memo = BlockMemo::default();
     let before = read(&t);
     for (k, v) in &entries[..10] {
-        let e = t.get_point(k, false, Some(&mut memo)).unwrap().unwrap();
+        let e = t
+            .get_point(k, false, Some(&mut memo), None)
+            .unwrap()
+            .unwrap();
         assert_eq!(e.value(), &v[..]);
     }
     assert_eq!(read(&t), before + 1);
