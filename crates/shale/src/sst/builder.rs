@@ -298,6 +298,12 @@ impl TableBuilder {
         self.props.num_entries
     }
 
+    /// Records `name` as the prefix extractor (tests of unknown names).
+    #[cfg(test)]
+    pub(crate) fn set_prefix_name(&mut self, name: &str) {
+        self.props.prefix_extractor = name.to_string();
+    }
+
     /// Writes the open data block, filter, index, properties, metaindex
     /// and footer, then syncs the file.
     pub(crate) fn finish(mut self) -> Result<BuiltTable> {
