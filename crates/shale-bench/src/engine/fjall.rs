@@ -90,6 +90,10 @@ const UNSUPPORTED: &[&str] = &[
     "wal_recovery_mode",
     "open_files",
     "merge_operator",
+    // No prefix extractor or prefix filters.
+    "prefix_size",
+    "prefix_same_as_start",
+    "total_order_seek",
 ];
 
 /// Everything needed to open the DB, derived from the flags.
@@ -423,7 +427,7 @@ impl Engine for FjallEngine {
                 self.db.compactions_completed(),
                 self.db.time_compacting().as_secs_f64()
             )),
-            Report::SsTables => None,
+            Report::SsTables | Report::Bloom => None,
         }
     }
 

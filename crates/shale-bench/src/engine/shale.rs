@@ -70,6 +70,9 @@ pub const STATISTICS_COUNTERS: &[&str] = &[
     "shale.block-read-bytes",
     "shale.bloom-checks",
     "shale.bloom-useful",
+    "shale.bloom-false-positives",
+    "shale.prefix-checks",
+    "shale.prefix-useful",
     "shale.stall-micros",
     "shale.wal-bytes-written",
     "shale.compaction-bytes-written",
@@ -178,22 +181,47 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             bail!("--cache_type={other} is not supported by --engine=shale (supported: lru_cache, hyper_clock_cache)")
         }
     };
-    if f.memtable_bloom_size_ratio > 0.0 && !f.memtable_whole_key_filtering {
+    // db_bench: --prefix_size > 0 sets NewFixedPrefixTransform(prefix_size).
+    let prefix_extractor =
+        (f.prefix_size > 0).then(|| shale::PrefixExtractor::Fixed(f.prefix_size as usize));
+    if f.memtable_bloom_size_ratio > 0.0
+        && !f.memtable_whole_key_filtering
+        && prefix_extractor.is_none()
+    {
         bail!(
-            "--memtable_bloom_size_ratio={} without --memtable_whole_key_filtering=1 is not supported by \
-             --engine=shale (its memtable bloom is whole-key; Shale has no prefix extractor)",
+            "--memtable_bloom_size_ratio={} without --memtable_whole_key_filtering=1 or --prefix_size > 0 \
+             is not supported by --engine=shale (without a prefix extractor its memtable bloom is whole-key)",
             f.memtable_bloom_size_ratio
         );
     }
-    let bloom_bits_per_key = if f.bloom_bits <= 0.0 {
-        0
+    if f.prefix_same_as_start && prefix_extractor.is_none() {
+        bail!("--prefix_same_as_start=1 needs --prefix_size > 0 (a prefix extractor)");
+    }
+    // Fractional bits per key: the same density on every level.
+    let (bloom_bits_per_key, bloom_bits_per_key_per_level) = if f.bloom_bits <= 0.0 {
+        (0, Vec::new())
     } else if f.bloom_bits.fract() != 0.0 {
-        bail!(
-            "--bloom_bits={} is not supported by --engine=shale (whole bits per key only)",
-            f.bloom_bits
-        );
+        if f.bloom_bits > 100.0 {
+            bail!(
+                "--bloom_bits={} > 100 is not supported by --engine=shale",
+                f.bloom_bits
+            );
+        }
+        (f.bloom_bits.ceil() as u32, vec![f.bloom_bits])
     } else {
-        f.bloom_bits as u32
+        (f.bloom_bits as u32, Vec::new())
+    };
+    let bloom_bits_per_key_per_level = if f.bloom_bits_per_level.is_empty() {
+        bloom_bits_per_key_per_level
+    } else {
+        f.bloom_bits_per_level
+            .split(',')
+            .map(|x| {
+                x.trim()
+                    .parse::<f64>()
+                    .map_err(|_| Error(format!("--bloom_bits_per_level: bad number {x:?}")))
+            })
+            .collect::<Result<Vec<f64>>>()?
     };
     let opts = shale::Options {
         create_if_missing: true,
@@ -207,6 +235,9 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
         block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
         bloom_bits_per_key,
+        bloom_bits_per_key_per_level,
+        prefix_extractor,
+        memtable_whole_key_filtering: f.memtable_whole_key_filtering,
         compression_per_level,
         num_levels: non_negative("num_levels", f.num_levels)?,
         level0_file_num_compaction_trigger: non_negative(
@@ -464,6 +495,8 @@ impl Engine for ShaleEngine {
         ro.readahead_size = opts.readahead_size;
         ro.iterate_lower_bound = opts.lower.clone();
         ro.iterate_upper_bound = opts.upper.clone();
+        ro.prefix_same_as_start = opts.prefix_same_as_start;
+        ro.total_order_seek = opts.total_order_seek;
         Ok(Box::new(ShaleIter(self.db.iter_cf(&self.cfs[cf], &ro))))
     }
 
@@ -488,6 +521,7 @@ impl Engine for ShaleEngine {
             Report::Stats => "shale.stats",
             Report::LevelStats => "shale.levelstats",
             Report::SsTables => "shale.sstables",
+            Report::Bloom => "shale.bloom-per-level",
         })
     }
 

@@ -732,9 +732,10 @@ pub struct ReadOptions<'a> {
     /// Default false: iterators always read in total order (where RocksDB
     /// leaves prefix seeks past the prefix undefined).
     pub prefix_same_as_start: bool,
-    /// Never consult prefix filters: iterators do not skip sources by
-    /// prefix, point reads use only whole-key filters. Results are the
-    /// same; only the work differs. Default false.
+    /// Never consult prefix filters of SSTs or memtables in iterators, nor
+    /// prefix-only SST filters in point reads (the memtable bloom still
+    /// serves point reads). Results are the same; only the work differs.
+    /// Default false.
     pub total_order_seek: bool,
 }
 

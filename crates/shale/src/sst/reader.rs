@@ -72,6 +72,10 @@ pub(crate) struct TableCounters {
     pub filter_checks: AtomicU64,
     /// Filter checks that ruled the key out.
     pub filter_useful: AtomicU64,
+    /// Point lookups the filter let through that found no entry of the key
+    /// (false positives; also a key with only versions newer than the
+    /// read).
+    pub filter_false_positives: AtomicU64,
     /// Prefix checks made by `may_contain_prefix` (seeks).
     pub prefix_checks: AtomicU64,
     /// Prefix checks that ruled the prefix out.
@@ -651,26 +655,35 @@ impl Table {
         user_key: &[u8],
         prefix: Option<PrefixExtractor>,
     ) -> Result<bool> {
+        Ok(self.filter_probe(user_key, prefix)?.unwrap_or(true))
+    }
+
+    /// `may_contain`, `None` when no filter was consulted.
+    fn filter_probe(
+        &self,
+        user_key: &[u8],
+        prefix: Option<PrefixExtractor>,
+    ) -> Result<Option<bool>> {
         let probe = if self.filter_whole_keys {
             user_key
         } else {
             match (prefix, self.filter_prefix) {
                 (Some(want), Some(have)) if want == have => match have.prefix(user_key) {
                     Some(p) => p,
-                    None => return Ok(true),
+                    None => return Ok(None),
                 },
-                _ => return Ok(true),
+                _ => return Ok(None),
             }
         };
         let Some(f) = self.filter()? else {
-            return Ok(true);
+            return Ok(None);
         };
         self.stats.bump(|c| &c.filter_checks, 1);
         let r = f.may_contain(probe);
         if !r {
             self.stats.bump(|c| &c.filter_useful, 1);
         }
-        Ok(r)
+        Ok(Some(r))
     }
 
     /// True when the table's filter holds prefixes of `extractor`: only
@@ -719,9 +732,24 @@ impl Table {
     ) -> Result<Option<PointEntry>> {
         debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
         let user_key = extract_user_key(lookup_ikey);
-        if !self.may_contain(user_key, prefix)? {
+        let probed = self.filter_probe(user_key, prefix)?;
+        if probed == Some(false) {
             return Ok(None);
         }
+        let r = self.get_point_unfiltered(lookup_ikey, user_key, fill_cache, memo);
+        if probed == Some(true) && matches!(r, Ok(None)) {
+            self.stats.bump(|c| &c.filter_false_positives, 1);
+        }
+        r
+    }
+
+    fn get_point_unfiltered(
+        &self,
+        lookup_ikey: &[u8],
+        user_key: &[u8],
+        fill_cache: bool,
+        memo: Option<&mut BlockMemo>,
+    ) -> Result<Option<PointEntry>> {
         let index = self.index()?;
         KEY_BUF.with(|buf| {
             let mut key = buf.borrow_mut();
