@@ -183,7 +183,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     };
     // db_bench: --prefix_size > 0 sets NewFixedPrefixTransform(prefix_size).
     let prefix_extractor =
-        (f.prefix_size > 0).then(|| shale::PrefixExtractor::Fixed(f.prefix_size as usize));
+        (f.prefix_size > 0).then_some(shale::PrefixExtractor::Fixed(f.prefix_size as usize));
     if f.memtable_bloom_size_ratio > 0.0
         && !f.memtable_whole_key_filtering
         && prefix_extractor.is_none()

@@ -647,6 +647,7 @@ impl Table {
             + self.filter.as_ref().map_or(0, |f| f.size())
     }
 
+    #[cfg(any(test, feature = "fuzzing"))]
     /// False when the filter rules `user_key` out; true without a filter.
     /// A prefix-only filter is consulted (by `user_key`'s prefix) only when
     /// `prefix` is the extractor the table was written with.
