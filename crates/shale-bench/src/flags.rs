@@ -210,7 +210,7 @@ define_flags! {
     write_buffer_size: i64 = 64 * MIB, Eng, "Memtable size in bytes.";
     max_write_buffer_number: i64 = 2, Eng, "Memtables kept before writes stall.";
     memtable_bloom_size_ratio: f64 = 0.0, Eng, "Memtable bloom filter size as a share of write_buffer_size (0 = none).";
-    memtable_whole_key_filtering: bool = false, Eng, "Memtable bloom over whole keys (Shale's is always whole-key).";
+    memtable_whole_key_filtering: bool = false, Eng, "Memtable bloom also over whole keys (with a prefix extractor; without one it is whole-key).";
     level0_file_num_compaction_trigger: i64 = 4, Eng, "L0 files that trigger compaction.";
     level0_slowdown_writes_trigger: i64 = 20, Eng, "L0 files that slow writes.";
     level0_stop_writes_trigger: i64 = 36, Eng, "L0 files that stop writes.";

@@ -520,7 +520,6 @@ struct LevelTables {
     cache: Arc<TableCache>,
     fill_cache: bool,
     readahead: ReadaheadPolicy,
-    gate: Option<Arc<PrefixGate>>,
 }
 
 impl LevelFiles for LevelTables {
@@ -534,8 +533,7 @@ impl LevelFiles for LevelTables {
 
     fn open(&self, i: usize) -> Result<Box<dyn InternalIterator>> {
         let t = table_of(&self.cache, &self.version.files(self.level)[i])?;
-        let it = t.iter_with(self.fill_cache, self.readahead);
-        Ok(gate_table(it, &t, self.gate.as_ref()))
+        Ok(Box::new(t.iter_with(self.fill_cache, self.readahead)))
     }
 }
 
@@ -557,6 +555,36 @@ fn gate_table<I: InternalIterator + 'static>(
         }
         _ => Box::new(it),
     }
+}
+
+/// False when no file of sorted `level` holds a key with `extractor`'s
+/// prefix `prefix`: the files whose user-key range meets the prefix's run
+/// of keys (`[prefix, successor)`; only `prefix` itself for a capped prefix
+/// shorter than its cap) all have `extractor`'s prefix filter and it rules
+/// the prefix out.
+fn level_may_contain_prefix(
+    version: &Version,
+    level: usize,
+    cache: &TableCache,
+    extractor: PrefixExtractor,
+    prefix: &[u8],
+) -> Result<bool> {
+    let end: Option<Vec<u8>> = match extractor {
+        PrefixExtractor::Capped(n) if prefix.len() < n => Some([prefix, &[0]].concat()),
+        _ => super::db_iter::prefix_successor(prefix),
+    };
+    let files = version.files(level);
+    let first = files.partition_point(|f| f.largest_user_key() < prefix);
+    for f in files.get(first..).unwrap_or(&[]) {
+        if end.as_deref().is_some_and(|e| f.smallest_user_key() >= e) {
+            break;
+        }
+        let t = table_of(cache, f)?;
+        if t.may_contain_prefix(prefix, extractor)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// An internal iterator over every source of the current super version,
@@ -600,14 +628,27 @@ pub(crate) fn internal_iterator(
         if files.is_empty() {
             continue;
         }
-        children.push(Box::new(LevelIterator::new(LevelTables {
+        let it = LevelIterator::new(LevelTables {
             version: Arc::clone(version),
             level,
             cache: Arc::clone(cache),
             fill_cache,
             readahead,
-            gate: gate.cloned(),
-        })));
+        });
+        // A sorted level is gated as a whole: a seek skips it when no file
+        // whose range meets the prefix's run may hold the prefix (gating
+        // file by file would still read the next file's first block).
+        match gate {
+            Some(g) => {
+                let (v, c, e) = (Arc::clone(version), Arc::clone(cache), g.extractor());
+                children.push(Box::new(PrefixGated::new(
+                    it,
+                    Arc::clone(g),
+                    Box::new(move |p| level_may_contain_prefix(&v, level, &c, e, p)),
+                )));
+            }
+            None => children.push(Box::new(it)),
+        }
         ranges.push(version.level_range_dels(level, |files| level_range_dels(cache, files))?);
     }
     Ok(Box::new(
