@@ -611,7 +611,9 @@ mod tests {
         for (bad, name) in [
             ("--compression_type=snappy", "compression_type"),
             ("--cache_type=fast_lru_cache", "cache_type"),
-            ("--bloom_bits=9.5", "bloom_bits"),
+            ("--bloom_bits=100.5", "bloom_bits"),
+            ("--bloom_bits_per_level=10,x", "bloom_bits_per_level"),
+            ("--prefix_same_as_start=1", "prefix_size"),
             ("--subcompactions=-1", "subcompactions"),
             ("--use_ribbon_filter=1", "use_ribbon_filter"),
             ("--write_buffer_size=-5", "write_buffer_size"),
@@ -622,6 +624,21 @@ mod tests {
         assert!(
             options_from_flags(&Flags::parse(&["--max_write_buffer_number=1"]).unwrap()).is_err()
         );
+        // Fractional bits: the same density on every level.
+        let o = options_from_flags(&Flags::parse(&["--bloom_bits=9.5"]).unwrap()).unwrap();
+        assert_eq!(o.bloom_bits_per_key_per_level, vec![9.5]);
+        // --prefix_size sets a fixed prefix extractor, as db_bench.
+        let p = Flags::parse(&[
+            "--key_size=16",
+            "--prefix_size=8",
+            "--memtable_bloom_size_ratio=0.02",
+            "--bloom_bits_per_level=14,12,10",
+        ])
+        .unwrap();
+        let o = options_from_flags(&p).unwrap();
+        assert_eq!(o.prefix_extractor, Some(shale::PrefixExtractor::Fixed(8)));
+        assert!(!o.memtable_whole_key_filtering);
+        assert_eq!(o.bloom_bits_per_key_per_level, vec![14.0, 12.0, 10.0]);
         let c = Flags::parse(&[
             "--cache_index_and_filter_blocks=1",
             "--cache_numshardbits=3",
