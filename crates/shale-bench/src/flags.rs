@@ -165,7 +165,9 @@ define_flags! {
     db_bench_compat_values: bool = false, Gen, "Seed the value generator with db_bench's fixed 301 (byte-identical values).";
     use_existing_db: bool = false, Gen, "Do not destroy the DB; skip the fill benchmarks.";
     keys_per_prefix: i64 = 0, Gen, "Keys per prefix (0 = no prefix).";
-    prefix_size: i64 = 0, Gen, "Prefix length in bytes.";
+    prefix_size: i64 = 0, Gen, "Prefix length in bytes; > 0 also sets the prefix extractor to a fixed prefix of this length (as db_bench: NewFixedPrefixTransform).";
+    prefix_same_as_start: bool = false, Gen, "Iterators return only keys with the seek key's prefix (ReadOptions::prefix_same_as_start; needs --prefix_size > 0).";
+    total_order_seek: bool = false, Gen, "Iterators ignore prefix filters (ReadOptions::total_order_seek).";
     seek_nexts: i64 = 0, Gen, "Next()/Prev() calls after each seek.";
     reverse_iterator: bool = false, Gen, "seekrandom steps with Prev() instead of Next().";
     max_scan_distance: i64 = 0, Gen, "seekrandom iterator bound distance in keys (0 = none).";
@@ -208,7 +210,7 @@ define_flags! {
     write_buffer_size: i64 = 64 * MIB, Eng, "Memtable size in bytes.";
     max_write_buffer_number: i64 = 2, Eng, "Memtables kept before writes stall.";
     memtable_bloom_size_ratio: f64 = 0.0, Eng, "Memtable bloom filter size as a share of write_buffer_size (0 = none).";
-    memtable_whole_key_filtering: bool = false, Eng, "Memtable bloom over whole keys (Shale's is always whole-key).";
+    memtable_whole_key_filtering: bool = false, Eng, "Memtable bloom also over whole keys (with a prefix extractor; without one it is whole-key).";
     level0_file_num_compaction_trigger: i64 = 4, Eng, "L0 files that trigger compaction.";
     level0_slowdown_writes_trigger: i64 = 20, Eng, "L0 files that slow writes.";
     level0_stop_writes_trigger: i64 = 36, Eng, "L0 files that stop writes.";
@@ -264,6 +266,7 @@ define_flags! {
     // ---- Shale-only options ----
     wal_mmap_writes: bool = true, Shale, "Write WAL files through a shared memory mapping (appends need no system call).";
     level_compaction_dynamic_file_size: bool = true, Shale, "Cut compaction outputs at the next level's file boundaries (RocksDB's option, default true there too; db_bench has no flag for it).";
+    bloom_bits_per_level: String = String::new(), Shale, "Bloom bits per key by output level, comma-separated (Options::bloom_bits_per_key_per_level; the last applies deeper; empty = --bloom_bits everywhere).";
     block_restart_bytes: i64 = 1024, Shale, "Also restart data blocks once entries since the last restart span this many bytes (0 = by count only, as RocksDB).";
     // ---- RocksDB-only options ----
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";

@@ -97,7 +97,13 @@ fn check_table(data: Vec<u8>) -> Result<usize> {
         it.seek_for_prev(k);
         let _ = t.approximate_offset_of(k);
     }
-    let _ = (t.memory_usage(), t.may_contain(b"k"));
+    let fixed = shale::PrefixExtractor::Fixed(2);
+    let _ = (
+        t.memory_usage(),
+        t.may_contain(b"k", None),
+        t.may_contain(b"k1", Some(fixed)),
+        t.may_contain_prefix(b"k1", fixed),
+    );
     for s in [&it.status(), &fwd_status] {
         if let Err(e) = s {
             assert!(is_corruption_in(e, SST_FILE), "table error {e:?}");

@@ -35,7 +35,7 @@ mod version;
 mod wal;
 
 pub use base::expiry::{Clock, SystemClock};
-pub use base::{FileNum, SeqNo};
+pub use base::{FileNum, PrefixExtractor, SeqNo};
 pub use batch::{ColumnFamilyId, WriteBatch};
 pub use cf::Cf;
 pub use compaction::user_filter::{CompactionFilter, FilterDecision};

@@ -149,9 +149,22 @@ impl Sst {
     pub fn memory_usage(&self) -> usize {
         self.0.memory_usage()
     }
-    /// `Table::may_contain` (the filter, when there is one).
-    pub fn may_contain(&self, user_key: &[u8]) -> Result<bool> {
-        self.0.may_contain(user_key)
+    /// `Table::may_contain` (the filter, when there is one), consulting a
+    /// prefix-only filter when `prefix` is the table's extractor.
+    pub fn may_contain(
+        &self,
+        user_key: &[u8],
+        prefix: Option<crate::base::PrefixExtractor>,
+    ) -> Result<bool> {
+        self.0.may_contain(user_key, prefix)
+    }
+    /// `Table::may_contain_prefix`.
+    pub fn may_contain_prefix(
+        &self,
+        prefix: &[u8],
+        extractor: crate::base::PrefixExtractor,
+    ) -> Result<bool> {
+        self.0.may_contain_prefix(prefix, extractor)
     }
 }
 
@@ -165,6 +178,10 @@ pub struct SstWriterOptions {
     pub block_restart_interval: usize,
     /// Bloom filter bits per key; 0 writes no filter.
     pub bloom_bits_per_key: u32,
+    /// Prefixes added to the filter (and recorded), if any.
+    pub prefix_extractor: Option<crate::base::PrefixExtractor>,
+    /// Whole keys in the filter (always without an extractor).
+    pub whole_key_filtering: bool,
     /// Compression of data and index blocks.
     pub compression: Compression,
     /// The `shale.db.id` property.
@@ -186,7 +203,9 @@ impl SstWriter {
             block_size: o.block_size,
             block_restart_interval: o.block_restart_interval,
             block_restart_bytes: 0,
-            bloom_bits_per_key: o.bloom_bits_per_key,
+            bloom_bits_per_key: f64::from(o.bloom_bits_per_key),
+            prefix_extractor: o.prefix_extractor,
+            whole_key_filtering: o.whole_key_filtering,
             compression: o.compression,
             db_id: o.db_id,
         };

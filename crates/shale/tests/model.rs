@@ -55,8 +55,8 @@ use std::sync::Arc;
 
 use shale::{
     CacheType, Cf, CfOptions, Clock, CompactionFilter, Compression, Db, DbIterator, DbRange, Error,
-    FilterDecision, InfoLogLevel, KeyRange, Options, PinnableValue, RateLimiter, ReadOptions,
-    Snapshot, StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
+    FilterDecision, InfoLogLevel, KeyRange, Options, PinnableValue, PrefixExtractor, RateLimiter,
+    ReadOptions, Snapshot, StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -206,6 +206,13 @@ impl On<'_> {
             (Some(c), Some(ro)) => self.db.get_cf_opt(c, k, ro),
         };
         r.unwrap().map(|v| v.to_vec())
+    }
+
+    fn get_opt(&self, k: &[u8], ro: &ReadOptions<'_>) -> shale::Result<Option<PinnableValue>> {
+        match &self.cf {
+            None => self.db.get_opt(k, ro),
+            Some(c) => self.db.get_cf_opt(c, k, ro),
+        }
     }
 
     fn multi_get(
@@ -386,15 +393,18 @@ struct Fam {
     writes: u64,
     /// Expiry (Unix seconds) of the `t` keys written with a TTL.
     expiries: BTreeMap<Vec<u8>, u64>,
+    /// The family's current prefix extractor.
+    prefix: Option<PrefixExtractor>,
 }
 
 impl Fam {
-    fn new(cf: Cf) -> Fam {
+    fn new(cf: Cf, prefix: Option<PrefixExtractor>) -> Fam {
         Fam {
             cf,
             model: Model::new(),
             writes: 0,
             expiries: BTreeMap::new(),
+            prefix,
         }
     }
 
@@ -566,6 +576,10 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.block_restart_bytes = [0, 64, 1024][rng.gen_range(0..3)];
     // No memtable bloom, a one-line one (mostly false positives), the default.
     o.memtable_bloom_size_ratio = [0.0, 0.001, 0.02][rng.gen_range(0..3)];
+    o.prefix_extractor = prefix_extractor(rng);
+    o.whole_key_filtering = rng.gen_bool(0.5);
+    o.memtable_whole_key_filtering = rng.gen_bool(0.5);
+    o.bloom_bits_per_key_per_level = bits_per_level(rng);
     o.level_compaction_dynamic_level_bytes = rng.gen_bool(0.7);
     o.level_compaction_dynamic_file_size = rng.gen_bool(0.7);
     o.max_background_jobs = rng.gen_range(1..=4);
@@ -746,6 +760,10 @@ fn small_cf_options(rng: &mut SmallRng, name: &str) -> CfOptions {
         compaction_style: shale::CompactionStyle::Level,
         compaction_options_universal: Default::default(),
         compaction_options_fifo: Default::default(),
+        prefix_extractor: prefix_extractor(rng),
+        whole_key_filtering: rng.gen_bool(0.5),
+        memtable_whole_key_filtering: rng.gen_bool(0.5),
+        bloom_bits_per_key_per_level: bits_per_level(rng),
     };
     draw_style(rng, name, &mut o);
     o.validate().unwrap();
@@ -776,6 +794,205 @@ fn compaction_style(
         incremental: false,
     };
     (shale::CompactionStyle::Universal, u)
+}
+
+/// None, or a fixed or capped extractor over the `k%05d` keys (7: every
+/// key out of a fixed extractor's domain).
+fn prefix_extractor(rng: &mut SmallRng) -> Option<PrefixExtractor> {
+    match rng.gen_range(0..3) {
+        0 => None,
+        1 => Some(PrefixExtractor::Fixed(rng.gen_range(1..=7))),
+        _ => Some(PrefixExtractor::Capped(rng.gen_range(1..=7))),
+    }
+}
+
+/// Empty (`bloom_bits_per_key` everywhere) or Monkey-style bits per level,
+/// 0 (no filter) included.
+fn bits_per_level(rng: &mut SmallRng) -> Vec<f64> {
+    if rng.gen_bool(0.5) {
+        return Vec::new();
+    }
+    (0..rng.gen_range(1..=4))
+        .map(|_| [0.0, 2.5, 6.0, 10.0, 14.5][rng.gen_range(0..5)])
+        .collect()
+}
+
+/// Prefix-bounded and total-order seeks (`prefix_same_as_start`,
+/// `total_order_seek`) at `ro`'s state against the model `m`, filtered by
+/// the bounds and by the prefix of the seek key (or of the first key
+/// found), walked both ways.
+fn check_prefix_reads(
+    on: &On,
+    m: &Model,
+    prefix: Option<PrefixExtractor>,
+    ro: &mut ReadOptions<'_>,
+    rng: &mut SmallRng,
+    space: u32,
+    ctx: &str,
+) {
+    ro.prefix_same_as_start = rng.gen_bool(0.7);
+    ro.total_order_seek = rng.gen_bool(0.3);
+    let lo = random_bound(rng, space);
+    let hi = random_bound(rng, space);
+    ro.iterate_lower_bound = lo.clone();
+    ro.iterate_upper_bound = hi.clone();
+    let k = key(rng, space);
+    if ro.prefix_same_as_start {
+        // An iterator option: point reads refuse it.
+        assert!(
+            is_invalid(&on.get_opt(&k, ro)),
+            "{ctx}: get with prefix_same_as_start"
+        );
+        assert!(
+            on.multi_get(&[&k], ro).iter().all(is_invalid),
+            "{ctx}: multi_get"
+        );
+    } else {
+        let got = on.get_opt(&k, ro).unwrap().map(|v| v.to_vec());
+        assert_eq!(got.as_ref(), m.get(&k), "{ctx}: get {k:?} total_order_seek");
+    }
+    let mut it = on.iter(ro);
+    let mode = if ro.prefix_same_as_start {
+        match prefix {
+            Some(e) => Some(e),
+            None => {
+                it.seek_to_first();
+                assert!(!it.valid());
+                assert!(
+                    is_invalid(&it.status()),
+                    "{ctx}: prefix_same_as_start without extractor"
+                );
+                ro.prefix_same_as_start = false;
+                ro.total_order_seek = false;
+                ro.iterate_lower_bound = None;
+                ro.iterate_upper_bound = None;
+                return;
+            }
+        }
+    } else {
+        None
+    };
+    // Keys the compaction filter may have dropped are skipped on both
+    // sides (`norm`).
+    let dropped = |k: &[u8]| maybe_filtered(m, k);
+    let in_bounds =
+        |k: &Vec<u8>| lo.as_ref().is_none_or(|l| k >= l) && hi.as_ref().is_none_or(|h| k < h);
+    let bounded: Vec<(&Vec<u8>, &Vec<u8>)> = m
+        .iter()
+        .filter(|(k, _)| in_bounds(k) && !dropped(k))
+        .collect();
+    let any_dropped = m.keys().any(|k| in_bounds(k) && dropped(k));
+    let skip = |it: &mut DbIterator, forward: bool| {
+        while it.valid() && dropped(it.key()) {
+            if forward {
+                it.next()
+            } else {
+                it.prev()
+            }
+        }
+    };
+    for _ in 0..4 {
+        let t = match rng.gen_range(0..4) {
+            0 => key(rng, space),
+            1 => {
+                // A short key (out of a long fixed extractor's domain).
+                let mut k = key(rng, space);
+                k.truncate(rng.gen_range(1..=k.len()));
+                k
+            }
+            _ => {
+                let mut k = key(rng, space);
+                k.push(b'x');
+                k
+            }
+        };
+        // seek_to_first/last bound to the first key found: not with keys
+        // that may or may not be there.
+        let how = rng.gen_range(0..if any_dropped { 2 } else { 4 });
+        // The prefix the results are bounded to.
+        let bound_of = |k: &[u8]| mode.and_then(|e| e.prefix(k).map(<[u8]>::to_vec));
+        let (p, mut pos): (Option<Vec<u8>>, Option<usize>);
+        match how {
+            0 => {
+                it.seek(&t);
+                skip(&mut it, true);
+                p = bound_of(&t);
+                pos = bounded
+                    .iter()
+                    .position(|(k, _)| k.as_slice() >= t.as_slice());
+            }
+            1 => {
+                it.seek_for_prev(&t);
+                skip(&mut it, false);
+                p = bound_of(&t);
+                pos = bounded
+                    .iter()
+                    .rposition(|(k, _)| k.as_slice() <= t.as_slice());
+            }
+            2 => {
+                it.seek_to_first();
+                p = bounded.first().and_then(|(k, _)| bound_of(k));
+                pos = (!bounded.is_empty()).then_some(0);
+            }
+            _ => {
+                it.seek_to_last();
+                p = bounded.last().and_then(|(k, _)| bound_of(k));
+                pos = bounded.len().checked_sub(1);
+            }
+        }
+        let e = mode.unwrap_or(PrefixExtractor::Capped(0));
+        let ok = |i: usize| {
+            p.as_ref()
+                .is_none_or(|p| e.prefix(bounded[i].0) == Some(p.as_slice()))
+        };
+        for step in 0..12 {
+            let want = pos.filter(|&i| ok(i));
+            match want {
+                Some(i) => {
+                    assert!(
+                        it.valid(),
+                        "{ctx}: seek kind {how} to {t:?} prefix {p:?} step {step}: invalid ({:?}), model at {:?}",
+                        it.status(),
+                        bounded[i].0
+                    );
+                    assert_eq!(
+                        it.key(),
+                        bounded[i].0.as_slice(),
+                        "{ctx}: seek kind {how} to {t:?} prefix {p:?} [{lo:?}, {hi:?}) step {step}"
+                    );
+                    let (got, want) = (it.value(), bounded[i].1.as_slice());
+                    if it.key().starts_with(b"f") {
+                        assert_eq!(got.to_ascii_uppercase(), want.to_ascii_uppercase());
+                    } else {
+                        assert_eq!(got, want, "{ctx}: value");
+                    }
+                }
+                None => {
+                    assert!(
+                        !it.valid(),
+                        "{ctx}: seek kind {how} to {t:?} prefix {p:?} [{lo:?}, {hi:?}) step {step}: at {:?}, model exhausted",
+                        it.key()
+                    );
+                    it.status().unwrap();
+                    break;
+                }
+            }
+            let i = pos.unwrap_or(0);
+            if rng.gen_bool(0.5) {
+                it.next();
+                skip(&mut it, true);
+                pos = (i + 1 < bounded.len()).then_some(i + 1);
+            } else {
+                it.prev();
+                skip(&mut it, false);
+                pos = i.checked_sub(1);
+            }
+        }
+    }
+    ro.prefix_same_as_start = false;
+    ro.total_order_seek = false;
+    ro.iterate_lower_bound = None;
+    ro.iterate_upper_bound = None;
 }
 
 /// Options for a reopen: new random choices for everything a DB may
@@ -1124,9 +1341,11 @@ fn create_families(db: &Db, fams: &mut Vec<Fam>, max_id: &mut u32, rng: &mut Sma
     if free.is_empty() {
         return;
     }
-    let new: Vec<Cf> = if rng.gen_bool(0.5) {
+    let new: Vec<(Cf, Option<PrefixExtractor>)> = if rng.gen_bool(0.5) {
         let name = free[rng.gen_range(0..free.len())];
-        vec![db.create_cf(name, small_cf_options(rng, name)).unwrap()]
+        let o = small_cf_options(rng, name);
+        let e = o.prefix_extractor;
+        vec![(db.create_cf(name, o).unwrap(), e)]
     } else {
         let n = rng.gen_range(1..=free.len().min(3));
         let mut list: Vec<(&str, CfOptions)> = Vec::new();
@@ -1154,9 +1373,20 @@ fn create_families(db: &Db, fams: &mut Vec<Fam>, max_id: &mut u32, rng: &mut Sma
             }
             return;
         }
-        db.create_cfs(&list).unwrap()
+        let cfs = db.create_cfs(&list).unwrap();
+        cfs.into_iter()
+            .map(|cf| {
+                let e = list
+                    .iter()
+                    .find(|(n, _)| *n == cf.name())
+                    .unwrap()
+                    .1
+                    .prefix_extractor;
+                (cf, e)
+            })
+            .collect()
     };
-    for cf in new {
+    for (cf, prefix) in new {
         let name = cf.name().to_string();
         assert!(cf.id() > *max_id, "{ctx}: id {} reused", cf.id());
         *max_id = cf.id();
@@ -1170,7 +1400,7 @@ fn create_families(db: &Db, fams: &mut Vec<Fam>, max_id: &mut u32, rng: &mut Sma
             db.range_cf(&cf, ..).next().is_none(),
             "{ctx}: new family {name:?} not empty"
         );
-        fams.push(Fam::new(cf));
+        fams.push(Fam::new(cf, prefix));
     }
 }
 
@@ -1408,9 +1638,13 @@ fn reopen(
         *opts = changed_options(rng, opts);
     }
     opts.column_families.clear();
-    for f in &fams[1..] {
+    fams[0].prefix = opts.prefix_extractor;
+    for f in fams[1..].iter_mut() {
         if rng.gen_bool(0.5) {
             let o = small_cf_options(rng, f.cf.name());
+            // Reopened with another extractor (or none): the old tables
+            // must still read correctly.
+            f.prefix = o.prefix_extractor;
             opts.column_families.push((f.cf.name().to_string(), o));
         }
     }
@@ -1422,9 +1656,11 @@ fn reopen(
         .collect();
     let created = (opts.create_missing_column_families && !free.is_empty() && rng.gen_bool(0.4))
         .then(|| free[rng.gen_range(0..free.len())]);
+    let mut created_prefix = None;
     if let Some(n) = created {
-        opts.column_families
-            .push((n.to_string(), small_cf_options(rng, n)));
+        let o = small_cf_options(rng, n);
+        created_prefix = o.prefix_extractor;
+        opts.column_families.push((n.to_string(), o));
     }
     let db = Db::open(dir, opts.clone()).unwrap();
     for f in fams.iter_mut() {
@@ -1442,7 +1678,7 @@ fn reopen(
         let cf = db
             .cf(n)
             .unwrap_or_else(|| panic!("{ctx}: missing {n:?} not created"));
-        fams.push(Fam::new(cf));
+        fams.push(Fam::new(cf, created_prefix));
     }
     // A handle of the previous open is refused, also in a batch (whole).
     let r = db.get_cf(&old, b"k00000");
@@ -1474,7 +1710,7 @@ fn run_seed(seed: u64, ops: usize) {
     opts.listeners = vec![Arc::clone(&checker) as Arc<dyn shale::EventListener>];
     opts.validate().unwrap();
     let mut db = Db::open(dir.path(), opts.clone()).unwrap();
-    let mut fams = vec![Fam::new(db.default_cf())];
+    let mut fams = vec![Fam::new(db.default_cf(), opts.prefix_extractor)];
     assert_eq!(fams[0].cf.name(), "default");
     let mut dropped: Vec<Cf> = Vec::new();
     let mut max_id = 0;
@@ -1602,6 +1838,8 @@ fn run_seed(seed: u64, ops: usize) {
                 ro.readahead_size = [0, 4096][rng.gen_range(0..2)];
                 let ctx = format!("{ctx}: latest");
                 check_read_at(&o, &fams[f].model, &mut ro, &mut rng, space, &ctx);
+                let p = fams[f].prefix;
+                check_prefix_reads(&o, &fams[f].model, p, &mut ro, &mut rng, space, &ctx);
             }
             80..=84 => {
                 // Nearby keys (shared blocks), in random order, duplicates allowed.
@@ -1642,6 +1880,8 @@ fn run_seed(seed: u64, ops: usize) {
                     assert_eq!(got.as_ref(), m.get(&k), "{ctx}: snapshot get");
                     let ctx = format!("{ctx}: at snapshot {}", s.sequence());
                     check_read_at(&o, m, &mut ro, &mut rng, space, &ctx);
+                    let p = fams[f].prefix;
+                    check_prefix_reads(&o, m, p, &mut ro, &mut rng, space, &ctx);
                     let mut it = o.iter(&ro);
                     it.seek_to_first();
                     let mut got = Vec::new();

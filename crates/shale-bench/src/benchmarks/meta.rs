@@ -34,6 +34,7 @@ pub fn run_meta(name: &str, db: &dyn Engine, db_path: &str) -> Result<String> {
         "stats" => Ok(format!("\n{}\n", report(db, Report::Stats, name)?)),
         "levelstats" => Ok(format!("{}\n", report(db, Report::LevelStats, name)?)),
         "sstables" => Ok(format!("{}\n", report(db, Report::SsTables, name)?)),
+        "bloomstats" => Ok(format!("{}\n", report(db, Report::Bloom, name)?)),
         other => bail!("unknown meta benchmark '{other}'"),
     }
 }

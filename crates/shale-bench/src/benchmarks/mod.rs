@@ -125,9 +125,8 @@ pub fn lookup(name: &str) -> Option<Kind> {
         }),
         "compact" => m(meta::compact),
         "cfscale" => Some(Kind::Scale),
-        "flush" | "compactall" | "waitforcompaction" | "stats" | "levelstats" | "sstables" => {
-            Some(Kind::Meta)
-        }
+        "flush" | "compactall" | "waitforcompaction" | "stats" | "levelstats" | "sstables"
+        | "bloomstats" => Some(Kind::Meta),
         _ => None,
     }
 }

@@ -28,6 +28,8 @@ pub fn seekrandom(ctx: &Ctx<'_>, t: &mut ThreadState) -> Result<()> {
     let mut opts = IterOpts {
         verify_checksums: f.verify_checksum,
         readahead_size: f.readahead_size.max(0) as usize,
+        prefix_same_as_start: f.prefix_same_as_start,
+        total_order_seek: f.total_order_seek,
         ..IterOpts::default()
     };
     while !limit.done(1) {

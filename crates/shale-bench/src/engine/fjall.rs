@@ -102,6 +102,10 @@ const UNSUPPORTED: &[&str] = &[
     "universal_compression_size_percent",
     "universal_allow_trivial_move",
     "universal_incremental",
+    // No prefix extractor or prefix filters.
+    "prefix_size",
+    "prefix_same_as_start",
+    "total_order_seek",
 ];
 
 /// Everything needed to open the DB, derived from the flags.
@@ -435,7 +439,7 @@ impl Engine for FjallEngine {
                 self.db.compactions_completed(),
                 self.db.time_compacting().as_secs_f64()
             )),
-            Report::SsTables => None,
+            Report::SsTables | Report::Bloom => None,
         }
     }
 

@@ -166,7 +166,7 @@ impl Engine for MemoryEngine {
         Some(match which {
             Report::Stats => format!("memory engine: {} entries, {} bytes", m.len(), bytes),
             Report::LevelStats => "Level Files Size(MB)\n--------------------\n".to_string(),
-            Report::SsTables => String::new(),
+            Report::SsTables | Report::Bloom => String::new(),
         })
     }
 

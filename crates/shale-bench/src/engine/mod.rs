@@ -49,6 +49,10 @@ pub struct IterOpts {
     pub verify_checksums: bool,
     /// Readahead bytes per table read (`--readahead_size`; 0 = automatic).
     pub readahead_size: usize,
+    /// `--prefix_same_as_start`.
+    pub prefix_same_as_start: bool,
+    /// `--total_order_seek`.
+    pub total_order_seek: bool,
 }
 
 /// One operation of a [`Batch`]; the first field is the column family
@@ -202,6 +206,8 @@ pub enum Report {
     LevelStats,
     /// `sstables`: every SST.
     SsTables,
+    /// `bloomstats`: filter checks, useful and false positives per level.
+    Bloom,
 }
 
 /// Copies a found value into `out` (reusing its buffer); true when there

@@ -96,6 +96,12 @@ fn build_options(f: &Flags) -> Result<Options> {
     }
     o.set_max_write_buffer_number(int("max_write_buffer_number", f.max_write_buffer_number)?);
     o.set_memtable_prefix_bloom_ratio(f.memtable_bloom_size_ratio);
+    // db_bench: --prefix_size > 0 sets NewFixedPrefixTransform(prefix_size).
+    if f.prefix_size > 0 {
+        o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(
+            f.prefix_size as usize,
+        ));
+    }
     o.set_memtable_whole_key_filtering(f.memtable_whole_key_filtering);
     o.set_min_write_buffer_number_to_merge(int(
         "min_write_buffer_number_to_merge",
@@ -610,6 +616,8 @@ impl Engine for RocksEngine {
         if let Some(u) = &opts.upper {
             ro.set_iterate_upper_bound(u.clone());
         }
+        ro.set_prefix_same_as_start(opts.prefix_same_as_start);
+        ro.set_total_order_seek(opts.total_order_seek);
         Ok(Box::new(RocksIter(match self.cf(cf) {
             None => self.db.raw_iterator_opt(ro),
             Some(h) => self.db.raw_iterator_cf_opt(h, ro),
@@ -637,6 +645,9 @@ impl Engine for RocksEngine {
 
     fn report(&self, which: Report) -> Option<String> {
         self.property(match which {
+            // RocksDB reports bloom counters as statistics tickers, not per
+            // level.
+            Report::Bloom => return None,
             Report::Stats => "rocksdb.stats",
             Report::LevelStats => "rocksdb.levelstats",
             Report::SsTables => "rocksdb.sstables",

@@ -70,6 +70,9 @@ pub const STATISTICS_COUNTERS: &[&str] = &[
     "shale.block-read-bytes",
     "shale.bloom-checks",
     "shale.bloom-useful",
+    "shale.bloom-false-positives",
+    "shale.prefix-checks",
+    "shale.prefix-useful",
     "shale.stall-micros",
     "shale.wal-bytes-written",
     "shale.compaction-bytes-written",
@@ -266,22 +269,47 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             bail!("--cache_type={other} is not supported by --engine=shale (supported: lru_cache, hyper_clock_cache)")
         }
     };
-    if f.memtable_bloom_size_ratio > 0.0 && !f.memtable_whole_key_filtering {
+    // db_bench: --prefix_size > 0 sets NewFixedPrefixTransform(prefix_size).
+    let prefix_extractor =
+        (f.prefix_size > 0).then_some(shale::PrefixExtractor::Fixed(f.prefix_size as usize));
+    if f.memtable_bloom_size_ratio > 0.0
+        && !f.memtable_whole_key_filtering
+        && prefix_extractor.is_none()
+    {
         bail!(
-            "--memtable_bloom_size_ratio={} without --memtable_whole_key_filtering=1 is not supported by \
-             --engine=shale (its memtable bloom is whole-key; Shale has no prefix extractor)",
+            "--memtable_bloom_size_ratio={} without --memtable_whole_key_filtering=1 or --prefix_size > 0 \
+             is not supported by --engine=shale (without a prefix extractor its memtable bloom is whole-key)",
             f.memtable_bloom_size_ratio
         );
     }
-    let bloom_bits_per_key = if f.bloom_bits <= 0.0 {
-        0
+    if f.prefix_same_as_start && prefix_extractor.is_none() {
+        bail!("--prefix_same_as_start=1 needs --prefix_size > 0 (a prefix extractor)");
+    }
+    // Fractional bits per key: the same density on every level.
+    let (bloom_bits_per_key, bloom_bits_per_key_per_level) = if f.bloom_bits <= 0.0 {
+        (0, Vec::new())
     } else if f.bloom_bits.fract() != 0.0 {
-        bail!(
-            "--bloom_bits={} is not supported by --engine=shale (whole bits per key only)",
-            f.bloom_bits
-        );
+        if f.bloom_bits > 100.0 {
+            bail!(
+                "--bloom_bits={} > 100 is not supported by --engine=shale",
+                f.bloom_bits
+            );
+        }
+        (f.bloom_bits.ceil() as u32, vec![f.bloom_bits])
     } else {
-        f.bloom_bits as u32
+        (f.bloom_bits as u32, Vec::new())
+    };
+    let bloom_bits_per_key_per_level = if f.bloom_bits_per_level.is_empty() {
+        bloom_bits_per_key_per_level
+    } else {
+        f.bloom_bits_per_level
+            .split(',')
+            .map(|x| {
+                x.trim()
+                    .parse::<f64>()
+                    .map_err(|_| Error(format!("--bloom_bits_per_level: bad number {x:?}")))
+            })
+            .collect::<Result<Vec<f64>>>()?
     };
     let opts = shale::Options {
         create_if_missing: true,
@@ -295,6 +323,9 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
         block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
         bloom_bits_per_key,
+        bloom_bits_per_key_per_level,
+        prefix_extractor,
+        memtable_whole_key_filtering: f.memtable_whole_key_filtering,
         compression_per_level,
         num_levels: non_negative("num_levels", f.num_levels)?,
         level0_file_num_compaction_trigger: non_negative(
@@ -557,6 +588,8 @@ impl Engine for ShaleEngine {
         ro.readahead_size = opts.readahead_size;
         ro.iterate_lower_bound = opts.lower.clone();
         ro.iterate_upper_bound = opts.upper.clone();
+        ro.prefix_same_as_start = opts.prefix_same_as_start;
+        ro.total_order_seek = opts.total_order_seek;
         Ok(Box::new(ShaleIter(self.db.iter_cf(&self.cfs[cf], &ro))))
     }
 
@@ -581,6 +614,7 @@ impl Engine for ShaleEngine {
             Report::Stats => "shale.stats",
             Report::LevelStats => "shale.levelstats",
             Report::SsTables => "shale.sstables",
+            Report::Bloom => "shale.bloom-per-level",
         })
     }
 
@@ -670,7 +704,9 @@ mod tests {
         for (bad, name) in [
             ("--compression_type=snappy", "compression_type"),
             ("--cache_type=fast_lru_cache", "cache_type"),
-            ("--bloom_bits=9.5", "bloom_bits"),
+            ("--bloom_bits=100.5", "bloom_bits"),
+            ("--bloom_bits_per_level=10,x", "bloom_bits_per_level"),
+            ("--prefix_same_as_start=1", "prefix_size"),
             ("--subcompactions=-1", "subcompactions"),
             ("--use_ribbon_filter=1", "use_ribbon_filter"),
             ("--write_buffer_size=-5", "write_buffer_size"),
@@ -681,6 +717,21 @@ mod tests {
         assert!(
             options_from_flags(&Flags::parse(&["--max_write_buffer_number=1"]).unwrap()).is_err()
         );
+        // Fractional bits: the same density on every level.
+        let o = options_from_flags(&Flags::parse(&["--bloom_bits=9.5"]).unwrap()).unwrap();
+        assert_eq!(o.bloom_bits_per_key_per_level, vec![9.5]);
+        // --prefix_size sets a fixed prefix extractor, as db_bench.
+        let p = Flags::parse(&[
+            "--key_size=16",
+            "--prefix_size=8",
+            "--memtable_bloom_size_ratio=0.02",
+            "--bloom_bits_per_level=14,12,10",
+        ])
+        .unwrap();
+        let o = options_from_flags(&p).unwrap();
+        assert_eq!(o.prefix_extractor, Some(shale::PrefixExtractor::Fixed(8)));
+        assert!(!o.memtable_whole_key_filtering);
+        assert_eq!(o.bloom_bits_per_key_per_level, vec![14.0, 12.0, 10.0]);
         let c = Flags::parse(&[
             "--cache_index_and_filter_blocks=1",
             "--cache_numshardbits=3",

@@ -115,7 +115,8 @@ fn block_seeds() -> Vec<Vec<u8>> {
 }
 
 /// Tables by `TableBuilder`: (entries, bloom bits, compression), 256-byte
-/// blocks.
+/// blocks; then two with prefix filters (whole keys and prefixes, prefixes
+/// only).
 pub fn table_seeds() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let shapes = [
@@ -125,12 +126,22 @@ pub fn table_seeds() -> Vec<Vec<u8>> {
         (40, 0, Compression::Lz4),
         (40, 10, Compression::Zstd),
     ];
-    for (n, bits, compression) in shapes {
+    let fixed = shale::PrefixExtractor::Fixed(2);
+    let shapes = shapes
+        .into_iter()
+        .map(|(n, bits, c)| (n, bits, c, None, true))
+        .chain([
+            (40, 10, Compression::None, Some(fixed), true),
+            (40, 10, Compression::None, Some(fixed), false),
+        ]);
+    for (n, bits, compression, prefix_extractor, whole_key_filtering) in shapes {
         let bytes = Arc::new(Mutex::new(Vec::new()));
         let opts = SstWriterOptions {
             block_size: 256,
             block_restart_interval: 4,
             bloom_bits_per_key: bits,
+            prefix_extractor,
+            whole_key_filtering,
             compression,
             db_id: "fuzz".into(),
         };

@@ -5,6 +5,7 @@
 pub(crate) mod expiry;
 mod internal_key;
 mod kind;
+mod prefix;
 mod striped;
 
 pub(crate) use internal_key::{
@@ -12,6 +13,7 @@ pub(crate) use internal_key::{
     unpack_trailer, TRAILER_LEN,
 };
 pub(crate) use kind::ValueKind;
+pub use prefix::PrefixExtractor;
 pub(crate) use striped::{Counter, Striped};
 
 /// A sequence number: 56 bits, packed with the kind into an 8-byte trailer.

@@ -592,7 +592,7 @@ mod tests {
             fs: &fs,
             dir,
             table_opts: TableOptions {
-                bloom_bits_per_key: 10,
+                bloom_bits_per_key: 10.0,
                 ..TableOptions::default()
             },
             target_file_size: u64::MAX,

@@ -140,6 +140,9 @@ pub(crate) fn property(db: &super::DbInner, name: &str) -> Option<String> {
         "shale.block-read-bytes" => t.bytes_read.to_string(),
         "shale.bloom-checks" => t.filter_checks.to_string(),
         "shale.bloom-useful" => t.filter_useful.to_string(),
+        "shale.bloom-false-positives" => t.filter_false_positives.to_string(),
+        "shale.prefix-checks" => t.prefix_checks.to_string(),
+        "shale.prefix-useful" => t.prefix_useful.to_string(),
         _ => return None,
     })
 }

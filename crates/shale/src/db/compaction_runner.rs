@@ -53,6 +53,7 @@ pub(crate) fn table_options(
     bottommost: bool,
 ) -> TableOptions {
     opts.table_options(
+        level,
         opts.compression_for_level(level, bottommost),
         &db.dir.display().to_string(),
     )

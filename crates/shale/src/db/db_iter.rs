@@ -18,10 +18,12 @@ use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::base::PrefixExtractor;
 use crate::base::{
     make_internal_key, parse_internal_key, SeqNo, ValueKind, KIND_FOR_SEEK, MAX_SEQNO,
 };
 use crate::error::{Error, Result};
+use crate::iter::prefix_gate::PrefixGate;
 use crate::iter::InternalIterator;
 use crate::merge::MergeOperator;
 
@@ -63,6 +65,14 @@ pub struct DbIterator {
     expiring: bool,
     /// The clock at creation: values expiring by then are gone.
     now: u64,
+    /// `prefix_same_as_start`: the family's extractor.
+    prefix_mode: Option<PrefixExtractor>,
+    /// The prefix every returned key must have (set by the last
+    /// positioning; `None`: total order).
+    cur_prefix: Option<Vec<u8>>,
+    /// Opened while `cur_prefix` holds a seek target's prefix, so the
+    /// sources skip seeks their prefix filters rule out.
+    gate: Option<Arc<PrefixGate>>,
 }
 
 impl Drop for DbIterator {
@@ -109,6 +119,56 @@ impl DbIterator {
             saved_value: Vec::new(),
             seek_buf: Vec::new(),
             err: None,
+            prefix_mode: None,
+            cur_prefix: None,
+            gate: None,
+        }
+    }
+
+    /// Bounds every positioning to the prefix (by `extractor`) of its seek
+    /// key, or of the first key found by `seek_to_first`/`seek_to_last`
+    /// (`ReadOptions::prefix_same_as_start`); `gate` is opened for seeks
+    /// with a prefix (see `iter::prefix_gate`).
+    pub(crate) fn with_prefix_mode(
+        mut self,
+        extractor: Option<PrefixExtractor>,
+        gate: Option<Arc<PrefixGate>>,
+    ) -> Self {
+        self.prefix_mode = extractor;
+        self.gate = gate;
+        self
+    }
+
+    /// Sets the prefix bound from seek key `key` (`None` without prefix
+    /// mode or out of domain) and opens the gate when there is one.
+    fn bound_to_prefix_of(&mut self, key: Option<&[u8]>) {
+        self.cur_prefix = match (self.prefix_mode, key) {
+            (Some(e), Some(k)) => e.prefix(k).map(<[u8]>::to_vec),
+            _ => None,
+        };
+        if let Some(g) = &self.gate {
+            g.set_open(key.is_some() && self.cur_prefix.is_some());
+        }
+    }
+
+    /// After `seek_to_first`/`seek_to_last`: bound to the found key's
+    /// prefix.
+    fn bound_to_found(&mut self) {
+        if self.prefix_mode.is_some() && self.valid {
+            let k = self.key().to_vec();
+            self.bound_to_prefix_of(Some(&k));
+            if let Some(g) = &self.gate {
+                // The sources were positioned without the gate; keep it
+                // closed (no filtered reseeks into them).
+                g.set_open(false);
+            }
+        }
+    }
+
+    fn out_of_prefix(&self, user_key: &[u8]) -> bool {
+        match (&self.prefix_mode, &self.cur_prefix) {
+            (Some(e), Some(p)) => e.prefix(user_key) != Some(p.as_slice()),
+            _ => false,
         }
     }
 
@@ -174,6 +234,11 @@ impl DbIterator {
         if self.stopped() {
             return;
         }
+        self.bound_to_prefix_of(Some(key));
+        self.seek_inner(key);
+    }
+
+    fn seek_inner(&mut self, key: &[u8]) {
         let key: &[u8] = match &self.lower {
             Some(l) if key < l.as_slice() => l,
             _ => key,
@@ -190,6 +255,11 @@ impl DbIterator {
         if self.stopped() {
             return;
         }
+        self.bound_to_prefix_of(Some(key));
+        self.seek_for_prev_inner(key);
+    }
+
+    fn seek_for_prev_inner(&mut self, key: &[u8]) {
         self.dir = Direction::Reverse;
         self.seek_buf.clear();
         match &self.upper {
@@ -211,12 +281,15 @@ impl DbIterator {
         if self.stopped() {
             return;
         }
+        self.bound_to_prefix_of(None);
         if let Some(l) = self.lower.clone() {
-            return self.seek(&l);
+            self.seek_inner(&l);
+        } else {
+            self.dir = Direction::Forward;
+            self.iter.seek_to_first();
+            self.find_next_user_entry(false);
         }
-        self.dir = Direction::Forward;
-        self.iter.seek_to_first();
-        self.find_next_user_entry(false);
+        self.bound_to_found();
     }
 
     /// Positions on the last key (< the upper bound).
@@ -224,12 +297,15 @@ impl DbIterator {
         if self.stopped() {
             return;
         }
+        self.bound_to_prefix_of(None);
         if let Some(u) = self.upper.clone() {
-            return self.seek_for_prev(&u);
+            self.seek_for_prev_inner(&u);
+        } else {
+            self.dir = Direction::Reverse;
+            self.iter.seek_to_last();
+            self.find_prev_user_entry();
         }
-        self.dir = Direction::Reverse;
-        self.iter.seek_to_last();
-        self.find_prev_user_entry();
+        self.bound_to_found();
     }
 
     /// Moves to the next key. Requires `valid()`.
@@ -332,7 +408,7 @@ impl DbIterator {
             let Some(p) = parse_internal_key(self.iter.key()) else {
                 return self.corrupt_key();
             };
-            if self.above_upper(p.user_key) {
+            if self.above_upper(p.user_key) || self.out_of_prefix(p.user_key) {
                 break;
             }
             if p.seq <= self.seq {
@@ -472,7 +548,7 @@ impl DbIterator {
                 if state != State::Absent && p.user_key < self.saved_key.as_slice() {
                     break; // passed the entry we collected
                 }
-                if self.below_lower(p.user_key) {
+                if self.below_lower(p.user_key) || self.out_of_prefix(p.user_key) {
                     break;
                 }
                 let live = match p.kind {

@@ -314,12 +314,15 @@ impl DbInner {
 /// `wal_number`, charged to the DB's memtable budget. Its arena chunk and
 /// bloom filter are allocated by its first write.
 pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> Arc<MemTable> {
-    Arc::new(MemTable::charged(
-        wal_number,
-        opts.memtable_bloom_bytes(db.opts.write_buffer_budget()),
-        Some(db.memory.meter(Part::Memtables)),
-        opts.write_buffer_size,
-    ))
+    Arc::new(
+        MemTable::charged(
+            wal_number,
+            opts.memtable_bloom_bytes(db.opts.write_buffer_budget()),
+            Some(db.memory.meter(Part::Memtables)),
+            opts.write_buffer_size,
+        )
+        .with_prefix(opts.prefix_extractor, opts.memtable_whole_key_filtering),
+    )
 }
 
 /// Creates a WAL file: through a memory mapping with `wal_mmap_writes`,
@@ -817,7 +820,7 @@ impl Db {
                 let mut back = ReadOptions::new();
                 back.iterate_lower_bound = ro.iterate_lower_bound;
                 back.iterate_upper_bound = ro.iterate_upper_bound;
-                read::new_iterator_in(&inner, sv, &back, seq, merge_op)
+                read::new_iterator_in(&inner, sv, &back, seq, merge_op, None)
             }),
         )
     }

@@ -243,12 +243,15 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let mut sum_write_buffers = 0u64;
     let mut default_cf = None;
     for f in families {
-        let mem = Arc::new(MemTable::charged(
-            wal_number,
-            f.opts.memtable_bloom_bytes(opts.write_buffer_budget()),
-            Some(memory.meter(Part::Memtables)),
-            f.opts.write_buffer_size,
-        ));
+        let mem = Arc::new(
+            MemTable::charged(
+                wal_number,
+                f.opts.memtable_bloom_bytes(opts.write_buffer_budget()),
+                Some(memory.meter(Part::Memtables)),
+                f.opts.write_buffer_size,
+            )
+            .with_prefix(f.opts.prefix_extractor, f.opts.memtable_whole_key_filtering),
+        );
         sum_write_buffers += f.opts.write_buffer_size as u64;
         let cf = Arc::new(ColumnFamily::new(
             f.id,
@@ -734,7 +737,7 @@ fn flush_recovered(
     let mut iter = mem.iter();
     iter.seek_to_first();
     let compression = opts.compression_for_level(0, false);
-    let topts = opts.table_options(compression, &dir.display().to_string());
+    let topts = opts.table_options(0, compression, &dir.display().to_string());
     // Recovery runs no user code: merges are collapsed by the flushes and
     // compactions that follow.
     let frags = mem.range_fragments();

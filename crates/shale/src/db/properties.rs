@@ -95,6 +95,32 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
             drop(st);
             return Some(stats_text(db, cf));
         }
+        "shale.bloom-per-level" => {
+            // Over the tables now at each level that are open.
+            let counters = db.table_cache.filter_counters();
+            let mut s = String::from(
+                "Level Files Bits/key Checks Useful FalsePos FP-rate PrefixChecks PrefixUseful\n",
+            );
+            for l in 0..v.num_levels() {
+                let mut sum = [0u64; 5];
+                for f in v.files(l) {
+                    if let Some(c) = counters.get(&f.number) {
+                        for (a, b) in sum.iter_mut().zip(c) {
+                            *a += b;
+                        }
+                    }
+                }
+                let [checks, useful, fp, pchecks, puseful] = sum;
+                let rate = fp as f64 / (useful + fp).max(1) as f64;
+                let _ = writeln!(
+                    s,
+                    "{l:>5} {:>5} {:>8.2} {checks:>6} {useful:>6} {fp:>8} {rate:>7.4} {pchecks:>12} {puseful:>12}",
+                    v.num_files(l),
+                    c.cf.opts.bloom_bits_for_level(l),
+                );
+            }
+            s
+        }
         "shale.levelstats" => {
             let mut s = String::from("Level Files Size(MB)\n--------------------\n");
             for l in 0..v.num_levels() {

@@ -16,11 +16,12 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::base::{make_internal_key, SeqNo, ValueKind, KIND_FOR_SEEK};
+use crate::base::{make_internal_key, PrefixExtractor, SeqNo, ValueKind, KIND_FOR_SEEK};
 use crate::cf::ColumnFamily;
 use crate::error::{Error, Result};
 use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::merging::MergingIterator;
+use crate::iter::prefix_gate::{PrefixGate, PrefixGated};
 use crate::iter::InternalIterator;
 use crate::memtable::{MemGet, MemTable};
 use crate::options::ReadOptions;
@@ -158,12 +159,28 @@ pub(crate) fn get(
     opts: &ReadOptions<'_>,
 ) -> Result<Option<PinnableValue>> {
     db.check_open()?;
-    opts.validate()?;
+    opts.validate_point()?;
     db.stats.keys_read.add(1);
     let sv = cf.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
-    get_at(db, cf, &sv, key, seq, opts.fill_cache, None)
+    get_at(db, cf, &sv, key, seq, point_filter(cf, opts), None)
+}
+
+/// How a point read filters: the read's fill-cache choice and the
+/// extractor whose prefix-only table filters it may consult (`None` with
+/// `total_order_seek`).
+#[derive(Clone, Copy)]
+struct PointFilter {
+    fill_cache: bool,
+    prefix: Option<PrefixExtractor>,
+}
+
+fn point_filter(cf: &ColumnFamily, opts: &ReadOptions<'_>) -> PointFilter {
+    PointFilter {
+        fill_cache: opts.fill_cache,
+        prefix: cf.opts.prefix_extractor.filter(|_| !opts.total_order_seek),
+    }
 }
 
 /// What one source (a memtable or a table) holds for a key: the newest
@@ -188,9 +205,10 @@ fn get_at(
     sv: &SuperVersion,
     key: &[u8],
     seq: SeqNo,
-    fill_cache: bool,
+    pf: PointFilter,
     mut memo: Option<&mut BlockMemo>,
 ) -> Result<Option<PinnableValue>> {
+    let fill_cache = pf.fill_cache;
     let version = &sv.version;
     let lookup = LookupKey::new(key, seq);
     // Newest first: the memtables, every L0 file whose range holds the key,
@@ -247,7 +265,7 @@ fn get_at(
                 seq,
                 &mut covering,
                 &mut live,
-                fill_cache,
+                pf,
                 memo.as_deref_mut(),
             )?,
         };
@@ -360,7 +378,7 @@ fn get_from_table(
     read_seq: SeqNo,
     covering: &mut SeqNo,
     live: &mut dyn FnMut(u64) -> bool,
-    fill_cache: bool,
+    pf: PointFilter,
     memo: Option<&mut BlockMemo>,
 ) -> Result<(Option<Found>, SeqNo)> {
     let table = table_of(cache, f)?;
@@ -369,7 +387,7 @@ fn get_from_table(
             *covering = (*covering).max(t);
         }
     }
-    let Some(entry) = table.get_point(lookup, fill_cache, memo)? else {
+    let Some(entry) = table.get_point(lookup, pf.fill_cache, memo, pf.prefix)? else {
         return Ok((None, 0));
     };
     let (entry_seq, kind) = crate::base::unpack_trailer(entry.trailer);
@@ -418,7 +436,7 @@ pub(crate) fn multi_get(
     keys: &[&[u8]],
     opts: &ReadOptions<'_>,
 ) -> Vec<Result<Option<PinnableValue>>> {
-    if let Err(e) = db.check_open().and_then(|()| opts.validate()) {
+    if let Err(e) = db.check_open().and_then(|()| opts.validate_point()) {
         return keys.iter().map(|_| Err(e.clone())).collect();
     }
     db.stats.keys_read.add(keys.len() as u64);
@@ -441,7 +459,7 @@ pub(crate) fn multi_get(
             &sv,
             keys[i],
             seq,
-            opts.fill_cache,
+            point_filter(cf, opts),
             Some(&mut memo),
         ));
     }
@@ -457,7 +475,7 @@ pub(crate) fn multi_get_families(
     keys: &[(&ColumnFamily, Result<()>, &[u8])],
     opts: &ReadOptions<'_>,
 ) -> Vec<Result<Option<PinnableValue>>> {
-    if let Err(e) = db.check_open().and_then(|()| opts.validate()) {
+    if let Err(e) = db.check_open().and_then(|()| opts.validate_point()) {
         return keys.iter().map(|_| Err(e.clone())).collect();
     }
     db.stats.keys_read.add(keys.len() as u64);
@@ -478,7 +496,15 @@ pub(crate) fn multi_get_families(
         .map(|(cf, ok, key)| {
             ok.clone()?;
             match pinned.get(&cf.id) {
-                Some(sv) => get_at(db, cf, sv, key, seq, opts.fill_cache, Some(&mut memo)),
+                Some(sv) => get_at(
+                    db,
+                    cf,
+                    sv,
+                    key,
+                    seq,
+                    point_filter(cf, opts),
+                    Some(&mut memo),
+                ),
                 None => Ok(None),
             }
         })
@@ -511,8 +537,61 @@ impl LevelFiles for LevelTables {
     }
 }
 
+/// `it` over table `t`, gated by its prefix filter when `gate` is set and
+/// the table's filter holds the gate's prefixes.
+fn gate_table<I: InternalIterator + 'static>(
+    it: I,
+    t: &Arc<crate::sst::Table>,
+    gate: Option<&Arc<PrefixGate>>,
+) -> Box<dyn InternalIterator> {
+    match gate {
+        Some(g) if t.has_prefix_filter(g.extractor()) => {
+            let (t, e) = (Arc::clone(t), g.extractor());
+            Box::new(PrefixGated::new(
+                it,
+                Arc::clone(g),
+                Box::new(move |p| t.may_contain_prefix(p, e)),
+            ))
+        }
+        _ => Box::new(it),
+    }
+}
+
+/// False when no file of sorted `level` holds a key with `extractor`'s
+/// prefix `prefix`: the files whose user-key range meets the prefix's run
+/// of keys (`[prefix, successor)`; only `prefix` itself for a capped prefix
+/// shorter than its cap) all have `extractor`'s prefix filter and it rules
+/// the prefix out.
+fn level_may_contain_prefix(
+    version: &Version,
+    level: usize,
+    cache: &TableCache,
+    extractor: PrefixExtractor,
+    prefix: &[u8],
+) -> Result<bool> {
+    let end: Option<Vec<u8>> = match extractor {
+        PrefixExtractor::Capped(n) if prefix.len() < n => Some([prefix, &[0]].concat()),
+        _ => super::db_iter::prefix_successor(prefix),
+    };
+    let files = version.files(level);
+    let first = files.partition_point(|f| f.largest_user_key() < prefix);
+    for f in files.get(first..).unwrap_or(&[]) {
+        if end.as_deref().is_some_and(|e| f.smallest_user_key() >= e) {
+            break;
+        }
+        let t = table_of(cache, f)?;
+        if t.may_contain_prefix(prefix, extractor)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// An internal iterator over every source of the current super version,
-/// hiding entries under range tombstones visible at `read_seq`.
+/// hiding entries under range tombstones visible at `read_seq`. With a
+/// `gate`, seeks skip the sources whose prefix filter rules the target's
+/// prefix out while the gate is open (`iter::prefix_gate`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn internal_iterator(
     mem: &Arc<crate::memtable::MemTable>,
     imm: &[Arc<crate::memtable::MemTable>],
@@ -521,16 +600,27 @@ pub(crate) fn internal_iterator(
     fill_cache: bool,
     readahead: ReadaheadPolicy,
     read_seq: SeqNo,
+    gate: Option<&Arc<PrefixGate>>,
 ) -> Result<Box<dyn InternalIterator>> {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     let mut ranges: Vec<Option<Arc<Fragments>>> = Vec::new();
     for m in std::iter::once(mem).chain(imm.iter()) {
-        children.push(Box::new(m.iter()));
+        match gate {
+            Some(g) => {
+                let (m2, e) = (Arc::clone(m), g.extractor());
+                children.push(Box::new(PrefixGated::new(
+                    m.iter(),
+                    Arc::clone(g),
+                    Box::new(move |p| Ok(m2.may_contain_prefix(p, e))),
+                )));
+            }
+            None => children.push(Box::new(m.iter())),
+        }
         ranges.push(m.range_fragments());
     }
     for f in version.files(0) {
         let t = table_of(cache, f)?;
-        children.push(Box::new(t.iter_with(fill_cache, readahead)));
+        children.push(gate_table(t.iter_with(fill_cache, readahead), &t, gate));
         ranges.push(t.range_fragments().cloned());
     }
     for level in 1..version.num_levels() {
@@ -538,13 +628,27 @@ pub(crate) fn internal_iterator(
         if files.is_empty() {
             continue;
         }
-        children.push(Box::new(LevelIterator::new(LevelTables {
+        let it = LevelIterator::new(LevelTables {
             version: Arc::clone(version),
             level,
             cache: Arc::clone(cache),
             fill_cache,
             readahead,
-        })));
+        });
+        // A sorted level is gated as a whole: a seek skips it when no file
+        // whose range meets the prefix's run may hold the prefix (gating
+        // file by file would still read the next file's first block).
+        match gate {
+            Some(g) => {
+                let (v, c, e) = (Arc::clone(version), Arc::clone(cache), g.extractor());
+                children.push(Box::new(PrefixGated::new(
+                    it,
+                    Arc::clone(g),
+                    Box::new(move |p| level_may_contain_prefix(&v, level, &c, e, p)),
+                )));
+            }
+            None => children.push(Box::new(it)),
+        }
         ranges.push(version.level_range_dels(level, |files| level_range_dels(cache, files))?);
     }
     Ok(Box::new(
@@ -593,7 +697,14 @@ pub(crate) fn new_iterator(
     let sv = cf.super_version.load_full();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
-    new_iterator_in(db, sv, opts, seq, cf.opts.merge_operator.clone())
+    new_iterator_in(
+        db,
+        sv,
+        opts,
+        seq,
+        cf.opts.merge_operator.clone(),
+        cf.opts.prefix_extractor,
+    )
 }
 
 /// An iterator over the pinned super version `sv` at `seq`. Requires: `sv`
@@ -604,18 +715,36 @@ pub(crate) fn new_iterator_in(
     opts: &ReadOptions<'_>,
     seq: SeqNo,
     merge_op: Option<Arc<dyn crate::merge::MergeOperator>>,
+    prefix_extractor: Option<PrefixExtractor>,
 ) -> DbIterator {
-    let built = opts.validate().and_then(|()| {
-        internal_iterator(
-            &sv.mem,
-            &sv.imm,
-            &sv.version,
-            &db.table_cache,
-            opts.fill_cache,
-            readahead_policy(db, opts.readahead_size),
-            seq,
-        )
-    });
+    // prefix_same_as_start: bound by prefix; and unless total_order_seek,
+    // gate the sources by their prefix filters.
+    let prefix_mode = match (opts.prefix_same_as_start, prefix_extractor) {
+        (false, _) => Ok(None),
+        (true, Some(e)) => Ok(Some(e)),
+        (true, None) => Err(Error::InvalidArgument(
+            "ReadOptions::prefix_same_as_start on a family without a prefix_extractor".into(),
+        )),
+    };
+    let gate = match prefix_mode {
+        Ok(Some(e)) if !opts.total_order_seek => Some(PrefixGate::new(e)),
+        _ => None,
+    };
+    let built = opts
+        .validate()
+        .and_then(|()| prefix_mode.as_ref().map(|_| ()).map_err(Clone::clone))
+        .and_then(|()| {
+            internal_iterator(
+                &sv.mem,
+                &sv.imm,
+                &sv.version,
+                &db.table_cache,
+                opts.fill_cache,
+                readahead_policy(db, opts.readahead_size),
+                seq,
+                gate.as_ref(),
+            )
+        });
     let inner: Box<dyn InternalIterator> = match built {
         Ok(it) => it,
         Err(e) => Box::new(ErrorIterator(e)),
@@ -629,6 +758,7 @@ pub(crate) fn new_iterator_in(
         opts.iterate_upper_bound.clone(),
         merge_op,
     )
+    .with_prefix_mode(prefix_mode.ok().flatten(), gate)
 }
 
 /// A cursor that is never valid and reports `e` (a dropped family's

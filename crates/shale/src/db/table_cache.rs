@@ -75,6 +75,9 @@ pub(crate) struct TableStatsSum {
     pub bytes_read: u64,
     pub filter_checks: u64,
     pub filter_useful: u64,
+    pub filter_false_positives: u64,
+    pub prefix_checks: u64,
+    pub prefix_useful: u64,
     pub index_cache_hits: u64,
     pub index_cache_misses: u64,
     pub filter_cache_hits: u64,
@@ -88,6 +91,9 @@ impl TableStatsSum {
         self.bytes_read += s.sum(|c| &c.bytes_read);
         self.filter_checks += s.sum(|c| &c.filter_checks);
         self.filter_useful += s.sum(|c| &c.filter_useful);
+        self.filter_false_positives += s.sum(|c| &c.filter_false_positives);
+        self.prefix_checks += s.sum(|c| &c.prefix_checks);
+        self.prefix_useful += s.sum(|c| &c.prefix_useful);
         self.index_cache_hits += s.sum(|c| &c.index_cache_hits);
         self.index_cache_misses += s.sum(|c| &c.index_cache_misses);
         self.filter_cache_hits += s.sum(|c| &c.filter_cache_hits);
@@ -99,6 +105,9 @@ impl TableStatsSum {
         self.bytes_read += o.bytes_read;
         self.filter_checks += o.filter_checks;
         self.filter_useful += o.filter_useful;
+        self.filter_false_positives += o.filter_false_positives;
+        self.prefix_checks += o.prefix_checks;
+        self.prefix_useful += o.prefix_useful;
         self.index_cache_hits += o.index_cache_hits;
         self.index_cache_misses += o.index_cache_misses;
         self.filter_cache_hits += o.filter_cache_hits;
@@ -320,6 +329,26 @@ impl TableCache {
             }
             Store::Bounded(lru) => lru.lock().values().for_each(|t| each(t)),
         }
+    }
+
+    /// Filter counters of each open table, by file number: checks, useful,
+    /// false positives, prefix checks, prefix useful.
+    pub(crate) fn filter_counters(&self) -> HashMap<u64, [u64; 5]> {
+        let mut out = HashMap::new();
+        self.for_each(|t| {
+            let s = t.stats();
+            out.insert(
+                t.properties().file_number,
+                [
+                    s.sum(|c| &c.filter_checks),
+                    s.sum(|c| &c.filter_useful),
+                    s.sum(|c| &c.filter_false_positives),
+                    s.sum(|c| &c.prefix_checks),
+                    s.sum(|c| &c.prefix_useful),
+                ],
+            );
+        });
+        out
     }
 
     /// The read counters of every table read through this cache.

@@ -9,6 +9,7 @@ use crate::error::Result;
 
 pub(crate) mod level;
 pub(crate) mod merging;
+pub(crate) mod prefix_gate;
 
 /// A bidirectional cursor over internal keys.
 pub(crate) trait InternalIterator: Send {

@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::base::{
-    extract_user_key, pack_trailer, SeqNo, Striped, ValueKind, KIND_FOR_SEEK, MAX_SEQNO,
-    TRAILER_LEN,
+    extract_user_key, pack_trailer, PrefixExtractor, SeqNo, Striped, ValueKind, KIND_FOR_SEEK,
+    MAX_SEQNO, TRAILER_LEN,
 };
 use crate::error::Result;
 use crate::iter::InternalIterator;
@@ -67,6 +67,10 @@ pub(crate) struct MemTable {
     bloom: std::sync::OnceLock<MemBloom>,
     /// Size of the filter once allocated (0: no filter).
     bloom_bytes: usize,
+    /// With an extractor the bloom holds each key's prefix, and the whole
+    /// key too when `bloom_whole_keys`.
+    prefix: Option<PrefixExtractor>,
+    bloom_whole_keys: bool,
     /// The DB's memory ledger, charged with the arena's chunks, the filter
     /// and the range tombstones while this memtable lives.
     charge: Option<Meter>,
@@ -123,6 +127,8 @@ impl MemTable {
             charge,
             bloom: std::sync::OnceLock::new(),
             bloom_bytes,
+            prefix: None,
+            bloom_whole_keys: true,
             id,
             num_deletes: AtomicUsize::new(0),
             first_seq: AtomicU64::new(u64::MAX),
@@ -131,6 +137,30 @@ impl MemTable {
             num_range_dels: AtomicUsize::new(0),
             range_del_bytes: AtomicUsize::new(0),
             fragments: arc_swap::ArcSwapOption::empty(),
+        }
+    }
+
+    /// The bloom filter holds prefixes of `extractor` (when `Some`), and
+    /// whole keys unless an extractor is set and `whole_keys` is false.
+    pub(crate) fn with_prefix(
+        mut self,
+        extractor: Option<PrefixExtractor>,
+        whole_keys: bool,
+    ) -> MemTable {
+        self.prefix = extractor;
+        self.bloom_whole_keys = extractor.is_none() || whole_keys;
+        self
+    }
+
+    /// False when no key with `extractor`'s prefix `prefix` was added (the
+    /// bloom holds that extractor's prefixes); true when unsure.
+    pub(crate) fn may_contain_prefix(&self, prefix: &[u8], extractor: PrefixExtractor) -> bool {
+        if self.bloom_bytes == 0 || self.prefix != Some(extractor) {
+            return true;
+        }
+        match self.bloom.get() {
+            Some(b) => b.may_contain(MemBloom::hash(prefix)),
+            None => true,
         }
     }
 
@@ -158,7 +188,12 @@ impl MemTable {
                 }
                 b
             });
-            b.add(MemBloom::hash(user_key));
+            if self.bloom_whole_keys {
+                b.add(MemBloom::hash(user_key));
+            }
+            if let Some(p) = self.prefix.and_then(|e| e.prefix(user_key)) {
+                b.add(MemBloom::hash(p));
+            }
         }
         self.list
             .insert(user_key, pack_trailer(seq, kind as u8), value);
@@ -241,7 +276,15 @@ impl MemTable {
             // before it inserts, and a reader that can see the entry also
             // sees the filter).
             let b = self.bloom.get()?;
-            if self.list.len() == 0 || !b.may_contain(MemBloom::hash(user_key)) {
+            if self.list.len() == 0 {
+                return None;
+            }
+            let probe = if self.bloom_whole_keys {
+                Some(user_key)
+            } else {
+                self.prefix.and_then(|e| e.prefix(user_key))
+            };
+            if probe.is_some_and(|k| !b.may_contain(MemBloom::hash(k))) {
                 return None;
             }
         }

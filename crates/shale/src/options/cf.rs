@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use crate::base::PrefixExtractor;
 use crate::compaction::user_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
@@ -39,6 +40,19 @@ pub struct CfOptions {
     pub block_restart_bytes: usize,
     /// Bloom filter bits per key; 0 disables the filter. Default 10.
     pub bloom_bits_per_key: u32,
+    /// Bloom bits per key by output level (flush writes L0; compaction its
+    /// output level); the last entry applies to deeper levels; empty (the
+    /// default) uses `bloom_bits_per_key` everywhere. Each in [0, 100].
+    pub bloom_bits_per_key_per_level: Vec<f64>,
+    /// Maps keys to prefixes for prefix bloom filters and
+    /// `ReadOptions::prefix_same_as_start`. Default `None`.
+    pub prefix_extractor: Option<PrefixExtractor>,
+    /// SST filters hold whole keys (point reads use them); with an
+    /// extractor and `false`, only prefixes. Default true.
+    pub whole_key_filtering: bool,
+    /// With an extractor, memtable blooms also hold whole keys. Default
+    /// false (RocksDB's). Without an extractor they always hold whole keys.
+    pub memtable_whole_key_filtering: bool,
     /// Compression per level (the last entry applies to deeper levels).
     pub compression_per_level: Vec<Compression>,
     /// Compression of the bottommost level, overriding the level's.
@@ -97,6 +111,10 @@ impl Default for CfOptions {
             block_restart_interval: 16,
             block_restart_bytes: 1024,
             bloom_bits_per_key: 10,
+            bloom_bits_per_key_per_level: Vec::new(),
+            prefix_extractor: None,
+            whole_key_filtering: true,
+            memtable_whole_key_filtering: false,
             compression_per_level: vec![Compression::None],
             bottommost_compression: None,
             level0_file_num_compaction_trigger: 4,
@@ -155,6 +173,23 @@ impl CfOptions {
                 self.bloom_bits_per_key
             ));
         }
+        if let Some(b) = self
+            .bloom_bits_per_key_per_level
+            .iter()
+            .find(|b| !(0.0..=100.0).contains(*b))
+        {
+            return bad(format!(
+                "bloom_bits_per_key_per_level entry {b} not in [0, 100]"
+            ));
+        }
+        if let Some(e) = self.prefix_extractor {
+            if e.is_empty() || e.len() > 1 << 20 {
+                return bad(format!(
+                    "prefix_extractor {}: length must be in 1..=1048576",
+                    e.name()
+                ));
+            }
+        }
         if self.compression_per_level.is_empty() {
             return bad("compression_per_level must not be empty".into());
         }
@@ -199,16 +234,32 @@ impl CfOptions {
         )
     }
 
-    /// The SST writer's options for a file written with `compression` in
-    /// the DB `db_id`.
-    pub(crate) fn table_options(&self, compression: Compression, db_id: &str) -> TableOptions {
+    /// The SST writer's options for a file of `level` written with
+    /// `compression` in the DB `db_id`.
+    pub(crate) fn table_options(
+        &self,
+        level: usize,
+        compression: Compression,
+        db_id: &str,
+    ) -> TableOptions {
         TableOptions {
             block_size: self.block_size,
             block_restart_interval: self.block_restart_interval,
             block_restart_bytes: self.block_restart_bytes,
-            bloom_bits_per_key: self.bloom_bits_per_key,
+            bloom_bits_per_key: self.bloom_bits_for_level(level),
+            prefix_extractor: self.prefix_extractor,
+            whole_key_filtering: self.whole_key_filtering,
             compression,
             db_id: db_id.to_string(),
+        }
+    }
+
+    /// Bloom bits per key of tables written to `level` (Monkey's
+    /// allocation when `bloom_bits_per_key_per_level` is set).
+    pub(crate) fn bloom_bits_for_level(&self, level: usize) -> f64 {
+        match self.bloom_bits_per_key_per_level.as_slice() {
+            [] => f64::from(self.bloom_bits_per_key),
+            v => v[level.min(v.len() - 1)],
         }
     }
 
@@ -294,6 +345,24 @@ impl CfOptions {
         );
         line("block_restart_bytes", self.block_restart_bytes.to_string());
         line("bloom_bits_per_key", self.bloom_bits_per_key.to_string());
+        if !self.bloom_bits_per_key_per_level.is_empty() {
+            let v: Vec<String> = self
+                .bloom_bits_per_key_per_level
+                .iter()
+                .map(f64::to_string)
+                .collect();
+            line("bloom_bits_per_key_per_level", v.join(":"));
+        }
+        if let Some(e) = self.prefix_extractor {
+            line("prefix_extractor", e.name());
+        }
+        // Written when not the default, so older options text reads the same.
+        if !self.whole_key_filtering {
+            line("whole_key_filtering", "false".into());
+        }
+        if self.memtable_whole_key_filtering {
+            line("memtable_whole_key_filtering", "true".into());
+        }
         line("compression_per_level", comp.join(":"));
         line(
             "bottommost_compression",
@@ -389,6 +458,20 @@ impl CfOptions {
                 "block_restart_interval" => o.block_restart_interval = num(v, bad)?,
                 "block_restart_bytes" => o.block_restart_bytes = num(v, bad)?,
                 "bloom_bits_per_key" => o.bloom_bits_per_key = num(v, bad)?,
+                "bloom_bits_per_key_per_level" => {
+                    o.bloom_bits_per_key_per_level = v
+                        .split(':')
+                        .map(|x| num(x, bad))
+                        .collect::<Result<Vec<f64>>>()?
+                }
+                "prefix_extractor" => {
+                    o.prefix_extractor = match v {
+                        "nullptr" | "" => None,
+                        n => Some(PrefixExtractor::parse(n).ok_or_else(bad)?),
+                    }
+                }
+                "whole_key_filtering" => o.whole_key_filtering = num(v, bad)?,
+                "memtable_whole_key_filtering" => o.memtable_whole_key_filtering = num(v, bad)?,
                 "compression_per_level" => {
                     o.compression_per_level = v
                         .split(':')
@@ -458,9 +541,21 @@ mod tests {
             bottommost_compression: Some(Compression::Zstd),
             max_bytes_for_level_multiplier: 8.5,
             level_compaction_dynamic_level_bytes: false,
+            bloom_bits_per_key_per_level: vec![12.5, 9.0, 4.25],
+            prefix_extractor: Some(PrefixExtractor::Capped(5)),
+            whole_key_filtering: false,
+            memtable_whole_key_filtering: true,
             ..CfOptions::default()
         };
         assert_eq!(CfOptions::from_text(&o.to_text()).unwrap(), o);
+        let fixed = CfOptions {
+            prefix_extractor: Some(PrefixExtractor::Fixed(8)),
+            ..CfOptions::default()
+        };
+        assert!(fixed
+            .to_text()
+            .contains("prefix_extractor=rocksdb.FixedPrefix.8\n"));
+        assert_eq!(CfOptions::from_text(&fixed.to_text()).unwrap(), fixed);
         assert_eq!(CfOptions::from_text("").unwrap(), CfOptions::default());
         for bad in [
             "nope=1",
@@ -468,6 +563,12 @@ mod tests {
             "write_buffer_size",
             "write_buffer_size=10",
             "compression_per_level=Snappy",
+            "prefix_extractor=rocksdb.FixedPrefix.0",
+            "prefix_extractor=rocksdb.Whatever.3",
+            "whole_key_filtering=yes",
+            "bloom_bits_per_key_per_level=10:x",
+            "bloom_bits_per_key_per_level=101",
+            "bloom_bits_per_key_per_level=-1",
         ] {
             assert!(
                 matches!(CfOptions::from_text(bad), Err(Error::InvalidArgument(_))),
@@ -580,5 +681,13 @@ mod tests {
         assert_eq!(o.target_file_size(1), 64 << 20);
         assert_eq!(o.target_file_size(3), 256 << 20);
         assert_eq!(o.max_compaction_bytes(), 25 * (64 << 20));
+        assert_eq!(o.bloom_bits_for_level(3), 10.0);
+        let monkey = CfOptions {
+            bloom_bits_per_key_per_level: vec![14.0, 12.0, 8.0],
+            ..CfOptions::default()
+        };
+        assert_eq!(monkey.bloom_bits_for_level(0), 14.0);
+        assert_eq!(monkey.bloom_bits_for_level(1), 12.0);
+        assert_eq!(monkey.bloom_bits_for_level(6), 8.0);
     }
 }

@@ -11,6 +11,7 @@ mod log;
 
 use std::sync::Arc;
 
+pub use crate::base::PrefixExtractor;
 use crate::cache::CacheOptions;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
@@ -59,8 +60,9 @@ pub struct Options {
     /// Memtables (active + immutable) kept before writes stall. Default 2.
     pub max_write_buffer_number: usize,
     /// Size of each memtable's bloom filter over its user keys, as a share
-    /// of `write_buffer_size` (RocksDB's `memtable_prefix_bloom_size_ratio`
-    /// with `memtable_whole_key_filtering`; Shale's is always whole-key).
+    /// of `write_buffer_size` (RocksDB's `memtable_prefix_bloom_size_ratio`:
+    /// whole keys without a `prefix_extractor`; with one, prefixes, and
+    /// whole keys too per `memtable_whole_key_filtering`).
     /// Point reads of keys a memtable does not hold skip its skiplist. The
     /// filter counts toward the memtable's size. 0 disables; at most 0.25.
     /// Default 0.02 (RocksDB: 0, off).
@@ -79,6 +81,28 @@ pub struct Options {
     pub block_restart_bytes: usize,
     /// Bloom filter bits per key; 0 disables the filter. Default 10.
     pub bloom_bits_per_key: u32,
+    /// Bloom bits per key by output level, Monkey-style (more bits where
+    /// fewer keys live): flushes use entry 0, a compaction the entry of its
+    /// output level, the last entry applies to deeper levels. Empty (the
+    /// default) uses `bloom_bits_per_key` for every level. Each in [0, 100].
+    pub bloom_bits_per_key_per_level: Vec<f64>,
+    /// Maps user keys to prefixes (RocksDB's `prefix_extractor`): SST and
+    /// memtable filters then hold each key's prefix, seeks with
+    /// `ReadOptions::prefix_same_as_start` skip tables and memtables whose
+    /// filter rules the seek key's prefix out, and stop at the first key
+    /// with another prefix. Persisted by name (`rocksdb.FixedPrefix.8`);
+    /// tables written with another extractor are read without their prefix
+    /// filter. Default `None`.
+    pub prefix_extractor: Option<PrefixExtractor>,
+    /// With a prefix extractor, SST filters also hold whole keys, so point
+    /// reads are filtered by key (`false`: by prefix only, smaller
+    /// filters). Without an extractor filters are always whole-key.
+    /// Default true.
+    pub whole_key_filtering: bool,
+    /// With a prefix extractor, memtable blooms also hold whole keys (for
+    /// point reads). Default false, as RocksDB. Without an extractor the
+    /// memtable bloom always holds whole keys.
+    pub memtable_whole_key_filtering: bool,
     /// Compression per level (the last entry applies to deeper levels).
     /// Default: none for every level.
     pub compression_per_level: Vec<Compression>,
@@ -373,6 +397,7 @@ impl std::fmt::Debug for Options {
             .field("max_write_buffer_number", &self.max_write_buffer_number)
             .field("block_size", &self.block_size)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
+            .field("prefix_extractor", &self.prefix_extractor)
             .field("compression_per_level", &self.compression_per_level)
             .field("wal_recovery_mode", &self.wal_recovery_mode)
             .field("listeners", &self.listeners.len())
@@ -393,6 +418,10 @@ impl Default for Options {
             block_restart_interval: 16,
             block_restart_bytes: 1024,
             bloom_bits_per_key: 10,
+            bloom_bits_per_key_per_level: Vec::new(),
+            prefix_extractor: None,
+            whole_key_filtering: true,
+            memtable_whole_key_filtering: false,
             compression_per_level: vec![Compression::None],
             bottommost_compression: None,
             wal_recovery_mode: WalRecoveryMode::PointInTime,
@@ -466,6 +495,10 @@ impl Options {
             block_restart_interval: self.block_restart_interval,
             block_restart_bytes: self.block_restart_bytes,
             bloom_bits_per_key: self.bloom_bits_per_key,
+            bloom_bits_per_key_per_level: self.bloom_bits_per_key_per_level.clone(),
+            prefix_extractor: self.prefix_extractor,
+            whole_key_filtering: self.whole_key_filtering,
+            memtable_whole_key_filtering: self.memtable_whole_key_filtering,
             compression_per_level: self.compression_per_level.clone(),
             bottommost_compression: self.bottommost_compression,
             level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
@@ -499,6 +532,10 @@ impl Options {
         self.block_restart_interval = cf.block_restart_interval;
         self.block_restart_bytes = cf.block_restart_bytes;
         self.bloom_bits_per_key = cf.bloom_bits_per_key;
+        self.bloom_bits_per_key_per_level = cf.bloom_bits_per_key_per_level;
+        self.prefix_extractor = cf.prefix_extractor;
+        self.whole_key_filtering = cf.whole_key_filtering;
+        self.memtable_whole_key_filtering = cf.memtable_whole_key_filtering;
         self.compression_per_level = cf.compression_per_level;
         self.bottommost_compression = cf.bottommost_compression;
         self.level0_file_num_compaction_trigger = cf.level0_file_num_compaction_trigger;
@@ -685,6 +722,21 @@ pub struct ReadOptions<'a> {
     /// Iterators: read this many bytes ahead on every table read; 0 (the
     /// default) reads ahead automatically once a scan is sequential.
     pub readahead_size: usize,
+    /// Iterators (RocksDB's option): after a seek, return only keys whose
+    /// prefix (by the family's `prefix_extractor`) equals the seek key's
+    /// (for `seek_to_first` / `seek_to_last`: the first key found), and
+    /// skip memtables and tables whose prefix filter rules that prefix
+    /// out. A seek key outside the extractor's domain reads in total
+    /// order. A family without an extractor fails the iterator with
+    /// `InvalidArgument`; so do point reads (it is an iterator option).
+    /// Default false: iterators always read in total order (where RocksDB
+    /// leaves prefix seeks past the prefix undefined).
+    pub prefix_same_as_start: bool,
+    /// Never consult prefix filters of SSTs or memtables in iterators, nor
+    /// prefix-only SST filters in point reads (the memtable bloom still
+    /// serves point reads). Results are the same; only the work differs.
+    /// Default false.
+    pub total_order_seek: bool,
 }
 
 impl Default for ReadOptions<'_> {
@@ -705,6 +757,18 @@ impl ReadOptions<'_> {
         Ok(())
     }
 
+    /// `validate` for point reads (`get`, `multi_get`): iterator-only
+    /// options are rejected.
+    pub(crate) fn validate_point(&self) -> Result<()> {
+        self.validate()?;
+        if self.prefix_same_as_start {
+            return Err(Error::InvalidArgument(
+                "ReadOptions::prefix_same_as_start applies to iterators, not point reads".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Defaults: latest state, checksums verified, cache filled.
     pub fn new() -> Self {
         ReadOptions {
@@ -714,6 +778,8 @@ impl ReadOptions<'_> {
             iterate_lower_bound: None,
             iterate_upper_bound: None,
             readahead_size: 0,
+            prefix_same_as_start: false,
+            total_order_seek: false,
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! data block 0 .. data block n-1   (each followed by its 5-byte trailer)
-//! filter block                     (when bloom_bits_per_key > 0)
+//! filter block                     (when bloom_bits_per_key > 0; whole
+//!                                   keys and/or prefixes)
 //! index block
 //! properties block
 //! metaindex block
@@ -42,7 +43,10 @@ use crate::sst::compression::{Compressor, TYPE_NONE};
 use crate::sst::filter::FilterBuilder;
 use crate::sst::format::{make_trailer, BlockHandle, Footer, FORMAT_VERSION};
 use crate::sst::properties::TableProperties;
-use crate::sst::{TableOptions, METAINDEX_FILTER, METAINDEX_PROPERTIES, METAINDEX_RANGE_DEL};
+use crate::sst::{
+    TableOptions, METAINDEX_FILTER, METAINDEX_PREFIX_FILTER, METAINDEX_PROPERTIES,
+    METAINDEX_RANGE_DEL,
+};
 
 /// What `finish` reports about the written table.
 #[derive(Debug, Clone)]
@@ -125,8 +129,9 @@ impl TableBuilder {
     ) -> TableBuilder {
         debug_assert!(file.is_empty());
         let filter =
-            (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
+            (opts.bloom_bits_per_key > 0.0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
         let props = TableProperties {
+            prefix_extractor: opts.prefix_extractor.map(|e| e.name()).unwrap_or_default(),
             smallest_seqno: u64::MAX,
             compression_name: opts.compression.name().to_string(),
             file_number,
@@ -195,7 +200,18 @@ impl TableBuilder {
             self.add_index_entry(h);
         }
         if let Some(f) = &mut self.filter {
-            f.add(extract_user_key(ikey));
+            let user_key = extract_user_key(ikey);
+            match self.opts.prefix_extractor {
+                None => f.add(user_key),
+                Some(e) => {
+                    if let Some(p) = e.prefix(user_key) {
+                        f.add_prefix(p);
+                    }
+                    if self.opts.whole_key_filtering {
+                        f.add(user_key);
+                    }
+                }
+            }
         }
         if self.props.num_entries == 0 {
             self.smallest.clear();
@@ -282,6 +298,12 @@ impl TableBuilder {
         self.props.num_entries
     }
 
+    /// Records `name` as the prefix extractor (tests of unknown names).
+    #[cfg(test)]
+    pub(crate) fn set_prefix_name(&mut self, name: &str) {
+        self.props.prefix_extractor = name.to_string();
+    }
+
     /// Writes the open data block, filter, index, properties, metaindex
     /// and footer, then syncs the file.
     pub(crate) fn finish(mut self) -> Result<BuiltTable> {
@@ -301,7 +323,16 @@ impl TableBuilder {
             let res = self.w.write(&scratch, false);
             let h = self.check(res)?;
             self.props.filter_size = h.end_with_trailer() - h.offset;
-            meta.push((METAINDEX_FILTER, h));
+            let prefix_only =
+                self.opts.prefix_extractor.is_some() && !self.opts.whole_key_filtering;
+            meta.push((
+                if prefix_only {
+                    METAINDEX_PREFIX_FILTER
+                } else {
+                    METAINDEX_FILTER
+                },
+                h,
+            ));
         }
 
         // Range-deletion block: (start, seq, RangeDeletion) -> end, one

@@ -17,6 +17,10 @@
 //! FROZEN: the hash, the line choice, the probe sequence and the layout are
 //! on disk. A different filter would be stored under a new metaindex name.
 //!
+//! With a prefix extractor the same filter also (or, without whole-key
+//! filtering, only) holds the prefix of each key: a prefix is hashed and
+//! probed exactly like a key (see `docs/format/sst.md`, "Prefix filters").
+//!
 //! Thread-safety: the builder is owned by one table builder; a
 //! [`BloomFilter`] is immutable and shared.
 
@@ -62,17 +66,33 @@ fn line_of(h: u64, num_lines: u32) -> usize {
 
 /// Collects key hashes while a table is built.
 pub(crate) struct FilterBuilder {
-    bits_per_key: u32,
+    /// Thousandths of a bit per key (fractional densities, per level).
+    millibits_per_key: u64,
     hashes: Vec<u64>,
+    /// Hash of the last prefix added (prefixes of sorted keys arrive in
+    /// runs, interleaved with whole keys).
+    last_prefix: Option<u64>,
 }
 
 impl FilterBuilder {
-    /// Requires `bits_per_key > 0`.
-    pub(crate) fn new(bits_per_key: u32) -> FilterBuilder {
-        debug_assert!(bits_per_key > 0);
+    /// Requires `bits_per_key > 0` (at most 100).
+    pub(crate) fn new(bits_per_key: f64) -> FilterBuilder {
+        debug_assert!(bits_per_key > 0.0);
         FilterBuilder {
-            bits_per_key,
+            millibits_per_key: ((bits_per_key * 1000.0).round() as u64).clamp(1, 100_000),
             hashes: Vec::new(),
+            last_prefix: None,
+        }
+    }
+
+    /// Adds a key's prefix; a run of equal prefixes is counted once.
+    pub(crate) fn add_prefix(&mut self, prefix: &[u8]) {
+        let h = xxh3_64(prefix);
+        if self.last_prefix != Some(h) {
+            self.last_prefix = Some(h);
+            if self.hashes.last() != Some(&h) {
+                self.hashes.push(h);
+            }
         }
     }
 
@@ -93,7 +113,7 @@ impl FilterBuilder {
     /// Appends the filter block to `dst` and clears the builder.
     pub(crate) fn finish(&mut self, dst: &mut Vec<u8>) {
         let n = self.hashes.len() as u64;
-        let bits = n.saturating_mul(u64::from(self.bits_per_key));
+        let bits = n.saturating_mul(self.millibits_per_key).div_ceil(1000);
         let lines = bits
             .div_ceil(8 * LINE_BYTES as u64)
             .min(u64::from(u32::MAX)) as u32;
@@ -118,6 +138,7 @@ impl FilterBuilder {
         put_fixed32(dst, lines);
         dst.push(num_probes as u8);
         self.hashes.clear();
+        self.last_prefix = None;
     }
 }
 
@@ -195,7 +216,7 @@ impl BloomFilter {
 mod tests {
     use super::*;
 
-    fn build(keys: impl Iterator<Item = Vec<u8>>, bits: u32) -> BloomFilter {
+    fn build(keys: impl Iterator<Item = Vec<u8>>, bits: f64) -> BloomFilter {
         let mut b = FilterBuilder::new(bits);
         for k in keys {
             b.add(&k);
@@ -220,7 +241,7 @@ mod tests {
     #[test]
     fn false_positive_rate_at_10_bits_per_key() {
         let n = 100_000u32;
-        let f = build((0..n).map(|i| format!("key{i:08}").into_bytes()), 10);
+        let f = build((0..n).map(|i| format!("key{i:08}").into_bytes()), 10.0);
         assert_eq!(f.num_probes(), 6);
         assert_eq!(f.num_lines() as u64, (u64::from(n) * 10).div_ceil(512));
         for i in 0..n {
@@ -241,7 +262,7 @@ mod tests {
 
     #[test]
     fn no_false_negatives_at_any_density() {
-        for bits in [1u32, 2, 5, 10, 20, 40, 100] {
+        for bits in [0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 100.0] {
             for n in [1u32, 3, 100, 5000] {
                 let f = build((0..n).map(|i| (i * 31).to_le_bytes().to_vec()), bits);
                 for i in 0..n {
@@ -256,10 +277,10 @@ mod tests {
 
     #[test]
     fn duplicates_counted_once_and_empty_filter() {
-        let f = build(std::iter::repeat_n(b"same".to_vec(), 1000), 10);
+        let f = build(std::iter::repeat_n(b"same".to_vec(), 1000), 10.0);
         assert_eq!(f.num_lines(), 1);
         assert!(f.may_contain(b"same"));
-        let empty = build(std::iter::empty(), 10);
+        let empty = build(std::iter::empty(), 10.0);
         assert_eq!(empty.num_lines(), 0);
         assert!(!empty.may_contain(b"anything"));
     }
@@ -267,7 +288,7 @@ mod tests {
     #[test]
     fn damaged_filter_blocks_are_corruption() {
         let mut good = Vec::new();
-        let mut b = FilterBuilder::new(10);
+        let mut b = FilterBuilder::new(10.0);
         b.add(b"a");
         b.finish(&mut good);
         assert_eq!(good.len(), 64 + 5);
@@ -277,6 +298,109 @@ mod tests {
         no_probes[68] = 0;
         for bad in [vec![], vec![0; 4], too_many, no_probes, good[1..].to_vec()] {
             assert!(BloomFilter::new(bad, "f", 3).err().unwrap().is_corruption());
+        }
+    }
+
+    /// The theoretical false-positive rate of a cache-local bloom filter
+    /// with `bits` bits per key and `k` probes: the standard formula per
+    /// 512-bit line, averaged over the Poisson-distributed line loads.
+    pub(crate) fn theoretical_fp_rate(bits: f64, k: u32) -> f64 {
+        let mean = 512.0 / bits;
+        let mut p = (-mean).exp(); // P(load = 0)
+        let mut total = 0.0;
+        for load in 0..(mean * 4.0 + 50.0) as u32 {
+            if load > 0 {
+                p *= mean / f64::from(load);
+            }
+            let fill = 1.0 - (1.0 - 1.0 / 512.0f64).powf(f64::from(k * load));
+            total += p * fill.powi(k as i32);
+        }
+        total
+    }
+
+    #[test]
+    fn fractional_densities_match_theory() {
+        let n = 50_000u32;
+        for bits in [4.5, 7.25, 12.0] {
+            let f = build((0..n).map(|i| format!("k{i}").into_bytes()), bits);
+            assert_eq!(
+                f.num_lines() as u64,
+                (u64::from(n) * (bits * 1000.0) as u64).div_ceil(1000 * 512)
+            );
+            let trials = 100_000u32;
+            let fp = (0..trials)
+                .filter(|i| f.may_contain(format!("x{i}").as_bytes()))
+                .count() as f64
+                / f64::from(trials);
+            let theory = theoretical_fp_rate(bits, f.num_probes());
+            assert!(
+                fp < theory * 1.3 + 0.001 && fp > theory * 0.7 - 0.001,
+                "{bits} bits: measured {fp}, theory {theory}"
+            );
+        }
+    }
+
+    #[test]
+    fn prefixes_have_no_false_negatives_and_theoretical_fp_rate() {
+        use crate::base::PrefixExtractor;
+        // Random keys in 2,000 prefixes of 8 bytes, about 10 keys each.
+        let e = PrefixExtractor::Fixed(8);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut keys: Vec<Vec<u8>> = (0..20_000)
+            .map(|_| {
+                let p = rnd() % 2_000;
+                let mut k = format!("{p:08}").into_bytes();
+                k.extend_from_slice(&rnd().to_le_bytes()[..(rnd() % 9) as usize]);
+                k
+            })
+            .collect();
+        keys.sort();
+        for whole in [true, false] {
+            let mut b = FilterBuilder::new(10.0);
+            for k in &keys {
+                if let Some(p) = e.prefix(k) {
+                    b.add_prefix(p);
+                }
+                if whole {
+                    b.add(k);
+                }
+            }
+            let mut out = Vec::new();
+            b.finish(&mut out);
+            let f = BloomFilter::new(out, "f", 0).unwrap();
+            let mut distinct: Vec<&[u8]> = keys.iter().filter_map(|k| e.prefix(k)).collect();
+            distinct.dedup();
+            let entries = distinct.len() + if whole { keys.len() } else { 0 };
+            // Sized by distinct entries: duplicates were counted once.
+            assert!(
+                (f.num_lines() as usize) <= (entries * 10).div_ceil(512) + 1,
+                "{} lines for {entries} entries",
+                f.num_lines()
+            );
+            for k in &keys {
+                assert!(f.may_contain(e.prefix(k).unwrap()), "prefix of {k:?}");
+                if whole {
+                    assert!(f.may_contain(k), "{k:?}");
+                }
+            }
+            let trials = 100_000u32;
+            let fp = (0..trials)
+                .filter(|i| f.may_contain(format!("{:08}", 10_000 + i).as_bytes()))
+                .count() as f64
+                / f64::from(trials);
+            let bits = f64::from(f.num_lines()) * 512.0 / entries as f64;
+            let theory = theoretical_fp_rate(bits, f.num_probes());
+            println!("whole={whole}: prefix fp {fp:.4}, theory {theory:.4} at {bits:.2} bits");
+            assert!(
+                fp < theory * 1.3 + 0.001 && fp > theory * 0.7 - 0.001,
+                "measured {fp}, theory {theory}"
+            );
         }
     }
 }

@@ -20,6 +20,8 @@
 //! Thread-safety: builders are single-threaded; `Table` is shared as
 //! `Arc<Table>` and is immutable after open.
 
+use crate::base::PrefixExtractor;
+
 mod block;
 mod block_builder;
 mod builder;
@@ -48,8 +50,13 @@ pub(crate) use format::{FORMAT_VERSION, MAGIC};
 #[cfg(test)]
 pub(crate) use {builder::BuiltTable, reader::TableEntry, table_iter::TableIterator};
 
-/// Metaindex name of the bloom filter block. FROZEN.
+/// Metaindex name of the bloom filter block holding whole user keys (and,
+/// when the table records a prefix extractor, their prefixes too). FROZEN.
 pub(crate) const METAINDEX_FILTER: &str = "shale.filter";
+/// Metaindex name of a bloom filter block holding only prefixes
+/// (`whole_key_filtering` off): a reader that does not know prefixes
+/// ignores it rather than rule keys out by it. FROZEN.
+pub(crate) const METAINDEX_PREFIX_FILTER: &str = "shale.filter.prefix";
 /// Metaindex name of the properties block. FROZEN.
 pub(crate) const METAINDEX_PROPERTIES: &str = "shale.properties";
 /// Metaindex name of the range-deletion block. FROZEN.
@@ -68,9 +75,15 @@ pub(crate) struct TableOptions {
     /// span this many bytes (0 = count only). Default 0 here; the DB's
     /// default comes from `Options`.
     pub block_restart_bytes: usize,
-    /// Bloom filter bits per key; 0 writes no filter. Default 10 (≈1%
-    /// false positives).
-    pub bloom_bits_per_key: u32,
+    /// Bloom filter bits per key (fractions allowed); 0 writes no filter.
+    /// Default 10 (≈1% false positives).
+    pub bloom_bits_per_key: f64,
+    /// Also add each key's prefix to the filter, and record the
+    /// extractor's name in the properties. Default `None`.
+    pub prefix_extractor: Option<PrefixExtractor>,
+    /// Add whole keys to the filter (always, without an extractor).
+    /// Default true.
+    pub whole_key_filtering: bool,
     /// Compression of data and index blocks. Default none.
     pub compression: Compression,
     /// Id of the DB, stored as the `shale.db.id` property. Default empty.
@@ -83,7 +96,9 @@ impl Default for TableOptions {
             block_size: 4096,
             block_restart_interval: 16,
             block_restart_bytes: 0,
-            bloom_bits_per_key: 10,
+            bloom_bits_per_key: 10.0,
+            prefix_extractor: None,
+            whole_key_filtering: true,
             compression: Compression::None,
             db_id: String::new(),
         }

@@ -32,6 +32,7 @@ const LARGEST_SEQNO: &str = "shale.largest.seqno";
 const NUM_DATA_BLOCKS: &str = "shale.num.data.blocks";
 const NUM_ENTRIES: &str = "shale.num.entries";
 const NUM_RANGE_DELETIONS: &str = "shale.num.range-deletions";
+const PREFIX_EXTRACTOR: &str = "shale.prefix.extractor";
 const RAW_KEY_SIZE: &str = "shale.raw.key.size";
 const RAW_VALUE_SIZE: &str = "shale.raw.value.size";
 const SMALLEST_SEQNO: &str = "shale.smallest.seqno";
@@ -73,6 +74,9 @@ pub(crate) struct TableProperties {
     pub unique_id: String,
     /// Id of the DB that wrote the file (may be empty).
     pub db_id: String,
+    /// Name of the prefix extractor whose prefixes the filter holds
+    /// (empty: none; written only when set).
+    pub prefix_extractor: String,
 }
 
 impl TableProperties {
@@ -104,6 +108,12 @@ impl TableProperties {
         put_num(b, NUM_DATA_BLOCKS, self.num_data_blocks);
         put_num(b, NUM_ENTRIES, self.num_entries);
         put_num(b, NUM_RANGE_DELETIONS, self.num_range_deletions);
+        if !self.prefix_extractor.is_empty() {
+            b.add(
+                PREFIX_EXTRACTOR.as_bytes(),
+                self.prefix_extractor.as_bytes(),
+            );
+        }
         put_num(b, RAW_KEY_SIZE, self.raw_key_size);
         put_num(b, RAW_VALUE_SIZE, self.raw_value_size);
         put_num(b, SMALLEST_SEQNO, self.smallest_seqno);
@@ -143,6 +153,7 @@ impl TableProperties {
                 NUM_DATA_BLOCKS => p.num_data_blocks = num()?,
                 NUM_ENTRIES => p.num_entries = num()?,
                 NUM_RANGE_DELETIONS => p.num_range_deletions = num()?,
+                PREFIX_EXTRACTOR => p.prefix_extractor = text(),
                 RAW_KEY_SIZE => p.raw_key_size = num()?,
                 RAW_VALUE_SIZE => p.raw_value_size = num()?,
                 SMALLEST_SEQNO => p.smallest_seqno = num()?,
@@ -181,6 +192,7 @@ mod tests {
             format_version: 1,
             unique_id: "0123456789abcdef0123456789abcdef".into(),
             db_id: "db-1".into(),
+            prefix_extractor: "rocksdb.FixedPrefix.8".into(),
         }
     }
 
@@ -204,7 +216,7 @@ mod tests {
             it.next();
             n += 1;
         }
-        assert_eq!(n, 19);
+        assert_eq!(n, 20);
     }
 
     #[test]

@@ -20,7 +20,7 @@
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, OnceLock};
 
-use crate::base::{extract_user_key, Striped, TRAILER_LEN};
+use crate::base::{extract_user_key, PrefixExtractor, Striped, TRAILER_LEN};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
@@ -34,7 +34,9 @@ use crate::sst::index_search::IndexSearch;
 use crate::sst::properties::TableProperties;
 use crate::sst::readahead::{aligned_span, Readahead};
 use crate::sst::table_iter::TableIterator;
-use crate::sst::{METAINDEX_FILTER, METAINDEX_PROPERTIES, METAINDEX_RANGE_DEL};
+use crate::sst::{
+    METAINDEX_FILTER, METAINDEX_PREFIX_FILTER, METAINDEX_PROPERTIES, METAINDEX_RANGE_DEL,
+};
 
 /// What a cached block is, so a cache can pick its priority: data blocks
 /// go to the low-priority pool, index blocks (and filters, which have their
@@ -70,6 +72,14 @@ pub(crate) struct TableCounters {
     pub filter_checks: AtomicU64,
     /// Filter checks that ruled the key out.
     pub filter_useful: AtomicU64,
+    /// Point lookups the filter let through that found no entry of the key
+    /// (false positives; also a key with only versions newer than the
+    /// read).
+    pub filter_false_positives: AtomicU64,
+    /// Prefix checks made by `may_contain_prefix` (seeks).
+    pub prefix_checks: AtomicU64,
+    /// Prefix checks that ruled the prefix out.
+    pub prefix_useful: AtomicU64,
     /// Index blocks served by the block cache
     /// (`cache_index_and_filter_blocks` only).
     pub index_cache_hits: AtomicU64,
@@ -341,6 +351,12 @@ pub(crate) struct Table {
     /// Point-lookup accelerator over `index` (only when the table owns it).
     index_search: Option<IndexSearch>,
     filter_h: Option<BlockHandle>,
+    /// The filter holds whole keys (`shale.filter`); false: only prefixes
+    /// (`shale.filter.prefix`).
+    filter_whole_keys: bool,
+    /// The extractor whose prefixes the filter holds (from the properties;
+    /// `None`: no prefixes, or a name this build does not know).
+    filter_prefix: Option<PrefixExtractor>,
     /// The filter when the table owns it; `None` when the table has no
     /// filter (`filter_h` is `None`) or it lives in the block cache.
     filter: Option<Arc<BloomFilter>>,
@@ -423,12 +439,15 @@ impl Table {
         // Metaindex: name -> handle; unknown names are ignored.
         let meta = Arc::new(r.read_block_parsed(footer.metaindex, &stats)?);
         let (mut filter_h, mut props_h, mut range_h) = (None, None, None);
+        let mut prefix_filter_h = None;
         let mut it = BlockIterator::new(meta);
         it.seek_to_first();
         while it.valid() {
             let name = it.key();
             let slot = if name == METAINDEX_FILTER.as_bytes() {
                 &mut filter_h
+            } else if name == METAINDEX_PREFIX_FILTER.as_bytes() {
+                &mut prefix_filter_h
             } else if name == METAINDEX_PROPERTIES.as_bytes() {
                 &mut props_h
             } else if name == METAINDEX_RANGE_DEL.as_bytes() {
@@ -451,6 +470,11 @@ impl Table {
         let props_h = props_h
             .ok_or_else(|| r.corruption(footer.metaindex.offset, "metaindex lacks properties"))?;
         let props = TableProperties::decode(Arc::new(r.read_block_parsed(props_h, &stats)?))?;
+        // A whole-key filter wins; a prefix-only one is used for prefixes.
+        let filter_whole_keys = filter_h.is_some();
+        let filter_h = filter_h.or(prefix_filter_h);
+        // An unknown or damaged name: the prefixes are never consulted.
+        let filter_prefix = PrefixExtractor::parse(&props.prefix_extractor);
         // Both are read (and verified) at open either way, as RocksDB's
         // prefetch_index_and_filter_in_cache does.
         let index = Arc::new(r.read_block_parsed(footer.index, &stats)?);
@@ -475,6 +499,8 @@ impl Table {
             index_search: None,
             index: Some(index),
             filter_h,
+            filter_whole_keys,
+            filter_prefix,
             filter,
             props,
             stats,
@@ -621,15 +647,71 @@ impl Table {
             + self.filter.as_ref().map_or(0, |f| f.size())
     }
 
+    #[cfg(any(test, feature = "fuzzing"))]
     /// False when the filter rules `user_key` out; true without a filter.
-    pub(crate) fn may_contain(&self, user_key: &[u8]) -> Result<bool> {
+    /// A prefix-only filter is consulted (by `user_key`'s prefix) only when
+    /// `prefix` is the extractor the table was written with.
+    pub(crate) fn may_contain(
+        &self,
+        user_key: &[u8],
+        prefix: Option<PrefixExtractor>,
+    ) -> Result<bool> {
+        Ok(self.filter_probe(user_key, prefix)?.unwrap_or(true))
+    }
+
+    /// `may_contain`, `None` when no filter was consulted.
+    fn filter_probe(
+        &self,
+        user_key: &[u8],
+        prefix: Option<PrefixExtractor>,
+    ) -> Result<Option<bool>> {
+        let probe = if self.filter_whole_keys {
+            user_key
+        } else {
+            match (prefix, self.filter_prefix) {
+                (Some(want), Some(have)) if want == have => match have.prefix(user_key) {
+                    Some(p) => p,
+                    None => return Ok(None),
+                },
+                _ => return Ok(None),
+            }
+        };
+        let Some(f) = self.filter()? else {
+            return Ok(None);
+        };
+        self.stats.bump(|c| &c.filter_checks, 1);
+        let r = f.may_contain(probe);
+        if !r {
+            self.stats.bump(|c| &c.filter_useful, 1);
+        }
+        Ok(Some(r))
+    }
+
+    /// True when the table's filter holds prefixes of `extractor`: only
+    /// then may [`may_contain_prefix`](Self::may_contain_prefix) rule one
+    /// out.
+    pub(crate) fn has_prefix_filter(&self, extractor: PrefixExtractor) -> bool {
+        self.filter_h.is_some() && self.filter_prefix == Some(extractor)
+    }
+
+    /// False when the table holds no key whose `extractor` prefix is
+    /// `prefix`; true when unsure, and always when the table's filter was
+    /// written with another extractor (or none).
+    pub(crate) fn may_contain_prefix(
+        &self,
+        prefix: &[u8],
+        extractor: PrefixExtractor,
+    ) -> Result<bool> {
+        if !self.has_prefix_filter(extractor) {
+            return Ok(true);
+        }
         let Some(f) = self.filter()? else {
             return Ok(true);
         };
-        self.stats.bump(|c| &c.filter_checks, 1);
-        let r = f.may_contain(user_key);
+        self.stats.bump(|c| &c.prefix_checks, 1);
+        let r = f.may_contain(prefix);
         if !r {
-            self.stats.bump(|c| &c.filter_useful, 1);
+            self.stats.bump(|c| &c.prefix_useful, 1);
         }
         Ok(r)
     }
@@ -647,12 +729,28 @@ impl Table {
         lookup_ikey: &[u8],
         fill_cache: bool,
         memo: Option<&mut BlockMemo>,
+        prefix: Option<PrefixExtractor>,
     ) -> Result<Option<PointEntry>> {
         debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
         let user_key = extract_user_key(lookup_ikey);
-        if !self.may_contain(user_key)? {
+        let probed = self.filter_probe(user_key, prefix)?;
+        if probed == Some(false) {
             return Ok(None);
         }
+        let r = self.get_point_unfiltered(lookup_ikey, user_key, fill_cache, memo);
+        if probed == Some(true) && matches!(r, Ok(None)) {
+            self.stats.bump(|c| &c.filter_false_positives, 1);
+        }
+        r
+    }
+
+    fn get_point_unfiltered(
+        &self,
+        lookup_ikey: &[u8],
+        user_key: &[u8],
+        fill_cache: bool,
+        memo: Option<&mut BlockMemo>,
+    ) -> Result<Option<PointEntry>> {
         let index = self.index()?;
         KEY_BUF.with(|buf| {
             let mut key = buf.borrow_mut();
@@ -700,7 +798,7 @@ impl Table {
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<TableEntry>> {
         debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
-        if !self.may_contain(extract_user_key(lookup_ikey))? {
+        if !self.may_contain(extract_user_key(lookup_ikey), None)? {
             return Ok(None);
         }
         let mut idx = BlockIterator::new(self.index_block()?);

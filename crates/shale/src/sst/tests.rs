@@ -12,7 +12,8 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::base::{
-    extract_user_key, make_internal_key, parse_internal_key, ValueKind, KIND_FOR_SEEK,
+    extract_user_key, make_internal_key, parse_internal_key, PrefixExtractor, ValueKind,
+    KIND_FOR_SEEK,
 };
 use crate::error::Error;
 use crate::fs::{FileSystem, PosixFileSystem};
@@ -262,13 +263,13 @@ fn small_blocks_restart_interval_one_and_no_filter() {
     let o = TableOptions {
         block_size: 64,
         block_restart_interval: 1,
-        bloom_bits_per_key: 0,
+        bloom_bits_per_key: 0.0,
         ..TableOptions::default()
     };
     let built = build(&path, &entries, o);
     assert_eq!(built.props.filter_size, 0);
     let t = open(&path, None).unwrap();
-    assert!(t.may_contain(b"anything").unwrap());
+    assert!(t.may_contain(b"anything", None).unwrap());
     assert!(t.properties().num_data_blocks > 500);
     check_iteration(&t, &entries, &mut rng, seed);
     // Point lookups with versions of one user key split across blocks.
@@ -303,7 +304,7 @@ fn empty_table() {
     assert_eq!(built.num_entries, 0);
     assert!(built.smallest.is_empty() && built.largest.is_empty());
     let t = open(&path, None).unwrap();
-    assert!(!t.may_contain(b"k").unwrap());
+    assert!(!t.may_contain(b"k", None).unwrap());
     assert!(t.get(&lookup_key(b"k", 5), true).unwrap().is_none());
     let mut it = t.iter(true);
     it.seek_to_first();
@@ -356,7 +357,7 @@ fn index_and_filter_live_in_the_cache_when_asked() {
     let opened = read(&t);
 
     let (k, v) = &entries[77];
-    let e = t.get_point(k, false, None).unwrap().unwrap();
+    let e = t.get_point(k, false, None, None).unwrap().unwrap();
     assert_eq!(e.value(), &v[..]);
     assert_eq!(read(&t), opened + 1, "only the data block is read");
     let s = t.stats();
@@ -366,13 +367,13 @@ fn index_and_filter_live_in_the_cache_when_asked() {
     // Evicted: the next probe reads index and filter again and re-caches them.
     cache.map.lock().clear();
     cache.filters.lock().clear();
-    let e = t.get_point(k, false, None).unwrap().unwrap();
+    let e = t.get_point(k, false, None, None).unwrap().unwrap();
     assert_eq!(e.value(), &v[..]);
     assert_eq!(read(&t), opened + 4, "index, filter and data block");
     assert_eq!(s.sum(|c| &c.index_cache_misses), 1);
     assert_eq!(s.sum(|c| &c.filter_cache_misses), 1);
     assert_eq!(cache.filters.lock().len(), 1);
-    assert!(!t.may_contain(b"not a key at all").unwrap());
+    assert!(!t.may_contain(b"not a key at all", None).unwrap());
 
     // Iterators load the index from the cache too.
     cache.map.lock().clear();
@@ -399,13 +400,16 @@ fn a_batch_memo_reads_each_block_once_without_a_cache() {
     let before = read(&t);
     // Without a memo, ten keys of one block read it ten times.
     for (k, _) in &entries[..10] {
-        t.get_point(k, false, None).unwrap().unwrap();
+        t.get_point(k, false, None, None).unwrap().unwrap();
     }
     assert_eq!(read(&t), before + 10);
     let mut memo = BlockMemo::default();
     let before = read(&t);
     for (k, v) in &entries[..10] {
-        let e = t.get_point(k, false, Some(&mut memo)).unwrap().unwrap();
+        let e = t
+            .get_point(k, false, Some(&mut memo), None)
+            .unwrap()
+            .unwrap();
         assert_eq!(e.value(), &v[..]);
     }
     assert_eq!(read(&t), before + 1);
@@ -644,6 +648,146 @@ fn layering_sst_never_imports_engine_modules() {
         for banned in ["version", "db", "memtable", "cache", "compaction", "flush"] {
             let pat = format!("crate::{banned}::");
             assert!(!src.contains(&pat), "sst/ uses {pat}");
+        }
+    }
+}
+
+/// Keys `{p:06}{i:04}` for even `p` only: odd prefixes are absent.
+fn prefixed_entries() -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for p in (0..400u64).step_by(2) {
+        for i in 0..(p % 5 + 1) {
+            let uk = format!("{p:06}{i:04}").into_bytes();
+            out.push((ik(&uk, 10 + p, ValueKind::Value), value_of(p + i)));
+        }
+    }
+    out
+}
+
+fn prefix_opts(e: Option<PrefixExtractor>, whole: bool) -> TableOptions {
+    TableOptions {
+        block_size: 512,
+        prefix_extractor: e,
+        whole_key_filtering: whole,
+        ..TableOptions::default()
+    }
+}
+
+#[test]
+fn prefix_filters_are_used_only_with_the_recorded_extractor() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries = prefixed_entries();
+    let (fixed, capped) = (PrefixExtractor::Fixed(6), PrefixExtractor::Capped(6));
+    for whole in [true, false] {
+        let path = dir.path().join(format!("p{whole}.sst"));
+        let built = build(&path, &entries, prefix_opts(Some(fixed), whole));
+        assert_eq!(built.props.prefix_extractor, "rocksdb.FixedPrefix.6");
+        let t = open(&path, None).unwrap();
+        assert!(t.has_prefix_filter(fixed));
+        assert!(!t.has_prefix_filter(capped));
+        assert!(!t.has_prefix_filter(PrefixExtractor::Fixed(5)));
+        let (mut ruled_out, mut absent) = (0, 0);
+        for p in 0..400u64 {
+            let prefix = format!("{p:06}").into_bytes();
+            let may = t.may_contain_prefix(&prefix, fixed).unwrap();
+            if p % 2 == 0 {
+                assert!(may, "false negative for prefix {p}");
+            } else {
+                absent += 1;
+                ruled_out += usize::from(!may);
+            }
+            // Read with another extractor: no prefix filtering at all.
+            assert!(t.may_contain_prefix(&prefix, capped).unwrap());
+            let missing = format!("{p:06}9999").into_bytes();
+            // Point reads: whole keys when present; else the prefix, only
+            // with the recorded extractor.
+            let by_key = t.may_contain(&missing, None).unwrap();
+            let by_prefix = t.may_contain(&missing, Some(fixed)).unwrap();
+            assert!(t.may_contain(&missing, Some(capped)).unwrap() || whole);
+            if whole {
+                // Whole keys win: the prefix is not consulted.
+                assert_eq!(by_key, by_prefix);
+            } else {
+                assert!(
+                    by_key,
+                    "a prefix-only filter ruled a key out without prefixes"
+                );
+                assert_eq!(by_prefix, may);
+            }
+        }
+        assert!(
+            ruled_out * 100 >= absent * 95,
+            "only {ruled_out} of {absent} absent prefixes ruled out"
+        );
+        // Every key is found whatever extractor the reader has.
+        for (k, v) in &entries {
+            let uk = extract_user_key(k);
+            for e in [None, Some(fixed), Some(capped)] {
+                let got = t.get_point(&lookup_key(uk, u64::MAX >> 8), false, None, e);
+                let got = got.unwrap().expect("stored key not found");
+                assert_eq!(got.value(), &v[..]);
+            }
+        }
+        assert!(t.stats().sum(|c| &c.prefix_useful) > 0);
+    }
+    // A table written without an extractor, or with an unknown name, is
+    // never prefix-filtered.
+    let path = dir.path().join("none.sst");
+    build(&path, &entries, prefix_opts(None, true));
+    let t = open(&path, None).unwrap();
+    assert!(!t.has_prefix_filter(fixed));
+    assert!(t.may_contain_prefix(b"000001", fixed).unwrap());
+    let path = dir.path().join("unknown.sst");
+    let fs = PosixFileSystem::default();
+    let mut b = TableBuilder::new(
+        fs.create(&path).unwrap(),
+        path.display().to_string(),
+        7,
+        prefix_opts(Some(fixed), false),
+    );
+    b.set_prefix_name("rocksdb.FixedPrefix.6x");
+    for (k, v) in &entries {
+        b.add(k, v).unwrap();
+    }
+    b.finish().unwrap();
+    let t = open(&path, None).unwrap();
+    assert!(!t.has_prefix_filter(fixed));
+    assert!(t.may_contain_prefix(b"000001", fixed).unwrap());
+    assert!(t.may_contain(b"0000019999", Some(fixed)).unwrap());
+}
+
+#[test]
+fn damaged_prefix_tables_are_corruption_never_wrong() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let entries: Vec<_> = prefixed_entries().into_iter().take(120).collect();
+    let fixed = PrefixExtractor::Fixed(6);
+    let path = dir.path().join("good.sst");
+    build(&path, &entries, prefix_opts(Some(fixed), false));
+    let good = std::fs::read(&path).unwrap();
+    let bad_path = dir.path().join("bad.sst");
+    let check = |p: &Path| -> Result<(), Error> {
+        check_table(p, &entries)?;
+        let t = open(p, None)?;
+        for (k, _) in &entries {
+            let uk = extract_user_key(k);
+            assert!(t.may_contain_prefix(&uk[..6], fixed)?, "false negative");
+            assert!(t.may_contain(uk, Some(fixed))?, "false negative");
+        }
+        Ok(())
+    };
+    for pos in 0..good.len() {
+        let mut bytes = good.clone();
+        bytes[pos] ^= 1 << rng.gen_range(0..8);
+        std::fs::write(&bad_path, &bytes).unwrap();
+        match check(&bad_path) {
+            Ok(()) => panic!("byte {pos} seed {seed}: damage not detected"),
+            Err(Error::Corruption { file, .. }) => {
+                assert_eq!(file, bad_path.display().to_string())
+            }
+            Err(e) => panic!("byte {pos} seed {seed}: unexpected error {e:?}"),
         }
     }
 }

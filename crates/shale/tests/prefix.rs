@@ -1,0 +1,87 @@
+//! Prefix extractors end to end: a `prefix_same_as_start` seek is bounded to
+//! the seek key's prefix and skips the tables whose prefix filter rules it
+//! out (counted by `shale.prefix-useful`); after a reopen with another
+//! extractor the old tables read the same without their prefix filters.
+
+use shale::{Db, Error, Options, PrefixExtractor, ReadOptions};
+
+fn num(db: &Db, name: &str) -> u64 {
+    db.property(name).unwrap().trim().parse().unwrap()
+}
+
+fn seek_all(db: &Db, target: &[u8]) -> Vec<Vec<u8>> {
+    let mut ro = ReadOptions::new();
+    ro.prefix_same_as_start = true;
+    let mut it = db.iter(&ro);
+    it.seek(target);
+    let mut out = Vec::new();
+    while it.valid() {
+        out.push(it.key().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+#[test]
+fn prefix_seeks_skip_tables_and_survive_another_extractor() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = |e| Options {
+        create_if_missing: true,
+        prefix_extractor: Some(e),
+        whole_key_filtering: false,
+        level0_file_num_compaction_trigger: 100,
+        level0_slowdown_writes_trigger: 100,
+        level0_stop_writes_trigger: 100,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts(PrefixExtractor::Fixed(4))).unwrap();
+    // One L0 table per prefix.
+    for p in b'a'..=b'j' {
+        for i in 0..5u8 {
+            db.put(&[b'p', b'f', b'x', p, b'0' + i], b"v").unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let want: Vec<Vec<u8>> = (0..5u8)
+        .map(|i| vec![b'p', b'f', b'x', b'c', b'0' + i])
+        .collect();
+    assert_eq!(seek_all(&db, b"pfxc"), want);
+    assert!(
+        num(&db, "shale.prefix-useful") >= 8,
+        "tables were not skipped"
+    );
+    // Point reads: prefix-only filters, by the key's prefix.
+    assert_eq!(db.get(b"pfxc3").unwrap().unwrap().to_vec(), b"v");
+    assert!(db.get(b"pfxz0").unwrap().is_none());
+    // The table of prefix c was consulted by its prefix.
+    assert!(num(&db, "shale.bloom-checks") >= 1);
+    let mut ro = ReadOptions::new();
+    ro.prefix_same_as_start = true;
+    assert!(matches!(
+        db.get_opt(b"pfxc3", &ro),
+        Err(Error::InvalidArgument(_))
+    ));
+    db.close().unwrap();
+
+    // Another extractor: the tables' prefix filters are not used, the
+    // results are the same.
+    let db = Db::open(dir.path(), opts(PrefixExtractor::Capped(4))).unwrap();
+    assert_eq!(seek_all(&db, b"pfxc"), want);
+    assert_eq!(num(&db, "shale.prefix-checks"), 0);
+    assert_eq!(db.get(b"pfxc3").unwrap().unwrap().to_vec(), b"v");
+    assert_eq!(num(&db, "shale.bloom-checks"), 0);
+    db.close().unwrap();
+
+    // No extractor: prefix_same_as_start is refused.
+    let o = Options {
+        prefix_extractor: None,
+        ..opts(PrefixExtractor::Fixed(4))
+    };
+    let db = Db::open(dir.path(), o).unwrap();
+    let mut it = db.iter(&ro);
+    it.seek(b"pfxc");
+    assert!(!it.valid());
+    assert!(matches!(it.status(), Err(Error::InvalidArgument(_))));
+    assert_eq!(db.get(b"pfxc3").unwrap().unwrap().to_vec(), b"v");
+}
