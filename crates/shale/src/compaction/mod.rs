@@ -15,6 +15,7 @@ pub(crate) mod job;
 pub(crate) mod output;
 pub(crate) mod picker;
 pub(crate) mod sizing;
+pub(crate) mod style;
 pub(crate) mod subcompaction;
 pub(crate) mod universal;
 pub(crate) mod user_filter;

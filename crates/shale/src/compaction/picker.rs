@@ -25,8 +25,8 @@
 
 use std::sync::Arc;
 
+use super::style::{CompactionStyle, UniversalCompactionOptions};
 use crate::base::SeqNo;
-use crate::options::{CompactionStyle, UniversalCompactionOptions};
 use crate::version::{FileMeta, Version};
 
 pub(crate) use super::sizing::{level_targets, scores, LevelTargets};

@@ -32,7 +32,7 @@
 
 use std::sync::Arc;
 
-use crate::options::{UniversalCompactionOptions, UniversalStopStyle};
+use super::style::{UniversalCompactionOptions, UniversalStopStyle};
 use crate::version::{FileMeta, Version};
 
 use super::picker::{PickerOptions, Plan};

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::compaction::picker::tests::{opts, version_with};
-use crate::options::CompactionStyle;
+use crate::compaction::style::CompactionStyle;
 
 const MB: u64 = 1 << 20;
 

@@ -1,0 +1,163 @@
+//! The compaction styles and their option types, with RocksDB's names,
+//! meanings and defaults: leveled (the default), universal (tiered: sorted
+//! runs merged by size ratio and space amplification) and FIFO (the oldest
+//! tables dropped past a size or an age). Plain data: the pickers
+//! (`compaction::picker`, `compaction::universal`, `compaction::fifo`) read
+//! them; `options` re-exports them and validates and persists them
+//! (`options/compaction_style.rs`).
+
+use crate::error::{Error, Result};
+
+/// How a family's tables are compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStyle {
+    /// Leveled: each level past L0 is one sorted run ~`multiplier` times
+    /// larger than the one above (RocksDB's `kCompactionStyleLevel`).
+    #[default]
+    Level,
+    /// Tiered: sorted runs (L0 tables and whole levels) merged when their
+    /// sizes are similar or space amplification grows too large (RocksDB's
+    /// `kCompactionStyleUniversal`).
+    Universal,
+    /// First in, first out: every table stays in L0 and the oldest are
+    /// dropped past a total size or an age (RocksDB's `kCompactionStyleFIFO`).
+    Fifo,
+}
+
+impl CompactionStyle {
+    /// RocksDB's name of the style.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompactionStyle::Level => "kCompactionStyleLevel",
+            CompactionStyle::Universal => "kCompactionStyleUniversal",
+            CompactionStyle::Fifo => "kCompactionStyleFIFO",
+        }
+    }
+
+    /// Parses RocksDB's name (or `level`, `universal`, `fifo`).
+    pub fn parse(s: &str) -> Result<CompactionStyle> {
+        match s {
+            "kCompactionStyleLevel" | "level" => Ok(CompactionStyle::Level),
+            "kCompactionStyleUniversal" | "universal" => Ok(CompactionStyle::Universal),
+            "kCompactionStyleFIFO" | "fifo" => Ok(CompactionStyle::Fifo),
+            _ => Err(Error::InvalidArgument(format!(
+                "compaction_style {s:?}: expected kCompactionStyleLevel, \
+                 kCompactionStyleUniversal or kCompactionStyleFIFO"
+            ))),
+        }
+    }
+}
+
+/// When universal compaction stops adding runs to a size-ratio merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UniversalStopStyle {
+    /// Stop at a run larger than the previous run (not the sum) by more
+    /// than `size_ratio` percent (`kCompactionStopStyleSimilarSize`).
+    SimilarSize,
+    /// Stop at a run larger than the sum of the runs picked so far by more
+    /// than `size_ratio` percent (`kCompactionStopStyleTotalSize`, the
+    /// default).
+    #[default]
+    TotalSize,
+}
+
+impl UniversalStopStyle {
+    /// RocksDB's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            UniversalStopStyle::SimilarSize => "kCompactionStopStyleSimilarSize",
+            UniversalStopStyle::TotalSize => "kCompactionStopStyleTotalSize",
+        }
+    }
+
+    /// Parses RocksDB's name.
+    pub fn parse(s: &str) -> Result<UniversalStopStyle> {
+        match s {
+            "kCompactionStopStyleSimilarSize" => Ok(UniversalStopStyle::SimilarSize),
+            "kCompactionStopStyleTotalSize" => Ok(UniversalStopStyle::TotalSize),
+            _ => Err(Error::InvalidArgument(format!(
+                "compaction_options_universal.stop_style {s:?}"
+            ))),
+        }
+    }
+}
+
+/// RocksDB's `CompactionOptionsUniversal`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UniversalCompactionOptions {
+    /// Percentage flexibility when comparing run sizes: a run joins a
+    /// merge while it is at most `(100 + size_ratio)%` of the picked
+    /// runs' size (see `stop_style`). Default 1.
+    pub size_ratio: u32,
+    /// Fewest runs a size-ratio merge takes (≥ 2). Default 2.
+    pub min_merge_width: u32,
+    /// Most runs a size-ratio merge takes (≥ `min_merge_width`). Default
+    /// `u32::MAX`.
+    pub max_merge_width: u32,
+    /// Space amplification (bytes of all runs but the oldest, over the
+    /// oldest's, in percent) past which every run is merged into one.
+    /// Default 200.
+    pub max_size_amplification_percent: u32,
+    /// Percentage of the data, newest first, left uncompressed (-1: every
+    /// output follows the family's compression). Default -1.
+    pub compression_size_percent: i32,
+    /// See [`UniversalStopStyle`]. Default `TotalSize`.
+    pub stop_style: UniversalStopStyle,
+    /// Move runs that do not overlap into the output level without
+    /// rewriting them. Default false.
+    pub allow_trivial_move: bool,
+    /// Space-amplification merges of a large DB run as several smaller
+    /// compactions of key ranges of the oldest run (RocksDB's
+    /// `incremental`), so they never need the DB's size free at once.
+    /// Default false.
+    pub incremental: bool,
+}
+
+impl Default for UniversalCompactionOptions {
+    fn default() -> Self {
+        UniversalCompactionOptions {
+            size_ratio: 1,
+            min_merge_width: 2,
+            max_merge_width: u32::MAX,
+            max_size_amplification_percent: 200,
+            compression_size_percent: -1,
+            stop_style: UniversalStopStyle::TotalSize,
+            allow_trivial_move: false,
+            incremental: false,
+        }
+    }
+}
+
+/// RocksDB's `CompactionOptionsFIFO` (with the family's `ttl`, which only
+/// FIFO honours here). A FIFO family keeps every table in L0 (the DB-wide
+/// `num_levels` does not matter to it; a family with tables below L0 is
+/// refused at open), has no L0 write stalls, and loses its oldest data by
+/// design: see `compaction::fifo` and `db::fifo_runner`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FifoCompactionOptions {
+    /// Total table bytes past which the oldest tables are dropped (until
+    /// the total is at most this). Must be > 0. Default 1 GiB.
+    pub max_table_files_size: u64,
+    /// Merge small L0 tables into larger ones (RocksDB's intra-L0 FIFO
+    /// compaction: at least `level0_file_num_compaction_trigger` of the
+    /// newest tables, each about a memtable's size or smaller) so reads
+    /// check fewer files, at the cost of rewriting them once. Default
+    /// false.
+    pub allow_compaction: bool,
+    /// Tables whose newest entry is older than this many seconds by the
+    /// DB's clock are dropped, oldest first (0: never by age). A table's
+    /// age is its `newest_key_time` (MANIFEST sub-field 72: the flush's
+    /// time); tables written by builds without it are never dropped by
+    /// age. Default 0.
+    pub ttl_secs: u64,
+}
+
+impl Default for FifoCompactionOptions {
+    fn default() -> Self {
+        FifoCompactionOptions {
+            max_table_files_size: 1 << 30,
+            allow_compaction: false,
+            ttl_secs: 0,
+        }
+    }
+}
