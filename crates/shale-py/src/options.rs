@@ -163,7 +163,8 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
             o.compaction_options_universal.max_merge_width = v.extract()?
         }
         "universal_max_size_amplification_percent" => {
-            o.compaction_options_universal.max_size_amplification_percent = v.extract()?
+            o.compaction_options_universal
+                .max_size_amplification_percent = v.extract()?
         }
         "universal_compression_size_percent" => {
             o.compaction_options_universal.compression_size_percent = v.extract()?
