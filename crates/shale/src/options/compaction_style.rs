@@ -52,6 +52,83 @@ pub(crate) fn validate(
     Ok(())
 }
 
+/// A style option's value as the persisted text holds it.
+trait StyleValue {
+    fn text(&self) -> String;
+    /// `None` when `v` is not a value of this type.
+    fn set(&mut self, v: &str) -> Option<()>;
+}
+
+macro_rules! parsed_value {
+    ($($t:ty),*) => {$(
+        impl StyleValue for $t {
+            fn text(&self) -> String {
+                self.to_string()
+            }
+            fn set(&mut self, v: &str) -> Option<()> {
+                *self = v.parse().ok()?;
+                Some(())
+            }
+        }
+    )*};
+}
+parsed_value!(u32, i32, u64, bool);
+
+impl StyleValue for UniversalStopStyle {
+    fn text(&self) -> String {
+        self.name().to_string()
+    }
+    fn set(&mut self, v: &str) -> Option<()> {
+        *self = UniversalStopStyle::parse(v).ok()?;
+        Some(())
+    }
+}
+
+/// Every persisted style option, by its text name: the one list that
+/// `text_lines` writes and `parse_line` reads.
+fn fields<'a>(
+    u: &'a mut UniversalCompactionOptions,
+    f: &'a mut FifoCompactionOptions,
+) -> [(&'static str, &'a mut dyn StyleValue); 11] {
+    [
+        ("compaction_options_universal.size_ratio", &mut u.size_ratio),
+        (
+            "compaction_options_universal.min_merge_width",
+            &mut u.min_merge_width,
+        ),
+        (
+            "compaction_options_universal.max_merge_width",
+            &mut u.max_merge_width,
+        ),
+        (
+            "compaction_options_universal.max_size_amplification_percent",
+            &mut u.max_size_amplification_percent,
+        ),
+        (
+            "compaction_options_universal.compression_size_percent",
+            &mut u.compression_size_percent,
+        ),
+        ("compaction_options_universal.stop_style", &mut u.stop_style),
+        (
+            "compaction_options_universal.allow_trivial_move",
+            &mut u.allow_trivial_move,
+        ),
+        (
+            "compaction_options_universal.incremental",
+            &mut u.incremental,
+        ),
+        (
+            "compaction_options_fifo.max_table_files_size",
+            &mut f.max_table_files_size,
+        ),
+        (
+            "compaction_options_fifo.allow_compaction",
+            &mut f.allow_compaction,
+        ),
+        ("compaction_options_fifo.ttl", &mut f.ttl_secs),
+    ]
+}
+
 /// The `name=value` lines of what differs from the defaults.
 pub(crate) fn text_lines(
     style: CompactionStyle,
@@ -62,69 +139,17 @@ pub(crate) fn text_lines(
     if style != CompactionStyle::Level {
         out.push(("compaction_style".to_string(), style.name().to_string()));
     }
-    let du = UniversalCompactionOptions::default();
-    let mut uni = |k: &str, v: String, d: String| {
+    let (mut u, mut f) = (u.clone(), f.clone());
+    let (mut du, mut df) = Default::default();
+    for ((name, v), (_, d)) in fields(&mut u, &mut f)
+        .into_iter()
+        .zip(fields(&mut du, &mut df))
+    {
+        let (v, d) = (v.text(), d.text());
         if v != d {
-            out.push((format!("compaction_options_universal.{k}"), v));
+            out.push((name.to_string(), v));
         }
-    };
-    uni(
-        "size_ratio",
-        u.size_ratio.to_string(),
-        du.size_ratio.to_string(),
-    );
-    uni(
-        "min_merge_width",
-        u.min_merge_width.to_string(),
-        du.min_merge_width.to_string(),
-    );
-    uni(
-        "max_merge_width",
-        u.max_merge_width.to_string(),
-        du.max_merge_width.to_string(),
-    );
-    uni(
-        "max_size_amplification_percent",
-        u.max_size_amplification_percent.to_string(),
-        du.max_size_amplification_percent.to_string(),
-    );
-    uni(
-        "compression_size_percent",
-        u.compression_size_percent.to_string(),
-        du.compression_size_percent.to_string(),
-    );
-    uni(
-        "stop_style",
-        u.stop_style.name().to_string(),
-        du.stop_style.name().to_string(),
-    );
-    uni(
-        "allow_trivial_move",
-        u.allow_trivial_move.to_string(),
-        du.allow_trivial_move.to_string(),
-    );
-    uni(
-        "incremental",
-        u.incremental.to_string(),
-        du.incremental.to_string(),
-    );
-    let df = FifoCompactionOptions::default();
-    let mut fifo = |k: &str, v: String, d: String| {
-        if v != d {
-            out.push((format!("compaction_options_fifo.{k}"), v));
-        }
-    };
-    fifo(
-        "max_table_files_size",
-        f.max_table_files_size.to_string(),
-        df.max_table_files_size.to_string(),
-    );
-    fifo(
-        "allow_compaction",
-        f.allow_compaction.to_string(),
-        df.allow_compaction.to_string(),
-    );
-    fifo("ttl", f.ttl_secs.to_string(), df.ttl_secs.to_string());
+    }
     out
 }
 
@@ -137,38 +162,15 @@ pub(crate) fn parse_line(
     universal: &mut UniversalCompactionOptions,
     fifo: &mut FifoCompactionOptions,
 ) -> Result<bool> {
-    let bad = || Error::InvalidArgument(format!("option {key}: bad value {value:?}"));
-    fn num<T: std::str::FromStr>(v: &str, bad: impl Fn() -> Error) -> Result<T> {
-        v.parse().map_err(|_| bad())
+    if key == "compaction_style" {
+        *style = CompactionStyle::parse(value)?;
+        return Ok(true);
     }
-    match key {
-        "compaction_style" => *style = CompactionStyle::parse(value)?,
-        "compaction_options_universal.size_ratio" => universal.size_ratio = num(value, bad)?,
-        "compaction_options_universal.min_merge_width" => {
-            universal.min_merge_width = num(value, bad)?
-        }
-        "compaction_options_universal.max_merge_width" => {
-            universal.max_merge_width = num(value, bad)?
-        }
-        "compaction_options_universal.max_size_amplification_percent" => {
-            universal.max_size_amplification_percent = num(value, bad)?
-        }
-        "compaction_options_universal.compression_size_percent" => {
-            universal.compression_size_percent = num(value, bad)?
-        }
-        "compaction_options_universal.stop_style" => {
-            universal.stop_style = UniversalStopStyle::parse(value)?
-        }
-        "compaction_options_universal.allow_trivial_move" => {
-            universal.allow_trivial_move = num(value, bad)?
-        }
-        "compaction_options_universal.incremental" => universal.incremental = num(value, bad)?,
-        "compaction_options_fifo.max_table_files_size" => {
-            fifo.max_table_files_size = num(value, bad)?
-        }
-        "compaction_options_fifo.allow_compaction" => fifo.allow_compaction = num(value, bad)?,
-        "compaction_options_fifo.ttl" => fifo.ttl_secs = num(value, bad)?,
-        _ => return Ok(false),
-    }
+    let Some((_, field)) = fields(universal, fifo).into_iter().find(|(n, _)| *n == key) else {
+        return Ok(false);
+    };
+    field
+        .set(value)
+        .ok_or_else(|| Error::InvalidArgument(format!("option {key}: bad value {value:?}")))?;
     Ok(true)
 }
