@@ -14,6 +14,11 @@ pub(crate) fn decode_fixed32(src: &[u8]) -> Option<u32> {
     Some(u32::from_le_bytes(src.get(..4)?.try_into().ok()?))
 }
 
+/// Reads a little-endian u64 from the first 8 bytes, `None` if shorter.
+pub(crate) fn decode_fixed64(src: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(src.get(..8)?.try_into().ok()?))
+}
+
 /// Reads a LEB128 varint of at most 10 bytes and 64 bits from the front of
 /// `src`, advancing it.
 pub(crate) fn get_varint64(src: &mut &[u8]) -> Option<u64> {

@@ -14,14 +14,15 @@
 //! bug, never a harness limitation.
 //!
 //! Checksums would stop almost every mutated input at the first check, so
-//! [`table`] and [`wal`] run twice: on the raw bytes, then on a copy whose
-//! block trailers / record headers were recomputed ([`repair_sst`],
-//! [`repair_wal`]), which lets the fuzzer reach the block, properties,
-//! filter, compression and fragment-reassembly decoders behind the
-//! checksums.
+//! [`table`], [`wal`] and [`blob_record`] run twice: on the raw bytes, then
+//! on a copy whose block trailers / record headers / blob checksums were
+//! recomputed ([`repair_sst`], [`repair_wal`], [`repair_blob`]), which lets
+//! the fuzzer reach the block, properties, filter, compression,
+//! fragment-reassembly and blob-record decoders behind the checksums.
 //!
 //! Thread-safety: plain functions over borrowed bytes; no shared state.
 
+mod blob;
 mod block;
 mod codec;
 mod table;
@@ -29,6 +30,7 @@ mod version_edit;
 mod wal;
 mod write_batch;
 
+pub use blob::{blob_record, repair_blob};
 pub use block::block;
 pub use table::{repair_sst, table};
 pub use version_edit::version_edit;
@@ -45,6 +47,11 @@ pub const WAL_FILE: &str = "000007.log";
 pub const WAL_NUMBER: u64 = 7;
 /// File name used in errors for fuzzed MANIFEST records.
 pub const MANIFEST_FILE: &str = "MANIFEST-000001";
+/// File name used in errors for fuzzed blob files.
+pub const BLOB_FILE: &str = "000009.blob";
+/// Number of the fuzzed blob files (bound into their record checksums; the
+/// seed corpus uses it too).
+pub const BLOB_NUMBER: u64 = 9;
 
 /// A check: arbitrary bytes in, the decoder's result (a count of decoded
 /// items) out.
@@ -52,12 +59,13 @@ pub type Target = fn(&[u8]) -> shale::Result<usize>;
 
 /// Every check, by fuzz-target name (the names of `/fuzz/fuzz_targets/*.rs`
 /// and of the corpus directories).
-pub const TARGETS: [(&str, Target); 5] = [
+pub const TARGETS: [(&str, Target); 6] = [
     ("block", block),
     ("table", table),
     ("wal", wal),
     ("version_edit", version_edit),
     ("write_batch", write_batch),
+    ("blob_record", blob_record),
 ];
 
 /// True when `e` is `Corruption` naming `file`.

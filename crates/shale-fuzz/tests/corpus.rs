@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shale::testing::VersionEdit;
-use shale_fuzz::{repair_sst, repair_wal, MANIFEST_FILE, TARGETS};
+use shale_fuzz::{repair_blob, repair_sst, repair_wal, MANIFEST_FILE, TARGETS};
 
-use seeds::{seeds, table_seeds, version_edit_seeds, wal_seeds};
+use seeds::{blob_seeds, seeds, table_seeds, version_edit_seeds, wal_seeds};
 
 /// Random mutations per target.
 const MUTATIONS: usize = 2000;
@@ -79,6 +79,11 @@ fn valid_seeds_decode_and_repair_is_identity() {
         let mut c = s.clone();
         repair_wal(&mut c);
         assert!(c == s, "repair_wal changed a valid log");
+    }
+    for s in blob_seeds() {
+        let mut c = s.clone();
+        repair_blob(&mut c);
+        assert!(c == s, "repair_blob changed a valid blob file or index");
     }
     // The edit seeds follow docs/format/manifest.md byte for byte: the
     // engine's encoder writes exactly the same bytes.

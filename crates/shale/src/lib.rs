@@ -7,6 +7,7 @@
 
 mod base;
 mod batch;
+mod blob;
 mod cache;
 mod cf;
 mod codec;
@@ -50,9 +51,9 @@ pub use events::{
 pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
-    CacheType, CfOptions, CompactionStyle, Compression, FifoCompactionOptions, InfoLogLevel,
-    Options, ReadOptions, UniversalCompactionOptions, UniversalStopStyle, WalRecoveryMode,
-    WriteOptions,
+    BlobOptions, CacheType, CfOptions, CompactionStyle, Compression, FifoCompactionOptions,
+    InfoLogLevel, Options, PrepopulateBlobCache, ReadOptions, UniversalCompactionOptions,
+    UniversalStopStyle, WalRecoveryMode, WriteOptions,
 };
 pub use stats::report::{
     BackgroundStats, CacheStats, CfStats, CompactionStats, IoPurposeStats, IoStats,

@@ -17,7 +17,9 @@
 //! [`SstWriter`]; [`LogReader`],
 //! [`replay`] and [`LogWriter`] (the log format shared by WALs and
 //! MANIFESTs); the crate-private parts of [`WriteBatch`] (`batch_*`);
-//! [`MemTable`] insertion; [`VersionEdit`] decode/encode; and the FROZEN
+//! [`MemTable`] insertion; [`VersionEdit`] decode/encode; blob files
+//! ([`BlobIndex`], [`blob_decode_header`], [`blob_decode_record`],
+//! [`blob_decode_footer`], [`BlobReader`], [`BlobWriter`]); and the FROZEN
 //! format constants the checksum-repair helpers need.
 //!
 //! Thread-safety: that of the wrapped types; no shared state here.
@@ -457,5 +459,163 @@ impl VersionEdit {
     /// Number of file additions plus deletions in the edit.
     pub fn file_changes(&self) -> usize {
         self.0.new_files.len() + self.0.deleted_files.len()
+    }
+}
+
+// ---------------------------------------------------------------- blob files
+
+/// Blob file magic, at both ends of the file (docs/format/blob.md). FROZEN.
+pub const BLOB_MAGIC: u32 = crate::blob::format::BLOB_MAGIC;
+/// Length of a blob file header (docs/format/blob.md). FROZEN.
+pub const BLOB_HEADER_LEN: usize = crate::blob::format::HEADER_LEN;
+/// Length of a blob record header (docs/format/blob.md). FROZEN.
+pub const BLOB_RECORD_HEADER_LEN: usize = crate::blob::format::RECORD_HEADER_LEN;
+/// Length of a blob file footer (docs/format/blob.md). FROZEN.
+pub const BLOB_FOOTER_LEN: usize = crate::blob::format::FOOTER_LEN;
+
+/// A reference to a value in a blob file (`blob::BlobIndex`), with its
+/// fields public so that the harness can aim it anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobIndex {
+    /// Number of the blob file.
+    pub file_number: u64,
+    /// Offset of the record in the blob file.
+    pub offset: u64,
+    /// Stored length of the value.
+    pub size: u64,
+    /// Compression type byte of the stored value.
+    pub compression: u8,
+}
+
+impl From<crate::blob::BlobIndex> for BlobIndex {
+    fn from(i: crate::blob::BlobIndex) -> BlobIndex {
+        BlobIndex {
+            file_number: i.file_number,
+            offset: i.offset,
+            size: i.size,
+            compression: i.compression,
+        }
+    }
+}
+
+impl BlobIndex {
+    fn engine(&self) -> crate::blob::BlobIndex {
+        crate::blob::BlobIndex {
+            file_number: self.file_number,
+            offset: self.offset,
+            size: self.size,
+            compression: self.compression,
+        }
+    }
+    /// `BlobIndex::decode`: `None` for anything malformed.
+    pub fn decode(src: &[u8]) -> Option<BlobIndex> {
+        crate::blob::BlobIndex::decode(src).map(BlobIndex::from)
+    }
+    /// `BlobIndex::encode`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.engine().encode(&mut v);
+        v
+    }
+    /// `BlobIndex::record_len`.
+    pub fn record_len(&self, key_len: usize) -> u64 {
+        self.engine().record_len(key_len)
+    }
+}
+
+/// What `blob::format::decode_header` read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobHeader {
+    /// The file's compression type byte.
+    pub compression: u8,
+    /// The column family id.
+    pub column_family: u32,
+    /// The file number.
+    pub file_number: u64,
+}
+
+/// `blob::format::decode_header` of a file's first bytes; errors name
+/// `file` at offset 0.
+pub fn blob_decode_header(buf: &[u8], file: &str) -> Result<BlobHeader> {
+    crate::blob::format::decode_header(buf, file).map(|h| BlobHeader {
+        compression: h.compression,
+        column_family: h.column_family,
+        file_number: h.file_number,
+    })
+}
+
+/// `blob::format::decode_footer` of a file's last bytes, which start at
+/// `offset`: (record count, record bytes).
+pub fn blob_decode_footer(buf: &[u8], file: &str, offset: u64) -> Result<(u64, u64)> {
+    crate::blob::format::decode_footer(buf, file, offset).map(|f| (f.record_count, f.record_bytes))
+}
+
+/// `blob::reader::decode_record`: the value of the record `buf` (read at
+/// `offset` of blob file `file_number`) that `idx` points to for
+/// `user_key`.
+pub fn blob_decode_record(
+    buf: &[u8],
+    file_number: u64,
+    offset: u64,
+    idx: &BlobIndex,
+    user_key: &[u8],
+    file: &str,
+) -> Result<Vec<u8>> {
+    crate::blob::reader::decode_record(buf, file_number, offset, &idx.engine(), user_key, file)
+}
+
+/// An open blob file (`blob::BlobFileReader`).
+pub struct BlobReader(crate::blob::BlobFileReader);
+
+impl BlobReader {
+    /// `BlobFileReader::open`: header and footer checked.
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_name: &str,
+        number: u64,
+    ) -> Result<BlobReader> {
+        crate::blob::BlobFileReader::open(file, file_name, number).map(BlobReader)
+    }
+    /// `BlobFileReader::read`.
+    pub fn read(&self, idx: &BlobIndex, user_key: &[u8]) -> Result<Vec<u8>> {
+        self.0.read(&idx.engine(), user_key)
+    }
+    /// `BlobFileReader::verify_all`: the number of records.
+    pub fn verify_all(&self) -> Result<u64> {
+        self.0.verify_all()
+    }
+    /// Record count from the footer.
+    pub fn record_count(&self) -> u64 {
+        self.0.record_count()
+    }
+    /// Record bytes from the footer.
+    pub fn total_bytes(&self) -> u64 {
+        self.0.total_bytes()
+    }
+}
+
+/// `blob::BlobFileBuilder`, for building seed files.
+pub struct BlobWriter(crate::blob::BlobFileBuilder);
+
+impl BlobWriter {
+    /// Writes the header of blob file `number` into `file`, which must be
+    /// empty.
+    pub fn new(
+        file: Box<dyn WritableFile>,
+        file_name: &str,
+        number: u64,
+        cf: u32,
+        compression: Compression,
+    ) -> Result<BlobWriter> {
+        crate::blob::BlobFileBuilder::new(file, file_name.to_string(), number, cf, compression)
+            .map(BlobWriter)
+    }
+    /// Appends a record; returns its index.
+    pub fn add(&mut self, user_key: &[u8], value: &[u8]) -> Result<BlobIndex> {
+        self.0.add(user_key, value).map(BlobIndex::from)
+    }
+    /// Writes the footer and syncs.
+    pub fn finish(self) -> Result<()> {
+        self.0.finish().map(|_| ())
     }
 }

@@ -54,9 +54,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use shale::{
-    CacheType, Cf, CfOptions, Clock, CompactionFilter, Compression, Db, DbIterator, DbRange, Error,
-    FilterDecision, InfoLogLevel, KeyRange, Options, PinnableValue, PrefixExtractor, RateLimiter,
-    ReadOptions, Snapshot, StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
+    BlobOptions, CacheType, Cf, CfOptions, Clock, CompactionFilter, Compression, Db, DbIterator,
+    DbRange, Error, FilterDecision, InfoLogLevel, KeyRange, Options, PinnableValue,
+    PrefixExtractor, PrepopulateBlobCache, RateLimiter, ReadOptions, Snapshot,
+    StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -543,8 +544,38 @@ fn write_key(rng: &mut SmallRng, space: u32, window: &mut u32) -> Vec<u8> {
 }
 
 fn value(rng: &mut SmallRng) -> Vec<u8> {
-    let n = rng.gen_range(0..200);
+    // Now and then a large value (up to 64 KiB: blob files, issue 14).
+    let n = if rng.gen_bool(0.02) {
+        rng.gen_range(200..64 << 10)
+    } else {
+        rng.gen_range(0..200)
+    };
     (0..n).map(|_| rng.gen_range(b'a'..=b'z')).collect()
+}
+
+/// Key-value separation (issue 14): off, or on with every option drawn
+/// (small blob files, collection of the oldest files, readahead, a
+/// starting level, flushes filling the cache). A reopen draws again, so
+/// the options change under existing blob files (off included).
+fn blob_options(rng: &mut SmallRng) -> BlobOptions {
+    if rng.gen_bool(0.4) {
+        return BlobOptions::default();
+    }
+    BlobOptions {
+        enable_blob_files: rng.gen_bool(0.9),
+        min_blob_size: [0, 16, 100, 4096][rng.gen_range(0..4)],
+        blob_file_size: [4 << 10, 64 << 10, 256 << 20][rng.gen_range(0..3)],
+        blob_compression_type: compression(rng),
+        enable_blob_garbage_collection: rng.gen_bool(0.6),
+        blob_garbage_collection_age_cutoff: [0.0, 0.25, 0.5, 1.0][rng.gen_range(0..4)],
+        blob_garbage_collection_force_threshold: [0.0, 0.5, 1.0][rng.gen_range(0..3)],
+        blob_compaction_readahead_size: [0, 4096, 1 << 20][rng.gen_range(0..3)],
+        blob_file_starting_level: [0, 0, 1, 2][rng.gen_range(0..4)],
+        prepopulate_blob_cache: [
+            PrepopulateBlobCache::Disable,
+            PrepopulateBlobCache::FlushOnly,
+        ][rng.gen_range(0..2)],
+    }
 }
 
 fn compression(rng: &mut SmallRng) -> Compression {
@@ -662,6 +693,7 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.default_ttl_secs = if rng.gen_bool(0.2) { FAR_TTL } else { 0 };
     // Leveled or universal compaction (issue 15); a reopen may switch.
     (o.compaction_style, o.compaction_options_universal) = compaction_style(rng);
+    o.blob = blob_options(rng);
     // A LOG rotated every few KiB and few old logs kept (checked at the
     // end of the run), or RocksDB's defaults; all lines or warnings only.
     o.max_log_file_size = [0, 8 << 10][rng.gen_range(0..2)];
@@ -698,6 +730,8 @@ const FIFO_NAMES: &[&str] = &["b", "d"];
 /// leveled or universal for the others (`compaction_style`).
 fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions) {
     if FIFO_NAMES.contains(&name) {
+        // FIFO refuses blob files (it drops tables unread).
+        o.blob = BlobOptions::default();
         o.compaction_style = shale::CompactionStyle::Fifo;
         o.compaction_options_fifo = shale::FifoCompactionOptions {
             max_table_files_size: 1 << 30,
@@ -764,6 +798,7 @@ fn small_cf_options(rng: &mut SmallRng, name: &str) -> CfOptions {
         whole_key_filtering: rng.gen_bool(0.5),
         memtable_whole_key_filtering: rng.gen_bool(0.5),
         bloom_bits_per_key_per_level: bits_per_level(rng),
+        blob: blob_options(rng),
     };
     draw_style(rng, name, &mut o);
     o.validate().unwrap();

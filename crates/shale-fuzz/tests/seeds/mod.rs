@@ -1,5 +1,5 @@
 //! Seed inputs for every check: valid encodings, built by the engine's own
-//! writers (tables, logs, batches) or, where the engine's encoder is
+//! writers (tables, logs, batches, blob files) or, where the engine's encoder is
 //! crate-private, from the byte layouts of `docs/format/` (blocks, version
 //! edits, internal keys). `/fuzz/corpus/<target>/seed-N` holds these
 //! (rewritten by the ignored test `write_seed_corpus`).
@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 
 use shale::fs::WritableFile;
 use shale::testing::{
-    batch_count, batch_data, batch_delete_cf, batch_put_cf, batch_set_sequence, LogWriter,
-    SstWriter, SstWriterOptions,
+    batch_count, batch_data, batch_delete_cf, batch_put_cf, batch_set_sequence, BlobIndex,
+    BlobWriter, LogWriter, SstWriter, SstWriterOptions,
 };
 use shale::{Compression, Result, WriteBatch};
-use shale_fuzz::{SST_FILE, WAL_NUMBER};
+use shale_fuzz::{BLOB_FILE, BLOB_NUMBER, SST_FILE, WAL_NUMBER};
 
 /// Kind byte of a deletion / a value in an internal key (docs/format/sst.md).
 const DELETION: u8 = 0x0;
@@ -272,6 +272,43 @@ fn write_batch_seeds() -> Vec<Vec<u8>> {
     ]
 }
 
+/// Blob files by `BlobFileBuilder` (file [`BLOB_NUMBER`]): empty, small
+/// records stored as is, and records with compressible values under LZ4
+/// and zstd; then two blob index encodings (docs/format/blob.md).
+pub fn blob_seeds() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (records, compression) in [
+        (0, Compression::None),
+        (4, Compression::None),
+        (6, Compression::Lz4),
+        (6, Compression::Zstd),
+    ] {
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let file = Box::new(VecFile(Arc::clone(&bytes)));
+        let mut w = BlobWriter::new(file, BLOB_FILE, BLOB_NUMBER, 0, compression).unwrap();
+        for i in 0..records {
+            let value = match i % 3 {
+                0 => Vec::new(),
+                1 => format!("value-{i}").into_bytes(),
+                _ => format!("blob-{i}-").repeat(40).into_bytes(),
+            };
+            w.add(format!("key{i:03}").as_bytes(), &value).unwrap();
+        }
+        w.finish().unwrap();
+        out.push(bytes.lock().unwrap().clone());
+    }
+    for (file_number, offset, size, compression) in [(9, 24, 7, 0), (300, 1 << 20, 70_000, 2)] {
+        let i = BlobIndex {
+            file_number,
+            offset,
+            size,
+            compression,
+        };
+        out.push(i.encode());
+    }
+    out
+}
+
 /// The seeds of the check named `target` (see `shale_fuzz::TARGETS`).
 pub fn seeds(target: &str) -> Vec<Vec<u8>> {
     match target {
@@ -280,6 +317,7 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
         "wal" => wal_seeds(),
         "version_edit" => version_edit_seeds(),
         "write_batch" => write_batch_seeds(),
+        "blob_record" => blob_seeds(),
         _ => panic!("no seeds for {target}"),
     }
 }

@@ -4,7 +4,6 @@
 //! FROZEN: these discriminants are on disk (WAL, SST, MANIFEST). Never
 //! renumber them; add new kinds with new numbers. They match RocksDB's
 //! `ValueType` numbering so that dumps read the same to RocksDB users.
-//! Reserved for later features: BlobIndex.
 
 /// What an internal-key entry means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -22,7 +21,8 @@ pub(crate) enum ValueKind {
     /// A range tombstone: key = start, value = end (exclusive). Kept apart
     /// from point entries (memtable range list, SST range-deletion block).
     RangeDeletion = 0xF,
-    /// A reference to a value in a blob file (reserved).
+    /// A reference to a value in a blob file (`blob::BlobIndex`), written
+    /// only by flushes and compactions (never in a WAL or a memtable).
     BlobIndex = 0x11,
     /// A value with an expiry: `value ++ fixed64 expiry` (Unix seconds;
     /// `base/expiry.rs`). Shale's own kind (RocksDB has no per-key TTL).
@@ -46,7 +46,8 @@ impl ValueKind {
         })
     }
 
-    /// Kinds this version of the engine can write and read back.
+    /// Kinds a write batch and a memtable hold (blob references are only
+    /// in tables).
     #[inline]
     pub(crate) fn is_supported(self) -> bool {
         matches!(

@@ -13,6 +13,10 @@
 //! when nothing older of its keys can exist: no overlapping file below it
 //! (for an L0 file, none in older L0 files either). Expired values are gone
 //! for every reader, snapshots included, and they have nothing to hide.
+//!
+//! The DB drops none of these that holds blob references (a table with
+//! `oldest_blob_file`): its blobs must be counted as garbage, which only a
+//! compaction reading it does.
 
 use std::sync::Arc;
 

@@ -38,6 +38,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::base::{parse_internal_key, SeqNo, ValueKind, TRAILER_LEN};
+use crate::blob::source::{BlobSource, Fill};
 use crate::compaction::user_filter::{CompactionFilter, FilterDecision};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -56,6 +57,9 @@ pub(crate) struct EntryFilter<'a> {
     user_filter: Option<(Arc<dyn CompactionFilter>, usize)>,
     /// Range tombstones of the inputs.
     range_dels: Option<Arc<Fragments>>,
+    /// Where blob references are resolved when a merge or the user's
+    /// filter needs the value (`None`: a DB without blob files).
+    blobs: Option<Arc<BlobSource>>,
     /// The clock (Unix seconds) for expiring values; `u64::MAX` until set
     /// would expire everything, so the default is 0 (nothing expired).
     now: u64,
@@ -140,6 +144,7 @@ impl<'a> EntryFilter<'a> {
             merge_op: None,
             user_filter: None,
             range_dels: None,
+            blobs: None,
             now: 0,
             cur_key: Vec::new(),
             has_cur: false,
@@ -168,6 +173,24 @@ impl<'a> EntryFilter<'a> {
     ) -> Self {
         self.user_filter = filter.map(|f| (f, level));
         self
+    }
+
+    /// Resolves blob references through `source` where a value is needed.
+    pub(crate) fn with_blob_source(mut self, source: Option<Arc<BlobSource>>) -> Self {
+        self.blobs = source;
+        self
+    }
+
+    /// The value a `BlobIndex` entry's stored bytes point to.
+    fn blob_value(&self, index: &[u8], file: &str) -> Result<Vec<u8>> {
+        let Some(src) = &self.blobs else {
+            return Err(Error::corruption(
+                file,
+                0,
+                "blob reference in a DB opened without blob files",
+            ));
+        };
+        Ok(src.get(index, &self.cur_key, Fill::No, file)?.to_vec())
     }
 
     /// Treats values expiring at or before `now` (Unix seconds) as gone.
@@ -313,6 +336,20 @@ impl<'a> EntryFilter<'a> {
                     self.on_input = true;
                     return Ok(true);
                 }
+                ValueKind::BlobIndex => {
+                    if top && self.user_filter.is_some() {
+                        // The filter sees the value; what it keeps goes
+                        // out as a plain value (the output moves it to a
+                        // blob file again if it is large).
+                        let value = self.blob_value(input.value(), file)?;
+                        let ikey = with_kind(ikey, ValueKind::Value);
+                        input.next();
+                        self.write_filtered(ikey, value, stripe);
+                        continue;
+                    }
+                    self.on_input = true;
+                    return Ok(true);
+                }
                 ValueKind::Deletion => {
                     if self.drops_tombstone(stripe) {
                         self.keys_dropped += 1;
@@ -402,7 +439,9 @@ impl<'a> EntryFilter<'a> {
             input.status()?;
         }
         match next_of_key {
-            Some((ValueKind::Value | ValueKind::ValueWithExpiry, s)) if s == stripe => {
+            Some((ValueKind::Value | ValueKind::ValueWithExpiry | ValueKind::BlobIndex, s))
+                if s == stripe =>
+            {
                 // The value it deletes: both go.
                 self.keys_in += 1;
                 self.keys_dropped += 2;
@@ -467,7 +506,8 @@ impl<'a> EntryFilter<'a> {
                 ValueKind::Value
                 | ValueKind::Deletion
                 | ValueKind::SingleDeletion
-                | ValueKind::ValueWithExpiry => {
+                | ValueKind::ValueWithExpiry
+                | ValueKind::BlobIndex => {
                     base = Some((input.key().to_vec(), p.kind, input.value().to_vec()));
                     input.next();
                     break;
@@ -485,10 +525,18 @@ impl<'a> EntryFilter<'a> {
         let ranged = base.as_ref().is_some_and(|(k, _, _)| k.is_empty());
         let consumed = operands.len() as u64 + u64::from(base.is_some() && !ranged);
         let written_before = self.pending.len();
+        // A blob reference under the operands merges with its value.
+        let blob_base = match &base {
+            Some((_, ValueKind::BlobIndex, idx)) if self.merge_op.is_some() => {
+                Some(self.blob_value(idx, file)?)
+            }
+            _ => None,
+        };
         let full = match &base {
             // A value that expires later: no merge into it (see the module
             // comment); an expired one is nothing.
             Some((_, ValueKind::ValueWithExpiry, v)) if !self.expired(v) => None,
+            Some((_, ValueKind::BlobIndex, _)) => blob_base.as_deref().map(Some),
             Some((_, kind, v)) => Some((*kind == ValueKind::Value).then_some(v.as_slice())),
             None if end_of_key && self.drops_tombstone(0) => Some(None),
             None => None,

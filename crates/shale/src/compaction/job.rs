@@ -25,6 +25,7 @@ use crate::sst::Compression;
 use crate::stats::{thread_cpu_micros, LevelCompactionStats};
 use crate::version::{FileMeta, Version, VersionEdit};
 
+use super::blob_output::{add_refs, garbage, BlobRefMeter, BlobRefs};
 use super::filter::{BaseLevelCheck, EntryFilter, FilterCounts};
 use super::output::{write_outputs_cut, GrandparentCutter, OutputSpec, Outputs};
 use super::picker::{key_is_bottommost, Plan};
@@ -52,6 +53,9 @@ pub(crate) struct CompactionJob<'a> {
     pub user_filter: Option<Arc<dyn CompactionFilter>>,
     /// The clock (Unix seconds): values expired by then become tombstones.
     pub now: u64,
+    /// Key-value separation of the outputs (`None`: the family has no blob
+    /// files and writes none).
+    pub blob_output: Option<crate::compaction::blob_output::BlobOutputSpec>,
 }
 
 /// What `CompactionJob::run` produced.
@@ -64,6 +68,9 @@ pub(crate) struct CompactionResult {
     /// Key ranges the job ran as (1 without subcompactions).
     pub subcompactions: u64,
     pub counts: FilterCounts,
+    /// Blob references the inputs held (per blob file), counted when the
+    /// job writes blob outputs.
+    pub blob_refs_in: BlobRefs,
 }
 
 impl CompactionResult {
@@ -72,6 +79,8 @@ impl CompactionResult {
     pub(crate) fn absorb(&mut self, r: CompactionResult) {
         self.outputs.files.extend(r.outputs.files);
         self.outputs.bytes_written += r.outputs.bytes_written;
+        self.outputs.blobs.absorb(r.outputs.blobs);
+        add_refs(&mut self.blob_refs_in, &r.blob_refs_in);
         self.keys_in += r.keys_in;
         self.keys_dropped += r.keys_dropped;
         self.cpu_micros += r.cpu_micros;
@@ -95,6 +104,10 @@ impl CompactionJob<'_> {
         range_dels: Option<Arc<Fragments>>,
     ) -> Result<CompactionResult> {
         let cpu0 = thread_cpu_micros();
+        // With blob files, the references read are counted: what the
+        // outputs do not hold again is garbage.
+        let mut meter = BlobRefMeter::new(input, spec.blob.is_some());
+        let input: &mut dyn InternalIterator = &mut meter;
         input.seek_to_first();
         let output_level = self.plan.output_level;
         // An intra-L0 output keeps every tombstone: L0 files outside the
@@ -121,7 +134,8 @@ impl CompactionJob<'_> {
             .with_merge_operator(self.merge_op.clone())
             .with_user_filter(self.user_filter.clone(), output_level)
             .with_range_dels(range_dels)
-            .with_now(self.now);
+            .with_now(self.now)
+            .with_blob_source(self.blob_output.as_ref().map(|b| Arc::clone(&b.source)));
         let mut cutter = GrandparentCutter::new(
             &self.plan.grandparents,
             self.max_grandparent_overlap,
@@ -137,14 +151,18 @@ impl CompactionJob<'_> {
             cpu_micros: thread_cpu_micros().saturating_sub(cpu0),
             subcompactions: 1,
             counts: filter.counts,
+            blob_refs_in: meter.refs,
         })
     }
 
     /// The edit replacing the inputs (found on their levels in `current`)
-    /// by the outputs.
-    pub(crate) fn edit(&self, current: &Version, outputs: &[FileMeta]) -> VersionEdit {
+    /// by the outputs, with the blob files written and the garbage left.
+    pub(crate) fn edit(&self, current: &Version, r: &CompactionResult) -> VersionEdit {
+        let outputs = &r.outputs.files;
         let mut edit = VersionEdit {
             column_family: self.cf,
+            blob_file_additions: r.outputs.blobs.additions(),
+            blob_file_garbage: garbage(&r.blob_refs_in, &r.outputs.blobs.refs_out),
             ..VersionEdit::default()
         };
         // The outputs hold the inputs' entries: as young as the youngest
@@ -180,6 +198,8 @@ impl CompactionJob<'_> {
             bytes_read_non_output: if same_level { 0 } else { read_non_output },
             bytes_read_output: read_output + if same_level { read_non_output } else { 0 },
             bytes_written: r.outputs.bytes_written,
+            blob_bytes_read: r.outputs.blobs.bytes_read,
+            blob_bytes_written: r.outputs.blobs.bytes_written,
             micros: started.elapsed().as_micros() as u64,
             cpu_micros: r.cpu_micros,
             count: 1,

@@ -6,8 +6,10 @@
 //! (`subcompaction`), the user's per-key hook (`user_filter`), and the
 //! removal of files wholly under range tombstones (`delete_only`), and the
 //! FIFO style's picker (`fifo`: whole tables dropped by size or age,
-//! small newest L0 tables merged). The DB runs jobs against its state in db/compaction_runner.rs.
+//! small newest L0 tables merged), and key-value separation in the outputs
+//! (`blob_output`: values to blob files, blob garbage). The DB runs jobs against its state in db/compaction_runner.rs.
 
+pub(crate) mod blob_output;
 pub(crate) mod delete_only;
 pub(crate) mod fifo;
 pub(crate) mod filter;

@@ -20,9 +20,10 @@ use crate::iter::InternalIterator;
 use crate::memory::Meter;
 use crate::range_del::{clip, Fragment};
 use crate::sst::{TableBuilder, TableOptions};
-use crate::version::filename::table_file_name;
+use crate::version::filename::{blob_file_name, table_file_name};
 use crate::version::FileMeta;
 
+use super::blob_output::{BlobOutcome, BlobOutputSpec, BlobWriter};
 use super::filter::EntryFilter;
 
 /// Creates the output file `name` as `spec` says; a refused direct open
@@ -67,6 +68,9 @@ pub(crate) struct OutputSpec<'a> {
     pub rate_limit: Option<RateLimit>,
     /// `Options::bytes_per_sync` for the output files (0: off).
     pub bytes_per_sync: u64,
+    /// Key-value separation (`None`: values stay in the tables and blob
+    /// references pass through).
+    pub blob: Option<BlobOutputSpec>,
 }
 
 /// Decides where a compaction's outputs end, from the files of the level
@@ -215,7 +219,10 @@ impl GrandparentCutter {
 #[derive(Default)]
 pub(crate) struct Outputs {
     pub files: Vec<FileMeta>,
+    /// Bytes of the tables written.
     pub bytes_written: u64,
+    /// The blob files written and the blob references the tables hold.
+    pub blobs: BlobOutcome,
 }
 
 /// Drains `input` through `filter` into output tables. On error, the files
@@ -235,22 +242,60 @@ pub(crate) fn write_outputs_cut(
     spec: &mut OutputSpec<'_>,
     cutter: Option<&mut GrandparentCutter>,
 ) -> Result<Outputs> {
-    let mut out = Outputs {
-        files: Vec::new(),
-        bytes_written: 0,
-    };
-    let mut r = run(input, filter, spec, cutter, &mut out);
-    if r.is_ok() && !out.files.is_empty() {
-        // The new tables' directory entries must be durable before a
-        // MANIFEST edit names them.
+    let mut out = Outputs::default();
+    let mut blob = spec.blob.clone().map(BlobWriter::new);
+    let mut r = run(input, filter, spec, cutter, &mut out, blob.as_mut());
+    let mut created_blobs = blob.as_ref().map(BlobWriter::created).unwrap_or_default();
+    if let (Ok(()), Some(b)) = (&r, blob) {
+        match b.finish() {
+            Ok(o) => out.blobs = o,
+            Err(e) => r = Err(e),
+        }
+    }
+    if r.is_ok() && !(out.files.is_empty() && out.blobs.files.is_empty()) {
+        // The new tables' and blob files' directory entries must be
+        // durable before a MANIFEST edit names them.
         r = spec.fs.sync_dir(spec.dir);
     }
     if r.is_err() {
         for f in &out.files {
             let _ = spec.fs.remove(&spec.dir.join(table_file_name(f.number)));
         }
+        for n in created_blobs.drain(..) {
+            let _ = spec.fs.remove(&spec.dir.join(blob_file_name(n)));
+        }
     }
     r.map(|()| out)
+}
+
+/// `bytes_per_sync` for a job's output files (off with direct IO, which
+/// leaves no dirty pages: RocksDB skips it there too).
+fn output_bytes_per_sync(spec: &OutputSpec<'_>) -> u64 {
+    if spec.file_opts.direct {
+        0
+    } else {
+        spec.bytes_per_sync
+    }
+}
+
+/// Creates blob file `number` of a job, written as its tables are.
+fn create_blob_file(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    file_opts: FileOptions,
+    bytes_per_sync: u64,
+    limit: Option<&RateLimit>,
+    number: u64,
+) -> Result<Box<dyn WritableFile>> {
+    let path = dir.join(blob_file_name(number));
+    let file = fs
+        .create_with(&path, file_opts)
+        .map_err(|e| explain_direct_refusal("use_direct_io_for_flush_and_compaction", &path, e))?;
+    let mut file = RangeSyncer::wrap(file, bytes_per_sync);
+    if let Some(limit) = limit {
+        file = limit.wrap(file);
+    }
+    Ok(file)
 }
 
 fn run(
@@ -259,6 +304,7 @@ fn run(
     spec: &mut OutputSpec<'_>,
     mut cutter: Option<&mut GrandparentCutter>,
     out: &mut Outputs,
+    mut blob: Option<&mut BlobWriter>,
 ) -> Result<()> {
     let mut builder: Option<(u64, TableBuilder)> = None;
     let mut last_user_key: Vec<u8> = Vec::new();
@@ -311,11 +357,25 @@ fn run(
                     b.set_range_dels(clip(&range_dels, output_lo.as_deref(), Some(user_key)));
                     output_lo = Some(user_key.to_vec());
                 }
-                finish(number, b, out)?;
+                finish(number, b, out, blob.as_deref_mut())?;
             }
         }
         if builder.is_none() {
             builder = Some(new_output(spec)?);
+        }
+        // The entry itself, or its blob reference (after the cut, so the
+        // reference counts for the table it goes to).
+        let (mut key, mut value) = (key, value);
+        if let Some(b) = blob.as_deref_mut() {
+            let (fs, dir, file_opts) = (spec.fs, spec.dir, spec.file_opts);
+            let sync = output_bytes_per_sync(spec);
+            let limit = spec.rate_limit.as_ref();
+            let mut create = |n: u64| create_blob_file(fs, dir, file_opts, sync, limit, n);
+            if let Some((k, v)) =
+                b.transform(key, value, &mut *spec.new_file_number, &mut create)?
+            {
+                (key, value) = (k, v);
+            }
         }
         if let Some((_, b)) = builder.as_mut() {
             b.add(key, value)?;
@@ -336,7 +396,7 @@ fn run(
             drop(b);
             let _ = spec.fs.remove(&spec.dir.join(table_file_name(number)));
         } else {
-            finish(number, b, out)?;
+            finish(number, b, out, blob)?;
         }
     }
     Ok(())
@@ -346,14 +406,7 @@ fn run(
 fn new_output(spec: &mut OutputSpec<'_>) -> Result<(u64, TableBuilder)> {
     let number = (spec.new_file_number)();
     let name = table_file_name(number);
-    // Writeback every `bytes_per_sync` bytes (pointless with direct IO,
-    // which leaves no dirty pages: RocksDB skips it there too).
-    let bytes_per_sync = if spec.file_opts.direct {
-        0
-    } else {
-        spec.bytes_per_sync
-    };
-    let mut file = RangeSyncer::wrap(create_output(spec, &name)?, bytes_per_sync);
+    let mut file = RangeSyncer::wrap(create_output(spec, &name)?, output_bytes_per_sync(spec));
     if let Some(limit) = &spec.rate_limit {
         file = limit.wrap(file);
     }
@@ -363,7 +416,12 @@ fn new_output(spec: &mut OutputSpec<'_>) -> Result<(u64, TableBuilder)> {
     ))
 }
 
-fn finish(number: u64, b: TableBuilder, out: &mut Outputs) -> Result<()> {
+fn finish(
+    number: u64,
+    b: TableBuilder,
+    out: &mut Outputs,
+    blob: Option<&mut BlobWriter>,
+) -> Result<()> {
     let built = b.finish()?;
     out.bytes_written += built.file_size;
     let mut f = FileMeta::new(
@@ -379,6 +437,7 @@ fn finish(number: u64, b: TableBuilder, out: &mut Outputs) -> Result<()> {
     f.num_range_deletions = built.props.num_range_deletions;
     f.expiry_max = built.props.expiry_max;
     f.expiry_entries = built.props.expiry_entries;
+    f.oldest_blob_file = blob.map_or(0, BlobWriter::take_oldest_in_table);
     out.files.push(f);
     Ok(())
 }
@@ -519,6 +578,7 @@ mod tests {
             new_file_number: &mut alloc,
             shutting_down: &shutting_down,
             bytes_per_sync: 0,
+            blob: None,
         };
         let mut input = VecIter::new(entries);
         input.seek_to_first();
@@ -599,6 +659,7 @@ mod tests {
             new_file_number: &mut alloc,
             shutting_down: &shutting_down,
             bytes_per_sync: 0,
+            blob: None,
         };
         let mut input = VecIter::new(entries);
         input.seek_to_first();

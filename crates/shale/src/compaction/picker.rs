@@ -60,6 +60,13 @@ pub(crate) struct PickerOptions {
     pub style: CompactionStyle,
     /// Universal compaction's options (`l0_trigger` is its run trigger).
     pub universal: UniversalCompactionOptions,
+    /// Forced blob garbage collection: tables referencing blob files
+    /// numbered below this are rewritten (0: none; see
+    /// `db::blob_glue::forced_gc_below`).
+    pub blob_gc_below: u64,
+    /// Garbage collection's cutoff (`db::blob_glue::relocate_below`):
+    /// tables referencing blob files below it are not moved trivially.
+    pub blob_relocate_below: u64,
 }
 
 /// The user-key range a running compaction writes at its output level.
@@ -166,7 +173,7 @@ pub(crate) fn pick(
             return plan;
         }
     }
-    pick_tombstone_dense(v, o, running)
+    pick_tombstone_dense(v, o, running).or_else(|| pick_forced_blob_gc(v, o, running))
 }
 
 /// Point tombstones a file needs, beside being more than half tombstones,
@@ -216,29 +223,7 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
                         || (f.num_deletions >= DENSE_MIN_DELETIONS
                             && f.num_deletions * 2 > f.num_entries));
                 if expired || stale {
-                    let inputs = clean_cut(v, level, vec![Arc::clone(f)]);
-                    if inputs.iter().any(|g| g.is_being_compacted()) {
-                        continue;
-                    }
-                    let plan = finish_plan(
-                        v,
-                        o,
-                        running,
-                        Plan {
-                            level,
-                            output_level: level,
-                            inputs,
-                            middle: Vec::new(),
-                            output_inputs: Vec::new(),
-                            grandparents: Vec::new(),
-                            trivial_move: false,
-                            uncompressed: false,
-                            bottommost: false,
-                            score: 0.0,
-                        },
-                    );
-                    if let Some(mut plan) = plan {
-                        plan.trivial_move = false;
+                    if let Some(plan) = in_place_plan(v, o, running, level, f) {
                         return Some(plan);
                     }
                 }
@@ -275,6 +260,64 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
             );
             if plan.is_some() {
                 return plan;
+            }
+        }
+    }
+    None
+}
+
+/// A rewrite of `f` (with the files of its level it shares a user key
+/// with) into its own level; `None` when one of them is being compacted
+/// or the range is busy.
+fn in_place_plan(
+    v: &Version,
+    o: &PickerOptions,
+    running: &[RunningOutput],
+    level: usize,
+    f: &Arc<FileMeta>,
+) -> Option<Plan> {
+    let inputs = clean_cut(v, level, vec![Arc::clone(f)]);
+    if inputs.iter().any(|g| g.is_being_compacted()) {
+        return None;
+    }
+    let mut plan = finish_plan(
+        v,
+        o,
+        running,
+        Plan {
+            level,
+            output_level: level,
+            inputs,
+            middle: Vec::new(),
+            output_inputs: Vec::new(),
+            grandparents: Vec::new(),
+            trivial_move: false,
+            uncompressed: false,
+            bottommost: false,
+            score: 0.0,
+        },
+    )?;
+    plan.trivial_move = false;
+    Some(plan)
+}
+
+/// Forced blob garbage collection (RocksDB's
+/// `blob_garbage_collection_force_threshold`): a table of level ≥ 1 that
+/// references a blob file below `blob_gc_below` is rewritten in place, so
+/// its references into the old, mostly garbage blob files are relocated
+/// and those files empty. Deepest level first (where most references
+/// are).
+fn pick_forced_blob_gc(v: &Version, o: &PickerOptions, running: &[RunningOutput]) -> Option<Plan> {
+    if o.blob_gc_below == 0 {
+        return None;
+    }
+    for level in (1..o.num_levels).rev() {
+        for f in v.files(level) {
+            let old = f.oldest_blob_file != 0 && f.oldest_blob_file < o.blob_gc_below;
+            if old && !f.is_being_compacted() {
+                if let Some(plan) = in_place_plan(v, o, running, level, f) {
+                    return Some(plan);
+                }
             }
         }
     }
@@ -333,9 +376,16 @@ fn finish_plan(
     let out_compression = compression_of(o, plan.output_level, plan.bottommost);
     plan.trivial_move = plan.output_inputs.is_empty()
         && plan.inputs.iter().all(|f| f.compression == out_compression)
+        && !plan.inputs.iter().any(|f| needs_blob_relocation(o, f))
         && gp_bytes <= o.max_compaction_bytes
         && inputs_disjoint(&plan.inputs);
     Some(plan)
+}
+
+/// True when `f` references a blob file garbage collection relocates:
+/// moving it by a MANIFEST edit would leave those references in place.
+fn needs_blob_relocation(o: &PickerOptions, f: &FileMeta) -> bool {
+    f.oldest_blob_file != 0 && f.oldest_blob_file < o.blob_relocate_below
 }
 
 /// True when the files' user-key ranges do not overlap each other.
@@ -579,7 +629,10 @@ pub(crate) fn manual_plan(
 ) -> Option<Plan> {
     let last = o.num_levels - 1;
     let inputs = clean_cut(v, level, v.overlapping_files_in_range(level, start, end));
-    if inputs.is_empty() || (level == last && inputs.len() < 2 && !o.rewrite_bottommost) {
+    // A single last-level file is rewritten for a compaction filter, or
+    // for its references into blob files garbage collection relocates.
+    let rewrite = o.rewrite_bottommost || inputs.iter().any(|f| needs_blob_relocation(o, f));
+    if inputs.is_empty() || (level == last && inputs.len() < 2 && !rewrite) {
         return None;
     }
     let output_level = match level {
@@ -669,6 +722,8 @@ pub(crate) mod tests {
             oldest_snapshot: None,
             style: CompactionStyle::Level,
             universal: UniversalCompactionOptions::default(),
+            blob_gc_below: 0,
+            blob_relocate_below: 0,
         }
     }
 

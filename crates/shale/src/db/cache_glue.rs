@@ -2,11 +2,14 @@
 //! hook (`sst::BlockCacheHook`), so `sst/` never depends on `cache/`.
 //!
 //! The cache holds [`CachedBlock`]s: data and index blocks, and bloom
-//! filters (with `cache_index_and_filter_blocks`). Index blocks and filters
-//! are inserted and looked up at high priority, data blocks at low.
+//! filters (with `cache_index_and_filter_blocks`), and blob values (the
+//! blob source's hook, `blob::source::BlobCacheHook`). Index blocks and
+//! filters are inserted and looked up at high priority, data blocks at low,
+//! blobs at bottom.
 
 use std::sync::Arc;
 
+use crate::blob::source::BlobCacheHook;
 use crate::cache::{BlockCache, CacheKey, CacheValue, Priority};
 use crate::error::Result;
 use crate::options::{CacheType, Options};
@@ -18,6 +21,8 @@ use crate::sst::{Block, BlockCacheHook, BlockKind, BloomFilter};
 pub(crate) enum CachedBlock {
     Block(Arc<Block>),
     Filter(Arc<BloomFilter>),
+    /// A blob value (bottom priority).
+    Blob(Arc<[u8]>),
 }
 
 impl CacheValue for CachedBlock {
@@ -25,6 +30,7 @@ impl CacheValue for CachedBlock {
         match self {
             CachedBlock::Block(b) => b.is_pinned(),
             CachedBlock::Filter(f) => f.is_pinned(),
+            CachedBlock::Blob(b) => b.is_pinned(),
         }
     }
 }
@@ -62,7 +68,7 @@ impl BlockCacheHook for SharedBlockCache {
             .lookup(&CacheKey::new(file_number, offset), pri)?
         {
             CachedBlock::Block(b) => Some(b),
-            CachedBlock::Filter(_) => None,
+            CachedBlock::Filter(_) | CachedBlock::Blob(_) => None,
         }
     }
 
@@ -81,7 +87,7 @@ impl BlockCacheHook for SharedBlockCache {
             .lookup(&CacheKey::new(file_number, offset), Priority::High)?
         {
             CachedBlock::Filter(f) => Some(f),
-            CachedBlock::Block(_) => None,
+            CachedBlock::Block(_) | CachedBlock::Blob(_) => None,
         }
     }
 
@@ -89,6 +95,29 @@ impl BlockCacheHook for SharedBlockCache {
         let charge = filter.size();
         let v = CachedBlock::Filter(filter);
         self.put(file_number, offset, v, charge, Priority::High);
+    }
+}
+
+impl BlobCacheHook for SharedBlockCache {
+    fn lookup_blob(&self, file_number: u64, offset: u64) -> Option<Arc<[u8]>> {
+        match self
+            .cache
+            .lookup(&CacheKey::new(file_number, offset), Priority::Bottom)?
+        {
+            CachedBlock::Blob(b) => Some(b),
+            CachedBlock::Block(_) | CachedBlock::Filter(_) => None,
+        }
+    }
+
+    fn insert_blob(&self, file_number: u64, offset: u64, value: Arc<[u8]>) {
+        let charge = value.len();
+        self.put(
+            file_number,
+            offset,
+            CachedBlock::Blob(value),
+            charge,
+            Priority::Bottom,
+        );
     }
 }
 

@@ -109,6 +109,8 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
         oldest_snapshot: None,
         style: opts.compaction_style,
         universal: opts.compaction_options_universal.clone(),
+        blob_gc_below: 0,
+        blob_relocate_below: 0,
     }
 }
 
@@ -123,6 +125,11 @@ fn picker_options_now(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptio
     family_picker_options(st, cf).map(|mut o| {
         o.now = db.opts.clock.now_secs();
         o.oldest_snapshot = db.snapshots.oldest();
+        if let Some(c) = st.cf(cf) {
+            let v = st.versions.current(cf);
+            o.blob_gc_below = super::blob_glue::forced_gc_below(&v, &c.cf.opts.blob);
+            o.blob_relocate_below = super::blob_glue::relocate_below(&v, &c.cf.opts.blob);
+        }
         o
     })
 }
@@ -234,13 +241,17 @@ pub(crate) fn drop_covered_files<'a>(
             continue;
         }
         let v = st.versions.current(cf);
-        let covered = crate::compaction::delete_only::covered_files(
+        let mut covered = crate::compaction::delete_only::covered_files(
             &v,
             &mut |f| frags.get(&f.number).cloned(),
             db.snapshots.oldest(),
             db.opts.clock.now_secs(),
         );
         drop(v);
+        // A table with blob references is compacted instead: dropped
+        // unread, its blobs would never count as garbage and their files
+        // would stay forever.
+        covered.retain(|(_, f)| f.oldest_blob_file == 0);
         if covered.is_empty() {
             continue;
         }
@@ -757,6 +768,7 @@ fn run_range(
         new_file_number: &mut alloc,
         shutting_down: &db.shutting_down,
         bytes_per_sync: db.opts.bytes_per_sync,
+        blob: job.blob_output.clone(),
     };
     job.run(&mut iter, &mut spec, range_dels)
 }
@@ -789,6 +801,14 @@ fn job_for<'p>(
         merge_op: opts.merge_operator.clone(),
         user_filter: opts.compaction_filter.clone(),
         now: db.opts.clock.now_secs(),
+        blob_output: super::blob_glue::output_spec(
+            db,
+            cf,
+            opts,
+            &st.versions.current(cf),
+            plan.output_level,
+            false,
+        ),
     };
     // An intra-L0 output is one file, as a flush's.
     let target = match plan.output_level {
@@ -960,7 +980,7 @@ fn execute_job(
         ],
     );
     let (r, allocated, hold) = run_until_admitted(db, st, &mut job, id, &inputs, &topts, target)?;
-    let mut edit = job.edit(&st.versions.current(cf), &r.outputs.files);
+    let mut edit = job.edit(&st.versions.current(cf), &r);
     for f in &r.outputs.files {
         event_glue::table_created(
             db,

@@ -16,12 +16,15 @@
 
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use crate::base::PrefixExtractor;
 use crate::base::{
     make_internal_key, parse_internal_key, SeqNo, ValueKind, KIND_FOR_SEEK, MAX_SEQNO,
 };
+use crate::blob::source::Fill;
 use crate::error::{Error, Result};
 use crate::iter::prefix_gate::PrefixGate;
 use crate::iter::InternalIterator;
@@ -63,6 +66,16 @@ pub struct DbIterator {
     /// Forward: the current entry is an expiring value (its stored bytes
     /// end with the expiry, which `value` leaves out).
     expiring: bool,
+    /// The current entry's value is in a blob file; its index is the inner
+    /// iterator's value (forward) or `saved_value` (reverse). `value`
+    /// reads it on its first call only, so a walk over keys reads no blob.
+    blob_ref: bool,
+    blob_value: OnceLock<Arc<[u8]>>,
+    /// An error reading the blob (`value` cannot return one): reported by
+    /// `status`.
+    blob_err: Mutex<Option<Error>>,
+    /// Blob reads fill the block cache (`ReadOptions::fill_cache`).
+    blob_fill: Fill,
     /// The clock at creation: values expiring by then are gone.
     now: u64,
     /// `prefix_same_as_start`: the family's extractor.
@@ -106,6 +119,10 @@ impl DbIterator {
             operands: Vec::new(),
             merge_op,
             expiring: false,
+            blob_ref: false,
+            blob_value: OnceLock::new(),
+            blob_err: Mutex::new(None),
+            blob_fill: Fill::Yes,
             now,
             iter,
             sv,
@@ -137,6 +154,36 @@ impl DbIterator {
         self.prefix_mode = extractor;
         self.gate = gate;
         self
+    }
+
+    /// Blob reads fill the block cache only with `fill` (`fill_cache`).
+    pub(crate) fn with_blob_fill(mut self, fill: bool) -> Self {
+        self.blob_fill = if fill { Fill::Yes } else { Fill::No };
+        self
+    }
+
+    /// Forgets the current entry's blob (called by every positioning).
+    fn clear_blob(&mut self) {
+        if self.blob_ref || self.blob_value.get().is_some() {
+            self.blob_ref = false;
+            self.blob_value = OnceLock::new();
+        }
+    }
+
+    /// The value a blob index points to for the current key (an error
+    /// is kept for `status`).
+    fn read_blob(&self, index: &[u8]) -> Arc<[u8]> {
+        match self
+            .db
+            .blobs
+            .get(index, self.key(), self.blob_fill, "<iterator>")
+        {
+            Ok(v) => v,
+            Err(e) => {
+                self.blob_err.lock().get_or_insert(e);
+                Arc::from(&[][..])
+            }
+        }
     }
 
     /// Sets the prefix bound from seek key `key` (`None` without prefix
@@ -191,6 +238,15 @@ impl DbIterator {
     /// The current value. Requires `valid()`.
     pub fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
+        if self.blob_ref {
+            return self.blob_value.get_or_init(|| {
+                let index = match self.dir {
+                    Direction::Forward => self.iter.value(),
+                    Direction::Reverse => &self.saved_value,
+                };
+                self.read_blob(index)
+            });
+        }
         match self.dir {
             Direction::Forward if !self.merged => {
                 let v = self.iter.value();
@@ -208,6 +264,9 @@ impl DbIterator {
     /// error is not valid.
     pub fn status(&self) -> Result<()> {
         if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
+        if let Some(e) = &*self.blob_err.lock() {
             return Err(e.clone());
         }
         self.iter.status()
@@ -404,6 +463,7 @@ impl DbIterator {
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         self.merged = false;
         self.expiring = false;
+        self.clear_blob();
         while self.iter.valid() {
             let Some(p) = parse_internal_key(self.iter.key()) else {
                 return self.corrupt_key();
@@ -416,6 +476,11 @@ impl DbIterator {
                 if !hidden {
                     match p.kind {
                         ValueKind::Value => {
+                            self.valid = true;
+                            return;
+                        }
+                        ValueKind::BlobIndex => {
+                            self.blob_ref = true;
                             self.valid = true;
                             return;
                         }
@@ -463,6 +528,22 @@ impl DbIterator {
                 ValueKind::Merge => self.operands.push(self.iter.value().to_vec()),
                 ValueKind::Value => {
                     base = Some(self.iter.value().to_vec());
+                    break;
+                }
+                ValueKind::BlobIndex => {
+                    match self.db.blobs.get(
+                        self.iter.value(),
+                        &self.saved_key,
+                        self.blob_fill,
+                        "<iterator>",
+                    ) {
+                        Ok(v) => base = Some(v.to_vec()),
+                        Err(e) => {
+                            self.valid = false;
+                            self.err.get_or_insert(e);
+                            return;
+                        }
+                    }
                     break;
                 }
                 ValueKind::ValueWithExpiry => {
@@ -536,6 +617,9 @@ impl DbIterator {
             },
         }
         self.merged = false;
+        self.clear_blob();
+        // `saved_value` holds a blob index, not a value.
+        let mut saved_blob = false;
         let mut state = State::Absent;
         self.saved_key.clear();
         self.saved_value.clear();
@@ -552,25 +636,28 @@ impl DbIterator {
                     break;
                 }
                 let live = match p.kind {
-                    ValueKind::Value => Some(self.iter.value()),
+                    ValueKind::Value | ValueKind::BlobIndex => Some(self.iter.value()),
                     ValueKind::ValueWithExpiry => self.live_value(self.iter.value()),
                     _ => None,
                 };
                 match p.kind {
                     ValueKind::Deletion | ValueKind::SingleDeletion => {
                         state = State::Absent;
+                        saved_blob = false;
                         self.saved_key.clear();
                         self.saved_value.clear();
                         self.operands.clear();
                     }
                     ValueKind::ValueWithExpiry if live.is_none() => {
+                        saved_blob = false;
                         state = State::Absent;
                         self.saved_key.clear();
                         self.saved_value.clear();
                         self.operands.clear();
                     }
-                    ValueKind::Value | ValueKind::ValueWithExpiry => {
+                    ValueKind::Value | ValueKind::ValueWithExpiry | ValueKind::BlobIndex => {
                         state = State::Value;
+                        saved_blob = p.kind == ValueKind::BlobIndex;
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         self.saved_value.clear();
@@ -578,6 +665,25 @@ impl DbIterator {
                         self.operands.clear();
                     }
                     ValueKind::Merge => {
+                        if saved_blob {
+                            // A merge over a blob: the base is the value.
+                            let v = match self.db.blobs.get(
+                                &self.saved_value,
+                                &self.saved_key,
+                                self.blob_fill,
+                                "<iterator>",
+                            ) {
+                                Ok(v) => v,
+                                Err(e) => {
+                                    self.valid = false;
+                                    self.err.get_or_insert(e);
+                                    return;
+                                }
+                            };
+                            self.saved_value.clear();
+                            self.saved_value.extend_from_slice(&v);
+                            saved_blob = false;
+                        }
                         state = match state {
                             State::Absent => {
                                 self.saved_key.clear();
@@ -610,7 +716,10 @@ impl DbIterator {
                 self.saved_value.clear();
                 self.dir = Direction::Forward;
             }
-            State::Value => self.valid = !self.above_upper(&self.saved_key),
+            State::Value => {
+                self.valid = !self.above_upper(&self.saved_key);
+                self.blob_ref = saved_blob;
+            }
             State::Merge { base } => {
                 if self.above_upper(&self.saved_key) {
                     self.valid = false;

@@ -96,6 +96,14 @@ fn run(
         merge_op: opts.merge_operator.clone(),
         user_filter: opts.compaction_filter.clone(),
         now: db.opts.clock.now_secs(),
+        blob_output: super::blob_glue::output_spec(
+            db,
+            cf,
+            &opts,
+            &st.versions.current(cf),
+            0,
+            true,
+        ),
     };
     let started = Instant::now();
     // At most two runs: the second has no filter, so nothing to refuse.
@@ -235,6 +243,7 @@ fn write_table(
             new_file_number: &mut alloc,
             shutting_down: &db.shutting_down,
             bytes_per_sync: db.opts.bytes_per_sync,
+            blob: job.blob_output.clone(),
         };
         let r = job.run(&mut spec)?;
         // The memtable's WALs are closed (a switch made it immutable) but

@@ -13,6 +13,7 @@
 //!   visible sequence number from an atomic: no mutex on the read path.
 
 mod background;
+mod blob_glue;
 mod cache_glue;
 mod cf_admin;
 mod compaction_runner;
@@ -170,6 +171,8 @@ pub(crate) struct DbInner {
     pub snapshots: Arc<SnapshotList>,
     pub table_cache: Arc<TableCache>,
     pub block_cache: Option<Arc<cache_glue::SharedBlockCache>>,
+    /// Reads of blob values (every family's blob files).
+    pub blobs: Arc<crate::blob::source::BlobSource>,
     pub stats: DbStats,
     pub log: Arc<InfoLog>,
     /// Delivers events to `opts.listeners` (see `crate::events`).

@@ -1,6 +1,6 @@
 //! Deletes files no version references: WALs that hold no write some
 //! family has not flushed (every family's oldest memtable with data starts
-//! at or after them; an idle family pins none), SSTs outside every live version and pending output (and not
+//! at or after them; an idle family pins none), SSTs and blob files outside every live version and pending output (and not
 //! added by a failed MANIFEST edit, see `VersionSet::live_files`), and old
 //! MANIFESTs (but not one being rolled to). Up to `recycle_log_file_num`
 //! obsolete WALs that this instance closed and synced are kept instead, for
@@ -68,12 +68,19 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
             }
             let obsolete = match kind {
                 FileType::Log => number < log_number && !recycling.contains(&number),
-                FileType::Table => !live.contains(&number),
+                FileType::Table | FileType::Blob => !live.contains(&number),
                 FileType::Manifest => number != manifest && !protected.contains(&number),
                 FileType::Temp => !protected.contains(&number),
                 _ => false,
             };
             if obsolete {
+                if kind == FileType::Blob {
+                    db.blobs.forget(number);
+                    db.log.event(
+                        "blob_file_deletion",
+                        &[format!("\"file_number\": {number}")],
+                    );
+                }
                 if kind == FileType::Table {
                     db.table_cache.evict(number);
                     db.log.event(

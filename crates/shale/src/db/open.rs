@@ -48,6 +48,8 @@ use crate::version::filename::{log_file_name, options_file_name, parse_file_name
 use crate::version::{VersionEdit, VersionSet};
 use crate::wal::{replay, LogReader, LogWriter, WalRecoveryMode};
 
+use crate::blob::source::BlobSource;
+
 use super::info_log::InfoLog;
 use super::table_cache::{effective_max_open_files, TableCache};
 use super::write::{insert_batch, MemTarget, WriteQueue};
@@ -167,14 +169,27 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             opts.use_direct_io_for_flush_and_compaction,
         ),
     );
+    let blobs = Arc::new(BlobSource::new(
+        Arc::clone(&fs),
+        dir.to_path_buf(),
+        opts.use_direct_reads,
+        block_cache
+            .clone()
+            .map(|c| c as Arc<dyn crate::blob::source::BlobCacheHook>),
+    ));
     if opts.paranoid_checks {
-        // Every live table must open (footer, index, filter checksums).
+        // Every live table must open (footer, index, filter checksums),
+        // and every blob file (header and footer; a missing one fails
+        // open here rather than the reads that need it).
         for (_, fam) in versions.families() {
             let v = fam.current();
             for level in 0..v.num_levels() {
                 for f in v.files(level) {
                     table_cache.get(f.number)?;
                 }
+            }
+            for &n in v.blob_files().keys() {
+                blobs.reader(n)?;
             }
         }
     }
@@ -307,6 +322,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         block_cache,
+        blobs,
         stats,
         events: {
             let log = Arc::clone(&log);
@@ -760,6 +776,9 @@ fn flush_recovered(
         shutting_down,
         // Tables written at open (recovered memtables) are synced whole.
         bytes_per_sync: 0,
+        // Values stay in the recovered tables; compactions move them to
+        // blob files later.
+        blob: None,
     };
     let out = write_outputs(&mut iter, &mut filter, &mut spec)?;
     for mut f in out.files {

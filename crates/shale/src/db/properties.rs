@@ -278,6 +278,10 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
             .capacity()
             .map_or_else(|| "-1".to_string(), |c| c.to_string()),
         "shale.estimate-table-readers-mem" => db.table_cache.readers_memory().to_string(),
+        n if n.starts_with("shale.") && n.contains("blob") => {
+            drop(st);
+            return super::blob_glue::property(db, &v, n);
+        }
         _ => {
             drop(st);
             return super::cache_glue::property(db, &name);
@@ -371,8 +375,8 @@ fn row(
         if s.count > 0 { secs / s.count as f64 } else { 0.0 },
         fmt_count(s.keys_in),
         fmt_count(s.keys_dropped),
-        0.0,
-        0.0,
+        s.blob_bytes_read as f64 / GB,
+        s.blob_bytes_written as f64 / GB,
     );
 }
 
@@ -415,7 +419,7 @@ fn level_wamp(level: usize, s: &LevelCompactionStats, flushed: u64) -> f64 {
         s.bytes_read_non_output
     };
     if denom > 0 {
-        s.bytes_written as f64 / denom as f64
+        (s.bytes_written + s.blob_bytes_written) as f64 / denom as f64
     } else {
         0.0
     }
@@ -443,7 +447,10 @@ fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
     out.push('\n');
     out.push_str(&"-".repeat(header.len() + 1));
     out.push('\n');
-    let flushed = levels.first().map_or(0, |l| l.bytes_written);
+    // What flushes wrote (tables and blob files): the bytes ingested.
+    let flushed = levels
+        .first()
+        .map_or(0, |l| l.bytes_written + l.blob_bytes_written);
     let sum = sum_of(&levels);
     let (mut total_files, mut total_compacting, mut total_size) = (0usize, 0usize, 0u64);
     for (l, s) in levels.iter().enumerate() {
@@ -467,7 +474,7 @@ fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
         );
     }
     let sum_wamp = if flushed > 0 {
-        sum.bytes_written as f64 / flushed as f64
+        (sum.bytes_written + sum.blob_bytes_written) as f64 / flushed as f64
     } else {
         0.0
     };
@@ -484,13 +491,16 @@ fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
     let (int, int_flushed, uptime_int) = {
         let mut last = db.stats.levels_at_last_dump.lock();
         let prev = sum_of(&last.0);
-        let prev_flushed = last.0.first().map_or(0, |l| l.bytes_written);
+        let prev_flushed = last
+            .0
+            .first()
+            .map_or(0, |l| l.bytes_written + l.blob_bytes_written);
         let int = sum.sub(&prev);
         let secs = last.1.elapsed().as_secs_f64();
         *last = (levels.clone(), std::time::Instant::now());
         (int, flushed.saturating_sub(prev_flushed), secs)
     };
-    let int_wamp = int.bytes_written as f64 / (int_flushed as f64 + 1.0);
+    let int_wamp = (int.bytes_written + int.blob_bytes_written) as f64 / (int_flushed as f64 + 1.0);
     row(&mut out, "Int", 0, 0, 0, 0.0, &int, int_wamp);
     // By thread pool: flushes run at high priority, compactions at low.
     out.push_str("\n** Compaction Stats [default] **\n");
@@ -509,9 +519,17 @@ fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
     }
     let uptime = db.stats.started.elapsed().as_secs_f64();
     let stats = &db.stats;
+    let (blob_files, blob_size, blob_live, blob_garbage) = super::blob_glue::blob_sums(&v);
     let _ = writeln!(
         out,
-        "\nBlob file count: 0, total size: 0.0 GB, garbage size: 0.0 GB, space amp: 0.0"
+        "\nBlob file count: {blob_files}, total size: {:.1} GB, garbage size: {:.1} GB, space amp: {:.2}",
+        blob_size as f64 / GB,
+        blob_garbage as f64 / GB,
+        if blob_live > 0 {
+            blob_size as f64 / blob_live as f64
+        } else {
+            0.0
+        }
     );
     let _ = writeln!(
         out,
@@ -654,7 +672,7 @@ fn stats_json(db: &Arc<DbInner>, cf: u32) -> String {
     }
     let sum = sum_of(&levels);
     let sum_wamp = if flushed > 0 {
-        sum.bytes_written as f64 / flushed as f64
+        (sum.bytes_written + sum.blob_bytes_written) as f64 / flushed as f64
     } else {
         0.0
     };

@@ -17,6 +17,8 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::base::{make_internal_key, PrefixExtractor, SeqNo, ValueKind, KIND_FOR_SEEK};
+use crate::blob::source::Fill;
+use crate::blob::BlobIndex;
 use crate::cf::ColumnFamily;
 use crate::error::{Error, Result};
 use crate::iter::level::{LevelFiles, LevelIterator};
@@ -37,9 +39,17 @@ use crate::cf::SuperVersion;
 const INLINE_CAP: usize = 128;
 
 enum Repr {
-    Inline { len: u8, buf: [u8; INLINE_CAP] },
+    Inline {
+        len: u8,
+        buf: [u8; INLINE_CAP],
+    },
     Owned(Vec<u8>),
     Table(PointEntry),
+    /// A blob value, shared with the block cache.
+    Blob(Arc<[u8]>),
+    /// A blob reference `multi_get` resolves after every lookup (the
+    /// index's bytes; never returned to the user).
+    PendingBlob(PointEntry),
 }
 
 /// A value returned by a read. Small values and values from memtables are
@@ -67,6 +77,8 @@ impl PinnableValue {
             Repr::Inline { len, buf } => &buf[..*len as usize],
             Repr::Owned(v) => v,
             Repr::Table(e) => e.value(),
+            Repr::Blob(b) => b,
+            Repr::PendingBlob(_) => &[],
         }
     }
 
@@ -164,7 +176,7 @@ pub(crate) fn get(
     let sv = cf.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
-    get_at(db, cf, &sv, key, seq, point_filter(cf, opts), None)
+    get_at(db, cf, &sv, key, seq, point_filter(cf, opts), None, false)
 }
 
 /// How a point read filters: the read's fill-cache choice and the
@@ -187,6 +199,8 @@ fn point_filter(cf: &ColumnFamily, opts: &ReadOptions<'_>) -> PointFilter {
 /// entry at or below the read's sequence number.
 enum Found {
     Value(PinnableValue),
+    /// A blob reference (the table entry holding the index).
+    Blob(PointEntry),
     Deleted,
     /// A merge operand: the source's older entries are collected by
     /// [`collect_operands`].
@@ -199,6 +213,7 @@ enum Source<'a> {
     Table(&'a FileMeta),
 }
 
+#[allow(clippy::too_many_arguments)]
 fn get_at(
     db: &DbInner,
     cf: &ColumnFamily,
@@ -207,8 +222,18 @@ fn get_at(
     seq: SeqNo,
     pf: PointFilter,
     mut memo: Option<&mut BlockMemo>,
+    defer_blobs: bool,
 ) -> Result<Option<PinnableValue>> {
     let fill_cache = pf.fill_cache;
+    let fill = if fill_cache { Fill::Yes } else { Fill::No };
+    let blob = |e: &PointEntry| -> Result<PinnableValue> {
+        Ok(PinnableValue(Repr::Blob(db.blobs.get(
+            e.value(),
+            key,
+            fill,
+            "<point read>",
+        )?)))
+    };
     let version = &sv.version;
     let lookup = LookupKey::new(key, seq);
     // Newest first: the memtables, every L0 file whose range holds the key,
@@ -277,8 +302,13 @@ fn get_at(
         };
         let base = match found {
             Found::Value(v) if operands.is_empty() => return Ok(Some(v)),
+            Found::Blob(e) if operands.is_empty() && defer_blobs => {
+                return Ok(Some(PinnableValue(Repr::PendingBlob(e))))
+            }
+            Found::Blob(e) if operands.is_empty() => return blob(&e).map(Some),
             Found::Deleted if operands.is_empty() => return Ok(None),
             Found::Value(v) => Some(Some(v)),
+            Found::Blob(e) => Some(Some(blob(&e)?)),
             Found::Deleted => Some(None),
             Found::Merge => {
                 let mut it: Box<dyn InternalIterator> = match src {
@@ -295,6 +325,7 @@ fn get_at(
                     covering,
                     &mut live,
                     &mut operands,
+                    &|index: &[u8]| db.blobs.get(index, key, fill, "<point read>"),
                 )?
             }
         };
@@ -308,6 +339,9 @@ fn get_at(
     resolve_newest_first(cf, key, None, &operands).map(Some)
 }
 
+/// Reads the value a blob index points to (for the key being read).
+type BlobResolver<'a> = &'a dyn Fn(&[u8]) -> Result<Arc<[u8]>>;
+
 /// Walks `key`'s entries in one source from `lookup` on (newest first),
 /// pushing merge operands onto `operands`. `Some(base)` when a value
 /// (`Some(Some)`) or a tombstone (`Some(None)`, or an entry older than the
@@ -320,6 +354,7 @@ fn collect_operands(
     covering: SeqNo,
     live: &mut dyn FnMut(u64) -> bool,
     operands: &mut Vec<Vec<u8>>,
+    blob: BlobResolver<'_>,
 ) -> Result<Option<Option<PinnableValue>>> {
     it.seek(lookup);
     while it.valid() {
@@ -339,6 +374,9 @@ fn collect_operands(
         match p.kind {
             ValueKind::Merge => operands.push(it.value().to_vec()),
             ValueKind::Value => return Ok(Some(Some(PinnableValue::from_slice(it.value())))),
+            ValueKind::BlobIndex => {
+                return Ok(Some(Some(PinnableValue(Repr::Blob(blob(it.value())?)))))
+            }
             ValueKind::ValueWithExpiry => {
                 return Ok(Some(
                     crate::base::expiry::split_expiring(it.value())
@@ -395,6 +433,7 @@ fn get_from_table(
         Some(ValueKind::Value) => Found::Value(PinnableValue(Repr::Table(entry))),
         Some(ValueKind::Deletion | ValueKind::SingleDeletion) => Found::Deleted,
         Some(ValueKind::Merge) => Found::Merge,
+        Some(ValueKind::BlobIndex) => Found::Blob(entry),
         Some(ValueKind::ValueWithExpiry) => match entry.split_expiry() {
             Some((e, expiry)) if live(expiry) => Found::Value(PinnableValue(Repr::Table(e))),
             Some(_) => Found::Deleted,
@@ -461,9 +500,47 @@ pub(crate) fn multi_get(
             seq,
             point_filter(cf, opts),
             Some(&mut memo),
+            true,
         ));
     }
-    out.into_iter().map(|r| r.unwrap_or(Ok(None))).collect()
+    let mut out: Vec<Result<Option<PinnableValue>>> =
+        out.into_iter().map(|r| r.unwrap_or(Ok(None))).collect();
+    resolve_pending_blobs(db, keys, &mut out, opts.fill_cache);
+    out
+}
+
+/// Reads the blobs `multi_get` found references to, sorted by file and
+/// offset (each file's blobs in file order, one read per blob), replacing
+/// each pending reference with its value or error.
+fn resolve_pending_blobs(
+    db: &DbInner,
+    keys: &[&[u8]],
+    out: &mut [Result<Option<PinnableValue>>],
+    fill_cache: bool,
+) {
+    let fill = if fill_cache { Fill::Yes } else { Fill::No };
+    let mut pending: Vec<(BlobIndex, usize)> = Vec::new();
+    for (i, r) in out.iter_mut().enumerate() {
+        if let Ok(Some(PinnableValue(Repr::PendingBlob(e)))) = r {
+            match BlobIndex::decode(e.value()) {
+                Some(idx) => pending.push((idx, i)),
+                None => {
+                    *r = Err(Error::corruption(
+                        "<point read>",
+                        0,
+                        format!("malformed blob index for key {:?}", keys[i]),
+                    ))
+                }
+            }
+        }
+    }
+    pending.sort_unstable_by_key(|(idx, _)| (idx.file_number, idx.offset));
+    for (idx, i) in pending {
+        out[i] = db
+            .blobs
+            .get_index(&idx, keys[i], fill)
+            .map(|v| Some(PinnableValue(Repr::Blob(v))));
+    }
 }
 
 /// Reads `(family, key)` pairs at one sequence number: every family's super
@@ -504,6 +581,7 @@ pub(crate) fn multi_get_families(
                     seq,
                     point_filter(cf, opts),
                     Some(&mut memo),
+                    false,
                 ),
                 None => Ok(None),
             }
@@ -759,6 +837,7 @@ pub(crate) fn new_iterator_in(
         merge_op,
     )
     .with_prefix_mode(prefix_mode.ok().flatten(), gate)
+    .with_blob_fill(opts.fill_cache)
 }
 
 /// A cursor that is never valid and reports `e` (a dropped family's

@@ -36,6 +36,9 @@ pub(crate) struct FlushJob {
     pub user_filter: Option<Arc<dyn CompactionFilter>>,
     /// The clock (Unix seconds): values expired by then become tombstones.
     pub now: u64,
+    /// Key-value separation of the outputs (`None`: the family has no blob
+    /// files and writes none).
+    pub blob_output: Option<crate::compaction::blob_output::BlobOutputSpec>,
 }
 
 /// What `FlushJob::run` produced.
@@ -63,7 +66,8 @@ impl FlushJob {
             .with_merge_operator(self.merge_op.clone())
             .with_user_filter(self.user_filter.clone(), 0)
             .with_range_dels(frags)
-            .with_now(self.now);
+            .with_now(self.now)
+            .with_blob_source(self.blob_output.as_ref().map(|b| Arc::clone(&b.source)));
         let outputs = write_outputs(&mut iter, &mut filter, spec)?;
         crate::sync_point!("FlushJob::AfterOutputs");
         Ok(FlushResult {
@@ -80,6 +84,7 @@ impl FlushJob {
     pub(crate) fn edit(&self, r: &FlushResult, next_log: u64, last_seq: SeqNo) -> VersionEdit {
         let mut edit = VersionEdit {
             column_family: self.cf,
+            blob_file_additions: r.outputs.blobs.additions(),
             log_number: Some(next_log),
             prev_log_number: Some(0),
             last_sequence: Some(last_seq),
@@ -99,6 +104,7 @@ impl FlushJob {
     pub(crate) fn stats(&self, r: &FlushResult, started: Instant) -> LevelCompactionStats {
         LevelCompactionStats {
             bytes_written: r.outputs.bytes_written,
+            blob_bytes_written: r.outputs.blobs.bytes_written,
             micros: started.elapsed().as_micros() as u64,
             cpu_micros: r.cpu_micros,
             count: 1,

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 use crate::sst::TableOptions;
 
+use super::blob::{self, BlobOptions};
 use super::compaction_style::{
     self, CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions,
 };
@@ -99,6 +100,9 @@ pub struct CfOptions {
     pub compaction_options_universal: UniversalCompactionOptions,
     /// Options of FIFO compaction (used when `compaction_style` is `Fifo`).
     pub compaction_options_fifo: FifoCompactionOptions,
+    /// Key-value separation: large values in blob files (RocksDB's
+    /// integrated BlobDB). Default off.
+    pub blob: BlobOptions,
 }
 
 impl Default for CfOptions {
@@ -135,6 +139,7 @@ impl Default for CfOptions {
             compaction_style: CompactionStyle::Level,
             compaction_options_universal: UniversalCompactionOptions::default(),
             compaction_options_fifo: FifoCompactionOptions::default(),
+            blob: BlobOptions::default(),
         }
     }
 }
@@ -231,7 +236,8 @@ impl CfOptions {
             self.compaction_style,
             &self.compaction_options_universal,
             &self.compaction_options_fifo,
-        )
+        )?;
+        blob::validate(&self.blob, self.compaction_style)
     }
 
     /// The SST writer's options for a file of `level` written with
@@ -427,7 +433,11 @@ impl CfOptions {
         if let Some(f) = &self.compaction_filter {
             line("compaction_filter", f.name().to_string());
         }
-        for (k, v) in self.style_lines() {
+        for (k, v) in self
+            .style_lines()
+            .into_iter()
+            .chain(blob::text_lines(&self.blob))
+        {
             line(&k, v);
         }
         s
@@ -518,7 +528,8 @@ impl CfOptions {
                         &mut o.compaction_style,
                         &mut o.compaction_options_universal,
                         &mut o.compaction_options_fifo,
-                    )? {
+                    )? && !blob::parse_line(k, v, &mut o.blob)?
+                    {
                         return Err(Error::InvalidArgument(format!("unknown option {k:?}")));
                     }
                 }

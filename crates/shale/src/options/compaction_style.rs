@@ -11,6 +11,8 @@
 
 use crate::error::{Error, Result};
 
+use super::text_value::TextValue;
+
 pub use crate::compaction::style::{
     CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle,
 };
@@ -52,44 +54,12 @@ pub(crate) fn validate(
     Ok(())
 }
 
-/// A style option's value as the persisted text holds it.
-trait StyleValue {
-    fn text(&self) -> String;
-    /// `None` when `v` is not a value of this type.
-    fn set(&mut self, v: &str) -> Option<()>;
-}
-
-macro_rules! parsed_value {
-    ($($t:ty),*) => {$(
-        impl StyleValue for $t {
-            fn text(&self) -> String {
-                self.to_string()
-            }
-            fn set(&mut self, v: &str) -> Option<()> {
-                *self = v.parse().ok()?;
-                Some(())
-            }
-        }
-    )*};
-}
-parsed_value!(u32, i32, u64, bool);
-
-impl StyleValue for UniversalStopStyle {
-    fn text(&self) -> String {
-        self.name().to_string()
-    }
-    fn set(&mut self, v: &str) -> Option<()> {
-        *self = UniversalStopStyle::parse(v).ok()?;
-        Some(())
-    }
-}
-
 /// Every persisted style option, by its text name: the one list that
 /// `text_lines` writes and `parse_line` reads.
 fn fields<'a>(
     u: &'a mut UniversalCompactionOptions,
     f: &'a mut FifoCompactionOptions,
-) -> [(&'static str, &'a mut dyn StyleValue); 11] {
+) -> [(&'static str, &'a mut dyn TextValue); 11] {
     [
         ("compaction_options_universal.size_ratio", &mut u.size_ratio),
         (

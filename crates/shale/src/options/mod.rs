@@ -5,9 +5,11 @@
 //! options are [`CfOptions`] (`cf.rs`); the flat per-family fields of
 //! `Options` configure the `default` family.
 
+mod blob;
 mod cf;
 mod compaction_style;
 mod log;
+mod text_value;
 
 use std::sync::Arc;
 
@@ -17,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 
 pub use crate::sst::Compression;
+pub use blob::{BlobOptions, PrepopulateBlobCache};
 pub use cf::CfOptions;
 pub use compaction_style::{
     CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle,
@@ -371,6 +374,8 @@ pub struct Options {
     pub compaction_options_universal: UniversalCompactionOptions,
     /// The `default` family's FIFO compaction options.
     pub compaction_options_fifo: FifoCompactionOptions,
+    /// The `default` family's key-value separation (blob files).
+    pub blob: BlobOptions,
     /// Callbacks told about flushes, compactions, table files, write
     /// stalls and background errors, called in this order for each event
     /// (see `shale::EventListener` for the ordering and threading
@@ -476,6 +481,7 @@ impl Default for Options {
             compaction_style: CompactionStyle::Level,
             compaction_options_universal: UniversalCompactionOptions::default(),
             compaction_options_fifo: FifoCompactionOptions::default(),
+            blob: BlobOptions::default(),
             listeners: Vec::new(),
             info_log_level: InfoLogLevel::Info,
             max_log_file_size: 0,
@@ -519,6 +525,7 @@ impl Options {
             compaction_style: self.compaction_style,
             compaction_options_universal: self.compaction_options_universal.clone(),
             compaction_options_fifo: self.compaction_options_fifo.clone(),
+            blob: self.blob.clone(),
         }
     }
 
@@ -556,6 +563,7 @@ impl Options {
         self.compaction_style = cf.compaction_style;
         self.compaction_options_universal = cf.compaction_options_universal;
         self.compaction_options_fifo = cf.compaction_options_fifo;
+        self.blob = cf.blob;
     }
 
     /// What the memtables of all families may use before the largest is

@@ -25,7 +25,8 @@ use crate::base::PrefixExtractor;
 mod block;
 mod block_builder;
 mod builder;
-mod compression;
+// Blob files (`blob/`) compress values with the same codecs and rules.
+pub(crate) mod compression;
 mod filter;
 mod format;
 mod index_search;

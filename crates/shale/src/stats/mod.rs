@@ -23,8 +23,12 @@ pub(crate) struct LevelCompactionStats {
     pub bytes_read_non_output: u64,
     /// Bytes read from the output level.
     pub bytes_read_output: u64,
-    /// Bytes written.
+    /// Bytes written (tables).
     pub bytes_written: u64,
+    /// Blob bytes read (relocated by garbage collection) and written (blob
+    /// files: values moved out of tables, and relocated blobs).
+    pub blob_bytes_read: u64,
+    pub blob_bytes_written: u64,
     /// Bytes moved into the level by trivial moves.
     pub bytes_moved: u64,
     /// Wall-clock microseconds.
@@ -54,6 +58,8 @@ impl LevelCompactionStats {
         self.bytes_read_non_output += o.bytes_read_non_output;
         self.bytes_read_output += o.bytes_read_output;
         self.bytes_written += o.bytes_written;
+        self.blob_bytes_read += o.blob_bytes_read;
+        self.blob_bytes_written += o.blob_bytes_written;
         self.bytes_moved += o.bytes_moved;
         self.micros += o.micros;
         self.cpu_micros += o.cpu_micros;
@@ -75,6 +81,8 @@ impl LevelCompactionStats {
                 .saturating_sub(o.bytes_read_non_output),
             bytes_read_output: self.bytes_read_output.saturating_sub(o.bytes_read_output),
             bytes_written: self.bytes_written.saturating_sub(o.bytes_written),
+            blob_bytes_read: self.blob_bytes_read.saturating_sub(o.blob_bytes_read),
+            blob_bytes_written: self.blob_bytes_written.saturating_sub(o.blob_bytes_written),
             bytes_moved: self.bytes_moved.saturating_sub(o.bytes_moved),
             micros: self.micros.saturating_sub(o.micros),
             cpu_micros: self.cpu_micros.saturating_sub(o.cpu_micros),

@@ -498,6 +498,7 @@ fn flush_mems(
             new_file_number: &mut alloc,
             shutting_down: &stop,
             bytes_per_sync: 0,
+            blob: None,
         };
         for f in write_outputs(&mut iter, &mut filter, &mut spec)?.files {
             out.push((cf, f));

@@ -20,7 +20,7 @@ use crate::base::FileNum;
 use crate::error::{Error, Result};
 
 use super::edit::VersionEdit;
-use super::file_meta::FileMeta;
+use super::file_meta::{BlobFileMeta, FileMeta};
 use super::version::{l0_order, level_order, Version};
 
 /// Accumulates edits on top of a base version.
@@ -30,6 +30,9 @@ pub(crate) struct VersionBuilder<'a> {
     changed: Vec<Option<HashMap<FileNum, Arc<FileMeta>>>>,
     /// Level of every file currently present.
     location: HashMap<FileNum, usize>,
+    /// The family's blob files after the edits applied so far (`None`:
+    /// the base's, untouched).
+    blob_files: Option<std::collections::BTreeMap<FileNum, BlobFileMeta>>,
     /// File and offset of the last edit applied, for errors from `build`.
     last: (String, u64),
 }
@@ -47,6 +50,7 @@ impl<'a> VersionBuilder<'a> {
             base,
             changed: vec![None; base.num_levels()],
             location,
+            blob_files: None,
             last: (String::new(), 0),
         }
     }
@@ -108,6 +112,58 @@ impl<'a> VersionBuilder<'a> {
                 m.insert(meta.number, meta);
             }
         }
+        self.apply_blob_files(edit, file, offset)
+    }
+
+    /// Blob file additions, then garbage (a file may get both in one
+    /// edit); a file whose blobs are all garbage leaves the family.
+    fn apply_blob_files(&mut self, edit: &VersionEdit, file: &str, offset: u64) -> Result<()> {
+        if edit.blob_file_additions.is_empty() && edit.blob_file_garbage.is_empty() {
+            return Ok(());
+        }
+        let base = self.base;
+        let blobs = self
+            .blob_files
+            .get_or_insert_with(|| base.blob_files().clone());
+        let corrupt = |what: String| Error::corruption(file, offset, what);
+        for a in &edit.blob_file_additions {
+            if blobs.contains_key(&a.number) || self.location.contains_key(&a.number) {
+                return Err(corrupt(format!(
+                    "version edit adds blob file {}, which is already present",
+                    a.number
+                )));
+            }
+            blobs.insert(
+                a.number,
+                BlobFileMeta {
+                    number: a.number,
+                    file_size: a.file_size,
+                    count: a.count,
+                    bytes: a.bytes,
+                    garbage_count: 0,
+                    garbage_bytes: 0,
+                },
+            );
+        }
+        for g in &edit.blob_file_garbage {
+            let Some(b) = blobs.get_mut(&g.number) else {
+                return Err(corrupt(format!(
+                    "version edit adds garbage to blob file {}, which is not present",
+                    g.number
+                )));
+            };
+            b.garbage_count = b.garbage_count.saturating_add(g.count);
+            b.garbage_bytes = b.garbage_bytes.saturating_add(g.bytes);
+            if b.garbage_count > b.count || b.garbage_bytes > b.bytes {
+                return Err(corrupt(format!(
+                    "blob file {}: garbage ({} blobs, {} bytes) exceeds its contents ({} blobs, {} bytes)",
+                    g.number, b.garbage_count, b.garbage_bytes, b.count, b.bytes
+                )));
+            }
+            if b.is_all_garbage() {
+                blobs.remove(&g.number);
+            }
+        }
         Ok(())
     }
 
@@ -129,7 +185,10 @@ impl<'a> VersionBuilder<'a> {
             };
             levels.push(files);
         }
-        Version::try_from_levels(levels).map_err(|what| {
+        let blob_files = self
+            .blob_files
+            .unwrap_or_else(|| self.base.blob_files().clone());
+        Version::try_from_levels(levels, blob_files).map_err(|what| {
             let (file, offset) = self.last;
             Error::corruption(
                 file,
@@ -146,7 +205,7 @@ mod tests {
     use crate::version::version::tests::file;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, HashSet};
 
     fn numbers(v: &Version, level: usize) -> Vec<u64> {
         v.files(level).iter().map(|f| f.number).collect()
@@ -228,6 +287,66 @@ mod tests {
             apply_all(&v, &[deep]),
             Err(Error::InvalidArgument(_))
         ));
+    }
+
+    #[test]
+    fn blob_files_join_gather_garbage_and_leave_when_all_garbage() {
+        use crate::version::edit::{BlobFileAddition, BlobFileGarbage};
+        let add = |number, count, bytes| BlobFileAddition {
+            number,
+            count,
+            bytes,
+            file_size: bytes + 52,
+        };
+        let garbage = |number, count, bytes| BlobFileGarbage {
+            number,
+            count,
+            bytes,
+        };
+        let mut e = VersionEdit {
+            blob_file_additions: vec![add(6, 10, 1000), add(7, 2, 200)],
+            ..VersionEdit::default()
+        };
+        e.add_file(0, file(5, b"a", b"c", 1));
+        let v = apply_all(&Version::new_empty(3), &[e]).unwrap();
+        assert_eq!(v.blob_files().keys().copied().collect::<Vec<_>>(), [6, 7]);
+        let mut live = HashSet::new();
+        v.live_file_numbers(&mut live);
+        assert!(live.contains(&6) && live.contains(&7) && live.contains(&5));
+        // Garbage adds up; a file entirely garbage leaves.
+        let g = VersionEdit {
+            blob_file_garbage: vec![garbage(6, 4, 400), garbage(7, 1, 100)],
+            ..VersionEdit::default()
+        };
+        let v2 = apply_all(&v, &[g.clone(), g]).unwrap();
+        assert_eq!(v2.blob_files().keys().copied().collect::<Vec<_>>(), [6]);
+        let b = v2.blob_files()[&6];
+        assert_eq!(
+            (b.garbage_count, b.garbage_bytes, b.live_bytes()),
+            (8, 800, 200)
+        );
+        assert_eq!(v.blob_files()[&6].garbage_count, 0, "base untouched");
+        // Bad blob edits are corruption.
+        let dup = VersionEdit {
+            blob_file_additions: vec![add(6, 1, 1)],
+            ..VersionEdit::default()
+        };
+        assert!(corruption(apply_all(&v2, &[dup])).contains("already present"));
+        let clash = VersionEdit {
+            blob_file_additions: vec![add(5, 1, 1)],
+            ..VersionEdit::default()
+        };
+        assert!(corruption(apply_all(&v2, &[clash])).contains("already present"));
+        let missing = VersionEdit {
+            blob_file_garbage: vec![garbage(7, 1, 1)],
+            ..VersionEdit::default()
+        };
+        assert!(corruption(apply_all(&v2, &[missing])).contains("not present"));
+        let over = VersionEdit {
+            blob_file_garbage: vec![garbage(6, 1, 201)],
+            ..VersionEdit::default()
+        };
+        assert!(corruption(apply_all(&v2, &[over])).contains("exceeds"));
     }
 
     #[test]

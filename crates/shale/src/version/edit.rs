@@ -22,11 +22,17 @@ use super::file_meta::FileMeta;
 
 /// The newest edit encoding this build reads. Version 2 added column
 /// families (tags 10, 11, 12, 14 and [`tag::CF_OPTIONS`]); version 3 the
-/// DB-wide [`tag::MIN_LOG_NUMBER_TO_KEEP`]. An edit is written with the
-/// oldest version that holds its fields (version 3 only when it carries
-/// that tag), so DBs that never need it stay readable by older builds;
-/// version 1 edits stay readable (default family only).
-pub(crate) const EDIT_FORMAT_VERSION: u32 = 3;
+/// DB-wide [`tag::MIN_LOG_NUMBER_TO_KEEP`]; version 4 blob files
+/// ([`tag::BLOB_FILE_ADDITION`], [`tag::BLOB_FILE_GARBAGE`]). An edit is
+/// written with the oldest version that holds its fields, so DBs that
+/// never need them stay readable by older builds (and a build without
+/// blob files refuses a DB that has them with `NotSupported`); version 1
+/// edits stay readable (default family only).
+pub(crate) const EDIT_FORMAT_VERSION: u32 = 4;
+
+/// The version an edit with `MIN_LOG_NUMBER_TO_KEEP` and no blob field is
+/// written with.
+const EDIT_FORMAT_VERSION_MIN_LOG: u32 = 3;
 
 /// The version an edit without version-3 fields is written with.
 const EDIT_FORMAT_VERSION_CF: u32 = 2;
@@ -73,8 +79,17 @@ pub(crate) mod tag {
     /// and the WALs between it and this one may have been deleted (or
     /// never synced) by the time of a power loss.
     pub(crate) const MIN_LOG_NUMBER_TO_KEEP: u32 = 13;
+    /// A blob file joins the family (format 4): varint64 file number,
+    /// varint64 blob count, varint64 blob bytes (whole records), varint64
+    /// file size.
+    pub(crate) const BLOB_FILE_ADDITION: u32 = 15;
+    /// Blobs of a family's blob file became garbage (format 4): varint64
+    /// file number, varint64 count, varint64 bytes, added to what earlier
+    /// edits said. A file whose garbage reaches its count leaves the
+    /// family.
+    pub(crate) const BLOB_FILE_GARBAGE: u32 = 16;
     // Reserved, not yet written or read (unknown → Corruption until then):
-    // 15 blob file addition, 16 blob file garbage, 17 compact cursor.
+    // 17 compact cursor.
     /// Bit 13: the field's value is length-prefixed and may be ignored.
     pub(crate) const SAFE_IGNORE_MASK: u32 = 1 << 13;
     /// Length-prefixed DB id (safe to ignore).
@@ -90,8 +105,12 @@ pub(crate) mod file_tag {
     pub(crate) const END: u32 = 0;
     /// Bit 6: the sub-field may be ignored by readers that do not know it.
     pub(crate) const SAFE_IGNORE_MASK: u32 = 1 << 6;
-    // Reserved: 65 file checksum, 66 unique id, 67 oldest blob file number,
-    // 68 creation time (all safe to ignore).
+    // Reserved: 65 file checksum, 66 unique id, 68 creation time (all safe
+    // to ignore).
+    /// The smallest blob file number the table references (varint64),
+    /// when it references any. Safe to ignore: only the forced blob
+    /// garbage collection reads it.
+    pub(crate) const OLDEST_BLOB_FILE: u32 = 67;
     /// Number of range tombstones in the table (varint64), when > 0. Safe
     /// to ignore: the table's own block is what readers use.
     pub(crate) const NUM_RANGE_DELETIONS: u32 = 69;
@@ -142,6 +161,30 @@ pub(crate) struct VersionEdit {
     pub deleted_files: Vec<(usize, FileNum)>,
     /// Files added: (level, metadata).
     pub new_files: Vec<(usize, FileMeta)>,
+    /// Blob files added to the family.
+    pub blob_file_additions: Vec<BlobFileAddition>,
+    /// Garbage found in the family's blob files.
+    pub blob_file_garbage: Vec<BlobFileGarbage>,
+}
+
+/// A blob file joining a family (tag [`tag::BLOB_FILE_ADDITION`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BlobFileAddition {
+    pub number: FileNum,
+    /// Blobs in the file.
+    pub count: u64,
+    /// Bytes of those blobs' whole records.
+    pub bytes: u64,
+    pub file_size: u64,
+}
+
+/// Blobs of a file that no table references any more (tag
+/// [`tag::BLOB_FILE_GARBAGE`]): added to the file's earlier garbage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BlobFileGarbage {
+    pub number: FileNum,
+    pub count: u64,
+    pub bytes: u64,
 }
 
 impl VersionEdit {
@@ -155,16 +198,23 @@ impl VersionEdit {
         self.new_files.push((level, meta));
     }
 
-    /// Numbers of the files this edit adds.
+    /// Numbers of the files this edit adds (tables and blob files).
     pub(crate) fn new_file_numbers(&self) -> Vec<FileNum> {
-        self.new_files.iter().map(|(_, f)| f.number).collect()
+        self.new_files
+            .iter()
+            .map(|(_, f)| f.number)
+            .chain(self.blob_file_additions.iter().map(|b| b.number))
+            .collect()
     }
 
     /// Appends the encoding of this edit to `dst`.
     pub(crate) fn encode(&self, dst: &mut Vec<u8>) {
         put_varint32(dst, tag::FORMAT_VERSION);
-        let version = if self.min_log_number_to_keep.is_some() {
+        let version = if !self.blob_file_additions.is_empty() || !self.blob_file_garbage.is_empty()
+        {
             EDIT_FORMAT_VERSION
+        } else if self.min_log_number_to_keep.is_some() {
+            EDIT_FORMAT_VERSION_MIN_LOG
         } else {
             EDIT_FORMAT_VERSION_CF
         };
@@ -221,6 +271,18 @@ impl VersionEdit {
         for (level, f) in &self.new_files {
             put_varint32(dst, tag::NEW_FILE);
             encode_new_file(dst, *level, f);
+        }
+        for b in &self.blob_file_additions {
+            put_varint32(dst, tag::BLOB_FILE_ADDITION);
+            for v in [b.number, b.count, b.bytes, b.file_size] {
+                put_varint64(dst, v);
+            }
+        }
+        for g in &self.blob_file_garbage {
+            put_varint32(dst, tag::BLOB_FILE_GARBAGE);
+            for v in [g.number, g.count, g.bytes] {
+                put_varint64(dst, v);
+            }
         }
     }
 
@@ -320,6 +382,26 @@ impl VersionEdit {
                     let (level, f) = d.new_file()?;
                     e.new_files.push((level, f));
                 }
+                tag::BLOB_FILE_ADDITION if version >= 4 => {
+                    let b = BlobFileAddition {
+                        number: d.varint64("blob file number")?,
+                        count: d.varint64("blob count")?,
+                        bytes: d.varint64("blob bytes")?,
+                        file_size: d.varint64("blob file size")?,
+                    };
+                    if b.count == 0 || b.bytes == 0 || b.bytes > b.file_size {
+                        return Err(d.err(format!("blob file {}: bad counts {b:?}", b.number)));
+                    }
+                    e.blob_file_additions.push(b);
+                }
+                tag::BLOB_FILE_GARBAGE if version >= 4 => {
+                    let g = BlobFileGarbage {
+                        number: d.varint64("blob file number")?,
+                        count: d.varint64("garbage count")?,
+                        bytes: d.varint64("garbage bytes")?,
+                    };
+                    e.blob_file_garbage.push(g);
+                }
                 t if t & tag::SAFE_IGNORE_MASK != 0 => {
                     d.bytes("ignorable field")?;
                 }
@@ -348,6 +430,7 @@ fn encode_new_file(dst: &mut Vec<u8>, level: usize, f: &FileMeta) {
         (file_tag::EXPIRY_MAX, f.expiry_max),
         (file_tag::EXPIRY_ENTRIES, f.expiry_entries),
         (file_tag::NEWEST_KEY_TIME, f.newest_key_time),
+        (file_tag::OLDEST_BLOB_FILE, f.oldest_blob_file),
     ] {
         if n > 0 {
             put_varint32(dst, tag);
@@ -442,13 +525,15 @@ impl<'a> Decoder<'a> {
         let mut expiry_max = 0;
         let mut expiry_entries = 0;
         let mut newest_key_time = 0;
+        let mut oldest_blob_file = 0;
         loop {
             match self.varint32("file sub-field tag")? {
                 file_tag::END => break,
                 t @ (file_tag::NUM_RANGE_DELETIONS
                 | file_tag::EXPIRY_MAX
                 | file_tag::EXPIRY_ENTRIES
-                | file_tag::NEWEST_KEY_TIME) => {
+                | file_tag::NEWEST_KEY_TIME
+                | file_tag::OLDEST_BLOB_FILE) => {
                     let mut v = self.bytes("file sub-field")?;
                     let n = crate::codec::get_varint64(&mut v)
                         .filter(|_| v.is_empty())
@@ -457,6 +542,7 @@ impl<'a> Decoder<'a> {
                         file_tag::EXPIRY_MAX => expiry_max = n,
                         file_tag::EXPIRY_ENTRIES => expiry_entries = n,
                         file_tag::NEWEST_KEY_TIME => newest_key_time = n,
+                        file_tag::OLDEST_BLOB_FILE => oldest_blob_file = n,
                         _ => num_range_deletions = n,
                     }
                 }
@@ -489,6 +575,7 @@ impl<'a> Decoder<'a> {
             expiry_max,
             expiry_entries,
             newest_key_time,
+            oldest_blob_file,
             compression,
             ..Default::default()
         };
@@ -595,10 +682,27 @@ mod tests {
                     expiry_max: rng.gen_range(0..2) * 1_800_000_000,
                     expiry_entries: rng.gen_range(0..3),
                     newest_key_time: rng.gen_range(0..2) * 1_700_000_000,
+                    oldest_blob_file: rng.gen_range(0..2) * rng.gen_range(1..1000),
                     compression: rng.gen(),
                     ..Default::default()
                 },
             );
+        }
+        for _ in 0..rng.gen_range(0..3) {
+            let bytes = rng.gen_range(1..1 << 40);
+            e.blob_file_additions.push(BlobFileAddition {
+                number: rng.gen(),
+                count: rng.gen_range(1..1 << 30),
+                bytes,
+                file_size: bytes + rng.gen_range(0..1000),
+            });
+        }
+        for _ in 0..rng.gen_range(0..3) {
+            e.blob_file_garbage.push(BlobFileGarbage {
+                number: rng.gen(),
+                count: rng.gen_range(0..1 << 30),
+                bytes: rng.gen_range(0..1 << 40),
+            });
         }
         e
     }
@@ -702,6 +806,39 @@ mod tests {
         assert_eq!(VersionEdit::decode(&keep_bytes, "M", 0).unwrap(), keep);
         // Tag 13 was reserved before format 3.
         assert!(corruption_what(&[1, 2, 13, 1]).contains("unknown tag 13"));
+        // Blob files: format 4, only in edits that carry them; a table's
+        // oldest blob file is sub-field 67.
+        let blobs = VersionEdit {
+            blob_file_additions: vec![BlobFileAddition {
+                number: 12,
+                count: 3,
+                bytes: 300,
+                file_size: 400,
+            }],
+            blob_file_garbage: vec![BlobFileGarbage {
+                number: 7,
+                count: 1,
+                bytes: 100,
+            }],
+            ..Default::default()
+        };
+        let blob_bytes = [1, 4, 15, 12, 3, 0xac, 0x02, 0x90, 0x03, 16, 7, 1, 100];
+        assert_eq!(enc(&blobs), blob_bytes);
+        assert_eq!(VersionEdit::decode(&blob_bytes, "M", 0).unwrap(), blobs);
+        // Blob tags were reserved before format 4.
+        assert!(corruption_what(&[1, 3, 15, 1, 1, 1, 1]).contains("unknown tag 15"));
+        // An addition with no blob, or more blob bytes than the file, is
+        // corrupt.
+        assert!(corruption_what(&[1, 4, 15, 12, 0, 1, 1]).contains("bad counts"));
+        assert!(corruption_what(&[1, 4, 15, 12, 1, 9, 8]).contains("bad counts"));
+        let mut t = sample();
+        let mut f = t.new_files.pop().unwrap().1;
+        f.oldest_blob_file = 5;
+        t.new_files.push((2, f));
+        let with_blob = enc(&t);
+        // ... compression 4, then sub-field 67 = varint 5, then END.
+        assert_eq!(&with_blob[with_blob.len() - 5..], [4, 67, 1, 5, 0]);
+        assert_eq!(VersionEdit::decode(&with_blob, "M", 0).unwrap(), t);
         // Family tags did not exist in format 1.
         assert!(matches!(
             VersionEdit::decode(&[1, 1, 7, 5, 11], "M", 0),
@@ -731,11 +868,15 @@ mod tests {
             for n in 0..b.len() {
                 // A prefix decodes only when it ends at a field boundary, and
                 // then it is exactly the edit of those fields (written as
-                // format 2 when the cut dropped the only format-3 field).
+                // the oldest format that holds the fields left).
                 if let Ok(e) = VersionEdit::decode(&b[..n], "M", 0) {
                     let mut want = b[..n].to_vec();
-                    if e.min_log_number_to_keep.is_none() {
-                        want[1] = EDIT_FORMAT_VERSION_CF as u8;
+                    if e.blob_file_additions.is_empty() && e.blob_file_garbage.is_empty() {
+                        want[1] = if e.min_log_number_to_keep.is_some() {
+                            EDIT_FORMAT_VERSION_MIN_LOG as u8
+                        } else {
+                            EDIT_FORMAT_VERSION_CF as u8
+                        };
                     }
                     assert_eq!(enc(&e), want);
                 }
@@ -819,8 +960,8 @@ mod tests {
         let mut e = VersionEdit::default();
         e.add_file(0, f);
         assert!(corruption_what(&enc(&e)).contains("bad seqno range"));
-        match VersionEdit::decode(&[1, 4], "M", 0) {
-            Err(Error::NotSupported(m)) => assert!(m.contains("format version 4"), "{m}"),
+        match VersionEdit::decode(&[1, 5], "M", 0) {
+            Err(Error::NotSupported(m)) => assert!(m.contains("format version 5"), "{m}"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(
@@ -843,7 +984,7 @@ mod tests {
         let mut b = enc(&e);
         assert_eq!(b.pop(), Some(file_tag::END as u8));
         let mut ok = b.clone();
-        put_varint32(&mut ok, file_tag::SAFE_IGNORE_MASK | 3);
+        put_varint32(&mut ok, file_tag::SAFE_IGNORE_MASK | 1);
         put_length_prefixed(&mut ok, b"checksum");
         put_varint32(&mut ok, file_tag::END);
         assert_eq!(VersionEdit::decode(&ok, "M", 0).unwrap(), e);

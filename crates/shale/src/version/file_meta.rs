@@ -50,6 +50,10 @@ pub(crate) struct FileMeta {
     /// inputs. FIFO compaction's `ttl_secs` drops a table once this is
     /// older than the TTL; an unknown time is never dropped by age.
     pub newest_key_time: u64,
+    /// The smallest blob file number among the table's blob references
+    /// (0: none). Forced blob garbage collection compacts the tables that
+    /// reference the oldest blob files.
+    pub oldest_blob_file: FileNum,
     /// Compression type of the data blocks (the `Compression` tag byte).
     pub compression: u8,
     /// Set while a compaction job has this file as an input. Not persisted.
@@ -177,6 +181,7 @@ impl Clone for FileMeta {
             expiry_entries: self.expiry_entries,
             expiry_max: self.expiry_max,
             newest_key_time: self.newest_key_time,
+            oldest_blob_file: self.oldest_blob_file,
             compression: self.compression,
             being_compacted: AtomicBool::new(false),
             table: self.table.clone(),
@@ -199,6 +204,7 @@ impl PartialEq for FileMeta {
             && self.expiry_entries == o.expiry_entries
             && self.expiry_max == o.expiry_max
             && self.newest_key_time == o.newest_key_time
+            && self.oldest_blob_file == o.oldest_blob_file
             && self.compression == o.compression
     }
 }
@@ -252,5 +258,32 @@ mod tests {
         let mut d = m.clone();
         d.num_entries = 5;
         assert_ne!(d, m);
+    }
+}
+
+/// What a version knows of one blob file of its family: its size and
+/// blob counts from its addition, and the garbage found in it since
+/// (edits add to it). Blob files live at no level; tables point into them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BlobFileMeta {
+    pub number: FileNum,
+    pub file_size: u64,
+    /// Blobs written, and their whole records' bytes.
+    pub count: u64,
+    pub bytes: u64,
+    /// Of those, blobs no table references any more.
+    pub garbage_count: u64,
+    pub garbage_bytes: u64,
+}
+
+impl BlobFileMeta {
+    /// Blob bytes some table still references.
+    pub(crate) fn live_bytes(&self) -> u64 {
+        self.bytes.saturating_sub(self.garbage_bytes)
+    }
+
+    /// True once every blob is garbage: the file leaves the version.
+    pub(crate) fn is_all_garbage(&self) -> bool {
+        self.garbage_count >= self.count
     }
 }

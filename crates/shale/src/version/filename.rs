@@ -28,7 +28,7 @@ pub(crate) enum FileType {
     Log,
     /// `NNNNNN.sst`: a sorted table.
     Table,
-    /// `NNNNNN.blob`: a blob file (reserved for key-value separation).
+    /// `NNNNNN.blob`: a blob file (key-value separation, docs/format/blob.md).
     Blob,
     /// `MANIFEST-NNNNNN`: a log of version edits.
     Manifest,
@@ -55,7 +55,6 @@ pub(crate) fn table_file_name(number: FileNum) -> String {
 }
 
 /// `NNNNNN.blob`.
-#[cfg(test)]
 pub(crate) fn blob_file_name(number: FileNum) -> String {
     format!("{number:06}.blob")
 }

@@ -16,7 +16,7 @@ mod version;
 
 // Re-exports for db/, flush/, compaction/ and tools/.
 pub(crate) use current::{read_current, set_current};
-pub(crate) use edit::VersionEdit;
+pub(crate) use edit::{BlobFileAddition, BlobFileGarbage, VersionEdit};
 pub(crate) use file_meta::FileMeta;
 pub(crate) use set::{VersionSet, COMPARATOR_NAME, DEFAULT_COLUMN_FAMILY};
 pub(crate) use version::Version;

@@ -46,6 +46,7 @@ use crate::wal::{LogReader, LogWriter, ReadOutcome};
 use super::builder::VersionBuilder;
 use super::current::read_current;
 use super::edit::VersionEdit;
+use super::edit::{BlobFileAddition, BlobFileGarbage};
 use super::filename::manifest_file_name;
 use super::manifest_write::{Change, ManifestWrite, Roll};
 use super::version::Version;
@@ -424,6 +425,21 @@ impl VersionSet {
             for level in 0..f.current.num_levels() {
                 for file in f.current.files(level) {
                     e.add_file(level, (**file).clone());
+                }
+            }
+            for b in f.current.blob_files().values() {
+                e.blob_file_additions.push(BlobFileAddition {
+                    number: b.number,
+                    count: b.count,
+                    bytes: b.bytes,
+                    file_size: b.file_size,
+                });
+                if b.garbage_count > 0 {
+                    e.blob_file_garbage.push(BlobFileGarbage {
+                        number: b.number,
+                        count: b.garbage_count,
+                        bytes: b.garbage_bytes,
+                    });
                 }
             }
             out.push(e);

@@ -23,12 +23,15 @@ use std::sync::Arc;
 use crate::base::{compare_internal, FileNum};
 use crate::range_del::Fragments;
 
-use super::file_meta::FileMeta;
+use super::file_meta::{BlobFileMeta, FileMeta};
 
 /// The files of every level at one point in time.
 #[derive(Debug)]
 pub(crate) struct Version {
     levels: Vec<Vec<Arc<FileMeta>>>,
+    /// The family's blob files by number (each with a blob some table of
+    /// this version references).
+    blob_files: std::collections::BTreeMap<FileNum, BlobFileMeta>,
     /// Per level ≥ 1: its files' range tombstones as one fragment list,
     /// computed by the first iterator that needs it (the DB layer opens
     /// the tables).
@@ -62,6 +65,7 @@ impl Version {
     pub(crate) fn new_empty(num_levels: usize) -> Version {
         Version {
             levels: vec![Vec::new(); num_levels],
+            blob_files: Default::default(),
             level_range_dels: RangeDelCache::new(num_levels),
         }
     }
@@ -73,6 +77,7 @@ impl Version {
         let n = levels.len();
         let v = Version {
             levels,
+            blob_files: Default::default(),
             level_range_dels: RangeDelCache::new(n),
         };
         debug_assert_eq!(v.check_invariants(), Ok(()));
@@ -83,10 +88,12 @@ impl Version {
     /// first violation (used for data read from disk).
     pub(crate) fn try_from_levels(
         levels: Vec<Vec<Arc<FileMeta>>>,
+        blob_files: std::collections::BTreeMap<FileNum, BlobFileMeta>,
     ) -> std::result::Result<Version, String> {
         let n = levels.len();
         let v = Version {
             levels,
+            blob_files,
             level_range_dels: RangeDelCache::new(n),
         };
         v.check_invariants()?;
@@ -186,6 +193,12 @@ impl Version {
         for files in &self.levels {
             out.extend(files.iter().map(|f| f.number));
         }
+        out.extend(self.blob_files.keys());
+    }
+
+    /// The family's blob files, by number (oldest first).
+    pub(crate) fn blob_files(&self) -> &std::collections::BTreeMap<FileNum, BlobFileMeta> {
+        &self.blob_files
     }
 
     /// The file of `level` with this number, if any.
@@ -484,6 +497,7 @@ pub(crate) mod tests {
         assert_eq!(v.files_per_level(), vec![2, 2, 0]);
 
         let overlapping = Version {
+            blob_files: Default::default(),
             levels: vec![
                 vec![],
                 vec![
@@ -498,6 +512,7 @@ pub(crate) mod tests {
             .unwrap_err()
             .contains("overlap"));
         let l0_bad = Version {
+            blob_files: Default::default(),
             levels: vec![vec![
                 Arc::new(file(1, b"a", b"e", 1)),
                 Arc::new(file(2, b"d", b"f", 50)),
@@ -509,6 +524,7 @@ pub(crate) mod tests {
             .unwrap_err()
             .contains("newest first"));
         let dup = Version {
+            blob_files: Default::default(),
             levels: vec![
                 vec![Arc::new(file(1, b"a", b"e", 1))],
                 vec![Arc::new(file(1, b"a", b"e", 1))],

@@ -1,0 +1,100 @@
+//! A column family's key-value separation options (RocksDB's integrated
+//! BlobDB options, same names, meanings and defaults). Validation and the
+//! persisted text live in `options::blob`, which re-exports these types.
+//!
+//! Every option may change between opens: blob files already written stay
+//! readable whatever the options say now, and the new values apply to the
+//! next flush or compaction.
+
+use crate::sst::Compression;
+
+/// Whether flushes also put the blobs they write into the block cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrepopulateBlobCache {
+    /// Blobs enter the cache only when read (RocksDB's `kDisable`).
+    #[default]
+    Disable,
+    /// Blobs written by flushes are inserted at once (`kFlushOnly`): for
+    /// workloads that read what they just wrote.
+    FlushOnly,
+}
+
+impl PrepopulateBlobCache {
+    /// RocksDB's name (`kDisable`, `kFlushOnly`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PrepopulateBlobCache::Disable => "kDisable",
+            PrepopulateBlobCache::FlushOnly => "kFlushOnly",
+        }
+    }
+
+    /// Parses RocksDB's names (also `disable`, `flush_only`).
+    pub fn parse(s: &str) -> Option<PrepopulateBlobCache> {
+        match s {
+            "kDisable" | "disable" | "0" => Some(PrepopulateBlobCache::Disable),
+            "kFlushOnly" | "flush_only" | "1" => Some(PrepopulateBlobCache::FlushOnly),
+            _ => None,
+        }
+    }
+}
+
+/// Key-value separation of one column family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlobOptions {
+    /// Values of at least `min_blob_size` bytes are written to blob files
+    /// by flushes and compactions (from `blob_file_starting_level` on);
+    /// the tables keep a small reference. Default false.
+    pub enable_blob_files: bool,
+    /// Smallest value moved to a blob file. Default 0 (every value).
+    pub min_blob_size: u64,
+    /// A blob file is closed and a new one started past this size.
+    /// Default 256 MiB.
+    pub blob_file_size: u64,
+    /// Compression of each blob. Default none.
+    pub blob_compression_type: Compression,
+    /// Compactions relocate the blobs of the oldest
+    /// `blob_garbage_collection_age_cutoff` share of blob files, so those
+    /// files empty and are deleted. Default false.
+    pub enable_blob_garbage_collection: bool,
+    /// Share (0..=1) of the blob files, oldest first, whose live blobs
+    /// garbage collection relocates. Default 0.25.
+    pub blob_garbage_collection_age_cutoff: f64,
+    /// When the garbage share of the oldest blob files reaches this
+    /// (0..=1), the tables referencing them are compacted for that alone.
+    /// Default 1.0 (only files entirely garbage, which are dropped anyway).
+    pub blob_garbage_collection_force_threshold: f64,
+    /// Bytes read ahead from a blob file by compactions that relocate its
+    /// blobs (0: one read per blob). Default 0.
+    pub blob_compaction_readahead_size: u64,
+    /// The first level whose compactions write blob files; 0 (the default)
+    /// also has flushes write them.
+    pub blob_file_starting_level: usize,
+    /// Whether flushes insert the blobs they write into the block cache.
+    /// Default `Disable`.
+    pub prepopulate_blob_cache: PrepopulateBlobCache,
+}
+
+impl Default for BlobOptions {
+    fn default() -> Self {
+        BlobOptions {
+            enable_blob_files: false,
+            min_blob_size: 0,
+            blob_file_size: 256 << 20,
+            blob_compression_type: Compression::None,
+            enable_blob_garbage_collection: false,
+            blob_garbage_collection_age_cutoff: 0.25,
+            blob_garbage_collection_force_threshold: 1.0,
+            blob_compaction_readahead_size: 0,
+            blob_file_starting_level: 0,
+            prepopulate_blob_cache: PrepopulateBlobCache::Disable,
+        }
+    }
+}
+
+impl BlobOptions {
+    /// True when a job writing `output_level` moves values of
+    /// `min_blob_size` bytes or more to blob files.
+    pub(crate) fn extracts_at(&self, output_level: usize) -> bool {
+        self.enable_blob_files && output_level >= self.blob_file_starting_level
+    }
+}

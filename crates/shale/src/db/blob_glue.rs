@@ -1,0 +1,126 @@
+//! Connects key-value separation to the DB: the blob side of each flush
+//! and compaction (`BlobOutputSpec` from the family's options and
+//! version: extraction, the garbage-collection cutoff), the forced
+//! collection's trigger, and the `shale.blob-*` properties.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::compaction::blob_output::BlobOutputSpec;
+use crate::options::{BlobOptions, CfOptions, PrepopulateBlobCache};
+use crate::version::Version;
+
+use super::DbInner;
+
+/// The blob side of a job of family `cf` writing `output_level` on
+/// version `v` (`flush`: a memtable flush). `None` when the family has no
+/// blob file and writes none.
+pub(crate) fn output_spec(
+    db: &DbInner,
+    cf: u32,
+    opts: &CfOptions,
+    v: &Version,
+    output_level: usize,
+    flush: bool,
+) -> Option<BlobOutputSpec> {
+    let b = &opts.blob;
+    let extract = b.extracts_at(output_level);
+    if !extract && v.blob_files().is_empty() {
+        return None;
+    }
+    Some(BlobOutputSpec {
+        cf,
+        min_blob_size: extract.then_some(b.min_blob_size),
+        blob_file_size: b.blob_file_size,
+        compression: b.blob_compression_type,
+        relocate_below: if flush { 0 } else { relocate_below(v, b) },
+        readahead: b.blob_compaction_readahead_size,
+        prepopulate: flush && b.prepopulate_blob_cache == PrepopulateBlobCache::FlushOnly,
+        source: Arc::clone(&db.blobs),
+    })
+}
+
+/// Garbage collection's cutoff: references into blob files numbered
+/// below it are relocated (the oldest `age_cutoff` share of the family's
+/// blob files, RocksDB's rule); 0 with collection off.
+pub(crate) fn relocate_below(v: &Version, b: &BlobOptions) -> u64 {
+    if !b.enable_blob_garbage_collection {
+        return 0;
+    }
+    let files = v.blob_files();
+    let n = (files.len() as f64 * b.blob_garbage_collection_age_cutoff) as usize;
+    match (n, files.keys().nth(n)) {
+        (0, _) => 0,
+        (_, Some(&first_kept)) => first_kept,
+        (_, None) => files.keys().next_back().map_or(0, |&last| last + 1),
+    }
+}
+
+/// The cutoff of a forced collection: when the garbage share of the blob
+/// files below the collection cutoff reaches
+/// `blob_garbage_collection_force_threshold` (and there is garbage), the
+/// tables referencing the *oldest* blob file are compacted for that alone
+/// (see `compaction::picker`): their references move to a new file, the
+/// oldest file empties and goes, and the next one is oldest. Each step
+/// retires one file, and files the collection writes hold no garbage, so
+/// it ends. 0: nothing forced.
+pub(crate) fn forced_gc_below(v: &Version, b: &BlobOptions) -> u64 {
+    let cutoff = relocate_below(v, b);
+    let Some(&oldest) = v.blob_files().keys().next() else {
+        return 0;
+    };
+    if cutoff == 0 {
+        return 0;
+    }
+    let (garbage, total) = v
+        .blob_files()
+        .range(..cutoff)
+        .fold((0u64, 0u64), |(g, t), (_, f)| {
+            (g + f.garbage_bytes, t + f.bytes)
+        });
+    let share = garbage as f64 / total.max(1) as f64;
+    if garbage > 0 && share >= b.blob_garbage_collection_force_threshold {
+        oldest + 1
+    } else {
+        0
+    }
+}
+
+/// Blob sums over a version: (files, file bytes, live blob bytes, garbage
+/// bytes).
+pub(crate) fn blob_sums(v: &Version) -> (u64, u64, u64, u64) {
+    v.blob_files()
+        .values()
+        .fold((0, 0, 0, 0), |(n, size, live, garbage), f| {
+            (
+                n + 1,
+                size + f.file_size,
+                live + f.live_bytes(),
+                garbage + f.garbage_bytes,
+            )
+        })
+}
+
+/// `shale.num-blob-files`, `shale.total-blob-file-size`,
+/// `shale.live-blob-file-size`, `shale.live-blob-file-garbage-size`,
+/// `shale.blob-space-amp` (file bytes over live blob bytes) of version
+/// `v`, and the DB-wide `shale.blob-cache-hits/misses`,
+/// `shale.blob-reads`, `shale.blob-bytes-read`, `shale.num-open-blob-files`;
+/// `None` for other names.
+pub(crate) fn property(db: &DbInner, v: &Version, name: &str) -> Option<String> {
+    let (files, size, live, garbage) = blob_sums(v);
+    let s = &db.blobs.stats;
+    Some(match name {
+        "shale.num-blob-files" => files.to_string(),
+        "shale.total-blob-file-size" => size.to_string(),
+        "shale.live-blob-file-size" => live.to_string(),
+        "shale.live-blob-file-garbage-size" => garbage.to_string(),
+        "shale.blob-space-amp" => format!("{:.3}", size as f64 / live.max(1) as f64),
+        "shale.blob-cache-hits" => s.cache_hits.load(Ordering::Relaxed).to_string(),
+        "shale.blob-cache-misses" => s.cache_misses.load(Ordering::Relaxed).to_string(),
+        "shale.blob-reads" => s.reads.load(Ordering::Relaxed).to_string(),
+        "shale.blob-bytes-read" => s.bytes_read.load(Ordering::Relaxed).to_string(),
+        "shale.num-open-blob-files" => db.blobs.num_open().to_string(),
+        _ => return None,
+    })
+}

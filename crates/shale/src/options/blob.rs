@@ -1,0 +1,181 @@
+//! Validation and the persisted text of a family's blob-file options (the
+//! types live in `blob::options`, re-exported here).
+//!
+//! Text form: RocksDB's option names (`enable_blob_files=true`), each
+//! written only when it differs from the default, so a family without blob
+//! files persists what older builds wrote.
+
+use crate::error::{Error, Result};
+
+pub use crate::blob::options::{BlobOptions, PrepopulateBlobCache};
+
+use super::compaction_style::CompactionStyle;
+use super::text_value::TextValue;
+
+/// Checks the options and their combination with the compaction style;
+/// `InvalidArgument` names the first bad one.
+pub(crate) fn validate(b: &BlobOptions, style: CompactionStyle) -> Result<()> {
+    let bad = |m: String| Err(Error::InvalidArgument(m));
+    if b.blob_file_size == 0 {
+        return bad("blob_file_size must be > 0".into());
+    }
+    for (name, v) in [
+        (
+            "blob_garbage_collection_age_cutoff",
+            b.blob_garbage_collection_age_cutoff,
+        ),
+        (
+            "blob_garbage_collection_force_threshold",
+            b.blob_garbage_collection_force_threshold,
+        ),
+    ] {
+        if !(0.0..=1.0).contains(&v) {
+            return bad(format!("{name} {v} not in [0, 1]"));
+        }
+    }
+    if b.enable_blob_files && style == CompactionStyle::Fifo {
+        // FIFO drops whole tables without reading them: the blobs they
+        // reference could never be counted as garbage.
+        return bad("enable_blob_files is not supported with FIFO compaction".into());
+    }
+    Ok(())
+}
+
+/// Every persisted blob option by its text name: the one list that
+/// `text_lines` writes and `parse_line` reads.
+fn fields(b: &mut BlobOptions) -> [(&'static str, &mut dyn TextValue); 10] {
+    [
+        ("enable_blob_files", &mut b.enable_blob_files),
+        ("min_blob_size", &mut b.min_blob_size),
+        ("blob_file_size", &mut b.blob_file_size),
+        ("blob_compression_type", &mut b.blob_compression_type),
+        (
+            "enable_blob_garbage_collection",
+            &mut b.enable_blob_garbage_collection,
+        ),
+        (
+            "blob_garbage_collection_age_cutoff",
+            &mut b.blob_garbage_collection_age_cutoff,
+        ),
+        (
+            "blob_garbage_collection_force_threshold",
+            &mut b.blob_garbage_collection_force_threshold,
+        ),
+        (
+            "blob_compaction_readahead_size",
+            &mut b.blob_compaction_readahead_size,
+        ),
+        ("blob_file_starting_level", &mut b.blob_file_starting_level),
+        ("prepopulate_blob_cache", &mut b.prepopulate_blob_cache),
+    ]
+}
+
+/// The `name=value` lines of what differs from the defaults.
+pub(crate) fn text_lines(b: &BlobOptions) -> Vec<(String, String)> {
+    let mut b = b.clone();
+    let mut d = BlobOptions::default();
+    fields(&mut b)
+        .into_iter()
+        .zip(fields(&mut d))
+        .filter_map(|((name, v), (_, d))| {
+            let (v, d) = (v.text(), d.text());
+            (v != d).then(|| (name.to_string(), v))
+        })
+        .collect()
+}
+
+/// Sets the option `key` from `value`: `Ok(false)` when `key` is not a
+/// blob option.
+pub(crate) fn parse_line(key: &str, value: &str, b: &mut BlobOptions) -> Result<bool> {
+    let Some((_, field)) = fields(b).into_iter().find(|(n, _)| *n == key) else {
+        return Ok(false);
+    };
+    field
+        .set(value)
+        .ok_or_else(|| Error::InvalidArgument(format!("option {key}: bad value {value:?}")))?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sst::Compression;
+
+    #[test]
+    fn text_round_trips_only_what_differs() {
+        assert!(text_lines(&BlobOptions::default()).is_empty());
+        let b = BlobOptions {
+            enable_blob_files: true,
+            min_blob_size: 4096,
+            blob_file_size: 1 << 20,
+            blob_compression_type: Compression::Lz4,
+            enable_blob_garbage_collection: true,
+            blob_garbage_collection_age_cutoff: 0.5,
+            blob_garbage_collection_force_threshold: 0.75,
+            blob_compaction_readahead_size: 2 << 20,
+            blob_file_starting_level: 2,
+            prepopulate_blob_cache: PrepopulateBlobCache::FlushOnly,
+        };
+        let lines = text_lines(&b);
+        assert_eq!(lines.len(), 10, "{lines:?}");
+        let mut back = BlobOptions::default();
+        for (k, v) in &lines {
+            assert!(parse_line(k, v, &mut back).unwrap(), "{k}");
+        }
+        assert_eq!(back, b);
+        assert!(!parse_line("write_buffer_size", "1", &mut back).unwrap());
+    }
+
+    #[test]
+    fn bad_values_and_combinations_are_refused() {
+        let mut b = BlobOptions::default();
+        for (k, v) in [
+            ("enable_blob_files", "yes"),
+            ("min_blob_size", "-1"),
+            ("blob_compression_type", "Snappy"),
+            ("prepopulate_blob_cache", "kAlways"),
+        ] {
+            assert!(
+                matches!(parse_line(k, v, &mut b), Err(Error::InvalidArgument(_))),
+                "{k}={v}"
+            );
+        }
+        let check = |b: BlobOptions, style| validate(&b, style);
+        assert!(check(BlobOptions::default(), CompactionStyle::Level).is_ok());
+        for b in [
+            BlobOptions {
+                blob_file_size: 0,
+                ..BlobOptions::default()
+            },
+            BlobOptions {
+                blob_garbage_collection_age_cutoff: 1.5,
+                ..BlobOptions::default()
+            },
+            BlobOptions {
+                blob_garbage_collection_force_threshold: -0.1,
+                ..BlobOptions::default()
+            },
+            BlobOptions {
+                blob_garbage_collection_force_threshold: f64::NAN,
+                ..BlobOptions::default()
+            },
+        ] {
+            assert!(
+                matches!(
+                    check(b.clone(), CompactionStyle::Level),
+                    Err(Error::InvalidArgument(_))
+                ),
+                "{b:?}"
+            );
+        }
+        let on = BlobOptions {
+            enable_blob_files: true,
+            ..BlobOptions::default()
+        };
+        assert!(check(on.clone(), CompactionStyle::Universal).is_ok());
+        match check(on, CompactionStyle::Fifo) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("FIFO"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! Key-value separation (blob files, issue 14): values of `min_blob_size`
+//! bytes or more go to blob files at flush and compaction; point reads,
+//! `multi_get` and iterators (both directions, at snapshots) read them
+//! back; keys-only scans read no blob; overwrites become garbage counted in
+//! the MANIFEST and garbage collection relocates the oldest files' blobs
+//! until they are deleted; options change on reopen (blob files off: values
+//! come back inline as collection relocates them); merges over blob values;
+//! a missing blob file fails open (paranoid) or only the reads needing it.
+
+use std::collections::BTreeMap;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shale::{BlobOptions, Db, Error, Options, ReadOptions, StringAppendOperator};
+
+fn blob_opts(min: u64, gc: bool) -> BlobOptions {
+    BlobOptions {
+        enable_blob_files: true,
+        min_blob_size: min,
+        blob_file_size: 256 << 10,
+        enable_blob_garbage_collection: gc,
+        blob_garbage_collection_age_cutoff: 0.5,
+        ..BlobOptions::default()
+    }
+}
+
+fn options(blob: BlobOptions) -> Options {
+    Options {
+        create_if_missing: true,
+        write_buffer_size: 256 << 10,
+        target_file_size_base: 256 << 10,
+        max_bytes_for_level_base: 1 << 20,
+        blob,
+        ..Options::default()
+    }
+}
+
+fn num(db: &Db, name: &str) -> u64 {
+    db.property(name)
+        .unwrap_or_else(|| panic!("no property {name}"))
+        .parse()
+        .unwrap()
+}
+
+fn blob_files_on_disk(path: &std::path::Path) -> usize {
+    std::fs::read_dir(path)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".blob")
+        })
+        .count()
+}
+
+fn value(i: u32, round: u32, len: usize) -> Vec<u8> {
+    let mut v = format!("v{i}-{round}-").into_bytes();
+    v.resize(len, b'a' + (i % 26) as u8);
+    v
+}
+
+fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
+    for (k, v) in model {
+        let got = db.get(k).unwrap();
+        assert_eq!(got.as_deref(), Some(v.as_slice()), "key {k:?}");
+    }
+    let keys: Vec<&[u8]> = model.keys().map(Vec::as_slice).collect();
+    for (r, (_, v)) in db
+        .multi_get(&keys, &ReadOptions::default())
+        .into_iter()
+        .zip(model)
+    {
+        assert_eq!(r.unwrap().as_deref(), Some(v.as_slice()));
+    }
+    let fwd: Vec<(Vec<u8>, Vec<u8>)> = db.range(..).map(|r| r.unwrap()).collect();
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(fwd, want);
+    let back: Vec<(Vec<u8>, Vec<u8>)> = db.range(..).rev().map(|r| r.unwrap()).collect();
+    assert_eq!(back.into_iter().rev().collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn large_values_go_to_blob_files_and_read_back_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(blob_opts(100, false))).unwrap();
+    let mut model = BTreeMap::new();
+    for i in 0..400u32 {
+        // Half the values are below min_blob_size and stay inline.
+        let len = if i % 2 == 0 {
+            50
+        } else {
+            100 + (i as usize * 37) % 3000
+        };
+        let k = format!("k{i:05}").into_bytes();
+        let v = value(i, 0, len);
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+    assert!(num(&db, "shale.num-blob-files") >= 1);
+    assert!(blob_files_on_disk(dir.path()) >= 1);
+    check_all(&db, &model);
+    // Through compaction too, and at a snapshot taken before overwrites.
+    let snap = db.snapshot();
+    let old = model.clone();
+    for i in (0..400u32).step_by(3) {
+        let k = format!("k{i:05}").into_bytes();
+        let v = value(i, 1, 200 + i as usize);
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    check_all(&db, &model);
+    for (k, v) in &old {
+        let got = db
+            .get_opt(
+                k,
+                &ReadOptions {
+                    snapshot: Some(&snap),
+                    ..ReadOptions::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(got.as_deref(), Some(v.as_slice()));
+    }
+    drop(snap);
+    // Reopen reads the same.
+    drop(db);
+    let db = Db::open(dir.path(), options(blob_opts(100, false))).unwrap();
+    check_all(&db, &model);
+}
+
+#[test]
+fn a_keys_only_scan_reads_no_blob() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            cache_size: 0,
+            ..options(blob_opts(10, false))
+        },
+    )
+    .unwrap();
+    for i in 0..100u32 {
+        db.put(format!("k{i:03}").as_bytes(), &value(i, 0, 1000))
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let before = num(&db, "shale.blob-reads");
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.seek_to_last();
+    while it.valid() {
+        it.prev();
+    }
+    it.status().unwrap();
+    assert_eq!(n, 100);
+    assert_eq!(
+        num(&db, "shale.blob-reads"),
+        before,
+        "keys only: no blob read"
+    );
+    // Reading a value reads one blob.
+    it.seek(b"k050");
+    assert_eq!(it.value(), value(50, 0, 1000).as_slice());
+    assert_eq!(num(&db, "shale.blob-reads"), before + 1);
+}
+
+#[test]
+fn overwrites_become_garbage_and_collection_deletes_old_blob_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(blob_opts(64, true))).unwrap();
+    let mut model = BTreeMap::new();
+    for round in 0..6u32 {
+        for i in 0..300u32 {
+            let k = format!("k{i:05}").into_bytes();
+            let v = value(i, round, 1024);
+            db.put(&k, &v).unwrap();
+            model.insert(k, v);
+        }
+        db.flush().unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.compact_range(None, None).unwrap();
+    check_all(&db, &model);
+    // Only one live version of each key is left: files are deleted, the
+    // rest are nearly free of garbage.
+    let live = num(&db, "shale.live-blob-file-size");
+    let total = num(&db, "shale.total-blob-file-size");
+    assert!(
+        live > 300 * 1024 && total < 3 * live,
+        "live {live} total {total}"
+    );
+    assert_eq!(
+        blob_files_on_disk(dir.path()) as u64,
+        num(&db, "shale.num-blob-files")
+    );
+}
+
+#[test]
+fn blob_files_turned_off_on_reopen_bring_values_back_inline() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(blob_opts(10, false))).unwrap();
+    let mut model = BTreeMap::new();
+    for i in 0..200u32 {
+        let k = format!("k{i:05}").into_bytes();
+        let v = value(i, 0, 500);
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+    assert!(num(&db, "shale.num-blob-files") > 0);
+    drop(db);
+    // Off, with collection of every file: a full compaction relocates all
+    // blobs into the tables and the blob files go.
+    let off = BlobOptions {
+        enable_blob_files: false,
+        enable_blob_garbage_collection: true,
+        blob_garbage_collection_age_cutoff: 1.0,
+        ..BlobOptions::default()
+    };
+    let db = Db::open(dir.path(), options(off)).unwrap();
+    check_all(&db, &model);
+    db.compact_range(None, None).unwrap();
+    check_all(&db, &model);
+    assert_eq!(num(&db, "shale.num-blob-files"), 0);
+    assert_eq!(blob_files_on_disk(dir.path()), 0);
+}
+
+#[test]
+fn merges_over_blob_values_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        merge_operator: Some(std::sync::Arc::new(StringAppendOperator::new(b","))),
+        ..options(blob_opts(10, true))
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let base = value(1, 0, 300);
+    db.put(b"m", &base).unwrap();
+    db.flush().unwrap();
+    db.merge(b"m", b"x").unwrap();
+    let mut want = base.clone();
+    want.extend_from_slice(b",x");
+    assert_eq!(db.get(b"m").unwrap().as_deref(), Some(want.as_slice()));
+    let it: Vec<_> = db.range(..).map(|r| r.unwrap()).collect();
+    assert_eq!(it, vec![(b"m".to_vec(), want.clone())]);
+    let back: Vec<_> = db.range(..).rev().map(|r| r.unwrap()).collect();
+    assert_eq!(back, vec![(b"m".to_vec(), want.clone())]);
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(b"m").unwrap().as_deref(), Some(want.as_slice()));
+}
+
+#[test]
+fn a_missing_blob_file_fails_open_or_only_its_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(blob_opts(100, false))).unwrap();
+    db.put(b"big", &value(1, 0, 1000)).unwrap();
+    db.put(b"small", b"s").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    let blob = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "blob"))
+        .unwrap();
+    std::fs::remove_file(&blob).unwrap();
+    let name = blob.file_name().unwrap().to_string_lossy().to_string();
+    match Db::open(dir.path(), options(blob_opts(100, false))) {
+        Err(e @ Error::Corruption { .. }) => assert!(e.to_string().contains(&name), "{e}"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("opened without {name}"),
+    }
+    let db = Db::open(
+        dir.path(),
+        Options {
+            paranoid_checks: false,
+            ..options(blob_opts(100, false))
+        },
+    )
+    .unwrap();
+    assert_eq!(db.get(b"small").unwrap().as_deref(), Some(&b"s"[..]));
+    match db.get(b"big") {
+        Err(e @ Error::Corruption { .. }) => assert!(e.to_string().contains(&name), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn randomized_against_a_model_with_gc_snapshots_and_reopens() {
+    let seed: u64 = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random);
+    println!("seed {seed}");
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let mut blob = blob_opts(rng.gen_range(0..2000), rng.gen_bool(0.7));
+    let mut db = Db::open(dir.path(), options(blob.clone())).unwrap();
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    for step in 0..3000u32 {
+        let i = rng.gen_range(0..500u32);
+        let k = format!("k{i:05}").into_bytes();
+        match rng.gen_range(0..10) {
+            0 => {
+                db.delete(&k).unwrap();
+                model.remove(&k);
+            }
+            _ => {
+                let len = if rng.gen_bool(0.1) {
+                    rng.gen_range(0..65536)
+                } else {
+                    rng.gen_range(0..3000)
+                };
+                let v = value(i, step, len);
+                db.put(&k, &v).unwrap();
+                model.insert(k, v);
+            }
+        }
+        match rng.gen_range(0..400) {
+            0 => db.flush().unwrap(),
+            1 => db.compact_range(None, None).unwrap(),
+            2 => {
+                let a = format!("k{:05}", rng.gen_range(0..500)).into_bytes();
+                let b = format!("k{:05}", rng.gen_range(0..500)).into_bytes();
+                let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+                db.compact_range(Some(&lo), Some(&hi)).unwrap();
+            }
+            3 => {
+                // Options change on reopen.
+                blob = blob_opts(rng.gen_range(0..2000), rng.gen_bool(0.7));
+                blob.enable_blob_files = rng.gen_bool(0.8);
+                drop(db);
+                db = Db::open(dir.path(), options(blob.clone())).unwrap();
+            }
+            4 => check_all(&db, &model),
+            _ => {}
+        }
+    }
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    check_all(&db, &model);
+    assert_eq!(
+        blob_files_on_disk(dir.path()) as u64,
+        num(&db, "shale.num-blob-files"),
+        "every blob file on disk is live"
+    );
+}
