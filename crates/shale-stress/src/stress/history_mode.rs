@@ -141,7 +141,11 @@ fn num_levels(flags: &Flags, hist: &HistoryDir) -> Result<u32, String> {
 /// Runs history mode; returns the number of failures.
 pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
     let hist = HistoryDir::open(dir).map_err(|e| format!("history {}: {e}", dir.display()))?;
-    let mut opts = db_options::random_options(flags.seed, num_levels(flags, &hist)?);
+    let mut opts = db_options::random_options(
+        flags.seed,
+        num_levels(flags, &hist)?,
+        flags.enable_blob_files,
+    );
     db_options::keep_direct_io_if_supported(&mut opts, &flags.db);
     println!("seed: {}", flags.seed);
     println!(
