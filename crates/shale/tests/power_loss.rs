@@ -1751,7 +1751,18 @@ fn cf_power_loss(seed: u64, cycles: u64) {
             assert_eq!(
                 k_hi,
                 since.len(),
-                "{ctx}: a process crash lost acked writes"
+                "{ctx}: a process crash lost acked writes: recovered {m} of {total}; first lost \
+                 batch's families {:?}; recovery: {:?}; families {:?}",
+                since
+                    .get(k_hi)
+                    .map(|b| b.iter().map(|w| w.0.clone()).collect::<BTreeSet<_>>()),
+                db.property("shale.wal-recovery"),
+                got.iter()
+                    .map(|(n, f)| (
+                        n.clone(),
+                        f.get(LAST).map(|v| String::from_utf8_lossy(v).to_string())
+                    ))
+                    .collect::<Vec<_>>()
             );
         }
         for b in &since[..k] {
