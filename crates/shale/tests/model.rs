@@ -2089,11 +2089,12 @@ fn run_seed(seed: u64, ops: usize) {
                             let mut b = WriteBatch::new();
                             // The expiry second by hand or by the DB's own
                             // rule (the manual clock makes them equal).
+                            let by_rule = if ttl == 0 { now } else { now + ttl + 1 };
                             let at = if rng.gen_bool(0.5) {
-                                now + ttl
+                                by_rule
                             } else {
                                 let at = db.expiry_after(std::time::Duration::from_secs(ttl));
-                                assert_eq!(at, now + ttl);
+                                assert_eq!(at, by_rule);
                                 at
                             };
                             match &o.cf {
@@ -2111,7 +2112,9 @@ fn run_seed(seed: u64, ops: usize) {
                         if ttl == 0 {
                             fams[f].delete(&k); // expired at once
                         } else {
-                            fams[f].put_with_expiry(k, v, now + ttl);
+                            // At least `ttl` from any instant of second
+                            // `now` (`Db::expiry_after`).
+                            fams[f].put_with_expiry(k, v, now + ttl + 1);
                         }
                     }
                     3 => {
