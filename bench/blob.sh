@@ -80,8 +80,10 @@ if [[ -z "${ENGINES:-}" ]]; then
   ENGINES="shale-blob shale-plain"
   # Nothing is opened: the flags pass and the benchmark name fails, or the
   # engine is missing from this build.
-  if "$BIN" --engine=rocksdb --compression_type=none --benchmarks=blob_sh_probe 2>&1 |
-    grep -q "unknown benchmark"; then
+  # (Captured first: `grep -q` exiting early would fail the pipeline
+  # under pipefail.)
+  probe=$("$BIN" --engine=rocksdb --compression_type=none --benchmarks=blob_sh_probe 2>&1 || true)
+  if grep -q "unknown benchmark" <<<"$probe"; then
     ENGINES="$ENGINES rocksdb-blob"
   else
     echo "blob.sh: $BIN has no rocksdb engine (build with --features rocksdb): RocksDB skipped" >&2
@@ -112,7 +114,7 @@ engine_flags() {
 # of /proc/<pid>/io include them once waited for).
 SHELL_PID=$BASHPID
 storage_writes() {
-  awk '/^write_bytes:/ { w = $2 } /^cancelled_write_bytes:/ { c = $2 } END { print w - c }' \
+  awk '/^write_bytes:/ { w = $2 } /^cancelled_write_bytes:/ { c = $2 } END { printf "%.0f\n", w - c }' \
     "/proc/$SHELL_PID/io"
 }
 

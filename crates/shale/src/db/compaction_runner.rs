@@ -981,6 +981,7 @@ fn execute_job(
     );
     let (r, allocated, hold) = run_until_admitted(db, st, &mut job, id, &inputs, &topts, target)?;
     let mut edit = job.edit(&st.versions.current(cf), &r);
+    let edit_garbage_bytes: u64 = edit.blob_file_garbage.iter().map(|g| g.bytes).sum();
     for f in &r.outputs.files {
         event_glue::table_created(
             db,
@@ -1040,6 +1041,13 @@ fn execute_job(
             format!("\"total_output_size\": {}", r.outputs.bytes_written),
             format!("\"num_input_records\": {}", r.keys_in),
             format!("\"num_dropped_records\": {}", r.keys_dropped),
+            format!("\"num_blob_output_files\": {}", r.outputs.blobs.files.len()),
+            format!(
+                "\"total_blob_output_size\": {}",
+                r.outputs.blobs.bytes_written
+            ),
+            format!("\"blob_bytes_relocated\": {}", r.outputs.blobs.bytes_read),
+            format!("\"blob_garbage_bytes\": {}", edit_garbage_bytes),
             format!(
                 "\"lsm_state\": {:?}",
                 st.versions.current(cf).files_per_level()
