@@ -12,10 +12,10 @@
 //! - [`check_db`]: verifies every checksum of every live file of a DB;
 //! - [`repair_db`]: rebuilds a MANIFEST from the tables and WALs present.
 //!
-//! Formats: docs/format/ (manifest.md, wal.md, batch.md, sst.md) and the
-//! OPTIONS section of docs/FORMAT.md. The decoding is the engine's own (the
-//! same code recovery and reads run), so what these tools accept is exactly
-//! what the engine accepts.
+//! Formats: docs/format/ (manifest.md, wal.md, batch.md, sst.md, blob.md)
+//! and the OPTIONS section of docs/FORMAT.md. The decoding is the engine's
+//! own (the same code recovery and reads run), so what these tools accept
+//! is exactly what the engine accepts.
 //!
 //! Invariants: nothing here panics on file contents or allocates by a size
 //! read from disk without the engine's bounds; damage is always
@@ -36,7 +36,9 @@ mod wal;
 
 pub use check::{check_db, CheckReport, CheckedFile};
 pub use keys::{EntryKind, InternalKey};
-pub use manifest::{DeletedFile, ManifestEdit, ManifestReader, NewFile};
+pub use manifest::{
+    BlobFileAddition, BlobFileGarbage, DeletedFile, ManifestEdit, ManifestReader, NewFile,
+};
 pub use options_file::{OptionsFile, OptionsSection};
 pub use repair::{repair_db, RepairReport};
 pub use sst::{IndexEntry, RangeTombstone, SstEntry, SstProperties, SstReader};
