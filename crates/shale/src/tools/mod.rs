@@ -9,7 +9,8 @@
 //! - [`SstReader`]: an SST's properties, index entries, entries, range
 //!   tombstones, and a verification of every block checksum;
 //! - [`OptionsFile`]: an `OPTIONS-NNNNNN` file, parsed into sections;
-//! - [`check_db`]: verifies every checksum of every live file of a DB;
+//! - [`check_db`]: verifies every checksum of every live file of a DB
+//!   (tables, blob files, WALs, MANIFEST);
 //! - [`repair_db`]: rebuilds a MANIFEST from the tables and WALs present.
 //!
 //! Formats: docs/format/ (manifest.md, wal.md, batch.md, sst.md, blob.md)
@@ -26,6 +27,7 @@
 //!
 //! Thread-safety: readers are single-owner values; no shared state.
 
+mod blob_file;
 mod check;
 mod keys;
 mod manifest;
