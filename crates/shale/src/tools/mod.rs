@@ -11,7 +11,8 @@
 //! - [`OptionsFile`]: an `OPTIONS-NNNNNN` file, parsed into sections;
 //! - [`check_db`]: verifies every checksum of every live file of a DB
 //!   (tables, blob files, WALs, MANIFEST);
-//! - [`repair_db`]: rebuilds a MANIFEST from the tables and WALs present.
+//! - [`repair_db`]: rebuilds a MANIFEST from the tables, blob files and
+//!   WALs present.
 //!
 //! Formats: docs/format/ (manifest.md, wal.md, batch.md, sst.md, blob.md)
 //! and the OPTIONS section of docs/FORMAT.md. The decoding is the engine's
@@ -33,6 +34,7 @@ mod keys;
 mod manifest;
 mod options_file;
 mod repair;
+mod repair_blobs;
 mod sst;
 mod wal;
 
