@@ -1120,13 +1120,13 @@ fn every_damaged_blob_file_byte_is_corruption_of_that_file() {
     assert!(!restored.run(true));
 }
 
-/// Engine bug (found by the blob sweep): a blob read that fails inside an
-/// iteration leaves `DbIterator` valid with an empty `value()` (the error
-/// only in `status()`), and `Db::range` yields that as `Ok((key, []))`: a
+/// Regression (found by the blob sweep): a blob read that failed inside an
+/// iteration left `DbIterator` valid with an empty `value()` (the error
+/// only in `status()`), and `Db::range` yielded that as `Ok((key, []))`: a
 /// wrong value, with the corruption reported only after the last entry.
-/// Un-ignore once a failed blob read ends the iteration with the error.
+/// Now the iterator turns invalid at that entry and `range` yields the
+/// error.
 #[test]
-#[ignore = "engine bug: Db::range yields Ok((key, empty)) for a blob it cannot read"]
 fn range_over_a_damaged_blob_never_yields_a_wrong_value() {
     let fs = MemFileSystem::new();
     let (dir, file, model) = blob_fixture(&fs);
@@ -1135,6 +1135,26 @@ fn range_over_a_damaged_blob_never_yields_a_wrong_value() {
     bytes[24 + 13 + 2] ^= 1; // the first record's key
     mem_write(&fs, &path, &bytes);
     let db = Db::open(&dir, blob_opts(&fs)).unwrap();
+    // The raw cursor: `prepare_value` fails at the damaged entry and the
+    // cursor is invalid there, with the error in `status`.
+    let mut it = db.iter(&shale::ReadOptions::default());
+    it.seek_to_first();
+    let mut failed = false;
+    while it.valid() {
+        if !it.prepare_value() {
+            assert!(!it.valid());
+            check_blob_error(&it.status().unwrap_err(), &file, &[24], "prepare_value");
+            failed = true;
+            break;
+        }
+        assert_eq!(
+            Some(&it.value().to_vec()),
+            model.get(it.key()),
+            "WRONG VALUE"
+        );
+        it.next();
+    }
+    assert!(failed, "prepare_value never failed");
     for r in db.range(..) {
         match r {
             Ok((k, v)) => assert_eq!(Some(&v), model.get(&k), "{}: WRONG VALUE", s(&k)),

@@ -980,7 +980,14 @@ fn execute_job(
         ],
     );
     let (r, allocated, hold) = run_until_admitted(db, st, &mut job, id, &inputs, &topts, target)?;
-    let mut edit = job.edit(&st.versions.current(cf), &r);
+    let current = st.versions.current(cf);
+    let mut edit = job.edit(&current, &r);
+    // References into a blob file the family no longer lists (lost, and
+    // its tables kept by `shale repair`) leave no garbage to record: the
+    // MANIFEST would refuse it and stop the DB.
+    edit.blob_file_garbage
+        .retain(|g| current.blob_files().contains_key(&g.number));
+    drop(current);
     let edit_garbage_bytes: u64 = edit.blob_file_garbage.iter().map(|g| g.bytes).sum();
     for f in &r.outputs.files {
         event_glue::table_created(
