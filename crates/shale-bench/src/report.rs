@@ -55,7 +55,7 @@ impl Latency {
 }
 
 /// The purposes of Shale's IO accounting, in its order.
-pub const IO_PURPOSES: [&str; 5] = ["user", "flush", "compaction", "wal", "other"];
+pub const IO_PURPOSES: [&str; 6] = ["user", "flush", "compaction", "wal", "other", "blob"];
 
 /// File IO of one purpose during a benchmark.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

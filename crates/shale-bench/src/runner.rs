@@ -349,7 +349,7 @@ struct EngineCounters {
     wal_bytes_written: Option<u64>,
     /// Per purpose of `report::IO_PURPOSES`: read bytes, read requests,
     /// write bytes, write requests (`shale.io-*`).
-    io: Option<[[u64; 4]; 5]>,
+    io: Option<[[u64; 4]; 6]>,
 }
 
 fn counter(db: &dyn Engine, name: &str) -> Option<u64> {
@@ -371,8 +371,8 @@ impl EngineCounters {
     }
 }
 
-fn io_counters(db: &dyn Engine) -> Option<[[u64; 4]; 5]> {
-    let mut out = [[0u64; 4]; 5];
+fn io_counters(db: &dyn Engine) -> Option<[[u64; 4]; 6]> {
+    let mut out = [[0u64; 4]; 6];
     for (row, p) in out.iter_mut().zip(IO_PURPOSES) {
         for (cell, what) in row.iter_mut().zip([
             "read-bytes",
@@ -387,7 +387,7 @@ fn io_counters(db: &dyn Engine) -> Option<[[u64; 4]; 5]> {
 }
 
 /// Per-purpose IO during a benchmark, from the counters before and after.
-fn io_delta(a: Option<[[u64; 4]; 5]>, b: Option<[[u64; 4]; 5]>) -> Option<Vec<PurposeIo>> {
+fn io_delta(a: Option<[[u64; 4]; 6]>, b: Option<[[u64; 4]; 6]>) -> Option<Vec<PurposeIo>> {
     let (a, b) = (a?, b?);
     Some(
         IO_PURPOSES

@@ -383,3 +383,30 @@ fn write_amp_counts_blob_bytes_on_both_sides() {
     let text = db.property("shale.stats").unwrap();
     assert!(text.contains("Blob file count: 1,"), "{text}");
 }
+
+/// Blob file reads have their own IO purpose (`blob`, issue 16's list):
+/// a point read of a separated value reads the blob file under it, not
+/// under `user`.
+#[test]
+fn blob_reads_are_accounted_as_their_own_purpose() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            cache_size: 0,
+            ..options(blob_opts(100, false))
+        },
+    )
+    .unwrap();
+    db.put(b"k", &value(1, 0, 8000)).unwrap();
+    db.flush().unwrap();
+    let before = num(&db, "shale.io-read-bytes-blob");
+    assert_eq!(db.get(b"k").unwrap().unwrap().len(), 8000);
+    let after = num(&db, "shale.io-read-bytes-blob");
+    assert!(
+        after >= before + 8000,
+        "{before} -> {after}: {}",
+        db.property("shale.io-stats").unwrap()
+    );
+    assert!(db.property("shale.io-stats").unwrap().contains("blob"));
+}

@@ -293,6 +293,7 @@ impl BlobWriter {
         if !covered {
             ra.file = idx.file_number;
             ra.offset = idx.offset;
+            let _io = crate::io::accounting::scope(crate::io::accounting::Purpose::Blob);
             reader.read_ahead(idx.offset, len.max(self.spec.readahead), &mut ra.buf)?;
         }
         // Counted as a blob read as the unbuffered path counts it.

@@ -302,7 +302,7 @@ pub struct IoStats {
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
 pub struct IoPurposeStats {
-    /// `user`, `flush`, `compaction`, `wal` or `other`.
+    /// `user`, `flush`, `compaction`, `wal`, `other` or `blob`.
     pub purpose: &'static str,
     /// Bytes read.
     pub read_bytes: u64,
