@@ -26,7 +26,11 @@
 #   OPS_PER_THREAD [100000000] (caps a run; bounds the history's growth),
 #   COLUMN_FAMILIES [1] (keys spread over that many column families; batches,
 #   snapshot reads and scans span them, and each verify run checks that every
-#   batch cut by a kill is in all its families or in none).
+#   batch cut by a kill is in all its families or in none),
+#   BLOB_FILES [drawn] (1: key-value separation on in every family of every
+#   writing run, its other options and garbage collection drawn per run; 0:
+#   off; unset: each run draws it per family; never with FIFO, which is then
+#   not drawn).
 #
 # Extra flags go to every writing run, not to the verify runs; what a verify
 # run needs is in the expected state (the filter is fixed when the DB is
@@ -62,8 +66,11 @@ LOG=$(mktemp -d /tmp/shale-crash-log.XXXXXX)
 rm -rf "$DB" "$DB.expected" "$DB.history"
 MODE=(--column_families="$COLUMN_FAMILIES")
 if ((HISTORY)); then MODE+=(--history="$DB.history"); fi
+BLOB_FILES=${BLOB_FILES:-}
+BLOB=()
+if [[ -n $BLOB_FILES ]]; then BLOB=(--enable_blob_files="$BLOB_FILES"); fi
 RANDOM=$SEED
-echo "crash_test: $ITERATIONS iterations, db=$DB threads=$THREADS max_key=$MAX_KEY column_families=$COLUMN_FAMILIES history=$HISTORY seed=$SEED logs=$LOG"
+echo "crash_test: $ITERATIONS iterations, db=$DB threads=$THREADS max_key=$MAX_KEY column_families=$COLUMN_FAMILIES history=$HISTORY blob_files=${BLOB_FILES:-drawn} seed=$SEED logs=$LOG"
 
 total_ops=0
 failures=0
@@ -89,7 +96,7 @@ for ((i = 1; i <= ITERATIONS; i++)); do
     kill_after=$((MIN_KILL + RANDOM % (MAX_KILL - MIN_KILL + 1)))
     out=$LOG/run-$i.log
     "$BIN" --db="$DB" "${MODE[@]}" --threads="$THREADS" --max_key="$MAX_KEY" --seed="$seed" \
-        --ops_per_thread="$OPS_PER_THREAD" --duration=$((MAX_KILL + 60)) "${sync[@]}" "${EXTRA[@]}" >"$out" 2>&1 &
+        --ops_per_thread="$OPS_PER_THREAD" --duration=$((MAX_KILL + 60)) "${sync[@]}" "${BLOB[@]}" "${EXTRA[@]}" >"$out" 2>&1 &
     pid=$!
     # Sleep in small steps so a run that exits early (a failure) is noticed.
     waited=0

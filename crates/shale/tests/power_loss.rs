@@ -21,6 +21,10 @@
 //! - `exhaustive_crash_points`: a fixed workload; the image after every
 //!   mutating IO call k (unsynced data dropped) must recover with every
 //!   synced acknowledgement made by call k, as a prefix of the puts.
+//!   `exhaustive_crash_points_with_blob_files`: the same with values in
+//!   blob files (issue 14) and a compaction relocating all of them; each
+//!   image also keeps its live `.blob` files once recovered (and no more
+//!   than the crash left: see `check_blob_files`).
 //! - `crash_during_recovery`: images taken after every IO call of a
 //!   recovery must recover to the same state as the clean recovery.
 //! - `cross_family_power_loss_cycles` (issue 11): as `power_loss_cycles`
@@ -46,6 +50,20 @@
 //! roomy, auto-tuned or not), so crashes also land while flushes and
 //! compactions wait on it.
 //!
+//! Key-value separation (issue 14): both cycle tests draw every family's
+//! blob options (`random_blob`: off, or every option drawn; never for the
+//! FIFO family `b`) at its creation and again at every reopen, and pad
+//! some put values to 300 bytes-4 KiB and some to 16-64 KiB
+//! (`value_size`), so values land in blob files, stay inline, are
+//! relocated by garbage collection and come back inline when blob files
+//! are turned off. Both draw from generators of their own, so a seed's
+//! workload is what it was. After each recovery, once its background jobs
+//! are done, the `.blob` files on disk must be the live ones, but for
+//! orphans of the crash image numbered past the MANIFEST's next file
+//! number (an engine defect: `check_blob_files`).
+//! `blob_files_survive_power_loss_right_after_a_flush` loses power right
+//! after flushes and a relocating compaction (exactly the live files then).
+//!
 //! Seeds are printed on failure; rerun one with `SHALE_SEED=<seed>`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,8 +74,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shale::fs::{FileSystem, MemFileSystem};
 use shale::{
-    Cf, CfOptions, Db, MergeOperator, Options, RateLimiter, StringAppendOperator, WalRecoveryMode,
-    WriteBatch, WriteOptions,
+    BlobOptions, Cf, CfOptions, Compression, Db, MergeOperator, Options, PrepopulateBlobCache,
+    RateLimiter, StringAppendOperator, WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 const DIR: &str = "/db";
@@ -120,6 +138,125 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
     }
 }
 
+/// Key-value separation of one family (issue 14), drawn at its creation
+/// and at every reopen from the crash tests' own generator: off in a third
+/// of the draws; else every option drawn, blob files on in 9 draws in 10
+/// (off: files written before stay readable, and collection brings their
+/// values back inline), `min_blob_size` from 0 to 4 KiB against values up
+/// to 64 KiB (`value_size`), so some values go to blob files and some stay
+/// in the tables. Never for a FIFO family (refused: see `with_blob_cf`).
+fn random_blob(rng: &mut SmallRng) -> BlobOptions {
+    if rng.gen_ratio(1, 3) {
+        return BlobOptions::default();
+    }
+    BlobOptions {
+        enable_blob_files: rng.gen_bool(0.9),
+        min_blob_size: [0, 64, 256, 1024, 4096][rng.gen_range(0..5)],
+        blob_file_size: [4 << 10, 64 << 10, 1 << 20][rng.gen_range(0..3)],
+        blob_compression_type: [Compression::None, Compression::Lz4, Compression::Zstd]
+            [rng.gen_range(0..3)],
+        enable_blob_garbage_collection: rng.gen_bool(0.6),
+        blob_garbage_collection_age_cutoff: [0.0, 0.25, 0.5, 1.0][rng.gen_range(0..4)],
+        blob_garbage_collection_force_threshold: [0.0, 0.5, 1.0][rng.gen_range(0..3)],
+        blob_compaction_readahead_size: [0, 4096, 1 << 20][rng.gen_range(0..3)],
+        blob_file_starting_level: [0, 0, 1, 2][rng.gen_range(0..4)],
+        prepopulate_blob_cache: [
+            PrepopulateBlobCache::Disable,
+            PrepopulateBlobCache::FlushOnly,
+        ][rng.gen_range(0..2)],
+    }
+}
+
+/// `o` with the default family's blob options drawn (`random_blob`).
+fn with_blob(o: Options, rng: &mut SmallRng) -> Options {
+    Options {
+        blob: random_blob(rng),
+        ..o
+    }
+}
+
+/// `o` with blob options drawn, unless its compaction style is FIFO.
+fn with_blob_cf(o: CfOptions, rng: &mut SmallRng) -> CfOptions {
+    if o.compaction_style == shale::CompactionStyle::Fifo {
+        return o;
+    }
+    CfOptions {
+        blob: random_blob(rng),
+        ..o
+    }
+}
+
+/// The padding of a put value whose size the workload drew as `pad` (a
+/// few hundred bytes at most): that, mostly; 1 in 5 from 300 bytes to
+/// 4 KiB; 1 in 50 from 16 to 64 KiB.
+fn value_size(pad: usize, rng: &mut SmallRng) -> usize {
+    match rng.gen_range(0..100) {
+        0..=1 => rng.gen_range(16 << 10..64 << 10),
+        2..=21 => rng.gen_range(300..4096),
+        _ => pad,
+    }
+}
+
+/// Numbers of the `.blob` files in the DB directory, ascending (none in
+/// an image from before the DB's creation).
+fn blob_files(fs: &MemFileSystem) -> Vec<u64> {
+    let mut v: Vec<u64> = fs
+        .list(Path::new(DIR))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.strip_suffix(".blob").and_then(|s| s.parse().ok()))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// `shale.num-blob-files` summed over the live families.
+fn live_blob_files(db: &Db) -> u64 {
+    db.cfs()
+        .iter()
+        .map(|cf| {
+            db.property_cf(cf, "shale.num-blob-files")
+                .expect("shale.num-blob-files")
+                .parse::<u64>()
+                .expect("a number")
+        })
+        .sum()
+}
+
+/// After a recovery: once its background jobs are done, the `.blob` files
+/// on disk are exactly the live ones: none a version names is missing,
+/// none is left behind. Returns the number of live blob files.
+///
+/// `image_orphans`: the `.blob` files of the crash image the DB recovered
+/// from, when the power loss may have cut a job short after its files
+/// were durable but before its MANIFEST edit. Up to that many files of
+/// the image may stay as orphans: recovery takes the next file number from
+/// the MANIFEST alone, so it neither deletes an orphan numbered at or past
+/// it nor avoids reusing its number (`orphan_blob_file_past_the_manifest_s_
+/// next_file_number_is_deleted_at_open`, ignored until that is fixed).
+/// Any other extra file (leaked by a job after the recovery) fails.
+fn check_blob_files(db: &Db, fs: &MemFileSystem, ctx: &str, image_orphans: Option<&[u64]>) -> u64 {
+    db.wait_for_compaction()
+        .unwrap_or_else(|e| panic!("{ctx}: wait_for_compaction: {e}"));
+    let live = live_blob_files(db);
+    let on_disk = blob_files(fs);
+    let from_image = on_disk
+        .iter()
+        .filter(|n| image_orphans.is_some_and(|i| i.contains(n)))
+        .count() as u64;
+    let n = on_disk.len() as u64;
+    if n < live || n > live + from_image {
+        let mut files = fs.list(Path::new(DIR)).expect("list");
+        files.sort();
+        panic!(
+            "{ctx}: .blob files on disk {on_disk:?} vs {live} live blob files \
+             (crash image's: {image_orphans:?}); files {files:?}; tables {:?}",
+            db.property("shale.sstables")
+        );
+    }
+    live
+}
+
 fn scan(db: &Db) -> Model {
     db.range(..)
         .map(|r| r.expect("scan after recovery"))
@@ -171,10 +308,22 @@ fn singles_of(model: &Model) -> Singles {
 }
 
 fn random_batch(rng: &mut SmallRng, index: u64, singles: &mut Singles) -> Batch {
+    random_batch_sized(rng, index, singles, &mut |pad| pad)
+}
+
+/// `random_batch` whose put values are padded to `size(pad)` bytes, `pad`
+/// drawn as there (0-299): the op stream of a seed stays the same whatever
+/// `size` does (`value_size` draws from its own generator).
+fn random_batch_sized(
+    rng: &mut SmallRng,
+    index: u64,
+    singles: &mut Singles,
+    size: &mut dyn FnMut(usize) -> usize,
+) -> Batch {
     let mut b = Batch::new();
     for j in 0..rng.gen_range(1..6) {
-        let put = |rng: &mut SmallRng| {
-            let pad = "x".repeat(rng.gen_range(0..300));
+        let mut put = |rng: &mut SmallRng| {
+            let pad = "x".repeat(size(rng.gen_range(0..300)));
             Op::Put(format!("{index}.{j}.{pad}").into_bytes())
         };
         let operand = |rng: &mut SmallRng| {
@@ -339,7 +488,16 @@ fn power_loss(seed: u64, cycles: u64) {
             ..opts(fs)
         }
     };
-    let mut db = Db::open(DIR, shaped(direct_opts(&fs, 0), &mut shape_rng)).expect("create");
+    // Blob options (issue 14) drawn at creation and at every reopen, and
+    // value sizes, each from a generator of its own: the seed's workload
+    // and shapes are those it had before.
+    let mut blob_rng = SmallRng::seed_from_u64(seed ^ 0xB10B);
+    let mut size_rng = SmallRng::seed_from_u64(seed ^ 0x5123);
+    let mut db = Db::open(
+        DIR,
+        with_blob(shaped(direct_opts(&fs, 0), &mut shape_rng), &mut blob_rng),
+    )
+    .expect("create");
     // State verified by the last recovery, and the batches since.
     let mut base = Model::new();
     let mut base_batches = 0u64;
@@ -349,12 +507,14 @@ fn power_loss(seed: u64, cycles: u64) {
     let mut must_survive = 0usize;
     let ps = [0.0, 0.3, 0.7, 1.0];
     let (mut flushes, mut compactions, mut lost) = (0u64, 0u64, 0u64);
-    let mut ranges = 0u64;
+    let (mut ranges, mut blob_files_recovered) = (0u64, 0u64);
     for cycle in 0..cycles {
         let ctx = format!("seed {seed} cycle {cycle}");
         for _ in 0..rng.gen_range(10..60) {
             let index = base_batches + since.len() as u64;
-            let b = random_batch(&mut rng, index, &mut singles);
+            let b = random_batch_sized(&mut rng, index, &mut singles, &mut |pad| {
+                value_size(pad, &mut size_rng)
+            });
             ranges += range_deletions(b.iter().map(|w| &w.1));
             let sync = rng.gen_bool(0.15);
             let wo = WriteOptions {
@@ -382,8 +542,14 @@ fn power_loss(seed: u64, cycles: u64) {
         let image = fs.crash(p, crash_seed);
         drop(db);
         fs = image;
-        db = Db::open(DIR, shaped(direct_opts(&fs, cycle + 1), &mut shape_rng))
-            .unwrap_or_else(|e| panic!("{ctx}: open after crash(p={p}): {e}"));
+        let o = with_blob(
+            shaped(direct_opts(&fs, cycle + 1), &mut shape_rng),
+            &mut blob_rng,
+        );
+        let blob = o.blob.clone();
+        let image_blobs = blob_files(&fs);
+        db = Db::open(DIR, o)
+            .unwrap_or_else(|e| panic!("{ctx}: open after crash(p={p}) with {blob:?}: {e}"));
         let got = scan(&db);
         let m = match got.get(LAST) {
             None => 0,
@@ -423,6 +589,8 @@ fn power_loss(seed: u64, cycles: u64) {
                 base.len()
             );
         }
+        blob_files_recovered +=
+            check_blob_files(&db, &fs, &format!("{ctx}: p={p}"), Some(&image_blobs));
         lost += (since.len() - n) as u64;
         base_batches = m;
         since.clear();
@@ -433,9 +601,14 @@ fn power_loss(seed: u64, cycles: u64) {
     println!(
         "seed {seed}: {cycles} cycles, {base_batches} batches kept, {lost} unsynced lost, \
          {flushes} flushes, {compactions} compact_range, {ranges} range deletions written; \
-         at the end {merged} merge keys, {} single-delete keys live; rate limiter {:?}",
+         at the end {merged} merge keys, {} single-delete keys live; rate limiter {:?}; \
+         {blob_files_recovered} blob files live over the recoveries",
         singles.len(),
         limiter
+    );
+    assert!(
+        cycles < 50 || blob_files_recovered > 0,
+        "seed {seed}: no recovery found a blob file: the blob draws never wrote one"
     );
 }
 
@@ -523,7 +696,13 @@ fn recovered_prefix(db: &Db, ctx: &str) -> u32 {
     m
 }
 
-fn exhaustive(puts: u32) {
+/// The exhaustive workload: `puts` puts (every 7th synced), a flush half
+/// way, a full compaction, a close; the families' blob options are `blob`.
+fn exhaustive(puts: u32, blob: BlobOptions) {
+    let opts = |fs: &MemFileSystem| Options {
+        blob: blob.clone(),
+        ..opts(fs)
+    };
     let fs = MemFileSystem::new();
     fs.capture_at(0..=1_000_000);
     let db = Db::open(DIR, opts(&fs)).expect("create");
@@ -545,6 +724,9 @@ fn exhaustive(puts: u32) {
         }
     }
     db.compact_range(None, None).expect("compact");
+    if blob.enable_blob_files {
+        assert!(live_blob_files(&db) > 0, "the workload wrote no blob file");
+    }
     db.close().expect("close");
     let captures = fs.take_captures();
     let n = fs.op_count();
@@ -554,10 +736,14 @@ fn exhaustive(puts: u32) {
     for (k, image) in captures {
         let ctx = format!("crash after IO call {k} of {n}");
         if k % 25 == 0 {
-            nested += crash_the_recovery(&image, &ctx);
+            nested += crash_the_recovery(&image, &ctx, &blob);
         }
+        let image_blobs = blob_files(&image);
         let db = Db::open(DIR, opts(&image)).unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
         let m = recovered_prefix(&db, &ctx);
+        if blob.enable_blob_files {
+            check_blob_files(&db, &image, &ctx, Some(&image_blobs));
+        }
         // Every put acknowledged with sync by call k, and all puts before
         // it, must be present.
         let need = acks
@@ -586,10 +772,14 @@ fn exhaustive(puts: u32) {
 /// of tables per level as a clean recovery of `image` (a recovery that wrote
 /// its tables and its log number in separate MANIFEST edits left duplicate
 /// tables here). Returns the number of crash points tried.
-fn crash_the_recovery(image: &MemFileSystem, ctx: &str) -> usize {
-    let shape = |db: &Db| db.property("shale.levelstats").expect("levelstats");
+fn crash_the_recovery(image: &MemFileSystem, ctx: &str, blob: &BlobOptions) -> usize {
+    let shape = |db: &Db| {
+        let p = |name: &str| db.property(name).unwrap_or_else(|| panic!("{name}"));
+        (p("shale.levelstats"), p("shale.num-blob-files"))
+    };
     // No compaction after open: the table shape is then recovery's alone.
     let opts = |fs: &MemFileSystem| Options {
+        blob: blob.clone(),
         level0_file_num_compaction_trigger: 100,
         level0_slowdown_writes_trigger: 100,
         level0_stop_writes_trigger: 100,
@@ -629,13 +819,43 @@ fn recover_after_each_recovery_io<T: PartialEq + std::fmt::Debug>(
 
 #[test]
 fn exhaustive_crash_points() {
-    exhaustive(300);
+    exhaustive(300, BlobOptions::default());
 }
 
 #[test]
 #[ignore = "long: exhaustive crash points over 2000 puts (RELIABILITY.md test 4)"]
 fn exhaustive_crash_points_long() {
-    exhaustive(2000);
+    exhaustive(2000, BlobOptions::default());
+}
+
+/// Blob options of the exhaustive runs with key-value separation: values
+/// of 32 bytes or more (about half of `put_kv`'s) in 2 KiB blob files, so
+/// a flush writes several; collection of every file, so the final
+/// compaction relocates every blob and the old files go.
+fn exhaustive_blob() -> BlobOptions {
+    BlobOptions {
+        enable_blob_files: true,
+        min_blob_size: 32,
+        blob_file_size: 2 << 10,
+        enable_blob_garbage_collection: true,
+        blob_garbage_collection_age_cutoff: 1.0,
+        ..BlobOptions::default()
+    }
+}
+
+/// Issue 14: the image after every IO call of a workload writing blob
+/// files (flush, then a compaction relocating every blob) recovers every
+/// synced put as a prefix: no MANIFEST edit reaches the disk before the
+/// blob files it names and their directory entries.
+#[test]
+fn exhaustive_crash_points_with_blob_files() {
+    exhaustive(300, exhaustive_blob());
+}
+
+#[test]
+#[ignore = "long: exhaustive crash points over 2000 puts with blob files (issue 14)"]
+fn exhaustive_crash_points_with_blob_files_long() {
+    exhaustive(2000, exhaustive_blob());
 }
 
 /// Crashes a recovery after each of its IO calls and recovers again: the
@@ -787,6 +1007,197 @@ fn flushed_table_survives_power_loss_right_after_flush() {
     assert_eq!(
         db2.get(b"a").expect("get").map(|v| v.to_vec()),
         Some(b"1".to_vec())
+    );
+}
+
+/// Key-value separation (issue 14): a power loss right after a flush, and
+/// right after a compaction that relocates every blob (garbage collection
+/// of all files, whose old files then go), keeps every value: all writes
+/// the flushed memtables held and every synced write after them read back
+/// with their exact values (`get`, `multi_get`, scans both ways), and the
+/// `.blob` files on disk are exactly the live ones. A blob file written but
+/// not synced, or whose directory entry is not synced, before the MANIFEST
+/// edit naming it fails here: the image keeps only synced bytes and entries
+/// (p = 0), or a random part of the rest (p = 0.5).
+#[test]
+fn blob_files_survive_power_loss_right_after_a_flush() {
+    let fs = MemFileSystem::new();
+    let o = |fs: &MemFileSystem| Options {
+        // No flush but the test's own.
+        write_buffer_size: 8 << 20,
+        blob: BlobOptions {
+            enable_blob_files: true,
+            min_blob_size: 100,
+            // Several blob files per flush.
+            blob_file_size: 32 << 10,
+            enable_blob_garbage_collection: true,
+            blob_garbage_collection_age_cutoff: 1.0,
+            ..BlobOptions::default()
+        },
+        ..opts(fs)
+    };
+    let db = Db::open(DIR, o(&fs)).expect("create");
+    let mut model = Model::new();
+    let mut images = 0;
+    for round in 0..4u32 {
+        for i in 0..150u32 {
+            // Below and above min_blob_size, now and then 16-48 KiB.
+            let len = match i % 10 {
+                0..=2 => 10 + i as usize % 80,
+                9 => (16 << 10) + (i as usize * 331) % (32 << 10),
+                _ => 100 + (i as usize * 37) % 4000,
+            };
+            let k = format!("k{:04}", (i * 7 + round) % 200).into_bytes();
+            let mut v = format!("{round}.{i}.").into_bytes();
+            v.resize(len, b'a' + (i % 26) as u8);
+            let mut b = WriteBatch::new();
+            b.put(&k, &v);
+            db.write(b, &WriteOptions::default()).expect("put");
+            model.insert(k, v);
+        }
+        db.flush().expect("flush");
+        if round == 3 {
+            // Every blob relocated into new files, the old files dropped.
+            db.compact_range(None, None).expect("compact");
+        }
+        // Synced writes after the flush, in the WAL only.
+        for i in 0..5u32 {
+            let k = format!("s{round}.{i}").into_bytes();
+            let v = vec![b'0' + i as u8; 200 + 1000 * i as usize];
+            let mut b = WriteBatch::new();
+            b.put(&k, &v);
+            let wo = WriteOptions {
+                sync: true,
+                ..WriteOptions::default()
+            };
+            db.write(b, &wo).expect("synced put");
+            model.insert(k, v);
+        }
+        let live = live_blob_files(&db);
+        assert!(live > 0, "round {round}: no blob file written");
+        for (p, seed) in [(0.0, 0), (0.0, 1), (0.5, 2), (0.5, 3)] {
+            let ctx = format!("round {round}, power loss p={p} seed {seed}");
+            let image = fs.crash(p, seed);
+            let db2 = Db::open(DIR, o(&image)).unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
+            for (k, v) in &model {
+                let got = db2
+                    .get(k)
+                    .unwrap_or_else(|e| panic!("{ctx}: get {k:?}: {e}"));
+                assert!(
+                    got.as_deref() == Some(v.as_slice()),
+                    "{ctx}: key {} reads {:?} bytes, wrote {}",
+                    String::from_utf8_lossy(k),
+                    got.map(|g| g.len()),
+                    v.len()
+                );
+            }
+            let keys: Vec<&[u8]> = model.keys().map(Vec::as_slice).collect();
+            for (r, (k, v)) in db2
+                .multi_get(&keys, &shale::ReadOptions::default())
+                .into_iter()
+                .zip(&model)
+            {
+                let got = r.unwrap_or_else(|e| panic!("{ctx}: multi_get {k:?}: {e}"));
+                assert!(
+                    got.as_deref() == Some(v.as_slice()),
+                    "{ctx}: multi_get {k:?}"
+                );
+            }
+            assert!(scan(&db2) == model, "{ctx}: forward scan");
+            let back: Model = db2
+                .range(..)
+                .rev()
+                .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: reverse scan: {e}")))
+                .collect();
+            assert!(back == model, "{ctx}: reverse scan");
+            check_blob_files(&db2, &image, &ctx, None);
+            images += 1;
+        }
+        // The images above were taken while this DB kept running (an
+        // automatic compaction of the L0 tables too, collecting blobs).
+        check_blob_files(&db, &fs, &format!("round {round}: the running DB"), None);
+    }
+    assert_eq!(images, 16);
+}
+
+/// Engine defect (found by `exhaustive_crash_points_with_blob_files`, the
+/// image after IO call 209 of 489): a power loss after a flush made its
+/// table and blob files durable (synced, directory synced) but before its
+/// MANIFEST edit leaves them as orphans numbered at or past the MANIFEST's
+/// next file number. Recovery takes the next file number from the MANIFEST
+/// (and the WALs) alone, so the obsolete-file pass, which only deletes
+/// files numbered below it, keeps them, and new files reuse their numbers:
+/// an orphan whose number a live table takes stays for good (a `.blob` and
+/// a `.sst` of one number; the pass keeps both). RocksDB bumps the next
+/// file number past every file in the directory at open
+/// (`MaybeUpdateNextFileNumber`) and deletes such orphan tables. Here the
+/// flush is paused before its MANIFEST write and the image taken then.
+#[test]
+#[ignore = "engine defect: orphans numbered past the MANIFEST's next file number survive recovery"]
+fn orphan_blob_file_past_the_manifest_s_next_file_number_is_deleted_at_open() {
+    let _x = shale::sync_point::exclusive();
+    shale::sync_point::reset();
+    let fs = MemFileSystem::new();
+    let o = |fs: &MemFileSystem| Options {
+        blob: BlobOptions {
+            enable_blob_files: true,
+            min_blob_size: 10,
+            // Several blob files for one flush.
+            blob_file_size: 2 << 10,
+            ..BlobOptions::default()
+        },
+        ..opts(fs)
+    };
+    let db = Db::open(DIR, o(&fs)).expect("create");
+    let value = |i: u32| format!("{i:04}").repeat(50).into_bytes();
+    for i in 0..40u32 {
+        let mut b = WriteBatch::new();
+        b.put(format!("k{i:04}").as_bytes(), &value(i));
+        let wo = WriteOptions {
+            sync: i == 39,
+            ..WriteOptions::default()
+        };
+        db.write(b, &wo).expect("put");
+    }
+    let reached = Arc::new(std::sync::Barrier::new(2));
+    let go = Arc::new(std::sync::Barrier::new(2));
+    {
+        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
+        let fired = std::sync::atomic::AtomicBool::new(false);
+        shale::sync_point::set_callback("ManifestWriter::BeforeWrite", move || {
+            if !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                r.wait();
+                g.wait();
+            }
+        });
+    }
+    shale::sync_point::enable();
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    reached.wait();
+    // The flush's files are durable; its MANIFEST edit is not written.
+    let image = fs.crash(0.0, 0);
+    go.wait();
+    flusher.join().expect("flush thread").expect("flush");
+    shale::sync_point::reset();
+    let orphans = blob_files(&image);
+    assert!(orphans.len() > 1, "the flush wrote blob files: {orphans:?}");
+    let db2 = Db::open(DIR, o(&image)).expect("open after power loss");
+    for i in 0..40u32 {
+        let got = db2.get(format!("k{i:04}").as_bytes()).expect("get");
+        assert_eq!(got.as_deref(), Some(value(i).as_slice()), "key {i}");
+    }
+    db2.wait_for_compaction().expect("wait");
+    let mut files = image.list(Path::new(DIR)).expect("list");
+    files.sort();
+    assert_eq!(
+        blob_files(&image).len() as u64,
+        live_blob_files(&db2),
+        "orphan blob files of the cut flush ({orphans:?}) left after recovery: {files:?}, \
+         tables {:?}",
+        db2.property("shale.sstables")
     );
 }
 
@@ -1076,7 +1487,14 @@ type CfWrite = (String, u32, Vec<u8>, Op);
 /// A batch of the random cross-family workload: one put, delete, merge or
 /// range deletion (of `k` keys) in each of 1-3 live families, all with the
 /// batch's tag `index`, plus `~last` = `index` in each of those families.
-fn random_cf_batch(rng: &mut SmallRng, index: u64, live: &BTreeMap<String, Cf>) -> Vec<CfWrite> {
+/// Put values are padded as `value_size` says, from `sizes` (0-399 bytes
+/// mostly, now and then up to 4 KiB or 16-64 KiB: blob files).
+fn random_cf_batch(
+    rng: &mut SmallRng,
+    index: u64,
+    live: &BTreeMap<String, Cf>,
+    sizes: &mut SmallRng,
+) -> Vec<CfWrite> {
     let names: Vec<&String> = live.keys().collect();
     let n = rng.gen_range(1..=names.len().min(3));
     let chosen = rand::seq::index::sample(rng, names.len(), n);
@@ -1089,7 +1507,7 @@ fn random_cf_batch(rng: &mut SmallRng, index: u64, live: &BTreeMap<String, Cf>) 
             15..=39 => (k, Op::Merge(format!("m{index}").into_bytes())),
             40..=47 => random_range(rng, 100, 3),
             _ => {
-                let pad = "y".repeat(rng.gen_range(0..400));
+                let pad = "y".repeat(value_size(rng.gen_range(0..400), sizes));
                 (k, Op::Put(format!("{index}.{pad}").into_bytes()))
             }
         };
@@ -1140,20 +1558,36 @@ struct CfCounts {
     creates: u64,
     drops: u64,
     range_deletions: u64,
+    /// Live blob files summed over the recoveries.
+    blob_files_live: u64,
 }
 
 /// Runs `cycles` crash/recover cycles of the cross-family workload.
 fn cf_power_loss(seed: u64, cycles: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut shape_rng = SmallRng::seed_from_u64(seed ^ 0x16);
+    // Blob options (issue 14) per family at its creation and at every
+    // reopen (never for FIFO `b`), and value sizes, from generators of
+    // their own (the seed's workload stays as it was).
+    let mut blob_rng = SmallRng::seed_from_u64(seed ^ 0xB10B);
+    let mut size_rng = SmallRng::seed_from_u64(seed ^ 0x5123);
     let mut fs = MemFileSystem::new();
-    let mut db = Db::open(DIR, shaped(opts(&fs), &mut shape_rng)).expect("create");
+    let mut db = Db::open(
+        DIR,
+        with_blob(shaped(opts(&fs), &mut shape_rng), &mut blob_rng),
+    )
+    .expect("create");
     let mut live: BTreeMap<String, Cf> = BTreeMap::new();
     live.insert("default".into(), db.default_cf());
-    let a = db.create_cf("a", cf_opts("a")).expect("create_cf");
+    let a = db
+        .create_cf("a", with_blob_cf(cf_opts("a"), &mut blob_rng))
+        .expect("create_cf");
     live.insert("a".into(), a);
     for cf in db
-        .create_cfs(&[("b", cf_opts("b")), ("c", cf_opts("c"))])
+        .create_cfs(&[
+            ("b", with_blob_cf(cf_opts("b"), &mut blob_rng)),
+            ("c", with_blob_cf(cf_opts("c"), &mut blob_rng)),
+        ])
         .expect("create_cfs")
     {
         live.insert(cf.name().to_string(), cf);
@@ -1210,11 +1644,13 @@ fn cf_power_loss(seed: u64, cycles: u64) {
                     .collect();
                 let made = if names.len() == 1 {
                     vec![db
-                        .create_cf(&names[0], cf_opts(&names[0]))
+                        .create_cf(&names[0], with_blob_cf(cf_opts(&names[0]), &mut blob_rng))
                         .unwrap_or_else(|e| panic!("{ctx}: create_cf({names:?}): {e}"))]
                 } else {
-                    let req: Vec<(&str, CfOptions)> =
-                        names.iter().map(|s| (s.as_str(), cf_opts(s))).collect();
+                    let req: Vec<(&str, CfOptions)> = names
+                        .iter()
+                        .map(|s| (s.as_str(), with_blob_cf(cf_opts(s), &mut blob_rng)))
+                        .collect();
                     db.create_cfs(&req)
                         .unwrap_or_else(|e| panic!("{ctx}: create_cfs({names:?}): {e}"))
                 };
@@ -1225,7 +1661,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
                 n.creates += names.len() as u64;
             } else {
                 let index = base_batches + since.len() as u64;
-                let b = random_cf_batch(&mut rng, index, &live);
+                let b = random_cf_batch(&mut rng, index, &live, &mut size_rng);
                 n.range_deletions += range_deletions(b.iter().map(|w| &w.3));
                 let sync = rng.gen_bool(0.15);
                 let wo = WriteOptions {
@@ -1244,8 +1680,26 @@ fn cf_power_loss(seed: u64, cycles: u64) {
         let image = fs.crash(p, rng.gen());
         drop(db);
         fs = image;
-        db = Db::open(DIR, shaped(opts(&fs), &mut shape_rng))
-            .unwrap_or_else(|e| panic!("{ctx}: open after crash(p={p}): {e}"));
+        // Every family reopens with its blob options drawn again.
+        let o = with_blob(shaped(opts(&fs), &mut shape_rng), &mut blob_rng);
+        let image_blobs = blob_files(&fs);
+        let column_families = Db::list_cfs(DIR, &o)
+            .unwrap_or_else(|e| panic!("{ctx}: list_cfs after crash(p={p}): {e}"))
+            .into_iter()
+            .filter(|n| n != "default")
+            .map(|n| {
+                let c = with_blob_cf(cf_opts(&n), &mut blob_rng);
+                (n, c)
+            })
+            .collect();
+        db = Db::open(
+            DIR,
+            Options {
+                column_families,
+                ..o
+            },
+        )
+        .unwrap_or_else(|e| panic!("{ctx}: open after crash(p={p}): {e}"));
         let ctx = format!("{ctx} p={p}");
         // Exactly the families created and not dropped, with their ids.
         let got_families: Vec<(String, u32)> = db
@@ -1297,7 +1751,18 @@ fn cf_power_loss(seed: u64, cycles: u64) {
             assert_eq!(
                 k_hi,
                 since.len(),
-                "{ctx}: a process crash lost acked writes"
+                "{ctx}: a process crash lost acked writes: recovered {m} of {total}; first lost \
+                 batch's families {:?}; recovery: {:?}; families {:?}",
+                since
+                    .get(k_hi)
+                    .map(|b| b.iter().map(|w| w.0.clone()).collect::<BTreeSet<_>>()),
+                db.property("shale.wal-recovery"),
+                got.iter()
+                    .map(|(n, f)| (
+                        n.clone(),
+                        f.get(LAST).map(|v| String::from_utf8_lossy(v).to_string())
+                    ))
+                    .collect::<Vec<_>>()
             );
         }
         for b in &since[..k] {
@@ -1322,6 +1787,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
                 );
             }
         }
+        n.blob_files_live += check_blob_files(&db, &fs, &ctx, Some(&image_blobs));
         n.batches_kept = m;
         n.lost += (since.len() - k) as u64;
         base_batches = m;
@@ -1329,6 +1795,10 @@ fn cf_power_loss(seed: u64, cycles: u64) {
         must_survive = 0;
     }
     println!("seed {seed}: {cycles} cycles, {n:?}");
+    assert!(
+        cycles < 50 || n.blob_files_live > 0,
+        "seed {seed}: no recovery found a blob file: the blob draws never wrote one"
+    );
 }
 
 /// A random live family's name (any, including `default`).

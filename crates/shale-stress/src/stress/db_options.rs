@@ -4,6 +4,15 @@
 //!
 //! `num_levels` is not drawn here: it is fixed when the DB is created and
 //! kept in the expected-state file (a DB cannot reopen with fewer levels).
+//!
+//! Key-value separation (issue 14): each run draws the blob options of the
+//! default family and of every other family (`random_blob`, from
+//! generators of their own, so the other draws of a seed are unchanged):
+//! off, or every option drawn, `min_blob_size` from 0 (every value) to
+//! 1 KiB against values of 12 bytes to 4 KiB (`value.rs`);
+//! `--enable_blob_files` forces them on or off. Never with FIFO (refused by
+//! the engine: see `use_fifo`). A run may turn them off, on, or change them
+//! over blob files an earlier run wrote.
 //! Every family gets the stress merge operator (`merge_op.rs`) in every run,
 //! with merges or not: operands written by an earlier run need it.
 
@@ -14,8 +23,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use shale::{
-    CfOptions, CompactionStyle, Compression, FifoCompactionOptions, Options, RateLimiter,
-    UniversalCompactionOptions, UniversalStopStyle,
+    BlobOptions, CfOptions, CompactionStyle, Compression, FifoCompactionOptions, Options,
+    PrepopulateBlobCache, RateLimiter, UniversalCompactionOptions, UniversalStopStyle,
 };
 
 use super::merge_op::StressMergeOperator;
@@ -30,8 +39,10 @@ pub fn random_num_levels(seed: u64) -> u32 {
     SmallRng::seed_from_u64(seed ^ 0x1e5e1).gen_range(3..=7)
 }
 
-/// Options for a run with `seed` on a DB with `num_levels` levels.
-pub fn random_options(seed: u64, num_levels: u32) -> Options {
+/// Options for a run with `seed` on a DB with `num_levels` levels; `blob`
+/// forces blob files on or off (`--enable_blob_files`), else they are
+/// drawn.
+pub fn random_options(seed: u64, num_levels: u32, blob: Option<bool>) -> Options {
     let mut rng = SmallRng::seed_from_u64(seed ^ 0x0970_1105);
     let compression = pick(
         &mut rng,
@@ -76,7 +87,46 @@ pub fn random_options(seed: u64, num_levels: u32) -> Options {
         ..Options::default()
     };
     (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
+    o.blob = random_blob(&mut SmallRng::seed_from_u64(seed ^ 0xb10b), blob);
     o
+}
+
+/// A family's blob options (see the module documentation): with `force`
+/// unset, off in 1 run in 3; otherwise every option drawn, blob files on
+/// (or as forced). Garbage collection is on in most draws, so runs with
+/// blob files relocate blobs and delete old files.
+pub fn random_blob(rng: &mut SmallRng, force: Option<bool>) -> BlobOptions {
+    let drawn_on = rng.gen_ratio(2, 3);
+    let b = BlobOptions {
+        enable_blob_files: force.unwrap_or(drawn_on),
+        // Values are 12-52 bytes, 1 in 16 up to 4 KiB: 0 and 16 move all
+        // or most values, 32 and 48 part of the small ones, 64 and more
+        // only the large ones.
+        min_blob_size: pick(rng, &[0, 16, 32, 48, 64, 256, 1024]),
+        blob_file_size: pick(rng, &[16 << 10, 256 << 10, 4 << 20, 256 << 20]),
+        blob_compression_type: pick(
+            rng,
+            &[Compression::None, Compression::Lz4, Compression::Zstd],
+        ),
+        enable_blob_garbage_collection: rng.gen_ratio(7, 10),
+        blob_garbage_collection_age_cutoff: pick(rng, &[0.0, 0.25, 0.5, 1.0]),
+        blob_garbage_collection_force_threshold: pick(rng, &[0.0, 0.5, 1.0]),
+        blob_compaction_readahead_size: pick(rng, &[0, 4096, 1 << 20]),
+        blob_file_starting_level: pick(rng, &[0, 0, 1, 2]),
+        prepopulate_blob_cache: pick(
+            rng,
+            &[
+                PrepopulateBlobCache::Disable,
+                PrepopulateBlobCache::FlushOnly,
+            ],
+        ),
+    };
+    if b.enable_blob_files || b.enable_blob_garbage_collection {
+        b
+    } else {
+        // Off: what an earlier run wrote stays in its blob files.
+        BlobOptions::default()
+    }
 }
 
 /// Leveled (most runs) or universal compaction with its options drawn; a
@@ -151,9 +201,10 @@ pub fn cf_name(i: u32) -> String {
 }
 
 /// Options of family number `i >= 1` for a run with `seed`: the default
-/// family's shape (`opts`) with its own write buffer size and L0 trigger, so
-/// families switch memtables, flush and compact at different times.
-pub fn random_cf_options(seed: u64, opts: &Options, i: u32) -> CfOptions {
+/// family's shape (`opts`) with its own write buffer size, L0 trigger and
+/// blob options (`blob` forces blob files on or off), so families switch
+/// memtables, flush and compact at different times.
+pub fn random_cf_options(seed: u64, opts: &Options, i: u32, blob: Option<bool>) -> CfOptions {
     let mut rng = SmallRng::seed_from_u64(seed ^ 0x00cf_0000 ^ u64::from(i));
     let l0_trigger = pick(&mut rng, &[2, 4, 8]);
     let write_buffer_size = pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20]);
@@ -174,6 +225,8 @@ pub fn random_cf_options(seed: u64, opts: &Options, i: u32) -> CfOptions {
     // draw leveled or universal per family and run.
     if opts.compaction_style != CompactionStyle::Fifo {
         (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
+        let mut blob_rng = SmallRng::seed_from_u64(seed ^ 0xb10b_00cf ^ u64::from(i));
+        o.blob = random_blob(&mut blob_rng, blob);
     }
     o
 }
@@ -183,8 +236,10 @@ pub fn random_cf_options(seed: u64, opts: &Options, i: u32) -> CfOptions {
 /// nothing is dropped and verification stays exact while flushes, intra-L0
 /// merges (on) and the FIFO picker run; memtables of at least 1 MiB, as
 /// FIFO keeps every table in L0 and thousands of tiny ones would make
-/// every read slow.
+/// every read slow. No blob files (FIFO refuses them; a FIFO DB never had
+/// any, as the style is fixed at creation).
 pub fn use_fifo(o: &mut Options) {
+    o.blob = BlobOptions::default();
     o.compaction_style = CompactionStyle::Fifo;
     o.compaction_options_fifo = FifoCompactionOptions {
         max_table_files_size: 1 << 40,
@@ -201,7 +256,8 @@ pub fn describe(o: &Options) -> String {
          bloom_bits={} compression={} bottommost={} num_levels={} l0_trigger={} \
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
          dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
-         direct_reads={} direct_flush_compaction={} rate_limiter={} compaction_style={}{}",
+         direct_reads={} direct_flush_compaction={} rate_limiter={} compaction_style={}{} \
+         blob={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -235,7 +291,28 @@ pub fn describe(o: &Options) -> String {
             format!(" {:?}", o.compaction_options_universal)
         } else {
             String::new()
-        }
+        },
+        describe_blob(&o.blob)
+    )
+}
+
+/// The blob options in one word: `off`, or their values joined by `/`.
+pub fn describe_blob(b: &BlobOptions) -> String {
+    if *b == BlobOptions::default() {
+        return "off".to_string();
+    }
+    format!(
+        "files:{}/min:{}/file_size:{}/{}/gc:{}/cutoff:{}/force:{}/readahead:{}/start_level:{}/{}",
+        u8::from(b.enable_blob_files),
+        b.min_blob_size,
+        b.blob_file_size,
+        b.blob_compression_type.name(),
+        u8::from(b.enable_blob_garbage_collection),
+        b.blob_garbage_collection_age_cutoff,
+        b.blob_garbage_collection_force_threshold,
+        b.blob_compaction_readahead_size,
+        b.blob_file_starting_level,
+        b.prepopulate_blob_cache.name()
     )
 }
 
@@ -245,18 +322,45 @@ mod tests {
 
     #[test]
     fn drawn_options_are_valid_and_reproducible() {
+        let (mut blob_on, mut blob_off) = (0, 0);
         for seed in 0..200 {
-            let o = random_options(seed, random_num_levels(seed));
+            let o = random_options(seed, random_num_levels(seed), None);
             o.validate().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             for i in 1..4 {
-                random_cf_options(seed, &o, i)
-                    .validate()
+                let c = random_cf_options(seed, &o, i, None);
+                c.validate()
                     .unwrap_or_else(|e| panic!("seed {seed} family {i}: {e}"));
+                if c.blob.enable_blob_files {
+                    blob_on += 1;
+                } else {
+                    blob_off += 1;
+                }
             }
             assert_eq!(
                 describe(&o),
-                describe(&random_options(seed, random_num_levels(seed)))
+                describe(&random_options(seed, random_num_levels(seed), None))
             );
+            // Forced on: every family; FIFO: none.
+            let mut forced = random_options(seed, random_num_levels(seed), Some(true));
+            assert!(forced.blob.enable_blob_files);
+            assert!(
+                random_cf_options(seed, &forced, 1, Some(true))
+                    .blob
+                    .enable_blob_files
+            );
+            assert!(!random_options(seed, 3, Some(false)).blob.enable_blob_files);
+            use_fifo(&mut forced);
+            forced
+                .validate()
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            let c = random_cf_options(seed, &forced, 2, Some(true));
+            c.validate()
+                .unwrap_or_else(|e| panic!("seed {seed} FIFO family: {e}"));
+            assert!(!c.blob.enable_blob_files);
         }
+        assert!(
+            blob_on > 100 && blob_off > 100,
+            "{blob_on} on, {blob_off} off"
+        );
     }
 }

@@ -93,6 +93,12 @@ pub struct Flags {
     /// the expected state is created; default: drawn from the seed, FIFO
     /// in 1 DB in 4. Not in history mode.
     pub compaction_style: u32,
+    /// `--enable_blob_files` (db_stress's name): key-value separation on
+    /// or off in every family of this run, with the other blob options
+    /// drawn (`db_options::random_blob`); `None` (not given): drawn per
+    /// run and family. Given as on, FIFO is not drawn (FIFO refuses blob
+    /// files); a FIFO DB runs without them.
+    pub enable_blob_files: Option<bool>,
 }
 
 /// Largest `--column_families`.
@@ -107,7 +113,8 @@ pub const USAGE: &str = "usage: shale-stress --db=DIR [--threads=4] [--max_key=1
 [--ops_per_thread=100000] [--duration=SECS] [--seed=N] [--verify_only] [--reopen=0] \
 [--sync] [--expected=FILE] [--history=DIR] [--column_families=1] [--use_merge] \
 [--merge_percent=N] [--nooverwritepercent=N] [--delrangepercent=N] \
-[--range_deletion_width=10] [--ttl_percent=N] [--compaction_filter] [--compaction_style=0|2]";
+[--range_deletion_width=10] [--ttl_percent=N] [--compaction_filter] [--compaction_style=0|2] \
+[--enable_blob_files[=0|1]]";
 
 /// The `--help` text: the usage line, then each flag.
 pub const HELP: &str = "\
@@ -135,6 +142,9 @@ pub const HELP: &str = "\
                            6 mod 8 removed); fixed at creation (not history)
   --compaction_style=N     0 leveled, 2 FIFO (every family, nothing dropped);
                            fixed at creation (not history)
+  --enable_blob_files      blob files (key-value separation) in every family of the
+                           run, other blob options drawn; =0 turns them off; never
+                           with FIFO
 Exit status: 0 ok, 1 verification failure, 2 usage or setup error.";
 
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
@@ -180,6 +190,7 @@ impl Flags {
             compaction_filter: false,
             compaction_filter_given: false,
             compaction_style: 0,
+            enable_blob_files: None,
         };
         let mut max_key_given = false;
         let (mut use_merge, mut merge_percent, mut delrangepercent) = (None, None, None);
@@ -196,7 +207,7 @@ impl Flags {
             };
             let is_bool = matches!(
                 name,
-                "verify_only" | "sync" | "use_merge" | "compaction_filter"
+                "verify_only" | "sync" | "use_merge" | "compaction_filter" | "enable_blob_files"
             );
             let value = match inline {
                 Some(v) => Some(v),
@@ -237,6 +248,9 @@ impl Flags {
                     compaction_filter = Some(parse_bool(name, value.as_deref())?)
                 }
                 "compaction_style" => compaction_style = Some(parse_num(name, v)?),
+                "enable_blob_files" => {
+                    f.enable_blob_files = Some(parse_bool(name, value.as_deref())?)
+                }
                 _ => return Err(format!("unknown flag --{name}")),
             }
         }
@@ -273,7 +287,16 @@ impl Flags {
         f.ttl_percent = ttl_percent.unwrap_or(if history { 0 } else { drawn_ttl });
         f.compaction_filter_given = compaction_filter.is_some();
         f.compaction_filter = compaction_filter.unwrap_or(!history && drawn_filter);
-        f.compaction_style = compaction_style.unwrap_or(if history { 0 } else { drawn_style });
+        // Blob files forced on: FIFO (which refuses them) is not drawn.
+        let blob_on = f.enable_blob_files == Some(true);
+        f.compaction_style =
+            compaction_style.unwrap_or(if history || blob_on { 0 } else { drawn_style });
+        if blob_on && f.compaction_style == 2 {
+            return Err(
+                "--enable_blob_files with --compaction_style=2: FIFO compaction refuses blob files"
+                    .into(),
+            );
+        }
         if f.compaction_style != 0 && f.compaction_style != 2 {
             return Err(format!(
                 "--compaction_style={}: 0 (leveled) or 2 (FIFO); universal does not run yet",
@@ -444,6 +467,39 @@ mod tests {
         assert!(Flags::parse(&args("--db=/x --history=/h --ttl_percent=5")).is_err());
         assert!(Flags::parse(&args("--db=/x --history=/h --compaction_filter")).is_err());
         assert!(Flags::parse(&args("--db=/x --history=/h --compaction_filter=0")).is_ok());
+    }
+
+    #[test]
+    fn blob_flag_given_or_drawn_and_never_with_fifo() {
+        let f = Flags::parse(&args("--db=/x")).unwrap();
+        assert_eq!(f.enable_blob_files, None);
+        let f = Flags::parse(&args("--db=/x --enable_blob_files")).unwrap();
+        assert_eq!(f.enable_blob_files, Some(true));
+        let f = Flags::parse(&args("--db=/x --enable_blob_files=0")).unwrap();
+        assert_eq!(f.enable_blob_files, Some(false));
+        assert!(Flags::parse(&args("--db=/x --enable_blob_files --compaction_style=2")).is_err());
+        assert!(Flags::parse(&args("--db=/x --enable_blob_files=0 --compaction_style=2")).is_ok());
+        // Forced on, no seed draws FIFO; the other draws are unchanged.
+        for seed in 0..64 {
+            let a = Flags::parse(&args(&format!("--db=/x --seed={seed}"))).unwrap();
+            let b =
+                Flags::parse(&args(&format!("--db=/x --seed={seed} --enable_blob_files"))).unwrap();
+            assert_eq!(b.compaction_style, 0);
+            assert_eq!(
+                (
+                    a.use_merge,
+                    a.merge_percent,
+                    a.delrangepercent,
+                    a.ttl_percent
+                ),
+                (
+                    b.use_merge,
+                    b.merge_percent,
+                    b.delrangepercent,
+                    b.ttl_percent
+                )
+            );
+        }
     }
 
     #[test]

@@ -43,7 +43,9 @@
 //! in memtables and tables, across kills. Read-modify-write merges
 //! (`--merge_percent`) and single deletes are not part of this mode.
 //!
-//! Values are unique in the history: `s<segment>.c<client>.<n>`. Every DB
+//! Values are unique in the history: `s<segment>.c<client>.<n>`, 1 in 4
+//! padded with `.ppp...` to 16-136 bytes (so that blob files, issue 14,
+//! hold some when the run's `min_blob_size` is small enough). Every DB
 //! error is a failure (no faults are injected here). A write acknowledged
 //! before a kill must be seen by the recovery read (with or without
 //! `--sync`: a process crash loses nothing handed to the OS), and a write cut
@@ -141,7 +143,11 @@ fn num_levels(flags: &Flags, hist: &HistoryDir) -> Result<u32, String> {
 /// Runs history mode; returns the number of failures.
 pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
     let hist = HistoryDir::open(dir).map_err(|e| format!("history {}: {e}", dir.display()))?;
-    let mut opts = db_options::random_options(flags.seed, num_levels(flags, &hist)?);
+    let mut opts = db_options::random_options(
+        flags.seed,
+        num_levels(flags, &hist)?,
+        flags.enable_blob_files,
+    );
     db_options::keep_direct_io_if_supported(&mut opts, &flags.db);
     println!("seed: {}", flags.seed);
     println!(
@@ -303,7 +309,14 @@ struct Client<'a> {
 impl Client<'_> {
     fn value(&mut self) -> String {
         self.n += 1;
-        format!("s{}.c{}.{}", self.segment, self.id, self.n)
+        let v = format!("s{}.c{}.{}", self.segment, self.id, self.n);
+        if !self.n.is_multiple_of(4) {
+            return v;
+        }
+        // 1 value in 4 padded to 16-136 bytes, so the drawn
+        // `min_blob_size`s move some values to blob files.
+        let len = 16 + (self.n * 37 % 121) as usize;
+        format!("{v}.{}", "p".repeat(len.saturating_sub(v.len() + 1)))
     }
 
     fn history(e: std::io::Error) -> String {

@@ -5,7 +5,10 @@
 //! the owner is the key and its column family (`cf << 32 | key`, see
 //! [`owner`]), so a value read under the wrong key or in the wrong family, a
 //! stale value and a corrupted value are all detected:
-//! `[owner u64 BE][base u32 BE][filler 0..=40 bytes]`.
+//! `[owner u64 BE][base u32 BE][filler]`. The filler is 0-40 bytes, or for
+//! 1 value in 16 (by the same hash) 41 bytes to 4 KiB, so values span the
+//! drawn `min_blob_size`s (`db_options::random_blob`): some go to blob
+//! files, some stay in the tables.
 //!
 //! The *filtered form* (what the stress compaction filter rewrites a value
 //! to, `compaction_filter.rs`) has the top bit of the base field set, the
@@ -32,16 +35,21 @@ pub fn key_index(bytes: &[u8]) -> Option<u64> {
 fn filler(key: u64, base: ValueState) -> impl Iterator<Item = u8> {
     let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15)
         ^ u64::from(base).wrapping_mul(0xff51_afd7_ed55_8ccd);
-    let len = (h % 41) as usize;
+    let len = if (h >> 40).is_multiple_of(16) {
+        41 + (h >> 16) as usize % 4056
+    } else {
+        (h % 41) as usize
+    };
     (0..len).map(move |i| (h >> (i % 8 * 8)) as u8 ^ i as u8)
 }
 
 /// The value written for `base` under `key`. Requires `base != 0`.
 pub fn encode(key: u64, base: ValueState) -> Vec<u8> {
-    let mut v = Vec::with_capacity(52);
+    let fill = filler(key, base);
+    let mut v = Vec::with_capacity(12 + fill.size_hint().0);
     v.extend_from_slice(&key.to_be_bytes());
     v.extend_from_slice(&base.to_be_bytes());
-    v.extend(filler(key, base));
+    v.extend(fill);
     v
 }
 
@@ -141,6 +149,11 @@ mod tests {
         assert!(!read(3, Some(&encode(3, 9))).unwrap().filtered);
         assert_eq!(filtered(&f), None);
         assert_eq!(filtered(&[1, 2]), None);
+        // Sizes: 12-52 bytes mostly, now and then up to 4 KiB.
+        let lens: Vec<usize> = (1..2000).map(|b| encode(5, b).len()).collect();
+        assert!(lens.iter().all(|&l| (12..=4096).contains(&l)));
+        let large = lens.iter().filter(|&&l| l > 52).count();
+        assert!((60..200).contains(&large), "{large} large values of 1999");
         let mut bad = f.clone();
         bad[11] ^= 1;
         assert!(decode(3, Some(&bad)).is_err());
