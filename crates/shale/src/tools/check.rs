@@ -170,19 +170,7 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
             ));
             continue;
         }
-        let actual = size(&name);
-        r.checked.push(CheckedFile {
-            name,
-            kind: "SST",
-            bytes: actual,
-        });
-        if actual != t.size {
-            r.problems.push(Error::corruption(
-                file.as_str(),
-                actual.min(t.size),
-                format!("file has {actual} bytes, the MANIFEST says {}", t.size),
-            ));
-        }
+        check_size(&mut r, name, "SST", &file, size_of(&path), t.size);
         match SstReader::open(&path).and_then(|s| s.verify()) {
             Ok(problems) => r.problems.extend(problems),
             Err(e) => r.problems.push(e),
@@ -408,19 +396,8 @@ fn check_blob_file(
         return;
     }
     let fs = default_fs();
-    let actual = fs.file_size(&path).unwrap_or(0);
-    r.checked.push(CheckedFile {
-        name,
-        kind: "BLOB",
-        bytes: actual,
-    });
-    if actual != b.size {
-        r.problems.push(Error::corruption(
-            file.as_str(),
-            actual.min(b.size),
-            format!("file has {actual} bytes, the MANIFEST says {}", b.size),
-        ));
-    }
+    let actual = size_of(&path);
+    check_size(r, name, "BLOB", &file, actual, b.size);
     match verify_blob_file(&*fs, &path, number) {
         Ok(reader) => {
             if (reader.record_count(), reader.total_bytes()) != (b.count, b.bytes) {
@@ -440,6 +417,35 @@ fn check_blob_file(
             }
         }
         Err(e) => r.problems.push(e),
+    }
+}
+
+/// The size of the file at `path` (0 when it cannot be read).
+fn size_of(path: &Path) -> u64 {
+    default_fs().file_size(path).unwrap_or(0)
+}
+
+/// Records a listed file as checked, and a problem when its size is not
+/// the one the MANIFEST recorded.
+fn check_size(
+    r: &mut CheckReport,
+    name: String,
+    kind: &'static str,
+    file: &str,
+    actual: u64,
+    expected: u64,
+) {
+    r.checked.push(CheckedFile {
+        name,
+        kind,
+        bytes: actual,
+    });
+    if actual != expected {
+        r.problems.push(Error::corruption(
+            file,
+            actual.min(expected),
+            format!("file has {actual} bytes, the MANIFEST says {expected}"),
+        ));
     }
 }
 
