@@ -1160,7 +1160,7 @@ fn check_iteration(on: &On, model: &Model, rng: &mut SmallRng, seed: u64) {
                     assert_eq!(it.key(), sub[p].0.as_slice(), "seed {seed}: cursor key");
                     // Now and then the value is read up front (a blob
                     // value is read here, else on `value()`).
-                    if sub[p].1.len() % 3 == 0 {
+                    if sub[p].1.len().is_multiple_of(3) {
                         assert!(it.prepare_value(), "seed {seed}: {:?}", it.status());
                     }
                     assert_eq!(it.value(), sub[p].1.as_slice(), "seed {seed}: cursor value");
