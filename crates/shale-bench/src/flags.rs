@@ -263,6 +263,21 @@ define_flags! {
     universal_allow_trivial_move: bool = false, Eng, "Universal: move disjoint runs without rewriting them (shale; the rocksdb crate has no setter, so rocksdb refuses it).";
     universal_incremental: bool = false, Eng, "Universal: incremental space-amplification merges (refused by both engines here).";
     merge_operator: String = String::new(), Eng, "Merge operator of every family (\"\" = none; needed by mergerandom and readrandommergerandom): put, uint64add, max or stringappend (delimiter ','), or their RocksDB class names. shale and rocksdb only. Merge operands are --value_size bytes from the value generator, as db_bench's gen.Generate(); uint64add therefore needs --value_size=8 on shale, whose operator fails reads on other lengths (rejected up front), while rocksdb counts them as 0 as RocksDB's uint64add does. RocksDB: the rocksdb crate offers no native operator, so these are Rust callbacks (set_merge_operator_associative) with RocksDB's semantics; each merge call also pays the C API's overhead (operand pointer arrays, the result copied out of a Rust allocation), which db_bench's native operators do not.";
+    // ---- Integrated BlobDB (key-value separation; db_bench's names and defaults) ----
+    enable_blob_files: bool = false, Eng, "Values of at least --min_blob_size bytes go to blob files, written by flushes and compactions (shale: CfOptions::blob; rocksdb: set_enable_blob_files; fjall: KeyspaceCreateOptions::with_kv_separation). The other blob flags need it (unless --use_existing_db: the DB may hold blob files).";
+    min_blob_size: i64 = 0, Eng, "Blob files: smallest value (bytes) moved to a blob file (fjall: separation_threshold).";
+    blob_file_size: i64 = 256 * MIB, Eng, "Blob files: a blob file is closed past this many bytes (fjall: file_target_size).";
+    blob_compression_type: String = "none".to_string(), Eng, "Blob files: compression of each blob (shale: none, lz4, zstd; rocksdb also snappy, zlib, bzip2, lz4hc; fjall: none, lz4).";
+    enable_blob_garbage_collection: bool = false, Eng, "Blob files: compactions relocate the live blobs of the oldest blob files, so those empty and are deleted (fjall: refused, its collection follows another rule).";
+    blob_garbage_collection_age_cutoff: f64 = 0.25, Eng, "Blob files: share (0..=1) of the blob files, oldest first, garbage collection relocates (needs --enable_blob_garbage_collection=1).";
+    blob_garbage_collection_force_threshold: f64 = 1.0, Eng, "Blob files: garbage share (0..=1) of the oldest blob files that forces compactions of the tables referencing them (needs --enable_blob_garbage_collection=1).";
+    blob_compaction_readahead_size: i64 = 0, Eng, "Blob files: bytes compactions read ahead in a blob file they relocate blobs from (0 = none).";
+    blob_file_starting_level: i64 = 0, Eng, "Blob files: first level whose compactions write blob files (0 = flushes too).";
+    use_blob_cache: bool = false, Eng, "Blob files: cache blobs (db_bench: in the block cache with --use_shared_block_and_blob_cache=1, else a cache of its own of --blob_cache_size). shale and fjall always cache blobs in the block cache (shale at bottom priority): --use_blob_cache=1 --use_shared_block_and_blob_cache=1 is what they run, and the header warns when --enable_blob_files=1 comes without --use_blob_cache=1.";
+    use_shared_block_and_blob_cache: bool = true, Eng, "Blob files: with --use_blob_cache=1, blobs share the block cache (0 = a blob cache of its own: rocksdb only).";
+    prepopulate_blob_cache: i64 = 0, Eng, "Blob files: 1 = flushes insert the blobs they write into the blob cache (kFlushOnly; needs --use_blob_cache=1, as db_bench reads it only then), 0 = no.";
+    blob_cache_size: i64 = 8 * MIB, Rocks, "Blob files: bytes of the blob cache of its own (--use_blob_cache=1 --use_shared_block_and_blob_cache=0).";
+    blob_cache_numshardbits: i64 = 6, Rocks, "Blob files: shard bits of the blob cache of its own.";
     // ---- Shale-only options ----
     wal_mmap_writes: bool = true, Shale, "Write WAL files through a shared memory mapping (appends need no system call).";
     level_compaction_dynamic_file_size: bool = true, Shale, "Cut compaction outputs at the next level's file boundaries (RocksDB's option, default true there too; db_bench has no flag for it).";
@@ -302,6 +317,25 @@ fn unknown_flag(name: &str) -> Error {
 fn def(name: &str) -> Option<&'static FlagDef> {
     FLAG_DEFS.iter().find(|d| d.name == name)
 }
+
+/// db_bench's blob flags (`enable_blob_files` first): every engine maps
+/// them or refuses them by name.
+pub const BLOB_FLAGS: &[&str] = &[
+    "enable_blob_files",
+    "min_blob_size",
+    "blob_file_size",
+    "blob_compression_type",
+    "enable_blob_garbage_collection",
+    "blob_garbage_collection_age_cutoff",
+    "blob_garbage_collection_force_threshold",
+    "blob_compaction_readahead_size",
+    "blob_file_starting_level",
+    "use_blob_cache",
+    "use_shared_block_and_blob_cache",
+    "prepopulate_blob_cache",
+    "blob_cache_size",
+    "blob_cache_numshardbits",
+];
 
 /// The engines this build knows about.
 pub const ENGINES: &[&str] = &["shale", "rocksdb", "fjall", "memory"];
@@ -512,6 +546,100 @@ impl Flags {
         let (a, b) = self.seek_key_range();
         if a >= b {
             bail!("--seek_key_range_start ({a}) must be < --seek_key_range_end ({b}; -1 = --num)");
+        }
+        self.validate_blob()
+    }
+
+    /// The blob flags' ranges and the rules between them, the same for
+    /// every engine: a flag that would have no effect is refused, naming
+    /// the flag it needs (db_bench would ignore it).
+    fn validate_blob(&self) -> Result<()> {
+        for (n, v) in [
+            ("min_blob_size", self.min_blob_size),
+            (
+                "blob_compaction_readahead_size",
+                self.blob_compaction_readahead_size,
+            ),
+            ("blob_file_starting_level", self.blob_file_starting_level),
+        ] {
+            if v < 0 {
+                bail!("--{n} must be >= 0 (got {v})");
+            }
+        }
+        for (n, v) in [
+            ("blob_file_size", self.blob_file_size),
+            ("blob_cache_size", self.blob_cache_size),
+        ] {
+            if v <= 0 {
+                bail!("--{n} must be > 0 (got {v})");
+            }
+        }
+        for (n, v) in [
+            (
+                "blob_garbage_collection_age_cutoff",
+                self.blob_garbage_collection_age_cutoff,
+            ),
+            (
+                "blob_garbage_collection_force_threshold",
+                self.blob_garbage_collection_force_threshold,
+            ),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                bail!("--{n} must be in [0, 1] (got {v})");
+            }
+        }
+        if !(0..=1).contains(&self.prepopulate_blob_cache) {
+            bail!(
+                "--prepopulate_blob_cache must be 0 (kDisable) or 1 (kFlushOnly) (got {})",
+                self.prepopulate_blob_cache
+            );
+        }
+        // Which flag each one needs: (flags, the flag, its wanted value).
+        let needs: [(&[&str], &str, bool); 4] = [
+            (
+                &BLOB_FLAGS[1..],
+                "enable_blob_files",
+                self.enable_blob_files || self.use_existing_db,
+            ),
+            (
+                &[
+                    "blob_garbage_collection_age_cutoff",
+                    "blob_garbage_collection_force_threshold",
+                ],
+                "enable_blob_garbage_collection",
+                self.enable_blob_garbage_collection,
+            ),
+            (
+                &["use_shared_block_and_blob_cache", "prepopulate_blob_cache"],
+                "use_blob_cache",
+                self.use_blob_cache,
+            ),
+            (
+                &["blob_cache_size", "blob_cache_numshardbits"],
+                "use_shared_block_and_blob_cache",
+                !self.use_shared_block_and_blob_cache,
+            ),
+        ];
+        for (flags, needed, ok) in needs {
+            if let Some(n) = flags.iter().find(|n| !self.has_default(n)).filter(|_| !ok) {
+                let want = if needed == "use_shared_block_and_blob_cache" {
+                    "0"
+                } else {
+                    "1"
+                };
+                let why = if needed == "enable_blob_files" {
+                    " (or --use_existing_db=1): a fresh DB without blob files would ignore it"
+                } else {
+                    ": without it the option has no effect"
+                };
+                bail!("--{n} needs --{needed}={want}{why}");
+            }
+        }
+        if self.use_blob_cache && self.use_shared_block_and_blob_cache && self.cache_size <= 0 {
+            bail!(
+                "--use_blob_cache=1 with --use_shared_block_and_blob_cache=1 puts blobs in the block cache: \
+                 it needs --cache_size > 0"
+            );
         }
         Ok(())
     }
@@ -839,6 +967,139 @@ mod tests {
         assert!(Flags::help().contains("set_merge_operator_associative"));
         let def = FLAG_DEFS.iter().find(|d| d.name == "merge_operator");
         assert_eq!(def.unwrap().category, Category::Eng);
+    }
+
+    #[test]
+    fn blob_flags_have_db_bench_defaults_and_are_validated() {
+        let d = Flags::parse::<&str>(&[]).unwrap();
+        assert!(!d.enable_blob_files && !d.enable_blob_garbage_collection);
+        assert_eq!((d.min_blob_size, d.blob_file_size), (0, 256 << 20));
+        assert_eq!(d.blob_compression_type, "none");
+        assert_eq!(
+            (
+                d.blob_garbage_collection_age_cutoff,
+                d.blob_garbage_collection_force_threshold
+            ),
+            (0.25, 1.0)
+        );
+        assert_eq!(
+            (
+                d.blob_compaction_readahead_size,
+                d.blob_file_starting_level,
+                d.prepopulate_blob_cache
+            ),
+            (0, 0, 0)
+        );
+        assert!(!d.use_blob_cache && d.use_shared_block_and_blob_cache);
+        assert_eq!((d.blob_cache_size, d.blob_cache_numshardbits), (8 << 20, 6));
+        let f = Flags::parse(&[
+            "--enable_blob_files",
+            "--min_blob_size=100",
+            "--blob_file_size=1048576",
+            "--blob_compression_type=zstd",
+            "--enable_blob_garbage_collection=1",
+            "--blob_garbage_collection_age_cutoff=0.5",
+            "--blob_garbage_collection_force_threshold=0.75",
+            "--blob_compaction_readahead_size=65536",
+            "--blob_file_starting_level=2",
+            "--use_blob_cache=1",
+            "--prepopulate_blob_cache=1",
+        ])
+        .unwrap();
+        assert!(f.enable_blob_files && f.enable_blob_garbage_collection && f.use_blob_cache);
+        assert_eq!((f.min_blob_size, f.blob_file_size), (100, 1 << 20));
+        assert_eq!(f.blob_garbage_collection_age_cutoff, 0.5);
+        assert_eq!(f.blob_garbage_collection_force_threshold, 0.75);
+        assert_eq!(
+            (
+                f.blob_compaction_readahead_size,
+                f.blob_file_starting_level,
+                f.prepopulate_blob_cache
+            ),
+            (65536, 2, 1)
+        );
+        // Every blob flag is in the table and in BLOB_FLAGS.
+        for n in BLOB_FLAGS {
+            assert!(def(n).is_some(), "{n}");
+        }
+        for bad in [
+            "--min_blob_size=-1",
+            "--blob_file_size=0",
+            "--blob_garbage_collection_age_cutoff=1.5",
+            "--blob_garbage_collection_force_threshold=-0.1",
+            "--blob_compaction_readahead_size=-1",
+            "--blob_file_starting_level=-1",
+            "--prepopulate_blob_cache=2",
+        ] {
+            let e = Flags::parse(&[
+                "--enable_blob_files=1",
+                "--enable_blob_garbage_collection=1",
+                bad,
+            ])
+            .unwrap_err();
+            let name = bad.trim_start_matches("--").split('=').next().unwrap();
+            assert!(e.0.contains(name), "{bad}: {e}");
+        }
+        // A flag that would have no effect is refused, naming what it needs.
+        for (args, needs) in [
+            (&["--min_blob_size=100"][..], "--enable_blob_files=1"),
+            (
+                &["--blob_compression_type=lz4"][..],
+                "--enable_blob_files=1",
+            ),
+            (&["--use_blob_cache=1"][..], "--enable_blob_files=1"),
+            (
+                &[
+                    "--enable_blob_files=1",
+                    "--blob_garbage_collection_age_cutoff=0.5",
+                ][..],
+                "--enable_blob_garbage_collection=1",
+            ),
+            (
+                &["--enable_blob_files=1", "--prepopulate_blob_cache=1"][..],
+                "--use_blob_cache=1",
+            ),
+            (
+                &[
+                    "--enable_blob_files=1",
+                    "--use_shared_block_and_blob_cache=0",
+                ][..],
+                "--use_blob_cache=1",
+            ),
+            (
+                &[
+                    "--enable_blob_files=1",
+                    "--use_blob_cache=1",
+                    "--blob_cache_size=1048576",
+                ][..],
+                "--use_shared_block_and_blob_cache=0",
+            ),
+            (
+                &[
+                    "--enable_blob_files=1",
+                    "--use_blob_cache=1",
+                    "--cache_size=0",
+                ][..],
+                "--cache_size > 0",
+            ),
+        ] {
+            let e = Flags::parse(args).unwrap_err();
+            assert!(e.0.contains(needs), "{args:?}: {e}");
+        }
+        // An existing DB may hold blob files: its options apply to them.
+        assert!(Flags::parse(&[
+            "--use_existing_db=1",
+            "--enable_blob_garbage_collection=1",
+            "--blob_garbage_collection_age_cutoff=1.0"
+        ])
+        .is_ok());
+        // Explicit defaults are harmless.
+        assert!(
+            Flags::parse(&["--min_blob_size=0", "--use_shared_block_and_blob_cache=1"]).is_ok()
+        );
+        let def = |n: &str| FLAG_DEFS.iter().find(|d| d.name == n).unwrap().category;
+        assert_eq!(def("enable_blob_files"), Category::Eng);
+        assert_eq!(def("blob_cache_size"), Category::Rocks);
     }
 
     #[test]

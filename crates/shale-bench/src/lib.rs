@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod benchmarks;
+pub mod blob_stats;
 pub mod chart;
 pub mod clock;
 pub mod compare_cmd;

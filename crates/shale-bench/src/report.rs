@@ -11,6 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::blob_stats::BlobFigures;
 use crate::error::{bail, Result};
 use crate::histogram::Histogram;
 use crate::reporter::Interval;
@@ -54,7 +55,7 @@ impl Latency {
 }
 
 /// The purposes of Shale's IO accounting, in its order.
-pub const IO_PURPOSES: [&str; 5] = ["user", "flush", "compaction", "wal", "other"];
+pub const IO_PURPOSES: [&str; 6] = ["user", "flush", "compaction", "wal", "other", "blob"];
 
 /// File IO of one purpose during a benchmark.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -143,16 +144,17 @@ pub struct BenchRecord {
     /// Storage bytes written ÷ user bytes written.
     pub write_amp: Option<f64>,
     /// Engine-counted write-amp: (flush + compaction bytes written + WAL
-    /// bytes written) ÷ user bytes written, from the engine's counters
-    /// (Shale: `shale.compaction-bytes-written` + `shale.wal-bytes-written`,
-    /// the `sum.bytes_written` and `wal_bytes` of
-    /// `shale.compaction-stats-json`).
+    /// bytes written + blob bytes written) ÷ user bytes written, from the
+    /// engine's counters (Shale: `shale.compaction-bytes-written` +
+    /// `shale.wal-bytes-written`, the `sum.bytes_written` and `wal_bytes`
+    /// of `shale.compaction-stats-json`, which count tables only, + the
+    /// blob bytes of `blob.bytes_written` when the DB has blob files).
     #[serde(default)]
     pub engine_write_amp: Option<f64>,
     /// Per output level (L0 first): bytes flushes and compactions wrote
     /// into the level during the benchmark ÷ user bytes written (Shale;
-    /// see `level_amp`). Their sum plus the WAL's share is
-    /// `engine_write_amp`.
+    /// see `level_amp`; tables only). Their sum plus the WAL's share plus
+    /// `blob.write_amp` is `engine_write_amp`.
     #[serde(default)]
     pub level_write_amp: Option<Vec<f64>>,
     /// SST block reads (from storage, cache misses) per op (Shale:
@@ -170,8 +172,12 @@ pub struct BenchRecord {
     pub io_by_purpose: Option<Vec<PurposeIo>>,
     /// Peak RSS during the benchmark (process-wide if it cannot be reset).
     pub peak_rss_bytes: Option<u64>,
-    /// DB directory size after the benchmark.
+    /// DB directory size after the benchmark (every file: tables, blob
+    /// files, WALs, MANIFEST).
     pub db_size_bytes: u64,
+    /// Blob files (key-value separation), when the DB has them.
+    #[serde(default)]
+    pub blob: Option<BlobFigures>,
     /// Live keys × (key + value size), estimated.
     pub live_bytes_estimate: Option<u64>,
     /// DB size ÷ live bytes.
@@ -241,6 +247,9 @@ impl BenchRecord {
         }
         if let Some(v) = self.bloom_useful_per_op {
             s.push_str(&format!(" bloom_useful/op={v:.3}"));
+        }
+        if let Some(b) = &self.blob {
+            s.push_str(&b.summary());
         }
         if let Some(io) = &self.io_by_purpose {
             s.push_str(&io_summary(io, "io_read", |p| {

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
 use crate::benchmarks::{self, cfscale, meta, Ctx, Kind, Method, ThreadState};
+use crate::blob_stats;
 use crate::chart;
 use crate::clock::{now_micros, wall_micros};
 use crate::engine::{self, Engine, WriteOpts};
@@ -334,6 +335,7 @@ struct Before {
     stall: Option<u64>,
     counters: EngineCounters,
     level_bytes: Option<Vec<u64>>,
+    blob_cache: Option<(u64, u64)>,
 }
 
 /// Engine counters read before and after a benchmark (None when the
@@ -347,7 +349,7 @@ struct EngineCounters {
     wal_bytes_written: Option<u64>,
     /// Per purpose of `report::IO_PURPOSES`: read bytes, read requests,
     /// write bytes, write requests (`shale.io-*`).
-    io: Option<[[u64; 4]; 5]>,
+    io: Option<[[u64; 4]; 6]>,
 }
 
 fn counter(db: &dyn Engine, name: &str) -> Option<u64> {
@@ -369,8 +371,8 @@ impl EngineCounters {
     }
 }
 
-fn io_counters(db: &dyn Engine) -> Option<[[u64; 4]; 5]> {
-    let mut out = [[0u64; 4]; 5];
+fn io_counters(db: &dyn Engine) -> Option<[[u64; 4]; 6]> {
+    let mut out = [[0u64; 4]; 6];
     for (row, p) in out.iter_mut().zip(IO_PURPOSES) {
         for (cell, what) in row.iter_mut().zip([
             "read-bytes",
@@ -385,7 +387,7 @@ fn io_counters(db: &dyn Engine) -> Option<[[u64; 4]; 5]> {
 }
 
 /// Per-purpose IO during a benchmark, from the counters before and after.
-fn io_delta(a: Option<[[u64; 4]; 5]>, b: Option<[[u64; 4]; 5]>) -> Option<Vec<PurposeIo>> {
+fn io_delta(a: Option<[[u64; 4]; 6]>, b: Option<[[u64; 4]; 6]>) -> Option<Vec<PurposeIo>> {
     let (a, b) = (a?, b?);
     Some(
         IO_PURPOSES
@@ -407,6 +409,21 @@ fn io_delta(a: Option<[[u64; 4]; 5]>, b: Option<[[u64; 4]; 5]>) -> Option<Vec<Pu
 
 fn delta(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     Some(b?.saturating_sub(a?))
+}
+
+/// Blob bytes flushes and compactions wrote between two readings: what
+/// the IO accounting's flush and compaction purposes wrote (table and
+/// blob files) minus the table bytes (`shale.compaction-bytes-written`,
+/// which counts tables only; Shale has no blob-bytes-written counter).
+/// The IO accounting counts bytes as they are written, the table counter
+/// when a job installs: the output of a job still running at either
+/// reading shifts between the two (the sum, tables + blobs, is exact).
+/// None unless the engine reports both.
+fn blob_bytes_written(a: &EngineCounters, b: &EngineCounters) -> Option<u64> {
+    let jobs = |c: &EngineCounters| c.io.map(|io| io[1][2] + io[2][2]);
+    let written = delta(jobs(a), jobs(b))?;
+    let tables = delta(a.table_bytes_written, b.table_bytes_written)?;
+    Some(written.saturating_sub(tables))
 }
 
 /// What every pass of a benchmark runs against.
@@ -507,6 +524,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         stall: db.stall_micros(),
         counters: EngineCounters::read(db),
         level_bytes: level_amp::read(db),
+        blob_cache: blob_stats::cache_counters(db),
     };
     let reporter = want_intervals.then(|| Reporter::start(lives.clone(), interval_secs, csv));
     let barrier = Barrier::new(n);
@@ -557,6 +575,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
     let end_stall = db.stall_micros();
     let end_counters = EngineCounters::read(db);
     let end_level_bytes = level_amp::read(db);
+    let end_blob_cache = blob_stats::cache_counters(db);
     let intervals = match reporter {
         Some(r) => r.finish()?,
         None => Vec::new(),
@@ -590,9 +609,18 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         _ => None,
     };
     let c0 = before.counters;
+    let blob = blob_stats::figures(
+        db,
+        flags,
+        before.blob_cache,
+        end_blob_cache,
+        blob_bytes_written(&c0, &end_counters),
+        user_bytes,
+    );
+    // Tables + WAL + blob files (when the DB has blob files).
     let engine_bytes_written = delta(c0.table_bytes_written, end_counters.table_bytes_written)
         .zip(delta(c0.wal_bytes_written, end_counters.wal_bytes_written))
-        .map(|(t, w)| t + w);
+        .map(|(t, w)| t + w + blob.as_ref().and_then(|b| b.bytes_written).unwrap_or(0));
     let elapsed = merged.elapsed_secs();
     let all: &Histogram = &merged.all;
     let rec = BenchRecord {
@@ -634,6 +662,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
             sysinfo::peak_rss_bytes().or(None)
         },
         db_size_bytes: db_size,
+        blob,
         live_bytes_estimate: live_bytes,
         space_amp: live_bytes.and_then(|l| (l > 0).then(|| db_size as f64 / l as f64)),
         stall_micros: stall,

@@ -57,7 +57,8 @@ pub enum Command {
     /// them and print the options to set; or compare the prediction with a
     /// DB (--db) or a shale-bench --json run (--bench).
     Advise(Box<cmd::advise::Args>),
-    /// Rebuild the MANIFEST of a damaged DB from the tables and WALs present.
+    /// Rebuild the MANIFEST of a damaged DB from the tables, blob files and
+    /// WALs present.
     Repair(cmd::repair::Args),
 }
 

@@ -138,3 +138,107 @@ fn check_of_no_db_exits_2_and_a_missing_current_is_damage() {
     assert_eq!(shale(&["repair", path_str(d.path())]).code, 0);
     assert_eq!(check_json(d.path()).0, 0);
 }
+
+/// The problems of a check that must have found some, each checked to be
+/// corruption of `file`; returns them.
+fn problems_naming(dir: &std::path::Path, file: &str, ctx: &str) -> Vec<Value> {
+    let (code, v) = check_json(dir);
+    assert_eq!(code, 1, "{ctx}: {v:#}");
+    let problems = v["problems"].as_array().unwrap().clone();
+    assert!(!problems.is_empty(), "{ctx}: {v:#}");
+    for p in &problems {
+        assert_eq!(p["kind"], "corruption", "{ctx}: {p}");
+        assert!(
+            p["file"].as_str().unwrap().ends_with(file),
+            "{ctx}: {p} does not name {file}"
+        );
+    }
+    problems
+}
+
+#[test]
+fn blob_files_are_checked_and_an_orphan_is_a_note() {
+    let d = tempfile::tempdir().unwrap();
+    make_blob_db(d.path());
+    let blobs = files_with(d.path(), "blob");
+    assert_eq!(blobs.len(), 3, "{blobs:?}");
+    std::fs::write(d.path().join("000999.blob"), b"not a blob file").unwrap();
+    let (code, v) = check_json(d.path());
+    assert_eq!(code, 0, "{v:#}");
+    let checked: Vec<(&str, &str, u64)> = v["checked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "BLOB")
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap(),
+                f["name"].as_str().unwrap(),
+                f["bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(&str, &str, u64)> = blobs
+        .iter()
+        .map(|p| {
+            (
+                "BLOB",
+                p.file_name().unwrap().to_str().unwrap(),
+                std::fs::metadata(p).unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(checked, want);
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("000999.blob: not listed by the MANIFEST (orphan)"),
+        "{v:#}"
+    );
+    let text = ok(&["check", path_str(d.path())]);
+    assert!(text.contains("checked BLOB "), "{text}");
+}
+
+#[test]
+fn a_missing_truncated_or_damaged_blob_file_is_named_with_its_offset() {
+    let d = tempfile::tempdir().unwrap();
+    make_blob_db(d.path());
+    // The first blob file: 60 blobs, a third of them garbage.
+    let path = files_with(d.path(), "blob").remove(0);
+    let name = path.file_name().unwrap().to_str().unwrap().to_string();
+    let good = std::fs::read(&path).unwrap();
+    let len = good.len() as u64;
+
+    std::fs::remove_file(&path).unwrap();
+    let p = problems_naming(d.path(), &name, "missing");
+    assert_eq!(p.len(), 1, "{p:?}");
+    let what = p[0]["what"].as_str().unwrap();
+    assert!(
+        what.starts_with("missing: MANIFEST-") && what.contains("edit at offset"),
+        "{what}"
+    );
+
+    std::fs::write(&path, &good[..good.len() - 10]).unwrap();
+    let p = problems_naming(d.path(), &name, "truncated");
+    assert!(
+        p[0]["what"].as_str().unwrap().contains(&format!(
+            "file has {} bytes, the MANIFEST says {len}",
+            len - 10
+        )),
+        "{p:?}"
+    );
+
+    // A byte in the header, in the first record (its key, at offset 24 +
+    // 13 + 1), and in the footer: each at the offset of its part.
+    for (at, offset) in [(5, 0), (38, 24), (len - 3, len - 28)] {
+        let mut bytes = good.clone();
+        bytes[at as usize] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        let ctx = format!("byte {at} flipped");
+        let p = problems_naming(d.path(), &name, &ctx);
+        assert_eq!(p.len(), 1, "{ctx}: {p:?}");
+        assert_eq!(p[0]["offset"], offset, "{ctx}: {p:?}");
+    }
+    std::fs::write(&path, &good).unwrap();
+    assert_eq!(check_json(d.path()).0, 0);
+}

@@ -115,6 +115,55 @@ fn manifest_dump_shows_files_families_and_counters() {
 }
 
 #[test]
+fn manifest_dump_shows_blob_files_their_garbage_and_oldest_references() {
+    let d = tempfile::tempdir().unwrap();
+    make_blob_db(d.path());
+    let on_disk: Vec<u64> = files_with(d.path(), "blob")
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_str().unwrap().parse().unwrap())
+        .collect();
+    let edits = json_lines(&ok(&["manifest", "dump", "--json", path_str(d.path())]));
+    let added: Vec<&Value> = edits
+        .iter()
+        .flat_map(|e| e["blob_file_additions"].as_array().unwrap())
+        .collect();
+    for b in &added {
+        assert!(b["count"].as_u64().unwrap() > 0, "{b}");
+        assert!(b["bytes"].as_u64() < b["file_size"].as_u64(), "{b}");
+    }
+    let numbers: std::collections::BTreeSet<u64> = added
+        .iter()
+        .map(|b| b["number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers.into_iter().collect::<Vec<_>>(), on_disk);
+    let garbage: Vec<&Value> = edits
+        .iter()
+        .flat_map(|e| e["blob_file_garbage"].as_array().unwrap())
+        .collect();
+    assert!(
+        garbage.iter().any(|g| g["number"] == on_disk[0]),
+        "the overwrites' garbage in the first blob file: {edits:#?}"
+    );
+    let oldest: Vec<u64> = edits
+        .iter()
+        .flat_map(|e| e["new_files"].as_array().unwrap())
+        .map(|f| f["oldest_blob_file"].as_u64().unwrap())
+        .collect();
+    assert!(oldest.contains(&on_disk[0]), "{oldest:?}");
+
+    let text = ok(&["manifest", "dump", path_str(d.path())]);
+    assert!(text.contains(&format!("+ blob #{} ", on_disk[0])), "{text}");
+    assert!(
+        text.contains(&format!("~ blob #{} garbage: ", on_disk[0])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("oldest_blob_file #{}", on_disk[0])),
+        "{text}"
+    );
+}
+
+#[test]
 fn sst_dump_shows_properties_index_entries_and_tombstones() {
     let d = tempfile::tempdir().unwrap();
     let db = shale::Db::open(d.path(), options()).unwrap();

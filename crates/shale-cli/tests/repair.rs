@@ -264,3 +264,175 @@ fn repair_refuses_what_is_not_a_db() {
     );
     assert_eq!(shale(&["repair", "/nonexistent/shale-db"]).code, 2);
 }
+
+/// The blob properties repair must rebuild exactly: files, their bytes,
+/// and the garbage in them.
+fn blob_properties(db: &shale::Db) -> Vec<(&'static str, u64)> {
+    [
+        "shale.num-blob-files",
+        "shale.total-blob-file-size",
+        "shale.live-blob-file-size",
+        "shale.live-blob-file-garbage-size",
+    ]
+    .into_iter()
+    .map(|p| (p, num_property(db, p)))
+    .collect()
+}
+
+#[test]
+fn blob_files_and_their_garbage_survive_repair() {
+    for delete_manifest in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let model = make_blob_db(d.path());
+        let db = shale::Db::open(d.path(), blob_options()).unwrap();
+        let before = blob_properties(&db);
+        db.close().unwrap();
+        assert_eq!(before[0].1, 3, "{before:?}");
+        assert!(before[3].1 > 0, "the overwrites left garbage: {before:?}");
+        if delete_manifest {
+            std::fs::remove_file(shale::tools::current_manifest(d.path()).unwrap()).unwrap();
+        }
+        // A blob file no table references (a flush cut short).
+        std::fs::write(d.path().join("000999.blob"), b"torn").unwrap();
+
+        let (code, v) = repair_json(d.path());
+        let ctx = format!("MANIFEST deleted: {delete_manifest}: {v:#}");
+        assert_eq!(code, 0, "nothing lost: {ctx}");
+        let kept = v["blob_files"].as_array().unwrap();
+        assert_eq!(kept.len(), 3, "{ctx}");
+        assert!(kept.iter().all(|b| b["cf"] == "default"), "{ctx}");
+        assert!(
+            kept.iter()
+                .any(|b| b["referenced"].as_u64() < b["blobs"].as_u64()),
+            "garbage found: {ctx}"
+        );
+        assert!(v["set_aside"].to_string().contains("000999.blob"), "{ctx}");
+        assert!(d.path().join("lost").join("000999.blob").exists());
+        assert_eq!(files_with(d.path(), "blob").len(), 3, "{ctx}");
+        assert_eq!(shale(&["check", path_str(d.path())]).code, 0, "{ctx}");
+        let text = ok(&["manifest", "dump", path_str(d.path())]);
+        assert_eq!(text.matches("+ blob #").count(), 3, "{text}");
+
+        let db = shale::Db::open(d.path(), blob_options()).unwrap();
+        assert_reads(&db, &model);
+        assert_eq!(blob_properties(&db), before, "{ctx}");
+        // The garbage counts are right: a full compaction drops the
+        // shadowed references, counts them, and deletes no live blob.
+        db.compact_range(None, None).unwrap();
+        assert_reads(&db, &model);
+        assert_eq!(
+            num_property(&db, "shale.num-blob-files"),
+            files_with(d.path(), "blob").len() as u64
+        );
+        db.close().unwrap();
+        assert_eq!(shale(&["check", path_str(d.path())]).code, 0, "{ctx}");
+    }
+}
+
+#[test]
+fn a_damaged_or_missing_blob_file_is_lost_and_its_tables_kept() {
+    for missing in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let model = make_blob_db(d.path());
+        // The newest blob file: the last overwrites (every fifth key).
+        let blob = files_with(d.path(), "blob").pop().unwrap();
+        let name = blob.file_name().unwrap().to_str().unwrap().to_string();
+        if missing {
+            std::fs::remove_file(&blob).unwrap();
+        } else {
+            flip_byte(&blob, 40);
+        }
+        let (code, v) = repair_json(d.path());
+        let ctx = format!("missing: {missing}: {v:#}");
+        assert_eq!(code, 1, "blobs were lost: {ctx}");
+        let lost = v["lost"].as_array().unwrap();
+        assert_eq!(lost.len(), 1, "{ctx}");
+        assert_eq!(lost[0]["file"], name, "{ctx}");
+        assert_eq!(lost[0]["error"]["kind"], "corruption", "{ctx}");
+        assert_eq!(d.path().join("lost").join(&name).exists(), !missing);
+        assert!(
+            v["notes"]
+                .to_string()
+                .contains("kept tables still reference it"),
+            "{ctx}"
+        );
+        assert_eq!(v["blob_files"].as_array().unwrap().len(), 2, "{ctx}");
+
+        let db = shale::Db::open(d.path(), blob_options()).unwrap();
+        assert_eq!(num_property(&db, "shale.num-blob-files"), 2);
+        // The keys of the last round whose values were in that file fail;
+        // every other key reads its value.
+        let mut failed = 0;
+        for (k, want) in &model {
+            match db.get(k) {
+                Ok(v) => assert_eq!(v.as_deref(), Some(&want[..]), "{ctx}"),
+                Err(e) => {
+                    assert!(e.to_string().contains(&name), "{e}");
+                    assert!(want.starts_with(b"v") && want.windows(3).any(|w| w == b"-r2"));
+                    failed += 1;
+                }
+            }
+        }
+        assert!(failed > 0, "{ctx}");
+        // Regression: overwriting those keys and compacting dropped
+        // references into the lost file; the compaction recorded garbage
+        // for a blob file the MANIFEST no longer lists, which it refused,
+        // and the DB stopped taking writes (Poisoned).
+        for k in model.keys() {
+            db.put(k, b"fresh").unwrap();
+        }
+        db.flush().unwrap();
+        db.compact_range(None, None).unwrap();
+        db.put(b"after", b"ok").unwrap();
+        for k in model.keys() {
+            assert_eq!(db.get(k).unwrap().as_deref(), Some(&b"fresh"[..]), "{ctx}");
+        }
+    }
+}
+
+#[test]
+fn blob_files_rejoin_the_family_whose_tables_reference_them() {
+    let d = tempfile::tempdir().unwrap();
+    let db = shale::Db::open(d.path(), options()).unwrap();
+    let blob_cf = shale::CfOptions {
+        blob: blob_options().blob,
+        ..shale::CfOptions::default()
+    };
+    let users = db.create_cf("users", blob_cf).unwrap();
+    for i in 0..30 {
+        let k = format!("u{i:02}");
+        db.put_cf(&users, k.as_bytes(), &blob_value(i, 0)).unwrap();
+        db.put(k.as_bytes(), &blob_value(i, 1)).unwrap(); // inline in default
+    }
+    db.flush_cf(&users).unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    assert_eq!(files_with(d.path(), "blob").len(), 1);
+
+    let (code, v) = repair_json(d.path());
+    assert_eq!(code, 0, "{v:#}");
+    let kept = v["blob_files"].as_array().unwrap();
+    assert_eq!(kept.len(), 1, "{v:#}");
+    assert_eq!(kept[0]["cf"], "users", "{v:#}");
+    assert_eq!(kept[0]["referenced"], kept[0]["blobs"], "{v:#}");
+    assert_eq!(shale(&["check", path_str(d.path())]).code, 0);
+
+    // The family opens with the options the repaired MANIFEST kept for it.
+    let db = shale::Db::open(d.path(), options()).unwrap();
+    let users = db.cf("users").unwrap();
+    assert_eq!(
+        db.property_cf(&users, "shale.num-blob-files").as_deref(),
+        Some("1")
+    );
+    for i in 0..30 {
+        let k = format!("u{i:02}");
+        assert_eq!(
+            db.get_cf(&users, k.as_bytes()).unwrap().as_deref(),
+            Some(&blob_value(i, 0)[..])
+        );
+        assert_eq!(
+            db.get(k.as_bytes()).unwrap().as_deref(),
+            Some(&blob_value(i, 1)[..])
+        );
+    }
+}

@@ -5,7 +5,7 @@
 //!
 //! Labels: `cf` (column family name) on per-family metrics, `level`, `cause`
 //! (a `StallReason` name), `type` (block type: data, index, filter),
-//! `component` (memory), `purpose` (file IO: user, flush, compaction, wal, other).
+//! `component` (memory), `purpose` (file IO: user, flush, compaction, wal, other, blob).
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use shale::{CacheType, CfOptions, Compression, MergeOperator, Options};
+use shale::{CacheType, CfOptions, Compression, MergeOperator, Options, PrepopulateBlobCache};
 
 use crate::errors::{invalid, to_py};
 
@@ -44,6 +44,16 @@ const CF_NAMES: &[&str] = &[
     "fifo_max_table_files_size",
     "fifo_allow_compaction",
     "fifo_ttl",
+    "enable_blob_files",
+    "min_blob_size",
+    "blob_file_size",
+    "blob_compression_type",
+    "enable_blob_garbage_collection",
+    "blob_garbage_collection_age_cutoff",
+    "blob_garbage_collection_force_threshold",
+    "blob_compaction_readahead_size",
+    "blob_file_starting_level",
+    "prepopulate_blob_cache",
 ];
 
 /// DB-wide option names (`Options` only).
@@ -186,6 +196,29 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
         }
         "fifo_allow_compaction" => o.compaction_options_fifo.allow_compaction = v.extract()?,
         "fifo_ttl" => o.compaction_options_fifo.ttl_secs = v.extract()?,
+        // Key-value separation (RocksDB's integrated BlobDB names).
+        "enable_blob_files" => o.blob.enable_blob_files = v.extract()?,
+        "min_blob_size" => o.blob.min_blob_size = v.extract()?,
+        "blob_file_size" => o.blob.blob_file_size = v.extract()?,
+        "blob_compression_type" => o.blob.blob_compression_type = compression(v)?,
+        "enable_blob_garbage_collection" => o.blob.enable_blob_garbage_collection = v.extract()?,
+        "blob_garbage_collection_age_cutoff" => {
+            o.blob.blob_garbage_collection_age_cutoff = v.extract()?
+        }
+        "blob_garbage_collection_force_threshold" => {
+            o.blob.blob_garbage_collection_force_threshold = v.extract()?
+        }
+        "blob_compaction_readahead_size" => o.blob.blob_compaction_readahead_size = v.extract()?,
+        "blob_file_starting_level" => o.blob.blob_file_starting_level = v.extract()?,
+        // "disable" or "flush_only" (or RocksDB's kDisable / kFlushOnly).
+        "prepopulate_blob_cache" => {
+            let s: String = v.extract()?;
+            o.blob.prepopulate_blob_cache = PrepopulateBlobCache::parse(&s).ok_or_else(|| {
+                invalid(format!(
+                    "prepopulate_blob_cache '{s}' (disable or flush_only, or kDisable / kFlushOnly)"
+                ))
+            })?
+        }
         _ => return Ok(false),
     }
     Ok(true)

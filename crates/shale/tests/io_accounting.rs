@@ -116,7 +116,7 @@ fn purposes_match_the_engines_own_counters() {
     assert_eq!(n("shale.io-write-requests-compaction"), comp.write_requests);
     assert_eq!(db.property("shale.io-read-bytes-nothing"), None);
     let table = db.property("shale.io-stats").unwrap();
-    for p in ["user", "flush", "compaction", "wal", "other"] {
+    for p in ["user", "flush", "compaction", "wal", "other", "blob"] {
         assert!(table.contains(p), "{table}");
     }
     assert!(db.property("shale.stats").unwrap().contains("** IO Stats"));

@@ -57,7 +57,7 @@ fn an_expired_key_vanishes_everywhere_at_its_second() {
     db.put_with_ttl(b"a", b"new", Duration::from_secs(10))
         .unwrap();
     db.put_with_ttl(b"b", b"short", Duration::from_millis(1500))
-        .unwrap(); // 2 s
+        .unwrap(); // 2 s, and the rest of second 1000
     db.put(b"c", b"forever").unwrap();
     let snap = db.snapshot();
     for stage in ["memtable", "flushed", "compacted"] {
@@ -72,9 +72,13 @@ fn an_expired_key_vanishes_everywhere_at_its_second() {
         assert_eq!(get(&db, b"a").as_deref(), Some(&b"new"[..]), "{stage}");
         assert_eq!(get(&db, b"b").as_deref(), Some(&b"short"[..]), "{stage}");
         clock.0.store(1_002, Ordering::SeqCst);
-        assert_eq!(get(&db, b"b"), None, "{stage}: b expired at 1002");
+        assert!(get(&db, b"b").is_some(), "{stage}: b may be 1.001 s old");
+        clock.0.store(1_003, Ordering::SeqCst);
+        assert_eq!(get(&db, b"b"), None, "{stage}: b expired at 1003");
         assert_eq!(keys(&db), vec![b"a".to_vec(), b"c".to_vec()], "{stage}");
         clock.0.store(1_010, Ordering::SeqCst);
+        assert!(get(&db, b"a").is_some(), "{stage}: a lives 10 s at least");
+        clock.0.store(1_011, Ordering::SeqCst);
         // Expired: the older version does not come back.
         assert_eq!(get(&db, b"a"), None, "{stage}");
         let mut ro = ReadOptions::new();
@@ -119,7 +123,7 @@ fn compaction_reclaims_expired_keys() {
         .unwrap()
         .parse()
         .unwrap();
-    clock.0.store(1_061, Ordering::SeqCst);
+    clock.0.store(1_062, Ordering::SeqCst);
     assert_eq!(keys(&db), vec![b"z".to_vec()]);
     db.compact_range(None, None).unwrap();
     let after: u64 = db
@@ -149,9 +153,9 @@ fn a_family_default_ttl_applies_to_its_puts_and_batches() {
     b.put_cf(&cache, b"y", b"2");
     b.put(b"y", b"default family: no ttl");
     db.write(b, &WriteOptions::default()).unwrap();
-    clock.0.store(1_029, Ordering::SeqCst);
-    assert!(db.get_cf(&cache, b"x").unwrap().is_some());
     clock.0.store(1_030, Ordering::SeqCst);
+    assert!(db.get_cf(&cache, b"x").unwrap().is_some());
+    clock.0.store(1_031, Ordering::SeqCst);
     assert!(db.get_cf(&cache, b"x").unwrap().is_none());
     assert!(db.get_cf(&cache, b"y").unwrap().is_none());
     assert!(db.get(b"y").unwrap().is_some());
@@ -167,10 +171,10 @@ fn a_family_default_ttl_applies_to_its_puts_and_batches() {
     )
     .unwrap();
     let cache = db.cf("cache").unwrap();
-    db.put_cf(&cache, b"z", b"3").unwrap();
-    clock.0.store(1_059, Ordering::SeqCst);
+    db.put_cf(&cache, b"z", b"3").unwrap(); // at 1031: lives to 1062
+    clock.0.store(1_061, Ordering::SeqCst);
     assert!(db.get_cf(&cache, b"z").unwrap().is_some());
-    clock.0.store(1_060, Ordering::SeqCst);
+    clock.0.store(1_062, Ordering::SeqCst);
     assert!(db.get_cf(&cache, b"z").unwrap().is_none());
 }
 
@@ -187,7 +191,7 @@ fn merges_over_an_expiring_value() {
     db.merge(b"m", b"y").unwrap();
     db.compact_range(None, None).unwrap();
     assert_eq!(get(&db, b"m").as_deref(), Some(&b"base,x,y"[..]));
-    clock.0.store(1_005, Ordering::SeqCst);
+    clock.0.store(1_006, Ordering::SeqCst);
     assert_eq!(get(&db, b"m").as_deref(), Some(&b"x,y"[..]));
     db.compact_range(None, None).unwrap();
     assert_eq!(get(&db, b"m").as_deref(), Some(&b"x,y"[..]));
@@ -216,7 +220,7 @@ fn space_comes_back_after_expiry_without_a_manual_call() {
         .unwrap()
         .parse()
         .unwrap();
-    clock.0.store(1_061, Ordering::SeqCst);
+    clock.0.store(1_062, Ordering::SeqCst);
     db.wait_for_compaction().unwrap();
     let after: u64 = db
         .property("shale.total-sst-files-size")
@@ -229,4 +233,23 @@ fn space_comes_back_after_expiry_without_a_manual_call() {
         after as f64 / peak as f64
     );
     assert!(after * 100 <= peak * 15, "{after} bytes left of {peak}");
+}
+
+/// Regression (stop 26 note): a value put with a 1 s TTL late in a second
+/// expired at the next second boundary, possibly 1 ms later; RocksDB's TTL
+/// keeps a value at least its TTL. Now it lives through the next second.
+#[test]
+fn a_value_lives_at_least_its_ttl() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, clock) = setup(dir.path());
+    // Written at some instant of second 1000 (perhaps 1000.999).
+    db.put_with_ttl(b"k", b"v", Duration::from_secs(1)).unwrap();
+    assert_eq!(db.expiry_after(Duration::from_secs(1)), 1_002);
+    clock.0.store(1_001, Ordering::SeqCst);
+    assert!(get(&db, b"k").is_some(), "at most 1 s old at 1001.999");
+    clock.0.store(1_002, Ordering::SeqCst);
+    assert_eq!(get(&db, b"k"), None, "at least 1 s old from 1002");
+    // A zero TTL still expires at once.
+    db.put_with_ttl(b"z", b"v", Duration::ZERO).unwrap();
+    assert_eq!(get(&db, b"z"), None);
 }

@@ -27,7 +27,9 @@ use fjall::config::{
     BlockSizePolicy, BloomConstructionPolicy, CompressionPolicy, FilterPolicy, FilterPolicyEntry,
     RestartIntervalPolicy,
 };
-use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use fjall::{
+    CompressionType, Database, Keyspace, KeyspaceCreateOptions, KvSeparationOptions, PersistMode,
+};
 
 use super::{Batch, BatchOp, CreateTiming, Engine, EngineIter, IterOpts, Report, WriteOpts};
 use crate::error::{bail, Error, Result};
@@ -106,7 +108,69 @@ const UNSUPPORTED: &[&str] = &[
     "prefix_size",
     "prefix_same_as_start",
     "total_order_seek",
+    // Key-value separation: blobs are separated by flushes only, with no
+    // compaction readahead and no cache prepopulation (see `kv_separation`).
+    "blob_compaction_readahead_size",
+    "blob_file_starting_level",
+    "prepopulate_blob_cache",
 ];
+
+/// db_bench's blob flags as fjall's key-value separation
+/// (`KeyspaceCreateOptions::with_kv_separation`, lsm-tree's
+/// `KvSeparationOptions`): `--enable_blob_files=1` turns it on,
+/// `--min_blob_size` is `separation_threshold` (both move values of at
+/// least that size), `--blob_file_size` is `file_target_size`,
+/// `--blob_compression_type` is `compression` (none or lz4). fjall caches
+/// blobs in its block cache (a blob cache of its own is refused).
+///
+/// Garbage collection: fjall's rule is not RocksDB's. A compaction
+/// rewrites, among the blob files its input tables reference, those whose
+/// garbage share reaches `staleness_threshold`, oldest first, at most the
+/// `age_cutoff` share of them; RocksDB relocates the oldest
+/// `age_cutoff` share of all blob files whatever their garbage, and forces
+/// compactions past `force_threshold`. So `--enable_blob_garbage_collection=1`
+/// is refused, and its default 0 maps to `age_cutoff(0.0)`: no blob file
+/// is rewritten (files that are entirely garbage are still dropped, as in
+/// RocksDB).
+fn kv_separation(f: &Flags) -> Result<Option<KvSeparationOptions>> {
+    if f.use_blob_cache && !f.use_shared_block_and_blob_cache {
+        bail!(
+            "--use_shared_block_and_blob_cache=0 is not supported by --engine=fjall (blobs always share \
+             its block cache)"
+        );
+    }
+    if f.enable_blob_garbage_collection {
+        bail!(
+            "--enable_blob_garbage_collection=1 is not supported by --engine=fjall: fjall's blob garbage \
+             collection rewrites the blob files referenced by a compaction's tables once their garbage \
+             share reaches a staleness threshold, not RocksDB's oldest age_cutoff share of all blob files"
+        );
+    }
+    if !f.enable_blob_files {
+        return Ok(None);
+    }
+    let compression = match f.blob_compression_type.to_ascii_lowercase().as_str() {
+        "none" => CompressionType::None,
+        "lz4" => CompressionType::Lz4,
+        other => bail!(
+            "--blob_compression_type={other} is not supported by --engine=fjall (none or lz4)"
+        ),
+    };
+    let Ok(threshold) = u32::try_from(f.min_blob_size) else {
+        bail!(
+            "--min_blob_size={} is out of range for --engine=fjall (at most {})",
+            f.min_blob_size,
+            u32::MAX
+        );
+    };
+    Ok(Some(
+        KvSeparationOptions::default()
+            .compression(compression)
+            .separation_threshold(threshold)
+            .file_target_size(f.blob_file_size.max(1) as u64)
+            .age_cutoff(0.0),
+    ))
+}
 
 /// Everything needed to open the DB, derived from the flags.
 struct Plan {
@@ -201,7 +265,8 @@ fn plan(f: &Flags) -> Result<Plan> {
         .data_block_compression_policy(data_compression)
         .filter_policy(filter)
         .manual_journal_persist(f.manual_wal_flush)
-        .compaction_strategy(std::sync::Arc::new(strategy));
+        .compaction_strategy(std::sync::Arc::new(strategy))
+        .with_kv_separation(kv_separation(f)?);
     Ok(Plan {
         cache_size: f.cache_size as u64,
         workers: f.max_background_jobs as usize,
@@ -624,6 +689,48 @@ mod tests {
         // fjall has no merge operator: the flag is refused, naming it.
         let e = check_flags(&flags(&["--merge_operator=uint64add"])).unwrap_err();
         assert!(e.0.contains("--merge_operator"), "{e}");
+    }
+
+    /// Blob flags with a fjall equivalent are mapped; the others refused,
+    /// naming them.
+    #[test]
+    fn maps_blob_flags_to_kv_separation() {
+        let f = flags(&[
+            "--enable_blob_files=1",
+            "--min_blob_size=100",
+            "--blob_file_size=1048576",
+            "--blob_compression_type=lz4",
+        ]);
+        let kv = kv_separation(&f).unwrap().unwrap();
+        assert_eq!(kv.separation_threshold, 100);
+        assert_eq!(kv.file_target_size, 1 << 20);
+        assert_eq!(kv.compression, CompressionType::Lz4);
+        assert_eq!(kv.age_cutoff, 0.0);
+        assert!(kv_separation(&flags(&[])).unwrap().is_none());
+        for (bad, name) in [
+            (
+                "--enable_blob_garbage_collection=1",
+                "enable_blob_garbage_collection",
+            ),
+            ("--blob_compression_type=zstd", "blob_compression_type"),
+            ("--blob_file_starting_level=1", "blob_file_starting_level"),
+            (
+                "--blob_compaction_readahead_size=4096",
+                "blob_compaction_readahead_size",
+            ),
+            (
+                "--use_shared_block_and_blob_cache=0",
+                "use_shared_block_and_blob_cache",
+            ),
+            ("--blob_cache_size=1048576", "blob_cache_size"),
+        ] {
+            let mut a = vec!["--enable_blob_files=1", "--use_blob_cache=1", bad];
+            if bad.contains("blob_cache_size") {
+                a.push("--use_shared_block_and_blob_cache=0");
+            }
+            let e = check_flags(&flags(&a)).unwrap_err();
+            assert!(e.0.contains(name), "{bad}: {e}");
+        }
     }
 
     /// `--num_column_families=3`: one keyspace per family; every call

@@ -381,13 +381,34 @@ pub fn effective_compression(flags: &Flags) -> String {
     flags.compression_type.clone()
 }
 
-/// Header warnings about defaults the selected engine had to replace.
+/// The engines whose blobs always share the block cache: db_bench's
+/// `--use_blob_cache=0` (no blob cache) cannot be had there.
+pub const SHARED_BLOB_CACHE_ENGINES: &[&str] = &["shale", "fjall"];
+
+/// Header warnings about defaults the selected engine had to replace, and
+/// about `--use_blob_cache=0` where blobs are cached anyway.
 pub fn warnings(flags: &Flags) -> Vec<String> {
-    match flags.engine.as_str() {
+    let mut w = match flags.engine.as_str() {
         #[cfg(feature = "shale-engine")]
         "shale" => shale::warnings(flags),
         _ => Vec::new(),
+    };
+    if flags.enable_blob_files
+        && !flags.use_blob_cache
+        && SHARED_BLOB_CACHE_ENGINES.contains(&flags.engine.as_str())
+    {
+        w.push(format!(
+            "--use_blob_cache=0: --engine={} always caches blobs in the block cache{}, as db_bench's \
+             --use_blob_cache=1 --use_shared_block_and_blob_cache=1 does",
+            flags.engine,
+            if flags.engine == "shale" {
+                " (at bottom priority)"
+            } else {
+                ""
+            }
+        ));
     }
+    w
 }
 
 /// Opens (creating if missing) the engine selected by `--engine` at `path`.

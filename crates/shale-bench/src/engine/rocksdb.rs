@@ -82,12 +82,19 @@ fn build_options(f: &Flags) -> Result<Options> {
     // db_bench always sets delayed_write_rate (default 8 MiB/s; RocksDB's own
     // default 0 means 16 MiB/s). No setter in the rocksdb crate: go through
     // RocksDB's option-string parser, before anything else is set.
+    // The same for blob_file_starting_level and prepopulate_blob_cache
+    // (`blob_option_string`).
     let mut o = Options::default()
         .get_options_from_string(format!(
-            "delayed_write_rate={}",
-            f.delayed_write_rate.max(1)
+            "delayed_write_rate={};{}",
+            f.delayed_write_rate.max(1),
+            blob_option_string(f)
         ))
-        .map_err(|e| Error(format!("--delayed_write_rate: {e}")))?;
+        .map_err(|e| {
+            Error(format!(
+                "--delayed_write_rate, --blob_file_starting_level or --prepopulate_blob_cache: {e}"
+            ))
+        })?;
     o.create_if_missing(true);
     o.set_write_buffer_size(f.write_buffer_size.max(0) as usize);
     o.set_advise_random_on_open(f.advise_random_on_open);
@@ -218,6 +225,7 @@ fn build_options(f: &Flags) -> Result<Options> {
     if f.compression_level != 32767 {
         o.set_compression_options(-14, int("compression_level", f.compression_level)?, 0, 0);
     }
+    set_blob_options(f, &mut o)?;
     o.set_bytes_per_sync(f.bytes_per_sync.max(0) as u64);
     o.set_wal_bytes_per_sync(f.wal_bytes_per_sync.max(0) as u64);
     o.set_recycle_log_file_num(f.recycle_log_file_num.max(0) as usize);
@@ -287,6 +295,9 @@ fn build_options(f: &Flags) -> Result<Options> {
             ),
         };
         t.set_block_cache(&cache);
+        if f.use_blob_cache && f.use_shared_block_and_blob_cache {
+            o.set_blob_cache(&cache);
+        }
         if budget > 0 {
             // The block cache holds the whole budget; the memtables are
             // charged to it (dummy entries), so data blocks get the rest.
@@ -298,8 +309,52 @@ fn build_options(f: &Flags) -> Result<Options> {
             o.set_write_buffer_manager(&wbm);
         }
     }
+    // db_bench: a blob cache of its own, an LRU cache of --blob_cache_size
+    // with --blob_cache_numshardbits.
+    if f.use_blob_cache && !f.use_shared_block_and_blob_cache {
+        let mut lo = LruCacheOptions::default();
+        lo.set_capacity(f.blob_cache_size.max(1) as usize);
+        lo.set_num_shard_bits(int("blob_cache_numshardbits", f.blob_cache_numshardbits)?);
+        o.set_blob_cache(&Cache::new_lru_cache_opts(&lo));
+    }
     o.set_block_based_table_factory(&t);
     Ok(o)
+}
+
+/// The blob options the rocksdb crate has setters for, as db_bench sets
+/// them (always, whether blob files are on or not).
+fn set_blob_options(f: &Flags, o: &mut Options) -> Result<()> {
+    o.set_enable_blob_files(f.enable_blob_files);
+    o.set_min_blob_size(f.min_blob_size.max(0) as u64);
+    o.set_blob_file_size(f.blob_file_size.max(1) as u64);
+    o.set_blob_compression_type(compression(&f.blob_compression_type).map_err(|_| {
+        Error(format!(
+            "--blob_compression_type={} is not supported by --engine=rocksdb",
+            f.blob_compression_type
+        ))
+    })?);
+    o.set_enable_blob_gc(f.enable_blob_garbage_collection);
+    o.set_blob_gc_age_cutoff(f.blob_garbage_collection_age_cutoff);
+    o.set_blob_gc_force_threshold(f.blob_garbage_collection_force_threshold);
+    o.set_blob_compaction_readahead_size(f.blob_compaction_readahead_size.max(0) as u64);
+    Ok(())
+}
+
+/// The blob options the rocksdb crate 0.25 has no setter for
+/// (`blob_file_starting_level`, `prepopulate_blob_cache`; RocksDB's C API
+/// has them, the crate does not wrap them), in RocksDB's option-string
+/// syntax. db_bench sets `prepopulate_blob_cache` only with
+/// `--use_blob_cache=1`; the flags refuse 1 without it.
+fn blob_option_string(f: &Flags) -> String {
+    format!(
+        "blob_file_starting_level={};prepopulate_blob_cache={}",
+        f.blob_file_starting_level.max(0),
+        if f.prepopulate_blob_cache == 1 {
+            "kFlushOnly"
+        } else {
+            "kDisable"
+        }
+    )
 }
 
 /// A column family handle resolved at open: a pointer to the
@@ -864,6 +919,100 @@ mod tests {
         crate::engine::cf_names(3).into_iter().skip(1).collect()
     }
 
+    /// The OPTIONS files RocksDB wrote into `dir`, concatenated.
+    fn options_files(dir: &Path) -> String {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|x| x.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("OPTIONS-"))
+            })
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
+    }
+
+    /// Every blob flag reaches RocksDB (its OPTIONS file), those without a
+    /// crate setter through the option string; the blob properties the
+    /// summary reads answer with numbers.
+    #[test]
+    fn blob_flags_reach_rocksdb() {
+        let d = tempfile::tempdir().unwrap();
+        let base = [
+            "--engine=rocksdb",
+            "--compression_type=lz4",
+            "--enable_blob_files=1",
+            "--min_blob_size=100",
+            "--use_blob_cache=1",
+        ];
+        let f = Flags::parse(&base).unwrap();
+        let e = RocksEngine::open(&f, d.path()).unwrap();
+        let w = WriteOpts::default();
+        for i in 0..100u32 {
+            e.put(0, format!("k{i:04}").as_bytes(), &[b'v'; 1000], &w)
+                .unwrap();
+        }
+        e.flush().unwrap();
+        let mut out = Vec::new();
+        assert!(e.get(0, b"k0042", &mut out, true).unwrap());
+        assert_eq!(out, vec![b'v'; 1000]);
+        for name in [
+            "rocksdb.num-blob-files",
+            "rocksdb.total-blob-file-size",
+            "rocksdb.live-blob-file-size",
+            "rocksdb.live-blob-file-garbage-size",
+        ] {
+            let v = e.property(name).unwrap();
+            assert!(v.trim().parse::<u64>().is_ok(), "{name}: {v}");
+        }
+        assert_ne!(e.property("rocksdb.num-blob-files").unwrap().trim(), "0");
+        e.close().unwrap();
+        drop(e);
+        let mut all = base.to_vec();
+        all.extend([
+            "--blob_file_size=1048576",
+            "--blob_compression_type=zstd",
+            "--enable_blob_garbage_collection=1",
+            "--blob_garbage_collection_age_cutoff=0.5",
+            "--blob_garbage_collection_force_threshold=0.75",
+            "--blob_compaction_readahead_size=65536",
+            "--blob_file_starting_level=1",
+            "--prepopulate_blob_cache=1",
+        ]);
+        let d2 = tempfile::tempdir().unwrap();
+        let e = RocksEngine::open(&Flags::parse(&all).unwrap(), d2.path()).unwrap();
+        e.close().unwrap();
+        drop(e);
+        let text = options_files(d2.path());
+        for want in [
+            "enable_blob_files=true",
+            "min_blob_size=100",
+            "blob_file_size=1048576",
+            "blob_compression_type=kZSTD",
+            "enable_blob_garbage_collection=true",
+            "blob_garbage_collection_age_cutoff=0.500000",
+            "blob_garbage_collection_force_threshold=0.750000",
+            "blob_compaction_readahead_size=65536",
+            "blob_file_starting_level=1",
+            "prepopulate_blob_cache=kFlushOnly",
+        ] {
+            assert!(text.contains(want), "{want} not in OPTIONS file");
+        }
+        // A blob cache of its own (db_bench's --blob_cache_size) is
+        // accepted; a codec RocksDB lacks is refused, naming the flag.
+        let mut own = base.to_vec();
+        own.extend([
+            "--use_shared_block_and_blob_cache=0",
+            "--blob_cache_size=1048576",
+        ]);
+        assert!(check_flags(&Flags::parse(&own).unwrap()).is_ok());
+        let mut bad = base.to_vec();
+        bad.push("--blob_compression_type=xpress");
+        let e = check_flags(&Flags::parse(&bad).unwrap()).unwrap_err();
+        assert!(e.0.contains("--blob_compression_type"), "{e}");
+    }
+
     /// The options RocksDB really used, from the OPTIONS file it writes.
     #[test]
     fn write_control_and_wal_flags_reach_rocksdb() {
@@ -885,16 +1034,7 @@ mod tests {
         .unwrap();
         let e = RocksEngine::open(&f, d.path()).unwrap();
         e.close().unwrap();
-        let text: String = std::fs::read_dir(d.path())
-            .unwrap()
-            .map(|x| x.unwrap().path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("OPTIONS-"))
-            })
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .collect();
+        let text = options_files(d.path());
         for want in [
             "delayed_write_rate=1048576",
             "max_compaction_bytes=100000000",

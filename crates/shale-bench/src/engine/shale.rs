@@ -96,6 +96,48 @@ pub fn warnings(f: &Flags) -> Vec<String> {
     compression(f).ok().and_then(|c| c.1).into_iter().collect()
 }
 
+/// db_bench's blob flags as Shale's `BlobOptions` (same names and
+/// meanings). Blobs always share the block cache at bottom priority, so a
+/// blob cache of its own (`--use_shared_block_and_blob_cache=0`) is
+/// refused; `--use_blob_cache=0` is warned about (`super::warnings`).
+fn blob_options(f: &Flags) -> Result<shale::BlobOptions> {
+    if f.use_blob_cache && !f.use_shared_block_and_blob_cache {
+        bail!(
+            "--use_blob_cache=1 --use_shared_block_and_blob_cache=0 is not supported by --engine=shale: \
+             blobs always share the block cache (at bottom priority); use \
+             --use_shared_block_and_blob_cache=1 and size --cache_size for both"
+        );
+    }
+    let t = f.blob_compression_type.to_ascii_lowercase();
+    let blob_compression_type = shale::Compression::parse(&t).map_err(|_| {
+        Error(format!(
+            "--blob_compression_type={t} is not supported by --engine=shale (supported: none, lz4, zstd)"
+        ))
+    })?;
+    Ok(shale::BlobOptions {
+        enable_blob_files: f.enable_blob_files,
+        min_blob_size: non_negative("min_blob_size", f.min_blob_size)? as u64,
+        blob_file_size: non_negative("blob_file_size", f.blob_file_size)? as u64,
+        blob_compression_type,
+        enable_blob_garbage_collection: f.enable_blob_garbage_collection,
+        blob_garbage_collection_age_cutoff: f.blob_garbage_collection_age_cutoff,
+        blob_garbage_collection_force_threshold: f.blob_garbage_collection_force_threshold,
+        blob_compaction_readahead_size: non_negative(
+            "blob_compaction_readahead_size",
+            f.blob_compaction_readahead_size,
+        )? as u64,
+        blob_file_starting_level: non_negative(
+            "blob_file_starting_level",
+            f.blob_file_starting_level,
+        )?,
+        prepopulate_blob_cache: if f.prepopulate_blob_cache == 1 {
+            shale::PrepopulateBlobCache::FlushOnly
+        } else {
+            shale::PrepopulateBlobCache::Disable
+        },
+    })
+}
+
 /// db_bench's `put` merge operator (RocksDB's `PutOperatorV2`): a key
 /// reads as its newest operand, whatever lies below. Shale does not ship
 /// it; its name is not one Shale rebuilds at open, so every open passes it
@@ -407,6 +449,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         max_open_files: i32::try_from(f.open_files)
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
         merge_operator: merge_operator(f)?,
+        blob: blob_options(f)?,
         ..shale::Options::default()
     };
     let mut opts = opts;
@@ -926,6 +969,82 @@ mod tests {
         .unwrap();
         let e = options_from_flags(&f).unwrap_err();
         assert!(e.0.contains("incremental"), "{e}");
+    }
+
+    #[test]
+    fn maps_blob_flags_and_refuses_a_blob_cache_of_its_own() {
+        let d = options_from_flags(&Flags::parse::<&str>(&[]).unwrap()).unwrap();
+        assert_eq!(
+            d.blob,
+            shale::BlobOptions::default(),
+            "db_bench's defaults are Shale's"
+        );
+        let f = Flags::parse(&[
+            "--enable_blob_files=1",
+            "--min_blob_size=100",
+            "--blob_file_size=1048576",
+            "--blob_compression_type=zstd",
+            "--enable_blob_garbage_collection=1",
+            "--blob_garbage_collection_age_cutoff=0.5",
+            "--blob_garbage_collection_force_threshold=0.75",
+            "--blob_compaction_readahead_size=65536",
+            "--blob_file_starting_level=2",
+            "--use_blob_cache=1",
+            "--prepopulate_blob_cache=1",
+            "--num_column_families=2",
+            "--compression_type=lz4",
+        ])
+        .unwrap();
+        let o = options_from_flags(&f).unwrap();
+        let want = shale::BlobOptions {
+            enable_blob_files: true,
+            min_blob_size: 100,
+            blob_file_size: 1 << 20,
+            blob_compression_type: shale::Compression::Zstd,
+            enable_blob_garbage_collection: true,
+            blob_garbage_collection_age_cutoff: 0.5,
+            blob_garbage_collection_force_threshold: 0.75,
+            blob_compaction_readahead_size: 65536,
+            blob_file_starting_level: 2,
+            prepopulate_blob_cache: shale::PrepopulateBlobCache::FlushOnly,
+        };
+        assert_eq!(o.blob, want);
+        // Every family gets them, not only `default`.
+        assert_eq!(o.column_families[0].1.blob, want);
+        assert!(super::super::warnings(&f).is_empty());
+        for (bad, name) in [
+            (
+                &["--use_blob_cache=1", "--use_shared_block_and_blob_cache=0"][..],
+                "use_shared_block_and_blob_cache",
+            ),
+            (
+                &["--blob_compression_type=snappy"][..],
+                "blob_compression_type",
+            ),
+            (
+                &[
+                    "--use_blob_cache=1",
+                    "--use_shared_block_and_blob_cache=0",
+                    "--blob_cache_size=1",
+                ][..],
+                "blob_cache_size",
+            ),
+            (
+                &[
+                    "--compaction_style=2",
+                    "--fifo_compaction_max_table_files_size_mb=64",
+                ][..],
+                "FIFO",
+            ),
+        ] {
+            let mut a = vec!["--enable_blob_files=1"];
+            a.extend_from_slice(bad);
+            let e = options_from_flags(&Flags::parse(&a).unwrap()).unwrap_err();
+            assert!(e.0.contains(name), "{bad:?}: {e}");
+        }
+        // Blobs are cached whatever --use_blob_cache says: the header says so.
+        let w = super::super::warnings(&Flags::parse(&["--enable_blob_files=1"]).unwrap());
+        assert!(w.iter().any(|w| w.contains("--use_blob_cache=0")), "{w:?}");
     }
 
     #[test]

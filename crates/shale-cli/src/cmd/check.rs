@@ -1,8 +1,8 @@
 //! `shale check DB`: verifies every checksum of every live file (CURRENT,
-//! MANIFEST, every table it lists, every WAL recovery would replay, the
-//! OPTIONS file) and reports each problem with its file and offset. Exit
-//! code 0 when clean, 1 when corruption (or a missing file) was found, 2
-//! when the check could not run.
+//! MANIFEST, every table and blob file it lists, every WAL recovery would
+//! replay, the OPTIONS file) and reports each problem with its file and
+//! offset. Exit code 0 when clean, 1 when corruption (or a missing file)
+//! was found, 2 when the check could not run.
 
 use std::io::Write;
 use std::path::PathBuf;

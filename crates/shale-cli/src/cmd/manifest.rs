@@ -2,7 +2,9 @@
 //! or a DB directory whose CURRENT names it), decoded: files added and
 //! removed per level with key ranges, sizes and sequence numbers, log
 //! numbers, the last sequence number, column families added and dropped,
-//! their options records. Damage ends the dump with exit code 1.
+//! their options records, blob files added (blob count and bytes, file
+//! size) and the garbage found in them, and each table's oldest blob file.
+//! Damage ends the dump with exit code 1.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -116,7 +118,7 @@ fn print_edit(out: &mut dyn Write, e: &ManifestEdit, r: Render) -> Result<(), Cl
     for f in &e.new_files {
         writeln!(
             out,
-            "  + L{} #{} {} bytes [{} .. {}] seqs {}..{} entries {} deletions {} range_deletions {}{} {}",
+            "  + L{} #{} {} bytes [{} .. {}] seqs {}..{} entries {} deletions {} range_deletions {}{} {}{}",
             f.level,
             f.number,
             f.file_size,
@@ -132,7 +134,26 @@ fn print_edit(out: &mut dyn Write, e: &ManifestEdit, r: Render) -> Result<(), Cl
             } else {
                 String::new()
             },
-            f.compression
+            f.compression,
+            if f.oldest_blob_file > 0 {
+                format!(" oldest_blob_file #{}", f.oldest_blob_file)
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    for b in &e.blob_file_additions {
+        writeln!(
+            out,
+            "  + blob #{} {} bytes: {} blobs, {} blob bytes",
+            b.number, b.file_size, b.count, b.bytes
+        )?;
+    }
+    for g in &e.blob_file_garbage {
+        writeln!(
+            out,
+            "  ~ blob #{} garbage: {} blobs, {} blob bytes",
+            g.number, g.count, g.bytes
         )?;
     }
     Ok(())
@@ -153,6 +174,7 @@ fn file_json(f: &NewFile, r: Render) -> Value {
         "expiry_entries": f.expiry_entries,
         "expiry_max": f.expiry_max,
         "compression": f.compression,
+        "oldest_blob_file": f.oldest_blob_file,
     })
 }
 
@@ -176,5 +198,13 @@ fn edit_json(e: &ManifestEdit, r: Render) -> Value {
             .map(|d| json!({"level": d.level, "number": d.number}))
             .collect::<Vec<_>>(),
         "new_files": e.new_files.iter().map(|f| file_json(f, r)).collect::<Vec<_>>(),
+        "blob_file_additions": e.blob_file_additions.iter()
+            .map(|b| json!({
+                "number": b.number, "count": b.count, "bytes": b.bytes, "file_size": b.file_size,
+            }))
+            .collect::<Vec<_>>(),
+        "blob_file_garbage": e.blob_file_garbage.iter()
+            .map(|g| json!({"number": g.number, "count": g.count, "bytes": g.bytes}))
+            .collect::<Vec<_>>(),
     })
 }

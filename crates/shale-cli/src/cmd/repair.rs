@@ -1,9 +1,10 @@
-//! `shale repair DB`: rebuilds the MANIFEST from the tables and WALs
-//! present (RocksDB's RepairDB; `shale::tools::repair_db` says how) and
-//! reports what was kept and what was lost. Files that could not be read
-//! whole, replayed WALs and old MANIFESTs are moved to `DB/lost/`, never
-//! deleted. Exit code 0 when nothing was lost, 1 when some data was (a
-//! table set aside or a damaged WAL stretch), 2 when repair failed.
+//! `shale repair DB`: rebuilds the MANIFEST from the tables, blob files and
+//! WALs present (RocksDB's RepairDB; `shale::tools::repair_db` says how)
+//! and reports what was kept and what was lost. Files that could not be
+//! read whole, blob files no kept table references, replayed WALs and old
+//! MANIFESTs are moved to `DB/lost/`, never deleted. Exit code 0 when
+//! nothing was lost, 1 when some data was (a table or a referenced blob
+//! file set aside or gone, or a damaged WAL stretch), 2 when repair failed.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,6 +34,7 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
             "manifest": r.manifest,
             "last_sequence": r.last_sequence,
             "tables": r.tables.iter().map(|(f, cf, n)| json!({"file": f, "cf": cf, "entries": n})).collect::<Vec<_>>(),
+            "blob_files": r.blob_files.iter().map(|(f, cf, n, live)| json!({"file": f, "cf": cf, "blobs": n, "referenced": live})).collect::<Vec<_>>(),
             "wals": r.wals.iter().map(|(f, b, t)| json!({"file": f, "batches": b, "tables": t})).collect::<Vec<_>>(),
             "lost": r.lost.iter().map(|(f, e)| json!({"file": f, "error": error_json(e)})).collect::<Vec<_>>(),
             "wal_damage": r.wal_damage.iter().map(error_json).collect::<Vec<_>>(),
@@ -48,6 +50,12 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
         )?;
         for (f, cf, n) in &r.tables {
             writeln!(out, "kept {f}: column family {cf}, {n} entries")?;
+        }
+        for (f, cf, n, live) in &r.blob_files {
+            writeln!(
+                out,
+                "kept {f}: column family {cf}, {n} blobs, {live} referenced"
+            )?;
         }
         for (f, b, t) in &r.wals {
             writeln!(out, "replayed {f}: {b} batch(es) into {}", t.join(", "))?;

@@ -1,6 +1,7 @@
 //! Shared by the CLI tests: running the built `shale` binary, and DBs made
 //! by the engine with several families, merges, range deletes and expiring
-//! values, partly in tables and partly only in the WAL.
+//! values, partly in tables and partly only in the WAL, and DBs whose large
+//! values are in blob files.
 
 #![allow(dead_code)]
 
@@ -9,7 +10,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use shale::{CfOptions, Db, Options, UInt64AddOperator, WriteBatch, WriteOptions};
+use std::collections::BTreeMap;
+
+use shale::{
+    BlobOptions, CfOptions, Db, Options, ReadOptions, UInt64AddOperator, WriteBatch, WriteOptions,
+};
 
 /// What a run of `shale` did.
 pub struct Run {
@@ -153,4 +158,79 @@ pub fn flip_byte(path: &Path, offset: u64) {
     let mut b = std::fs::read(path).unwrap();
     b[offset as usize] ^= 0x5a;
     std::fs::write(path, b).unwrap();
+}
+
+/// Options with key-value separation: values of 64 bytes or more go to
+/// blob files (no garbage collection: garbage stays in the files).
+pub fn blob_options() -> Options {
+    Options {
+        blob: BlobOptions {
+            enable_blob_files: true,
+            min_blob_size: 64,
+            ..BlobOptions::default()
+        },
+        ..options()
+    }
+}
+
+/// The value of key `i` written in round `round`: 100..3000 bytes (every
+/// seventh one 20 bytes, inline in its table).
+pub fn blob_value(i: usize, round: usize) -> Vec<u8> {
+    let len = if i % 7 == 3 {
+        20
+    } else {
+        100 + (i * 397 + round * 131) % 2900
+    };
+    let mut v = format!("v{i}-r{round}-").into_bytes();
+    v.resize(len, b'a' + (i % 26) as u8);
+    v
+}
+
+/// A DB in `dir` whose values are mostly in blob files, and its contents:
+/// `b00`..`b59` written, flushed and compacted to the last level; every
+/// third overwritten and compacted again (the old blobs are garbage of the
+/// first blob file); then every fifth overwritten and flushed to L0.
+pub fn make_blob_db(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let db = Db::open(dir, blob_options()).unwrap();
+    let mut model = BTreeMap::new();
+    let mut put = |i: usize, round: usize| {
+        let (k, v) = (format!("b{i:02}").into_bytes(), blob_value(i, round));
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    };
+    (0..60).for_each(|i| put(i, 0));
+    db.flush().unwrap();
+    (0..60).step_by(3).for_each(|i| put(i, 1));
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    (0..60).step_by(5).for_each(|i| put(i, 2));
+    db.flush().unwrap();
+    db.close().unwrap();
+    model
+}
+
+/// Reads every key of `model` from `db` by get, multi_get and a scan.
+pub fn assert_reads(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
+    for (k, v) in model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]), "get {k:?}");
+    }
+    let keys: Vec<&[u8]> = model.keys().map(Vec::as_slice).collect();
+    for (r, (k, v)) in db
+        .multi_get(&keys, &ReadOptions::default())
+        .into_iter()
+        .zip(model)
+    {
+        assert_eq!(r.unwrap().as_deref(), Some(&v[..]), "multi_get {k:?}");
+    }
+    let scan: Vec<(Vec<u8>, Vec<u8>)> = db.range(..).map(|r| r.unwrap()).collect();
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(scan, want, "scan");
+}
+
+/// A numeric DB property.
+pub fn num_property(db: &Db, name: &str) -> u64 {
+    db.property(name)
+        .unwrap_or_else(|| panic!("no property {name}"))
+        .parse()
+        .unwrap()
 }

@@ -126,7 +126,25 @@ class DB(Reader):
     level0_slowdown_writes_trigger, level0_stop_writes_trigger,
     max_bytes_for_level_base, max_bytes_for_level_multiplier,
     target_file_size_base, max_compaction_bytes, merge_operator ("uint64add",
-    "max", "stringappend", "stringappend:<delimiter>"), default_ttl_secs.
+    "max", "stringappend", "stringappend:<delimiter>"), default_ttl_secs,
+    compaction_style ("level", "universal", "fifo"), universal_size_ratio,
+    universal_min_merge_width, universal_max_merge_width,
+    universal_max_size_amplification_percent,
+    universal_compression_size_percent, universal_stop_style
+    ("similar_size", "total_size"), universal_allow_trivial_move,
+    fifo_max_table_files_size, fifo_allow_compaction, fifo_ttl; key-value
+    separation (RocksDB's integrated BlobDB): enable_blob_files (bool),
+    min_blob_size (int), blob_file_size (int), blob_compression_type ("none",
+    "lz4", "zstd"), enable_blob_garbage_collection (bool),
+    blob_garbage_collection_age_cutoff (float, 0..1),
+    blob_garbage_collection_force_threshold (float, 0..1),
+    blob_compaction_readahead_size (int), blob_file_starting_level (int),
+    prepopulate_blob_cache ("disable", "flush_only"). Blobs are cached in the
+    block cache (cache_size) at bottom priority; the properties
+    shale.num-blob-files, shale.total-blob-file-size,
+    shale.live-blob-file-size, shale.live-blob-file-garbage-size,
+    shale.blob-space-amp, shale.blob-cache-hits, shale.blob-cache-misses,
+    shale.blob-reads and shale.blob-bytes-read describe them.
     DB-wide: error_if_exists, paranoid_checks, manual_wal_flush, num_levels,
     max_background_jobs, max_subcompactions, cache_size, cache_type ("lru",
     "clock"), max_open_files, db_write_buffer_size, memory_budget, max_total_wal_size,

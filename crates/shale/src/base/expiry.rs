@@ -39,6 +39,18 @@ pub(crate) fn split_expiring(stored: &[u8]) -> Option<(&[u8], u64)> {
     Some((v, u64::from_le_bytes(e.try_into().ok()?)))
 }
 
+/// The expiry of a value written at second `now` that must live at least
+/// `ttl`: `now + ceil(ttl) + 1` (a write late in second `now` still lives
+/// `ttl`), or `now` for a zero `ttl` (expired at once).
+#[inline]
+pub(crate) fn expiry_after(now: u64, ttl: std::time::Duration) -> u64 {
+    if ttl.is_zero() {
+        return now;
+    }
+    let secs = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
+    now.saturating_add(secs).saturating_add(1)
+}
+
 /// True when an entry expiring at `expiry` is gone at `now`.
 #[inline]
 pub(crate) fn expired(expiry: u64, now: u64) -> bool {
@@ -56,6 +68,12 @@ mod tests {
         assert_eq!(split_expiring(&v), Some((&b"value"[..], 1_700_000_000)));
         assert_eq!(split_expiring(b"short"), None);
         assert!(expired(10, 10) && !expired(11, 10));
+        // At least the TTL, whenever in the second the write came.
+        use std::time::Duration;
+        assert_eq!(expiry_after(100, Duration::from_secs(1)), 102);
+        assert_eq!(expiry_after(100, Duration::from_millis(1500)), 103);
+        assert_eq!(expiry_after(100, Duration::ZERO), 100);
+        assert_eq!(expiry_after(u64::MAX - 1, Duration::from_secs(5)), u64::MAX);
         assert!(SystemClock.now_secs() > 1_700_000_000);
     }
 }

@@ -30,9 +30,6 @@ use crate::fs::RandomAccessFile;
 use crate::sst::compression::{decompress, TYPE_NONE};
 
 /// An open blob file.
-// `number`, `record_count`, `total_bytes` and `verify_all` serve the admin
-// tools (`shale check`), wired in the next commit.
-#[allow(dead_code)]
 pub(crate) struct BlobFileReader {
     file: Arc<dyn RandomAccessFile>,
     name: String,
@@ -42,7 +39,6 @@ pub(crate) struct BlobFileReader {
     footer: Footer,
 }
 
-#[allow(dead_code)]
 impl BlobFileReader {
     /// Reads and checks header and footer. `file_name` is used in errors
     /// (e.g. `000012.blob`); `number` is the number in it, which the header

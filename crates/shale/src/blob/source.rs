@@ -22,6 +22,7 @@ use parking_lot::RwLock;
 
 use crate::error::{Error, Result};
 use crate::fs::{explain_direct_refusal, AccessPattern, FileOptions, FileSystem};
+use crate::io::accounting::{self, Purpose};
 use crate::version::filename::blob_file_name;
 
 use super::{BlobFileReader, BlobIndex};
@@ -145,7 +146,10 @@ impl BlobSource {
             }
             self.stats.cache_misses.fetch_add(1, Ordering::Relaxed);
         }
-        let v: Arc<[u8]> = self.reader(idx.file_number)?.read(idx, user_key)?.into();
+        let v: Arc<[u8]> = {
+            let _io = accounting::scope(Purpose::Blob);
+            self.reader(idx.file_number)?.read(idx, user_key)?.into()
+        };
         self.stats.reads.fetch_add(1, Ordering::Relaxed);
         self.stats
             .bytes_read

@@ -293,8 +293,17 @@ impl BlobWriter {
         if !covered {
             ra.file = idx.file_number;
             ra.offset = idx.offset;
+            let _io = crate::io::accounting::scope(crate::io::accounting::Purpose::Blob);
             reader.read_ahead(idx.offset, len.max(self.spec.readahead), &mut ra.buf)?;
         }
+        // Counted as a blob read as the unbuffered path counts it.
+        let stats = &self.spec.source.stats;
+        stats
+            .reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        stats
+            .bytes_read
+            .fetch_add(len, std::sync::atomic::Ordering::Relaxed);
         let start = (idx.offset - ra.offset) as usize;
         let record = ra.buf.get(start..start + len as usize).ok_or_else(|| {
             Error::corruption(

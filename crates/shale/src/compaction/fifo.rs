@@ -182,16 +182,8 @@ fn pick_intra_l0(files: &[Arc<FileMeta>], o: &FifoPickerOptions) -> Option<Plan>
         return None;
     }
     Some(Plan {
-        level: 0,
-        output_level: 0,
-        inputs: files[..take].to_vec(),
-        middle: Vec::new(),
-        output_inputs: Vec::new(),
-        grandparents: Vec::new(),
-        trivial_move: false,
-        uncompressed: false,
-        bottommost: false,
         score: take as f64 / min as f64,
+        ..Plan::new(0, 0, files[..take].to_vec(), Vec::new())
     })
 }
 

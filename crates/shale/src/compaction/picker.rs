@@ -101,6 +101,29 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// A plan of `inputs` of `level` and `output_inputs` of
+    /// `output_level`, with nothing else yet (no middle levels,
+    /// grandparents, move or score): `finish_plan` fills in the rest.
+    pub(crate) fn new(
+        level: usize,
+        output_level: usize,
+        inputs: Vec<Arc<FileMeta>>,
+        output_inputs: Vec<Arc<FileMeta>>,
+    ) -> Plan {
+        Plan {
+            level,
+            output_level,
+            inputs,
+            middle: Vec::new(),
+            output_inputs,
+            grandparents: Vec::new(),
+            trivial_move: false,
+            uncompressed: false,
+            bottommost: false,
+            score: 0.0,
+        }
+    }
+
     /// Every input file: the input level's, the middle levels', the output
     /// level's.
     pub(crate) fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileMeta>> {
@@ -241,23 +264,7 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
                 continue;
             }
             let inputs = expand_inputs(v, o, level, f, &next);
-            let plan = finish_plan(
-                v,
-                o,
-                running,
-                Plan {
-                    level,
-                    output_level: level + 1,
-                    inputs,
-                    middle: Vec::new(),
-                    output_inputs: next,
-                    grandparents: Vec::new(),
-                    trivial_move: false,
-                    uncompressed: false,
-                    bottommost: false,
-                    score: 0.0,
-                },
-            );
+            let plan = finish_plan(v, o, running, Plan::new(level, level + 1, inputs, next));
             if plan.is_some() {
                 return plan;
             }
@@ -280,23 +287,7 @@ fn in_place_plan(
     if inputs.iter().any(|g| g.is_being_compacted()) {
         return None;
     }
-    let mut plan = finish_plan(
-        v,
-        o,
-        running,
-        Plan {
-            level,
-            output_level: level,
-            inputs,
-            middle: Vec::new(),
-            output_inputs: Vec::new(),
-            grandparents: Vec::new(),
-            trivial_move: false,
-            uncompressed: false,
-            bottommost: false,
-            score: 0.0,
-        },
-    )?;
+    let mut plan = finish_plan(v, o, running, Plan::new(level, level, inputs, Vec::new()))?;
     plan.trivial_move = false;
     Some(plan)
 }
@@ -416,16 +407,8 @@ fn pick_l0(
         o,
         running,
         Plan {
-            level: 0,
-            output_level,
-            inputs,
-            middle: Vec::new(),
-            output_inputs,
-            grandparents: Vec::new(),
-            trivial_move: false,
-            uncompressed: false,
-            bottommost: false,
             score,
+            ..Plan::new(0, output_level, inputs, output_inputs)
         },
     )
 }
@@ -480,16 +463,8 @@ fn pick_intra_l0(
         o,
         running,
         Plan {
-            level: 0,
-            output_level: 0,
-            inputs: files[..take].to_vec(),
-            middle: Vec::new(),
-            output_inputs: Vec::new(),
-            grandparents: Vec::new(),
-            trivial_move: false,
-            uncompressed: false,
-            bottommost: false,
             score,
+            ..Plan::new(0, 0, files[..take].to_vec(), Vec::new())
         },
     )?;
     plan.bottommost = false;
@@ -548,16 +523,8 @@ fn pick_level(
         o,
         running,
         Plan {
-            level,
-            output_level: level + 1,
-            inputs,
-            middle: Vec::new(),
-            output_inputs,
-            grandparents: Vec::new(),
-            trivial_move: false,
-            uncompressed: false,
-            bottommost: false,
             score,
+            ..Plan::new(level, level + 1, inputs, output_inputs)
         },
     )
 }
@@ -650,18 +617,7 @@ pub(crate) fn manual_plan(
         v,
         o,
         &[],
-        Plan {
-            level,
-            output_level,
-            inputs,
-            middle: Vec::new(),
-            output_inputs,
-            grandparents: Vec::new(),
-            trivial_move: false,
-            uncompressed: false,
-            bottommost: false,
-            score: 0.0,
-        },
+        Plan::new(level, output_level, inputs, output_inputs),
     )?;
     // Rewriting a level in place is the point of that step, never a move.
     plan.trivial_move &= output_level != level;

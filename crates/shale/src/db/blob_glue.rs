@@ -115,7 +115,10 @@ pub(crate) fn property(db: &DbInner, v: &Version, name: &str) -> Option<String> 
         "shale.total-blob-file-size" => size.to_string(),
         "shale.live-blob-file-size" => live.to_string(),
         "shale.live-blob-file-garbage-size" => garbage.to_string(),
-        "shale.blob-space-amp" => format!("{:.3}", size as f64 / live.max(1) as f64),
+        "shale.blob-space-amp" => match live {
+            0 => "0.000".to_string(),
+            live => format!("{:.3}", size as f64 / live as f64),
+        },
         "shale.blob-cache-hits" => s.cache_hits.load(Ordering::Relaxed).to_string(),
         "shale.blob-cache-misses" => s.cache_misses.load(Ordering::Relaxed).to_string(),
         "shale.blob-reads" => s.reads.load(Ordering::Relaxed).to_string(),

@@ -980,7 +980,15 @@ fn execute_job(
         ],
     );
     let (r, allocated, hold) = run_until_admitted(db, st, &mut job, id, &inputs, &topts, target)?;
-    let mut edit = job.edit(&st.versions.current(cf), &r);
+    let current = st.versions.current(cf);
+    let mut edit = job.edit(&current, &r);
+    // References into a blob file the family no longer lists (lost, and
+    // its tables kept by `shale repair`) leave no garbage to record: the
+    // MANIFEST would refuse it and stop the DB.
+    edit.blob_file_garbage
+        .retain(|g| current.blob_files().contains_key(&g.number));
+    drop(current);
+    let edit_garbage_bytes: u64 = edit.blob_file_garbage.iter().map(|g| g.bytes).sum();
     for f in &r.outputs.files {
         event_glue::table_created(
             db,
@@ -1040,6 +1048,13 @@ fn execute_job(
             format!("\"total_output_size\": {}", r.outputs.bytes_written),
             format!("\"num_input_records\": {}", r.keys_in),
             format!("\"num_dropped_records\": {}", r.keys_dropped),
+            format!("\"num_blob_output_files\": {}", r.outputs.blobs.files.len()),
+            format!(
+                "\"total_blob_output_size\": {}",
+                r.outputs.blobs.bytes_written
+            ),
+            format!("\"blob_bytes_relocated\": {}", r.outputs.blobs.bytes_read),
+            format!("\"blob_garbage_bytes\": {}", edit_garbage_bytes),
             format!(
                 "\"lsm_state\": {:?}",
                 st.versions.current(cf).files_per_level()

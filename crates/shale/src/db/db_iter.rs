@@ -72,8 +72,9 @@ pub struct DbIterator {
     blob_ref: bool,
     blob_value: OnceLock<Arc<[u8]>>,
     /// An error reading the blob (`value` cannot return one): reported by
-    /// `status`.
+    /// `status`; `blob_failed` makes the iterator invalid at that entry.
     blob_err: Mutex<Option<Error>>,
+    blob_failed: std::cell::Cell<bool>,
     /// Blob reads fill the block cache (`ReadOptions::fill_cache`).
     blob_fill: Fill,
     /// The clock at creation: values expiring by then are gone.
@@ -122,6 +123,7 @@ impl DbIterator {
             blob_ref: false,
             blob_value: OnceLock::new(),
             blob_err: Mutex::new(None),
+            blob_failed: std::cell::Cell::new(false),
             blob_fill: Fill::Yes,
             now,
             iter,
@@ -168,6 +170,18 @@ impl DbIterator {
             self.blob_ref = false;
             self.blob_value = OnceLock::new();
         }
+        self.blob_failed.set(false);
+    }
+
+    /// Reads the current entry's value now if it is in a blob file
+    /// (RocksDB's `PrepareValue`): false when that read fails, and then the
+    /// iterator is no longer valid and `status` says why. `value` reads it
+    /// on first use otherwise (a keys-only walk reads no blob).
+    pub fn prepare_value(&mut self) -> bool {
+        if self.valid() && self.blob_ref {
+            let _ = self.value();
+        }
+        self.valid()
     }
 
     /// The value a blob index points to for the current key (an error
@@ -181,6 +195,7 @@ impl DbIterator {
             Ok(v) => v,
             Err(e) => {
                 self.blob_err.lock().get_or_insert(e);
+                self.blob_failed.set(true);
                 Arc::from(&[][..])
             }
         }
@@ -219,9 +234,10 @@ impl DbIterator {
         }
     }
 
-    /// True when positioned on an entry.
+    /// True when positioned on an entry (false once reading its value
+    /// from a blob file failed: see `value`).
     pub fn valid(&self) -> bool {
-        self.valid
+        self.valid && !self.blob_failed.get()
     }
 
     /// The current user key. Requires `valid()`.
@@ -235,7 +251,10 @@ impl DbIterator {
         }
     }
 
-    /// The current value. Requires `valid()`.
+    /// The current value. Requires `valid()`. A value in a blob file is
+    /// read here, on first use; if that read fails the result is empty,
+    /// the iterator becomes invalid and `status` returns the error (check
+    /// `valid()` after `value()`, or call `prepare_value` first).
     pub fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
         if self.blob_ref {
@@ -794,6 +813,11 @@ impl Iterator for DbRange {
             return None;
         }
         let item = (k.to_vec(), self.front.value().to_vec());
+        if !self.front.valid() {
+            // Its value's blob could not be read.
+            self.done = true;
+            return self.front.status().err().map(Err);
+        }
         self.last_front = Some(item.0.clone());
         Some(Ok(item))
     }
@@ -828,6 +852,10 @@ impl DoubleEndedIterator for DbRange {
             return None;
         }
         let item = (k.to_vec(), b.value().to_vec());
+        if !b.valid() {
+            self.done = true;
+            return b.status().err().map(Err);
+        }
         self.last_back = Some(item.0.clone());
         Some(Ok(item))
     }

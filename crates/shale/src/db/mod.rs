@@ -567,10 +567,11 @@ impl Db {
         self.write(b, &WriteOptions::default())
     }
 
-    /// Inserts or replaces `key` with a value that expires `ttl` from now
-    /// (by `Options::clock`, whole seconds rounded up): from then on `key`
-    /// reads as deleted, in every read and at every snapshot, and
-    /// compaction reclaims its space.
+    /// Inserts or replaces `key` with a value that lives at least `ttl`
+    /// (by `Options::clock`, which counts whole seconds: it expires at the
+    /// second boundary after `ttl` has passed, see [`Db::expiry_after`]):
+    /// from then on `key` reads as deleted, in every read and at every
+    /// snapshot, and compaction reclaims its space.
     pub fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: std::time::Duration) -> Result<()> {
         let mut b = WriteBatch::with_capacity(key.len() + value.len() + 32);
         b.put_with_expiry(key, value, self.expiry_after(ttl));
@@ -591,12 +592,15 @@ impl Db {
         self.write(b, &WriteOptions::default())
     }
 
-    /// The Unix second `ttl` from now by the DB's clock (rounded up): the
-    /// expiry [`WriteBatch::put_with_expiry`] takes for a value that should
-    /// live `ttl`, as [`Db::put_with_ttl`] computes it.
+    /// The expiry (Unix second, by the DB's clock) that
+    /// [`WriteBatch::put_with_expiry`] takes for a value that must live at
+    /// least `ttl`, as [`Db::put_with_ttl`] computes it. The clock counts
+    /// whole seconds and a write may come at the end of the current one,
+    /// so the value lives from `ttl` (rounded up to a second) to one second
+    /// more, as in RocksDB's TTL (gone once `now > write second + ttl`). A
+    /// zero `ttl` expires at once.
     pub fn expiry_after(&self, ttl: std::time::Duration) -> u64 {
-        let secs = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
-        self.inner().opts.clock.now_secs().saturating_add(secs)
+        crate::base::expiry::expiry_after(self.inner().opts.clock.now_secs(), ttl)
     }
 
     /// Adds merge `operand` to `key` (default family): reads see the

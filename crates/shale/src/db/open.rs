@@ -526,8 +526,17 @@ fn replay_wals(
     // power loss.
     let min_log = versions.recovery_log_floor();
     let prev_log = versions.prev_log_number();
-    let mut logs: Vec<u64> = fs
-        .list(dir)?
+    let names = fs.list(dir)?;
+    // A job's output that a crash left unlogged may be numbered past the
+    // MANIFEST's next file number: its number must not be handed out
+    // again, and marked used it is below the obsolete-file pass's limit,
+    // which deletes it (RocksDB's `MarkFileNumberUsed` at recovery).
+    for (t, n) in names.iter().filter_map(|n| parse_file_name(n)) {
+        if matches!(t, FileType::Table | FileType::Blob | FileType::Temp) {
+            versions.mark_file_number_used(n);
+        }
+    }
+    let mut logs: Vec<u64> = names
         .iter()
         .filter_map(|n| parse_file_name(n))
         .filter(|(t, n)| {

@@ -224,6 +224,14 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
             let l = db.stats.levels.lock();
             l.iter().map(|r| r.bytes_written).sum::<u64>().to_string()
         }
+        // Flushes' and compactions' blob file bytes (not in the above).
+        "shale.blob-bytes-written" => {
+            let l = db.stats.levels.lock();
+            l.iter()
+                .map(|r| r.blob_bytes_written)
+                .sum::<u64>()
+                .to_string()
+        }
         "shale.estimate-reclaimable-bytes" => {
             let per = reclaimable_per_level(&v, db.opts.clock.now_secs());
             let levels: Vec<String> = per
@@ -349,9 +357,12 @@ fn row(
     s: &LevelCompactionStats,
     w_amp: f64,
 ) {
-    let read = s.bytes_read_non_output + s.bytes_read_output;
+    // As RocksDB's table: Read and Write count blob bytes too (Rblob and
+    // Wblob show them apart).
+    let read = s.bytes_read_non_output + s.bytes_read_output + s.blob_bytes_read;
+    let written = s.bytes_written + s.blob_bytes_written;
     let secs = s.micros as f64 / 1e6;
-    let wnew = s.bytes_written.saturating_sub(s.bytes_read_output);
+    let wnew = written.saturating_sub(s.bytes_read_output);
     let _ = writeln!(
         out,
         "{:>4} {:>6}/{:<3} {:>8} {:>5.1} {:>8.1} {:>7.1} {:>8.1} {:>9.1} {:>8.1} {:>9.1} {:>5.1} {:>8.1} {:>8.1} {:>9.2} {:>17.2} {:>9} {:>8.3} {:>7} {:>6} {:>9.1} {:>9.1}",
@@ -363,12 +374,12 @@ fn row(
         read as f64 / GB,
         s.bytes_read_non_output as f64 / GB,
         s.bytes_read_output as f64 / GB,
-        s.bytes_written as f64 / GB,
+        written as f64 / GB,
         wnew as f64 / GB,
         s.bytes_moved as f64 / GB,
         w_amp,
         read as f64 / MB / (secs + 1e-6),
-        s.bytes_written as f64 / MB / (secs + 1e-6),
+        written as f64 / MB / (secs + 1e-6),
         secs,
         s.cpu_micros as f64 / 1e6,
         s.count,
@@ -416,7 +427,7 @@ fn level_wamp(level: usize, s: &LevelCompactionStats, flushed: u64) -> f64 {
     let denom = if level == 0 {
         flushed
     } else {
-        s.bytes_read_non_output
+        s.bytes_read_non_output + s.blob_bytes_read
     };
     if denom > 0 {
         (s.bytes_written + s.blob_bytes_written) as f64 / denom as f64
@@ -635,10 +646,13 @@ fn db_stats_lines(out: &mut String, what: &str, c: &WriteCounters, secs: f64, in
 fn stats_json(db: &Arc<DbInner>, cf: u32) -> String {
     let sh = shape(db, cf);
     let levels = db.stats.levels.lock().clone();
-    let flushed = levels.first().map_or(0, |l| l.bytes_written);
+    // Tables and blob files flushed: the bytes ingested.
+    let flushed = levels
+        .first()
+        .map_or(0, |l| l.bytes_written + l.blob_bytes_written);
     let level_obj = |name: String, s: &LevelCompactionStats, extra: String, w_amp: f64| {
         format!(
-            "{{{name}\"bytes_read_non_output\": {}, \"bytes_read_output\": {}, \"bytes_written\": {}, \"bytes_new\": {}, \"bytes_moved\": {}, \"w_amp\": {:.4}, \"micros\": {}, \"cpu_micros\": {}, \"count\": {}, \"keys_in\": {}, \"keys_dropped\": {}, \"files_in_non_output\": {}, \"files_in_output\": {}, \"files_out\": {}{extra}}}",
+            "{{{name}\"bytes_read_non_output\": {}, \"bytes_read_output\": {}, \"bytes_written\": {}, \"bytes_new\": {}, \"bytes_moved\": {}, \"w_amp\": {:.4}, \"micros\": {}, \"cpu_micros\": {}, \"count\": {}, \"keys_in\": {}, \"keys_dropped\": {}, \"files_in_non_output\": {}, \"files_in_output\": {}, \"files_out\": {}, \"blob_bytes_read\": {}, \"blob_bytes_written\": {}{extra}}}",
             s.bytes_read_non_output,
             s.bytes_read_output,
             s.bytes_written,
@@ -653,6 +667,8 @@ fn stats_json(db: &Arc<DbInner>, cf: u32) -> String {
             s.files_in_non_output,
             s.files_in_output,
             s.files_out,
+            s.blob_bytes_read,
+            s.blob_bytes_written,
         )
     };
     let mut rows = Vec::new();

@@ -247,16 +247,22 @@ fn compaction_stats(db: &DbInner) -> CompactionStats {
         ..CompactionStats::default()
     };
     let (mut jobs, mut written) = (0u64, 0u64);
+    // Flushes wrote tables and blob files: both are the bytes ingested.
+    let flushed_all = levels
+        .first()
+        .map_or(0, |z| z.bytes_written + z.blob_bytes_written);
     for (l, r) in levels.iter().enumerate() {
         jobs += r.count;
-        written += r.bytes_written;
+        written += r.bytes_written + r.blob_bytes_written;
         out.compaction_bytes_read += r.bytes_read_non_output + r.bytes_read_output;
         out.compaction_bytes_moved += r.bytes_moved;
+        out.blob_bytes_written += r.blob_bytes_written;
+        out.blob_bytes_read += r.blob_bytes_read;
         // The L0 row's W-Amp is over the bytes flushed, as `shale.stats`.
         let denom = if l == 0 {
-            levels.first().map_or(0, |z| z.bytes_written)
+            flushed_all
         } else {
-            r.bytes_read_non_output
+            r.bytes_read_non_output + r.blob_bytes_read
         };
         out.levels.push(LevelCompaction {
             level: l,
@@ -264,14 +270,16 @@ fn compaction_stats(db: &DbInner) -> CompactionStats {
             bytes_read_non_output: r.bytes_read_non_output,
             bytes_read_output: r.bytes_read_output,
             bytes_written: r.bytes_written,
+            blob_bytes_read: r.blob_bytes_read,
+            blob_bytes_written: r.blob_bytes_written,
             bytes_moved: r.bytes_moved,
             micros: r.micros,
-            write_amp: ratio(r.bytes_written, denom),
+            write_amp: ratio(r.bytes_written + r.blob_bytes_written, denom),
         });
     }
     // Flushes are booked on L0 with a count of one each.
     out.compactions = jobs.saturating_sub(flushes);
-    out.write_amp = ratio(written, flushed);
+    out.write_amp = ratio(written, flushed_all.max(flushed));
     out
 }
 

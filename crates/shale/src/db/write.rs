@@ -582,8 +582,8 @@ fn check_families(db: &DbInner, batch: &WriteBatch) -> Result<()> {
 }
 
 /// `batch` with the puts of families that have a default TTL rewritten as
-/// expiring puts (expiry: now by the DB's clock plus the TTL); unchanged
-/// when it has none.
+/// expiring puts (living at least the TTL: `base::expiry::expiry_after`);
+/// unchanged when it has none.
 fn with_default_ttl(db: &DbInner, batch: WriteBatch) -> Result<WriteBatch> {
     let ttl_of = |cf: u32| -> u64 {
         if cf == 0 {
@@ -609,9 +609,15 @@ fn with_default_ttl(db: &DbInner, batch: WriteBatch) -> Result<WriteBatch> {
     for e in batch.iter() {
         let e = e.map_err(|e| Error::InvalidArgument(format!("malformed write batch: {e}")))?;
         match e.kind {
-            ValueKind::Value if ttl_of(e.cf) > 0 => {
-                out.put_expiring_in(e.cf, e.key, e.value, now.saturating_add(ttl_of(e.cf)))
-            }
+            ValueKind::Value if ttl_of(e.cf) > 0 => out.put_expiring_in(
+                e.cf,
+                e.key,
+                e.value,
+                crate::base::expiry::expiry_after(
+                    now,
+                    std::time::Duration::from_secs(ttl_of(e.cf)),
+                ),
+            ),
             _ => out.push_entry(&e),
         }
     }

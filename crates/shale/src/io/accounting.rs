@@ -50,15 +50,20 @@ pub(crate) enum Purpose {
     Wal,
     /// MANIFEST, OPTIONS, LOG, table opens, recovery, ingestion.
     Other,
+    /// Reads of blob values from blob files (for user reads, and for the
+    /// compactions that relocate them); blob files are written by flushes
+    /// and compactions, under their purposes.
+    Blob,
 }
 
 impl Purpose {
-    pub(crate) const ALL: [Purpose; 5] = [
+    pub(crate) const ALL: [Purpose; 6] = [
         Purpose::User,
         Purpose::Flush,
         Purpose::Compaction,
         Purpose::Wal,
         Purpose::Other,
+        Purpose::Blob,
     ];
 
     /// Lower-case name used in stats, properties and metrics.
@@ -69,6 +74,7 @@ impl Purpose {
             Purpose::Compaction => "compaction",
             Purpose::Wal => "wal",
             Purpose::Other => "other",
+            Purpose::Blob => "blob",
         }
     }
 
@@ -143,8 +149,8 @@ impl Direction {
 /// One stripe: reads and writes of every purpose.
 #[derive(Default)]
 struct Table {
-    reads: [Direction; 5],
-    writes: [Direction; 5],
+    reads: [Direction; 6],
+    writes: [Direction; 6],
 }
 
 /// The DB's IO counters; see the module comment.

@@ -112,8 +112,14 @@ pub struct CompactionStats {
     pub compaction_bytes_moved: u64,
     /// Bytes of files removed whole by delete-only compactions.
     pub delete_only_bytes: u64,
-    /// Write amplification: bytes written by flushes and compactions over
-    /// the bytes flushed (0 before the first flush).
+    /// Blob bytes written to blob files by flushes and compactions (values
+    /// separated, blobs relocated); not in the table byte counts above.
+    pub blob_bytes_written: u64,
+    /// Blob bytes read by compactions relocating them.
+    pub blob_bytes_read: u64,
+    /// Write amplification: bytes written by flushes and compactions (into
+    /// tables and blob files) over the bytes flushed (tables and blob
+    /// files; 0 before the first flush).
     pub write_amp: f64,
     /// Per output level (L0's row is the flushes and the intra-L0 and
     /// delete-only compactions of L0).
@@ -132,13 +138,18 @@ pub struct LevelCompaction {
     pub bytes_read_non_output: u64,
     /// Bytes read from this level.
     pub bytes_read_output: u64,
-    /// Bytes written.
+    /// Bytes written (tables).
     pub bytes_written: u64,
+    /// Blob bytes read (relocated).
+    pub blob_bytes_read: u64,
+    /// Blob bytes written into blob files.
+    pub blob_bytes_written: u64,
     /// Bytes moved in by trivial moves.
     pub bytes_moved: u64,
     /// Wall-clock microseconds.
     pub micros: u64,
-    /// Write amplification of the level (RocksDB's W-Amp column).
+    /// Write amplification of the level (RocksDB's W-Amp column: blob
+    /// bytes count on both sides).
     pub write_amp: f64,
 }
 
@@ -291,7 +302,7 @@ pub struct IoStats {
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
 pub struct IoPurposeStats {
-    /// `user`, `flush`, `compaction`, `wal` or `other`.
+    /// `user`, `flush`, `compaction`, `wal`, `other` or `blob`.
     pub purpose: &'static str,
     /// Bytes read.
     pub read_bytes: u64,

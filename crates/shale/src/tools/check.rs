@@ -1,24 +1,36 @@
 //! [`check_db`]: verifies every checksum of every live file of a DB, as
 //! `shale check` shows it: CURRENT, the MANIFEST it names (every record),
 //! every table the MANIFEST lists (present, of the recorded size, footer,
-//! meta blocks, index, filter and every data block), every WAL recovery
-//! would replay (every record and batch), and the newest OPTIONS file.
+//! meta blocks, index, filter and every data block), every blob file it
+//! lists (present, of the recorded size, header, footer and every record,
+//! and the footer's blob count and bytes equal to the MANIFEST's), every
+//! WAL recovery would replay (every record and batch), and the newest
+//! OPTIONS file.
+//!
+//! The live files are the MANIFEST's edits replayed as recovery applies
+//! them, per column family: a table leaves when an edit deletes it, a blob
+//! file when the garbage its edits add reaches its blob count, and a
+//! dropped family's files all go.
 //!
 //! Every problem is one `Error` (`Corruption { file, offset, what }` for
 //! damage and for a listed file that is missing), collected rather than
 //! returned at the first: the report says everything that is wrong. Files
-//! the MANIFEST does not list (orphans, obsolete WALs) are only noted.
-//! Read-only; takes no lock.
+//! the MANIFEST does not list (orphan tables and blob files, obsolete WALs)
+//! are only noted. Read-only; takes no lock.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
+use crate::blob::format::FOOTER_LEN;
 use crate::error::{Error, Result};
 use crate::fs::default_fs;
-use crate::version::filename::{manifest_file_name, parse_file_name, table_file_name, FileType};
+use crate::version::filename::{
+    blob_file_name, manifest_file_name, parse_file_name, table_file_name, FileType,
+};
 use crate::version::read_current;
 
-use super::manifest::ManifestReader;
+use super::blob_file::verify_blob_file;
+use super::manifest::{ManifestEdit, ManifestReader};
 use super::options_file::OptionsFile;
 use super::sst::SstReader;
 use super::wal::WalReader;
@@ -28,7 +40,7 @@ use super::wal::WalReader;
 pub struct CheckedFile {
     /// The file's name in the DB directory.
     pub name: String,
-    /// `CURRENT`, `MANIFEST`, `SST`, `WAL` or `OPTIONS`.
+    /// `CURRENT`, `MANIFEST`, `SST`, `BLOB`, `WAL` or `OPTIONS`.
     pub kind: &'static str,
     /// Its size in bytes.
     pub bytes: u64,
@@ -41,7 +53,8 @@ pub struct CheckReport {
     pub checked: Vec<CheckedFile>,
     /// Every problem found (empty: the DB is whole).
     pub problems: Vec<Error>,
-    /// Observations that are not damage (orphan tables, a torn WAL tail).
+    /// Observations that are not damage (orphan tables and blob files, a
+    /// torn WAL tail).
     pub notes: Vec<String>,
 }
 
@@ -58,6 +71,29 @@ struct LiveTable {
     level: usize,
     size: u64,
     added_at: u64,
+}
+
+/// A blob file the MANIFEST lists: its addition and the garbage found in
+/// it since.
+struct LiveBlobFile {
+    cf: u32,
+    count: u64,
+    bytes: u64,
+    size: u64,
+    garbage_count: u64,
+    garbage_bytes: u64,
+    added_at: u64,
+}
+
+/// The live files of the MANIFEST's edits, replayed.
+#[derive(Default)]
+struct LiveFiles {
+    tables: BTreeMap<u64, LiveTable>,
+    blob_files: BTreeMap<u64, LiveBlobFile>,
+    /// The log number of every live family.
+    log_numbers: BTreeMap<u32, u64>,
+    /// The DB-wide min log number to keep.
+    min_log_to_keep: u64,
 }
 
 /// Checks the DB in `dir`. `Err` only when `dir` cannot be listed.
@@ -93,9 +129,10 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
             None
         }
     };
-    let mut live: BTreeMap<u64, LiveTable> = BTreeMap::new();
-    let mut log_numbers: BTreeMap<u32, u64> = BTreeMap::from([(0, 0)]);
-    let mut min_log_to_keep = 0;
+    let mut live = LiveFiles {
+        log_numbers: BTreeMap::from([(0, 0)]),
+        ..LiveFiles::default()
+    };
     if let Some(m) = &manifest {
         if !names.contains(m) {
             r.problems.push(Error::corruption(
@@ -109,11 +146,12 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
                 kind: "MANIFEST",
                 bytes: size(m),
             });
-            min_log_to_keep = read_live_tables(&dir.join(m), &mut live, &mut log_numbers, &mut r);
+            read_live_files(&dir.join(m), &mut live, &mut r);
         }
     }
+    let manifest_name = manifest.as_deref().unwrap_or("the MANIFEST");
 
-    for (&number, t) in &live {
+    for (&number, t) in &live.tables {
         let name = table_file_name(number);
         let path = dir.join(&name);
         let file = path.display().to_string();
@@ -123,7 +161,7 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
                 0,
                 format!(
                     "missing: {} (edit at offset {}) lists it in column family {} level {}, {} bytes",
-                    manifest.as_deref().unwrap_or("the MANIFEST"),
+                    manifest_name,
                     t.added_at,
                     t.cf,
                     t.level,
@@ -132,32 +170,25 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
             ));
             continue;
         }
-        let actual = size(&name);
-        r.checked.push(CheckedFile {
-            name,
-            kind: "SST",
-            bytes: actual,
-        });
-        if actual != t.size {
-            r.problems.push(Error::corruption(
-                file.as_str(),
-                actual.min(t.size),
-                format!("file has {actual} bytes, the MANIFEST says {}", t.size),
-            ));
-        }
+        check_size(&mut r, name, "SST", &file, size_of(&path), t.size);
         match SstReader::open(&path).and_then(|s| s.verify()) {
             Ok(problems) => r.problems.extend(problems),
             Err(e) => r.problems.push(e),
         }
     }
 
+    for (&number, b) in &live.blob_files {
+        check_blob_file(dir, &names, number, b, manifest_name, &mut r);
+    }
+
     // WALs recovery would replay, oldest first.
-    let min_log = log_numbers
+    let min_log = live
+        .log_numbers
         .values()
         .copied()
         .min()
         .unwrap_or(0)
-        .max(min_log_to_keep);
+        .max(live.min_log_to_keep);
     let mut logs: Vec<(u64, String)> = names
         .iter()
         .filter_map(|n| match parse_file_name(n) {
@@ -181,20 +212,19 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
         check_wal(&dir.join(name), *num, &mut r);
     }
 
-    let mut orphans: Vec<u64> = names
+    let mut orphans: Vec<(u64, &String)> = names
         .iter()
         .filter_map(|n| match parse_file_name(n) {
-            Some((FileType::Table, num)) if !live.contains_key(&num) => Some(num),
+            Some((FileType::Table, num)) if !live.tables.contains_key(&num) => Some((num, n)),
+            Some((FileType::Blob, num)) if !live.blob_files.contains_key(&num) => Some((num, n)),
             _ => None,
         })
         .collect();
     orphans.sort_unstable();
     if manifest.is_some() {
-        for n in orphans {
-            r.notes.push(format!(
-                "{}: not listed by the MANIFEST (orphan)",
-                table_file_name(n)
-            ));
+        for (_, name) in orphans {
+            r.notes
+                .push(format!("{name}: not listed by the MANIFEST (orphan)"));
         }
     }
 
@@ -218,41 +248,42 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
     Ok(r)
 }
 
-/// Replays the MANIFEST's edits into the set of live tables and the log
-/// number of every live family; returns the DB-wide min log number to keep.
-fn read_live_tables(
-    path: &Path,
-    live: &mut BTreeMap<u64, LiveTable>,
-    log_numbers: &mut BTreeMap<u32, u64>,
-    r: &mut CheckReport,
-) -> u64 {
+/// Replays the MANIFEST's edits into `live` (see the module comment).
+/// Garbage recovery would refuse (for a blob file that is not live, or
+/// more than the file holds) is a problem at the edit's offset.
+fn read_live_files(path: &Path, live: &mut LiveFiles, r: &mut CheckReport) {
     let mut reader = match ManifestReader::open(path) {
         Ok(m) => m,
         Err(e) => {
             r.problems.push(e);
-            return 0;
+            return;
         }
     };
-    let mut min_log_to_keep = 0;
+    let file = path.display().to_string();
+    let mut refused = Vec::new();
     let (damage, left_out) = reader.applied_edits(|e| {
         let cf = e.column_family;
-        min_log_to_keep = e.min_log_number_to_keep.unwrap_or(0).max(min_log_to_keep);
+        live.min_log_to_keep = e
+            .min_log_number_to_keep
+            .unwrap_or(0)
+            .max(live.min_log_to_keep);
         if e.cf_drop {
-            log_numbers.remove(&cf);
-            live.retain(|_, t| t.cf != cf);
+            live.log_numbers.remove(&cf);
+            live.tables.retain(|_, t| t.cf != cf);
+            live.blob_files.retain(|_, b| b.cf != cf);
             return;
         }
         if e.cf_add.is_some() {
-            log_numbers.insert(cf, 0);
+            live.log_numbers.insert(cf, 0);
         }
         if let Some(l) = e.log_number {
-            log_numbers.insert(cf, l);
+            live.log_numbers.insert(cf, l);
         }
         for d in &e.deleted_files {
-            live.remove(&d.number);
+            live.tables.remove(&d.number);
         }
         for f in &e.new_files {
-            live.insert(
+            live.tables.insert(
                 f.number,
                 LiveTable {
                     cf,
@@ -262,7 +293,9 @@ fn read_live_tables(
                 },
             );
         }
+        apply_blob_files(&e, &mut live.blob_files, &file, &mut refused);
     });
+    r.problems.extend(refused);
     r.problems.extend(damage);
     if left_out > 0 {
         r.notes.push(format!(
@@ -276,7 +309,144 @@ fn read_live_tables(
             path.display()
         ));
     }
-    min_log_to_keep
+}
+
+/// Applies an edit's blob file additions, then its garbage (as recovery
+/// does): a file leaves when its garbage count reaches its blob count.
+fn apply_blob_files(
+    e: &ManifestEdit,
+    blobs: &mut BTreeMap<u64, LiveBlobFile>,
+    manifest: &str,
+    refused: &mut Vec<Error>,
+) {
+    for a in &e.blob_file_additions {
+        blobs.insert(
+            a.number,
+            LiveBlobFile {
+                cf: e.column_family,
+                count: a.count,
+                bytes: a.bytes,
+                size: a.file_size,
+                garbage_count: 0,
+                garbage_bytes: 0,
+                added_at: e.offset,
+            },
+        );
+    }
+    for g in &e.blob_file_garbage {
+        let Some(b) = blobs.get_mut(&g.number).filter(|b| b.cf == e.column_family) else {
+            refused.push(Error::corruption(
+                manifest,
+                e.offset,
+                format!(
+                    "garbage for {}, which is not a live blob file of column family {} \
+                     (recovery refuses this edit)",
+                    blob_file_name(g.number),
+                    e.column_family
+                ),
+            ));
+            continue;
+        };
+        b.garbage_count = b.garbage_count.saturating_add(g.count);
+        b.garbage_bytes = b.garbage_bytes.saturating_add(g.bytes);
+        if b.garbage_count > b.count || b.garbage_bytes > b.bytes {
+            refused.push(Error::corruption(
+                manifest,
+                e.offset,
+                format!(
+                    "{}: garbage ({} blobs, {} bytes) exceeds its contents ({} blobs, {} bytes) \
+                     (recovery refuses this edit)",
+                    blob_file_name(g.number),
+                    b.garbage_count,
+                    b.garbage_bytes,
+                    b.count,
+                    b.bytes
+                ),
+            ));
+        }
+        if b.garbage_count >= b.count {
+            blobs.remove(&g.number);
+        }
+    }
+}
+
+/// Checks one live blob file: present, of the size the MANIFEST says, read
+/// whole, and holding the blobs the MANIFEST counts.
+fn check_blob_file(
+    dir: &Path,
+    names: &HashSet<String>,
+    number: u64,
+    b: &LiveBlobFile,
+    manifest: &str,
+    r: &mut CheckReport,
+) {
+    let name = blob_file_name(number);
+    let path = dir.join(&name);
+    let file = path.display().to_string();
+    if !names.contains(&name) {
+        r.problems.push(Error::corruption(
+            file,
+            0,
+            format!(
+                "missing: {manifest} (edit at offset {}) lists it in column family {}, \
+                 {} blobs of {} bytes ({} of them garbage), {} bytes",
+                b.added_at, b.cf, b.count, b.bytes, b.garbage_count, b.size
+            ),
+        ));
+        return;
+    }
+    let fs = default_fs();
+    let actual = size_of(&path);
+    check_size(r, name, "BLOB", &file, actual, b.size);
+    match verify_blob_file(&*fs, &path, number) {
+        Ok(reader) => {
+            if (reader.record_count(), reader.total_bytes()) != (b.count, b.bytes) {
+                r.problems.push(Error::corruption(
+                    reader.name(),
+                    actual.saturating_sub(FOOTER_LEN as u64),
+                    format!(
+                        "the file holds {} blobs of {} bytes, {manifest} (edit at offset {}) \
+                         says {} blobs of {} bytes",
+                        reader.record_count(),
+                        reader.total_bytes(),
+                        b.added_at,
+                        b.count,
+                        b.bytes
+                    ),
+                ));
+            }
+        }
+        Err(e) => r.problems.push(e),
+    }
+}
+
+/// The size of the file at `path` (0 when it cannot be read).
+fn size_of(path: &Path) -> u64 {
+    default_fs().file_size(path).unwrap_or(0)
+}
+
+/// Records a listed file as checked, and a problem when its size is not
+/// the one the MANIFEST recorded.
+fn check_size(
+    r: &mut CheckReport,
+    name: String,
+    kind: &'static str,
+    file: &str,
+    actual: u64,
+    expected: u64,
+) {
+    r.checked.push(CheckedFile {
+        name,
+        kind,
+        bytes: actual,
+    });
+    if actual != expected {
+        r.problems.push(Error::corruption(
+            file,
+            actual.min(expected),
+            format!("file has {actual} bytes, the MANIFEST says {expected}"),
+        ));
+    }
 }
 
 fn check_wal(path: &Path, number: u64, r: &mut CheckReport) {

@@ -23,7 +23,8 @@ pub enum EntryKind {
     RangeDelete,
     /// A value with an expiry.
     ExpiringPut,
-    /// A reference into a blob file (reserved; never written yet).
+    /// A reference into a blob file: the value is a blob index (file
+    /// number, offset, size, compression; docs/format/blob.md).
     BlobIndex,
 }
 

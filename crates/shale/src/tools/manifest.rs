@@ -52,6 +52,10 @@ pub struct ManifestEdit {
     pub deleted_files: Vec<DeletedFile>,
     /// Files the edit adds.
     pub new_files: Vec<NewFile>,
+    /// Blob files the edit adds to the family.
+    pub blob_file_additions: Vec<BlobFileAddition>,
+    /// Garbage the edit adds to the family's blob files.
+    pub blob_file_garbage: Vec<BlobFileGarbage>,
 }
 
 /// A file an edit removes from a level.
@@ -93,6 +97,36 @@ pub struct NewFile {
     pub expiry_max: u64,
     /// Compression of its blocks (`NoCompression`, `LZ4`, `ZSTD`).
     pub compression: String,
+    /// The smallest blob file number its blob references name (0: it
+    /// holds none, or the MANIFEST does not say).
+    pub oldest_blob_file: u64,
+}
+
+/// A blob file an edit adds to its family (MANIFEST tag 15; format in
+/// docs/format/blob.md). It stays live until its garbage count reaches
+/// `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobFileAddition {
+    /// Its number (`NNNNNN.blob`).
+    pub number: u64,
+    /// Blobs (records) in the file.
+    pub count: u64,
+    /// Bytes of those blobs' whole records (header, key and stored value).
+    pub bytes: u64,
+    /// The file's size in bytes (records plus header and footer).
+    pub file_size: u64,
+}
+
+/// Blobs of a blob file that no table references any more (MANIFEST tag
+/// 16), added to the garbage earlier edits gave the same file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobFileGarbage {
+    /// The blob file's number (`NNNNNN.blob`).
+    pub number: u64,
+    /// Blobs that became garbage.
+    pub count: u64,
+    /// Bytes of their whole records.
+    pub bytes: u64,
 }
 
 /// The name of an on-disk compression code.
@@ -121,6 +155,7 @@ impl NewFile {
             expiry_entries: f.expiry_entries,
             expiry_max: f.expiry_max,
             compression: compression_name(f.compression),
+            oldest_blob_file: f.oldest_blob_file,
         })
     }
 }
@@ -152,6 +187,25 @@ impl ManifestEdit {
                 .iter()
                 .map(|(level, f)| NewFile::from_meta(*level, f, file, offset))
                 .collect::<Result<_>>()?,
+            blob_file_additions: e
+                .blob_file_additions
+                .iter()
+                .map(|b| BlobFileAddition {
+                    number: b.number,
+                    count: b.count,
+                    bytes: b.bytes,
+                    file_size: b.file_size,
+                })
+                .collect(),
+            blob_file_garbage: e
+                .blob_file_garbage
+                .iter()
+                .map(|g| BlobFileGarbage {
+                    number: g.number,
+                    count: g.count,
+                    bytes: g.bytes,
+                })
+                .collect(),
         })
     }
 }
@@ -301,6 +355,61 @@ mod tests {
         assert_eq!(all[0].offset, 0);
         assert!(all[1].offset > 0);
         assert_eq!(all[3].atomic_group, Some(1));
+    }
+
+    #[test]
+    fn blob_files_and_a_tables_oldest_blob_file_are_shown() {
+        use crate::base::{make_internal_key, ValueKind};
+        use crate::version::{BlobFileAddition as Add, BlobFileGarbage as Garbage};
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("MANIFEST-000003");
+        let key = |k: &[u8], seq| {
+            let mut v = Vec::new();
+            make_internal_key(&mut v, k, seq, ValueKind::BlobIndex as u8);
+            v
+        };
+        let mut table = FileMeta::new(9, 500, key(b"a", 1), key(b"z", 2), 1, 2, 2, 0);
+        table.oldest_blob_file = 8;
+        let mut edit = VersionEdit {
+            column_family: 0,
+            blob_file_additions: vec![Add {
+                number: 8,
+                count: 2,
+                bytes: 300,
+                file_size: 352,
+            }],
+            blob_file_garbage: vec![Garbage {
+                number: 8,
+                count: 1,
+                bytes: 150,
+            }],
+            ..Default::default()
+        };
+        edit.add_file(0, table);
+        write_manifest(&path, &[edit]);
+        let e = ManifestReader::open(&path)
+            .unwrap()
+            .next_edit()
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.new_files[0].oldest_blob_file, 8);
+        assert_eq!(
+            e.blob_file_additions,
+            [BlobFileAddition {
+                number: 8,
+                count: 2,
+                bytes: 300,
+                file_size: 352
+            }]
+        );
+        assert_eq!(
+            e.blob_file_garbage,
+            [BlobFileGarbage {
+                number: 8,
+                count: 1,
+                bytes: 150
+            }]
+        );
     }
 
     #[test]

@@ -9,13 +9,15 @@
 //! - [`SstReader`]: an SST's properties, index entries, entries, range
 //!   tombstones, and a verification of every block checksum;
 //! - [`OptionsFile`]: an `OPTIONS-NNNNNN` file, parsed into sections;
-//! - [`check_db`]: verifies every checksum of every live file of a DB;
-//! - [`repair_db`]: rebuilds a MANIFEST from the tables and WALs present.
+//! - [`check_db`]: verifies every checksum of every live file of a DB
+//!   (tables, blob files, WALs, MANIFEST);
+//! - [`repair_db`]: rebuilds a MANIFEST from the tables, blob files and
+//!   WALs present.
 //!
-//! Formats: docs/format/ (manifest.md, wal.md, batch.md, sst.md) and the
-//! OPTIONS section of docs/FORMAT.md. The decoding is the engine's own (the
-//! same code recovery and reads run), so what these tools accept is exactly
-//! what the engine accepts.
+//! Formats: docs/format/ (manifest.md, wal.md, batch.md, sst.md, blob.md)
+//! and the OPTIONS section of docs/FORMAT.md. The decoding is the engine's
+//! own (the same code recovery and reads run), so what these tools accept
+//! is exactly what the engine accepts.
 //!
 //! Invariants: nothing here panics on file contents or allocates by a size
 //! read from disk without the engine's bounds; damage is always
@@ -26,17 +28,21 @@
 //!
 //! Thread-safety: readers are single-owner values; no shared state.
 
+mod blob_file;
 mod check;
 mod keys;
 mod manifest;
 mod options_file;
 mod repair;
+mod repair_blobs;
 mod sst;
 mod wal;
 
 pub use check::{check_db, CheckReport, CheckedFile};
 pub use keys::{EntryKind, InternalKey};
-pub use manifest::{DeletedFile, ManifestEdit, ManifestReader, NewFile};
+pub use manifest::{
+    BlobFileAddition, BlobFileGarbage, DeletedFile, ManifestEdit, ManifestReader, NewFile,
+};
 pub use options_file::{OptionsFile, OptionsSection};
 pub use repair::{repair_db, RepairReport};
 pub use sst::{IndexEntry, RangeTombstone, SstEntry, SstProperties, SstReader};

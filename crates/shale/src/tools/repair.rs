@@ -12,33 +12,49 @@
 //!    and written as L0 tables; the WAL then moves to `lost/` (its data is
 //!    in the tables now).
 //! 3. Every table is read whole (every block's checksum, every key) to find
-//!    its key range and sequence numbers; a table that does not read whole
-//!    moves to `lost/` and the report says why. A table a MANIFEST that
-//!    reads whole does not list (the output of a flush or compaction a
-//!    crash cut short, or an input not yet deleted: its data is in the WALs
-//!    or other tables, and an old input could bring deleted keys back)
-//!    moves to `lost/` too; with a damaged or no MANIFEST it joins the
-//!    default family (tables do not record their family).
-//! 4. A new MANIFEST lists every table kept in L0 of its family, with the
-//!    largest sequence number seen as the last sequence; CURRENT then names
-//!    it, and the old MANIFESTs move to `lost/`.
-//! 5. A family whose L0 tables overlap in both keys and sequence numbers
+//!    its key range, sequence numbers and blob references (count and
+//!    record bytes per blob file; the oldest blob file it names); a table
+//!    that does not read whole moves to `lost/` and the report says why. A
+//!    table a MANIFEST that reads whole does not list (the output of a
+//!    flush or compaction a crash cut short, or an input not yet deleted:
+//!    its data is in the WALs or other tables, and an old input could bring
+//!    deleted keys back) moves to `lost/` too; with a damaged or no
+//!    MANIFEST it joins the default family (tables do not record their
+//!    family).
+//! 4. Every blob file is read whole (header, every record, footer). One
+//!    that the kept tables reference (entries of kind `BlobIndex`) joins
+//!    each family whose tables do, with its footer's blob count and bytes
+//!    and its size; what the family's tables do not reference is its
+//!    garbage (blobs minus references). A blob file no kept table
+//!    references (its tables were lost or set aside, or a crash cut its
+//!    job short) moves to `lost/`, and so does a referenced one that does
+//!    not read whole (its blobs are lost: the tables referencing it are
+//!    kept, the report names them, and reads of those keys fail as
+//!    `Corruption`). `repair_blobs.rs` has the details.
+//! 5. A new MANIFEST lists every table kept in L0 of its family and the
+//!    family's blob files, with the largest sequence number seen as the
+//!    last sequence; CURRENT then names it, and the old MANIFESTs move to
+//!    `lost/`.
+//! 6. A family whose L0 tables overlap in both keys and sequence numbers
 //!    (a point read takes the first L0 file holding the key, by largest
 //!    sequence number, which is then not always the newest version) is
 //!    compacted by opening the repaired DB (with the level count of its
 //!    OPTIONS file).
 //!
 //! What was lost is the data of the tables moved to `lost/` and of those
-//! the old MANIFEST lists that are gone, the damaged stretches of WALs, and
-//! (without a readable MANIFEST) which family each table belonged to. Nothing is deleted: every file set aside is in
-//! `lost/`. Requires: no process has the DB open (the LOCK is taken).
+//! the old MANIFEST lists that are gone, the blobs of referenced blob files
+//! that are damaged or gone, the damaged stretches of WALs, and (without a
+//! readable MANIFEST) which family each table belonged to. Nothing is
+//! deleted: every file set aside is in `lost/`. Requires: no process has
+//! the DB open (the LOCK is taken).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::base::{compare_internal, make_internal_key, parse_internal_key, ValueKind, MAX_SEQNO};
+use crate::blob::BlobIndex;
 use crate::compaction::filter::EntryFilter;
 use crate::compaction::output::{write_outputs, OutputSpec};
 use crate::error::{Error, Result};
@@ -47,11 +63,15 @@ use crate::iter::InternalIterator;
 use crate::memtable::MemTable;
 use crate::sst::{BlockHandle, BlockIterator, Compression, Table, TableOptions};
 use crate::version::filename::{manifest_file_name, parse_file_name, table_file_name, FileType};
-use crate::version::{set_current, FileMeta, VersionEdit, COMPARATOR_NAME, DEFAULT_COLUMN_FAMILY};
+use crate::version::{
+    set_current, BlobFileAddition, BlobFileGarbage, FileMeta, VersionEdit, COMPARATOR_NAME,
+    DEFAULT_COLUMN_FAMILY,
+};
 use crate::wal::LogWriter;
 
 use super::manifest::ManifestReader;
 use super::options_file::OptionsFile;
+use super::repair_blobs::{plan_blob_files, BlobRefs, TableRefs};
 use super::wal::WalReader;
 
 /// What [`repair_db`] did.
@@ -61,16 +81,22 @@ pub struct RepairReport {
     pub manifest: String,
     /// Tables in the new MANIFEST: (file name, family name, entries).
     pub tables: Vec<(String, String, u64)>,
+    /// Blob files in the new MANIFEST: (file name, family name, blobs in
+    /// the file, blobs the family's tables reference; the rest is
+    /// garbage). A file referenced by two families is listed for each.
+    pub blob_files: Vec<(String, String, u64, u64)>,
     /// WALs replayed into new tables: (file name, batches read, tables
     /// written); each is now in `lost/`.
     pub wals: Vec<(String, u64, Vec<String>)>,
-    /// Tables moved to `lost/` because they could not be read whole, and
-    /// tables the old MANIFEST lists that are missing, each with the
+    /// Tables and referenced blob files moved to `lost/` because they
+    /// could not be read whole, and tables and blob files the old MANIFEST
+    /// lists or kept tables reference that are missing, each with the
     /// damage (the lost data).
     pub lost: Vec<(String, Error)>,
     /// Damaged stretches of WALs that were skipped (their records lost).
     pub wal_damage: Vec<Error>,
-    /// Other files moved to `lost/` (old MANIFESTs, replayed WALs).
+    /// Other files moved to `lost/` (old MANIFESTs, replayed WALs, blob
+    /// files no kept table references).
     pub set_aside: Vec<String>,
     /// The last sequence number of the repaired DB.
     pub last_sequence: u64,
@@ -84,6 +110,21 @@ struct Family {
     options: String,
     log_number: u64,
     files: Vec<FileMeta>,
+    blob_additions: Vec<BlobFileAddition>,
+    blob_garbage: Vec<BlobFileGarbage>,
+}
+
+impl Family {
+    fn new(name: String) -> Family {
+        Family {
+            name,
+            options: String::new(),
+            log_number: 0,
+            files: Vec::new(),
+            blob_additions: Vec::new(),
+            blob_garbage: Vec::new(),
+        }
+    }
 }
 
 /// What the newest readable MANIFEST says.
@@ -91,6 +132,8 @@ struct Family {
 struct OldState {
     families: BTreeMap<u32, Family>,
     table_family: HashMap<u64, u32>,
+    /// The blob files it lists (those with blobs not yet garbage).
+    blob_files: BTreeSet<u64>,
     last_sequence: u64,
     next_file_number: u64,
     max_column_family: u32,
@@ -110,6 +153,7 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
     let mut names = fs.list(dir)?;
     names.sort();
     let (mut tables, mut logs, mut manifests) = (Vec::new(), Vec::new(), Vec::new());
+    let mut blob_files = Vec::new();
     let mut max_number = 0;
     for n in &names {
         if let Some((t, num)) = parse_file_name(n) {
@@ -118,6 +162,7 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
                 FileType::Table => tables.push(num),
                 FileType::Log => logs.push(num),
                 FileType::Manifest => manifests.push(num),
+                FileType::Blob => blob_files.push(num),
                 _ => {}
             }
         }
@@ -214,6 +259,7 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
     tables.sort_unstable();
     tables.dedup();
     let mut unowned = 0;
+    let mut refs: BTreeMap<u64, Vec<TableRefs>> = BTreeMap::new();
     for &num in &tables {
         let name = table_file_name(num);
         if fs.file_size(&dir.join(&name))? == 0 {
@@ -225,7 +271,7 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
             continue;
         }
         match scan_table(&*fs, dir, num) {
-            Ok(meta) => {
+            Ok((meta, table_refs)) => {
                 let cf = match old.table_family.get(&num) {
                     Some(&cf) if old.families.contains_key(&cf) => cf,
                     Some(_) => {
@@ -260,6 +306,14 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
                     .tables
                     .push((name, fam.name.clone(), meta.num_entries));
                 fam.files.push(meta);
+                for (blob, (count, bytes)) in table_refs {
+                    refs.entry(blob).or_default().push(TableRefs {
+                        cf,
+                        table: num,
+                        count,
+                        bytes,
+                    });
+                }
             }
             Err(e) => {
                 set_aside(&name)?;
@@ -275,6 +329,32 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
         report.notes.push(format!(
             "{unowned} table(s) the damaged MANIFEST did not list placed in the default family"
         ));
+    }
+
+    // Blob files: each one the kept tables reference and that reads whole
+    // joins the families referencing it.
+    blob_files.sort_unstable();
+    let plan = plan_blob_files(&*fs, dir, &blob_files, refs, &old.blob_files)?;
+    report.notes.extend(plan.notes);
+    for name in plan.unreferenced {
+        set_aside(&name)?;
+        report.set_aside.push(name);
+    }
+    for (name, e) in plan.damaged {
+        set_aside(&name)?;
+        report.lost.push((name, e));
+    }
+    report.lost.extend(plan.missing);
+    for j in plan.joins {
+        let Some(fam) = old.families.get_mut(&j.cf) else {
+            continue;
+        };
+        let n = j.addition.count;
+        report
+            .blob_files
+            .push((j.name, fam.name.clone(), n, j.referenced));
+        fam.blob_additions.push(j.addition);
+        fam.blob_garbage.extend(j.garbage);
     }
 
     // The new MANIFEST.
@@ -302,6 +382,8 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
         for m in f.files.drain(..) {
             e.add_file(0, m);
         }
+        e.blob_file_additions = std::mem::take(&mut f.blob_additions);
+        e.blob_file_garbage = std::mem::take(&mut f.blob_garbage);
         edits.push(e);
     }
     let needs_compaction: Vec<String> = edits
@@ -349,12 +431,7 @@ fn recovered_family(cf: u32, report: &mut RepairReport) -> Family {
     report.notes.push(format!(
         "WAL records of column family id {cf}, unknown without a MANIFEST: family {name}"
     ));
-    Family {
-        name,
-        options: String::new(),
-        log_number: 0,
-        files: Vec::new(),
-    }
+    Family::new(name)
 }
 
 fn raw_kind(k: super::keys::EntryKind) -> ValueKind {
@@ -388,24 +465,19 @@ fn read_old_state(
         let mut st = OldState::default();
         st.families.insert(0, default_family());
         let mut live: HashMap<u64, u32> = HashMap::new();
+        // Blob files: number → (family, blobs, garbage so far).
+        let mut blobs: BTreeMap<u64, (u32, u64, u64)> = BTreeMap::new();
         let mut edits = 0;
         let (damage, _) = r.applied_edits(|e| {
             edits += 1;
             let cf = e.column_family;
             if let Some(n) = &e.cf_add {
-                st.families.insert(
-                    cf,
-                    Family {
-                        name: n.clone(),
-                        options: String::new(),
-                        log_number: 0,
-                        files: Vec::new(),
-                    },
-                );
+                st.families.insert(cf, Family::new(n.clone()));
             }
             if e.cf_drop {
                 st.families.remove(&cf);
                 live.retain(|_, c| *c != cf);
+                blobs.retain(|_, b| b.0 != cf);
                 return;
             }
             if let Some(f) = st.families.get_mut(&cf) {
@@ -422,6 +494,17 @@ fn read_old_state(
             for f in &e.new_files {
                 live.insert(f.number, cf);
             }
+            for a in &e.blob_file_additions {
+                blobs.insert(a.number, (cf, a.count, 0));
+            }
+            for g in &e.blob_file_garbage {
+                if let Some(b) = blobs.get_mut(&g.number) {
+                    b.2 = b.2.saturating_add(g.count);
+                    if b.2 >= b.1 {
+                        blobs.remove(&g.number);
+                    }
+                }
+            }
             st.last_sequence = e.last_sequence.unwrap_or(st.last_sequence);
             st.next_file_number = e.next_file_number.unwrap_or(st.next_file_number);
             st.max_column_family = e.max_column_family.unwrap_or(st.max_column_family);
@@ -435,6 +518,7 @@ fn read_old_state(
         }
         if edits > 0 {
             st.table_family = live;
+            st.blob_files = blobs.into_keys().collect();
             st.from_manifest = true;
             report
                 .notes
@@ -448,12 +532,7 @@ fn read_old_state(
 }
 
 fn default_family() -> Family {
-    Family {
-        name: DEFAULT_COLUMN_FAMILY.to_string(),
-        options: String::new(),
-        log_number: 0,
-        files: Vec::new(),
-    }
+    Family::new(DEFAULT_COLUMN_FAMILY.to_string())
 }
 
 /// Writes each non-empty memtable as an L0 table (as recovery's flush does:
@@ -507,8 +586,10 @@ fn flush_mems(
     Ok(out)
 }
 
-/// Reads table `num` whole and describes it as the MANIFEST does.
-fn scan_table(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<FileMeta> {
+/// Reads table `num` whole and describes it as the MANIFEST does, with the
+/// references its `BlobIndex` entries hold into each blob file (a
+/// malformed blob index is damage of the table).
+fn scan_table(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<(FileMeta, BlobRefs)> {
     let path = dir.join(table_file_name(num));
     let name = path.display().to_string();
     let file = fs.open_random(&path)?;
@@ -518,6 +599,7 @@ fn scan_table(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<FileMeta> {
     let (mut smallest, mut largest): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
     let (mut lo_seq, mut hi_seq) = (MAX_SEQNO, 0);
     let mut entries = 0u64;
+    let mut refs = BlobRefs::new();
     let mut idx = BlockIterator::new(t.index_block()?);
     idx.seek_to_first();
     while idx.valid() {
@@ -535,6 +617,13 @@ fn scan_table(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<FileMeta> {
             }
             lo_seq = lo_seq.min(p.seq);
             hi_seq = hi_seq.max(p.seq);
+            if p.kind == ValueKind::BlobIndex {
+                let b = BlobIndex::decode(it.value())
+                    .ok_or_else(|| bad(h.offset, "malformed blob index"))?;
+                let r = refs.entry(b.file_number).or_default();
+                r.0 += 1;
+                r.1 = r.1.saturating_add(b.record_len(p.user_key.len()));
+            }
             if smallest.is_none() {
                 smallest = Some(k.to_vec());
             }
@@ -610,7 +699,8 @@ fn scan_table(fs: &dyn FileSystem, dir: &Path, num: u64) -> Result<FileMeta> {
     m.expiry_entries = props.expiry_entries;
     m.expiry_max = props.expiry_max;
     m.compression = Compression::parse(&props.compression_name).map_or(0, |c| c.code());
-    Ok(m)
+    m.oldest_blob_file = refs.keys().next().copied().unwrap_or(0);
+    Ok((m, refs))
 }
 
 /// True when two of `files` overlap both in user keys and in sequence
