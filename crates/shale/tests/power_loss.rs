@@ -23,8 +23,7 @@
 //!   synced acknowledgement made by call k, as a prefix of the puts.
 //!   `exhaustive_crash_points_with_blob_files`: the same with values in
 //!   blob files (issue 14) and a compaction relocating all of them; each
-//!   image also keeps its live `.blob` files once recovered (and no more
-//!   than the crash left: see `check_blob_files`).
+//!   image also keeps exactly its live `.blob` files once recovered.
 //! - `crash_during_recovery`: images taken after every IO call of a
 //!   recovery must recover to the same state as the clean recovery.
 //! - `cross_family_power_loss_cycles` (issue 11): as `power_loss_cycles`
@@ -58,11 +57,10 @@
 //! relocated by garbage collection and come back inline when blob files
 //! are turned off. Both draw from generators of their own, so a seed's
 //! workload is what it was. After each recovery, once its background jobs
-//! are done, the `.blob` files on disk must be the live ones, but for
-//! orphans of the crash image numbered past the MANIFEST's next file
-//! number (an engine defect: `check_blob_files`).
+//! are done, the `.blob` files on disk must be exactly the live ones
+//! (`check_blob_files`).
 //! `blob_files_survive_power_loss_right_after_a_flush` loses power right
-//! after flushes and a relocating compaction (exactly the live files then).
+//! after flushes and a relocating compaction.
 //!
 //! Seeds are printed on failure; rerun one with `SHALE_SEED=<seed>`.
 
@@ -225,32 +223,21 @@ fn live_blob_files(db: &Db) -> u64 {
 
 /// After a recovery: once its background jobs are done, the `.blob` files
 /// on disk are exactly the live ones: none a version names is missing,
-/// none is left behind. Returns the number of live blob files.
-///
-/// `image_orphans`: the `.blob` files of the crash image the DB recovered
-/// from, when the power loss may have cut a job short after its files
-/// were durable but before its MANIFEST edit. Up to that many files of
-/// the image may stay as orphans: recovery takes the next file number from
-/// the MANIFEST alone, so it neither deletes an orphan numbered at or past
-/// it nor avoids reusing its number (`orphan_blob_file_past_the_manifest_s_
-/// next_file_number_is_deleted_at_open`, ignored until that is fixed).
-/// Any other extra file (leaked by a job after the recovery) fails.
-fn check_blob_files(db: &Db, fs: &MemFileSystem, ctx: &str, image_orphans: Option<&[u64]>) -> u64 {
+/// none is left behind (not even the files of a job the crash cut short
+/// after they were durable but before its MANIFEST edit: the open deletes
+/// them, see `orphan_blob_file_past_the_manifest_s_next_file_number_is_
+/// deleted_at_open`). Returns the number of live blob files.
+fn check_blob_files(db: &Db, fs: &MemFileSystem, ctx: &str) -> u64 {
     db.wait_for_compaction()
         .unwrap_or_else(|e| panic!("{ctx}: wait_for_compaction: {e}"));
     let live = live_blob_files(db);
     let on_disk = blob_files(fs);
-    let from_image = on_disk
-        .iter()
-        .filter(|n| image_orphans.is_some_and(|i| i.contains(n)))
-        .count() as u64;
-    let n = on_disk.len() as u64;
-    if n < live || n > live + from_image {
+    if on_disk.len() as u64 != live {
         let mut files = fs.list(Path::new(DIR)).expect("list");
         files.sort();
         panic!(
-            "{ctx}: .blob files on disk {on_disk:?} vs {live} live blob files \
-             (crash image's: {image_orphans:?}); files {files:?}; tables {:?}",
+            "{ctx}: .blob files on disk {on_disk:?} vs {live} live blob files; \
+             files {files:?}; tables {:?}",
             db.property("shale.sstables")
         );
     }
@@ -547,7 +534,6 @@ fn power_loss(seed: u64, cycles: u64) {
             &mut blob_rng,
         );
         let blob = o.blob.clone();
-        let image_blobs = blob_files(&fs);
         db = Db::open(DIR, o)
             .unwrap_or_else(|e| panic!("{ctx}: open after crash(p={p}) with {blob:?}: {e}"));
         let got = scan(&db);
@@ -589,8 +575,7 @@ fn power_loss(seed: u64, cycles: u64) {
                 base.len()
             );
         }
-        blob_files_recovered +=
-            check_blob_files(&db, &fs, &format!("{ctx}: p={p}"), Some(&image_blobs));
+        blob_files_recovered += check_blob_files(&db, &fs, &format!("{ctx}: p={p}"));
         lost += (since.len() - n) as u64;
         base_batches = m;
         since.clear();
@@ -738,11 +723,10 @@ fn exhaustive(puts: u32, blob: BlobOptions) {
         if k % 25 == 0 {
             nested += crash_the_recovery(&image, &ctx, &blob);
         }
-        let image_blobs = blob_files(&image);
         let db = Db::open(DIR, opts(&image)).unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
         let m = recovered_prefix(&db, &ctx);
         if blob.enable_blob_files {
-            check_blob_files(&db, &image, &ctx, Some(&image_blobs));
+            check_blob_files(&db, &image, &ctx);
         }
         // Every put acknowledged with sync by call k, and all puts before
         // it, must be present.
@@ -1110,12 +1094,12 @@ fn blob_files_survive_power_loss_right_after_a_flush() {
                 .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: reverse scan: {e}")))
                 .collect();
             assert!(back == model, "{ctx}: reverse scan");
-            check_blob_files(&db2, &image, &ctx, None);
+            check_blob_files(&db2, &image, &ctx);
             images += 1;
         }
         // The images above were taken while this DB kept running (an
         // automatic compaction of the L0 tables too, collecting blobs).
-        check_blob_files(&db, &fs, &format!("round {round}: the running DB"), None);
+        check_blob_files(&db, &fs, &format!("round {round}: the running DB"));
     }
     assert_eq!(images, 16);
 }
@@ -1758,7 +1742,6 @@ fn cf_power_loss(seed: u64, cycles: u64) {
         fs = image;
         // Every family reopens with its blob options drawn again.
         let o = with_blob(shaped(opts(&fs), &mut shape_rng), &mut blob_rng);
-        let image_blobs = blob_files(&fs);
         let column_families = Db::list_cfs(DIR, &o)
             .unwrap_or_else(|e| panic!("{ctx}: list_cfs after crash(p={p}): {e}"))
             .into_iter()
@@ -1863,7 +1846,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
                 );
             }
         }
-        n.blob_files_live += check_blob_files(&db, &fs, &ctx, Some(&image_blobs));
+        n.blob_files_live += check_blob_files(&db, &fs, &ctx);
         n.batches_kept = m;
         n.lost += (since.len() - k) as u64;
         base_batches = m;
