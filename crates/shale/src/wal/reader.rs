@@ -10,8 +10,9 @@
 //!
 //! A recycled log (one holding the recycled-log record) ends at the first
 //! physical record that fails its checks: the bytes after are the old log's
-//! (their checksums are seeded with the old number), so they read as `Eof`,
-//! or `TornTail` inside a fragmented record (docs/format/wal.md, "Recycled
+//! (their checksums are seeded with the old number, and a header of theirs
+//! may claim more bytes than the file has), so they read as `Eof`, or
+//! `TornTail` inside a fragmented record (docs/format/wal.md, "Recycled
 //! logs"). After that every call returns `Eof`.
 //!
 //! Invariants: `pos <= block_len <= BLOCK_SIZE`; `block_start` is the file
@@ -290,6 +291,16 @@ impl LogReader {
                 }
                 Physical::Torn { offset } => {
                     out.clear();
+                    if self.recycled_from.is_some()
+                        && orphan_start.is_none()
+                        && frag_start.is_none()
+                    {
+                        // Old bytes cut off by the end of the file (the cut
+                        // of a recycled log that a power loss undid): the
+                        // end of this log, as a failed checksum is.
+                        self.ended = true;
+                        return Ok(ReadOutcome::Eof);
+                    }
                     if let Some(o) = orphan_start {
                         let what = "fragments without a FIRST fragment";
                         return Ok(corrupt(o, self.consumed(), what));
