@@ -86,6 +86,24 @@ fn append() -> Option<Arc<dyn MergeOperator>> {
     Some(Arc::new(StringAppendOperator::new(b",")))
 }
 
+/// Pauses the first thread that reaches sync point `point` until the test
+/// has waited on the first barrier and then on the second (`reached`,
+/// `go`); later arrivals pass. Enables sync points.
+fn pause_once_at(point: &'static str) -> (Arc<std::sync::Barrier>, Arc<std::sync::Barrier>) {
+    let reached = Arc::new(std::sync::Barrier::new(2));
+    let go = Arc::new(std::sync::Barrier::new(2));
+    let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
+    let fired = std::sync::atomic::AtomicBool::new(false);
+    shale::sync_point::set_callback(point, move || {
+        if !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            r.wait();
+            g.wait();
+        }
+    });
+    shale::sync_point::enable();
+    (reached, go)
+}
+
 fn opts(fs: &MemFileSystem) -> Options {
     Options {
         create_if_missing: true,
@@ -1143,19 +1161,7 @@ fn orphan_blob_file_past_the_manifest_s_next_file_number_is_deleted_at_open() {
         };
         db.write(b, &wo).expect("put");
     }
-    let reached = Arc::new(std::sync::Barrier::new(2));
-    let go = Arc::new(std::sync::Barrier::new(2));
-    {
-        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
-        let fired = std::sync::atomic::AtomicBool::new(false);
-        shale::sync_point::set_callback("ManifestWriter::BeforeWrite", move || {
-            if !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                r.wait();
-                g.wait();
-            }
-        });
-    }
-    shale::sync_point::enable();
+    let (reached, go) = pause_once_at("ManifestWriter::BeforeWrite");
     let flusher = {
         let db = db.clone();
         std::thread::spawn(move || db.flush())
@@ -1252,19 +1258,7 @@ fn power_loss_after_an_unsynced_wal_switch_recovers_a_prefix() {
         ..opts(&fs)
     };
     let db = Db::open(DIR, o.clone()).expect("create");
-    let reached = Arc::new(std::sync::Barrier::new(2));
-    let go = Arc::new(std::sync::Barrier::new(2));
-    {
-        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
-        let fired = std::sync::atomic::AtomicBool::new(false);
-        shale::sync_point::set_callback("FlushJob::AfterOutputs", move || {
-            if !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                r.wait();
-                g.wait();
-            }
-        });
-    }
-    shale::sync_point::enable();
+    let (reached, go) = pause_once_at("FlushJob::AfterOutputs");
     let put = |i: u32| {
         let mut b = WriteBatch::new();
         b.put(format!("k{i:04}").as_bytes(), &[b'v'; 300]);
@@ -1403,19 +1397,7 @@ fn a_recycled_wal_s_old_bytes_do_not_stop_recovery_before_the_next_wal() {
     // The next WAL reuses the first one's file: a small write over its old
     // value. Its flush is paused before it syncs that WAL.
     put("c", b"small");
-    let reached = Arc::new(std::sync::Barrier::new(2));
-    let go = Arc::new(std::sync::Barrier::new(2));
-    {
-        let (r, g) = (Arc::clone(&reached), Arc::clone(&go));
-        let fired = std::sync::atomic::AtomicBool::new(false);
-        shale::sync_point::set_callback("FlushJob::AfterOutputs", move || {
-            if !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                r.wait();
-                g.wait();
-            }
-        });
-    }
-    shale::sync_point::enable();
+    let (reached, go) = pause_once_at("FlushJob::AfterOutputs");
     let flusher = {
         let db = db.clone();
         std::thread::spawn(move || db.flush())
