@@ -18,32 +18,8 @@
 
 use std::path::Path;
 
-use shale_bench::runner::{self, Out};
-use shale_bench::{BenchRecord, Flags};
-
-fn run(args: &[String]) -> (shale_bench::Result<Vec<BenchRecord>>, String) {
-    let flags = match Flags::parse(args) {
-        Ok(f) => f,
-        Err(e) => return (Err(e), String::new()),
-    };
-    let (mut o, mut e) = (Vec::new(), Vec::new());
-    let r = runner::run(
-        &flags,
-        &mut Out {
-            stdout: &mut o,
-            stderr: &mut e,
-        },
-    );
-    (r, String::from_utf8_lossy(&o).into_owned())
-}
-
-fn run_ok(args: &[String]) -> (Vec<BenchRecord>, String) {
-    let (r, out) = run(args);
-    match r {
-        Ok(recs) => (recs, out),
-        Err(e) => panic!("run failed: {e}\nstdout:\n{out}"),
-    }
-}
+mod common;
+use common::{run, run_ok};
 
 /// Small memtables and tables so that a few MiB flush and compact.
 fn args(db: &Path, extra: &[&str]) -> Vec<String> {

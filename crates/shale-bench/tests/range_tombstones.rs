@@ -22,34 +22,11 @@ use shale_bench::engine::memory::MemoryEngine;
 use shale_bench::engine::Engine;
 use shale_bench::keys::KeyGen;
 use shale_bench::mt19937::Mt19937_64;
-use shale_bench::runner::{self, Out};
-use shale_bench::{BenchRecord, Flags};
 
 const SEED: u64 = 777;
 
-fn run(args: &[String]) -> (shale_bench::Result<Vec<BenchRecord>>, String) {
-    let flags = match Flags::parse(args) {
-        Ok(f) => f,
-        Err(e) => return (Err(e), String::new()),
-    };
-    let (mut o, mut e) = (Vec::new(), Vec::new());
-    let r = runner::run(
-        &flags,
-        &mut Out {
-            stdout: &mut o,
-            stderr: &mut e,
-        },
-    );
-    (r, String::from_utf8_lossy(&o).into_owned())
-}
-
-fn run_ok(args: &[String]) -> (Vec<BenchRecord>, String) {
-    let (r, out) = run(args);
-    match r {
-        Ok(recs) => (recs, out),
-        Err(e) => panic!("run failed: {e}\nstdout:\n{out}"),
-    }
-}
+mod common;
+use common::{run, run_ok};
 
 fn args(engine: &str, db: &str, extra: &[&str]) -> Vec<String> {
     let mut a = vec![
