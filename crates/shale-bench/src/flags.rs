@@ -282,6 +282,8 @@ define_flags! {
     wal_mmap_writes: bool = true, Shale, "Write WAL files through a shared memory mapping (appends need no system call).";
     level_compaction_dynamic_file_size: bool = true, Shale, "Cut compaction outputs at the next level's file boundaries (RocksDB's option, default true there too; db_bench has no flag for it).";
     bloom_bits_per_level: String = String::new(), Shale, "Bloom bits per key by output level, comma-separated (Options::bloom_bits_per_key_per_level; the last applies deeper; empty = --bloom_bits everywhere).";
+    detect_insert_streams: i64 = -1, Shale, "End flush outputs where an ascending insert stream of the memtable ends (CfOptions::detect_insert_streams): -1 = engine default (on for leveled compaction), 0 = off, 1 = on.";
+    sst_partitioner_fixed_prefix_len: i64 = 0, Shale, "Flush and compaction outputs never span two key prefixes of this length (RocksDB's sst_partitioner_factory = NewSstPartitionerFixedPrefixFactory; db_bench has no flag; 0 = none).";
     block_restart_bytes: i64 = 1024, Shale, "Also restart data blocks once entries since the last restart span this many bytes (0 = by count only, as RocksDB).";
     // ---- RocksDB-only options ----
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";

@@ -52,8 +52,8 @@ pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
     BlobOptions, CacheType, CfOptions, CompactionStyle, Compression, FifoCompactionOptions,
-    InfoLogLevel, Options, PrepopulateBlobCache, ReadOptions, UniversalCompactionOptions,
-    UniversalStopStyle, WalRecoveryMode, WriteOptions,
+    InfoLogLevel, Options, PrepopulateBlobCache, ReadOptions, SstPartitioner,
+    UniversalCompactionOptions, UniversalStopStyle, WalRecoveryMode, WriteOptions,
 };
 pub use stats::report::{
     BackgroundStats, CacheStats, CfStats, CompactionStats, IoPurposeStats, IoStats,

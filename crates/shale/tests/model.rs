@@ -485,7 +485,11 @@ enum Write {
 
 /// A range of `k` keys for `delete_range`: mostly narrow, now and then
 /// wide, rarely empty; the end is a key or a string between keys.
-fn delete_range_bounds(rng: &mut SmallRng, space: u32, window: &mut u32) -> (Vec<u8>, Vec<u8>) {
+fn delete_range_bounds(
+    rng: &mut SmallRng,
+    space: u32,
+    window: &mut KeyWindow,
+) -> (Vec<u8>, Vec<u8>) {
     let lo = write_key(rng, space, window);
     let n: u32 = std::str::from_utf8(&lo[1..]).unwrap().parse().unwrap();
     let width = match rng.gen_range(0..10) {
@@ -527,19 +531,40 @@ fn key(rng: &mut SmallRng, space: u32) -> Vec<u8> {
     format!("k{:05}", rng.gen_range(0..space)).into_bytes()
 }
 
-/// A key for a write: half the time from a narrow window that moves now
-/// and then, so flushed tables cover narrow, partly overlapping key ranges
-/// (the shapes bounded compactions and reads must get right); else from
-/// the whole key space.
-fn write_key(rng: &mut SmallRng, space: u32, window: &mut u32) -> Vec<u8> {
+/// Where writes go: a narrow window that moves now and then, and four
+/// ascending insert streams (cursors that advance by one key per write,
+/// from random starts).
+#[derive(Default)]
+struct KeyWindow {
+    at: u32,
+    streams: [u32; 4],
+}
+
+/// A key for a write: about a third of the time from a narrow window that
+/// moves now and then, so flushed tables cover narrow, partly overlapping
+/// key ranges (the shapes bounded compactions and reads must get right); a
+/// third the next key of one of four ascending streams, so memtables hold
+/// runs the flush cuts at (`detect_insert_streams`; a stream jumps
+/// elsewhere now and then, into keys written before); else from the whole
+/// key space.
+fn write_key(rng: &mut SmallRng, space: u32, window: &mut KeyWindow) -> Vec<u8> {
     if rng.gen_range(0..200) == 0 {
-        *window = rng.gen_range(0..space);
+        window.at = rng.gen_range(0..space);
     }
-    if rng.gen_bool(0.5) {
-        let k = (*window + rng.gen_range(0..40)).min(space - 1);
-        format!("k{k:05}").into_bytes()
-    } else {
-        key(rng, space)
+    match rng.gen_range(0..3) {
+        0 => {
+            let k = (window.at + rng.gen_range(0..40)).min(space - 1);
+            format!("k{k:05}").into_bytes()
+        }
+        1 => {
+            let s = &mut window.streams[rng.gen_range(0..4)];
+            if rng.gen_range(0..300) == 0 {
+                *s = rng.gen_range(0..space);
+            }
+            *s = (*s + 1) % space;
+            format!("k{:05}", *s).into_bytes()
+        }
+        _ => key(rng, space),
     }
 }
 
@@ -694,6 +719,7 @@ fn small_options(rng: &mut SmallRng) -> Options {
     // Leveled or universal compaction (issue 15); a reopen may switch.
     (o.compaction_style, o.compaction_options_universal) = compaction_style(rng);
     o.blob = blob_options(rng);
+    (o.sst_partitioner_factory, o.detect_insert_streams) = output_cuts(rng, o.compaction_style);
     // A LOG rotated every few KiB and few old logs kept (checked at the
     // end of the run), or RocksDB's defaults; all lines or warnings only.
     o.max_log_file_size = [0, 8 << 10][rng.gen_range(0..2)];
@@ -742,6 +768,26 @@ fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions) {
         // Leveled or universal, switching on reopen.
         (o.compaction_style, o.compaction_options_universal) = compaction_style(rng);
     }
+    (o.sst_partitioner_factory, o.detect_insert_streams) = output_cuts(rng, o.compaction_style);
+}
+
+/// Where outputs are cut besides their size: a fixed-prefix partitioner
+/// over the `k%05d` keys (none; 2 or 3 bytes: up to ten or a hundred
+/// partitions; more would make files of a few keys, each synced) and insert-stream detection (the style's default, off, or
+/// on for leveled families). A reopen draws again.
+fn output_cuts(
+    rng: &mut SmallRng,
+    style: shale::CompactionStyle,
+) -> (Option<shale::SstPartitioner>, Option<bool>) {
+    let partitioner = rng
+        .gen_bool(0.3)
+        .then(|| shale::SstPartitioner::FixedPrefix(rng.gen_range(2..=3)));
+    let detect = match rng.gen_range(0..3) {
+        0 => None,
+        1 => Some(false),
+        _ => (style == shale::CompactionStyle::Level).then_some(true),
+    };
+    (partitioner, detect)
 }
 
 /// Options of family `name` (other than `default`, unless the whole
@@ -799,6 +845,8 @@ fn small_cf_options(rng: &mut SmallRng, name: &str) -> CfOptions {
         memtable_whole_key_filtering: rng.gen_bool(0.5),
         bloom_bits_per_key_per_level: bits_per_level(rng),
         blob: blob_options(rng),
+        sst_partitioner_factory: None,
+        detect_insert_streams: None,
     };
     draw_style(rng, name, &mut o);
     o.validate().unwrap();
@@ -1757,7 +1805,7 @@ fn run_seed(seed: u64, ops: usize) {
     // Each snapshot with the model of every family then, by id.
     let mut snaps: Vec<(Snapshot, SnapModels)> = Vec::new();
     let space: u32 = rng.gen_range(50..2000);
-    let mut window: u32 = 0;
+    let mut window = KeyWindow::default();
     for i in 0..ops {
         let ctx = format!("seed {seed} op {i}");
         let f = pick(&mut rng, &fams);

@@ -150,6 +150,16 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
             allow_trivial_move: rng.gen_bool(0.5),
             ..Default::default()
         },
+        // Outputs cut at partitions and insert-stream ends (issue 15),
+        // drawn last so the draws before are unchanged.
+        sst_partitioner_factory: rng
+            .gen_bool(0.3)
+            .then(|| shale::SstPartitioner::FixedPrefix(rng.gen_range(2..=3))),
+        detect_insert_streams: match rng.gen_range(0..3) {
+            0 => None,
+            1 => Some(false),
+            _ => (!universal).then_some(true),
+        },
         ..base
     }
 }

@@ -450,6 +450,19 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
         merge_operator: merge_operator(f)?,
         blob: blob_options(f)?,
+        detect_insert_streams: match f.detect_insert_streams {
+            -1 => None,
+            0 => Some(false),
+            1 => Some(true),
+            v => bail!("invalid value {v} for --detect_insert_streams (-1 default, 0 off, 1 on)"),
+        },
+        sst_partitioner_factory: match non_negative(
+            "sst_partitioner_fixed_prefix_len",
+            f.sst_partitioner_fixed_prefix_len,
+        )? {
+            0 => None,
+            n => Some(shale::SstPartitioner::FixedPrefix(n)),
+        },
         ..shale::Options::default()
     };
     let mut opts = opts;

@@ -88,7 +88,31 @@ pub fn random_options(seed: u64, num_levels: u32, blob: Option<bool>) -> Options
     };
     (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
     o.blob = random_blob(&mut SmallRng::seed_from_u64(seed ^ 0xb10b), blob);
+    (o.sst_partitioner_factory, o.detect_insert_streams) = random_cuts(
+        &mut SmallRng::seed_from_u64(seed ^ 0xc075),
+        o.compaction_style,
+    );
     o
+}
+
+/// Where a family's outputs are cut besides their size (issue 15), from a
+/// generator of its own: a fixed-prefix partitioner over the 8-byte
+/// big-endian keys (none; 1 or 4 bytes: one partition; 6 bytes: 65,536
+/// keys each) and
+/// insert-stream detection (the style's default, off, or on for leveled).
+pub fn random_cuts(
+    rng: &mut SmallRng,
+    style: CompactionStyle,
+) -> (Option<shale::SstPartitioner>, Option<bool>) {
+    let partitioner = rng
+        .gen_bool(0.3)
+        .then(|| shale::SstPartitioner::FixedPrefix(pick(rng, &[1, 4, 6])));
+    let detect = match rng.gen_range(0..3) {
+        0 => None,
+        1 => Some(false),
+        _ => (style == CompactionStyle::Level).then_some(true),
+    };
+    (partitioner, detect)
 }
 
 /// A family's blob options (see the module documentation): with `force`
@@ -228,6 +252,9 @@ pub fn random_cf_options(seed: u64, opts: &Options, i: u32, blob: Option<bool>) 
         let mut blob_rng = SmallRng::seed_from_u64(seed ^ 0xb10b_00cf ^ u64::from(i));
         o.blob = random_blob(&mut blob_rng, blob);
     }
+    let mut cuts_rng = SmallRng::seed_from_u64(seed ^ 0xc075_00cf ^ u64::from(i));
+    (o.sst_partitioner_factory, o.detect_insert_streams) =
+        random_cuts(&mut cuts_rng, o.compaction_style);
     o
 }
 
@@ -240,6 +267,8 @@ pub fn random_cf_options(seed: u64, opts: &Options, i: u32, blob: Option<bool>) 
 /// any, as the style is fixed at creation).
 pub fn use_fifo(o: &mut Options) {
     o.blob = BlobOptions::default();
+    // Detection is for leveled families only.
+    o.detect_insert_streams = o.detect_insert_streams.filter(|d| !d);
     o.compaction_style = CompactionStyle::Fifo;
     o.compaction_options_fifo = FifoCompactionOptions {
         max_table_files_size: 1 << 40,
@@ -257,7 +286,7 @@ pub fn describe(o: &Options) -> String {
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
          dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
          direct_reads={} direct_flush_compaction={} rate_limiter={} compaction_style={}{} \
-         blob={}",
+         blob={} sst_partitioner={} detect_insert_streams={:?}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -292,7 +321,10 @@ pub fn describe(o: &Options) -> String {
         } else {
             String::new()
         },
-        describe_blob(&o.blob)
+        describe_blob(&o.blob),
+        o.sst_partitioner_factory
+            .map_or("none".to_string(), |p| p.name()),
+        o.detect_insert_streams
     )
 }
 

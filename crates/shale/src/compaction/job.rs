@@ -56,6 +56,8 @@ pub(crate) struct CompactionJob<'a> {
     /// Key-value separation of the outputs (`None`: the family has no blob
     /// files and writes none).
     pub blob_output: Option<crate::compaction::blob_output::BlobOutputSpec>,
+    /// Where outputs must end (`sst_partitioner_factory`).
+    pub partitioner: Option<super::cuts::SstPartitioner>,
 }
 
 /// What `CompactionJob::run` produced.
@@ -136,6 +138,7 @@ impl CompactionJob<'_> {
             .with_range_dels(range_dels)
             .with_now(self.now)
             .with_blob_source(self.blob_output.as_ref().map(|b| Arc::clone(&b.source)));
+        spec.partitioner = self.partitioner;
         let mut cutter = GrandparentCutter::new(
             &self.plan.grandparents,
             self.max_grandparent_overlap,

@@ -7,9 +7,11 @@
 //! removal of files wholly under range tombstones (`delete_only`), and the
 //! FIFO style's picker (`fifo`: whole tables dropped by size or age,
 //! small newest L0 tables merged), and key-value separation in the outputs
-//! (`blob_output`: values to blob files, blob garbage). The DB runs jobs against its state in db/compaction_runner.rs.
+//! (`blob_output`: values to blob files, blob garbage), and where outputs
+//! end besides their size (`cuts`: the user's partitioner, insert streams). The DB runs jobs against its state in db/compaction_runner.rs.
 
 pub(crate) mod blob_output;
+pub(crate) mod cuts;
 pub(crate) mod delete_only;
 pub(crate) mod fifo;
 pub(crate) mod filter;

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::base::extract_user_key;
+use crate::base::{extract_user_key, parse_internal_key};
 use crate::error::{Error, Result};
 use crate::fs::{explain_direct_refusal, FileOptions, FileSystem, WritableFile};
 use crate::io::{RangeSyncer, RateLimit};
@@ -24,6 +24,7 @@ use crate::version::filename::{blob_file_name, table_file_name};
 use crate::version::FileMeta;
 
 use super::blob_output::{BlobOutcome, BlobOutputSpec, BlobWriter};
+use super::cuts::{SstPartitioner, StreamDetector};
 use super::filter::EntryFilter;
 
 /// Creates the output file `name` as `spec` says; a refused direct open
@@ -71,6 +72,11 @@ pub(crate) struct OutputSpec<'a> {
     /// Key-value separation (`None`: values stay in the tables and blob
     /// references pass through).
     pub blob: Option<BlobOutputSpec>,
+    /// Outputs never span two of its partitions (`sst_partitioner_factory`).
+    pub partitioner: Option<SstPartitioner>,
+    /// Outputs end where an ascending insert stream ends (flushes of
+    /// leveled families; `None`: never).
+    pub streams: Option<StreamDetector>,
 }
 
 /// Decides where a compaction's outputs end, from the files of the level
@@ -312,6 +318,7 @@ fn run(
     // The first key of the current output (None for the first one).
     let mut output_lo: Option<Vec<u8>> = None;
     let mut charge = spec.memory.as_ref().map(Meter::charge);
+    let mut unsynced = UnsyncedOutputs::default();
     let mut n = 0u64;
     loop {
         n += 1;
@@ -342,22 +349,34 @@ fn run(
             && cutter
                 .as_deref_mut()
                 .is_some_and(|c| c.should_stop_before(user_key, size));
+        let stream_end = new_key
+            && spec.streams.as_mut().is_some_and(|d| {
+                let seq = parse_internal_key(key).map_or(0, |p| p.seq);
+                d.should_cut(seq, size.unwrap_or(0))
+            });
         let cut = new_key
             && builder.as_ref().is_some_and(|(_, b)| {
                 gp_stop
+                    || stream_end
                     || b.estimated_file_size() >= spec.target_file_size
                     || b.memory_usage() >= spec.builder_memory_limit
+                    || spec
+                        .partitioner
+                        .is_some_and(|p| p.must_cut(&last_user_key, user_key))
             });
         if cut {
             if let Some(c) = cutter.as_deref_mut() {
                 c.reset();
+            }
+            if let Some(d) = spec.streams.as_mut() {
+                d.output_ended();
             }
             if let Some((number, mut b)) = builder.take() {
                 if !range_dels.is_empty() {
                     b.set_range_dels(clip(&range_dels, output_lo.as_deref(), Some(user_key)));
                     output_lo = Some(user_key.to_vec());
                 }
-                finish(number, b, out, blob.as_deref_mut())?;
+                finish(number, b, out, blob.as_deref_mut(), &mut unsynced)?;
             }
         }
         if builder.is_none() {
@@ -396,10 +415,10 @@ fn run(
             drop(b);
             let _ = spec.fs.remove(&spec.dir.join(table_file_name(number)));
         } else {
-            finish(number, b, out, blob)?;
+            finish(number, b, out, blob, &mut unsynced)?;
         }
     }
-    Ok(())
+    unsynced.sync_all()
 }
 
 /// Creates the next output table (behind the spec's rate limit).
@@ -416,13 +435,52 @@ fn new_output(spec: &mut OutputSpec<'_>) -> Result<(u64, TableBuilder)> {
     ))
 }
 
+/// Finished outputs not yet synced. A job that cuts many outputs (a flush
+/// of N insert streams writes N tables) would wait for one device sync per
+/// table, each committing the file system's journal for that table's
+/// blocks alone. Instead each finished table's writeback starts at once
+/// (`range_sync`: Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`) and the
+/// tables are synced together, every [`UNSYNCED_MAX`] tables and at the end
+/// of the job: by then their blocks are allocated and written back, so the
+/// first sync commits the journal for all of them and the others find
+/// little left to do. Every table is synced before the job returns, so
+/// before any MANIFEST edit names it.
+#[derive(Default)]
+struct UnsyncedOutputs {
+    files: Vec<Box<dyn WritableFile>>,
+}
+
+/// Most finished tables left unsynced (open files held) at once.
+const UNSYNCED_MAX: usize = 16;
+
+impl UnsyncedOutputs {
+    fn push(&mut self, mut file: Box<dyn WritableFile>) -> Result<()> {
+        let len = file.len();
+        file.range_sync(0, len)?;
+        self.files.push(file);
+        if self.files.len() >= UNSYNCED_MAX {
+            self.sync_all()?;
+        }
+        Ok(())
+    }
+
+    fn sync_all(&mut self) -> Result<()> {
+        for mut f in self.files.drain(..) {
+            f.sync()?;
+        }
+        Ok(())
+    }
+}
+
 fn finish(
     number: u64,
     b: TableBuilder,
     out: &mut Outputs,
     blob: Option<&mut BlobWriter>,
+    unsynced: &mut UnsyncedOutputs,
 ) -> Result<()> {
-    let built = b.finish()?;
+    let (built, file) = b.finish_unsynced()?;
+    unsynced.push(file)?;
     out.bytes_written += built.file_size;
     let mut f = FileMeta::new(
         number,
@@ -579,6 +637,8 @@ mod tests {
             shutting_down: &shutting_down,
             bytes_per_sync: 0,
             blob: None,
+            partitioner: None,
+            streams: None,
         };
         let mut input = VecIter::new(entries);
         input.seek_to_first();
@@ -660,6 +720,8 @@ mod tests {
             shutting_down: &shutting_down,
             bytes_per_sync: 0,
             blob: None,
+            partitioner: None,
+            streams: None,
         };
         let mut input = VecIter::new(entries);
         input.seek_to_first();

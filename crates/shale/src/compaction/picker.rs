@@ -25,6 +25,7 @@
 
 use std::sync::Arc;
 
+use super::cuts::SstPartitioner;
 use super::style::{CompactionStyle, UniversalCompactionOptions};
 use crate::base::SeqNo;
 use crate::version::{FileMeta, Version};
@@ -67,6 +68,9 @@ pub(crate) struct PickerOptions {
     /// Garbage collection's cutoff (`db::blob_glue::relocate_below`):
     /// tables referencing blob files below it are not moved trivially.
     pub blob_relocate_below: u64,
+    /// The family's output partitioner: a file spanning two partitions is
+    /// rewritten (cut) rather than moved.
+    pub partitioner: Option<SstPartitioner>,
 }
 
 /// The user-key range a running compaction writes at its output level.
@@ -188,7 +192,9 @@ pub(crate) fn pick(
             break;
         }
         let plan = if level == 0 {
-            pick_l0(v, o, &t, running, s[0]).or_else(|| pick_intra_l0(v, o, running, s[0]))
+            pick_l0_trivial_move(v, o, &t, running, s[0])
+                .or_else(|| pick_l0(v, o, &t, running, s[0]))
+                .or_else(|| pick_intra_l0(v, o, running, s[0]))
         } else {
             pick_level(v, o, running, level, s[level], cursors)
         };
@@ -369,8 +375,16 @@ fn finish_plan(
         && plan.inputs.iter().all(|f| f.compression == out_compression)
         && !plan.inputs.iter().any(|f| needs_blob_relocation(o, f))
         && gp_bytes <= o.max_compaction_bytes
-        && inputs_disjoint(&plan.inputs);
+        && inputs_disjoint(&plan.inputs)
+        && plan.inputs.iter().all(|f| movable(o, f));
     Some(plan)
+}
+
+/// True when the partitioner lets `f` move as it is (it lies in one
+/// partition; RocksDB's `CanDoTrivialMove`).
+fn movable(o: &PickerOptions, f: &FileMeta) -> bool {
+    o.partitioner
+        .is_none_or(|p| p.can_move(f.smallest_user_key(), f.largest_user_key()))
 }
 
 /// True when `f` references a blob file garbage collection relocates:
@@ -411,6 +425,130 @@ fn pick_l0(
             ..Plan::new(0, output_level, inputs, output_inputs)
         },
     )
+}
+
+/// L0 files that can move into the base level by a MANIFEST edit, RocksDB's
+/// `TryPickL0TrivialMove`: from the oldest L0 file on, each file that
+/// overlaps no file taken before it and nothing in the base level (nor a
+/// running compaction's output there), with the base level's compression,
+/// no blob file to relocate and its partitioner's consent; the first file
+/// that fails ends the walk. `None` when not even the oldest qualifies,
+/// and when the base level is empty (there `pick_l0` moves all of L0 when
+/// its files are disjoint and merges them otherwise, as RocksDB does).
+///
+/// Taking only a prefix of L0 from its oldest end keeps L0 ordered: every
+/// file left in L0 is newer than every file moved below it. Disjoint L0
+/// files (a flush cut at insert-stream ends, or at partitions) thus reach
+/// the base level one by one even though their union spans files there, so
+/// interleaved insert streams are never rewritten.
+fn pick_l0_trivial_move(
+    v: &Version,
+    o: &PickerOptions,
+    t: &LevelTargets,
+    running: &[RunningOutput],
+    score: f64,
+) -> Option<Plan> {
+    let base = t.base_level;
+    if v.files(base).is_empty() {
+        return None;
+    }
+    let mut taken: Vec<Arc<FileMeta>> = Vec::new();
+    for f in v.files(0).iter().rev() {
+        let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+        let overlaps_taken = taken
+            .iter()
+            .any(|t| t.smallest_user_key() <= hi && lo <= t.largest_user_key());
+        if overlaps_taken || !fits_into(v, o, running, base, f) {
+            break;
+        }
+        taken.push(Arc::clone(f));
+    }
+    if taken.is_empty() {
+        return None;
+    }
+    // Back in L0 order (newest first), as every plan's L0 inputs.
+    taken.reverse();
+    let bottommost = taken.iter().all(|f| nothing_below(v, o, base, f));
+    Some(Plan {
+        score,
+        trivial_move: true,
+        bottommost,
+        ..Plan::new(0, base, taken, Vec::new())
+    })
+}
+
+/// True when no level below `level` overlaps `f`.
+fn nothing_below(v: &Version, o: &PickerOptions, level: usize, f: &FileMeta) -> bool {
+    let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+    ((level + 1)..o.num_levels).all(|l| v.overlapping_files(l, lo, hi).is_empty())
+}
+
+/// True when file `f` (of L0, or a flush output) may join level `level` as
+/// it is, by a MANIFEST edit: it overlaps no file there nor a running
+/// compaction's output there, is not being compacted, has that level's
+/// compression, no blob file to relocate, lies in one partition of the
+/// partitioner, and overlaps at most `max_compaction_bytes` of the level
+/// below (the rules of every trivial move).
+fn fits_into(
+    v: &Version,
+    o: &PickerOptions,
+    running: &[RunningOutput],
+    level: usize,
+    f: &FileMeta,
+) -> bool {
+    let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+    if f.is_being_compacted()
+        || needs_blob_relocation(o, f)
+        || !movable(o, f)
+        || !v.overlapping_files(level, lo, hi).is_empty()
+        || overlaps_running(running, level, lo, hi)
+    {
+        return false;
+    }
+    let below: u64 = if level + 1 < o.num_levels {
+        v.overlapping_files(level + 1, lo, hi)
+            .iter()
+            .map(|g| g.file_size)
+            .sum()
+    } else {
+        0
+    };
+    below <= o.max_compaction_bytes
+        && f.compression == compression_of(o, level, nothing_below(v, o, level, f))
+}
+
+/// The level a flush output `f` is installed at: the base level when a
+/// leveled family's flush was cut into several disjoint files (at insert
+/// stream ends or partitions) and this one overlaps nothing in L0 and
+/// [`fits_into`] the base level, else 0. The file is the newest data of its
+/// key range and nothing in L0 or in running work covers that range, so it
+/// is where a trivial move would take it a moment later; placing it there
+/// at once saves the move, and the L0 file count (which stalls writes)
+/// never sees it.
+///
+/// The caller must keep the range reserved at that level (a running
+/// output) until the edit is installed, so that no compaction picked
+/// meanwhile writes over it; and flushes of a family must install in
+/// memtable order (they do: one at a time).
+pub(crate) fn flush_output_level(
+    v: &Version,
+    o: &PickerOptions,
+    running: &[RunningOutput],
+    f: &FileMeta,
+) -> usize {
+    if o.style != CompactionStyle::Level || o.num_levels < 2 {
+        return 0;
+    }
+    let base = level_targets(v, o).base_level;
+    let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+    if base == 0
+        || !v.overlapping_files(0, lo, hi).is_empty()
+        || overlaps_running(running, 0, lo, hi)
+        || !fits_into(v, o, running, base, f)
+    {
+        return 0;
+    }
+    base
 }
 
 /// Fewest files an intra-L0 compaction merges (RocksDB's
@@ -680,6 +818,7 @@ pub(crate) mod tests {
             universal: UniversalCompactionOptions::default(),
             blob_gc_below: 0,
             blob_relocate_below: 0,
+            partitioner: None,
         }
     }
 
@@ -728,6 +867,103 @@ pub(crate) mod tests {
         assert_eq!((p.level, p.output_level), (0, 6));
         assert_eq!(p.inputs.len(), 4);
         assert!(p.trivial_move && p.bottommost);
+    }
+
+    fn input_numbers(p: &Plan) -> Vec<u64> {
+        p.inputs.iter().map(|f| f.number).collect()
+    }
+
+    /// Flushes cut at insert-stream ends: each L0 file lies between files
+    /// of the base level (earlier pieces of the same streams), so the union
+    /// of L0 overlaps them but no single file does.
+    #[test]
+    fn disjoint_l0_files_between_base_level_files_move_without_a_merge() {
+        let o = opts(7);
+        let v = version_with(
+            7,
+            &[
+                (6, 0, 9, MB),
+                (6, 20, 29, MB),
+                (6, 40, 49, MB),
+                (0, 10, 19, MB),
+                (0, 30, 39, MB),
+                (0, 50, 59, MB),
+                (0, 60, 69, MB),
+            ],
+        );
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert_eq!((p.level, p.output_level), (0, 6));
+        assert!(p.trivial_move && p.output_inputs.is_empty());
+        assert_eq!(p.inputs.len(), 4);
+        // A running compaction writing the base level around 30..39 keeps
+        // that file (and every newer one) in L0.
+        let running = [RunningOutput {
+            output_level: 6,
+            smallest: key(35),
+            largest: key(36),
+        }];
+        let p = pick(&v, &o, &running, &mut [0; 7]).expect("the oldest moves");
+        assert!(p.trivial_move);
+        assert_eq!(input_numbers(&p), vec![4]);
+    }
+
+    /// Only a prefix from the oldest end moves: a newer file left in L0
+    /// above an older one moved down would keep L0 ordered, but an older
+    /// file left above a newer one moved down would not.
+    #[test]
+    fn l0_moves_stop_at_the_first_file_that_cannot_move() {
+        let o = opts(7);
+        let v = version_with(
+            7,
+            &[
+                (6, 20, 29, MB),
+                (0, 10, 19, MB), // oldest: moves
+                (0, 25, 26, MB), // overlaps the base level: stops the walk
+                (0, 40, 49, MB), // could move, but is newer than 25..26
+                (0, 50, 59, MB),
+            ],
+        );
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert!(p.trivial_move);
+        assert_eq!(input_numbers(&p), vec![2]);
+        // L0 files overlapping each other: the newer one is not taken.
+        let v = version_with(
+            7,
+            &[
+                (6, 90, 99, MB),
+                (0, 0, 9, MB),
+                (0, 5, 15, MB),
+                (0, 20, 29, MB),
+                (0, 30, 39, MB),
+            ],
+        );
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert_eq!(input_numbers(&p), vec![2]);
+    }
+
+    /// A file spanning two partitions of the family's partitioner is
+    /// rewritten (cut), never moved.
+    #[test]
+    fn a_file_across_partitions_is_not_moved() {
+        let mut o = opts(7);
+        let v = version_with(
+            7,
+            &[
+                (0, 0, 9, MB),
+                (0, 10, 19, MB),
+                (0, 20, 29, MB),
+                (0, 30, 39, MB),
+            ],
+        );
+        // Keys are "k" + 8 digits: a 9-byte prefix splits every key.
+        o.partitioner = Some(SstPartitioner::FixedPrefix(9));
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert!(!p.trivial_move);
+        // A 7-byte prefix ("k000000") holds keys 0..99: every file moves.
+        o.partitioner = Some(SstPartitioner::FixedPrefix(7));
+        let p = pick(&v, &o, &[], &mut [0; 7]).expect("L0 at trigger");
+        assert!(p.trivial_move);
+        assert_eq!(p.inputs.len(), 4);
     }
 
     #[test]

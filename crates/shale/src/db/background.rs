@@ -288,6 +288,7 @@ pub(crate) fn compact_range_with(
         }
     }
     flush_and_wait(db, cf)?;
+    crate::sync_point!("Db::CompactRange:AfterFlush");
     let mut st = db.state.lock();
     st.manual_compactions += 1;
     let r = loop {
@@ -298,7 +299,10 @@ pub(crate) fn compact_range_with(
         if db.shutting_down.load(Ordering::Acquire) {
             break Err(Error::ShutdownInProgress);
         }
-        if st.compactions_running == 0 {
+        // No compaction runs, and no flush is installing outputs below L0
+        // (its reserved ranges are in `running` too): the manual plans
+        // are picked without regard to running outputs.
+        if st.compactions_running == 0 && db.stats.running.lock().is_empty() {
             let (st2, r) = compaction_runner::run_manual(db, st, cf, start, end, reclaim.take());
             st = st2;
             break r;

@@ -111,6 +111,7 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
         universal: opts.compaction_options_universal.clone(),
         blob_gc_below: 0,
         blob_relocate_below: 0,
+        partitioner: opts.sst_partitioner_factory,
     }
 }
 
@@ -769,6 +770,9 @@ fn run_range(
         shutting_down: &db.shutting_down,
         bytes_per_sync: db.opts.bytes_per_sync,
         blob: job.blob_output.clone(),
+        // Set by the job.
+        partitioner: None,
+        streams: None,
     };
     job.run(&mut iter, &mut spec, range_dels)
 }
@@ -809,6 +813,7 @@ fn job_for<'p>(
             plan.output_level,
             false,
         ),
+        partitioner: opts.sst_partitioner_factory,
     };
     // An intra-L0 output is one file, as a flush's.
     let target = match plan.output_level {

@@ -2,7 +2,9 @@
 //! memtable of a column family becomes an L0 table of that family.
 //!
 //! The table is written and the closed WALs are synced without the DB
-//! mutex; the job's edit (new file, the family's new log number, last
+//! mutex (several tables when the family's partitioner or an insert
+//! stream's end cuts it; those that fit the base level are installed
+//! there, see `place_below_l0`); the job's edit (new file, the family's new log number, last
 //! sequence) is logged to the MANIFEST (the mutex is released for that IO
 //! too, see `manifest_writer`), and only then
 //! is the memtable dropped from the family's super version and its WAL made
@@ -28,6 +30,7 @@ use std::time::Instant;
 use parking_lot::MutexGuard;
 
 use crate::compaction::output::OutputSpec;
+use crate::compaction::picker;
 use crate::error::Result;
 use crate::events::{FlushJobInfo, TableFileCreationReason, TableFileInfo};
 use crate::flush::job::{FlushJob, FlushResult};
@@ -35,6 +38,8 @@ use crate::io::accounting::{self, Purpose};
 use crate::memory::Part;
 use crate::memtable::MemTable;
 use crate::sst::TableOptions;
+use crate::stats::RunningJob;
+use crate::version::VersionEdit;
 
 use super::event_glue;
 use super::obsolete::delete_obsolete_files;
@@ -104,6 +109,8 @@ fn run(
             0,
             true,
         ),
+        partitioner: opts.sst_partitioner_factory,
+        streams: opts.stream_detector(),
     };
     let started = Instant::now();
     // At most two runs: the second has no filter, so nothing to refuse.
@@ -155,7 +162,8 @@ fn run(
             .fold(current_wal, u64::min);
         edit.min_log_number_to_keep = Some(others.min(next_log));
     }
-    for f in &r.outputs.files {
+    let reserved = place_below_l0(db, st, cf, &mut edit);
+    for (level, f) in &edit.new_files {
         db.log.event(
             "table_file_creation",
             &[
@@ -164,11 +172,16 @@ fn run(
                 format!("\"file_number\": {}", f.number),
                 format!("\"file_size\": {}", f.file_size),
                 format!("\"num_entries\": {}", f.num_entries),
-                "\"level\": 0".to_string(),
+                format!("\"level\": {level}"),
             ],
         );
     }
+    let placed: Vec<(usize, crate::version::FileMeta)> = edit.new_files.clone();
     let logged = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
+    db.stats
+        .running
+        .lock()
+        .retain(|j| !reserved.contains(&j.id));
     release(st, &allocated);
     if !logged? {
         return Ok(Vec::new()); // dropped while waiting for the MANIFEST
@@ -202,11 +215,50 @@ fn run(
             ),
         ],
     );
-    Ok(r.outputs
-        .files
+    Ok(placed
         .iter()
-        .map(|f| event_glue::file_info(f, 0))
+        .map(|(level, f)| event_glue::file_info(f, *level))
         .collect())
+}
+
+/// Installs the outputs of a flush cut into several files (insert streams,
+/// partitions) that fit the base level there instead of in L0
+/// (`picker::flush_output_level`), and reserves each one's range at that
+/// level as a running output until the edit is installed (the MANIFEST
+/// write releases the DB mutex: a compaction picked meanwhile must not
+/// write over it). Returns the reservations' ids, for the caller to remove
+/// once the edit is logged or failed. Requires the DB mutex.
+///
+/// Never while a manual compaction runs: its plans ignore running outputs
+/// (it waits for `running` to empty before it starts instead).
+fn place_below_l0(db: &DbInner, st: &DbState, cf: u32, edit: &mut VersionEdit) -> Vec<u64> {
+    if edit.new_files.len() < 2 || st.manual_compactions > 0 {
+        return Vec::new();
+    }
+    let Some(o) = super::compaction_runner::family_picker_options(st, cf) else {
+        return Vec::new();
+    };
+    let v = st.versions.current(cf);
+    let running = super::compaction_runner::running_outputs(db, cf);
+    let mut reserved = Vec::new();
+    for (level, f) in &mut edit.new_files {
+        let to = picker::flush_output_level(&v, &o, &running, f);
+        if to == 0 {
+            continue;
+        }
+        *level = to;
+        let id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
+        db.stats.running.lock().push(RunningJob {
+            id,
+            cf,
+            input_level: 0,
+            output_level: to,
+            smallest: f.smallest_user_key().to_vec(),
+            largest: f.largest_user_key().to_vec(),
+        });
+        reserved.push(id);
+    }
+    reserved
 }
 
 /// Writes `job`'s table without the DB mutex and syncs the closed WALs.
@@ -244,6 +296,9 @@ fn write_table(
             shutting_down: &db.shutting_down,
             bytes_per_sync: db.opts.bytes_per_sync,
             blob: job.blob_output.clone(),
+            // Set by the job.
+            partitioner: None,
+            streams: None,
         };
         let r = job.run(&mut spec)?;
         // The memtable's WALs are closed (a switch made it immutable) but

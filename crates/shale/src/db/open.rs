@@ -788,6 +788,8 @@ fn flush_recovered(
         // Values stay in the recovered tables; compactions move them to
         // blob files later.
         blob: None,
+        partitioner: opts.sst_partitioner_factory,
+        streams: opts.stream_detector(),
     };
     let out = write_outputs(&mut iter, &mut filter, &mut spec)?;
     for mut f in out.files {

@@ -1,6 +1,8 @@
-//! `FlushJob`: one memtable written as one L0 table of its column family,
-//! as a computation: the entries every snapshot may still need (tombstones
-//! included: data below may exist) go to one output file; the result is
+//! `FlushJob`: one memtable written as L0 tables of its column family, as a
+//! computation: the entries every snapshot may still need (tombstones
+//! included: data below may exist) go to one output file, or several when
+//! the family's partitioner or the end of an insert stream cuts it
+//! (`compaction::cuts`; the files are then disjoint); the result is
 //! described as a MANIFEST edit (the table and the family's new log number)
 //! and level statistics. It knows nothing of the DB's state; the caller
 //! allocates file numbers, logs the edit and installs it.
@@ -12,6 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::base::SeqNo;
+use crate::compaction::cuts::{SstPartitioner, StreamDetector};
 use crate::compaction::filter::{EntryFilter, FilterCounts};
 use crate::compaction::output::{write_outputs, OutputSpec, Outputs};
 use crate::compaction::user_filter::CompactionFilter;
@@ -39,6 +42,10 @@ pub(crate) struct FlushJob {
     /// Key-value separation of the outputs (`None`: the family has no blob
     /// files and writes none).
     pub blob_output: Option<crate::compaction::blob_output::BlobOutputSpec>,
+    /// Where outputs must end (`sst_partitioner_factory`).
+    pub partitioner: Option<SstPartitioner>,
+    /// Ends outputs where an insert stream ends (`None`: one output).
+    pub streams: Option<StreamDetector>,
 }
 
 /// What `FlushJob::run` produced.
@@ -51,12 +58,15 @@ pub(crate) struct FlushResult {
 }
 
 impl FlushJob {
-    /// Writes the memtable's surviving entries as `spec` says (one file).
+    /// Writes the memtable's surviving entries as `spec` says (one file
+    /// unless the job's cuts end it).
     pub(crate) fn run(&self, spec: &mut OutputSpec<'_>) -> Result<FlushResult> {
         let cpu0 = thread_cpu_micros();
         let mut iter = self.mem.iter();
         iter.seek_to_first();
         let frags = self.mem.range_fragments();
+        spec.partitioner = self.partitioner;
+        spec.streams = self.streams.clone();
         if let Some(f) = &frags {
             let mut snaps = self.snapshots.clone();
             snaps.sort_unstable();

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::base::PrefixExtractor;
+use crate::compaction::cuts::{SstPartitioner, StreamDetector};
 use crate::compaction::user_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
@@ -103,6 +104,17 @@ pub struct CfOptions {
     /// Key-value separation: large values in blob files (RocksDB's
     /// integrated BlobDB). Default off.
     pub blob: BlobOptions,
+    /// Flush and compaction outputs never span two of its partitions
+    /// (RocksDB's `sst_partitioner_factory`; Shale also cuts flushes, where
+    /// RocksDB cuts compactions only). Default `None`.
+    pub sst_partitioner_factory: Option<SstPartitioner>,
+    /// Flush outputs end where an ascending insert stream of the memtable
+    /// ends (`compaction::cuts`), so interleaved streams land in disjoint
+    /// tables that later move down levels without rewrites. `None` (the
+    /// default): on for leveled families, off for universal (each L0 file
+    /// is a sorted run there) and FIFO; `Some(true)` with those styles is
+    /// refused.
+    pub detect_insert_streams: Option<bool>,
 }
 
 impl Default for CfOptions {
@@ -140,6 +152,8 @@ impl Default for CfOptions {
             compaction_options_universal: UniversalCompactionOptions::default(),
             compaction_options_fifo: FifoCompactionOptions::default(),
             blob: BlobOptions::default(),
+            sst_partitioner_factory: None,
+            detect_insert_streams: None,
         }
     }
 }
@@ -237,7 +251,29 @@ impl CfOptions {
             &self.compaction_options_universal,
             &self.compaction_options_fifo,
         )?;
+        if let Some(p) = self.sst_partitioner_factory {
+            p.validate()?;
+        }
+        if self.detect_insert_streams == Some(true)
+            && self.compaction_style != CompactionStyle::Level
+        {
+            return bad(format!(
+                "detect_insert_streams=true needs leveled compaction (style {:?}: \
+                 each L0 file is a sorted run or is dropped whole)",
+                self.compaction_style
+            ));
+        }
         blob::validate(&self.blob, self.compaction_style)
+    }
+
+    /// The detector that ends flush outputs at insert-stream boundaries,
+    /// when `detect_insert_streams` (resolved for the style) is on.
+    pub(crate) fn stream_detector(&self) -> Option<StreamDetector> {
+        let on = self
+            .detect_insert_streams
+            .unwrap_or(self.compaction_style == CompactionStyle::Level);
+        (on && self.compaction_style == CompactionStyle::Level)
+            .then(|| StreamDetector::for_write_buffer(self.write_buffer_size))
     }
 
     /// The SST writer's options for a file of `level` written with
@@ -362,6 +398,12 @@ impl CfOptions {
         if let Some(e) = self.prefix_extractor {
             line("prefix_extractor", e.name());
         }
+        if let Some(p) = self.sst_partitioner_factory {
+            line("sst_partitioner_factory", p.name());
+        }
+        if let Some(d) = self.detect_insert_streams {
+            line("detect_insert_streams", d.to_string());
+        }
         // Written when not the default, so older options text reads the same.
         if !self.whole_key_filtering {
             line("whole_key_filtering", "false".into());
@@ -480,6 +522,13 @@ impl CfOptions {
                         n => Some(PrefixExtractor::parse(n).ok_or_else(bad)?),
                     }
                 }
+                "sst_partitioner_factory" => {
+                    o.sst_partitioner_factory = match v {
+                        "nullptr" | "" => None,
+                        t => Some(SstPartitioner::parse(t)?),
+                    }
+                }
+                "detect_insert_streams" => o.detect_insert_streams = Some(num(v, bad)?),
                 "whole_key_filtering" => o.whole_key_filtering = num(v, bad)?,
                 "memtable_whole_key_filtering" => o.memtable_whole_key_filtering = num(v, bad)?,
                 "compression_per_level" => {
@@ -556,9 +605,18 @@ mod tests {
             prefix_extractor: Some(PrefixExtractor::Capped(5)),
             whole_key_filtering: false,
             memtable_whole_key_filtering: true,
+            sst_partitioner_factory: Some(SstPartitioner::FixedPrefix(6)),
+            detect_insert_streams: Some(false),
             ..CfOptions::default()
         };
         assert_eq!(CfOptions::from_text(&o.to_text()).unwrap(), o);
+        assert!(o
+            .to_text()
+            .contains("sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;length=6;}\n"));
+        // Unset: no line, and the default (None) comes back.
+        let d = CfOptions::default();
+        assert!(!d.to_text().contains("sst_partitioner") && !d.to_text().contains("detect_insert"));
+        assert_eq!(CfOptions::from_text(&d.to_text()).unwrap(), d);
         let fixed = CfOptions {
             prefix_extractor: Some(PrefixExtractor::Fixed(8)),
             ..CfOptions::default()

@@ -18,6 +18,7 @@ use crate::cache::CacheOptions;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 
+pub use crate::compaction::cuts::SstPartitioner;
 pub use crate::sst::Compression;
 pub use blob::{BlobOptions, PrepopulateBlobCache};
 pub use cf::CfOptions;
@@ -376,6 +377,12 @@ pub struct Options {
     pub compaction_options_fifo: FifoCompactionOptions,
     /// The `default` family's key-value separation (blob files).
     pub blob: BlobOptions,
+    /// The `default` family's output partitioner (RocksDB's
+    /// `sst_partitioner_factory`; see [`CfOptions`]). Default `None`.
+    pub sst_partitioner_factory: Option<SstPartitioner>,
+    /// Cut the `default` family's flushes at insert-stream ends (see
+    /// [`CfOptions`]). Default `None`: on for leveled compaction.
+    pub detect_insert_streams: Option<bool>,
     /// Callbacks told about flushes, compactions, table files, write
     /// stalls and background errors, called in this order for each event
     /// (see `shale::EventListener` for the ordering and threading
@@ -482,6 +489,8 @@ impl Default for Options {
             compaction_options_universal: UniversalCompactionOptions::default(),
             compaction_options_fifo: FifoCompactionOptions::default(),
             blob: BlobOptions::default(),
+            sst_partitioner_factory: None,
+            detect_insert_streams: None,
             listeners: Vec::new(),
             info_log_level: InfoLogLevel::Info,
             max_log_file_size: 0,
@@ -526,6 +535,8 @@ impl Options {
             compaction_options_universal: self.compaction_options_universal.clone(),
             compaction_options_fifo: self.compaction_options_fifo.clone(),
             blob: self.blob.clone(),
+            sst_partitioner_factory: self.sst_partitioner_factory,
+            detect_insert_streams: self.detect_insert_streams,
         }
     }
 
@@ -558,6 +569,8 @@ impl Options {
         self.soft_pending_compaction_bytes_limit = cf.soft_pending_compaction_bytes_limit;
         self.hard_pending_compaction_bytes_limit = cf.hard_pending_compaction_bytes_limit;
         self.merge_operator = cf.merge_operator;
+        self.sst_partitioner_factory = cf.sst_partitioner_factory;
+        self.detect_insert_streams = cf.detect_insert_streams;
         self.compaction_filter = cf.compaction_filter;
         self.default_ttl_secs = cf.default_ttl_secs;
         self.compaction_style = cf.compaction_style;

@@ -305,8 +305,24 @@ impl TableBuilder {
     }
 
     /// Writes the open data block, filter, index, properties, metaindex
-    /// and footer, then syncs the file.
+    /// and footer, then syncs the file (jobs use
+    /// [`finish_unsynced`](Self::finish_unsynced) and sync their outputs
+    /// together); tests and the fuzzing surface (`shale::testing`).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn finish(mut self) -> Result<BuiltTable> {
+        self.finish_inner(true)
+    }
+
+    /// [`finish`](Self::finish) without the sync: every byte is handed to
+    /// the OS and the file is returned, for the caller to sync before
+    /// anything names the table (a job with many outputs syncs them
+    /// together: see `compaction::output`).
+    pub(crate) fn finish_unsynced(mut self) -> Result<(BuiltTable, Box<dyn WritableFile>)> {
+        let built = self.finish_inner(false)?;
+        Ok((built, self.w.file))
+    }
+
+    fn finish_inner(&mut self, sync: bool) -> Result<BuiltTable> {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
@@ -411,11 +427,13 @@ impl TableBuilder {
             format_version: FORMAT_VERSION,
         }
         .encode_to(&mut scratch);
-        let res = self
-            .w
-            .file
-            .append(&scratch)
-            .and_then(|_| self.w.file.sync());
+        let res = self.w.file.append(&scratch).and_then(|_| {
+            if sync {
+                self.w.file.sync()
+            } else {
+                self.w.file.flush()
+            }
+        });
         self.check(res)?;
         let file_size = self.w.offset + scratch.len() as u64;
         debug_assert_eq!(file_size, self.w.file.len());
@@ -444,7 +462,7 @@ impl TableBuilder {
             largest,
             smallest_seq: self.props.smallest_seqno,
             largest_seq: self.props.largest_seqno,
-            props: self.props,
+            props: std::mem::take(&mut self.props),
         })
     }
 

@@ -192,6 +192,9 @@ impl WriteController {
 }
 
 /// A running compaction, as the picker and `shale.stats` see it.
+///
+/// Also a flush installing outputs below L0 (`input_level` 0), while its
+/// MANIFEST edit is written: the range is reserved the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RunningJob {
     /// Unique id (for removal).

@@ -578,6 +578,9 @@ fn flush_mems(
             shutting_down: &stop,
             bytes_per_sync: 0,
             blob: None,
+            // Repair rebuilds tables as found; compactions cut them later.
+            partitioner: None,
+            streams: None,
         };
         for f in write_outputs(&mut iter, &mut filter, &mut spec)?.files {
             out.push((cf, f));

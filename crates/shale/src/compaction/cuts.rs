@@ -1,0 +1,293 @@
+//! Where flush and compaction outputs end besides their size: at key
+//! partitions the user declares (`SstPartitioner`, RocksDB's
+//! `sst_partitioner_factory`) and at the ends of ascending insert streams
+//! found in a memtable (`StreamDetector`, beyond RocksDB).
+//!
+//! Why: a table whose key range spans two places where writes keep
+//! arriving overlaps every later table of those places, so it can never be
+//! moved down a level by a MANIFEST edit (a trivial move) and each level
+//! rewrites it. N interleaved ascending streams (time series per device,
+//! logs per tenant) make every flush span all of them: RocksDB's write-amp
+//! there grows from 1 (N = 1) to ~7 (N ≥ 32). Cut at stream boundaries,
+//! each table covers one stream's recent keys, overlaps nothing, and moves
+//! down without a rewrite.
+//!
+//! Invariants:
+//! - Cuts happen only between user keys (the caller asks at the first
+//!   entry of each user key), so the versions of one key never span files.
+//! - Neither rule reads anything but the keys it is shown: the outputs'
+//!   contents are the same with or without cuts, only their file
+//!   boundaries move.
+//! - The stream detector cuts an output only after a run of at least
+//!   `MIN_RUN_KEYS` keys whose newest sequence numbers rise with the key
+//!   and that fills `min_run_bytes` of it: random inserts (runs of about
+//!   two keys) never cut, and one flush makes at most
+//!   `memtable bytes / min_run_bytes` extra files.
+
+use crate::base::SeqNo;
+use crate::error::{Error, Result};
+
+/// Partitions of the key space that outputs never span (RocksDB's
+/// `SstPartitionerFactory`; only its fixed-prefix kind exists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SstPartitioner {
+    /// Keys whose first `n` bytes differ go to different files (RocksDB's
+    /// `NewSstPartitionerFixedPrefixFactory(n)`); keys shorter than `n`
+    /// never force a cut.
+    FixedPrefix(usize),
+}
+
+const FIXED_PREFIX_ID: &str = "SstPartitionerFixedPrefixFactory";
+
+impl SstPartitioner {
+    /// True when an output must end between `prev` and `next` (consecutive
+    /// user keys, `prev < next`).
+    #[inline]
+    pub(crate) fn must_cut(&self, prev: &[u8], next: &[u8]) -> bool {
+        match *self {
+            SstPartitioner::FixedPrefix(n) => {
+                prev.len() >= n && next.len() >= n && prev[..n] != next[..n]
+            }
+        }
+    }
+
+    /// True when a file spanning `[smallest, largest]` (user keys) lies in
+    /// one partition, so moving it by a MANIFEST edit keeps the levels
+    /// partitioned (RocksDB's `CanDoTrivialMove`).
+    pub(crate) fn can_move(&self, smallest: &[u8], largest: &[u8]) -> bool {
+        !self.must_cut(smallest, largest)
+    }
+
+    /// RocksDB's options-file spelling:
+    /// `{id=SstPartitionerFixedPrefixFactory;length=8;}`.
+    pub fn name(&self) -> String {
+        match self {
+            SstPartitioner::FixedPrefix(n) => format!("{{id={FIXED_PREFIX_ID};length={n};}}"),
+        }
+    }
+
+    /// Parses [`name`](Self::name) output (fields in any order, the
+    /// trailing `;` optional); `InvalidArgument` for anything else.
+    pub fn parse(text: &str) -> Result<SstPartitioner> {
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "sst_partitioner_factory {text:?}: expected {{id={FIXED_PREFIX_ID};length=N;}}"
+            ))
+        };
+        let body = text
+            .strip_prefix('{')
+            .and_then(|t| t.strip_suffix('}'))
+            .ok_or_else(bad)?;
+        let (mut id, mut length) = (None, None);
+        for field in body.split(';').filter(|f| !f.is_empty()) {
+            match field.split_once('=').ok_or_else(bad)? {
+                ("id", v) => id = Some(v),
+                ("length", v) => length = Some(v.parse::<usize>().map_err(|_| bad())?),
+                _ => return Err(bad()),
+            }
+        }
+        match (id, length) {
+            (Some(FIXED_PREFIX_ID), Some(n)) => Ok(SstPartitioner::FixedPrefix(n)),
+            _ => Err(bad()),
+        }
+    }
+
+    /// Checks the partitioner's parameters.
+    pub(crate) fn validate(&self) -> Result<()> {
+        match *self {
+            SstPartitioner::FixedPrefix(n) if n == 0 || n > 1 << 20 => {
+                Err(Error::InvalidArgument(format!(
+                    "sst_partitioner_factory {}: length must be in 1..=1048576",
+                    self.name()
+                )))
+            }
+            SstPartitioner::FixedPrefix(_) => Ok(()),
+        }
+    }
+}
+
+/// Fewest keys of an ascending run that may end an output.
+pub(crate) const MIN_RUN_KEYS: u64 = 16;
+
+/// Fewest bytes a run must fill, for memtables of at least 512 KiB (a
+/// smaller memtable's runs must fill 1/8 of it).
+const MIN_RUN_BYTES_FLOOR: u64 = 64 << 10;
+
+/// Ends flush outputs where an ascending insert stream ends.
+///
+/// In a memtable written by N ascending streams (disjoint key ranges each
+/// written in key order), the newest sequence numbers of consecutive user
+/// keys rise through each stream's keys and fall at the next stream's
+/// first key (written long before the previous stream's last). The
+/// detector watches those numbers; when one falls after a run of at least
+/// [`MIN_RUN_KEYS`] keys that filled at least `min_run_bytes` of the
+/// current output, the output ends there.
+///
+/// Only the end of a run cuts (the start of a run is known only once it is
+/// long, when its first keys are written): keys of other writes before a
+/// stream's keys share its file.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamDetector {
+    min_run_bytes: u64,
+    prev_seq: SeqNo,
+    run_keys: u64,
+    /// Output bytes written before the run's first key.
+    run_start_bytes: u64,
+}
+
+impl StreamDetector {
+    /// A detector for flushes of memtables of `write_buffer_size` bytes:
+    /// runs must fill 1/128 of that, at least 64 KiB (1/8 of a memtable
+    /// under 512 KiB), so a flush adds at most ~128 files.
+    pub(crate) fn for_write_buffer(write_buffer_size: usize) -> StreamDetector {
+        let wbs = write_buffer_size as u64;
+        StreamDetector::new((wbs / 128).max(MIN_RUN_BYTES_FLOOR.min(wbs / 8)))
+    }
+
+    pub(crate) fn new(min_run_bytes: u64) -> StreamDetector {
+        StreamDetector {
+            min_run_bytes,
+            prev_seq: 0,
+            run_keys: 0,
+            run_start_bytes: 0,
+        }
+    }
+
+    /// Called with the newest sequence number of each user key, in key
+    /// order, and the bytes of the output written so far (0 when none is
+    /// open): true when the output should end before this key.
+    #[inline]
+    pub(crate) fn should_cut(&mut self, seq: SeqNo, output_bytes: u64) -> bool {
+        let mut cut = false;
+        if self.run_keys > 0 && seq < self.prev_seq {
+            cut = self.run_keys >= MIN_RUN_KEYS
+                && output_bytes.saturating_sub(self.run_start_bytes) >= self.min_run_bytes;
+            self.run_keys = 0;
+            self.run_start_bytes = output_bytes;
+        }
+        self.run_keys += 1;
+        self.prev_seq = seq;
+        cut
+    }
+
+    /// The output ended (for whatever reason) before the last key shown:
+    /// the current run's bytes count from the new output's start.
+    pub(crate) fn output_ended(&mut self) {
+        self.run_start_bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_prefix_cuts_where_the_prefix_changes() {
+        let p = SstPartitioner::FixedPrefix(2);
+        assert!(p.must_cut(b"aa1", b"ab0"));
+        assert!(!p.must_cut(b"aa1", b"aa2"));
+        // Shorter than the prefix: never forces a cut (RocksDB's rule).
+        assert!(!p.must_cut(b"a", b"bb"));
+        assert!(!p.must_cut(b"aa", b"b"));
+        assert!(p.can_move(b"aa0", b"aa9"));
+        assert!(!p.can_move(b"aa0", b"ab0"));
+    }
+
+    #[test]
+    fn partitioner_names_round_trip_and_bad_ones_are_refused() {
+        let p = SstPartitioner::FixedPrefix(8);
+        assert_eq!(p.name(), "{id=SstPartitionerFixedPrefixFactory;length=8;}");
+        assert_eq!(SstPartitioner::parse(&p.name()).unwrap(), p);
+        assert_eq!(
+            SstPartitioner::parse("{length=4;id=SstPartitionerFixedPrefixFactory}").unwrap(),
+            SstPartitioner::FixedPrefix(4)
+        );
+        for bad in [
+            "",
+            "{}",
+            "SstPartitionerFixedPrefixFactory",
+            "{id=SstPartitionerFixedPrefixFactory}",
+            "{id=Other;length=4}",
+            "{id=SstPartitionerFixedPrefixFactory;length=x}",
+            "{id=SstPartitionerFixedPrefixFactory;length=4;color=red}",
+        ] {
+            assert!(
+                matches!(SstPartitioner::parse(bad), Err(Error::InvalidArgument(_))),
+                "{bad:?}"
+            );
+        }
+        assert!(SstPartitioner::FixedPrefix(0).validate().is_err());
+        assert!(SstPartitioner::FixedPrefix(1).validate().is_ok());
+    }
+
+    /// Feeds `n` streams of `per` keys each, interleaved round-robin in
+    /// insertion order, in key order (stream by stream), 1 KiB a key;
+    /// returns the key indexes where the detector cut.
+    fn cuts_for_streams(n: u64, per: u64, min_run_bytes: u64) -> Vec<u64> {
+        let mut d = StreamDetector::new(min_run_bytes);
+        let mut bytes = 0u64;
+        let mut cuts = Vec::new();
+        for s in 0..n {
+            for k in 0..per {
+                let seq = 1 + k * n + s;
+                if d.should_cut(seq, bytes) {
+                    cuts.push(s * per + k);
+                    d.output_ended();
+                    bytes = 0;
+                }
+                bytes += 1024;
+            }
+        }
+        cuts
+    }
+
+    #[test]
+    fn interleaved_streams_are_cut_at_each_stream_start() {
+        assert_eq!(cuts_for_streams(4, 100, 64 << 10), vec![100, 200, 300]);
+        assert!(cuts_for_streams(1, 1000, 64 << 10).is_empty());
+        // Runs of 100 KiB do not fill 200 KiB: no cut.
+        assert!(cuts_for_streams(4, 100, 200 << 10).is_empty());
+        // Runs shorter than MIN_RUN_KEYS never cut, whatever their bytes.
+        assert!(cuts_for_streams(8, MIN_RUN_KEYS - 1, 1).is_empty());
+        assert_eq!(cuts_for_streams(3, MIN_RUN_KEYS, 1).len(), 2);
+    }
+
+    #[test]
+    fn the_run_size_follows_the_memtable_size() {
+        let min = |wbs: usize| StreamDetector::for_write_buffer(wbs).min_run_bytes;
+        assert_eq!(min(64 << 20), 512 << 10);
+        assert_eq!(min(4 << 20), 64 << 10);
+        assert_eq!(min(256 << 10), 32 << 10);
+        assert_eq!(min(4096), 512);
+    }
+
+    #[test]
+    fn random_inserts_are_never_cut() {
+        // Sequence numbers in random order along the keys: runs of ~2.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut d = StreamDetector::new(1);
+        for i in 0..200_000u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            assert!(!d.should_cut(state >> 8, i * 100), "cut at key {i}");
+        }
+    }
+
+    #[test]
+    fn a_cut_for_another_reason_restarts_the_run_s_byte_count() {
+        let mut d = StreamDetector::new(10 << 10);
+        // 20 rising keys of 1 KiB: the output is cut by size after the
+        // 15th, so the run fills only 5 KiB of the new output.
+        let mut bytes = 0;
+        for seq in 100..120 {
+            assert!(!d.should_cut(seq, bytes));
+            bytes += 1024;
+            if seq == 114 {
+                d.output_ended();
+                bytes = 0;
+            }
+        }
+        assert!(!d.should_cut(1, bytes), "5 KiB < 10 KiB of this output");
+    }
+}
