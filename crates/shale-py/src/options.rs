@@ -54,6 +54,8 @@ const CF_NAMES: &[&str] = &[
     "blob_compaction_readahead_size",
     "blob_file_starting_level",
     "prepopulate_blob_cache",
+    "detect_insert_streams",
+    "sst_partitioner_fixed_prefix_len",
 ];
 
 /// DB-wide option names (`Options` only).
@@ -218,6 +220,16 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
                     "prepopulate_blob_cache '{s}' (disable or flush_only, or kDisable / kFlushOnly)"
                 ))
             })?
+        }
+        // Output cuts (issue 15): insert-stream detection on or off (unset:
+        // the style's default), and RocksDB's fixed-prefix SST partitioner
+        // (0: none).
+        "detect_insert_streams" => o.detect_insert_streams = Some(v.extract()?),
+        "sst_partitioner_fixed_prefix_len" => {
+            o.sst_partitioner_factory = match v.extract::<usize>()? {
+                0 => None,
+                n => Some(shale::SstPartitioner::FixedPrefix(n)),
+            }
         }
         _ => return Ok(false),
     }

@@ -27,6 +27,8 @@ def test_known_options_open(path):
         wal_bytes_per_sync=1 << 20,
         recycle_log_file_num=2,
         rate_limiter_bytes_per_sec=64 << 20,
+        detect_insert_streams=False,
+        sst_partitioner_fixed_prefix_len=4,
     ) as db:
         db[b"a"] = b"1"
         db.flush()
@@ -43,6 +45,7 @@ def test_known_options_open(path):
         ({"merge_operator": "sum"}, "merge_operator"),
         ({"write_buffer_size": 0}, "write_buffer_size"),
         ({"memory_budget": 1 << 19}, "memory_budget"),
+        ({"compaction_style": "universal", "detect_insert_streams": True}, "detect_insert_streams"),
     ],
 )
 def test_bad_options_are_refused(path, kw, match):

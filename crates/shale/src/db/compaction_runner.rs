@@ -813,7 +813,11 @@ fn job_for<'p>(
             plan.output_level,
             false,
         ),
-        partitioner: opts.sst_partitioner_factory,
+        // An intra-L0 merge must leave fewer files than it took: never cut
+        // (its loops, FIFO's manual one included, end because of that).
+        partitioner: opts
+            .sst_partitioner_factory
+            .filter(|_| plan.output_level > 0),
     };
     // An intra-L0 output is one file, as a flush's.
     let target = match plan.output_level {

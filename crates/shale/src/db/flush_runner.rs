@@ -109,7 +109,7 @@ fn run(
             0,
             true,
         ),
-        partitioner: opts.sst_partitioner_factory,
+        partitioner: opts.flush_partitioner(),
         streams: opts.stream_detector(),
     };
     let started = Instant::now();

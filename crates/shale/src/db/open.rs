@@ -788,7 +788,7 @@ fn flush_recovered(
         // Values stay in the recovered tables; compactions move them to
         // blob files later.
         blob: None,
-        partitioner: opts.sst_partitioner_factory,
+        partitioner: opts.flush_partitioner(),
         streams: opts.stream_detector(),
     };
     let out = write_outputs(&mut iter, &mut filter, &mut spec)?;

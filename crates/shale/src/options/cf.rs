@@ -104,9 +104,11 @@ pub struct CfOptions {
     /// Key-value separation: large values in blob files (RocksDB's
     /// integrated BlobDB). Default off.
     pub blob: BlobOptions,
-    /// Flush and compaction outputs never span two of its partitions
-    /// (RocksDB's `sst_partitioner_factory`; Shale also cuts flushes, where
-    /// RocksDB cuts compactions only). Default `None`.
+    /// Compaction outputs below L0 never span two of its partitions
+    /// (RocksDB's `sst_partitioner_factory`); in leveled families flush
+    /// outputs neither (RocksDB cuts no flush). Outputs written to L0 by a
+    /// compaction (intra-L0 merges) are never cut: a merge that reduces
+    /// the L0 file count must make fewer files. Default `None`.
     pub sst_partitioner_factory: Option<SstPartitioner>,
     /// Flush outputs end where an ascending insert stream of the memtable
     /// ends (`compaction::cuts`), so interleaved streams land in disjoint
@@ -264,6 +266,15 @@ impl CfOptions {
             ));
         }
         blob::validate(&self.blob, self.compaction_style)
+    }
+
+    /// The partitioner of flush outputs: the family's, for leveled
+    /// families only. Universal counts each L0 file as a sorted run and
+    /// FIFO merges small L0 files: cut flushes would only be merged again
+    /// (RocksDB cuts no flush at all).
+    pub(crate) fn flush_partitioner(&self) -> Option<SstPartitioner> {
+        self.sst_partitioner_factory
+            .filter(|_| self.compaction_style == CompactionStyle::Level)
     }
 
     /// The detector that ends flush outputs at insert-stream boundaries,
