@@ -10,7 +10,8 @@
 //!    `max_size_amplification_percent`% of the oldest run or more, all runs
 //!    merge into the last level (a full compaction). With `incremental`, a
 //!    key-range slice of the second-oldest run merges into the oldest's
-//!    level instead, when a slice is worth it (`universal_incremental`).
+//!    level instead when a slice is worth it, else the newer runs first
+//!    merge into one level above the oldest (`universal_incremental`).
 //! 2. **Size ratio**: from the newest run on, the first window of at least
 //!    `min_merge_width` (at most `max_merge_width`) consecutive runs where
 //!    each next run is at most `(100 + size_ratio)%` of the runs picked so
@@ -98,6 +99,11 @@ pub(crate) fn pick(v: &Version, o: &PickerOptions) -> Option<Plan> {
             let newer: u64 = runs[start..runs.len() - 1].iter().map(|r| r.size).sum();
             if let Some(plan) = universal_incremental::pick(&runs, newer, o, score) {
                 return Some(plan);
+            }
+            if universal_incremental::gather_first(&runs[start..]) {
+                let end = runs.len() - 1;
+                let uncompressed = !compress_output(&runs, end, u.compression_size_percent);
+                return Some(plan_for(v, o, &runs, start, end, score, uncompressed));
             }
         }
         return Some(plan_for(v, o, &runs, start, runs.len(), score, false));

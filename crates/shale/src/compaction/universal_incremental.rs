@@ -11,8 +11,18 @@
 //! one with the lowest fanout (lower bytes rewritten per upper byte) wins,
 //! the lowest keys on a tie. A slice is taken only when its fanout is below
 //! [`FANOUT_PENALTY`] times the full merge's (the oldest run's bytes over
-//! the newer runs'); otherwise, or when the upper run is an L0 file, the
-//! caller falls back to the full merge, as RocksDB does.
+//! the newer runs').
+//!
+//! Where no slice is taken (the upper run is an L0 file, or it holds too
+//! little of the newer data for a slice to pay) RocksDB falls back to the
+//! full merge, which needs the whole DB's size free again. Shale instead
+//! first merges every newer run into one level above the oldest
+//! ([`gather_first`]: an ordinary universal merge, ending before the oldest
+//! run, its outputs cut in line with the oldest run's files): that needs
+//! the newer data's size, not the DB's, and leaves a partitioned upper run
+//! holding all the newer data, so the next picks are slices. It costs one
+//! more write of the newer data. Only when that merge would rewrite a
+//! single level in place (nothing gained) does the full merge run.
 //!
 //! Invariants a slice keeps (levels ≥ 1 hold disjoint files, and the
 //! versions of a user key never span two files of one, because outputs are
@@ -89,6 +99,18 @@ pub(crate) fn pick(
     plan.bottommost = true;
     plan.score = score;
     Some(plan)
+}
+
+/// Whether a space-amplification merge of `window` (runs from the first
+/// idle one to the oldest, newest first) that found no slice should first
+/// merge the runs but the oldest into the level above it rather than merge
+/// everything: true unless that would rewrite one level ≥ 1 in place.
+pub(crate) fn gather_first(window: &[SortedRun]) -> bool {
+    match window {
+        [] | [_] => false,
+        [only, _] => only.level == 0,
+        _ => true,
+    }
 }
 
 /// The window of `upper` (sorted, disjoint files) with the lowest fanout

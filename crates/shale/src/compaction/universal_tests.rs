@@ -394,8 +394,10 @@ fn incremental_changes_nothing_but_space_amplification_merges() {
 }
 
 #[test]
-fn incremental_falls_back_to_the_full_merge() {
-    // The second-oldest run is an L0 file: it cannot be cut.
+fn without_a_slice_the_newer_runs_merge_above_the_oldest_first() {
+    // The second-oldest run is an L0 file: it cannot be cut. RocksDB would
+    // merge all into L6; here the L0 files merge into L5, cut in line with
+    // L6's files, and the next picks are slices.
     let v = version_with(
         7,
         &[
@@ -406,11 +408,14 @@ fn incremental_falls_back_to_the_full_merge() {
         ],
     );
     let p = pick(&v, &incremental(30)).unwrap();
-    assert_eq!((p.level, p.output_level), (0, 6));
-    assert_eq!(p.all_inputs().count(), 4);
+    assert_eq!((p.level, p.output_level), (0, 5));
+    assert_eq!(numbers(&p.inputs), vec![3, 4]);
+    assert_eq!(numbers(&p.grandparents), vec![1, 2]);
+    assert!(!p.bottommost);
     // One L5 file over the whole key range with much newer data above it:
     // a slice would rewrite 40 MiB of L6 for 10 MiB of L5 (fanout 4), the
-    // full merge 40 MiB for 90 MiB (0.44): the full merge, as RocksDB.
+    // full merge 40 MiB for 90 MiB (0.44). The L0 files and L5 merge into
+    // L5 first.
     let v = version_with(
         7,
         &[
@@ -424,9 +429,47 @@ fn incremental_falls_back_to_the_full_merge() {
         ],
     );
     let p = pick(&v, &incremental(1000)).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 5));
+    assert_eq!(numbers(&p.inputs), vec![6, 7]);
+    assert_eq!(numbers(&p.output_inputs), vec![5]);
+    assert_eq!(numbers(&p.grandparents), vec![1, 2, 3, 4]);
+    // Without incremental: everything into L6.
+    let mut o = incremental(1000);
+    o.universal.incremental = false;
+    let p = pick(&v, &o).unwrap();
     assert_eq!((p.level, p.output_level), (0, 6));
     assert_eq!(p.all_inputs().count(), 7);
+}
+
+#[test]
+fn incremental_merges_everything_when_only_one_level_is_newer_and_no_slice_pays() {
+    // L5's two 1 MiB files each overlap all of L6's 20 MiB file (L6 also
+    // holds a 1 MiB file of other keys): within 21 MiB a slice is one L5
+    // file (fanout 20), the full merge's fanout is 10.5; the newer data is
+    // one level already, so merging it first gains nothing: the full merge.
+    let v = version_with(
+        7,
+        &[
+            (6, 0, 99, 20 * MB),
+            (6, 200, 299, MB),
+            (5, 0, 50, MB),
+            (5, 51, 99, MB),
+        ],
+    );
+    let mut o = incremental(21);
+    o.universal.max_size_amplification_percent = 5;
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (5, 6));
+    assert_eq!(numbers(&p.inputs), vec![3, 4]);
+    assert_eq!(numbers(&p.output_inputs), vec![1, 2]);
     assert!(p.bottommost);
+    // With room for both L5 files a slice pays (fanout 10): it leaves the
+    // L6 file of other keys alone.
+    o.max_compaction_bytes = 22 * MB;
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (5, 6));
+    assert_eq!(numbers(&p.inputs), vec![3, 4]);
+    assert_eq!(numbers(&p.output_inputs), vec![1]);
 }
 
 #[test]
