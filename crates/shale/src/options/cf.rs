@@ -233,7 +233,6 @@ impl CfOptions {
             ));
         }
         compaction_style::validate(
-            self.compaction_style,
             &self.compaction_options_universal,
             &self.compaction_options_fifo,
         )?;

@@ -20,11 +20,7 @@ pub use crate::compaction::style::{
 /// Checks the chosen style's options; `InvalidArgument` names the first
 /// bad one. What depends on the DB's `num_levels` is checked by
 /// [`validate_levels`].
-pub(crate) fn validate(
-    style: CompactionStyle,
-    u: &UniversalCompactionOptions,
-    f: &FifoCompactionOptions,
-) -> Result<()> {
+pub(crate) fn validate(u: &UniversalCompactionOptions, f: &FifoCompactionOptions) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidArgument(m));
     if u.min_merge_width < 2 {
         return bad(format!(
