@@ -41,8 +41,10 @@ declare -A MODE=([full]="--universal_incremental=0" [incremental]="--universal_i
 sample_peak() {
   local peak=0 now
   while [ ! -e "$2" ]; do
-    now=$(find "$1" -name '*.sst' -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print s + 0}')
-    [ "$now" -gt "$peak" ] && peak=$now
+    # Files vanish while find lists them (find then fails): the sum of
+    # what it saw still counts.
+    now=$(find "$1" -name '*.sst' -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print s + 0}' || true)
+    if [ "${now:-0}" -gt "$peak" ]; then peak=$now; fi
     sleep 0.05
   done
   echo "$peak"

@@ -104,10 +104,14 @@ pub(crate) fn pick(
 /// Whether a space-amplification merge of `window` (runs from the first
 /// idle one to the oldest, newest first) that found no slice should first
 /// merge the runs but the oldest into the level above it rather than merge
-/// everything: true unless that would rewrite one level ≥ 1 in place.
+/// everything. Not when that level would be L0 (the oldest run is an L0
+/// file or in L1: nothing is in a level yet, and the full merge is what
+/// puts the data there; merging L0 files into L0 again would leave it in
+/// L0 for ever), nor when it would rewrite one level ≥ 1 in place.
 pub(crate) fn gather_first(window: &[SortedRun]) -> bool {
     match window {
         [] | [_] => false,
+        [.., oldest] if oldest.level < 2 => false,
         [only, _] => only.level == 0,
         _ => true,
     }

@@ -442,6 +442,32 @@ fn without_a_slice_the_newer_runs_merge_above_the_oldest_first() {
 }
 
 #[test]
+fn incremental_merges_everything_while_nothing_is_in_a_level() {
+    // Every run an L0 file (a new DB): the full merge puts the data in the
+    // last level; merging the newer files above the oldest would write L0
+    // again, for ever.
+    let v = version_with(
+        7,
+        &[
+            (0, 0, 99, MB),
+            (0, 0, 99, MB),
+            (0, 0, 99, MB),
+            (0, 0, 99, MB),
+        ],
+    );
+    let p = pick(&v, &incremental(30)).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 6));
+    assert_eq!(p.inputs.len(), 4);
+    assert!(p.bottommost);
+    // The oldest run in L1 (left by leveled compaction): the level above it
+    // is L0, so the same.
+    let v = version_with(7, &[(1, 0, 99, MB), (0, 0, 99, MB), (0, 0, 99, 2 * MB)]);
+    let p = pick(&v, &incremental(30)).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 6));
+    assert_eq!(p.all_inputs().count(), 3);
+}
+
+#[test]
 fn incremental_merges_everything_when_only_one_level_is_newer_and_no_slice_pays() {
     // L5's two 1 MiB files each overlap all of L6's 20 MiB file (L6 also
     // holds a 1 MiB file of other keys): within 21 MiB a slice is one L5
