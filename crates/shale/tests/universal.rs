@@ -307,8 +307,28 @@ fn options_it_cannot_honour_are_refused() {
         ..CfOptions::default()
     };
     assert!(matches!(
-        db.create_cf("tiered", cf_opts),
+        db.create_cf("tiered", cf_opts.clone()),
         Err(shale::Error::InvalidArgument(m)) if m.contains("incremental")
+    ));
+    drop(db);
+    // A family persisted with it, reopened (unlisted) with two levels.
+    let fs = MemFileSystem::new();
+    let three = Options {
+        create_if_missing: true,
+        fs: Arc::new(fs.clone()),
+        num_levels: 3,
+        ..Options::default()
+    };
+    let db = Db::open("/db", three.clone()).unwrap();
+    drop(db.create_cf("tiered", cf_opts).unwrap());
+    db.close().unwrap();
+    let two = Options {
+        num_levels: 2,
+        ..three
+    };
+    assert!(matches!(
+        Db::open("/db", two),
+        Err(shale::Error::InvalidArgument(m)) if m.contains("\"tiered\"") && m.contains("incremental")
     ));
     for (min, max) in [(1, 5), (4, 3)] {
         let o = universal(UniversalCompactionOptions {
