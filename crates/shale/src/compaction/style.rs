@@ -120,8 +120,12 @@ pub struct UniversalCompactionOptions {
     /// everything); a full merge still runs when that level is the only
     /// newer run. Costs more write-amp (boundary files rewritten, newer
     /// data merged twice) and smaller files above the last level. Needs
-    /// `num_levels` ≥ 3 (refused otherwise); `compact_range` still merges
-    /// everything. See `compaction::universal_incremental`. Default false.
+    /// `num_levels` ≥ 3 (refused otherwise). Slices are whole files of the
+    /// last level, cut at `target_file_size_base ×
+    /// target_file_size_multiplier^(level − 1)`: with a multiplier above 1
+    /// the last level's files grow large and each slice with them (keep
+    /// the default 1). `compact_range` still merges everything. See
+    /// `compaction::universal_incremental`. Default false.
     pub incremental: bool,
 }
 
