@@ -41,6 +41,7 @@ const CF_NAMES: &[&str] = &[
     "universal_compression_size_percent",
     "universal_stop_style",
     "universal_allow_trivial_move",
+    "universal_incremental",
     "fifo_max_table_files_size",
     "fifo_allow_compaction",
     "fifo_ttl",
@@ -193,6 +194,7 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
         "universal_allow_trivial_move" => {
             o.compaction_options_universal.allow_trivial_move = v.extract()?
         }
+        "universal_incremental" => o.compaction_options_universal.incremental = v.extract()?,
         "fifo_max_table_files_size" => {
             o.compaction_options_fifo.max_table_files_size = v.extract()?
         }

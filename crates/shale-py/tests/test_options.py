@@ -105,12 +105,33 @@ def test_universal_compaction_options(path):
         assert db.property("shale.num-sorted-runs") == "1"
 
 
+def test_universal_incremental(path):
+    # Space-amplification merges as slices of the level above the last.
+    with shale.DB(
+        path,
+        write_buffer_size=16 << 10,
+        target_file_size_base=16 << 10,
+        max_compaction_bytes=64 << 10,
+        compaction_style="universal",
+        universal_max_size_amplification_percent=50,
+        universal_incremental=True,
+    ) as db:
+        for round in range(20):
+            for i in range(1000):
+                db[b"k%05d" % i] = b"v%d-" % round + b"x" * 50
+            db.flush()
+        db.wait_for_compaction()
+        assert db[b"k00042"] == b"v19-" + b"x" * 50
+        assert int(db.property("shale.num-files-at-level6")) > 1
+
+
 @pytest.mark.parametrize(
     "kw",
     [
         {"compaction_style": "tiered"},
         {"compaction_style": "universal", "universal_min_merge_width": 1},
         {"universal_stop_style": "sometimes"},
+        {"compaction_style": "universal", "universal_incremental": True, "num_levels": 2},
     ],
 )
 def test_bad_compaction_style_options_are_refused(path, kw):

@@ -318,11 +318,13 @@ fn refused_option_combinations_are_invalid_argument() {
         Db::open(dir.path(), options(fifo(0, false, 0))),
         "max_table_files_size",
     );
-    // Incremental universal compaction is refused (not built).
+    // Incremental universal compaction is refused with two levels (no
+    // level between L0 and the last to cut slices from).
     invalid(
         Db::open(
             dir.path(),
             Options {
+                num_levels: 2,
                 compaction_style: CompactionStyle::Universal,
                 compaction_options_universal: shale::UniversalCompactionOptions {
                     incremental: true,

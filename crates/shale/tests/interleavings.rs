@@ -1205,6 +1205,148 @@ fn a_universal_merge_paused_while_newer_runs_merge_above_it() {
     check(&db, "after reopen");
 }
 
+/// Incremental universal compaction: a slice (files of L5 with the L6 files
+/// they overlap, into L6) is paused with its outputs written while newer
+/// runs are flushed and merged above L5 by another job; reads during the
+/// pause, after both install and after a reopen see the newest value of
+/// every key, and L6 kept the files outside the slice.
+#[test]
+fn an_incremental_slice_paused_while_newer_runs_merge_above_it() {
+    use shale::{CompactionStyle, UniversalCompactionOptions};
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let options = |amp: u32| shale::Options {
+        create_if_missing: true,
+        write_buffer_size: 1 << 20,
+        target_file_size_base: 4 << 10,
+        max_compaction_bytes: 24 << 10,
+        level0_file_num_compaction_trigger: 2,
+        level0_slowdown_writes_trigger: 100,
+        level0_stop_writes_trigger: 100,
+        max_background_jobs: 4,
+        compaction_style: CompactionStyle::Universal,
+        compaction_options_universal: UniversalCompactionOptions {
+            max_size_amplification_percent: amp,
+            incremental: true,
+            ..Default::default()
+        },
+        ..shale::Options::default()
+    };
+    let put_round = |db: &Db, round: u32, every: usize| {
+        for i in (0..1000u32).step_by(every) {
+            db.put(
+                format!("k{i:04}").as_bytes(),
+                format!("v{round}-{:060}", i).as_bytes(),
+            )
+            .unwrap();
+        }
+        db.flush().unwrap();
+    };
+    let at = |db: &Db, l: usize| -> u64 {
+        db.property(&format!("shale.num-files-at-level{l}"))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // Shape, without space-amplification merges: every key in L6, then
+    // two runs of overwrites of a tenth of them merged into L5.
+    let db = Db::open(dir.path(), options(u32::MAX)).unwrap();
+    put_round(&db, 1, 1);
+    db.compact_range(None, None).unwrap();
+    put_round(&db, 2, 10);
+    put_round(&db, 3, 10);
+    db.wait_for_compaction().unwrap();
+    assert!(at(&db, 5) > 0 && at(&db, 6) > 10, "L5 over L6");
+    let l6_files = at(&db, 6);
+    db.close().unwrap();
+    // Reopened with space amplification over 10%: the first pick is a
+    // slice of L5; it pauses with its outputs written.
+    let pause = Pause::at("CompactionJob::AfterOutputs");
+    let jobs = Arc::new(JobLevels::default());
+    let db = Db::open(
+        dir.path(),
+        shale::Options {
+            listeners: vec![Arc::clone(&jobs) as Arc<dyn shale::EventListener>],
+            ..options(5)
+        },
+    )
+    .unwrap();
+    pause.reached();
+    let want = |i: u32, round: u32| format!("v{round}-{:060}", i).into_bytes();
+    for round in 4..=6 {
+        put_round(&db, round, 7);
+    }
+    // The paused job is a slice: L5 files with some of L6's, into L6.
+    let first = jobs.lock().unwrap()[0];
+    assert_eq!((first.0, first.1), (5, 6), "{first:?}");
+    assert!(first.2 > 0 && (first.2 as u64) < l6_files, "{first:?}");
+    // The newer runs merge above L5 meanwhile.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while at(&db, 4) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        at(&db, 4) > 0,
+        "the newer runs merged beside the paused slice"
+    );
+    let check = |db: &Db, what: &str| {
+        for i in (0..1000u32).step_by(3) {
+            let round = if i % 7 == 0 {
+                6
+            } else if i % 10 == 0 {
+                3
+            } else {
+                1
+            };
+            assert_eq!(
+                db.get(format!("k{i:04}").as_bytes()).unwrap().as_deref(),
+                Some(want(i, round).as_slice()),
+                "k{i:04} {what}"
+            );
+        }
+        assert_eq!(db.range(..).count(), 1000, "{what}");
+    };
+    check(&db, "during the pause");
+    pause.release();
+    db.wait_for_compaction().unwrap();
+    sync_point::reset();
+    check(&db, "after both merges");
+    assert!(
+        at(&db, 6) >= l6_files / 2,
+        "slices rewrote L6 piece by piece"
+    );
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options(5)).unwrap();
+    check(&db, "after reopen");
+}
+
+/// (base level, output level, input files of the output level) of every
+/// compaction, as it begins.
+#[derive(Default)]
+struct JobLevels(std::sync::Mutex<Vec<(usize, usize, usize)>>);
+
+impl std::ops::Deref for JobLevels {
+    type Target = std::sync::Mutex<Vec<(usize, usize, usize)>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl shale::EventListener for JobLevels {
+    fn on_compaction_begin(&self, info: &shale::CompactionJobInfo) {
+        let out = info
+            .input_files
+            .iter()
+            .filter(|f| f.level == info.output_level)
+            .count();
+        self.0
+            .lock()
+            .unwrap()
+            .push((info.base_input_level, info.output_level, out));
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Key-value separation (issue 14): blob files written, relocated and deleted
 // while reads hold them, while other jobs run, or while their family or the

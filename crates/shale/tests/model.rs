@@ -717,7 +717,7 @@ fn small_options(rng: &mut SmallRng) -> Options {
     }
     o.default_ttl_secs = if rng.gen_bool(0.2) { FAR_TTL } else { 0 };
     // Leveled or universal compaction (issue 15); a reopen may switch.
-    (o.compaction_style, o.compaction_options_universal) = compaction_style(rng);
+    (o.compaction_style, o.compaction_options_universal) = compaction_style(rng, o.num_levels);
     o.blob = blob_options(rng);
     (o.sst_partitioner_factory, o.detect_insert_streams) = output_cuts(rng, o.compaction_style);
     // A LOG rotated every few KiB and few old logs kept (checked at the
@@ -754,7 +754,7 @@ const FIFO_NAMES: &[&str] = &["b", "d"];
 /// drops are checked against their own invariant in tests/fifo.rs, which
 /// this model's exact checks do not allow) and intra-L0 merges or not;
 /// leveled or universal for the others (`compaction_style`).
-fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions) {
+fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions, num_levels: usize) {
     if FIFO_NAMES.contains(&name) {
         // FIFO refuses blob files (it drops tables unread).
         o.blob = BlobOptions::default();
@@ -766,7 +766,7 @@ fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions) {
         };
     } else {
         // Leveled or universal, switching on reopen.
-        (o.compaction_style, o.compaction_options_universal) = compaction_style(rng);
+        (o.compaction_style, o.compaction_options_universal) = compaction_style(rng, num_levels);
     }
     (o.sst_partitioner_factory, o.detect_insert_streams) = output_cuts(rng, o.compaction_style);
 }
@@ -793,11 +793,11 @@ fn output_cuts(
 /// Options of family `name` (other than `default`, unless the whole
 /// `default` options are drawn): the same ranges as the flat fields
 /// `small_options` draws for `default`, and the family's style.
-fn small_cf_options(rng: &mut SmallRng, name: &str) -> CfOptions {
+fn small_cf_options(rng: &mut SmallRng, name: &str, num_levels: usize) -> CfOptions {
     if rng.gen_bool(0.1) {
         // The flat fields of a whole `Options`, as `default` takes them.
         let mut o = small_options(rng).cf_options();
-        draw_style(rng, name, &mut o);
+        draw_style(rng, name, &mut o, num_levels);
         o.validate().unwrap();
         return o;
     }
@@ -848,15 +848,17 @@ fn small_cf_options(rng: &mut SmallRng, name: &str) -> CfOptions {
         sst_partitioner_factory: None,
         detect_insert_streams: None,
     };
-    draw_style(rng, name, &mut o);
+    draw_style(rng, name, &mut o, num_levels);
     o.validate().unwrap();
     o
 }
 
 /// A compaction style with its options drawn: leveled, or universal with
-/// every option of `UniversalCompactionOptions` it supports varied.
+/// every option of `UniversalCompactionOptions` varied (`incremental` only
+/// with a DB of `num_levels` ≥ 3: it is refused with fewer).
 fn compaction_style(
     rng: &mut SmallRng,
+    num_levels: usize,
 ) -> (shale::CompactionStyle, shale::UniversalCompactionOptions) {
     if rng.gen_bool(0.6) {
         return (shale::CompactionStyle::Level, Default::default());
@@ -874,7 +876,7 @@ fn compaction_style(
             shale::UniversalStopStyle::SimilarSize
         },
         allow_trivial_move: rng.gen_bool(0.5),
-        incremental: false,
+        incremental: num_levels >= 3 && rng.gen_bool(0.5),
     };
     (shale::CompactionStyle::Universal, u)
 }
@@ -1091,7 +1093,11 @@ fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     if rng.gen_bool(0.2) {
         // The `default` family's options set as a whole, drawn as another
         // family's are.
-        o.set_cf_options(small_cf_options(rng, "default"));
+        o.set_cf_options(small_cf_options(rng, "default", o.num_levels));
+    }
+    // The style was drawn for the level count `small_options` drew.
+    if o.num_levels < 3 {
+        o.compaction_options_universal.incremental = false;
     }
     o
 }
@@ -1408,14 +1414,21 @@ fn check_dropped(db: &Db, cf: &Cf, live: &Fam, rng: &mut SmallRng, space: u32, c
 /// Creates one family (`create_cf`) or several (`create_cfs`) under free
 /// names; now and then a name that exists, which must fail and change
 /// nothing.
-fn create_families(db: &Db, fams: &mut Vec<Fam>, max_id: &mut u32, rng: &mut SmallRng, ctx: &str) {
+fn create_families(
+    db: &Db,
+    num_levels: usize,
+    fams: &mut Vec<Fam>,
+    max_id: &mut u32,
+    rng: &mut SmallRng,
+    ctx: &str,
+) {
     let live = |fams: &[Fam], n: &str| fams.iter().any(|f| f.cf.name() == n);
     let mut free: Vec<&str> = NAMES.iter().copied().filter(|n| !live(fams, n)).collect();
     if rng.gen_bool(0.15) {
         // An existing name: InvalidArgument naming it; nothing lost.
         let f = &fams[rng.gen_range(0..fams.len())];
         let name = f.cf.name().to_string();
-        let r = db.create_cf(&name, small_cf_options(rng, &name));
+        let r = db.create_cf(&name, small_cf_options(rng, &name, num_levels));
         assert!(
             matches!(&r, Err(Error::InvalidArgument(m)) if m.contains(&format!("\"{name}\""))),
             "{ctx}: create_cf of the existing {name:?}: {r:?}"
@@ -1431,7 +1444,7 @@ fn create_families(db: &Db, fams: &mut Vec<Fam>, max_id: &mut u32, rng: &mut Sma
     }
     let new: Vec<(Cf, Option<PrefixExtractor>)> = if rng.gen_bool(0.5) {
         let name = free[rng.gen_range(0..free.len())];
-        let o = small_cf_options(rng, name);
+        let o = small_cf_options(rng, name, num_levels);
         let e = o.prefix_extractor;
         vec![(db.create_cf(name, o).unwrap(), e)]
     } else {
@@ -1439,7 +1452,7 @@ fn create_families(db: &Db, fams: &mut Vec<Fam>, max_id: &mut u32, rng: &mut Sma
         let mut list: Vec<(&str, CfOptions)> = Vec::new();
         for _ in 0..n {
             let name = free.swap_remove(rng.gen_range(0..free.len()));
-            list.push((name, small_cf_options(rng, name)));
+            list.push((name, small_cf_options(rng, name, num_levels)));
         }
         if rng.gen_bool(0.2) {
             // A name twice, or one that exists: none is created.
@@ -1729,7 +1742,7 @@ fn reopen(
     fams[0].prefix = opts.prefix_extractor;
     for f in fams[1..].iter_mut() {
         if rng.gen_bool(0.5) {
-            let o = small_cf_options(rng, f.cf.name());
+            let o = small_cf_options(rng, f.cf.name(), opts.num_levels);
             // Reopened with another extractor (or none): the old tables
             // must still read correctly.
             f.prefix = o.prefix_extractor;
@@ -1746,7 +1759,7 @@ fn reopen(
         .then(|| free[rng.gen_range(0..free.len())]);
     let mut created_prefix = None;
     if let Some(n) = created {
-        let o = small_cf_options(rng, n);
+        let o = small_cf_options(rng, n, opts.num_levels);
         created_prefix = o.prefix_extractor;
         opts.column_families.push((n.to_string(), o));
     }
@@ -2200,14 +2213,14 @@ fn run_seed(seed: u64, ops: usize) {
                     }
                 }
             }
-            100 => create_families(&db, &mut fams, &mut max_id, &mut rng, &ctx),
+            100 => create_families(&db, opts.num_levels, &mut fams, &mut max_id, &mut rng, &ctx),
             101 => drop_family(&db, &mut fams, &mut dropped, &mut rng, space, &ctx),
             102 => {
                 let exact = snaps.is_empty() && rng.gen_bool(0.3);
                 check_properties(&db, &fams, opts.num_levels, exact, &mut rng, &ctx);
             }
             103 => match dropped.len() {
-                0 => create_families(&db, &mut fams, &mut max_id, &mut rng, &ctx),
+                0 => create_families(&db, opts.num_levels, &mut fams, &mut max_id, &mut rng, &ctx),
                 n => {
                     let d = dropped[rng.gen_range(0..n)].clone();
                     check_dropped(&db, &d, &fams[0], &mut rng, space, &ctx);

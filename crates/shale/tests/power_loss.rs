@@ -148,6 +148,8 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
             size_ratio: [0, 1, 10][rng.gen_range(0..3)],
             max_size_amplification_percent: [50, 200][rng.gen_range(0..2)],
             allow_trivial_move: rng.gen_bool(0.5),
+            // Slices of the level above the last (needs ≥ 3 levels).
+            incremental: base.num_levels >= 3 && rng.gen_bool(0.5),
             ..Default::default()
         },
         // Outputs cut at partitions and insert-stream ends (issue 15),

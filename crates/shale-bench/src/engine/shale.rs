@@ -973,11 +973,25 @@ mod tests {
             let f = Flags::parse(&["--compression_type=none", bad]).unwrap();
             assert!(options_from_flags(&f).is_err(), "{bad}");
         }
-        // Incremental merges are refused (the engine's validation).
+        // Incremental merges map through; with two levels the engine's
+        // validation refuses them.
         let f = Flags::parse(&[
             "--compression_type=none",
             "--compaction_style=1",
             "--universal_incremental=1",
+        ])
+        .unwrap();
+        assert!(
+            options_from_flags(&f)
+                .unwrap()
+                .compaction_options_universal
+                .incremental
+        );
+        let f = Flags::parse(&[
+            "--compression_type=none",
+            "--compaction_style=1",
+            "--universal_incremental=1",
+            "--num_levels=2",
         ])
         .unwrap();
         let e = options_from_flags(&f).unwrap_err();

@@ -132,6 +132,7 @@ class DB(Reader):
     universal_max_size_amplification_percent,
     universal_compression_size_percent, universal_stop_style
     ("similar_size", "total_size"), universal_allow_trivial_move,
+    universal_incremental (bool; needs num_levels >= 3),
     fifo_max_table_files_size, fifo_allow_compaction, fifo_ttl; key-value
     separation (RocksDB's integrated BlobDB): enable_blob_files (bool),
     min_blob_size (int), blob_file_size (int), blob_compression_type ("none",

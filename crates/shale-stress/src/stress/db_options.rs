@@ -86,7 +86,8 @@ pub fn random_options(seed: u64, num_levels: u32, blob: Option<bool>) -> Options
         rate_limiter: random_rate_limiter(&mut rng),
         ..Options::default()
     };
-    (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
+    (o.compaction_style, o.compaction_options_universal) =
+        random_style(&mut rng, num_levels as usize);
     o.blob = random_blob(&mut SmallRng::seed_from_u64(seed ^ 0xb10b), blob);
     (o.sst_partitioner_factory, o.detect_insert_streams) = random_cuts(
         &mut SmallRng::seed_from_u64(seed ^ 0xc075),
@@ -154,8 +155,13 @@ pub fn random_blob(rng: &mut SmallRng, force: Option<bool>) -> BlobOptions {
 }
 
 /// Leveled (most runs) or universal compaction with its options drawn; a
-/// run may switch the style of a DB an earlier run wrote.
-fn random_style(rng: &mut SmallRng) -> (CompactionStyle, UniversalCompactionOptions) {
+/// run may switch the style of a DB an earlier run wrote. `incremental`
+/// only with `num_levels` ≥ 3 (refused with fewer; new DBs draw 3 to 7, a
+/// DB of an older build may have 2).
+fn random_style(
+    rng: &mut SmallRng,
+    num_levels: usize,
+) -> (CompactionStyle, UniversalCompactionOptions) {
     if rng.gen_bool(0.6) {
         return (
             CompactionStyle::Level,
@@ -177,7 +183,7 @@ fn random_style(rng: &mut SmallRng) -> (CompactionStyle, UniversalCompactionOpti
             ],
         ),
         allow_trivial_move: rng.gen_bool(0.5),
-        incremental: false,
+        incremental: num_levels >= 3 && rng.gen_bool(0.5),
     };
     (CompactionStyle::Universal, u)
 }
@@ -248,7 +254,8 @@ pub fn random_cf_options(seed: u64, opts: &Options, i: u32, blob: Option<bool>) 
     // A FIFO DB keeps FIFO in every family (fixed at creation); the others
     // draw leveled or universal per family and run.
     if opts.compaction_style != CompactionStyle::Fifo {
-        (o.compaction_style, o.compaction_options_universal) = random_style(&mut rng);
+        (o.compaction_style, o.compaction_options_universal) =
+            random_style(&mut rng, opts.num_levels);
         let mut blob_rng = SmallRng::seed_from_u64(seed ^ 0xb10b_00cf ^ u64::from(i));
         o.blob = random_blob(&mut blob_rng, blob);
     }

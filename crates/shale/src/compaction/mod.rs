@@ -2,7 +2,9 @@
 //! tables shared with flushes (`output`), one planned compaction as a
 //! computation (`job`: inputs → outputs, edit, statistics), and the picker
 //! that chooses what to compact (`picker`, with level targets and scores in
-//! `sizing`; `universal` for tiered families), and the split of one job into key ranges run in parallel
+//! `sizing`; `universal` for tiered families, with
+//! `universal_incremental`'s key-range slices of its space-amplification
+//! merges), and the split of one job into key ranges run in parallel
 //! (`subcompaction`), the user's per-key hook (`user_filter`), and the
 //! removal of files wholly under range tombstones (`delete_only`), and the
 //! FIFO style's picker (`fifo`: whole tables dropped by size or age,
@@ -22,4 +24,5 @@ pub(crate) mod sizing;
 pub(crate) mod style;
 pub(crate) mod subcompaction;
 pub(crate) mod universal;
+pub(crate) mod universal_incremental;
 pub(crate) mod user_filter;

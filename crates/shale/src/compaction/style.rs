@@ -106,10 +106,26 @@ pub struct UniversalCompactionOptions {
     /// Move runs that do not overlap into the output level without
     /// rewriting them. Default false.
     pub allow_trivial_move: bool,
-    /// Space-amplification merges of a large DB run as several smaller
-    /// compactions of key ranges of the oldest run (RocksDB's
-    /// `incremental`), so they never need the DB's size free at once.
-    /// Default false.
+    /// Space-amplification merges run as key-range slices (RocksDB's
+    /// `incremental`): instead of merging every run into the last level at
+    /// once, which needs up to the DB's size free until it ends, each pick
+    /// merges a window of files of the second-oldest run (a level ≥ 1) with
+    /// the files of the oldest run they overlap, at most about
+    /// `max_compaction_bytes`, the window rewriting the fewest old bytes
+    /// per new byte. Merges of newer runs cut their outputs in line with
+    /// the files of the level below (at most 1.5 target files of it each),
+    /// so slices stay cheap. Where no slice pays (the second-oldest run is
+    /// an L0 file, or holds too little of the newer data), the newer runs
+    /// first merge into the level above the oldest (RocksDB would merge
+    /// everything); a full merge still runs when that level is the only
+    /// newer run. Costs more write-amp (boundary files rewritten, newer
+    /// data merged twice) and smaller files above the last level. Needs
+    /// `num_levels` ≥ 3 (refused otherwise). Slices are whole files of the
+    /// last level, cut at `target_file_size_base ×
+    /// target_file_size_multiplier^(level − 1)`: with a multiplier above 1
+    /// the last level's files grow large and each slice with them (keep
+    /// the default 1). `compact_range` still merges everything. See
+    /// `compaction::universal_incremental`. Default false.
     pub incremental: bool,
 }
 

@@ -8,7 +8,10 @@
 //! runs, in RocksDB's order:
 //! 1. **Space amplification**: when the runs before the oldest add up to
 //!    `max_size_amplification_percent`% of the oldest run or more, all runs
-//!    merge into the last level (a full compaction).
+//!    merge into the last level (a full compaction). With `incremental`, a
+//!    key-range slice of the second-oldest run merges into the oldest's
+//!    level instead when a slice is worth it, else the newer runs first
+//!    merge into one level above the oldest (`universal_incremental`).
 //! 2. **Size ratio**: from the newest run on, the first window of at least
 //!    `min_merge_width` (at most `max_merge_width`) consecutive runs where
 //!    each next run is at most `(100 + size_ratio)%` of the runs picked so
@@ -28,7 +31,9 @@
 //! `compression_size_percent` ≥ 0: outputs are written uncompressed when
 //! the runs older than the plan already hold that share of the data.
 //! `allow_trivial_move`: runs whose files do not overlap move to the output
-//! level by a MANIFEST edit.
+//! level by a MANIFEST edit. `incremental`: a merge whose next older run is
+//! a level ≥ 2 gets that level as grandparents, so its outputs are cut in
+//! line with the files below (see `plan_for`).
 
 use std::sync::Arc;
 
@@ -36,6 +41,7 @@ use super::style::{UniversalCompactionOptions, UniversalStopStyle};
 use crate::version::{FileMeta, Version};
 
 use super::picker::{PickerOptions, Plan};
+use super::universal_incremental;
 
 /// One sorted run: an L0 file, or a whole level ≥ 1.
 #[derive(Debug, Clone)]
@@ -89,6 +95,17 @@ pub(crate) fn pick(v: &Version, o: &PickerOptions) -> Option<Plan> {
     }
     let score = runs.len() as f64 / trigger as f64;
     if let Some(start) = size_amp_window(&runs, u) {
+        if u.incremental {
+            let newer: u64 = runs[start..runs.len() - 1].iter().map(|r| r.size).sum();
+            if let Some(plan) = universal_incremental::pick(&runs, newer, o, score) {
+                return Some(plan);
+            }
+            if universal_incremental::gather_first(&runs[start..]) {
+                let end = runs.len() - 1;
+                let uncompressed = !compress_output(&runs, end, u.compression_size_percent);
+                return Some(plan_for(v, o, &runs, start, end, score, uncompressed));
+            }
+        }
         return Some(plan_for(v, o, &runs, start, runs.len(), score, false));
     }
     if let Some((start, end)) = ratio_window(&runs, u, f64::from(u.size_ratio), u32::MAX) {
@@ -243,6 +260,15 @@ fn plan_for(
         inputs = std::mem::take(&mut output_inputs);
     }
     let bottommost = end == runs.len();
+    // Incremental: outputs above a level ≥ 2 are cut where they would
+    // overlap too much of it (`max_grandparent_overlap`, set by the
+    // runner), so the files of the second-oldest run line up with the
+    // oldest's and slices of them rewrite little of it (RocksDB's
+    // grandparents of a universal compaction).
+    let grandparents = match runs.get(end) {
+        Some(next) if o.universal.incremental && next.level > 1 => next.files.clone(),
+        _ => Vec::new(),
+    };
     let trivial_move = o.universal.allow_trivial_move
         && output_level > level
         && output_level > 0
@@ -254,7 +280,7 @@ fn plan_for(
         inputs,
         middle,
         output_inputs,
-        grandparents: Vec::new(),
+        grandparents,
         trivial_move,
         uncompressed,
         bottommost,

@@ -303,3 +303,280 @@ fn one_level_dbs_keep_every_run_in_l0() {
     assert_eq!(p.inputs.len(), 4);
     assert!(p.bottommost);
 }
+
+/// Universal options with `incremental` and a `max_mb` MiB compaction
+/// bound; two runs are enough to trigger.
+fn incremental(max_mb: u64) -> PickerOptions {
+    let mut o = uopts(7);
+    o.universal.incremental = true;
+    o.max_compaction_bytes = max_mb * MB;
+    o.l0_trigger = 2;
+    o
+}
+
+fn bytes(files: &[Arc<FileMeta>]) -> u64 {
+    files.iter().map(|f| f.file_size).sum()
+}
+
+/// L6: 8, 2, 1, 9 MiB files (numbers 1-4) under four 10 MiB L5 files
+/// (5-8) of the same key ranges: 200% space amplification.
+fn two_levels() -> Version {
+    version_with(
+        7,
+        &[
+            (6, 0, 9, 8 * MB),
+            (6, 10, 19, 2 * MB),
+            (6, 20, 29, MB),
+            (6, 30, 39, 9 * MB),
+            (5, 0, 9, 10 * MB),
+            (5, 10, 19, 10 * MB),
+            (5, 20, 29, 10 * MB),
+            (5, 30, 39, 10 * MB),
+        ],
+    )
+}
+
+#[test]
+fn incremental_merges_the_slice_with_the_lowest_fanout() {
+    let v = two_levels();
+    // Windows within 30 MiB: L5 files 5-6 (20 MiB over 10: fanout 0.5),
+    // 6-7 (20 over 3: 0.15), 7-8 (20 over 10) and 8 alone (10 over 9).
+    let p = pick(&v, &incremental(30)).expect("space amplification 200%");
+    assert_eq!((p.level, p.output_level), (5, 6));
+    assert_eq!(numbers(&p.inputs), vec![6, 7]);
+    assert_eq!(numbers(&p.output_inputs), vec![2, 3]);
+    assert!(p.middle.is_empty() && p.grandparents.is_empty());
+    assert!(p.bottommost && !p.trivial_move && !p.uncompressed);
+    assert!(bytes(&p.inputs) + bytes(&p.output_inputs) <= 30 * MB);
+    // A wider bound (45 MiB): windows of three L5 files; 5-7 (11 MiB of
+    // L6 for 30) beats 6-8 (12 for 30).
+    let p = pick(&v, &incremental(45)).unwrap();
+    assert_eq!(numbers(&p.inputs), vec![5, 6, 7]);
+    assert_eq!(numbers(&p.output_inputs), vec![1, 2, 3]);
+    // Without incremental the same shape merges everything.
+    let mut o = incremental(30);
+    o.universal.incremental = false;
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (5, 6));
+    assert_eq!(numbers(&p.inputs), vec![5, 6, 7, 8]);
+    assert_eq!(numbers(&p.output_inputs), vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn incremental_changes_nothing_but_space_amplification_merges() {
+    // Below the threshold (300%): the same size-ratio plan either way.
+    let v = version_with(
+        7,
+        &[
+            (6, 0, 99, 100 * MB),
+            (0, 0, 9, MB),
+            (0, 0, 9, MB),
+            (0, 0, 9, MB),
+            (0, 0, 9, MB),
+        ],
+    );
+    let mut o = uopts(7);
+    let whole = pick(&v, &o).unwrap();
+    o.universal.incremental = true;
+    let inc = pick(&v, &o).unwrap();
+    assert_eq!(numbers(&inc.inputs), numbers(&whole.inputs));
+    assert_eq!(
+        (inc.level, inc.output_level, inc.bottommost),
+        (whole.level, whole.output_level, whole.bottommost)
+    );
+    // The next older run is L6 (a level ≥ 2): its files are the
+    // grandparents the outputs are cut against; without incremental none.
+    assert!(whole.grandparents.is_empty());
+    assert_eq!(numbers(&inc.grandparents), vec![1]);
+    // Manual compactions still merge every run.
+    let p = manual_plan(&two_levels(), &incremental(30)).unwrap();
+    assert_eq!(p.all_inputs().count(), 8);
+}
+
+#[test]
+fn without_a_slice_the_newer_runs_merge_above_the_oldest_first() {
+    // The second-oldest run is an L0 file: it cannot be cut. RocksDB would
+    // merge all into L6; here the L0 files merge into L5, cut in line with
+    // L6's files, and the next picks are slices.
+    let v = version_with(
+        7,
+        &[
+            (6, 0, 49, 5 * MB),
+            (6, 50, 99, 5 * MB),
+            (0, 0, 99, 20 * MB),
+            (0, 0, 99, 20 * MB),
+        ],
+    );
+    let p = pick(&v, &incremental(30)).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 5));
+    assert_eq!(numbers(&p.inputs), vec![3, 4]);
+    assert_eq!(numbers(&p.grandparents), vec![1, 2]);
+    assert!(!p.bottommost);
+    // One L5 file over the whole key range with much newer data above it:
+    // a slice would rewrite 40 MiB of L6 for 10 MiB of L5 (fanout 4), the
+    // full merge 40 MiB for 90 MiB (0.44). The L0 files and L5 merge into
+    // L5 first.
+    let v = version_with(
+        7,
+        &[
+            (6, 0, 24, 10 * MB),
+            (6, 25, 49, 10 * MB),
+            (6, 50, 74, 10 * MB),
+            (6, 75, 99, 10 * MB),
+            (5, 0, 99, 10 * MB),
+            (0, 0, 99, 40 * MB),
+            (0, 0, 99, 40 * MB),
+        ],
+    );
+    let p = pick(&v, &incremental(1000)).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 5));
+    assert_eq!(numbers(&p.inputs), vec![6, 7]);
+    assert_eq!(numbers(&p.output_inputs), vec![5]);
+    assert_eq!(numbers(&p.grandparents), vec![1, 2, 3, 4]);
+    // Without incremental: everything into L6.
+    let mut o = incremental(1000);
+    o.universal.incremental = false;
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 6));
+    assert_eq!(p.all_inputs().count(), 7);
+}
+
+#[test]
+fn incremental_merges_everything_while_nothing_is_in_a_level() {
+    // Every run an L0 file (a new DB): the full merge puts the data in the
+    // last level; merging the newer files above the oldest would write L0
+    // again, for ever.
+    let v = version_with(
+        7,
+        &[
+            (0, 0, 99, MB),
+            (0, 0, 99, MB),
+            (0, 0, 99, MB),
+            (0, 0, 99, MB),
+        ],
+    );
+    let p = pick(&v, &incremental(30)).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 6));
+    assert_eq!(p.inputs.len(), 4);
+    assert!(p.bottommost);
+    // The oldest run in L1 (left by leveled compaction): the level above it
+    // is L0, so the same.
+    let v = version_with(7, &[(1, 0, 99, MB), (0, 0, 99, MB), (0, 0, 99, 2 * MB)]);
+    let p = pick(&v, &incremental(30)).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 6));
+    assert_eq!(p.all_inputs().count(), 3);
+}
+
+#[test]
+fn incremental_merges_everything_when_only_one_level_is_newer_and_no_slice_pays() {
+    // L5's two 1 MiB files each overlap all of L6's 20 MiB file (L6 also
+    // holds a 1 MiB file of other keys): within 21 MiB a slice is one L5
+    // file (fanout 20), the full merge's fanout is 10.5; the newer data is
+    // one level already, so merging it first gains nothing: the full merge.
+    let v = version_with(
+        7,
+        &[
+            (6, 0, 99, 20 * MB),
+            (6, 200, 299, MB),
+            (5, 0, 50, MB),
+            (5, 51, 99, MB),
+        ],
+    );
+    let mut o = incremental(21);
+    o.universal.max_size_amplification_percent = 5;
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (5, 6));
+    assert_eq!(numbers(&p.inputs), vec![3, 4]);
+    assert_eq!(numbers(&p.output_inputs), vec![1, 2]);
+    assert!(p.bottommost);
+    // With room for both L5 files a slice pays (fanout 10): it leaves the
+    // L6 file of other keys alone.
+    o.max_compaction_bytes = 22 * MB;
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (5, 6));
+    assert_eq!(numbers(&p.inputs), vec![3, 4]);
+    assert_eq!(numbers(&p.output_inputs), vec![1]);
+}
+
+#[test]
+fn incremental_slices_run_one_at_a_time() {
+    let v = two_levels();
+    let p = pick(&v, &incremental(30)).unwrap();
+    for f in p.all_inputs() {
+        f.set_being_compacted(true);
+    }
+    // The oldest run is being compacted (in part): no second slice, and no
+    // other merge takes a file of the two runs.
+    assert!(pick(&v, &incremental(30)).is_none());
+    // Newer runs still merge above L5 meanwhile.
+    let mut files: Vec<(usize, u64, u64, u64)> = vec![
+        (6, 0, 9, 8 * MB),
+        (6, 10, 19, 2 * MB),
+        (6, 20, 29, MB),
+        (6, 30, 39, 9 * MB),
+        (5, 0, 9, 10 * MB),
+        (5, 10, 19, 10 * MB),
+        (5, 20, 29, 10 * MB),
+        (5, 30, 39, 10 * MB),
+    ];
+    files.extend([(0, 0, 9, MB), (0, 0, 9, MB)]);
+    let v = version_with(7, &files);
+    let slice = pick(&v, &incremental(30)).unwrap();
+    assert_eq!(slice.level, 5, "space amplification first");
+    for f in slice.all_inputs() {
+        f.set_being_compacted(true);
+    }
+    let p = pick(&v, &incremental(30)).expect("the L0 files merge");
+    assert_eq!((p.level, p.output_level), (0, 4));
+    assert_eq!(numbers(&p.inputs), vec![9, 10]);
+    assert_eq!(numbers(&p.grandparents), vec![5, 6, 7, 8]);
+}
+
+#[test]
+fn slices_of_keys_the_oldest_run_lacks_move_when_allowed() {
+    // L5's two upper files hold keys L6 does not: fanout 0.
+    let v = version_with(
+        7,
+        &[
+            (6, 0, 9, 10 * MB),
+            (5, 0, 9, 10 * MB),
+            (5, 20, 29, 5 * MB),
+            (5, 30, 39, 5 * MB),
+        ],
+    );
+    let mut o = incremental(12);
+    let p = pick(&v, &o).unwrap();
+    assert_eq!(numbers(&p.inputs), vec![3, 4]);
+    assert!(p.output_inputs.is_empty());
+    assert!(!p.trivial_move, "off by default");
+    o.universal.allow_trivial_move = true;
+    assert!(pick(&v, &o).unwrap().trivial_move);
+}
+
+#[test]
+fn slice_windows_are_bounded_and_never_empty() {
+    let v = two_levels();
+    let (upper, lower) = (v.files(5), v.files(6));
+    // A bound below any single file with its overlap: one file each, the
+    // cheapest (file 7 over 1 MiB).
+    let s = universal_incremental::best_slice(upper, lower, MB).unwrap();
+    assert_eq!((s.first, s.last, s.lo, s.hi), (2, 2, 2, 3));
+    assert!((s.fanout - 0.1).abs() < 1e-9);
+    // No bound: every window runs to the end; of the suffixes, files 6-8
+    // (12 MiB over 30) are cheapest.
+    let s = universal_incremental::best_slice(upper, lower, u64::MAX).unwrap();
+    assert_eq!((s.first, s.last, s.lo, s.hi), (1, 3, 1, 4));
+    // Ties go to the lowest keys.
+    let even = version_with(
+        7,
+        &[
+            (6, 0, 9, MB),
+            (6, 10, 19, MB),
+            (5, 0, 9, MB),
+            (5, 10, 19, MB),
+        ],
+    );
+    let s = universal_incremental::best_slice(even.files(5), even.files(6), 2 * MB).unwrap();
+    assert_eq!((s.first, s.last), (0, 0));
+    assert!(universal_incremental::best_slice(&[], lower, MB).is_none());
+}

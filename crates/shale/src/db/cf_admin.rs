@@ -41,7 +41,9 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
                 "column family \"{name}\" listed twice"
             )));
         }
-        opts.validate().map_err(|e| in_family(name, e))?;
+        opts.validate()
+            .and_then(|()| opts.validate_levels(db.opts.num_levels))
+            .map_err(|e| in_family(name, e))?;
     }
     if families.is_empty() {
         return Ok(Vec::new());

@@ -800,8 +800,10 @@ fn job_for<'p>(
         version: st.versions.current(cf),
         snapshots: db.snapshots.all(),
         compression: topts.compression,
-        max_grandparent_overlap: opts.max_compaction_bytes(),
-        align_outputs: opts.level_compaction_dynamic_file_size,
+        max_grandparent_overlap: max_grandparent_overlap(opts),
+        // Universal outputs are cut by the overlap rule alone (RocksDB's).
+        align_outputs: opts.level_compaction_dynamic_file_size
+            && opts.compaction_style != crate::options::CompactionStyle::Universal,
         merge_op: opts.merge_operator.clone(),
         user_filter: opts.compaction_filter.clone(),
         now: db.opts.clock.now_secs(),
@@ -825,6 +827,21 @@ fn job_for<'p>(
         l => opts.target_file_size(l),
     };
     Some((job, topts, target))
+}
+
+/// Most bytes of the level below its output level one compaction output
+/// may overlap: `max_compaction_bytes`, or with incremental universal
+/// compaction 1.5 target files (RocksDB's `GetMaxOverlappingBytes`): an
+/// output then ends before it would span two whole files of the level
+/// below, so the later slices of that level rewrite little outside them.
+fn max_grandparent_overlap(opts: &CfOptions) -> u64 {
+    if opts.compaction_style == crate::options::CompactionStyle::Universal
+        && opts.compaction_options_universal.incremental
+    {
+        opts.target_file_size_base / 2 * 3
+    } else {
+        opts.max_compaction_bytes()
+    }
 }
 
 /// Moves the plan's inputs to the output level by a MANIFEST edit.

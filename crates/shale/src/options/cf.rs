@@ -249,7 +249,6 @@ impl CfOptions {
             ));
         }
         compaction_style::validate(
-            self.compaction_style,
             &self.compaction_options_universal,
             &self.compaction_options_fifo,
         )?;
@@ -285,6 +284,17 @@ impl CfOptions {
             .unwrap_or(self.compaction_style == CompactionStyle::Level);
         (on && self.compaction_style == CompactionStyle::Level)
             .then(|| StreamDetector::for_write_buffer(self.write_buffer_size))
+    }
+
+    /// Checks what depends on the DB's `num_levels` (set once for every
+    /// family): incremental universal compaction needs a level between L0
+    /// and the last.
+    pub(crate) fn validate_levels(&self, num_levels: usize) -> Result<()> {
+        compaction_style::validate_levels(
+            self.compaction_style,
+            &self.compaction_options_universal,
+            num_levels,
+        )
     }
 
     /// The SST writer's options for a file of `level` written with
@@ -684,24 +694,30 @@ mod tests {
         let lines = text_lines(CompactionStyle::Universal, &u, &f);
         assert_eq!(lines.len(), 1 + 8 + 3, "{lines:?}");
         let text: String = lines.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
-        // Incremental universal compaction is refused until built.
-        match CfOptions::from_text(&text) {
-            Err(Error::InvalidArgument(m)) => assert!(m.contains("incremental"), "{m}"),
-            other => panic!("{other:?}"),
-        }
-        let whole = UniversalCompactionOptions {
-            incremental: false,
-            ..u.clone()
-        };
-        let universal = CfOptions {
-            compaction_style: CompactionStyle::Universal,
-            compaction_options_universal: whole,
-            ..CfOptions::default()
-        };
+        // Every universal option (incremental too) round-trips.
+        let universal = CfOptions::from_text(&text).unwrap();
+        assert_eq!(universal.compaction_style, CompactionStyle::Universal);
+        assert_eq!(universal.compaction_options_universal, u);
         assert_eq!(
             CfOptions::from_text(&universal.to_text()).unwrap(),
             universal
         );
+        // Incremental needs a level between L0 and the last one.
+        universal.validate_levels(3).unwrap();
+        match universal.validate_levels(2) {
+            Err(Error::InvalidArgument(m)) => {
+                assert!(m.contains("incremental") && m.contains("num_levels"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let whole = CfOptions {
+            compaction_options_universal: UniversalCompactionOptions {
+                incremental: false,
+                ..u.clone()
+            },
+            ..universal.clone()
+        };
+        whole.validate_levels(2).unwrap();
         let leveled: String = lines
             .iter()
             .filter(|(k, _)| k != "compaction_style")

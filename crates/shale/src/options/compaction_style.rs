@@ -18,12 +18,9 @@ pub use crate::compaction::style::{
 };
 
 /// Checks the chosen style's options; `InvalidArgument` names the first
-/// bad one (`incremental` universal compaction is refused: not built).
-pub(crate) fn validate(
-    style: CompactionStyle,
-    u: &UniversalCompactionOptions,
-    f: &FifoCompactionOptions,
-) -> Result<()> {
+/// bad one. What depends on the DB's `num_levels` is checked by
+/// [`validate_levels`].
+pub(crate) fn validate(u: &UniversalCompactionOptions, f: &FifoCompactionOptions) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidArgument(m));
     if u.min_merge_width < 2 {
         return bad(format!(
@@ -46,10 +43,28 @@ pub(crate) fn validate(
     if f.max_table_files_size == 0 {
         return bad("compaction_options_fifo.max_table_files_size must be > 0".into());
     }
-    if style == CompactionStyle::Universal && u.incremental {
-        return bad(
-            "compaction_options_universal.incremental: not supported by this build yet".into(),
-        );
+    Ok(())
+}
+
+/// Fewest levels incremental universal compaction works with: its slices
+/// are files of a level ≥ 1 above the last (`compaction::universal_incremental`).
+/// With two levels every run above the last is an L0 file, no slice can
+/// ever be cut, and every size-amplification merge would be the full one
+/// the option exists to avoid.
+pub(crate) const INCREMENTAL_MIN_LEVELS: usize = 3;
+
+/// Checks the style's options against the DB's `num_levels`.
+pub(crate) fn validate_levels(
+    style: CompactionStyle,
+    u: &UniversalCompactionOptions,
+    num_levels: usize,
+) -> Result<()> {
+    if style == CompactionStyle::Universal && u.incremental && num_levels < INCREMENTAL_MIN_LEVELS {
+        return Err(Error::InvalidArgument(format!(
+            "compaction_options_universal.incremental needs num_levels >= \
+             {INCREMENTAL_MIN_LEVELS} (it is {num_levels}): its slices are cut from a level \
+             between L0 and the last one, and with {num_levels} levels there is none"
+        )));
     }
     Ok(())
 }

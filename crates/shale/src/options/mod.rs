@@ -622,8 +622,10 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         self.cache_options().validate()?;
-        self.cf_options()
+        let default = self.cf_options();
+        default
             .validate()
+            .and_then(|()| default.validate_levels(self.num_levels))
             .map_err(|e| in_family("default", e))?;
         let mut names = std::collections::HashSet::new();
         for (name, o) in &self.column_families {
@@ -636,7 +638,9 @@ impl Options {
             if !names.insert(name.as_str()) {
                 return bad(format!("column_families lists \"{name}\" twice"));
             }
-            o.validate().map_err(|e| in_family(name, e))?;
+            o.validate()
+                .and_then(|()| o.validate_levels(self.num_levels))
+                .map_err(|e| in_family(name, e))?;
         }
         if self.memory_budget > 0 && self.db_write_buffer_size > self.memory_budget {
             return bad(format!(
