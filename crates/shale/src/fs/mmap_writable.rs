@@ -407,7 +407,7 @@ mod tests {
             while want.len() < 2 * WINDOW + 5_000 {
                 let n = [7usize, 100, 4095, 4096, 9_000, 40_000][i as usize % 6];
                 let chunk: Vec<u8> = (0..n).map(|j| (i as usize ^ j) as u8).collect();
-                if i % 3 == 0 {
+                if i.is_multiple_of(3) {
                     let (a, b) = chunk.split_at(n / 3);
                     w.append_parts(&[a, b]).unwrap();
                 } else {
