@@ -32,10 +32,17 @@
 # (key + value size) left by process 1); the blob files, their garbage and
 # blob space-amp (shale-bench's Summary figures of process 2's readrandom).
 #
+# Also the engine write-amp: the W-Amp of the "Sum" row of the last
+# compaction stats table process 1 printed (Shale's `shale.stats`, RocksDB's
+# `rocksdb.stats`: table and blob bytes written by flushes and compactions
+# over the bytes flushed; the WAL is not counted).
+#
 # Usage: bench/blob.sh [extra shale-bench flags]
 # Environment (defaults in brackets): BIN
 #   [$CARGO_TARGET_DIR/release/shale-bench; RocksDB runs only when it was
-#   built with --features rocksdb], VALUE_SIZES [1024 4096 16384],
+#   built with --features rocksdb], ROCKS_BIN [BIN: the binary RocksDB runs
+#   use, e.g. a RocksDB-enabled build of another commit while BIN is a
+#   Shale-only build of this one], VALUE_SIZES [1024 4096 16384],
 #   ROUNDS [2], DATA_MB [128], CACHE_MB [DATA_MB / 8], WRITE_BUFFER_MB
 #   [DATA_MB / 16: memtables and tables; the base level is 4x], BLOB_FILE_MB [4],
 #   MIN_BLOB_SIZE [512], OVERWRITE_X [2], DURATION_READ [15],
@@ -64,6 +71,7 @@ DB_DIR=${DB_DIR:-/tmp/shale-blob-db}
 OUT=${OUT:-/tmp/shale-blob-$(date +%s)}
 EXTRA=("$@")
 
+ROCKS_BIN=${ROCKS_BIN:-$BIN}
 if [[ ! -x "$BIN" ]]; then
   echo "blob.sh: $BIN not found; build it with: cargo build --release -p shale-bench [--features rocksdb]" >&2
   exit 1
@@ -82,11 +90,11 @@ if [[ -z "${ENGINES:-}" ]]; then
   # engine is missing from this build.
   # (Captured first: `grep -q` exiting early would fail the pipeline
   # under pipefail.)
-  probe=$("$BIN" --engine=rocksdb --compression_type=none --benchmarks=blob_sh_probe 2>&1 || true)
+  probe=$("$ROCKS_BIN" --engine=rocksdb --compression_type=none --benchmarks=blob_sh_probe 2>&1 || true)
   if grep -q "unknown benchmark" <<<"$probe"; then
     ENGINES="$ENGINES rocksdb-blob"
   else
-    echo "blob.sh: $BIN has no rocksdb engine (build with --features rocksdb): RocksDB skipped" >&2
+    echo "blob.sh: $ROCKS_BIN has no rocksdb engine (build with --features rocksdb): RocksDB skipped" >&2
   fi
 fi
 mkdir -p "$OUT"
@@ -127,7 +135,9 @@ for vsize in $VALUE_SIZES; do
     for engine in $ENGINES; do
       read -r -a eflags <<<"$(engine_flags "$engine")"
       name="$engine.v$vsize.r$round"
-      run=("$BIN" --db="$DB_DIR" "${COMMON[@]}" "${eflags[@]}" --value_size="$vsize" --num="$num")
+      bin=$BIN
+      [[ $engine == rocksdb-* ]] && bin=$ROCKS_BIN
+      run=("$bin" --db="$DB_DIR" "${COMMON[@]}" "${eflags[@]}" --value_size="$vsize" --num="$num")
       rm -rf "$DB_DIR"
       sync
       before=$(storage_writes)
@@ -153,10 +163,25 @@ python3 - "$OUT" "$ROUNDS" "$VALUE_SIZES" "$ENGINES" <<'PY'
 import json, os, statistics, sys
 out, rounds, sizes, engines = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 MIB = 1 << 20
-HEAD = "%-13s %6s %3s %9s %9s %9s %9s %6s %9s %6s %6s %9s %6s %8s"
-ROW = "%-13s %6s %3s %9.0f %9.0f %9.0f %9.0f %6.2f %9.1f %6.2f %6s %9s %6s %8s"
+HEAD = "%-13s %6s %3s %9s %9s %9s %9s %6s %6s %9s %6s %6s %9s %6s %8s"
+ROW = "%-13s %6s %3s %9.0f %9.0f %9.0f %9.0f %6.2f %6.2f %9.1f %6.2f %6s %9s %6s %8s"
 print(HEAD % ("engine", "vsize", "rnd", "fill/s", "ovw/s", "read/s", "seek/s", "w-amp",
-              "DB MiB", "s-amp", "blobs", "garb MiB", "b-samp", "reloc"))
+              "e-wamp", "DB MiB", "s-amp", "blobs", "garb MiB", "b-samp", "reloc"))
+
+def engine_wamp(log):
+    # W-Amp of the "Sum" row of the last compaction stats table. Data rows
+    # spell Size in two tokens ("220.73 KB") where the header has one.
+    col, wamp = None, float("nan")
+    for line in open(log, errors="replace"):
+        t = line.split()
+        if t and t[0] == "Level" and "W-Amp" in t:
+            col = t.index("W-Amp") + 1
+        elif t and t[0] == "Sum" and col is not None and len(t) > col:
+            try:
+                wamp = float(t[col])
+            except ValueError:
+                pass
+    return wamp
 
 def fmt(v, f):
     return "n/a" if v is None else f % v
@@ -187,6 +212,7 @@ for vsize in sizes:
                 reloc = max(0.0, sum(written) - values) / MIB
             row = (fill["ops_per_sec"], ow_ops, rr["ops_per_sec"], sk["ops_per_sec"],
                    wbytes / (fill["user_bytes_written"] + ow_user),
+                   engine_wamp(name + ".write.log"),
                    rr["db_size_bytes"] / MIB, rr["db_size_bytes"] / live)
             rows.append(row)
             garbage = blob.get("garbage_bytes")
@@ -197,8 +223,8 @@ for vsize in sizes:
                 fmt(reloc, "%.1f"))))
         med[(vsize, engine)] = [statistics.median(c) for c in zip(*rows)]
 print()
-print("medians (fill/s ovw/s read/s seek/s w-amp DB-MiB space-amp):")
+print("medians (fill/s ovw/s read/s seek/s w-amp engine-w-amp DB-MiB space-amp):")
 for (vsize, engine), m in med.items():
-    print("%-13s %6s     %9.0f %9.0f %9.0f %9.0f %6.2f %9.1f %6.2f" % ((engine, vsize) + tuple(m)))
+    print("%-13s %6s     %9.0f %9.0f %9.0f %9.0f %6.2f %6.2f %9.1f %6.2f" % ((engine, vsize) + tuple(m)))
 PY
 echo "logs and JSON in $OUT" >&2

@@ -10,8 +10,10 @@
 //! Invariants: after the first failed write the builder is poisoned: every
 //! later call returns that error (the file's tail is unknown, so no offset
 //! handed out after it could be trusted). `finish` syncs the file before
-//! it returns; the caller then syncs the directory entry before any
-//! MANIFEST edit names the file.
+//! it returns; `finish_unsynced` hands it to the OS, starts its writeback
+//! and returns it for the caller to sync later. Either way the caller
+//! syncs the file and then its directory entry before any MANIFEST edit
+//! names it.
 //!
 //! Requires: `file` is new and empty (record checksums are bound to the
 //! offsets counted from its first byte).
@@ -174,7 +176,18 @@ impl BlobFileBuilder {
 
     /// Writes the footer, syncs the file (`WritableFile::sync`) and returns
     /// what was written.
-    pub(crate) fn finish(mut self) -> Result<BlobFileInfo> {
+    pub(crate) fn finish(self) -> Result<BlobFileInfo> {
+        let (info, mut file) = self.finish_unsynced()?;
+        file.sync()?;
+        Ok(info)
+    }
+
+    /// Writes the footer, hands the file's bytes to the OS, asks it to
+    /// start writing them back (`WritableFile::range_sync`: the writeback
+    /// overlaps with the rest of the job instead of stalling it at a
+    /// `sync` now) and returns what was written with the file, which the
+    /// caller must `sync` before the file may be named in the MANIFEST.
+    pub(crate) fn finish_unsynced(mut self) -> Result<(BlobFileInfo, Box<dyn WritableFile>)> {
         if let Some(e) = self.error {
             return Err(e);
         }
@@ -183,14 +196,18 @@ impl BlobFileBuilder {
             record_bytes: self.bytes,
         });
         self.file.append(&footer)?;
-        self.file.sync()?;
+        self.file.flush()?;
         let file_size = self.offset + FOOTER_LEN as u64;
         debug_assert_eq!(file_size, self.file.len());
-        Ok(BlobFileInfo {
-            number: self.number,
-            file_size,
-            count: self.count,
-            bytes: self.bytes,
-        })
+        self.file.range_sync(0, file_size)?;
+        Ok((
+            BlobFileInfo {
+                number: self.number,
+                file_size,
+                count: self.count,
+                bytes: self.bytes,
+            },
+            self.file,
+        ))
     }
 }

@@ -76,6 +76,17 @@ pub use read_hook::{AdviceHook, ReadHook, ReadHookFs};
 pub trait WritableFile: Send {
     /// Appends `data` (may be buffered in process until `flush`).
     fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Appends `parts` one after the other, as `append` of each in turn
+    /// (the default), so a file may write them with one call (a
+    /// memory-mapped file writes a large record with one `pwritev`; see
+    /// `mmap_writable`). On error, any prefix of the bytes may have been
+    /// appended, as with `append`.
+    fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        for p in parts {
+            self.append(p)?;
+        }
+        Ok(())
+    }
     /// Hands buffered data to the OS.
     fn flush(&mut self) -> Result<()>;
     /// Flushes and makes the data durable (fdatasync).

@@ -291,6 +291,21 @@ impl WritableFile for CountedWritable {
         Ok(())
     }
 
+    fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        self.inner.append_parts(parts)?;
+        let n: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        if self.reaches_os {
+            self.counters.write(self.purpose, n);
+            return Ok(());
+        }
+        self.pending += n;
+        while self.pending >= WRITE_OUT {
+            self.counters.write(self.purpose, WRITE_OUT);
+            self.pending -= WRITE_OUT;
+        }
+        Ok(())
+    }
+
     fn flush(&mut self) -> Result<()> {
         self.inner.flush()?;
         self.hand_off();

@@ -38,6 +38,12 @@ impl<H: AppendHook> WritableFile for Hooked<H> {
         self.hook.after(&mut *self.inner)
     }
 
+    fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        self.hook.before(parts.iter().map(|p| p.len()).sum());
+        self.inner.append_parts(parts)?;
+        self.hook.after(&mut *self.inner)
+    }
+
     fn flush(&mut self) -> Result<()> {
         self.inner.flush()
     }

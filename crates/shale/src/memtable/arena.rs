@@ -313,8 +313,10 @@ fn new_chunk(st: &mut State, size: usize) -> NonNull<u8> {
         Ok(l) => l,
         Err(_) => panic!("arena allocation of {size} bytes overflows"),
     };
+    // Populated at once: every byte of a chunk is about to be written
+    // (see `Pages::map_populated`).
     let mapped = if size >= MIN_MAPPED {
-        Pages::map(size)
+        Pages::map_populated(size)
     } else {
         None
     };

@@ -124,8 +124,7 @@ impl LogWriter {
         header[..4].copy_from_slice(&crc.to_le_bytes());
         header[4..6].copy_from_slice(&len.to_le_bytes());
         header[6] = typ;
-        self.file.append(&header)?;
-        self.file.append(frag)?;
+        self.file.append_parts(&[&header, frag])?;
         self.block_offset += HEADER_LEN + frag.len();
         Ok(())
     }
