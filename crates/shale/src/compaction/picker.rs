@@ -382,7 +382,7 @@ fn finish_plan(
 
 /// True when the partitioner lets `f` move as it is (it lies in one
 /// partition; RocksDB's `CanDoTrivialMove`).
-fn movable(o: &PickerOptions, f: &FileMeta) -> bool {
+pub(crate) fn movable(o: &PickerOptions, f: &FileMeta) -> bool {
     o.partitioner
         .is_none_or(|p| p.can_move(f.smallest_user_key(), f.largest_user_key()))
 }

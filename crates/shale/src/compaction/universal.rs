@@ -30,7 +30,8 @@
 //!
 //! `compression_size_percent` ≥ 0: outputs are written uncompressed when
 //! the runs older than the plan already hold that share of the data.
-//! `allow_trivial_move`: runs whose files do not overlap move to the output
+//! `allow_trivial_move`: runs whose files do not overlap (and each lie in
+//! one partition of the family's `sst_partitioner_factory`) move to the output
 //! level by a MANIFEST edit. `incremental`: a merge whose next older run is
 //! a level ≥ 2 gets that level as grandparents, so its outputs are cut in
 //! line with the files below (see `plan_for`).
@@ -272,7 +273,11 @@ fn plan_for(
     let trivial_move = o.universal.allow_trivial_move
         && output_level > level
         && output_level > 0
-        && files_disjoint(picked.iter().flat_map(|r| r.files.iter()));
+        && files_disjoint(picked.iter().flat_map(|r| r.files.iter()))
+        && picked
+            .iter()
+            .flat_map(|r| r.files.iter())
+            .all(|f| super::picker::movable(o, f));
     debug_assert!(v.num_levels() == o.num_levels);
     Plan {
         level,

@@ -235,6 +235,10 @@ fn disjoint_runs_move_trivially_when_allowed() {
     let p = pick(&v, &o).unwrap();
     assert!(p.trivial_move);
     assert_eq!(p.output_level, 5);
+    // A partitioner whose partitions split a file: rewritten, not moved.
+    let mut cut = o.clone();
+    cut.partitioner = Some(crate::compaction::cuts::SstPartitioner::FixedPrefix(9));
+    assert!(!pick(&v, &cut).unwrap().trivial_move);
     // Overlapping files are merged.
     let v = version_with(
         7,
