@@ -175,7 +175,9 @@ impl BlobFileBuilder {
     }
 
     /// Writes the footer, syncs the file (`WritableFile::sync`) and returns
-    /// what was written.
+    /// what was written (tests and the fuzzing surface; jobs sync their
+    /// blob files together, see `compaction::blob_output`).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn finish(self) -> Result<BlobFileInfo> {
         let (info, mut file) = self.finish_unsynced()?;
         file.sync()?;

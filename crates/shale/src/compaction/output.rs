@@ -318,7 +318,7 @@ fn run(
     // The first key of the current output (None for the first one).
     let mut output_lo: Option<Vec<u8>> = None;
     let mut charge = spec.memory.as_ref().map(Meter::charge);
-    let mut unsynced = UnsyncedOutputs::default();
+    let mut unsynced = UnsyncedOutputs::new(output_bytes_per_sync(spec) == 0);
     let mut n = 0u64;
     loop {
         n += 1;
@@ -445,19 +445,47 @@ fn new_output(spec: &mut OutputSpec<'_>) -> Result<(u64, TableBuilder)> {
 /// first sync commits the journal for all of them and the others find
 /// little left to do. Every table is synced before the job returns, so
 /// before any MANIFEST edit names it.
-#[derive(Default)]
+///
+/// A job of one output requests no writeback (its sync follows at once),
+/// nor does one whose files already stream their writeback
+/// (`bytes_per_sync`: `io::RangeSyncer` owns the requests then).
 struct UnsyncedOutputs {
     files: Vec<Box<dyn WritableFile>>,
+    /// Start each table's writeback when the next output begins.
+    early_writeback: bool,
+    /// Tables written (for `early_writeback`: the first waits for a
+    /// second).
+    finished: usize,
 }
 
 /// Most finished tables left unsynced (open files held) at once.
 const UNSYNCED_MAX: usize = 16;
 
 impl UnsyncedOutputs {
-    fn push(&mut self, mut file: Box<dyn WritableFile>) -> Result<()> {
-        let len = file.len();
-        file.range_sync(0, len)?;
+    fn new(early_writeback: bool) -> UnsyncedOutputs {
+        UnsyncedOutputs {
+            files: Vec::new(),
+            early_writeback,
+            finished: 0,
+        }
+    }
+
+    fn push(&mut self, file: Box<dyn WritableFile>) -> Result<()> {
+        self.finished += 1;
         self.files.push(file);
+        if self.early_writeback && self.finished >= 2 {
+            // The first table's request waited for this second one; every
+            // later table's is made as it is pushed.
+            let from = if self.finished == 2 {
+                0
+            } else {
+                self.files.len() - 1
+            };
+            for f in &mut self.files[from..] {
+                let len = f.len();
+                f.range_sync(0, len)?;
+            }
+        }
         if self.files.len() >= UNSYNCED_MAX {
             self.sync_all()?;
         }
