@@ -156,29 +156,36 @@ fn pick_size(files: &[Arc<FileMeta>], o: &FifoPickerOptions) -> Option<FifoPlan>
     })
 }
 
-/// The newest run of small tables to merge into one: the longest prefix of
-/// L0 (newest first) of at least `min_merge_files` tables, within
-/// `max_compaction_bytes`, whose bytes per removed table stay below
-/// `max_bytes_per_removed_file` (so only tables about a memtable's size or
-/// smaller merge, and a merged table is not merged again until enough
-/// small ones sit on top of it).
+/// The newest run of small tables to merge into one, RocksDB's
+/// `FindIntraL0Compaction`: from the newest L0 table on, tables are added
+/// while the bytes per removed table do not grow and the total stays
+/// within `max_compaction_bytes`; the run merges when it has at least
+/// `min_merge_files` tables and, at its end, fewer than
+/// `max_bytes_per_removed_file` bytes per removed table. So tables of about
+/// a memtable's size merge once enough of them sit together (the limit
+/// applies to the whole run, not to its first pair), and a big merged
+/// table is not merged again until enough small ones sit on top of it
+/// (adding it would make the bytes per removed table grow).
 fn pick_intra_l0(files: &[Arc<FileMeta>], o: &FifoPickerOptions) -> Option<Plan> {
     let min = o.min_merge_files.max(2);
-    let mut bytes = 0u64;
-    let mut take = 0;
-    for (i, f) in files.iter().enumerate() {
-        let n = i + 1;
+    let first = files.first()?;
+    if first.file_size > o.max_compaction_bytes {
+        return None;
+    }
+    let mut bytes = first.file_size;
+    let mut per_removed = u64::MAX;
+    let mut take = 1;
+    for f in &files[1..] {
         let total = bytes + f.file_size;
-        if total > o.max_compaction_bytes {
-            break;
-        }
-        if n >= 2 && total / (n as u64 - 1) >= o.max_bytes_per_removed_file {
+        let per = total / take as u64;
+        if per > per_removed || total > o.max_compaction_bytes {
             break;
         }
         bytes = total;
-        take = n;
+        per_removed = per;
+        take += 1;
     }
-    if take < min {
+    if take < min || per_removed >= o.max_bytes_per_removed_file {
         return None;
     }
     Some(Plan {
@@ -331,6 +338,32 @@ mod tests {
         assert!(pick(&v, &tight, &[]).is_none(), "3 tables fit, 4 needed");
         // Not without allow_compaction.
         assert!(pick(&v, &opts(), &[]).is_none());
+    }
+
+    /// Regression (measured beside RocksDB): tables of about a memtable's
+    /// size (80 against a limit of 110 bytes per removed table) merge once
+    /// enough sit together, as RocksDB's rule checks the limit for the
+    /// whole run (6 tables: 480 / 5 = 96 < 110); Shale's first rule
+    /// stopped at the first pair (160 / 1 >= 110) and never merged them,
+    /// leaving 31 L0 tables where RocksDB had 8.
+    #[test]
+    fn memtable_sized_tables_merge_when_enough_sit_together() {
+        let o = FifoPickerOptions {
+            allow_compaction: true,
+            ..opts()
+        };
+        let v = version((1..=6).map(|n| table(n, 80, 1)).collect());
+        let Some(FifoPlan::IntraL0(p)) = pick(&v, &o, &[]) else {
+            panic!("expected an intra-L0 plan");
+        };
+        assert_eq!(p.inputs.len(), 6);
+        // Two of them only: 160 per removed table, no merge.
+        let v = version((1..=2).map(|n| table(n, 80, 1)).collect());
+        let two = FifoPickerOptions {
+            min_merge_files: 2,
+            ..o.clone()
+        };
+        assert!(pick(&v, &two, &[]).is_none());
     }
 
     #[test]
