@@ -45,6 +45,8 @@
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
@@ -719,7 +721,8 @@ fn small_options(rng: &mut SmallRng) -> Options {
     // Leveled or universal compaction (issue 15); a reopen may switch.
     (o.compaction_style, o.compaction_options_universal) = compaction_style(rng, o.num_levels);
     o.blob = blob_options(rng);
-    (o.sst_partitioner_factory, o.detect_insert_streams) = output_cuts(rng, o.compaction_style);
+    (o.sst_partitioner_factory, o.detect_insert_streams) =
+        common::random_output_cuts(rng, o.compaction_style);
     // A LOG rotated every few KiB and few old logs kept (checked at the
     // end of the run), or RocksDB's defaults; all lines or warnings only.
     o.max_log_file_size = [0, 8 << 10][rng.gen_range(0..2)];
@@ -768,26 +771,8 @@ fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions, num_levels: usi
         // Leveled or universal, switching on reopen.
         (o.compaction_style, o.compaction_options_universal) = compaction_style(rng, num_levels);
     }
-    (o.sst_partitioner_factory, o.detect_insert_streams) = output_cuts(rng, o.compaction_style);
-}
-
-/// Where outputs are cut besides their size: a fixed-prefix partitioner
-/// over the `k%05d` keys (none; 2 or 3 bytes: up to ten or a hundred
-/// partitions; more would make files of a few keys, each synced) and insert-stream detection (the style's default, off, or
-/// on for leveled families). A reopen draws again.
-fn output_cuts(
-    rng: &mut SmallRng,
-    style: shale::CompactionStyle,
-) -> (Option<shale::SstPartitioner>, Option<bool>) {
-    let partitioner = rng
-        .gen_bool(0.3)
-        .then(|| shale::SstPartitioner::FixedPrefix(rng.gen_range(2..=3)));
-    let detect = match rng.gen_range(0..3) {
-        0 => None,
-        1 => Some(false),
-        _ => (style == shale::CompactionStyle::Level).then_some(true),
-    };
-    (partitioner, detect)
+    (o.sst_partitioner_factory, o.detect_insert_streams) =
+        common::random_output_cuts(rng, o.compaction_style);
 }
 
 /// Options of family `name` (other than `default`, unless the whole

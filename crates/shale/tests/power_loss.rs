@@ -64,6 +64,8 @@
 //!
 //! Seeds are printed on failure; rerun one with `SHALE_SEED=<seed>`.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -134,7 +136,7 @@ fn random_rate_limiter(seed: u64) -> Option<Arc<RateLimiter>> {
 /// range-sync cadences. They may change at every reopen.
 fn shaped(base: Options, rng: &mut SmallRng) -> Options {
     let universal = rng.gen_bool(0.3);
-    Options {
+    let mut o = Options {
         recycle_log_file_num: [0, 0, 1, 4][rng.gen_range(0..4)],
         bytes_per_sync: [0, 4096, 1 << 20][rng.gen_range(0..3)],
         wal_bytes_per_sync: [0, 4096, 1 << 20][rng.gen_range(0..3)],
@@ -152,18 +154,13 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
             incremental: base.num_levels >= 3 && rng.gen_bool(0.5),
             ..Default::default()
         },
-        // Outputs cut at partitions and insert-stream ends (issue 15),
-        // drawn last so the draws before are unchanged.
-        sst_partitioner_factory: rng
-            .gen_bool(0.3)
-            .then(|| shale::SstPartitioner::FixedPrefix(rng.gen_range(2..=3))),
-        detect_insert_streams: match rng.gen_range(0..3) {
-            0 => None,
-            1 => Some(false),
-            _ => (!universal).then_some(true),
-        },
         ..base
-    }
+    };
+    // Outputs cut at partitions and insert-stream ends (issue 15), drawn
+    // last so the draws before are unchanged.
+    (o.sst_partitioner_factory, o.detect_insert_streams) =
+        common::random_output_cuts(rng, o.compaction_style);
+    o
 }
 
 /// Key-value separation of one family (issue 14), drawn at its creation

@@ -176,7 +176,6 @@ fn run(
             ],
         );
     }
-    let placed: Vec<(usize, crate::version::FileMeta)> = edit.new_files.clone();
     let logged = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
     db.stats
         .running
@@ -215,7 +214,9 @@ fn run(
             ),
         ],
     );
-    Ok(placed
+    // The edit keeps its files (and their levels) once logged.
+    Ok(edit
+        .new_files
         .iter()
         .map(|(level, f)| event_glue::file_info(f, *level))
         .collect())

@@ -79,3 +79,23 @@ impl Pause {
         self.go.wait();
     }
 }
+
+/// Where a family's outputs are cut besides their size (issue 15), as the
+/// model and power-loss tests draw it: a fixed-prefix partitioner (none; 2
+/// or 3 bytes over their `k%0Nd` keys: up to ten or a hundred partitions;
+/// longer prefixes make files of a few keys, each synced) and insert-stream
+/// detection (the style's default, off, or on for leveled families).
+pub fn random_output_cuts(
+    rng: &mut impl rand::Rng,
+    style: shale::CompactionStyle,
+) -> (Option<shale::SstPartitioner>, Option<bool>) {
+    let partitioner = rng
+        .gen_bool(0.3)
+        .then(|| shale::SstPartitioner::FixedPrefix(rng.gen_range(2..=3)));
+    let detect = match rng.gen_range(0..3) {
+        0 => None,
+        1 => Some(false),
+        _ => (style == shale::CompactionStyle::Level).then_some(true),
+    };
+    (partitioner, detect)
+}
