@@ -308,7 +308,7 @@ fn write_table(
         // loss this family would keep writes that a family replaying them
         // loses (see `switch_memtable`).
         if sync_closed {
-            db.writer.sync_closed_wals()?;
+            db.writer.sync_closed_wals(db.fs.as_ref(), &db.dir)?;
         }
         Ok(r)
     });

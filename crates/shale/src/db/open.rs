@@ -318,7 +318,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         max_read_request,
         state: Mutex::new(state),
         bg_cv: Condvar::new(),
-        writer: WriteQueue::new(wal, wal_number, last),
+        writer: WriteQueue::new(wal, wal_number, last, opts.recycle_log_file_num > 0),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         block_cache,
