@@ -430,11 +430,19 @@ fn memtable_switches_leave_the_directory_sync_to_the_next_sync_write() {
     let mut b = WriteBatch::new();
     b.put(b"durable", b"1");
     db.write(b, &synced).unwrap();
-    assert_eq!(dir_syncs() - at_open, 6, "the sync write syncs the directory");
+    assert_eq!(
+        dir_syncs() - at_open,
+        6,
+        "the sync write syncs the directory"
+    );
     let mut b = WriteBatch::new();
     b.put(b"durable2", b"2");
     db.write(b, &synced).unwrap();
-    assert_eq!(dir_syncs() - at_open, 6, "once per switch, not per sync write");
+    assert_eq!(
+        dir_syncs() - at_open,
+        6,
+        "once per switch, not per sync write"
+    );
     // A power loss keeping nothing unsynced: the synced writes are in the
     // WAL the last switch created, whose directory entry only the sync
     // write made durable.

@@ -393,3 +393,60 @@ fn a_fifo_family_with_a_partitioner_compacts_and_stops() {
     assert_eq!(t.len(), 1, "the L0 tables merge into one: {t:?}");
     check(&db, &model);
 }
+
+/// Bug: a flush table installed below L0 was reported to
+/// `on_table_file_created` with level 0 (the event was sent before its
+/// level was chosen). The created event and the flush-completed event must
+/// name the level the MANIFEST gives the table.
+#[test]
+fn created_events_name_the_level_a_flushed_table_was_installed_at() {
+    use parking_lot::Mutex;
+    use shale::{EventListener, FlushJobInfo, TableFileCreationInfo};
+    #[derive(Default)]
+    struct Levels {
+        created: Mutex<BTreeMap<u64, usize>>,
+        flushed: Mutex<BTreeMap<u64, usize>>,
+    }
+    impl EventListener for Levels {
+        fn on_table_file_created(&self, i: &TableFileCreationInfo) {
+            self.created.lock().insert(i.file.file_number, i.file.level);
+        }
+        fn on_flush_completed(&self, i: &FlushJobInfo) {
+            for f in &i.output_files {
+                self.flushed.lock().insert(f.file_number, f.level);
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let levels = Arc::new(Levels::default());
+    let listener: Arc<dyn EventListener> = levels.clone();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            listeners: vec![listener],
+            ..options()
+        },
+    )
+    .unwrap();
+    let mut model = BTreeMap::new();
+    write_streams(&db, 8, 0, 10_000, &mut model);
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    // Nothing is rewritten by compactions here (see the first test), so
+    // every table was created by a flush and either installed where it
+    // lies now or moved there from where the flush installed it.
+    let flushed = levels.flushed.lock().clone();
+    let created = levels.created.lock().clone();
+    assert!(
+        flushed.values().any(|&l| l > 0),
+        "no flush table installed below L0: {flushed:?}"
+    );
+    for (number, level) in &flushed {
+        assert_eq!(
+            created.get(number),
+            Some(level),
+            "table {number}: created event vs flush completed"
+        );
+    }
+    check(&db, &model);
+}

@@ -116,12 +116,14 @@ fn run(
     // At most two runs: the second has no filter, so nothing to refuse.
     let (r, allocated, hold) = loop {
         let (r, allocated) = write_table(db, st, &job, &topts)?;
-        for f in &r.outputs.files {
-            event_glue::table_created(db, st, cf, job_id, TableFileCreationReason::Flush, f, 0);
-        }
         match db.snapshots.admit(&job.snapshots, r.counts.oldest_filtered) {
+            // Its tables' creation is recorded once their level is known.
             Admission::Install(hold) => break (r, allocated, hold),
             Admission::RunAgain => {
+                for f in &r.outputs.files {
+                    let reason = TableFileCreationReason::Flush;
+                    event_glue::table_created(db, st, cf, job_id, reason, f, 0);
+                }
                 // The table is wrong for a snapshot taken while it was
                 // written: it becomes obsolete, and the job runs again.
                 release(st, &allocated);
@@ -164,6 +166,8 @@ fn run(
     }
     let reserved = place_below_l0(db, st, cf, &mut edit);
     for (level, f) in &edit.new_files {
+        let reason = TableFileCreationReason::Flush;
+        event_glue::table_created(db, st, cf, job_id, reason, f, *level);
         db.log.event(
             "table_file_creation",
             &[

@@ -1344,15 +1344,19 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
         // this lock and the DB mutex, unless recycling must see the file
         // cut now or the WAL is synced here anyway.
         let finish_now = sync_now || !db.writer.retire;
-        let r = (if finish_now { old.finish() } else { old.flush() })
-            .and_then(|()| if sync_now { old.sync() } else { Ok(()) })
-            .and_then(|()| new_writer.add_predecessor(&predecessor))
-            .and_then(|()| match recycled {
-                // Old records follow the new ones: the reader must know.
-                Some(old) => new_writer.add_recycled(old),
-                None => Ok(()),
-            })
-            .and_then(|()| new_writer.flush());
+        let r = (if finish_now {
+            old.finish()
+        } else {
+            old.flush()
+        })
+        .and_then(|()| if sync_now { old.sync() } else { Ok(()) })
+        .and_then(|()| new_writer.add_predecessor(&predecessor))
+        .and_then(|()| match recycled {
+            // Old records follow the new ones: the reader must know.
+            Some(old) => new_writer.add_recycled(old),
+            None => Ok(()),
+        })
+        .and_then(|()| new_writer.flush());
         if let Err(e) = r {
             wal.writer = Some(old);
             drop(wal);
