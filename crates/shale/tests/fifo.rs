@@ -187,6 +187,47 @@ fn allow_compaction_lowers_the_l0_file_count() {
     assert_eq!(dropped, 0, "merging drops nothing");
 }
 
+/// Bug (found by bench/styles.sh): W-Amp was counted over L0's written
+/// bytes, which hold the intra-L0 merges of FIFO (and universal) as well
+/// as the flushes, so a FIFO DB that rewrote its tables showed W-Amp 1.0
+/// (RocksDB 1.9 for the same work). It is over the bytes flushed.
+#[test]
+fn intra_l0_merges_count_in_write_amp() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        level0_file_num_compaction_trigger: 4,
+        ..options(fifo(1 << 30, true, 0))
+    };
+    let db = Db::open(dir.path(), o).unwrap();
+    for round in 0..12 {
+        fill(&db, &format!("r{round:02}-"), 20, 100);
+        db.wait_for_compaction().unwrap();
+    }
+    let c = db.stats().compaction;
+    assert!(c.compactions > 0 && c.compaction_bytes_written > 0, "{c:?}");
+    let want = (c.flush_bytes + c.compaction_bytes_written) as f64 / c.flush_bytes as f64;
+    assert!(want > 1.2, "{c:?}");
+    assert!(
+        (c.write_amp - want).abs() < 0.01,
+        "W-Amp {} vs {want}: {c:?}",
+        c.write_amp
+    );
+    // The L0 row and the Sum row of `shale.stats` say the same.
+    let text = db.property("shale.stats").unwrap();
+    let row = |name: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row in {text}"));
+        // W-Amp is the 11th column (after Level, Files, Size (2), Score,
+        // Read, Rn, Rnp1, Write, Wnew, Moved).
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        cols[11].parse().unwrap_or_else(|_| panic!("{line}"))
+    };
+    assert!((row("L0") - want).abs() < 0.06, "{text}");
+    assert!((row("Sum") - want).abs() < 0.06, "{text}");
+}
+
 #[test]
 fn readers_opened_before_a_drop_still_read_everything() {
     let dir = tempfile::tempdir().unwrap();

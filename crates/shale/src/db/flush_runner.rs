@@ -201,6 +201,9 @@ fn run(
     db.stats
         .flush_bytes
         .fetch_add(r.outputs.bytes_written, Ordering::Relaxed);
+    db.stats
+        .flush_blob_bytes
+        .fetch_add(r.outputs.blobs.bytes_written, Ordering::Relaxed);
     db.log.event(
         "flush_finished",
         &[

@@ -459,9 +459,7 @@ fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
     out.push_str(&"-".repeat(header.len() + 1));
     out.push('\n');
     // What flushes wrote (tables and blob files): the bytes ingested.
-    let flushed = levels
-        .first()
-        .map_or(0, |l| l.bytes_written + l.blob_bytes_written);
+    let flushed = db.stats.flushed_bytes();
     let sum = sum_of(&levels);
     let (mut total_files, mut total_compacting, mut total_size) = (0usize, 0usize, 0u64);
     for (l, s) in levels.iter().enumerate() {
@@ -646,10 +644,8 @@ fn db_stats_lines(out: &mut String, what: &str, c: &WriteCounters, secs: f64, in
 fn stats_json(db: &Arc<DbInner>, cf: u32) -> String {
     let sh = shape(db, cf);
     let levels = db.stats.levels.lock().clone();
-    // Tables and blob files flushed: the bytes ingested.
-    let flushed = levels
-        .first()
-        .map_or(0, |l| l.bytes_written + l.blob_bytes_written);
+    // What flushes wrote (tables and blob files): the bytes ingested.
+    let flushed = db.stats.flushed_bytes();
     let level_obj = |name: String, s: &LevelCompactionStats, extra: String, w_amp: f64| {
         format!(
             "{{{name}\"bytes_read_non_output\": {}, \"bytes_read_output\": {}, \"bytes_written\": {}, \"bytes_new\": {}, \"bytes_moved\": {}, \"w_amp\": {:.4}, \"micros\": {}, \"cpu_micros\": {}, \"count\": {}, \"keys_in\": {}, \"keys_dropped\": {}, \"files_in_non_output\": {}, \"files_in_output\": {}, \"files_out\": {}, \"blob_bytes_read\": {}, \"blob_bytes_written\": {}{extra}}}",

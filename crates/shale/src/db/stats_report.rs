@@ -248,9 +248,7 @@ fn compaction_stats(db: &DbInner) -> CompactionStats {
     };
     let (mut jobs, mut written) = (0u64, 0u64);
     // Flushes wrote tables and blob files: both are the bytes ingested.
-    let flushed_all = levels
-        .first()
-        .map_or(0, |z| z.bytes_written + z.blob_bytes_written);
+    let flushed_all = s.flushed_bytes();
     for (l, r) in levels.iter().enumerate() {
         jobs += r.count;
         written += r.bytes_written + r.blob_bytes_written;

@@ -252,6 +252,8 @@ pub(crate) struct DbStats {
     /// Flushes installed.
     pub flushes: AtomicU64,
     pub flush_bytes: AtomicU64,
+    /// Blob file bytes flushes wrote (key-value separation).
+    pub flush_blob_bytes: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     /// Bytes of files removed whole by delete-only compaction.
     pub delete_only_bytes: AtomicU64,
@@ -300,6 +302,7 @@ impl DbStats {
             keys_read: Counter::default(),
             flushes: AtomicU64::new(0),
             flush_bytes: AtomicU64::new(0),
+            flush_blob_bytes: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             delete_only_bytes: AtomicU64::new(0),
             fifo_dropped_files: AtomicU64::new(0),
@@ -390,6 +393,13 @@ impl DbStats {
 
     #[inline]
     /// Books a job's statistics on its output level.
+    /// Bytes flushes wrote, tables and blob files: the bytes ingested, over
+    /// which W-Amp is counted. Not L0's written bytes, which also hold the
+    /// output of compactions into L0 (FIFO's and universal's intra-L0).
+    pub(crate) fn flushed_bytes(&self) -> u64 {
+        self.flush_bytes.load(Ordering::Relaxed) + self.flush_blob_bytes.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn add_level(&self, level: usize, s: &LevelCompactionStats) {
         let mut l = self.levels.lock();
         if let Some(row) = l.get_mut(level) {
