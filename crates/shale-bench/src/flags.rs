@@ -284,6 +284,7 @@ define_flags! {
     bloom_bits_per_level: String = String::new(), Shale, "Bloom bits per key by output level, comma-separated (Options::bloom_bits_per_key_per_level; the last applies deeper; empty = --bloom_bits everywhere).";
     detect_insert_streams: i64 = -1, Shale, "End flush outputs where an ascending insert stream of the memtable ends (CfOptions::detect_insert_streams): -1 = engine default (on for leveled compaction), 0 = off, 1 = on.";
     sst_partitioner_fixed_prefix_len: i64 = 0, Shale, "Flush and compaction outputs never span two key prefixes of this length (RocksDB's sst_partitioner_factory = NewSstPartitionerFixedPrefixFactory; db_bench has no flag; 0 = none).";
+    block_align: bool = false, Shale, "Align data blocks on the page size (db_bench's --block_align; needs --compression_type=none and a power-of-two --block_size; the rocksdb crate has no setter, so Shale only).";
     block_restart_bytes: i64 = 1024, Shale, "Also restart data blocks once entries since the last restart span this many bytes (0 = by count only, as RocksDB).";
     // ---- RocksDB-only options ----
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";

@@ -21,6 +21,7 @@ const CF_NAMES: &[&str] = &[
     "memtable_bloom_size_ratio",
     "block_size",
     "block_restart_interval",
+    "block_align",
     "bloom_bits_per_key",
     "compression",
     "bottommost_compression",
@@ -143,6 +144,7 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
         "memtable_bloom_size_ratio" => o.memtable_bloom_size_ratio = v.extract()?,
         "block_size" => o.block_size = v.extract()?,
         "block_restart_interval" => o.block_restart_interval = v.extract()?,
+        "block_align" => o.block_align = v.extract()?,
         "bloom_bits_per_key" => o.bloom_bits_per_key = v.extract()?,
         "compression" => o.compression_per_level = vec![compression(v)?],
         "bottommost_compression" => {

@@ -188,6 +188,9 @@ pub struct SstWriterOptions {
     pub compression: Compression,
     /// The `shale.db.id` property.
     pub db_id: String,
+    /// Aligned, zero-padded data blocks (`CfOptions::block_align`; the
+    /// caller keeps `compression` none and `block_size` a power of two).
+    pub block_align: bool,
 }
 
 /// `sst::TableBuilder`, for building seed tables.
@@ -210,6 +213,7 @@ impl SstWriter {
             whole_key_filtering: o.whole_key_filtering,
             compression: o.compression,
             db_id: o.db_id,
+            block_align: o.block_align,
         };
         SstWriter(crate::sst::TableBuilder::new(
             file,

@@ -654,6 +654,11 @@ fn small_options(rng: &mut SmallRng) -> Options {
     if rng.gen_bool(0.3) {
         o.bottommost_compression = Some(compression(rng));
     }
+    o.block_align = common::random_block_align(
+        rng,
+        &mut o.compression_per_level,
+        &mut o.bottommost_compression,
+    );
     if rng.gen_bool(0.3) {
         o.max_compaction_bytes = rng.gen_range(16 << 10..256 << 10);
     }
@@ -832,8 +837,14 @@ fn small_cf_options(rng: &mut SmallRng, name: &str, num_levels: usize) -> CfOpti
         blob: blob_options(rng),
         sst_partitioner_factory: None,
         detect_insert_streams: None,
+        block_align: false,
     };
     draw_style(rng, name, &mut o, num_levels);
+    o.block_align = common::random_block_align(
+        rng,
+        &mut o.compression_per_level,
+        &mut o.bottommost_compression,
+    );
     o.validate().unwrap();
     o
 }

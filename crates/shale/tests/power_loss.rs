@@ -160,6 +160,12 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
     // last so the draws before are unchanged.
     (o.sst_partitioner_factory, o.detect_insert_streams) =
         common::random_output_cuts(rng, o.compaction_style);
+    // Aligned data blocks (issue 16), after those.
+    o.block_align = common::random_block_align(
+        rng,
+        &mut o.compression_per_level,
+        &mut o.bottommost_compression,
+    );
     o
 }
 

@@ -364,6 +364,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         block_size: non_negative("block_size", f.block_size)?,
         block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
         block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
+        block_align: f.block_align,
         bloom_bits_per_key,
         bloom_bits_per_key_per_level,
         prefix_extractor,

@@ -116,7 +116,7 @@ fn block_seeds() -> Vec<Vec<u8>> {
 
 /// Tables by `TableBuilder`: (entries, bloom bits, compression), 256-byte
 /// blocks; then two with prefix filters (whole keys and prefixes, prefixes
-/// only).
+/// only); then one with aligned, zero-padded data blocks (`block_align`).
 pub fn table_seeds() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let shapes = [
@@ -129,12 +129,13 @@ pub fn table_seeds() -> Vec<Vec<u8>> {
     let fixed = shale::PrefixExtractor::Fixed(2);
     let shapes = shapes
         .into_iter()
-        .map(|(n, bits, c)| (n, bits, c, None, true))
+        .map(|(n, bits, c)| (n, bits, c, None, true, false))
         .chain([
-            (40, 10, Compression::None, Some(fixed), true),
-            (40, 10, Compression::None, Some(fixed), false),
+            (40, 10, Compression::None, Some(fixed), true, false),
+            (40, 10, Compression::None, Some(fixed), false, false),
+            (40, 10, Compression::None, None, true, true),
         ]);
-    for (n, bits, compression, prefix_extractor, whole_key_filtering) in shapes {
+    for (n, bits, compression, prefix_extractor, whole_key_filtering, block_align) in shapes {
         let bytes = Arc::new(Mutex::new(Vec::new()));
         let opts = SstWriterOptions {
             block_size: 256,
@@ -144,6 +145,7 @@ pub fn table_seeds() -> Vec<Vec<u8>> {
             whole_key_filtering,
             compression,
             db_id: "fuzz".into(),
+            block_align,
         };
         let file = Box::new(VecFile(Arc::clone(&bytes)));
         let mut tb = SstWriter::new(file, SST_FILE, 1, opts);

@@ -93,7 +93,19 @@ pub fn random_options(seed: u64, num_levels: u32, blob: Option<bool>) -> Options
         &mut SmallRng::seed_from_u64(seed ^ 0xc075),
         o.compaction_style,
     );
+    random_block_align(&mut SmallRng::seed_from_u64(seed ^ 0xa119), &mut o);
     o
+}
+
+/// Aligned data blocks (`block_align`, issue 16) in a quarter of the runs,
+/// from a generator of its own: compression off on every level, as the
+/// option requires (the drawn block sizes are powers of two).
+pub fn random_block_align(rng: &mut SmallRng, o: &mut Options) {
+    if rng.gen_bool(0.25) {
+        o.block_align = true;
+        o.compression_per_level = vec![Compression::None];
+        o.bottommost_compression = None;
+    }
 }
 
 /// Where a family's outputs are cut besides their size (issue 15), from a
@@ -293,7 +305,7 @@ pub fn describe(o: &Options) -> String {
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
          dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
          direct_reads={} direct_flush_compaction={} rate_limiter={} compaction_style={}{} \
-         blob={} sst_partitioner={} detect_insert_streams={:?}",
+         blob={} sst_partitioner={} detect_insert_streams={:?} block_align={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -331,7 +343,8 @@ pub fn describe(o: &Options) -> String {
         describe_blob(&o.blob),
         o.sst_partitioner_factory
             .map_or("none".to_string(), |p| p.name()),
-        o.detect_insert_streams
+        o.detect_insert_streams,
+        o.block_align
     )
 }
 

@@ -40,6 +40,14 @@ pub struct CfOptions {
     pub block_restart_interval: usize,
     /// Bytes between restart points (0 = by count only). Default 1024.
     pub block_restart_bytes: usize,
+    /// Aligned data blocks (RocksDB's `block_align`): each starts at a
+    /// multiple of min(`block_size`, 4 KiB) and, with its 5-byte trailer,
+    /// fits in `block_size` unless one entry is larger; zeros pad the gap.
+    /// A point read of a block is then one page from the device instead of
+    /// the two an unaligned 4 KiB block straddles, at the cost of the
+    /// padding. Requires no compression on any level and a power-of-two
+    /// `block_size` (else `InvalidArgument`). Default false.
+    pub block_align: bool,
     /// Bloom filter bits per key; 0 disables the filter. Default 10.
     pub bloom_bits_per_key: u32,
     /// Bloom bits per key by output level (flush writes L0; compaction its
@@ -128,6 +136,7 @@ impl Default for CfOptions {
             block_size: 4096,
             block_restart_interval: 16,
             block_restart_bytes: 1024,
+            block_align: false,
             bloom_bits_per_key: 10,
             bloom_bits_per_key_per_level: Vec::new(),
             prefix_extractor: None,
@@ -187,6 +196,24 @@ impl CfOptions {
         }
         if self.block_restart_interval == 0 {
             return bad("block_restart_interval must be > 0".into());
+        }
+        if self.block_align {
+            if !self.block_size.is_power_of_two() {
+                return bad(format!(
+                    "block_align needs a power-of-two block_size, not {}",
+                    self.block_size
+                ));
+            }
+            let compressed = self
+                .compression_per_level
+                .iter()
+                .chain(self.bottommost_compression.iter())
+                .any(|c| *c != Compression::None);
+            if compressed {
+                return bad("block_align needs no compression on every level \
+                            (compression_per_level and bottommost_compression)"
+                    .into());
+            }
         }
         if self.bloom_bits_per_key > 100 {
             return bad(format!(
@@ -314,6 +341,7 @@ impl CfOptions {
             whole_key_filtering: self.whole_key_filtering,
             compression,
             db_id: db_id.to_string(),
+            block_align: self.block_align,
         }
     }
 
@@ -407,6 +435,7 @@ impl CfOptions {
             self.block_restart_interval.to_string(),
         );
         line("block_restart_bytes", self.block_restart_bytes.to_string());
+        line("block_align", self.block_align.to_string());
         line("bloom_bits_per_key", self.bloom_bits_per_key.to_string());
         if !self.bloom_bits_per_key_per_level.is_empty() {
             let v: Vec<String> = self
@@ -530,6 +559,7 @@ impl CfOptions {
                 "block_size" => o.block_size = num(v, bad)?,
                 "block_restart_interval" => o.block_restart_interval = num(v, bad)?,
                 "block_restart_bytes" => o.block_restart_bytes = num(v, bad)?,
+                "block_align" => o.block_align = num(v, bad)?,
                 "bloom_bits_per_key" => o.bloom_bits_per_key = num(v, bad)?,
                 "bloom_bits_per_key_per_level" => {
                     o.bloom_bits_per_key_per_level = v

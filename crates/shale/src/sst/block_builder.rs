@@ -133,6 +133,14 @@ impl BlockBuilder {
         self.num_entries == 0
     }
 
+    /// An upper bound of `size_estimate` after `add(key, value)`: the
+    /// entry unshared, with a new restart point (RocksDB's
+    /// `EstimateSizeAfterKV`, used to keep aligned blocks within a page).
+    pub(crate) fn size_estimate_after(&self, key: &[u8], value: &[u8]) -> usize {
+        // Three varints of at most 5 bytes, the bytes, a restart offset.
+        self.size_estimate() + 15 + key.len() + value.len() + 4
+    }
+
     #[cfg(test)]
     pub(crate) fn num_entries(&self) -> usize {
         self.num_entries

@@ -11,7 +11,12 @@
 //! footer (60 bytes)
 //! ```
 //!
-//! A data block is cut when its size estimate reaches `block_size`. Its
+//! A data block is cut when its size estimate reaches `block_size`; with
+//! `block_align` instead before an entry that would take it (with its
+//! trailer) past `block_size` (a power of two), and zeros pad it to the
+//! next multiple of the alignment unit (`TableOptions::alignment`), so every
+//! data block starts at a multiple of the unit and a block of at most one
+//! page is one page read. Its
 //! index entry is written when the next key arrives (or at `finish`), so
 //! the index key can be a short separator between the two blocks.
 //!
@@ -41,7 +46,7 @@ use crate::range_del::Fragment;
 use crate::sst::block_builder::BlockBuilder;
 use crate::sst::compression::{Compressor, TYPE_NONE};
 use crate::sst::filter::FilterBuilder;
-use crate::sst::format::{make_trailer, BlockHandle, Footer, FORMAT_VERSION};
+use crate::sst::format::{make_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FORMAT_VERSION};
 use crate::sst::properties::TableProperties;
 use crate::sst::{
     TableOptions, METAINDEX_FILTER, METAINDEX_PREFIX_FILTER, METAINDEX_PROPERTIES,
@@ -93,6 +98,21 @@ impl BlockWriter {
         self.file.append(&trailer)?;
         self.offset = handle.end_with_trailer();
         Ok(handle)
+    }
+
+    /// Appends zeros up to the next multiple of `unit` (a power of two);
+    /// returns how many. No block handle points into them.
+    fn pad_to(&mut self, unit: u64) -> Result<u64> {
+        const ZEROS: [u8; 4096] = [0; 4096];
+        let pad = self.offset.next_multiple_of(unit) - self.offset;
+        let mut left = pad as usize;
+        while left > 0 {
+            let n = left.min(ZEROS.len());
+            self.file.append(&ZEROS[..n])?;
+            left -= n;
+        }
+        self.offset += pad;
+        Ok(pad)
     }
 }
 
@@ -195,6 +215,17 @@ impl TableBuilder {
         }
         let parsed = parse_internal_key(ikey);
         debug_assert!(parsed.is_some(), "not an internal key");
+        if self.opts.block_align
+            && !self.data_block.is_empty()
+            && self.data_block.size_estimate_after(ikey, value) + BLOCK_TRAILER_LEN
+                > self.opts.block_size
+        {
+            // The entry would push the block (and trailer) past
+            // `block_size`: cut before it (RocksDB's rule with block_align).
+            // Before `last_key` moves on: the block's index separator lies
+            // between its last key and this one.
+            self.flush_data_block()?;
+        }
         if let Some(h) = self.pending_handle.take() {
             shortest_separator(&self.last_key, ikey, &mut self.sep);
             self.add_index_entry(h);
@@ -254,9 +285,15 @@ impl TableBuilder {
         }
         let res = self.w.write(self.data_block.finish(), true);
         let h = self.check(res)?;
+        let padding = if self.opts.block_align {
+            let res = self.w.pad_to(self.opts.alignment() as u64);
+            self.check(res)?
+        } else {
+            0
+        };
         self.data_block.reset();
         self.props.num_data_blocks += 1;
-        self.props.data_size += h.end_with_trailer() - h.offset;
+        self.props.data_size += h.end_with_trailer() - h.offset + padding;
         self.pending_handle = Some(h);
         Ok(())
     }

@@ -89,6 +89,21 @@ pub(crate) struct TableOptions {
     pub compression: Compression,
     /// Id of the DB, stored as the `shale.db.id` property. Default empty.
     pub db_id: String,
+    /// Data blocks start at multiples of [`TableOptions::alignment`] and,
+    /// with their trailer, fit in `block_size` unless a single entry is
+    /// larger (RocksDB's `block_align`): with 4 KiB blocks a block read is
+    /// one page from the device. Requires no compression and a power-of-two
+    /// `block_size` (checked by the options). Default false.
+    pub block_align: bool,
+}
+
+impl TableOptions {
+    /// The unit aligned data blocks keep to: the smaller of the page size
+    /// (4 KiB) and `block_size`, rounded down to a power of two.
+    pub(crate) fn alignment(&self) -> usize {
+        let unit = self.block_size.clamp(1, 4096);
+        1 << unit.ilog2()
+    }
 }
 
 impl Default for TableOptions {
@@ -102,6 +117,7 @@ impl Default for TableOptions {
             whole_key_filtering: true,
             compression: Compression::None,
             db_id: String::new(),
+            block_align: false,
         }
     }
 }

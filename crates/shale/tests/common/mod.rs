@@ -80,6 +80,23 @@ impl Pause {
     }
 }
 
+/// Aligned data blocks (`block_align`, issue 16) in a quarter of the
+/// draws, with compression turned off on every level as the option
+/// requires (the block sizes the tests draw are powers of two). Returns the
+/// option's value.
+pub fn random_block_align(
+    rng: &mut impl rand::Rng,
+    compression_per_level: &mut Vec<shale::Compression>,
+    bottommost_compression: &mut Option<shale::Compression>,
+) -> bool {
+    if !rng.gen_bool(0.25) {
+        return false;
+    }
+    *compression_per_level = vec![shale::Compression::None];
+    *bottommost_compression = None;
+    true
+}
+
 /// Where a family's outputs are cut besides their size (issue 15), as the
 /// model and power-loss tests draw it: a fixed-prefix partitioner (none; 2
 /// or 3 bytes over their `k%0Nd` keys: up to ten or a hundred partitions;
