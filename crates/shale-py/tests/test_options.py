@@ -46,11 +46,21 @@ def test_known_options_open(path):
         ({"write_buffer_size": 0}, "write_buffer_size"),
         ({"memory_budget": 1 << 19}, "memory_budget"),
         ({"compaction_style": "universal", "detect_insert_streams": True}, "detect_insert_streams"),
+        ({"block_align": True, "compression": "lz4"}, "block_align"),
+        ({"block_align": True, "block_size": 3000}, "block_align"),
     ],
 )
 def test_bad_options_are_refused(path, kw, match):
     with pytest.raises(shale.InvalidArgumentError, match=match):
         shale.DB(path, **kw)
+
+
+def test_block_align(path):
+    with shale.DB(path, block_align=True, compression="none", block_size=4096) as db:
+        for i in range(2000):
+            db[b"k%05d" % i] = b"v" * 300
+        db.flush()
+        assert all(db[b"k%05d" % i] == b"v" * 300 for i in range(0, 2000, 7))
 
 
 def test_direct_io_where_the_file_system_takes_it(path):
