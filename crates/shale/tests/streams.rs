@@ -450,3 +450,48 @@ fn created_events_name_the_level_a_flushed_table_was_installed_at() {
     }
     check(&db, &model);
 }
+
+/// Compaction outputs end where streams end too (`detect_insert_streams`
+/// covers compactions into L1 and below): 8 streams flushed with detection
+/// off (every table spans all of them) and compacted with it on land in
+/// tables of one stream each; compacted with it off, tables span streams.
+/// The contents are the same either way.
+#[test]
+fn compactions_cut_outputs_where_streams_end() {
+    let spanning = |detect_in_compaction: bool| -> (usize, usize) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut model = BTreeMap::new();
+        let flushed_off = Options {
+            detect_insert_streams: Some(false),
+            level0_file_num_compaction_trigger: 100,
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            ..options()
+        };
+        let db = Db::open(dir.path(), flushed_off).unwrap();
+        write_streams(&db, 8, 0, 6_000, &mut model);
+        db.flush().unwrap();
+        // Flushed without detection: tables span streams.
+        assert!(tables(&db).iter().any(|(_, lo, hi)| lo[..8] != hi[..8]));
+        db.close().unwrap();
+        let o = Options {
+            detect_insert_streams: Some(detect_in_compaction),
+            ..options()
+        };
+        let db = Db::open(dir.path(), o).unwrap();
+        db.compact_range(None, None).unwrap();
+        check(&db, &model);
+        let t = tables(&db);
+        assert!(t.iter().all(|(level, _, _)| *level > 0));
+        let spanning = t.iter().filter(|(_, lo, hi)| lo[..8] != hi[..8]).count();
+        (spanning, t.len())
+    };
+    let (with, n) = spanning(true);
+    assert_eq!(with, 0, "{with} of {n} tables span two streams");
+    assert!(n >= 8, "{n} tables");
+    let (without, n) = spanning(false);
+    assert!(
+        without > 0,
+        "{without} of {n} tables span streams without detection"
+    );
+}

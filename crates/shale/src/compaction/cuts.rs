@@ -1,7 +1,8 @@
 //! Where flush and compaction outputs end besides their size: at key
 //! partitions the user declares (`SstPartitioner`, RocksDB's
 //! `sst_partitioner_factory`) and at the ends of ascending insert streams
-//! found in a memtable (`StreamDetector`, beyond RocksDB).
+//! found in a memtable or in a compaction's merged inputs
+//! (`StreamDetector`, beyond RocksDB).
 //!
 //! Why: a table whose key range spans two places where writes keep
 //! arriving overlaps every later table of those places, so it can never be
@@ -136,12 +137,12 @@ pub(crate) struct StreamDetector {
 }
 
 impl StreamDetector {
-    /// A detector for flushes of memtables of `write_buffer_size` bytes:
-    /// runs must fill 1/128 of that, at least 64 KiB (1/8 of a memtable
-    /// under 512 KiB), so a flush adds at most ~128 files.
-    pub(crate) fn for_write_buffer(write_buffer_size: usize) -> StreamDetector {
-        let wbs = write_buffer_size as u64;
-        StreamDetector::new((wbs / 128).max(MIN_RUN_BYTES_FLOOR.min(wbs / 8)))
+    /// A detector for outputs of about `output_size` bytes (a flush's
+    /// memtable, a compaction level's target file size): runs must fill
+    /// 1/128 of that, at least 64 KiB (1/8 of an output under 512 KiB), so
+    /// one output's worth of input adds at most ~128 files.
+    pub(crate) fn for_output_size(output_size: u64) -> StreamDetector {
+        StreamDetector::new((output_size / 128).max(MIN_RUN_BYTES_FLOOR.min(output_size / 8)))
     }
 
     pub(crate) fn new(min_run_bytes: u64) -> StreamDetector {
@@ -254,7 +255,7 @@ mod tests {
 
     #[test]
     fn the_run_size_follows_the_memtable_size() {
-        let min = |wbs: usize| StreamDetector::for_write_buffer(wbs).min_run_bytes;
+        let min = |wbs: u64| StreamDetector::for_output_size(wbs).min_run_bytes;
         assert_eq!(min(64 << 20), 512 << 10);
         assert_eq!(min(4 << 20), 64 << 10);
         assert_eq!(min(256 << 10), 32 << 10);

@@ -58,6 +58,10 @@ pub(crate) struct CompactionJob<'a> {
     pub blob_output: Option<crate::compaction::blob_output::BlobOutputSpec>,
     /// Where outputs must end (`sst_partitioner_factory`).
     pub partitioner: Option<super::cuts::SstPartitioner>,
+    /// Ends outputs where an ascending insert stream of the inputs ends
+    /// (`detect_insert_streams`; `None` for intra-L0 outputs and non-leveled
+    /// families).
+    pub streams: Option<super::cuts::StreamDetector>,
 }
 
 /// What `CompactionJob::run` produced.
@@ -139,6 +143,7 @@ impl CompactionJob<'_> {
             .with_now(self.now)
             .with_blob_source(self.blob_output.as_ref().map(|b| Arc::clone(&b.source)));
         spec.partitioner = self.partitioner;
+        spec.streams = self.streams.clone();
         let mut cutter = GrandparentCutter::new(
             &self.plan.grandparents,
             self.max_grandparent_overlap,

@@ -820,6 +820,11 @@ fn job_for<'p>(
         partitioner: opts
             .sst_partitioner_factory
             .filter(|_| plan.output_level > 0),
+        // Runs must fill 1/128 of the level's target file size.
+        streams: match plan.output_level {
+            0 => None,
+            l => opts.stream_detector(opts.target_file_size(l)),
+        },
     };
     // An intra-L0 output is one file, as a flush's.
     let target = match plan.output_level {

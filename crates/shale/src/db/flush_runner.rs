@@ -110,7 +110,7 @@ fn run(
             true,
         ),
         partitioner: opts.flush_partitioner(),
-        streams: opts.stream_detector(),
+        streams: opts.stream_detector(opts.write_buffer_size as u64),
     };
     let started = Instant::now();
     // At most two runs: the second has no filter, so nothing to refuse.

@@ -793,7 +793,7 @@ fn flush_recovered(
         // blob files later.
         blob: None,
         partitioner: opts.flush_partitioner(),
-        streams: opts.stream_detector(),
+        streams: opts.stream_detector(opts.write_buffer_size as u64),
     };
     let out = write_outputs(&mut iter, &mut filter, &mut spec)?;
     for mut f in out.files {

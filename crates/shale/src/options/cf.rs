@@ -118,9 +118,10 @@ pub struct CfOptions {
     /// compaction (intra-L0 merges) are never cut: a merge that reduces
     /// the L0 file count must make fewer files. Default `None`.
     pub sst_partitioner_factory: Option<SstPartitioner>,
-    /// Flush outputs end where an ascending insert stream of the memtable
-    /// ends (`compaction::cuts`), so interleaved streams land in disjoint
-    /// tables that later move down levels without rewrites. `None` (the
+    /// Flush outputs, and compaction outputs below L0, end where an
+    /// ascending insert stream of the memtable (of the merged inputs) ends
+    /// (`compaction::cuts`), so interleaved streams land in disjoint tables
+    /// that later move down levels without rewrites. `None` (the
     /// default): on for leveled families, off for universal (each L0 file
     /// is a sorted run there) and FIFO; `Some(true)` with those styles is
     /// refused.
@@ -303,14 +304,16 @@ impl CfOptions {
             .filter(|_| self.compaction_style == CompactionStyle::Level)
     }
 
-    /// The detector that ends flush outputs at insert-stream boundaries,
-    /// when `detect_insert_streams` (resolved for the style) is on.
-    pub(crate) fn stream_detector(&self) -> Option<StreamDetector> {
+    /// The detector that ends flush or compaction outputs of about
+    /// `output_size` bytes (the write buffer, the level's target file size)
+    /// at insert-stream boundaries, when `detect_insert_streams` (resolved
+    /// for the style) is on.
+    pub(crate) fn stream_detector(&self, output_size: u64) -> Option<StreamDetector> {
         let on = self
             .detect_insert_streams
             .unwrap_or(self.compaction_style == CompactionStyle::Level);
         (on && self.compaction_style == CompactionStyle::Level)
-            .then(|| StreamDetector::for_write_buffer(self.write_buffer_size))
+            .then(|| StreamDetector::for_output_size(output_size))
     }
 
     /// Checks what depends on the DB's `num_levels` (set once for every

@@ -388,7 +388,7 @@ pub struct Options {
     /// The `default` family's output partitioner (RocksDB's
     /// `sst_partitioner_factory`; see [`CfOptions`]). Default `None`.
     pub sst_partitioner_factory: Option<SstPartitioner>,
-    /// Cut the `default` family's flushes at insert-stream ends (see
+    /// Cut the `default` family's flush and compaction outputs at insert-stream ends (see
     /// [`CfOptions`]). Default `None`: on for leveled compaction.
     pub detect_insert_streams: Option<bool>,
     /// Callbacks told about flushes, compactions, table files, write
