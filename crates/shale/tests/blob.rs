@@ -410,3 +410,66 @@ fn blob_reads_are_accounted_as_their_own_purpose() {
     );
     assert!(db.property("shale.io-stats").unwrap().contains("blob"));
 }
+
+/// With a bounded `max_open_files`, blob readers share the table cache's
+/// bound (`max_open_files - 10` readers, tables and blob files together):
+/// a DB of many more blob files than that reads every value back, by
+/// `get`, `multi_get`, an iterator and a relocating compaction, while
+/// `shale.num-open-blob-files` never passes the bound. Before, every live
+/// blob file kept a reader open until it was deleted.
+#[test]
+fn blob_readers_stay_within_max_open_files() {
+    const BOUND: u64 = 10; // max_open_files 20, less the 10 reserved
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        max_open_files: 20,
+        // No blob in the block cache: every read reaches a blob file.
+        cache_size: 0,
+        blob: BlobOptions {
+            blob_file_size: 8 << 10,
+            ..blob_opts(100, true)
+        },
+        ..options(BlobOptions::default())
+    };
+    let db = Db::open(dir.path(), o.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    for round in 0..4u32 {
+        for i in 0..100u32 {
+            let k = format!("k{:04}", i * 4 + round).into_bytes();
+            let v = value(i, round, 1500);
+            db.put(&k, &v).unwrap();
+            model.insert(k, v);
+        }
+        db.flush().unwrap();
+    }
+    let open_within_bound = |db: &Db, what: &str| {
+        let blobs = num(db, "shale.num-open-blob-files");
+        let tables = num(db, "shale.num-open-tables");
+        assert!(
+            blobs + tables <= BOUND,
+            "{what}: {blobs} blob and {tables} table readers open"
+        );
+    };
+    let files = num(&db, "shale.num-blob-files");
+    assert!(files >= 4 * BOUND, "only {files} blob files");
+    open_within_bound(&db, "after the flushes");
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
+        open_within_bound(&db, "get");
+    }
+    // Point reads, multi_get and both iteration directions.
+    check_all(&db, &model);
+    open_within_bound(&db, "check_all");
+    // Garbage collection (age cutoff 0.5) reads and relocates half the
+    // blob files through the same bounded readers.
+    db.compact_range(None, None).unwrap();
+    open_within_bound(&db, "compaction");
+    check_all(&db, &model);
+    db.close().unwrap();
+    // Open checks every blob file (paranoid_checks), one at a time.
+    let db = Db::open(dir.path(), o).unwrap();
+    open_within_bound(&db, "reopen");
+    check_all(&db, &model);
+    open_within_bound(&db, "reads after reopen");
+    assert!(num(&db, "shale.num-open-blob-files") > 0);
+}

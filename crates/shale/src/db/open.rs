@@ -169,14 +169,19 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             opts.use_direct_io_for_flush_and_compaction,
         ),
     );
-    let blobs = Arc::new(BlobSource::new(
+    let mut blobs = BlobSource::new(
         Arc::clone(&fs),
         dir.to_path_buf(),
         opts.use_direct_reads,
         block_cache
             .clone()
             .map(|c| c as Arc<dyn crate::blob::source::BlobCacheHook>),
-    ));
+    );
+    // Bounded `max_open_files`: blob readers share the table cache's bound.
+    if let Some(readers) = table_cache.blob_readers() {
+        blobs = blobs.sharing_readers(readers);
+    }
+    let blobs = Arc::new(blobs);
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums),
         // and every blob file (header and footer; a missing one fails
