@@ -11,7 +11,12 @@ use std::collections::BTreeMap;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::{BlobOptions, Db, Error, Options, ReadOptions, StringAppendOperator};
+use std::sync::Arc;
+
+use shale::fs::MemFileSystem;
+use shale::{
+    BlobOptions, Db, Error, Options, ReadOptions, StringAppendOperator, WriteBatch, WriteOptions,
+};
 
 fn blob_opts(min: u64, gc: bool) -> BlobOptions {
     BlobOptions {
@@ -472,4 +477,59 @@ fn blob_readers_stay_within_max_open_files() {
     check_all(&db, &model);
     open_within_bound(&db, "reads after reopen");
     assert!(num(&db, "shale.num-open-blob-files") > 0);
+}
+
+/// The recovery flush at open separates values as a flush does (RocksDB's
+/// `WriteLevel0TableForRecovery`), with `blob_file_starting_level` 0:
+/// after a process crash that left the writes only in the WAL, the tables
+/// written at open hold references and the values are in new blob files
+/// the MANIFEST lists (they read back, and again after a clean reopen).
+/// With `blob_file_starting_level` 1 the recovered values stay inline, as
+/// a flush's would. Before, recovered values always stayed inline.
+#[test]
+fn recovery_at_open_writes_large_values_to_blob_files() {
+    for starting_level in [0, 1] {
+        let mem = Arc::new(MemFileSystem::new());
+        let o = |fs: Arc<MemFileSystem>| Options {
+            fs,
+            blob: BlobOptions {
+                blob_file_starting_level: starting_level,
+                ..blob_opts(100, false)
+            },
+            ..options(BlobOptions::default())
+        };
+        let db = Db::open("/db", o(Arc::clone(&mem))).unwrap();
+        let mut model = BTreeMap::new();
+        let sync = WriteOptions {
+            sync: true,
+            disable_wal: false,
+        };
+        for i in 0..60u32 {
+            let len = if i % 6 == 0 { 20 } else { 2000 };
+            let (k, v) = (format!("k{i:03}").into_bytes(), value(i, 0, len));
+            let mut b = WriteBatch::new();
+            b.put(&k, &v);
+            db.write(b, &sync).unwrap();
+            model.insert(k, v);
+        }
+        assert_eq!(num(&db, "shale.num-files-at-level0"), 0, "nothing flushed");
+        let image = Arc::new(mem.crash_process());
+        let db2 = Db::open("/db", o(Arc::clone(&image))).unwrap();
+        let ctx = format!("blob_file_starting_level {starting_level}");
+        check_all(&db2, &model);
+        let tables = num(&db2, "shale.total-sst-files-size");
+        if starting_level == 0 {
+            assert!(num(&db2, "shale.num-blob-files") >= 1, "{ctx}");
+            // 50 values of 2000 bytes are in blob files, not the tables.
+            assert!(num(&db2, "shale.live-blob-file-size") >= 50 * 2000, "{ctx}");
+            assert!(tables < 20_000, "{ctx}: {tables} bytes of tables");
+        } else {
+            assert_eq!(num(&db2, "shale.num-blob-files"), 0, "{ctx}");
+            assert!(tables >= 50 * 2000, "{ctx}: {tables} bytes of tables");
+        }
+        db2.close().unwrap();
+        let db3 = Db::open("/db", o(image)).unwrap();
+        check_all(&db3, &model);
+        drop(db);
+    }
 }

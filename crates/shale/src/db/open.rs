@@ -21,7 +21,11 @@
 //! no family reads an old WAL again, whose torn last record would stop a
 //! later recovery in front of the new WAL): a crash before the group
 //! replays the same logs again (the tables written so far are orphans,
-//! deleted at the next open); a crash after it replays none of them. Recovery is idempotent
+//! deleted at the next open); a crash after it replays none of them. The
+//! recovery flush separates values into blob files as a flush does
+//! (`enable_blob_files` with `blob_file_starting_level` 0, RocksDB's
+//! `WriteLevel0TableForRecovery`); its blob files join the same group.
+//! Recovery is idempotent
 //! at every crash point (regression test `crash_during_recovery` counts
 //! tables as well as keys).
 
@@ -208,6 +212,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         &families,
         &log,
         &shutting_down,
+        &blobs,
     )?;
     let stats = DbStats::new(opts.num_levels);
 
@@ -528,6 +533,7 @@ fn replay_wals(
     families: &[OpenFamily],
     log: &InfoLog,
     shutting_down: &AtomicBool,
+    blobs: &Arc<BlobSource>,
 ) -> Result<(String, u64, BTreeMap<u32, VersionEdit>)> {
     // Not the families' smallest log number alone: a family idle for a
     // while keeps an old one, and the WALs between it and the persisted
@@ -576,6 +582,7 @@ fn replay_wals(
         dir,
         file_opts: opts.flush_file_options(),
         now: opts.clock.now_secs(),
+        blobs,
     };
     for (i, &number) in logs.iter().enumerate() {
         versions.mark_file_number_used(number);
@@ -639,7 +646,15 @@ fn replay_wals(
                         *bytes = 0;
                         if let Some(m) = slot.take() {
                             let edit = edits.entry(f.id).or_default();
-                            flush_recovered(tables(), &f.opts, versions, edit, m, shutting_down)?;
+                            flush_recovered(
+                                tables(),
+                                f.id,
+                                &f.opts,
+                                versions,
+                                edit,
+                                m,
+                                shutting_down,
+                            )?;
                         }
                     }
                 }
@@ -664,7 +679,7 @@ fn replay_wals(
     for (slot, f) in mems.iter_mut().zip(&existing) {
         if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
             let edit = edits.entry(f.id).or_default();
-            flush_recovered(tables(), &f.opts, versions, edit, m, shutting_down)?;
+            flush_recovered(tables(), f.id, &f.opts, versions, edit, m, shutting_down)?;
         }
     }
     Ok((report, max_seq, edits))
@@ -751,10 +766,16 @@ struct RecoveryTables<'a> {
     /// The clock (the tables' `newest_key_time`: their entries were
     /// written before the open).
     now: u64,
+    /// Where blob files are read (the source a recovery flush's blob
+    /// side writes for).
+    blobs: &'a Arc<BlobSource>,
 }
 
+/// Writes recovered memtable `mem` of family `cf` to L0 tables (and blob
+/// files) and adds them to `edit`.
 fn flush_recovered(
     to: RecoveryTables<'_>,
+    cf: u32,
     opts: &CfOptions,
     versions: &mut VersionSet,
     edit: &mut VersionEdit,
@@ -766,6 +787,7 @@ fn flush_recovered(
         dir,
         file_opts,
         now,
+        blobs,
     } = to;
     let mem = Arc::new(mem);
     let mut iter = mem.iter();
@@ -794,13 +816,15 @@ fn flush_recovered(
         shutting_down,
         // Tables written at open (recovered memtables) are synced whole.
         bytes_per_sync: 0,
-        // Values stay in the recovered tables; compactions move them to
-        // blob files later.
-        blob: None,
+        // Values go to blob files as a flush's would (RocksDB's recovery
+        // flush does the same), blob files finished and synced before the
+        // group edit that names them.
+        blob: super::blob_glue::recovery_spec(blobs, cf, opts),
         partitioner: opts.flush_partitioner(),
         streams: opts.stream_detector(),
     };
     let out = write_outputs(&mut iter, &mut filter, &mut spec)?;
+    edit.blob_file_additions.extend(out.blobs.additions());
     for mut f in out.files {
         f.compression = compression.code();
         f.newest_key_time = now;
