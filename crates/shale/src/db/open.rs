@@ -204,16 +204,15 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     }
 
     let shutting_down = AtomicBool::new(false);
-    let (report, max_seq, mut edits) = replay_wals(
-        &fs,
+    let to = RecoveryTables {
+        fs: &fs,
         dir,
-        &opts,
-        &mut versions,
-        &families,
-        &log,
-        &shutting_down,
-        &blobs,
-    )?;
+        file_opts: opts.flush_file_options(),
+        now: opts.clock.now_secs(),
+        blobs: &blobs,
+    };
+    let (report, max_seq, mut edits) =
+        replay_wals(to, &opts, &mut versions, &families, &log, &shutting_down)?;
     let stats = DbStats::new(opts.num_levels);
 
     let wal_number = versions.new_file_number();
@@ -524,17 +523,17 @@ impl MemTarget for RecoveryTarget<'_> {
 /// Replays WALs into per-family memtables, flushing them to L0 as they fill.
 /// Returns the recovery report, the highest sequence number seen and one
 /// edit per family that got tables (not yet applied: the caller adds the
-/// new log numbers and applies them as one group).
+/// new log numbers and applies them as one group). The WALs are in
+/// `to.dir`, where the recovered memtables are written.
 fn replay_wals(
-    fs: &Arc<dyn FileSystem>,
-    dir: &Path,
+    to: RecoveryTables<'_>,
     opts: &Options,
     versions: &mut VersionSet,
     families: &[OpenFamily],
     log: &InfoLog,
     shutting_down: &AtomicBool,
-    blobs: &Arc<BlobSource>,
 ) -> Result<(String, u64, BTreeMap<u32, VersionEdit>)> {
+    let (fs, dir) = (to.fs, to.dir);
     // Not the families' smallest log number alone: a family idle for a
     // while keeps an old one, and the WALs between it and the persisted
     // DB-wide floor may have been deleted, or left unsynced, before a
@@ -576,14 +575,6 @@ fn replay_wals(
     let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     // The last log replayed and how far it held whole records.
     let mut prev: Option<(u64, u64)> = None;
-    // Where memtables recovery fills are written.
-    let tables = || RecoveryTables {
-        fs,
-        dir,
-        file_opts: opts.flush_file_options(),
-        now: opts.clock.now_secs(),
-        blobs,
-    };
     for (i, &number) in logs.iter().enumerate() {
         versions.mark_file_number_used(number);
         let name = log_file_name(number);
@@ -646,15 +637,7 @@ fn replay_wals(
                         *bytes = 0;
                         if let Some(m) = slot.take() {
                             let edit = edits.entry(f.id).or_default();
-                            flush_recovered(
-                                tables(),
-                                f.id,
-                                &f.opts,
-                                versions,
-                                edit,
-                                m,
-                                shutting_down,
-                            )?;
+                            flush_recovered(to, f.id, &f.opts, versions, edit, m, shutting_down)?;
                         }
                     }
                 }
@@ -679,7 +662,7 @@ fn replay_wals(
     for (slot, f) in mems.iter_mut().zip(&existing) {
         if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
             let edit = edits.entry(f.id).or_default();
-            flush_recovered(tables(), f.id, &f.opts, versions, edit, m, shutting_down)?;
+            flush_recovered(to, f.id, &f.opts, versions, edit, m, shutting_down)?;
         }
     }
     Ok((report, max_seq, edits))
@@ -757,6 +740,7 @@ fn probe_direct_io(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &Options) -> Resu
 }
 
 /// Where WAL recovery writes its tables.
+#[derive(Clone, Copy)]
 struct RecoveryTables<'a> {
     fs: &'a Arc<dyn FileSystem>,
     dir: &'a Path,
