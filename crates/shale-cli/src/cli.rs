@@ -39,8 +39,9 @@ pub enum Command {
     /// Inspect a table file.
     #[command(subcommand)]
     Sst(SstCommand),
-    /// Verify every checksum of every live file of a DB (exit 0 clean, 1
-    /// corruption found, 2 other error).
+    /// Verify every checksum of every live file of a DB, and that every
+    /// blob reference of its tables points into a listed blob file (exit 0
+    /// clean, 1 corruption found, 2 other error).
     Check(cmd::check::Args),
     /// Compact a DB, or a key range of it (opens the DB for writing).
     Compact(cmd::compact::Args),

@@ -242,3 +242,34 @@ fn a_missing_truncated_or_damaged_blob_file_is_named_with_its_offset() {
     std::fs::write(&path, &good).unwrap();
     assert_eq!(check_json(d.path()).0, 0);
 }
+
+/// Blob references are followed: after `shale repair` lost a blob file
+/// (deleted before the repair), the repaired MANIFEST lists the tables
+/// that reference it but not the file, and `check` reports those
+/// references on the table that holds them. Before, that DB checked clean
+/// and only reads of those keys failed.
+#[test]
+fn references_into_a_blob_file_the_manifest_does_not_list_are_problems() {
+    let d = tempfile::tempdir().unwrap();
+    make_blob_db(d.path());
+    assert_eq!(check_json(d.path()).0, 0);
+    // The newest blob file: the last round's values (every fifth key, 10 of
+    // them in blob files; 10 and 45 are inline).
+    let blob = files_with(d.path(), "blob").pop().unwrap();
+    let name = blob.file_name().unwrap().to_str().unwrap().to_string();
+    std::fs::remove_file(&blob).unwrap();
+    let r = shale(&["repair", "--json", path_str(d.path())]);
+    assert_eq!(r.code, 1, "blobs were lost: {}", r.stdout);
+    let p = problems_naming(d.path(), ".sst", "refs into a lost blob file");
+    assert_eq!(p.len(), 1, "{p:?}");
+    let what = p[0]["what"].as_str().unwrap();
+    assert!(
+        what.starts_with(&format!(
+            "10 blob reference(s) point into {name}, which MANIFEST-"
+        )) && what.ends_with("does not list (first: key b00)"),
+        "{what}"
+    );
+    let text = shale(&["check", path_str(d.path())]);
+    assert_eq!(text.code, 1);
+    assert!(text.stdout.contains(&name), "{}", text.stdout);
+}

@@ -11,7 +11,12 @@ use std::collections::BTreeMap;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::{BlobOptions, Db, Error, Options, ReadOptions, StringAppendOperator};
+use std::sync::Arc;
+
+use shale::fs::MemFileSystem;
+use shale::{
+    BlobOptions, Db, Error, Options, ReadOptions, StringAppendOperator, WriteBatch, WriteOptions,
+};
 
 fn blob_opts(min: u64, gc: bool) -> BlobOptions {
     BlobOptions {
@@ -409,4 +414,122 @@ fn blob_reads_are_accounted_as_their_own_purpose() {
         db.property("shale.io-stats").unwrap()
     );
     assert!(db.property("shale.io-stats").unwrap().contains("blob"));
+}
+
+/// With a bounded `max_open_files`, blob readers share the table cache's
+/// bound (`max_open_files - 10` readers, tables and blob files together):
+/// a DB of many more blob files than that reads every value back, by
+/// `get`, `multi_get`, an iterator and a relocating compaction, while
+/// `shale.num-open-blob-files` never passes the bound. Before, every live
+/// blob file kept a reader open until it was deleted.
+#[test]
+fn blob_readers_stay_within_max_open_files() {
+    const BOUND: u64 = 10; // max_open_files 20, less the 10 reserved
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        max_open_files: 20,
+        // No blob in the block cache: every read reaches a blob file.
+        cache_size: 0,
+        blob: BlobOptions {
+            blob_file_size: 8 << 10,
+            ..blob_opts(100, true)
+        },
+        ..options(BlobOptions::default())
+    };
+    let db = Db::open(dir.path(), o.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    for round in 0..4u32 {
+        for i in 0..100u32 {
+            let k = format!("k{:04}", i * 4 + round).into_bytes();
+            let v = value(i, round, 1500);
+            db.put(&k, &v).unwrap();
+            model.insert(k, v);
+        }
+        db.flush().unwrap();
+    }
+    let open_within_bound = |db: &Db, what: &str| {
+        let blobs = num(db, "shale.num-open-blob-files");
+        let tables = num(db, "shale.num-open-tables");
+        assert!(
+            blobs + tables <= BOUND,
+            "{what}: {blobs} blob and {tables} table readers open"
+        );
+    };
+    let files = num(&db, "shale.num-blob-files");
+    assert!(files >= 4 * BOUND, "only {files} blob files");
+    open_within_bound(&db, "after the flushes");
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
+        open_within_bound(&db, "get");
+    }
+    // Point reads, multi_get and both iteration directions.
+    check_all(&db, &model);
+    open_within_bound(&db, "check_all");
+    // Garbage collection (age cutoff 0.5) reads and relocates half the
+    // blob files through the same bounded readers.
+    db.compact_range(None, None).unwrap();
+    open_within_bound(&db, "compaction");
+    check_all(&db, &model);
+    db.close().unwrap();
+    // Open checks every blob file (paranoid_checks), one at a time.
+    let db = Db::open(dir.path(), o).unwrap();
+    open_within_bound(&db, "reopen");
+    check_all(&db, &model);
+    open_within_bound(&db, "reads after reopen");
+    assert!(num(&db, "shale.num-open-blob-files") > 0);
+}
+
+/// The recovery flush at open separates values as a flush does (RocksDB's
+/// `WriteLevel0TableForRecovery`), with `blob_file_starting_level` 0:
+/// after a process crash that left the writes only in the WAL, the tables
+/// written at open hold references and the values are in new blob files
+/// the MANIFEST lists (they read back, and again after a clean reopen).
+/// With `blob_file_starting_level` 1 the recovered values stay inline, as
+/// a flush's would. Before, recovered values always stayed inline.
+#[test]
+fn recovery_at_open_writes_large_values_to_blob_files() {
+    for starting_level in [0, 1] {
+        let mem = Arc::new(MemFileSystem::new());
+        let o = |fs: Arc<MemFileSystem>| Options {
+            fs,
+            blob: BlobOptions {
+                blob_file_starting_level: starting_level,
+                ..blob_opts(100, false)
+            },
+            ..options(BlobOptions::default())
+        };
+        let db = Db::open("/db", o(Arc::clone(&mem))).unwrap();
+        let mut model = BTreeMap::new();
+        let sync = WriteOptions {
+            sync: true,
+            disable_wal: false,
+        };
+        for i in 0..60u32 {
+            let len = if i % 6 == 0 { 20 } else { 2000 };
+            let (k, v) = (format!("k{i:03}").into_bytes(), value(i, 0, len));
+            let mut b = WriteBatch::new();
+            b.put(&k, &v);
+            db.write(b, &sync).unwrap();
+            model.insert(k, v);
+        }
+        assert_eq!(num(&db, "shale.num-files-at-level0"), 0, "nothing flushed");
+        let image = Arc::new(mem.crash_process());
+        let db2 = Db::open("/db", o(Arc::clone(&image))).unwrap();
+        let ctx = format!("blob_file_starting_level {starting_level}");
+        check_all(&db2, &model);
+        let tables = num(&db2, "shale.total-sst-files-size");
+        if starting_level == 0 {
+            assert!(num(&db2, "shale.num-blob-files") >= 1, "{ctx}");
+            // 50 values of 2000 bytes are in blob files, not the tables.
+            assert!(num(&db2, "shale.live-blob-file-size") >= 50 * 2000, "{ctx}");
+            assert!(tables < 20_000, "{ctx}: {tables} bytes of tables");
+        } else {
+            assert_eq!(num(&db2, "shale.num-blob-files"), 0, "{ctx}");
+            assert!(tables >= 50 * 2000, "{ctx}: {tables} bytes of tables");
+        }
+        db2.close().unwrap();
+        let db3 = Db::open("/db", o(image)).unwrap();
+        check_all(&db3, &model);
+        drop(db);
+    }
 }

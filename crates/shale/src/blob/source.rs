@@ -5,13 +5,22 @@
 //! never an index or filter block.
 //!
 //! One source serves every family (blob file numbers are unique in the
-//! DB). Readers stay open until their file is deleted (`forget`); a blob
-//! file is opened with a random-access hint (or directly, with
+//! DB). Where open readers are kept is a [`BlobReaderCache`]:
+//! - by default ([`BlobSource::new`], `max_open_files` -1) a map of its
+//!   own, where a reader stays open until its file is deleted (`forget`);
+//! - with a bounded `max_open_files`, the DB's table cache
+//!   ([`BlobSource::sharing_readers`]): blob readers and table readers
+//!   share its capacity (`max_open_files - 10`) and its LRU order, as
+//!   RocksDB's `BlobFileCache` shares its table cache. An evicted reader
+//!   is reopened on the next read of its file; one still in use by a read
+//!   stays valid until that read drops it.
+//!
+//! A blob file is opened with a random-access hint (or directly, with
 //! `use_direct_reads`) and its header and footer are checked at open.
 //!
-//! Thread-safety: every method takes `&self`; the reader map is behind a
-//! read-write lock taken only to find or insert a reader (the file is
-//! opened outside it), counters are atomics.
+//! Thread-safety: every method takes `&self`; the reader store's lock is
+//! taken only to find or insert a reader (the file is opened outside it),
+//! counters are atomics.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -34,6 +43,43 @@ pub(crate) trait BlobCacheHook: Send + Sync {
     fn insert_blob(&self, file_number: u64, offset: u64, value: Arc<[u8]>);
 }
 
+/// Where a [`BlobSource`] keeps its open readers (see the module
+/// comment). File numbers are unique in the DB, so a cache shared with
+/// table readers keys both by number.
+pub(crate) trait BlobReaderCache: Send + Sync {
+    /// The cached reader of blob file `number` (now the most recently
+    /// used).
+    fn lookup_reader(&self, number: u64) -> Option<Arc<BlobFileReader>>;
+    /// Caches `reader` of blob file `number`, evicting others to stay
+    /// within the bound; returns the reader now cached (one already cached
+    /// wins).
+    fn insert_reader(&self, number: u64, reader: Arc<BlobFileReader>) -> Arc<BlobFileReader>;
+    /// Drops the reader of blob file `number` (its file is deleted).
+    fn remove_reader(&self, number: u64);
+    /// Blob readers cached now.
+    fn num_readers(&self) -> usize;
+}
+
+/// The unbounded store: every reader stays until its file is deleted.
+#[derive(Default)]
+struct OwnReaders(RwLock<HashMap<u64, Arc<BlobFileReader>>>);
+
+impl BlobReaderCache for OwnReaders {
+    fn lookup_reader(&self, number: u64) -> Option<Arc<BlobFileReader>> {
+        self.0.read().get(&number).cloned()
+    }
+    fn insert_reader(&self, number: u64, reader: Arc<BlobFileReader>) -> Arc<BlobFileReader> {
+        Arc::clone(self.0.write().entry(number).or_insert(reader))
+    }
+    fn remove_reader(&self, number: u64) {
+        let r = self.0.write().remove(&number);
+        drop(r);
+    }
+    fn num_readers(&self) -> usize {
+        self.0.read().len()
+    }
+}
+
 /// Blob read counters (monotonic).
 #[derive(Debug, Default)]
 pub(crate) struct BlobReadStats {
@@ -50,7 +96,7 @@ pub(crate) struct BlobSource {
     dir: PathBuf,
     direct_reads: bool,
     cache: Option<Arc<dyn BlobCacheHook>>,
-    readers: RwLock<HashMap<u64, Arc<BlobFileReader>>>,
+    readers: Arc<dyn BlobReaderCache>,
     pub stats: BlobReadStats,
 }
 
@@ -76,15 +122,22 @@ impl BlobSource {
             dir,
             direct_reads,
             cache,
-            readers: RwLock::new(HashMap::new()),
+            readers: Arc::new(OwnReaders::default()),
             stats: BlobReadStats::default(),
         }
     }
 
+    /// Keeps open readers in `readers` (the DB's bounded table cache)
+    /// instead of a map of its own.
+    pub(crate) fn sharing_readers(mut self, readers: Arc<dyn BlobReaderCache>) -> Self {
+        self.readers = readers;
+        self
+    }
+
     /// The open reader of blob file `number`.
     pub(crate) fn reader(&self, number: u64) -> Result<Arc<BlobFileReader>> {
-        if let Some(r) = self.readers.read().get(&number) {
-            return Ok(Arc::clone(r));
+        if let Some(r) = self.readers.lookup_reader(number) {
+            return Ok(r);
         }
         let name = blob_file_name(number);
         let path = self.dir.join(&name);
@@ -110,7 +163,7 @@ impl BlobSource {
             file.advise(AccessPattern::Random);
         }
         let r = Arc::new(BlobFileReader::open(file, &name, number)?);
-        Ok(Arc::clone(self.readers.write().entry(number).or_insert(r)))
+        Ok(self.readers.insert_reader(number, r))
     }
 
     /// The value `index` (a `BlobIndex` entry's stored bytes) points to for
@@ -169,12 +222,11 @@ impl BlobSource {
 
     /// Closes the reader of a deleted blob file.
     pub(crate) fn forget(&self, number: u64) {
-        let r = self.readers.write().remove(&number);
-        drop(r);
+        self.readers.remove_reader(number);
     }
 
-    /// Open blob-file readers.
+    /// Blob-file readers cached (open) now.
     pub(crate) fn num_open(&self) -> usize {
-        self.readers.read().len()
+        self.readers.num_readers()
     }
 }

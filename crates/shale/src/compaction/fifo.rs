@@ -36,6 +36,7 @@
 use std::sync::Arc;
 
 use super::picker::{Plan, RunningOutput};
+use crate::events::CompactionReason;
 use crate::version::{FileMeta, Version};
 
 /// The options the FIFO picker reads (a narrow view of `CfOptions`).
@@ -69,6 +70,14 @@ pub(crate) enum DropReason {
 }
 
 impl DropReason {
+    /// The compaction reason reported for the drop.
+    pub(crate) fn compaction_reason(self) -> CompactionReason {
+        match self {
+            DropReason::Ttl => CompactionReason::FifoTtl,
+            DropReason::MaxSize => CompactionReason::FifoMaxSize,
+        }
+    }
+
     /// The name written to the LOG.
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -190,7 +199,13 @@ fn pick_intra_l0(files: &[Arc<FileMeta>], o: &FifoPickerOptions) -> Option<Plan>
     }
     Some(Plan {
         score: take as f64 / min as f64,
-        ..Plan::new(0, 0, files[..take].to_vec(), Vec::new())
+        ..Plan::new(
+            0,
+            0,
+            files[..take].to_vec(),
+            Vec::new(),
+            CompactionReason::FifoReduceNumFiles,
+        )
     })
 }
 

@@ -22,12 +22,20 @@
 //! each other (several L0 files may move at once), every input already has
 //! the output level's compression, and the grandparent overlap is at most
 //! `max_compaction_bytes`.
+//!
+//! Every plan names why it was picked (`Plan::reason`, RocksDB's
+//! `CompactionReason`): the L0 file count or a level's size by score, then
+//! files marked by their tombstones (`FilesMarkedForCompaction`), their
+//! expired values (`Ttl`) or last-level tombstones no snapshot needs any
+//! more (`BottommostFiles`), then forced blob garbage collection
+//! (`ForcedBlobGc`); manual plans say `ManualCompaction`.
 
 use std::sync::Arc;
 
 use super::cuts::SstPartitioner;
 use super::style::{CompactionStyle, UniversalCompactionOptions};
 use crate::base::SeqNo;
+use crate::events::CompactionReason;
 use crate::version::{FileMeta, Version};
 
 pub(crate) use super::sizing::{level_targets, scores, LevelTargets};
@@ -102,17 +110,21 @@ pub(crate) struct Plan {
     /// No data below the output level overlaps the inputs.
     pub bottommost: bool,
     pub score: f64,
+    /// Why the picker chose it: reported to listeners and the LOG.
+    pub reason: CompactionReason,
 }
 
 impl Plan {
     /// A plan of `inputs` of `level` and `output_inputs` of
-    /// `output_level`, with nothing else yet (no middle levels,
-    /// grandparents, move or score): `finish_plan` fills in the rest.
+    /// `output_level`, picked for `reason`, with nothing else yet (no
+    /// middle levels, grandparents, move or score): `finish_plan` fills in
+    /// the rest.
     pub(crate) fn new(
         level: usize,
         output_level: usize,
         inputs: Vec<Arc<FileMeta>>,
         output_inputs: Vec<Arc<FileMeta>>,
+        reason: CompactionReason,
     ) -> Plan {
         Plan {
             level,
@@ -125,6 +137,7 @@ impl Plan {
             uncompressed: false,
             bottommost: false,
             score: 0.0,
+            reason,
         }
     }
 
@@ -233,7 +246,10 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
         .any(|f| !f.is_being_compacted() && dense(0, f))
     {
         if let Some(plan) = pick_l0(v, o, &level_targets(v, o), running, 0.0) {
-            return Some(plan);
+            return Some(Plan {
+                reason: CompactionReason::FilesMarkedForCompaction,
+                ..plan
+            });
         }
     }
     for level in 1..o.num_levels {
@@ -252,7 +268,12 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
                         || (f.num_deletions >= DENSE_MIN_DELETIONS
                             && f.num_deletions * 2 > f.num_entries));
                 if expired || stale {
-                    if let Some(plan) = in_place_plan(v, o, running, level, f) {
+                    let reason = if expired {
+                        CompactionReason::Ttl
+                    } else {
+                        CompactionReason::BottommostFiles
+                    };
+                    if let Some(plan) = in_place_plan(v, o, running, level, f, reason) {
                         return Some(plan);
                     }
                 }
@@ -270,7 +291,15 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
                 continue;
             }
             let inputs = expand_inputs(v, o, level, f, &next);
-            let plan = finish_plan(v, o, running, Plan::new(level, level + 1, inputs, next));
+            // Expiry first: a file both expired and dense is compacted
+            // because its values expired (RocksDB's `ttl` outranks marks).
+            let reason = if expired {
+                CompactionReason::Ttl
+            } else {
+                CompactionReason::FilesMarkedForCompaction
+            };
+            let plan = Plan::new(level, level + 1, inputs, next, reason);
+            let plan = finish_plan(v, o, running, plan);
             if plan.is_some() {
                 return plan;
             }
@@ -288,12 +317,14 @@ fn in_place_plan(
     running: &[RunningOutput],
     level: usize,
     f: &Arc<FileMeta>,
+    reason: CompactionReason,
 ) -> Option<Plan> {
     let inputs = clean_cut(v, level, vec![Arc::clone(f)]);
     if inputs.iter().any(|g| g.is_being_compacted()) {
         return None;
     }
-    let mut plan = finish_plan(v, o, running, Plan::new(level, level, inputs, Vec::new()))?;
+    let plan = Plan::new(level, level, inputs, Vec::new(), reason);
+    let mut plan = finish_plan(v, o, running, plan)?;
     plan.trivial_move = false;
     Some(plan)
 }
@@ -312,7 +343,8 @@ fn pick_forced_blob_gc(v: &Version, o: &PickerOptions, running: &[RunningOutput]
         for f in v.files(level) {
             let old = f.oldest_blob_file != 0 && f.oldest_blob_file < o.blob_gc_below;
             if old && !f.is_being_compacted() {
-                if let Some(plan) = in_place_plan(v, o, running, level, f) {
+                let reason = CompactionReason::ForcedBlobGc;
+                if let Some(plan) = in_place_plan(v, o, running, level, f, reason) {
                     return Some(plan);
                 }
             }
@@ -422,7 +454,13 @@ fn pick_l0(
         running,
         Plan {
             score,
-            ..Plan::new(0, output_level, inputs, output_inputs)
+            ..Plan::new(
+                0,
+                output_level,
+                inputs,
+                output_inputs,
+                CompactionReason::LevelL0FilesNum,
+            )
         },
     )
 }
@@ -473,7 +511,13 @@ fn pick_l0_trivial_move(
         score,
         trivial_move: true,
         bottommost,
-        ..Plan::new(0, base, taken, Vec::new())
+        ..Plan::new(
+            0,
+            base,
+            taken,
+            Vec::new(),
+            CompactionReason::LevelL0FilesNum,
+        )
     })
 }
 
@@ -602,7 +646,13 @@ fn pick_intra_l0(
         running,
         Plan {
             score,
-            ..Plan::new(0, 0, files[..take].to_vec(), Vec::new())
+            ..Plan::new(
+                0,
+                0,
+                files[..take].to_vec(),
+                Vec::new(),
+                CompactionReason::LevelL0FilesNum,
+            )
         },
     )?;
     plan.bottommost = false;
@@ -662,7 +712,13 @@ fn pick_level(
         running,
         Plan {
             score,
-            ..Plan::new(level, level + 1, inputs, output_inputs)
+            ..Plan::new(
+                level,
+                level + 1,
+                inputs,
+                output_inputs,
+                CompactionReason::LevelMaxLevelSize,
+            )
         },
     )
 }
@@ -755,7 +811,13 @@ pub(crate) fn manual_plan(
         v,
         o,
         &[],
-        Plan::new(level, output_level, inputs, output_inputs),
+        Plan::new(
+            level,
+            output_level,
+            inputs,
+            output_inputs,
+            CompactionReason::ManualCompaction,
+        ),
     )?;
     // Rewriting a level in place is the point of that step, never a move.
     plan.trivial_move &= output_level != level;

@@ -39,6 +39,7 @@
 use std::sync::Arc;
 
 use super::style::{UniversalCompactionOptions, UniversalStopStyle};
+use crate::events::CompactionReason;
 use crate::version::{FileMeta, Version};
 
 use super::picker::{PickerOptions, Plan};
@@ -95,7 +96,13 @@ pub(crate) fn pick(v: &Version, o: &PickerOptions) -> Option<Plan> {
         return None;
     }
     let score = runs.len() as f64 / trigger as f64;
+    let plan = |start, end, uncompressed, reason| {
+        let mut p = plan_for(v, o, &runs, start, end, score, uncompressed);
+        p.reason = reason;
+        p
+    };
     if let Some(start) = size_amp_window(&runs, u) {
+        let reason = CompactionReason::UniversalSizeAmplification;
         if u.incremental {
             let newer: u64 = runs[start..runs.len() - 1].iter().map(|r| r.size).sum();
             if let Some(plan) = universal_incremental::pick(&runs, newer, o, score) {
@@ -104,21 +111,23 @@ pub(crate) fn pick(v: &Version, o: &PickerOptions) -> Option<Plan> {
             if universal_incremental::gather_first(&runs[start..]) {
                 let end = runs.len() - 1;
                 let uncompressed = !compress_output(&runs, end, u.compression_size_percent);
-                return Some(plan_for(v, o, &runs, start, end, score, uncompressed));
+                return Some(plan(start, end, uncompressed, reason));
             }
         }
-        return Some(plan_for(v, o, &runs, start, runs.len(), score, false));
+        return Some(plan(start, runs.len(), false, reason));
     }
     if let Some((start, end)) = ratio_window(&runs, u, f64::from(u.size_ratio), u32::MAX) {
         let uncompressed = !compress_output(&runs, end, u.compression_size_percent);
-        return Some(plan_for(v, o, &runs, start, end, score, uncompressed));
+        let reason = CompactionReason::UniversalSizeRatio;
+        return Some(plan(start, end, uncompressed, reason));
     }
     let idle = runs.iter().filter(|r| !r.being_compacted).count();
     if idle > trigger {
         let width = (idle - trigger + 1) as u32;
         if let Some((start, end)) = ratio_window(&runs, u, f64::INFINITY, width) {
             let uncompressed = !compress_output(&runs, end, u.compression_size_percent);
-            return Some(plan_for(v, o, &runs, start, end, score, uncompressed));
+            let reason = CompactionReason::UniversalSortedRunNum;
+            return Some(plan(start, end, uncompressed, reason));
         }
     }
     None
@@ -138,6 +147,7 @@ pub(crate) fn manual_plan(v: &Version, o: &PickerOptions) -> Option<Plan> {
             let mut plan = plan_for(v, o, &runs, 0, runs.len(), 0.0, false);
             // A manual compaction rewrites: that is what it was asked for.
             plan.trivial_move = false;
+            plan.reason = CompactionReason::ManualCompaction;
             Some(plan)
         }
     }
@@ -226,7 +236,8 @@ fn compress_output(runs: &[SortedRun], end: usize, percent: i32) -> bool {
     true
 }
 
-/// The plan merging `runs[start..end]`.
+/// The plan merging `runs[start..end]` (its reason is the caller's to
+/// set; `ManualCompaction` until then).
 fn plan_for(
     v: &Version,
     o: &PickerOptions,
@@ -290,6 +301,7 @@ fn plan_for(
         uncompressed,
         bottommost,
         score,
+        reason: CompactionReason::ManualCompaction,
     }
 }
 

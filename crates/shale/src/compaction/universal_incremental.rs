@@ -47,6 +47,7 @@ use std::sync::Arc;
 
 use super::picker::{PickerOptions, Plan};
 use super::universal::SortedRun;
+use crate::events::CompactionReason;
 use crate::version::FileMeta;
 
 /// How much worse than the full merge's a slice's fanout may be (RocksDB's
@@ -94,7 +95,8 @@ pub(crate) fn pick(
     }
     let output_inputs = lower.files[s.lo..s.hi].to_vec();
     let trivial_move = o.universal.allow_trivial_move && output_inputs.is_empty();
-    let mut plan = Plan::new(upper.level, lower.level, inputs, output_inputs);
+    let reason = CompactionReason::UniversalSizeAmplification;
+    let mut plan = Plan::new(upper.level, lower.level, inputs, output_inputs, reason);
     plan.trivial_move = trivial_move;
     plan.bottommost = true;
     plan.score = score;

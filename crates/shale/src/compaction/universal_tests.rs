@@ -64,6 +64,7 @@ fn similar_runs_merge_above_the_next_older_run() {
     assert_eq!(numbers(&p.inputs), vec![2, 3, 4, 5]);
     assert!(p.output_inputs.is_empty() && p.middle.is_empty());
     assert!(!p.bottommost && !p.trivial_move && !p.uncompressed);
+    assert_eq!(p.reason, CompactionReason::UniversalSizeRatio);
 }
 
 #[test]
@@ -87,6 +88,7 @@ fn space_amplification_merges_everything_into_the_last_level() {
     assert_eq!(p.middle[0].0, 3);
     assert_eq!(numbers(&p.output_inputs), vec![1]);
     assert!(p.bottommost);
+    assert_eq!(p.reason, CompactionReason::UniversalSizeAmplification);
     // Below the threshold (600% allowed): the size-ratio rule instead, the
     // three L0 files (1 MiB, then 3 MiB is too large) into L2.
     let mut o = uopts(7);
@@ -95,6 +97,7 @@ fn space_amplification_merges_everything_into_the_last_level() {
     assert_eq!((p.level, p.output_level), (0, 2));
     assert_eq!(numbers(&p.inputs), vec![3, 4, 5]);
     assert!(!p.bottommost);
+    assert_eq!(p.reason, CompactionReason::UniversalSizeRatio);
 }
 
 #[test]
@@ -139,6 +142,7 @@ fn too_many_runs_merge_the_newest_whatever_their_sizes() {
     let p = pick(&v, &o_with_width(2, u32::MAX)).unwrap();
     assert_eq!(numbers(&p.inputs), vec![4, 5]);
     assert_eq!(p.output_level, 0);
+    assert_eq!(p.reason, CompactionReason::UniversalSortedRunNum);
 }
 
 fn o_with_width(min: u32, max: u32) -> PickerOptions {
@@ -282,6 +286,7 @@ fn manual_compaction_merges_every_run_into_the_last_level() {
     let p = manual_plan(&v, &o).unwrap();
     assert_eq!((p.level, p.output_level), (0, 6));
     assert!(p.bottommost && !p.trivial_move);
+    assert_eq!(p.reason, CompactionReason::ManualCompaction);
     assert_eq!(p.all_inputs().count(), 2);
     // One run already in the last level: nothing to do, unless asked to
     // rewrite it (a compaction filter, reclaiming).
@@ -352,6 +357,7 @@ fn incremental_merges_the_slice_with_the_lowest_fanout() {
     assert!(p.middle.is_empty() && p.grandparents.is_empty());
     assert!(p.bottommost && !p.trivial_move && !p.uncompressed);
     assert!(bytes(&p.inputs) + bytes(&p.output_inputs) <= 30 * MB);
+    assert_eq!(p.reason, CompactionReason::UniversalSizeAmplification);
     // A wider bound (45 MiB): windows of three L5 files; 5-7 (11 MiB of
     // L6 for 30) beats 6-8 (12 for 30).
     let p = pick(&v, &incremental(45)).unwrap();

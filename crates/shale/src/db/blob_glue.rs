@@ -1,11 +1,13 @@
-//! Connects key-value separation to the DB: the blob side of each flush
-//! and compaction (`BlobOutputSpec` from the family's options and
-//! version: extraction, the garbage-collection cutoff), the forced
-//! collection's trigger, and the `shale.blob-*` properties.
+//! Connects key-value separation to the DB: the blob side of each flush,
+//! compaction and recovery flush at open (`BlobOutputSpec` from the
+//! family's options and version: extraction, the garbage-collection
+//! cutoff), the forced collection's trigger, and the `shale.blob-*`
+//! properties.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::blob::source::BlobSource;
 use crate::compaction::blob_output::BlobOutputSpec;
 use crate::options::{BlobOptions, CfOptions, PrepopulateBlobCache};
 use crate::version::Version;
@@ -28,16 +30,44 @@ pub(crate) fn output_spec(
     if !extract && v.blob_files().is_empty() {
         return None;
     }
-    Some(BlobOutputSpec {
+    let relocate = if flush { 0 } else { relocate_below(v, b) };
+    let prepopulate = flush && b.prepopulate_blob_cache == PrepopulateBlobCache::FlushOnly;
+    Some(spec(&db.blobs, cf, b, extract, relocate, prepopulate))
+}
+
+/// The blob side of a recovery flush at open (RocksDB's
+/// `WriteLevel0TableForRecovery`): with `enable_blob_files` and
+/// `blob_file_starting_level` 0, values of `min_blob_size` bytes or more
+/// go to blob files as a flush's do; nothing is relocated (a memtable
+/// holds no reference) and nothing prepopulates the cache (RocksDB
+/// prepopulates for flushes only). `None`: values stay in the tables.
+pub(crate) fn recovery_spec(
+    blobs: &Arc<BlobSource>,
+    cf: u32,
+    opts: &CfOptions,
+) -> Option<BlobOutputSpec> {
+    let b = &opts.blob;
+    b.extracts_at(0).then(|| spec(blobs, cf, b, true, 0, false))
+}
+
+fn spec(
+    blobs: &Arc<BlobSource>,
+    cf: u32,
+    b: &BlobOptions,
+    extract: bool,
+    relocate_below: u64,
+    prepopulate: bool,
+) -> BlobOutputSpec {
+    BlobOutputSpec {
         cf,
         min_blob_size: extract.then_some(b.min_blob_size),
         blob_file_size: b.blob_file_size,
         compression: b.blob_compression_type,
-        relocate_below: if flush { 0 } else { relocate_below(v, b) },
+        relocate_below,
         readahead: b.blob_compaction_readahead_size,
-        prepopulate: flush && b.prepopulate_blob_cache == PrepopulateBlobCache::FlushOnly,
-        source: Arc::clone(&db.blobs),
-    })
+        prepopulate,
+        source: Arc::clone(blobs),
+    }
 }
 
 /// Garbage collection's cutoff: references into blob files numbered

@@ -445,7 +445,7 @@ pub(crate) fn run<'a>(
     plan: Plan,
 ) -> MutexGuard<'a, DbState> {
     let id = begin(db, &mut st, cf, &plan);
-    let r = execute(db, &mut st, cf, &plan, id, false);
+    let r = execute(db, &mut st, cf, &plan, id);
     finish_job(db, &mut st, &plan, id);
     if let Err(e) = r {
         db.set_bg_error(&mut st, e, super::Reason::Compaction);
@@ -522,7 +522,7 @@ pub(crate) fn run_manual_plan(
     reclaim: &mut Option<&mut dyn FnMut(&crate::db::ReclaimProgress)>,
 ) -> Result<()> {
     let id = begin(db, st, cf, plan);
-    let r = execute(db, st, cf, plan, id, true);
+    let r = execute(db, st, cf, plan, id);
     finish_job(db, st, plan, id);
     if let Err(e) = r {
         db.set_bg_error(st, e.clone(), super::Reason::Compaction);
@@ -875,6 +875,7 @@ fn trivial_move(
         &[
             format!("\"job\": {id}"),
             format!("\"cf\": {cf}"),
+            format!("\"compaction_reason\": \"{}\"", plan.reason.name()),
             format!("\"from_level\": {}", plan.level),
             format!("\"to_level\": {}", plan.output_level),
             format!("\"files\": {}", file_list(&moved_files(plan))),
@@ -916,15 +917,14 @@ struct JobOutcome {
     records_dropped: u64,
 }
 
-/// Runs job `id` of `plan` (`manual`: for `compact_range`), bracketed by
-/// its begin and completed events.
+/// Runs job `id` of `plan`, bracketed by its begin and completed events
+/// (which report the plan's reason).
 fn execute(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
     cf: u32,
     plan: &Plan,
     id: u64,
-    manual: bool,
 ) -> Result<()> {
     if st.cf(cf).is_none() {
         return Ok(()); // dropped
@@ -935,7 +935,7 @@ fn execute(
         cf_name: name.clone(),
         cf_id: cf,
         job_id: id,
-        reason: event_glue::compaction_reason(manual, plan.level),
+        reason: plan.reason,
         base_input_level: plan.level,
         output_level: plan.output_level,
         input_files: {
@@ -995,6 +995,7 @@ fn execute_job(
         &[
             format!("\"job\": {id}"),
             format!("\"cf\": {cf}"),
+            format!("\"compaction_reason\": \"{}\"", plan.reason.name()),
             format!("\"input_level\": {}", plan.level),
             format!("\"output_level\": {output_level}"),
             format!("\"files_L{}\": {}", plan.level, file_list(&plan.inputs)),

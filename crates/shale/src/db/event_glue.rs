@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::events::{
-    BackgroundErrorInfo, BackgroundErrorReason, CompactionJobInfo, CompactionReason,
-    ErrorRecoveryCompletedInfo, ErrorRecoveryInfo, ErrorSeverity, Event, FlushJobInfo,
-    TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileInfo,
-    WriteStallCondition, WriteStallInfo,
+    BackgroundErrorInfo, BackgroundErrorReason, CompactionJobInfo, ErrorRecoveryCompletedInfo,
+    ErrorRecoveryInfo, ErrorSeverity, Event, FlushJobInfo, TableFileCreationInfo,
+    TableFileCreationReason, TableFileDeletionInfo, TableFileInfo, WriteStallCondition,
+    WriteStallInfo,
 };
 use crate::stats::StallCondition;
 use crate::version::filename::table_file_name;
@@ -103,15 +103,6 @@ pub(crate) fn compaction(db: &DbInner, begin: bool, info: impl FnOnce() -> Compa
     } else {
         Event::CompactionCompleted(i)
     });
-}
-
-/// Why a picked (`manual` false) or manual compaction of `level` runs.
-pub(crate) fn compaction_reason(manual: bool, level: usize) -> CompactionReason {
-    match (manual, level) {
-        (true, _) => CompactionReason::ManualCompaction,
-        (false, 0) => CompactionReason::LevelL0FilesNum,
-        (false, _) => CompactionReason::LevelMaxLevelSize,
-    }
 }
 
 fn stall(c: StallCondition) -> WriteStallCondition {

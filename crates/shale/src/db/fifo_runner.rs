@@ -17,8 +17,12 @@
 //! - Drops are counted in `shale.fifo-dropped-files` and
 //!   `shale.fifo-dropped-bytes` and written to the LOG as a
 //!   `fifo_compaction` event with the reason (`ttl` or
-//!   `max_table_files_size`, RocksDB's `kFIFOTtl` / `kFIFOMaxSize`); the
-//!   deletions follow as `table_file_deletion` events.
+//!   `max_table_files_size`, and `compaction_reason` `FIFOTtl` /
+//!   `FIFOMaxSize`, RocksDB's `kFIFOTtl` / `kFIFOMaxSize`); the deletions
+//!   follow as `table_file_deletion` events. Listeners hear of each drop
+//!   as a compaction of L0 into L0 with no output (its begin before the
+//!   MANIFEST edit, its completion after), as RocksDB reports its
+//!   deletion compactions.
 //!
 //! Thread safety: called with the DB mutex held; the tables of a drop are
 //! marked as being compacted while its edit is written (the MANIFEST writer
@@ -35,10 +39,12 @@ use parking_lot::MutexGuard;
 use crate::compaction::fifo::{self, DropReason, FifoPickerOptions, FifoPlan};
 use crate::compaction::job::file_list;
 use crate::error::Result;
+use crate::events::CompactionJobInfo;
 use crate::options::{CfOptions, CompactionStyle};
 use crate::stats::LevelCompactionStats;
 use crate::version::{FileMeta, VersionEdit};
 
+use super::event_glue;
 use super::obsolete::delete_obsolete_files;
 use super::{DbInner, DbState};
 
@@ -150,12 +156,31 @@ fn drop_files(
         edit.delete_file(0, f.number);
         f.set_being_compacted(true);
     }
+    let id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
+    let name = event_glue::cf_name(st, cf);
+    let info = |status: Result<()>| CompactionJobInfo {
+        cf_name: name.clone(),
+        cf_id: cf,
+        job_id: id,
+        reason: reason.compaction_reason(),
+        base_input_level: 0,
+        output_level: 0,
+        input_files: event_glue::file_infos(files, 0),
+        output_files: Vec::new(),
+        trivial_move: false,
+        num_input_records: 0,
+        num_dropped_records: files.iter().map(|f| f.num_entries).sum(),
+        status,
+    };
+    event_glue::compaction(db, true, || info(Ok(())));
     st.compactions_running += 1;
     let r = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
     st.compactions_running -= 1;
     for f in files {
         f.set_being_compacted(false);
     }
+    let status = r.as_ref().map(|_| ()).map_err(Clone::clone);
+    event_glue::compaction(db, false, || info(status));
     if !r? {
         return Ok(()); // the family was dropped meanwhile
     }
@@ -179,6 +204,10 @@ fn drop_files(
         &[
             format!("\"cf\": {cf}"),
             format!("\"reason\": \"{}\"", reason.name()),
+            format!(
+                "\"compaction_reason\": \"{}\"",
+                reason.compaction_reason().name()
+            ),
             format!("\"files\": {}", file_list(files)),
             format!("\"bytes\": {bytes}"),
             format!(

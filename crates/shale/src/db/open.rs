@@ -21,7 +21,11 @@
 //! no family reads an old WAL again, whose torn last record would stop a
 //! later recovery in front of the new WAL): a crash before the group
 //! replays the same logs again (the tables written so far are orphans,
-//! deleted at the next open); a crash after it replays none of them. Recovery is idempotent
+//! deleted at the next open); a crash after it replays none of them. The
+//! recovery flush separates values into blob files as a flush does
+//! (`enable_blob_files` with `blob_file_starting_level` 0, RocksDB's
+//! `WriteLevel0TableForRecovery`); its blob files join the same group.
+//! Recovery is idempotent
 //! at every crash point (regression test `crash_during_recovery` counts
 //! tables as well as keys).
 
@@ -169,14 +173,19 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             opts.use_direct_io_for_flush_and_compaction,
         ),
     );
-    let blobs = Arc::new(BlobSource::new(
+    let mut blobs = BlobSource::new(
         Arc::clone(&fs),
         dir.to_path_buf(),
         opts.use_direct_reads,
         block_cache
             .clone()
             .map(|c| c as Arc<dyn crate::blob::source::BlobCacheHook>),
-    ));
+    );
+    // Bounded `max_open_files`: blob readers share the table cache's bound.
+    if let Some(readers) = table_cache.blob_readers() {
+        blobs = blobs.sharing_readers(readers);
+    }
+    let blobs = Arc::new(blobs);
     if opts.paranoid_checks {
         // Every live table must open (footer, index, filter checksums),
         // and every blob file (header and footer; a missing one fails
@@ -195,15 +204,15 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     }
 
     let shutting_down = AtomicBool::new(false);
-    let (report, max_seq, mut edits) = replay_wals(
-        &fs,
+    let to = RecoveryTables {
+        fs: &fs,
         dir,
-        &opts,
-        &mut versions,
-        &families,
-        &log,
-        &shutting_down,
-    )?;
+        file_opts: opts.flush_file_options(),
+        now: opts.clock.now_secs(),
+        blobs: &blobs,
+    };
+    let (report, max_seq, mut edits) =
+        replay_wals(to, &opts, &mut versions, &families, &log, &shutting_down)?;
     let stats = DbStats::new(opts.num_levels);
 
     let wal_number = versions.new_file_number();
@@ -514,16 +523,17 @@ impl MemTarget for RecoveryTarget<'_> {
 /// Replays WALs into per-family memtables, flushing them to L0 as they fill.
 /// Returns the recovery report, the highest sequence number seen and one
 /// edit per family that got tables (not yet applied: the caller adds the
-/// new log numbers and applies them as one group).
+/// new log numbers and applies them as one group). The WALs are in
+/// `to.dir`, where the recovered memtables are written.
 fn replay_wals(
-    fs: &Arc<dyn FileSystem>,
-    dir: &Path,
+    to: RecoveryTables<'_>,
     opts: &Options,
     versions: &mut VersionSet,
     families: &[OpenFamily],
     log: &InfoLog,
     shutting_down: &AtomicBool,
 ) -> Result<(String, u64, BTreeMap<u32, VersionEdit>)> {
+    let (fs, dir) = (to.fs, to.dir);
     // Not the families' smallest log number alone: a family idle for a
     // while keeps an old one, and the WALs between it and the persisted
     // DB-wide floor may have been deleted, or left unsynced, before a
@@ -565,13 +575,6 @@ fn replay_wals(
     let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     // The last log replayed and how far it held whole records.
     let mut prev: Option<(u64, u64)> = None;
-    // Where memtables recovery fills are written.
-    let tables = || RecoveryTables {
-        fs,
-        dir,
-        file_opts: opts.flush_file_options(),
-        now: opts.clock.now_secs(),
-    };
     for (i, &number) in logs.iter().enumerate() {
         versions.mark_file_number_used(number);
         let name = log_file_name(number);
@@ -634,7 +637,7 @@ fn replay_wals(
                         *bytes = 0;
                         if let Some(m) = slot.take() {
                             let edit = edits.entry(f.id).or_default();
-                            flush_recovered(tables(), &f.opts, versions, edit, m, shutting_down)?;
+                            flush_recovered(to, f.id, &f.opts, versions, edit, m, shutting_down)?;
                         }
                     }
                 }
@@ -659,7 +662,7 @@ fn replay_wals(
     for (slot, f) in mems.iter_mut().zip(&existing) {
         if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
             let edit = edits.entry(f.id).or_default();
-            flush_recovered(tables(), &f.opts, versions, edit, m, shutting_down)?;
+            flush_recovered(to, f.id, &f.opts, versions, edit, m, shutting_down)?;
         }
     }
     Ok((report, max_seq, edits))
@@ -737,6 +740,7 @@ fn probe_direct_io(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &Options) -> Resu
 }
 
 /// Where WAL recovery writes its tables.
+#[derive(Clone, Copy)]
 struct RecoveryTables<'a> {
     fs: &'a Arc<dyn FileSystem>,
     dir: &'a Path,
@@ -746,10 +750,16 @@ struct RecoveryTables<'a> {
     /// The clock (the tables' `newest_key_time`: their entries were
     /// written before the open).
     now: u64,
+    /// Where blob files are read (the source a recovery flush's blob
+    /// side writes for).
+    blobs: &'a Arc<BlobSource>,
 }
 
+/// Writes recovered memtable `mem` of family `cf` to L0 tables (and blob
+/// files) and adds them to `edit`.
 fn flush_recovered(
     to: RecoveryTables<'_>,
+    cf: u32,
     opts: &CfOptions,
     versions: &mut VersionSet,
     edit: &mut VersionEdit,
@@ -761,6 +771,7 @@ fn flush_recovered(
         dir,
         file_opts,
         now,
+        blobs,
     } = to;
     let mem = Arc::new(mem);
     let mut iter = mem.iter();
@@ -789,13 +800,15 @@ fn flush_recovered(
         shutting_down,
         // Tables written at open (recovered memtables) are synced whole.
         bytes_per_sync: 0,
-        // Values stay in the recovered tables; compactions move them to
-        // blob files later.
-        blob: None,
+        // Values go to blob files as a flush's would (RocksDB's recovery
+        // flush does the same), blob files finished and synced before the
+        // group edit that names them.
+        blob: super::blob_glue::recovery_spec(blobs, cf, opts),
         partitioner: opts.flush_partitioner(),
         streams: opts.stream_detector(opts.write_buffer_size as u64),
     };
     let out = write_outputs(&mut iter, &mut filter, &mut spec)?;
+    edit.blob_file_additions.extend(out.blobs.additions());
     for mut f in out.files {
         f.compression = compression.code();
         f.newest_key_time = now;

@@ -10,6 +10,11 @@
 //!   reserves ten descriptors for the WAL, MANIFEST, LOG and the like), in
 //!   one mutex-guarded [`Lru`]; nothing is pinned in `FileMeta`, every read
 //!   goes through the cache and holds its reader by `Arc` while it uses it.
+//!   Blob file readers live in the same LRU ([`SharedBlobReaders`], handed
+//!   to the DB's `BlobSource`): tables and blob files together hold at
+//!   most `n - 10` cached readers, as RocksDB's `BlobFileCache` shares its
+//!   table cache. File numbers are unique across tables and blob files, so
+//!   both are keyed by number.
 //!
 //! A miss opens the file outside any lock, then inserts; two threads racing
 //! to open the same file both succeed and one reader is kept. Eviction only
@@ -47,6 +52,8 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 
 use crate::base::compare_internal;
+use crate::blob::source::BlobReaderCache;
+use crate::blob::BlobFileReader;
 use crate::error::{Error, Result};
 use crate::fs::{explain_direct_refusal, AccessPattern, FileOptions, FileSystem};
 use crate::io::accounting::{self, Purpose};
@@ -115,10 +122,28 @@ impl TableStatsSum {
     }
 }
 
+/// A reader in the bounded cache: a table's, or a blob file's.
+#[derive(Clone)]
+enum Cached {
+    Table(Arc<Table>),
+    Blob(Arc<BlobFileReader>),
+}
+
 /// Where the readers are kept; see the module comment.
 enum Store {
     Unbounded(Vec<RwLock<HashMap<u64, Arc<Table>>>>),
-    Bounded(Mutex<Lru<Arc<Table>>>),
+    Bounded(Mutex<Lru<Cached>>),
+}
+
+/// The error for a file number cached as the other kind of file (numbers
+/// are unique across tables and blob files, so only a damaged MANIFEST
+/// naming one number twice gets here).
+fn kind_clash(number: u64) -> Error {
+    Error::corruption(
+        table_file_name(number),
+        0,
+        format!("file number {number} names both a table and a blob file"),
+    )
 }
 
 pub(crate) struct TableCache {
@@ -257,25 +282,49 @@ impl TableCache {
                 Ok(Arc::clone(shard.entry(number).or_insert(table)))
             }
             Store::Bounded(lru) => {
-                if let Some(t) = lru.lock().get(number) {
-                    return Ok(t);
+                match lru.lock().get(number) {
+                    Some(Cached::Table(t)) => return Ok(t),
+                    Some(Cached::Blob(_)) => return Err(kind_clash(number)),
+                    None => {}
                 }
                 let table = self.open(number)?;
-                let (kept, evicted) = {
-                    let mut lru = lru.lock();
-                    let (kept, evicted) = lru.insert(number, table);
-                    if !evicted.is_empty() {
-                        let mut retired = self.retired.lock();
-                        for t in &evicted {
-                            retired.add(t);
-                        }
-                    }
-                    (kept, evicted)
-                };
-                // Closes the evicted files no one else is reading, unlocked.
-                drop(evicted);
-                Ok(kept)
+                match self.insert_bounded(lru, number, Cached::Table(table)) {
+                    Cached::Table(t) => Ok(t),
+                    Cached::Blob(_) => Err(kind_clash(number)),
+                }
             }
+        }
+    }
+
+    /// Inserts `value` into the bounded LRU and returns the value cached
+    /// under `number` now; the counters of evicted tables are retired, and
+    /// the evicted readers no one else is reading are closed unlocked.
+    fn insert_bounded(&self, lru: &Mutex<Lru<Cached>>, number: u64, value: Cached) -> Cached {
+        let (kept, evicted) = {
+            let mut lru = lru.lock();
+            let (kept, evicted) = lru.insert(number, value);
+            debug_assert!(lru.len() <= lru.capacity());
+            if !evicted.is_empty() {
+                let mut retired = self.retired.lock();
+                for c in &evicted {
+                    if let Cached::Table(t) = c {
+                        retired.add(t);
+                    }
+                }
+            }
+            (kept, evicted)
+        };
+        drop(evicted);
+        kept
+    }
+
+    /// The blob-reader store sharing this cache's bound, for the DB's
+    /// `BlobSource`; `None` when the cache is unbounded (blob readers then
+    /// stay open until their files are deleted, as tables do).
+    pub(crate) fn blob_readers(self: &Arc<Self>) -> Option<Arc<dyn BlobReaderCache>> {
+        match self.store {
+            Store::Unbounded(_) => None,
+            Store::Bounded(_) => Some(Arc::new(SharedBlobReaders(Arc::clone(self)))),
         }
     }
 
@@ -327,7 +376,11 @@ impl TableCache {
                     shard.read().values().for_each(|t| each(t));
                 }
             }
-            Store::Bounded(lru) => lru.lock().values().for_each(|t| each(t)),
+            Store::Bounded(lru) => lru.lock().values().for_each(|c| {
+                if let Cached::Table(t) = c {
+                    each(t);
+                }
+            }),
         }
     }
 
@@ -359,11 +412,17 @@ impl TableCache {
         out
     }
 
-    /// Number of cached (open) readers.
+    /// Number of cached (open) table readers (blob readers sharing a
+    /// bounded cache are not counted: see `shale.num-open-blob-files`).
     pub(crate) fn num_open(&self) -> usize {
         match &self.store {
             Store::Unbounded(shards) => shards.iter().map(|s| s.read().len()).sum(),
-            Store::Bounded(lru) => lru.lock().len(),
+            Store::Bounded(lru) => {
+                let lru = lru.lock();
+                lru.values()
+                    .filter(|c| matches!(c, Cached::Table(_)))
+                    .count()
+            }
         }
     }
 
@@ -388,14 +447,80 @@ impl TableCache {
             }
             Store::Bounded(lru) => {
                 let mut lru = lru.lock();
-                let gone = lru.remove(number);
-                if let Some(t) = &gone {
-                    self.retired.lock().add(t);
+                match lru.remove(number) {
+                    Some(Cached::Table(t)) => {
+                        self.retired.lock().add(&t);
+                        Some(t)
+                    }
+                    // A blob reader under a table's number: put it back.
+                    Some(blob @ Cached::Blob(_)) => {
+                        lru.insert(number, blob);
+                        None
+                    }
+                    None => None,
                 }
-                gone
             }
         };
         drop(gone);
+    }
+}
+
+/// The blob readers of a bounded [`TableCache`] (see the module comment).
+struct SharedBlobReaders(Arc<TableCache>);
+
+impl SharedBlobReaders {
+    fn lru(&self) -> Option<&Mutex<Lru<Cached>>> {
+        match &self.0.store {
+            Store::Bounded(lru) => Some(lru),
+            Store::Unbounded(_) => None,
+        }
+    }
+}
+
+impl BlobReaderCache for SharedBlobReaders {
+    fn lookup_reader(&self, number: u64) -> Option<Arc<BlobFileReader>> {
+        match self.lru()?.lock().get(number)? {
+            Cached::Blob(r) => Some(r),
+            Cached::Table(_) => None,
+        }
+    }
+
+    fn insert_reader(&self, number: u64, reader: Arc<BlobFileReader>) -> Arc<BlobFileReader> {
+        let Some(lru) = self.lru() else {
+            return reader;
+        };
+        match self
+            .0
+            .insert_bounded(lru, number, Cached::Blob(Arc::clone(&reader)))
+        {
+            Cached::Blob(r) => r,
+            // A table under this number (a damaged MANIFEST): the blob
+            // reader serves this read uncached.
+            Cached::Table(_) => reader,
+        }
+    }
+
+    fn remove_reader(&self, number: u64) {
+        let Some(lru) = self.lru() else { return };
+        let gone = {
+            let mut lru = lru.lock();
+            match lru.remove(number) {
+                Some(table @ Cached::Table(_)) => {
+                    lru.insert(number, table);
+                    None
+                }
+                gone => gone,
+            }
+        };
+        drop(gone);
+    }
+
+    fn num_readers(&self) -> usize {
+        let Some(lru) = self.lru() else { return 0 };
+        let lru = lru.lock();
+        lru.values()
+            .filter(|c| matches!(c, Cached::Blob(_)))
+            .count()
     }
 }
 

@@ -35,6 +35,10 @@
 //!   listener). `Db::close` delivers every
 //!   recorded event before it returns.
 //!
+//! FIFO drops (whole tables deleted past the size cap or the TTL) are
+//! reported as compactions with no output, as RocksDB reports its
+//! deletion compactions.
+//!
 //! What is not reported: delete-only compactions (files dropped whole
 //! under range tombstones or expired) report only their tables'
 //! deletions; stalls report the LSM shape's condition per family (L0 files,
@@ -112,16 +116,71 @@ pub struct FlushJobInfo {
     pub status: Result<(), Error>,
 }
 
-/// Why a compaction ran.
+/// Why a compaction ran (RocksDB's `CompactionReason`, the reasons Shale's
+/// pickers produce). The picker that chose a plan names its reason; the
+/// plan carries it to [`CompactionJobInfo::reason`] and to the LOG's
+/// `compaction_started`, `trivial_move` and `fifo_compaction` events
+/// (`"compaction_reason"`, spelled as [`CompactionReason::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CompactionReason {
-    /// L0 holds `level0_file_num_compaction_trigger` files or more.
+    /// Leveled: L0 holds `level0_file_num_compaction_trigger` files or more
+    /// (L0 into the base level, its trivial moves, intra-L0 merges).
     LevelL0FilesNum,
-    /// A level outgrew its target size (or holds expired data).
+    /// Leveled: a level ≥ 1 outgrew its target size.
     LevelMaxLevelSize,
-    /// `Db::compact_range`.
+    /// Universal: the runs newer than the oldest add up to
+    /// `max_size_amplification_percent` of it (a full merge, or an
+    /// incremental slice of one).
+    UniversalSizeAmplification,
+    /// Universal: a window of runs of similar size (`size_ratio`).
+    UniversalSizeRatio,
+    /// Universal: more sorted runs than the trigger, merged whatever their
+    /// sizes.
+    UniversalSortedRunNum,
+    /// FIFO: the oldest tables were dropped past `max_table_files_size`.
+    FifoMaxSize,
+    /// FIFO: small newest tables merged into one (`allow_compaction`).
+    FifoReduceNumFiles,
+    /// FIFO: the oldest tables were dropped, older than `ttl`.
+    FifoTtl,
+    /// `Db::compact_range` (and `Db::reclaim`).
     ManualCompaction,
+    /// Leveled: a file dense with point tombstones, or whose range
+    /// tombstones cover at least its size below, compacted down for them
+    /// alone (RocksDB marks such files with a table property collector).
+    FilesMarkedForCompaction,
+    /// Leveled: a last-level file whose tombstones a snapshot kept,
+    /// rewritten once no snapshot needs them.
+    BottommostFiles,
+    /// Leveled: a file whose values mostly expired (per-key TTL), compacted
+    /// to drop them.
+    Ttl,
+    /// Leveled: `blob_garbage_collection_force_threshold` reached; the
+    /// tables referencing the oldest blob file are rewritten to empty it.
+    ForcedBlobGc,
+}
+
+impl CompactionReason {
+    /// RocksDB's name of the reason (`GetCompactionReasonString`), as the
+    /// LOG writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompactionReason::LevelL0FilesNum => "LevelL0FilesNum",
+            CompactionReason::LevelMaxLevelSize => "LevelMaxLevelSize",
+            CompactionReason::UniversalSizeAmplification => "UniversalSizeAmplification",
+            CompactionReason::UniversalSizeRatio => "UniversalSizeRatio",
+            CompactionReason::UniversalSortedRunNum => "UniversalSortedRunNum",
+            CompactionReason::FifoMaxSize => "FIFOMaxSize",
+            CompactionReason::FifoReduceNumFiles => "FIFOReduceNumFiles",
+            CompactionReason::FifoTtl => "FIFOTtl",
+            CompactionReason::ManualCompaction => "ManualCompaction",
+            CompactionReason::FilesMarkedForCompaction => "FilesMarkedForCompaction",
+            CompactionReason::BottommostFiles => "BottommostFiles",
+            CompactionReason::Ttl => "Ttl",
+            CompactionReason::ForcedBlobGc => "ForcedBlobGC",
+        }
+    }
 }
 
 /// A compaction job (one per plan: a trivial move too).

@@ -270,10 +270,12 @@ pub struct Options {
     /// Most files the DB keeps open (RocksDB's option of the same name).
     /// -1 (the default): unlimited; every table, once opened, stays open
     /// with its index and filter in memory until its file is deleted, and
-    /// point reads reach it without any lock. `n >= 20`: the table cache
-    /// keeps at most `n - 10` table readers (ten descriptors are left for
-    /// the WAL, MANIFEST and other files), evicting the least recently
-    /// used; an evicted reader still in use stays open until its user is
+    /// point reads reach it without any lock (blob file readers too).
+    /// `n >= 20`: the table cache keeps at most `n - 10` readers, table and
+    /// blob file readers together (ten descriptors are left for the WAL,
+    /// MANIFEST and other files; RocksDB's blob file cache shares its table
+    /// cache likewise), evicting the least recently used and reopening on
+    /// demand; an evicted reader still in use stays open until its user is
     /// done. A bound above the process's open-file limit (`ulimit -n`) is
     /// lowered to that limit at open, as RocksDB does. Values from 0 to 19
     /// and below -1 are rejected (RocksDB silently raises them to 20).

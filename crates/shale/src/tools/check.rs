@@ -7,6 +7,14 @@
 //! WAL recovery would replay (every record and batch), and the newest
 //! OPTIONS file.
 //!
+//! Blob references: every `BlobIndex` entry of a live table must decode
+//! and point into a blob file the MANIFEST lists for the table's column
+//! family, its whole record between the file's header and footer by the
+//! size the MANIFEST records. A violation (a reference into an unlisted
+//! file, e.g. one a repair lost; one past the end) is a problem naming the
+//! table, one per table and blob file with the count of such references
+//! and the first key (a read of those keys fails).
+//!
 //! The live files are the MANIFEST's edits replayed as recovery applies
 //! them, per column family: a table leaves when an edit deletes it, a blob
 //! file when the garbage its edits add reaches its blob count, and a
@@ -21,7 +29,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use crate::blob::format::FOOTER_LEN;
+use crate::blob::format::{FOOTER_LEN, HEADER_LEN};
+use crate::blob::BlobIndex;
 use crate::error::{Error, Result};
 use crate::fs::default_fs;
 use crate::version::filename::{
@@ -30,6 +39,7 @@ use crate::version::filename::{
 use crate::version::read_current;
 
 use super::blob_file::verify_blob_file;
+use super::keys::EntryKind;
 use super::manifest::{ManifestEdit, ManifestReader};
 use super::options_file::OptionsFile;
 use super::sst::SstReader;
@@ -171,10 +181,18 @@ pub fn check_db(dir: &Path) -> Result<CheckReport> {
             continue;
         }
         check_size(&mut r, name, "SST", &file, size_of(&path), t.size);
-        match SstReader::open(&path).and_then(|s| s.verify()) {
+        let sst = match SstReader::open(&path) {
+            Ok(s) => s,
+            Err(e) => {
+                r.problems.push(e);
+                continue;
+            }
+        };
+        match sst.verify() {
             Ok(problems) => r.problems.extend(problems),
             Err(e) => r.problems.push(e),
         }
+        check_blob_refs(&sst, &file, t.cf, &live.blob_files, manifest_name, &mut r);
     }
 
     for (&number, b) in &live.blob_files {
@@ -420,6 +438,79 @@ fn check_blob_file(
     }
 }
 
+/// What is wrong with blob reference `idx` of a key of `key_len` bytes in
+/// a table of family `cf`, given the listed blob file `listed` (`None`:
+/// the MANIFEST does not list it); `None` when nothing is.
+fn blob_ref_problem(
+    idx: &BlobIndex,
+    key_len: usize,
+    cf: u32,
+    listed: Option<&LiveBlobFile>,
+    manifest: &str,
+) -> Option<String> {
+    let name = blob_file_name(idx.file_number);
+    let Some(b) = listed else {
+        return Some(format!("point into {name}, which {manifest} does not list"));
+    };
+    if b.cf != cf {
+        return Some(format!(
+            "point into {name}, which {manifest} lists for column family {}, not {cf}",
+            b.cf
+        ));
+    }
+    let end = idx.offset.saturating_add(idx.record_len(key_len));
+    let records_end = b.size.saturating_sub(FOOTER_LEN as u64);
+    if idx.offset < HEADER_LEN as u64 || end > records_end {
+        return Some(format!(
+            "point at bytes {}..{end} of {name}, outside its records ({HEADER_LEN}..{records_end} \
+             of the {} bytes {manifest} lists)",
+            idx.offset, b.size
+        ));
+    }
+    None
+}
+
+/// Checks the blob references of table `sst` (`file`) of family `cf`
+/// against the listed blob files (see the module comment). Entries that
+/// do not read were reported by the table's verification.
+fn check_blob_refs(
+    sst: &SstReader,
+    file: &str,
+    cf: u32,
+    blobs: &BTreeMap<u64, LiveBlobFile>,
+    manifest: &str,
+    r: &mut CheckReport,
+) {
+    let Ok(entries) = sst.entries() else { return };
+    // Per problem: how many references, and the first key.
+    let mut found: BTreeMap<String, (u64, Vec<u8>)> = BTreeMap::new();
+    for e in entries.flatten() {
+        if e.key.kind != EntryKind::BlobIndex {
+            continue;
+        }
+        let what = match BlobIndex::decode(&e.value) {
+            None => Some("are malformed blob indexes".to_string()),
+            Some(idx) => {
+                let listed = blobs.get(&idx.file_number);
+                blob_ref_problem(&idx, e.key.user_key.len(), cf, listed, manifest)
+            }
+        };
+        if let Some(what) = what {
+            found.entry(what).or_insert((0, e.key.user_key)).0 += 1;
+        }
+    }
+    for (what, (count, first)) in found {
+        r.problems.push(Error::corruption(
+            file,
+            0,
+            format!(
+                "{count} blob reference(s) {what} (first: key {})",
+                String::from_utf8_lossy(&first).escape_debug()
+            ),
+        ));
+    }
+}
+
 /// The size of the file at `path` (0 when it cannot be read).
 fn size_of(path: &Path) -> u64 {
     default_fs().file_size(path).unwrap_or(0)
@@ -467,5 +558,59 @@ fn check_wal(path: &Path, number: u64, r: &mut CheckReport) {
             "{}: ends inside a record at offset {off} (a write cut short by a crash)",
             path.display()
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(cf: u32, size: u64) -> LiveBlobFile {
+        LiveBlobFile {
+            cf,
+            count: 1,
+            bytes: 100,
+            size,
+            garbage_count: 0,
+            garbage_bytes: 0,
+            added_at: 0,
+        }
+    }
+
+    fn idx(offset: u64, size: u64) -> BlobIndex {
+        BlobIndex {
+            file_number: 7,
+            offset,
+            size,
+            compression: 0,
+        }
+    }
+
+    #[test]
+    fn blob_references_must_lie_in_a_listed_file_of_their_family() {
+        let problem = |i: &BlobIndex, cf, b: Option<&LiveBlobFile>| {
+            blob_ref_problem(i, 3, cf, b, "MANIFEST-000001")
+        };
+        // Header 24, record header 13 + key 3 + value 100: a 168-byte file
+        // (28-byte footer) holds exactly one record at 24.
+        let file = listed(2, 24 + 116 + 28);
+        assert_eq!(problem(&idx(24, 100), 2, Some(&file)), None);
+        let past = problem(&idx(24, 101), 2, Some(&file)).unwrap();
+        assert!(past.contains("bytes 24..141 of 000007.blob"), "{past}");
+        assert!(past.contains("outside its records (24..140"), "{past}");
+        let before = problem(&idx(10, 10), 2, Some(&file)).unwrap();
+        assert!(before.contains("outside its records"), "{before}");
+        let huge = problem(&idx(u64::MAX, u64::MAX), 2, Some(&file)).unwrap();
+        assert!(huge.contains("outside its records"), "{huge}");
+        let other = problem(&idx(24, 100), 1, Some(&file)).unwrap();
+        assert!(
+            other.contains("lists for column family 2, not 1"),
+            "{other}"
+        );
+        let unlisted = problem(&idx(24, 100), 2, None).unwrap();
+        assert_eq!(
+            unlisted,
+            "point into 000007.blob, which MANIFEST-000001 does not list"
+        );
     }
 }
