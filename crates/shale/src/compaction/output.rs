@@ -524,6 +524,9 @@ fn finish(
     f.expiry_max = built.props.expiry_max;
     f.expiry_entries = built.props.expiry_entries;
     f.oldest_blob_file = blob.map_or(0, BlobWriter::take_oldest_in_table);
+    if let Some(span) = built.range_del_span {
+        let _ = f.range_del_span.set(span);
+    }
     out.files.push(f);
     Ok(())
 }

@@ -108,8 +108,10 @@ pub(crate) fn level_targets(v: &Version, o: &PickerOptions) -> LevelTargets {
 /// A file's size for picking (RocksDB's compensated size): its bytes; plus,
 /// when more than half its entries are point tombstones, twice the average
 /// entry size per tombstone in excess (RocksDB's weight); plus, when it
-/// holds range tombstones, the bytes of the files below its key range,
-/// which they may free. Tombstone-dense files so weigh more in level scores
+/// holds range tombstones, the bytes of the files below the keys they span
+/// (the file's whole key range when that span is unknown, after a reopen),
+/// which they may free (RocksDB counts the range tombstones' own ranges:
+/// one tombstone far from the file's point keys weighs only what it covers). Tombstone-dense files so weigh more in level scores
 /// and look cheaper to push down, and space comes back without a manual
 /// compaction.
 pub(crate) fn compensated_size(v: &Version, level: usize, f: &FileMeta) -> u64 {
@@ -119,7 +121,10 @@ pub(crate) fn compensated_size(v: &Version, level: usize, f: &FileMeta) -> u64 {
         size = size.saturating_add((f.num_deletions * 2 - f.num_entries).saturating_mul(avg * 2));
     }
     if f.num_range_deletions > 0 {
-        let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+        let (lo, hi) = f.range_del_span.get().map_or_else(
+            || (f.smallest_user_key(), f.largest_user_key()),
+            |(start, end)| (start.as_slice(), end.as_slice()),
+        );
         // (expired values weigh through the picker's own trigger)
         for below in (level + 1).max(1)..v.num_levels() {
             let bytes: u64 = v

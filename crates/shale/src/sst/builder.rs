@@ -65,6 +65,9 @@ pub(crate) struct BuiltTable {
     pub smallest_seq: u64,
     pub largest_seq: u64,
     pub props: TableProperties,
+    /// The user keys its range tombstones span: the first one's start and
+    /// the last one's (exclusive) end; `None` without range tombstones.
+    pub range_del_span: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Appends blocks with their trailers and tracks the file offset.
@@ -492,6 +495,10 @@ impl TableBuilder {
                 largest = hi;
             }
         }
+        let range_del_span = match (self.range_dels.first(), self.range_dels.last()) {
+            (Some(first), Some(last)) => Some((first.start.clone(), last.end.clone())),
+            _ => None,
+        };
         Ok(BuiltTable {
             file_size,
             num_entries: self.props.num_entries,
@@ -500,6 +507,7 @@ impl TableBuilder {
             smallest_seq: self.props.smallest_seqno,
             largest_seq: self.props.largest_seqno,
             props: std::mem::take(&mut self.props),
+            range_del_span,
         })
     }
 

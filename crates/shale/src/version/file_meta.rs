@@ -61,6 +61,11 @@ pub(crate) struct FileMeta {
     /// The open reader, once a read has opened it through an unbounded
     /// table cache (see `db::table_cache`). Not persisted.
     pub table: OnceLock<Arc<Table>>,
+    /// The user keys its range tombstones span (first start, last end),
+    /// known for tables this instance wrote; unknown after a reopen, when
+    /// the file's whole key range stands in for it. Not persisted (an
+    /// estimate's input: `compaction::sizing::compensated_size`).
+    pub range_del_span: OnceLock<(Vec<u8>, Vec<u8>)>,
 }
 
 impl FileMeta {
@@ -185,6 +190,7 @@ impl Clone for FileMeta {
             compression: self.compression,
             being_compacted: AtomicBool::new(false),
             table: self.table.clone(),
+            range_del_span: self.range_del_span.clone(),
         }
     }
 }
