@@ -4,11 +4,12 @@
 //! file system for bytes within one page, where unaligned blocks straddle
 //! two (the device bytes per get that issue 16 counts).
 
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+mod common;
 
-use shale::fs::{FileSystem, PosixFileSystem, ReadHookFs};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use shale::fs::{FileSystem, PosixFileSystem};
 use shale::{CfOptions, Compression, Db, Error, Options};
 
 fn key(i: u32) -> Vec<u8> {
@@ -126,16 +127,7 @@ fn aligned_and_unaligned_tables_mix_across_reopens() {
 /// them touch two 4 KiB pages.
 fn straddling_reads(block_align: bool) -> (usize, usize) {
     let dir = tempfile::tempdir().unwrap();
-    let reads = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&reads);
-    let fs = Arc::new(ReadHookFs::new(
-        Arc::new(PosixFileSystem::default()),
-        move |path: &Path, offset, len| {
-            if path.extension().is_some_and(|e| e == "sst") {
-                seen.lock().unwrap().push((offset, len));
-            }
-        },
-    ));
+    let (fs, reads) = common::recording_table_reads();
     let db = Db::open(dir.path(), options(fs, block_align)).unwrap();
     for i in 0..2_000 {
         db.put(&key(i), &value(i)).unwrap();

@@ -6,13 +6,15 @@
 //! a file system refusing `O_DIRECT` fails open (or the flush) with an
 //! error naming the option and the file.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use shale::fs::{
     FaultInjectionFs, FaultKind, FaultOp, FaultRule, FileSystem, MemFileSystem, PosixFileSystem,
-    ReadHookFs, Trigger,
+    Trigger,
 };
 use shale::{Db, Error, Options, ReadOptions};
 
@@ -306,16 +308,7 @@ fn readahead_on_a_direct_handle_reads_aligned_ranges() {
     if !direct_io_works(dir.path()) {
         return;
     }
-    let reads: Arc<Mutex<Vec<(u64, usize)>>> = Arc::default();
-    let seen = Arc::clone(&reads);
-    let fs = Arc::new(ReadHookFs::new(
-        Arc::new(PosixFileSystem::default()),
-        move |path: &Path, offset, len| {
-            if path.extension().is_some_and(|e| e == "sst") {
-                seen.lock().unwrap().push((offset, len));
-            }
-        },
-    ));
+    let (fs, reads) = common::recording_table_reads();
     let db = Db::open(
         dir.path(),
         Options {

@@ -116,3 +116,23 @@ pub fn random_output_cuts(
     };
     (partitioner, detect)
 }
+
+/// The reads of table files, (offset, length) in order, as a file system
+/// on the real disk (`ReadHookFs` over `PosixFileSystem`) sees them.
+pub type TableReads = Arc<std::sync::Mutex<Vec<(u64, usize)>>>;
+
+/// A file system on the real disk that records every random-access read
+/// of a table (`.sst`) file, and the list it records into.
+pub fn recording_table_reads() -> (Arc<dyn FileSystem>, TableReads) {
+    let reads: TableReads = Arc::default();
+    let seen = Arc::clone(&reads);
+    let fs = shale::fs::ReadHookFs::new(
+        Arc::new(shale::fs::PosixFileSystem::default()),
+        move |path: &std::path::Path, offset, len| {
+            if path.extension().is_some_and(|e| e == "sst") {
+                seen.lock().unwrap().push((offset, len));
+            }
+        },
+    );
+    (Arc::new(fs), reads)
+}
