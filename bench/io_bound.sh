@@ -15,6 +15,8 @@
 # Build first:  CARGO_TARGET_DIR=<dir> cargo build --release -p shale-bench --features rocksdb
 # Usage:        BIN=<dir>/release/shale-bench bench/io_bound.sh [ROUNDS] [DIR]
 #               SETUPS="iobuf iodir" STEPS=... (empty: only the paced run below) DURATION=30 NUM=... VALUE=... to change the defaults
+# SHALE_FLAGS: extra flags for the Shale runs only (fill included), e.g.
+# "--block_align=1" (aligned data blocks; the rocksdb crate cannot set it).
 # RWW_LIMIT (bytes/s, default 2 MiB; 0 skips it): after the steps, a second
 # process runs readwhilewriting with the writer paced at that rate
 # (db_bench's --benchmark_write_rate_limit, as RocksDB's benchmark.sh runs
@@ -47,11 +49,14 @@ echo "DB ~$((raw >> 20)) MiB raw, cache $((cache >> 20)) MiB, cgroup limit $((li
 # Device reads: (requests, sectors) from /proc/diskstats.
 reads() { awk -v d="$dev" '$3 == d { print $4, $6 }' /proc/diskstats; }
 
+# Extra flags of one engine's runs.
+extra() { if [ "$1" = shale ]; then echo "${SHALE_FLAGS:-}"; fi; }
 for engine in shale rocksdb; do
   db=$dir/db-$engine
   if [ ! -d "$db" ]; then
     echo "== fill $engine"
-    "$bin" --engine="$engine" --benchmarks=fillrandom,waitforcompaction "${common[@]}" --db="$db" \
+    # shellcheck disable=SC2046
+    "$bin" --engine="$engine" --benchmarks=fillrandom,waitforcompaction "${common[@]}" $(extra "$engine") --db="$db" \
       --json="$dir/fill-$engine.json" 2>/dev/null | grep -a '^Summary'
   fi
 done
@@ -71,7 +76,7 @@ for round in $(seq "$rounds"); do
         # The shell joins the cgroup, then becomes the benchmark.
         bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
           --benchmarks="waitforcompaction,$steps" --use_existing_db=1 --duration="$duration" \
-          "${common[@]}" "${direct[@]}" --db="$dir/db-$engine" --json="$dir/$tag.json" 2>/dev/null |
+          "${common[@]}" $(extra "$engine") "${direct[@]}" --db="$dir/db-$engine" --json="$dir/$tag.json" 2>/dev/null |
           grep -a '^Summary'
         read -r r1 s1 < <(reads)
         echo "device reads: $((r1 - r0)) requests, avg $(((s1 - s0) * 512 / ((r1 - r0) > 0 ? (r1 - r0) : 1) / 1024)) KiB"
@@ -82,7 +87,7 @@ for round in $(seq "$rounds"); do
         echo 3 > /proc/sys/vm/drop_caches
         bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
           --benchmarks=waitforcompaction,readwhilewriting --use_existing_db=1 --duration="$duration" \
-          --benchmark_write_rate_limit="$rww_limit" "${common[@]}" "${direct[@]}" --db="$dir/db-$engine" \
+          --benchmark_write_rate_limit="$rww_limit" "${common[@]}" $(extra "$engine") "${direct[@]}" --db="$dir/db-$engine" \
           --json="$dir/$tag-rww-limited.json" 2>/dev/null | grep -a '^Summary'
       fi
     done
