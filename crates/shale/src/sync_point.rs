@@ -11,16 +11,19 @@
 //! would stop every writer and background job.
 //!
 //! Cost when unused: one relaxed load of a static flag per point. The
-//! registry is process-global, so tests that use it must not run beside
-//! other tests of the same binary that reach the same points: keep them in
-//! their own test file and serialize them with [`exclusive`].
+//! registry is process-global: a callback set by one test fires in every
+//! DB of the process that reaches the point. So a test that sets points
+//! holds [`exclusive`] for its whole run, and every other test of the same
+//! binary holds [`shared`]: those run beside each other, never beside a
+//! test whose pause another test's flush could take (`tests/layering.rs`
+//! checks that every test of such a binary holds one of the two).
 //!
 //! Thread safety: all state is behind one mutex; waiting threads sleep on a
 //! condition variable and are woken by every passed point.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 type Callback = Arc<dyn Fn() + Send + Sync>;
 
@@ -35,7 +38,7 @@ struct Registry {
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 static PASSED: Condvar = Condvar::new();
-static EXCLUSIVE: Mutex<()> = Mutex::new(());
+static EXCLUSIVE: RwLock<()> = RwLock::new(());
 
 fn registry() -> MutexGuard<'static, Option<Registry>> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
@@ -75,10 +78,17 @@ fn process_slow(name: &str) {
     PASSED.notify_all();
 }
 
-/// Serializes the tests of one binary that use sync points; hold the guard
-/// for the whole test.
-pub fn exclusive() -> MutexGuard<'static, ()> {
-    EXCLUSIVE.lock().unwrap_or_else(|e| e.into_inner())
+/// Held for the whole of a test that sets sync points: no other test of the
+/// binary that holds [`exclusive`] or [`shared`] runs meanwhile.
+pub fn exclusive() -> RwLockWriteGuard<'static, ()> {
+    EXCLUSIVE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Held for the whole of a test that sets no sync points but shares a
+/// binary with tests that do: it runs beside other such tests, never while
+/// a test holds [`exclusive`] (whose callbacks its DBs would reach).
+pub fn shared() -> RwLockReadGuard<'static, ()> {
+    EXCLUSIVE.read().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Each `(before, after)`: a thread reaching `after` waits until `before`

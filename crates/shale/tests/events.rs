@@ -276,6 +276,7 @@ impl EventListener for Panicker {
 
 #[test]
 fn a_panicking_listener_does_not_take_the_db_down() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().expect("tempdir");
     let boom = Arc::new(Panicker(AtomicU64::new(0)));
     let rec = Arc::new(Recorder::default());
@@ -333,6 +334,7 @@ fn position(evs: &[Ev], what: impl Fn(&Ev) -> bool) -> usize {
 
 #[test]
 fn flush_write_error_then_resume_reports_error_and_recovery() {
+    let _shared = shale::sync_point::shared();
     let mem = MemFileSystem::new();
     let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
     let rec = Arc::new(Recorder::default());
@@ -375,6 +377,7 @@ fn flush_write_error_then_resume_reports_error_and_recovery() {
 
 #[test]
 fn automatic_recovery_is_reported_as_automatic() {
+    let _shared = shale::sync_point::shared();
     let mem = MemFileSystem::new();
     let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
     let rec = Arc::new(Recorder::default());

@@ -284,6 +284,7 @@ fn drop_cf_while_it_compacts() {
 /// visible.
 #[test]
 fn a_later_group_is_not_visible_before_an_earlier_one() {
+    let _x = sync_point::exclusive();
     // Every pairing of the three paths: queued (sync, or a WAL written
     // with write(2)), unqueued with the memory-mapped WAL, unqueued without
     // the WAL.
@@ -313,7 +314,6 @@ fn write_options(p: Path) -> shale::WriteOptions {
 fn later_write_waits_for_earlier(first_path: Path, second_path: Path, mmap: bool) {
     let wo = write_options;
 
-    let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
     let opts = shale::Options {
@@ -365,13 +365,13 @@ fn later_write_waits_for_earlier(first_path: Path, second_path: Path, mmap: bool
 /// WAL is then deleted).
 #[test]
 fn a_memtable_switch_waits_for_inserts_in_flight() {
+    let _x = sync_point::exclusive();
     for p in [Path::Sync, Path::Mapped] {
         switch_waits_for_insert(p);
     }
 }
 
 fn switch_waits_for_insert(path: Path) {
-    let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), quiet_options()).unwrap();

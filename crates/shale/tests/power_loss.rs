@@ -632,12 +632,14 @@ fn power_loss(seed: u64, cycles: u64) {
 
 #[test]
 fn power_loss_cycles() {
+    let _shared = shale::sync_point::shared();
     power_loss(seed_from_env(0x5EED_0001), 100);
 }
 
 #[test]
 #[ignore = "long: 1000 crash/recover cycles (RELIABILITY.md test 3)"]
 fn power_loss_cycles_long() {
+    let _shared = shale::sync_point::shared();
     power_loss(seed_from_env(0x5EED_1000), 1000);
 }
 
@@ -651,6 +653,7 @@ fn power_loss_cycles_long() {
 /// thread into 16 KiB memtables: the same tables every time.
 #[test]
 fn recovering_the_same_wal_cuts_the_same_tables() {
+    let _shared = shale::sync_point::shared();
     let fs = MemFileSystem::new();
     let db = Db::open(
         DIR,
@@ -836,12 +839,14 @@ fn recover_after_each_recovery_io<T: PartialEq + std::fmt::Debug>(
 
 #[test]
 fn exhaustive_crash_points() {
+    let _shared = shale::sync_point::shared();
     exhaustive(300, BlobOptions::default());
 }
 
 #[test]
 #[ignore = "long: exhaustive crash points over 2000 puts (RELIABILITY.md test 4)"]
 fn exhaustive_crash_points_long() {
+    let _shared = shale::sync_point::shared();
     exhaustive(2000, BlobOptions::default());
 }
 
@@ -866,12 +871,14 @@ fn exhaustive_blob() -> BlobOptions {
 /// blob files it names and their directory entries.
 #[test]
 fn exhaustive_crash_points_with_blob_files() {
+    let _shared = shale::sync_point::shared();
     exhaustive(300, exhaustive_blob());
 }
 
 #[test]
 #[ignore = "long: exhaustive crash points over 2000 puts with blob files (issue 14)"]
 fn exhaustive_crash_points_with_blob_files_long() {
+    let _shared = shale::sync_point::shared();
     exhaustive(2000, exhaustive_blob());
 }
 
@@ -934,6 +941,7 @@ fn double_crash(seed: u64) {
 
 #[test]
 fn crash_during_recovery() {
+    let _shared = shale::sync_point::shared();
     let s = seed_from_env(0xD0B1E);
     for seed in s..s + 4 {
         double_crash(seed);
@@ -947,6 +955,7 @@ fn crash_during_recovery() {
 /// the sweep after its flush is the one under test.
 #[test]
 fn no_missing_or_orphan_tables_after_power_loss() {
+    let _shared = shale::sync_point::shared();
     let seed = seed_from_env(0x0D1E);
     let mut rng = SmallRng::seed_from_u64(seed);
     let fs = MemFileSystem::new();
@@ -994,6 +1003,7 @@ fn no_missing_or_orphan_tables_after_power_loss() {
 /// The space of a compaction's input tables is freed when it finishes.
 #[test]
 fn compaction_inputs_are_deleted_when_it_finishes() {
+    let _shared = shale::sync_point::shared();
     let fs = MemFileSystem::new();
     let db = Db::open(DIR, opts(&fs)).expect("create");
     for round in 0..3u32 {
@@ -1015,6 +1025,7 @@ fn compaction_inputs_are_deleted_when_it_finishes() {
 /// MANIFEST that names a missing table and the DB cannot open.
 #[test]
 fn flushed_table_survives_power_loss_right_after_flush() {
+    let _shared = shale::sync_point::shared();
     let fs = MemFileSystem::new();
     let db = Db::open(DIR, opts(&fs)).expect("create");
     db.put(b"a", b"1").expect("put");
@@ -1038,6 +1049,7 @@ fn flushed_table_survives_power_loss_right_after_flush() {
 /// (p = 0), or a random part of the rest (p = 0.5).
 #[test]
 fn blob_files_survive_power_loss_right_after_a_flush() {
+    let _shared = shale::sync_point::shared();
     let fs = MemFileSystem::new();
     let o = |fs: &MemFileSystem| Options {
         // No flush but the test's own.
@@ -1213,6 +1225,7 @@ fn orphan_blob_file_past_the_manifest_s_next_file_number_is_deleted_at_open() {
 /// window is the time the background flush of the old memtable takes.
 #[test]
 fn sync_write_in_a_new_wal_keeps_earlier_writes() {
+    let _shared = shale::sync_point::shared();
     for attempt in 0..20 {
         let fs = MemFileSystem::new();
         let o = Options {
@@ -1440,6 +1453,7 @@ fn a_recycled_wal_s_old_bytes_do_not_stop_recovery_before_the_next_wal() {
 /// unsynced put (`flush_wal(true)` does keep it).
 #[test]
 fn empty_batch_written_with_sync_makes_earlier_writes_durable() {
+    let _shared = shale::sync_point::shared();
     let fs = MemFileSystem::new();
     let db = Db::open(DIR, opts(&fs)).expect("create");
     db.put(b"k", b"v").expect("unsynced put");
@@ -1866,12 +1880,14 @@ fn droppable_or_default(live: &BTreeMap<String, Cf>, rng: &mut SmallRng) -> Stri
 
 #[test]
 fn cross_family_power_loss_cycles() {
+    let _shared = shale::sync_point::shared();
     cf_power_loss(seed_from_env(0xCF_0001), 200);
 }
 
 #[test]
 #[ignore = "long: 1000 cross-family crash/recover cycles (issue 11)"]
 fn cross_family_power_loss_cycles_long() {
+    let _shared = shale::sync_point::shared();
     cf_power_loss(seed_from_env(0xCF_1000), 1000);
 }
 
@@ -2107,11 +2123,13 @@ fn crash_the_cf_recovery(image: &MemFileSystem, ctx: &str) -> usize {
 
 #[test]
 fn cross_family_exhaustive_crash_points() {
+    let _shared = shale::sync_point::shared();
     exhaustive_cf(240);
 }
 
 #[test]
 #[ignore = "long: cross-family exhaustive crash points over 1600 batches (issue 11)"]
 fn cross_family_exhaustive_crash_points_long() {
+    let _shared = shale::sync_point::shared();
     exhaustive_cf(1600);
 }

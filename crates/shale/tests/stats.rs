@@ -45,6 +45,7 @@ fn wait_for(db: &Db, what: &str, f: impl Fn(&Stats) -> bool) -> Stats {
 
 #[test]
 fn puts_and_flushes_are_counted() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), quiet_options()).unwrap();
     let s0 = db.stats();
@@ -96,6 +97,7 @@ fn puts_and_flushes_are_counted() {
 
 #[test]
 fn cache_hits_after_repeated_reads_and_bloom_useful_on_absent_keys() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         cache_size: 8 << 20,
@@ -140,6 +142,7 @@ fn cache_hits_after_repeated_reads_and_bloom_useful_on_absent_keys() {
 
 #[test]
 fn stats_serialize_to_json() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), quiet_options()).unwrap();
     fill(&db, 0..10, 10);
@@ -443,6 +446,7 @@ fn memory_budget_stall_is_explained() {
 /// refuses writes: explained, and gone after the resume.
 #[test]
 fn background_error_is_explained() {
+    let _shared = shale::sync_point::shared();
     use shale::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, MemFileSystem, Trigger};
     let mem = MemFileSystem::new();
     let fs = FaultInjectionFs::new(Arc::new(mem));

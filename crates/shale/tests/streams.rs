@@ -95,6 +95,7 @@ fn options() -> Options {
 /// installed there or moved).
 #[test]
 fn interleaved_streams_are_written_once_and_never_rewritten() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let mut model = BTreeMap::new();
     let db = Db::open(dir.path(), options()).unwrap();
@@ -122,6 +123,7 @@ fn interleaved_streams_are_written_once_and_never_rewritten() {
 /// compactions rewrite them (the cost the detection removes).
 #[test]
 fn with_detection_off_streams_are_rewritten() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let mut model = BTreeMap::new();
     let opts = Options {
@@ -140,6 +142,7 @@ fn with_detection_off_streams_are_rewritten() {
 /// Random inserts never look like streams: each flush writes one table.
 #[test]
 fn random_inserts_flush_to_one_table_each() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), common::quiet_options()).unwrap();
     let mut model = BTreeMap::new();
@@ -163,6 +166,7 @@ fn random_inserts_flush_to_one_table_each() {
 /// prefixes; keys shorter than the prefix are kept.
 #[test]
 fn the_partitioner_cuts_flush_and_compaction_outputs_at_prefixes() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         sst_partitioner_factory: Some(SstPartitioner::FixedPrefix(8)),
@@ -207,6 +211,7 @@ fn the_partitioner_cuts_flush_and_compaction_outputs_at_prefixes() {
 
 #[test]
 fn unsupported_stream_and_partitioner_options_are_refused() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let universal = Options {
         compaction_style: CompactionStyle::Universal,
@@ -294,6 +299,7 @@ fn a_manual_compaction_waits_for_a_flush_installing_below_l0() {
 /// manual compactions, then the model.
 #[test]
 fn streams_and_random_writers_with_concurrent_compactions_keep_every_write() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         level0_file_num_compaction_trigger: 2,
@@ -351,6 +357,7 @@ fn streams_and_random_writers_with_concurrent_compactions_keep_every_write() {
 /// never cut now, and FIFO flushes are not cut either.
 #[test]
 fn a_fifo_family_with_a_partitioner_compacts_and_stops() {
+    let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         compaction_style: CompactionStyle::Fifo,
@@ -400,6 +407,7 @@ fn a_fifo_family_with_a_partitioner_compacts_and_stops() {
 /// name the level the MANIFEST gives the table.
 #[test]
 fn created_events_name_the_level_a_flushed_table_was_installed_at() {
+    let _shared = shale::sync_point::shared();
     use parking_lot::Mutex;
     use shale::{EventListener, FlushJobInfo, TableFileCreationInfo};
     #[derive(Default)]
@@ -458,6 +466,7 @@ fn created_events_name_the_level_a_flushed_table_was_installed_at() {
 /// The contents are the same either way.
 #[test]
 fn compactions_cut_outputs_where_streams_end() {
+    let _shared = shale::sync_point::shared();
     let spanning = |detect_in_compaction: bool| -> (usize, usize) {
         let dir = tempfile::tempdir().unwrap();
         let mut model = BTreeMap::new();
