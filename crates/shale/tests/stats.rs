@@ -161,6 +161,54 @@ fn only(s: &Stats, reason: StallReason) -> &shale::StallExplanation {
     e[0]
 }
 
+/// Regression: delayed writes ran at one or two per millisecond whatever
+/// `delayed_write_rate` said (a write the current interval's credit covered
+/// still waited an interval): 20x below the rate for 400-byte writes. With
+/// L0 at the slowdown trigger (its compaction paused), 512 KiB written in
+/// 128-byte puts at 1 MiB/s takes about half a second (it took 2.45 s).
+#[test]
+fn delayed_writes_run_at_the_delayed_write_rate() {
+    let _x = sync_point::exclusive();
+    sync_point::reset();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        write_buffer_size: 8 << 20,
+        level0_file_num_compaction_trigger: 2,
+        level0_slowdown_writes_trigger: 2,
+        level0_stop_writes_trigger: 100,
+        delayed_write_rate: 1 << 20,
+        ..quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let p = Pause::at("CompactionJob::AfterOutputs");
+    for _ in 0..2 {
+        fill(&db, 0..100, 10);
+        db.flush().unwrap();
+    }
+    p.reached();
+    assert_eq!(
+        only(&db.stats(), StallReason::L0Slowdown).state,
+        StallState::Delayed
+    );
+    let value = vec![b'x'; 128 - key(0).len()];
+    let started = Instant::now();
+    let mut written = 0usize;
+    let mut i = 0u32;
+    while written < 512 << 10 {
+        db.put(&key(i), &value).unwrap();
+        written += 128;
+        i += 1;
+    }
+    let took = started.elapsed().as_secs_f64();
+    p.release();
+    sync_point::reset();
+    let want = written as f64 / f64::from(1u32 << 20);
+    assert!(
+        took >= want * 0.8 && took <= want * 2.0,
+        "{written} bytes at 1 MiB/s took {took:.2} s (want about {want:.2} s)"
+    );
+}
+
 /// L0 files over the slowdown, then the stop trigger, while the L0->L1
 /// compaction of the first two is paused.
 #[test]
