@@ -15,6 +15,10 @@
 # Build first:  CARGO_TARGET_DIR=<dir> cargo build --release -p shale-bench --features rocksdb
 # Usage:        BIN=<dir>/release/shale-bench bench/io_bound.sh [ROUNDS] [DIR]
 #               SETUPS="iobuf iodir" STEPS=... (empty: only the paced run below) DURATION=30 NUM=... VALUE=... to change the defaults
+# ENGINES (default "shale rocksdb"): the order within a round (alternate
+# with "rocksdb shale" for B A rounds); FIRST_ROUND numbers the rounds'
+# JSON files from there (default 1). A run killed (e.g. by the cgroup's
+# OOM killer) is reported and the script goes on.
 # SHALE_FLAGS: extra flags for the Shale runs only (fill included), e.g.
 # "--block_align=1" (aligned data blocks; the rocksdb crate cannot set it).
 # RWW_LIMIT (bytes/s, default 2 MiB; 0 skips it): after the steps, a second
@@ -60,13 +64,15 @@ for engine in shale rocksdb; do
       --json="$dir/fill-$engine.json" 2>/dev/null | grep -a '^Summary'
   fi
 done
-for round in $(seq "$rounds"); do
+engines=${ENGINES:-shale rocksdb}
+first=${FIRST_ROUND:-1}
+for round in $(seq "$first" $((first + rounds - 1))); do
   for setup in $setups; do
     direct=()
     if [ "$setup" = iodir ]; then
       direct=(--use_direct_reads=1 --use_direct_io_for_flush_and_compaction=1)
     fi
-    for engine in shale rocksdb; do
+    for engine in $engines; do
       tag=$engine-$setup-r$round
       if [ -n "$steps" ]; then
         echo "== $tag"
@@ -77,7 +83,7 @@ for round in $(seq "$rounds"); do
         bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
           --benchmarks="waitforcompaction,$steps" --use_existing_db=1 --duration="$duration" \
           "${common[@]}" $(extra "$engine") "${direct[@]}" --db="$dir/db-$engine" --json="$dir/$tag.json" 2>/dev/null |
-          grep -a '^Summary'
+          grep -a '^Summary' || echo "== $tag: the run failed (exit ${PIPESTATUS[0]}; killed by the cgroup's OOM killer?)"
         read -r r1 s1 < <(reads)
         echo "device reads: $((r1 - r0)) requests, avg $(((s1 - s0) * 512 / ((r1 - r0) > 0 ? (r1 - r0) : 1) / 1024)) KiB"
       fi
@@ -88,7 +94,8 @@ for round in $(seq "$rounds"); do
         bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
           --benchmarks=waitforcompaction,readwhilewriting --use_existing_db=1 --duration="$duration" \
           --benchmark_write_rate_limit="$rww_limit" "${common[@]}" $(extra "$engine") "${direct[@]}" --db="$dir/db-$engine" \
-          --json="$dir/$tag-rww-limited.json" 2>/dev/null | grep -a '^Summary'
+          --json="$dir/$tag-rww-limited.json" 2>/dev/null | grep -a '^Summary' ||
+          echo "== $tag readwhilewriting: the run failed (exit ${PIPESTATUS[0]})"
       fi
     done
   done

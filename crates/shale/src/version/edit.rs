@@ -124,6 +124,11 @@ pub(crate) mod file_tag {
     /// seconds), when known (`FileMeta::newest_key_time`). Safe to
     /// ignore: a reader without it never drops the file by FIFO's TTL.
     pub(crate) const NEWEST_KEY_TIME: u32 = 72;
+    /// The user keys the table's range tombstones span
+    /// (`FileMeta::range_del_span`): two length-prefixed slices, the first
+    /// tombstone's start and the last one's end, when known. Safe to
+    /// ignore: without it the file's whole key range stands in.
+    pub(crate) const RANGE_DEL_SPAN: u32 = 73;
 }
 
 /// One MANIFEST record.
@@ -439,6 +444,13 @@ fn encode_new_file(dst: &mut Vec<u8>, level: usize, f: &FileMeta) {
             put_length_prefixed(dst, &v);
         }
     }
+    if let Some((start, end)) = f.range_del_span.get() {
+        put_varint32(dst, file_tag::RANGE_DEL_SPAN);
+        let mut v = Vec::with_capacity(start.len() + end.len() + 10);
+        put_length_prefixed(&mut v, start);
+        put_length_prefixed(&mut v, end);
+        put_length_prefixed(dst, &v);
+    }
     put_varint32(dst, file_tag::END);
 }
 
@@ -526,9 +538,20 @@ impl<'a> Decoder<'a> {
         let mut expiry_entries = 0;
         let mut newest_key_time = 0;
         let mut oldest_blob_file = 0;
+        let mut range_del_span = None;
         loop {
             match self.varint32("file sub-field tag")? {
                 file_tag::END => break,
+                file_tag::RANGE_DEL_SPAN => {
+                    let mut v = self.bytes("range tombstone span")?;
+                    let bad = || self.err(format!("file {number}: bad range tombstone span"));
+                    let start = get_length_prefixed(&mut v).ok_or_else(bad)?;
+                    let end = get_length_prefixed(&mut v).ok_or_else(bad)?;
+                    if !v.is_empty() {
+                        return Err(bad());
+                    }
+                    range_del_span = Some((start.to_vec(), end.to_vec()));
+                }
                 t @ (file_tag::NUM_RANGE_DELETIONS
                 | file_tag::EXPIRY_MAX
                 | file_tag::EXPIRY_ENTRIES
@@ -579,6 +602,9 @@ impl<'a> Decoder<'a> {
             compression,
             ..Default::default()
         };
+        if let Some(span) = range_del_span {
+            let _ = f.range_del_span.set(span);
+        }
         Ok((level, f))
     }
 }
@@ -589,6 +615,7 @@ mod tests {
     use crate::base::{make_internal_key, ValueKind};
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
+    use std::sync::OnceLock;
 
     fn ikey(k: &[u8], seq: u64) -> Vec<u8> {
         let mut v = Vec::new();
@@ -618,7 +645,9 @@ mod tests {
                 largest_seq: 900,
                 num_entries: 10,
                 num_deletions: 2,
+                num_range_deletions: 1,
                 compression: 4,
+                range_del_span: OnceLock::from((b"c".to_vec(), b"f".to_vec())),
                 ..Default::default()
             },
         );
@@ -687,6 +716,13 @@ mod tests {
                     ..Default::default()
                 },
             );
+            if rng.gen_bool(0.3) {
+                let f = &e.new_files.last().expect("added").1;
+                let start = vec![a; rng.gen_range(0..4)];
+                let _ = f
+                    .range_del_span
+                    .set((start, vec![b; rng.gen_range(0..300)]));
+            }
         }
         for _ in 0..rng.gen_range(0..3) {
             let bytes = rng.gen_range(1..1 << 40);
@@ -833,6 +869,18 @@ mod tests {
         assert!(corruption_what(&[1, 4, 15, 12, 1, 9, 8]).contains("bad counts"));
         let mut t = sample();
         let mut f = t.new_files.pop().unwrap().1;
+        // The sample's tombstone (sub-fields 69 and 73).
+        let mut with_span = t.clone();
+        with_span.new_files.push((2, f.clone()));
+        let span = enc(&with_span);
+        // ... compression 4, 69 = one tombstone, 73 = ("c", "f"), END.
+        assert_eq!(
+            &span[span.len() - 11..],
+            [4, 69, 1, 1, 73, 4, 1, b'c', 1, b'f', 0]
+        );
+        assert_eq!(VersionEdit::decode(&span, "M", 0).unwrap(), with_span);
+        f.num_range_deletions = 0;
+        f.range_del_span = OnceLock::new();
         f.oldest_blob_file = 5;
         t.new_files.push((2, f));
         let with_blob = enc(&t);

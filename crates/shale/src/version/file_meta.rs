@@ -62,9 +62,9 @@ pub(crate) struct FileMeta {
     /// table cache (see `db::table_cache`). Not persisted.
     pub table: OnceLock<Arc<Table>>,
     /// The user keys its range tombstones span (first start, last end),
-    /// known for tables this instance wrote; unknown after a reopen, when
-    /// the file's whole key range stands in for it. Not persisted (an
-    /// estimate's input: `compaction::sizing::compensated_size`).
+    /// an estimate's input (`compaction::sizing::compensated_size`).
+    /// Persisted (sub-field `RANGE_DEL_SPAN`); unknown for tables listed by
+    /// a MANIFEST written before it was, whose whole key range stands in.
     pub range_del_span: OnceLock<(Vec<u8>, Vec<u8>)>,
 }
 
@@ -212,6 +212,7 @@ impl PartialEq for FileMeta {
             && self.newest_key_time == o.newest_key_time
             && self.oldest_blob_file == o.oldest_blob_file
             && self.compression == o.compression
+            && self.range_del_span.get() == o.range_del_span.get()
     }
 }
 
