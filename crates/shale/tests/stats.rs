@@ -203,6 +203,7 @@ fn delayed_writes_run_at_the_delayed_write_rate() {
     p.release();
     sync_point::reset();
     let want = written as f64 / f64::from(1u32 << 20);
+    eprintln!("{written} bytes at 1 MiB/s in {took:.3} s (want {want:.3} s)");
     assert!(
         took >= want * 0.8 && took <= want * 2.0,
         "{written} bytes at 1 MiB/s took {took:.2} s (want about {want:.2} s)"
