@@ -6,7 +6,8 @@
 //! Leveled: L0 file count, level size, manual, tombstone-dense files
 //! (`FilesMarkedForCompaction`), last-level tombstones a released snapshot
 //! no longer needs (`BottommostFiles`), mostly expired files (`Ttl`),
-//! forced blob garbage collection (`ForcedBlobGc`). Universal: space
+//! forced blob garbage collection (`ForcedBlobGc`), tables dropped unread
+//! under a range tombstone (`DeleteOnly`). Universal: space
 //! amplification, size ratio, sorted-run count. FIFO: size cap and TTL
 //! drops, intra-L0 merges.
 
@@ -161,6 +162,33 @@ fn a_file_dense_with_tombstones_is_compacted_as_marked() {
     assert_eq!(heard[0].0, CompactionReason::FilesMarkedForCompaction);
     assert_eq!(heard[0].1, 0);
     assert_logged(dir.path(), "FilesMarkedForCompaction");
+}
+
+/// Regression (issue 14's note: delete-only compactions reached the LOG
+/// but not the listeners): tables wholly under a range tombstone are
+/// dropped unread, and the listeners hear it as a compaction with those
+/// tables as inputs and no outputs.
+#[test]
+fn tables_dropped_under_a_range_tombstone_are_a_delete_only_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Arc::new(Reasons::default());
+    let db = Db::open(dir.path(), options(&r)).unwrap();
+    fill(&db, "k", 0..3000, 100);
+    db.compact_range(None, None).unwrap();
+    r.take();
+    let last = db.property("shale.num-files-at-level6").unwrap();
+    assert!(last.parse::<u32>().unwrap() > 1, "last level: {last}");
+    db.delete_range(b"k", b"l").unwrap();
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    let heard = r.take();
+    assert!(
+        heard.contains(&(CompactionReason::DeleteOnly, 6, 6)),
+        "{heard:?}"
+    );
+    assert!(db.property("shale.delete-only-bytes").unwrap() != "0");
+    assert_eq!(db.property("shale.num-files-at-level6").unwrap(), "0");
+    assert_logged(dir.path(), "DeleteOnly");
 }
 
 #[test]

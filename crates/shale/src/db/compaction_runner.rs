@@ -30,7 +30,7 @@ use crate::compaction::output::OutputSpec;
 use crate::compaction::picker::{self, PickerOptions, Plan, RunningOutput};
 use crate::compaction::{subcompaction, universal};
 use crate::error::{Error, Result};
-use crate::events::{CompactionJobInfo, TableFileCreationReason};
+use crate::events::{CompactionJobInfo, CompactionReason, TableFileCreationReason};
 use crate::io::accounting::{self, Purpose};
 use crate::iter::merging::MergingIterator;
 use crate::memory::Part;
@@ -153,8 +153,9 @@ pub(crate) fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
 
 /// The next automatic compaction of any family, if one is due and
 /// runnable. Families leave the queue when nothing is due in them; they
-/// return whenever their version changes. Requires the DB mutex (the caller
-/// passes the guarded state).
+/// return whenever their version changes. A family whose delete-only
+/// compaction is due or running is passed over until it has looked.
+/// Requires the DB mutex (the caller passes the guarded state).
 pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
     let queued: Vec<u32> = st.compaction_queue.iter().copied().collect();
     for cf in queued {
@@ -168,6 +169,13 @@ pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
                     st.compaction_queue.remove(&cf);
                 }
             }
+            continue;
+        }
+        if delete_only_due(db, st, cf) || st.cf(cf).is_some_and(|c| c.delete_only_running) {
+            // Tables under a tombstone are dropped unread first (one edit,
+            // `drop_covered_files`, possibly running on another thread): a
+            // compaction picked meanwhile would rewrite them instead. The
+            // family stays queued.
             continue;
         }
         let Some(o) = picker_options_now(db, st, cf) else {
@@ -269,6 +277,28 @@ pub(crate) fn drop_covered_files<'a>(
             // and a manual compaction waits for it as for any job.
             f.set_being_compacted(true);
         }
+        let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
+        let name = event_glue::cf_name(&st, cf);
+        let levels = covered.iter().map(|(l, _)| *l);
+        let (lowest, highest) = (levels.clone().min().unwrap_or(0), levels.max().unwrap_or(0));
+        let info = |status: Result<()>| CompactionJobInfo {
+            cf_name: name.clone(),
+            cf_id: cf,
+            job_id,
+            reason: CompactionReason::DeleteOnly,
+            base_input_level: lowest,
+            output_level: highest,
+            input_files: covered
+                .iter()
+                .map(|(l, f)| event_glue::file_info(f, *l))
+                .collect(),
+            output_files: Vec::new(),
+            trivial_move: false,
+            num_input_records: 0,
+            num_dropped_records: covered.iter().map(|(_, f)| f.num_entries).sum(),
+            status,
+        };
+        event_glue::compaction(db, true, || info(Ok(())));
         st.compactions_running += 1;
         let r = super::manifest_writer::log_and_apply_if_live(db, &mut st, &mut edit);
         st.compactions_running -= 1;
@@ -276,6 +306,8 @@ pub(crate) fn drop_covered_files<'a>(
             f.set_being_compacted(false);
         }
         db.bg_cv.notify_all();
+        let status = r.as_ref().map(|_| ()).map_err(Clone::clone);
+        event_glue::compaction(db, false, || info(status));
         match r {
             Ok(true) => {
                 db.install_super_version(&mut st, cf);
@@ -297,6 +329,11 @@ pub(crate) fn drop_covered_files<'a>(
                     "delete_only_compaction",
                     &[
                         format!("\"cf\": {cf}"),
+                        format!("\"job\": {job_id}"),
+                        format!(
+                            "\"compaction_reason\": \"{}\"",
+                            CompactionReason::DeleteOnly.name()
+                        ),
                         format!("\"files\": {}", file_list(&files)),
                         format!("\"bytes\": {bytes}"),
                         format!(

@@ -159,6 +159,11 @@ pub enum CompactionReason {
     /// Leveled: `blob_garbage_collection_force_threshold` reached; the
     /// tables referencing the oldest blob file are rewritten to empty it.
     ForcedBlobGc,
+    /// Tables wholly covered by a range tombstone that no snapshot needs
+    /// (or whose every value expired) dropped by a MANIFEST edit alone,
+    /// unread (Pebble's delete-only compaction; RocksDB has no such job).
+    /// The completion lists them as inputs, with no outputs.
+    DeleteOnly,
 }
 
 impl CompactionReason {
@@ -179,6 +184,7 @@ impl CompactionReason {
             CompactionReason::BottommostFiles => "BottommostFiles",
             CompactionReason::Ttl => "Ttl",
             CompactionReason::ForcedBlobGc => "ForcedBlobGC",
+            CompactionReason::DeleteOnly => "DeleteOnly",
         }
     }
 }
