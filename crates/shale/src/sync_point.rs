@@ -15,8 +15,9 @@
 //! DB of the process that reaches the point. So a test that sets points
 //! holds [`exclusive`] for its whole run, and every other test of the same
 //! binary holds [`shared`]: those run beside each other, never beside a
-//! test whose pause another test's flush could take (`tests/layering.rs`
-//! checks that every test of such a binary holds one of the two).
+//! test whose pause another test's flush could take
+//! (`tests/sync_point_guards.rs` checks that every test of such a binary
+//! holds one of the two).
 //!
 //! Thread safety: all state is behind one mutex; waiting threads sleep on a
 //! condition variable and are woken by every passed point.

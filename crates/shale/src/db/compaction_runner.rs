@@ -278,26 +278,8 @@ pub(crate) fn drop_covered_files<'a>(
             f.set_being_compacted(true);
         }
         let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
-        let name = event_glue::cf_name(&st, cf);
-        let levels = covered.iter().map(|(l, _)| *l);
-        let (lowest, highest) = (levels.clone().min().unwrap_or(0), levels.max().unwrap_or(0));
-        let info = |status: Result<()>| CompactionJobInfo {
-            cf_name: name.clone(),
-            cf_id: cf,
-            job_id,
-            reason: CompactionReason::DeleteOnly,
-            base_input_level: lowest,
-            output_level: highest,
-            input_files: covered
-                .iter()
-                .map(|(l, f)| event_glue::file_info(f, *l))
-                .collect(),
-            output_files: Vec::new(),
-            trivial_move: false,
-            num_input_records: 0,
-            num_dropped_records: covered.iter().map(|(_, f)| f.num_entries).sum(),
-            status,
-        };
+        let info =
+            event_glue::drop_job_info(&st, cf, job_id, CompactionReason::DeleteOnly, &covered);
         event_glue::compaction(db, true, || info(Ok(())));
         st.compactions_running += 1;
         let r = super::manifest_writer::log_and_apply_if_live(db, &mut st, &mut edit);

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::events::{
-    BackgroundErrorInfo, BackgroundErrorReason, CompactionJobInfo, ErrorRecoveryCompletedInfo,
-    ErrorRecoveryInfo, ErrorSeverity, Event, FlushJobInfo, TableFileCreationInfo,
-    TableFileCreationReason, TableFileDeletionInfo, TableFileInfo, WriteStallCondition,
-    WriteStallInfo,
+    BackgroundErrorInfo, BackgroundErrorReason, CompactionJobInfo, CompactionReason,
+    ErrorRecoveryCompletedInfo, ErrorRecoveryInfo, ErrorSeverity, Event, FlushJobInfo,
+    TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileInfo,
+    WriteStallCondition, WriteStallInfo,
 };
 use crate::stats::StallCondition;
 use crate::version::filename::table_file_name;
@@ -25,6 +25,40 @@ use super::{DbInner, DbState};
 /// The name of family `cf` (empty once dropped).
 pub(crate) fn cf_name(st: &DbState, cf: u32) -> String {
     st.cf(cf).map(|c| c.cf.name.clone()).unwrap_or_default()
+}
+
+/// The info of a job that drops `files` (level, table) by a MANIFEST edit
+/// alone (FIFO's drops, delete-only compaction), given its status: `Ok` at
+/// begin, the edit's outcome at completion. Inputs listed, no outputs,
+/// every entry dropped, the input levels' lowest and highest as base input
+/// and output level.
+pub(crate) fn drop_job_info(
+    st: &DbState,
+    cf: u32,
+    job_id: u64,
+    reason: CompactionReason,
+    files: &[(usize, Arc<FileMeta>)],
+) -> impl Fn(Result<(), Error>) -> CompactionJobInfo {
+    let cf_name = cf_name(st, cf);
+    let levels = files.iter().map(|(l, _)| *l);
+    let lowest = levels.clone().min().unwrap_or(0);
+    let highest = levels.max().unwrap_or(0);
+    let input_files: Vec<TableFileInfo> = files.iter().map(|(l, f)| file_info(f, *l)).collect();
+    let dropped = files.iter().map(|(_, f)| f.num_entries).sum();
+    move |status| CompactionJobInfo {
+        cf_name: cf_name.clone(),
+        cf_id: cf,
+        job_id,
+        reason,
+        base_input_level: lowest,
+        output_level: highest,
+        input_files: input_files.clone(),
+        output_files: Vec::new(),
+        trivial_move: false,
+        num_input_records: 0,
+        num_dropped_records: dropped,
+        status,
+    }
 }
 
 /// `f` at `level`, for an info's file list.

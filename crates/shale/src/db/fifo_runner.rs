@@ -39,7 +39,6 @@ use parking_lot::MutexGuard;
 use crate::compaction::fifo::{self, DropReason, FifoPickerOptions, FifoPlan};
 use crate::compaction::job::file_list;
 use crate::error::Result;
-use crate::events::CompactionJobInfo;
 use crate::options::{CfOptions, CompactionStyle};
 use crate::stats::LevelCompactionStats;
 use crate::version::{FileMeta, VersionEdit};
@@ -157,21 +156,8 @@ fn drop_files(
         f.set_being_compacted(true);
     }
     let id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
-    let name = event_glue::cf_name(st, cf);
-    let info = |status: Result<()>| CompactionJobInfo {
-        cf_name: name.clone(),
-        cf_id: cf,
-        job_id: id,
-        reason: reason.compaction_reason(),
-        base_input_level: 0,
-        output_level: 0,
-        input_files: event_glue::file_infos(files, 0),
-        output_files: Vec::new(),
-        trivial_move: false,
-        num_input_records: 0,
-        num_dropped_records: files.iter().map(|f| f.num_entries).sum(),
-        status,
-    };
+    let at_l0: Vec<(usize, Arc<FileMeta>)> = files.iter().map(|f| (0, Arc::clone(f))).collect();
+    let info = event_glue::drop_job_info(st, cf, id, reason.compaction_reason(), &at_l0);
     event_glue::compaction(db, true, || info(Ok(())));
     st.compactions_running += 1;
     let r = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
