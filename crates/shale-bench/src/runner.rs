@@ -346,6 +346,9 @@ struct EngineCounters {
     bloom_useful: Option<u64>,
     /// Flush + compaction output bytes.
     table_bytes_written: Option<u64>,
+    /// Flush + compaction blob file bytes, counted when a job installs
+    /// as the table bytes are.
+    blob_bytes_written: Option<u64>,
     wal_bytes_written: Option<u64>,
     /// Per purpose of `report::IO_PURPOSES`: read bytes, read requests,
     /// write bytes, write requests (`shale.io-*`).
@@ -365,6 +368,7 @@ impl EngineCounters {
             block_reads: counter(db, "shale.block-reads"),
             bloom_useful: counter(db, "shale.bloom-useful"),
             table_bytes_written: counter(db, "shale.compaction-bytes-written"),
+            blob_bytes_written: counter(db, "shale.blob-bytes-written"),
             wal_bytes_written: counter(db, "shale.wal-bytes-written"),
             io: io_counters(db),
         }
@@ -409,21 +413,6 @@ fn io_delta(a: Option<[[u64; 4]; 6]>, b: Option<[[u64; 4]; 6]>) -> Option<Vec<Pu
 
 fn delta(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     Some(b?.saturating_sub(a?))
-}
-
-/// Blob bytes flushes and compactions wrote between two readings: what
-/// the IO accounting's flush and compaction purposes wrote (table and
-/// blob files) minus the table bytes (`shale.compaction-bytes-written`,
-/// which counts tables only; Shale has no blob-bytes-written counter).
-/// The IO accounting counts bytes as they are written, the table counter
-/// when a job installs: the output of a job still running at either
-/// reading shifts between the two (the sum, tables + blobs, is exact).
-/// None unless the engine reports both.
-fn blob_bytes_written(a: &EngineCounters, b: &EngineCounters) -> Option<u64> {
-    let jobs = |c: &EngineCounters| c.io.map(|io| io[1][2] + io[2][2]);
-    let written = delta(jobs(a), jobs(b))?;
-    let tables = delta(a.table_bytes_written, b.table_bytes_written)?;
-    Some(written.saturating_sub(tables))
 }
 
 /// What every pass of a benchmark runs against.
@@ -614,7 +603,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         flags,
         before.blob_cache,
         end_blob_cache,
-        blob_bytes_written(&c0, &end_counters),
+        delta(c0.blob_bytes_written, end_counters.blob_bytes_written),
         user_bytes,
     );
     // Tables + WAL + blob files (when the DB has blob files).
