@@ -21,6 +21,12 @@
 # OOM killer) is reported and the script goes on.
 # SHALE_FLAGS: extra flags for the Shale runs only (fill included), e.g.
 # "--block_align=1" (aligned data blocks; the rocksdb crate cannot set it).
+# STEP_FLAGS: extra flags for both engines' step runs (not the fill), e.g.
+# "--writes=4000000" with DURATION=0 and STEPS=overwrite,waitforcompaction:
+# the same writes for both engines, and the compaction debt they leave
+# paid inside the run (sustained rate = writes / the process wall time
+# printed after each run, when its leading waitforcompaction finds
+# nothing to do).
 # RWW_LIMIT (bytes/s, default 2 MiB; 0 skips it): after the steps, a second
 # process runs readwhilewriting with the writer paced at that rate
 # (db_bench's --benchmark_write_rate_limit, as RocksDB's benchmark.sh runs
@@ -55,6 +61,7 @@ reads() { awk -v d="$dev" '$3 == d { print $4, $6 }' /proc/diskstats; }
 
 # Extra flags of one engine's runs.
 extra() { if [ "$1" = shale ]; then echo "${SHALE_FLAGS:-}"; fi; }
+step_flags=${STEP_FLAGS:-}
 for engine in shale rocksdb; do
   db=$dir/db-$engine
   if [ ! -d "$db" ]; then
@@ -79,13 +86,15 @@ for round in $(seq "$first" $((first + rounds - 1))); do
         sync
         echo 3 > /proc/sys/vm/drop_caches
         read -r r0 s0 < <(reads)
+        t0=$(date +%s.%N)
         # The shell joins the cgroup, then becomes the benchmark.
         bash -c "echo \$\$ > $cg/cgroup.procs && exec \"\$0\" \"\$@\"" "$bin" --engine="$engine" \
           --benchmarks="waitforcompaction,$steps" --use_existing_db=1 --duration="$duration" \
-          "${common[@]}" $(extra "$engine") "${direct[@]}" --db="$dir/db-$engine" --json="$dir/$tag.json" 2>/dev/null |
+          "${common[@]}" $(extra "$engine") $step_flags "${direct[@]}" --db="$dir/db-$engine" --json="$dir/$tag.json" 2>/dev/null |
           grep -a '^Summary' || echo "== $tag: the run failed (exit ${PIPESTATUS[0]}; killed by the cgroup's OOM killer?)"
         read -r r1 s1 < <(reads)
-        echo "device reads: $((r1 - r0)) requests, avg $(((s1 - s0) * 512 / ((r1 - r0) > 0 ? (r1 - r0) : 1) / 1024)) KiB"
+        echo "device reads: $((r1 - r0)) requests, avg $(((s1 - s0) * 512 / ((r1 - r0) > 0 ? (r1 - r0) : 1) / 1024)) KiB;" \
+          "process wall time $(echo "$(date +%s.%N) - $t0" | bc) s"
       fi
       if [ "$rww_limit" -gt 0 ]; then
         echo "== $tag readwhilewriting, writer at $rww_limit B/s"
