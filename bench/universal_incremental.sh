@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Shale universal compaction with and without `incremental`, alternating
-# full, incremental (ROUNDS rounds, the same seed per round), each run on a
-# fresh DB in one process: fillrandom NUM puts, overwrite NUM puts (random
+# Universal compaction with and without `incremental`, alternating
+# full, incremental (ROUNDS rounds, the same seed per round) for each engine
+# of ENGINES in turn, each run on a fresh DB in one process: fillrandom NUM puts, overwrite NUM puts (random
 # keys of [0, NUM), unthrottled), waitforcompaction, stats. While a run
 # goes, the total size of the DB's table files (*.sst) is sampled every
 # 50 ms: its maximum is the run's peak space (a full merge's outputs exist
@@ -14,7 +14,10 @@
 # Usage: bench/universal_incremental.sh [extra shale-bench flags]
 # Environment (defaults in brackets): SHALE_BENCH
 #   [$CARGO_TARGET_DIR/release/shale-bench], NUM [1000000], ROUNDS [2],
-#   DB_DIR [/tmp/shale-uinc-db], OUT [/tmp/shale-uinc-<time>].
+#   ENGINES ["shale"; "shale rocksdb" needs a SHALE_BENCH built with
+#   --features rocksdb, which sets RocksDB's `incremental` through
+#   SetOptions after open], DB_DIR [/tmp/shale-uinc-db],
+#   OUT [/tmp/shale-uinc-<time>].
 # Flags as bench/universal_vs_leveled.sh's universal runs (16-byte keys,
 # 100-byte values, no compression, 2 MiB memtables and tables, size_ratio
 # 1, max_size_amplification_percent 200 unless given) plus
@@ -27,10 +30,11 @@ NUM=${NUM:-1000000}
 ROUNDS=${ROUNDS:-2}
 DB_DIR=${DB_DIR:-/tmp/shale-uinc-db}
 OUT=${OUT:-/tmp/shale-uinc-$(date +%s)}
+ENGINES=${ENGINES:-shale}
 EXTRA=("$@")
 mkdir -p "$OUT"
 
-COMMON=(--engine=shale --seed=1 --key_size=16 --value_size=100 --compression_type=none
+COMMON=(--seed=1 --key_size=16 --value_size=100 --compression_type=none
   --write_buffer_size=2097152 --target_file_size_base=2097152 --num_levels=7 --bloom_bits=10
   --compaction_style=1 --universal_size_ratio=1 --universal_max_size_amplification_percent=200
   --max_compaction_bytes=16777216 --num="$NUM")
@@ -50,9 +54,11 @@ sample_peak() {
   echo "$peak"
 }
 
+names=()
+for engine in $ENGINES; do names+=("$engine-full" "$engine-incremental"); done
 for round in $(seq 1 "$ROUNDS"); do
-  for name in full incremental; do
-    read -r -a flags <<<"${MODE[$name]}"
+  for name in "${names[@]}"; do
+    read -r -a flags <<<"--engine=${name%-*} ${MODE[${name##*-}]}"
     rm -rf "$DB_DIR" "$OUT/$name.$round.done"
     mkdir -p "$DB_DIR"
     sample_peak "$DB_DIR" "$OUT/$name.$round.done" >"$OUT/$name.$round.peak" &
@@ -73,9 +79,9 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 rm -rf "$DB_DIR"
 
-python3 - "$OUT" "$ROUNDS" <<'PY'
+python3 - "$OUT" "$ROUNDS" "${names[@]}" <<'PY'
 import json, os, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+out, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 UNIT = {"GB": 1 << 30}
 
 def dump(log):
@@ -93,9 +99,9 @@ def num(path):
     return float(open(path).read().split()[0])
 
 head = ("mode", "round", "fill op/s", "ovw op/s", "w-amp", "peak MiB", "final MiB", "peak/final")
-print("%-12s %5s %10s %10s %7s %9s %9s %10s" % head)
+print("%-20s %5s %10s %10s %7s %9s %9s %10s" % head)
 med = {}
-for name in ("full", "incremental"):
+for name in names:
     rows = []
     for r in range(1, rounds + 1):
         base = os.path.join(out, "%s.%d" % (name, r))
@@ -107,9 +113,9 @@ for name in ("full", "incremental"):
         peak, final = num(base + ".peak"), num(base + ".final")
         row = (fill["ops_per_sec"], ow["ops_per_sec"], wa, peak / 2**20, final / 2**20, peak / final)
         rows.append(row)
-        print("%-12s %5d %10.0f %10.0f %7.2f %9.1f %9.1f %10.2f" % ((name, r) + row))
+        print("%-20s %5d %10.0f %10.0f %7.2f %9.1f %9.1f %10.2f" % ((name, r) + row))
     med[name] = [statistics.median(c) for c in zip(*rows)]
 print()
 for name, m in med.items():
-    print("%-12s median %10.0f %10.0f %7.2f %9.1f %9.1f %10.2f" % ((name,) + tuple(m)))
+    print("%-20s median %10.0f %10.0f %7.2f %9.1f %9.1f %10.2f" % ((name,) + tuple(m)))
 PY

@@ -156,12 +156,9 @@ fn build_options(f: &Flags) -> Result<Options> {
         2 => DBCompactionStyle::Fifo,
         v => bail!("invalid value {v} for --compaction_style (0 level, 1 universal, 2 FIFO)"),
     });
-    if f.universal_allow_trivial_move || f.universal_incremental {
-        bail!(
-            "--universal_allow_trivial_move and --universal_incremental are not supported by \
-             --engine=rocksdb (the rocksdb crate has no setter for them)"
-        );
-    }
+    // --universal_allow_trivial_move and --universal_incremental: not in
+    // the crate's UniversalCompactOptions; set after open
+    // (`after_open_options`).
     if f.compaction_style == 1 {
         let mut u = rocksdb::UniversalCompactOptions::default();
         // 0 keeps RocksDB's default, as db_bench does.
@@ -200,7 +197,7 @@ fn build_options(f: &Flags) -> Result<Options> {
             (f.fifo_compaction_max_table_files_size_mb.max(0) as u64).saturating_mul(1 << 20),
         );
         // allow_compaction: not in the crate's FifoCompactOptions; set
-        // after open (`fifo_option_string`).
+        // after open (`after_open_options`).
         o.set_fifo_compaction_options(&fifo);
         if f.fifo_compaction_ttl > 0 {
             o.set_ttl(f.fifo_compaction_ttl as u64);
@@ -385,14 +382,46 @@ pub struct RocksEngine {
 /// under `--compaction_style=2`: the rocksdb crate's `FifoCompactOptions`
 /// sets only `max_table_files_size`, so `allow_compaction` (a mutable
 /// option) is set by `SetOptions` right after open.
-fn fifo_option_string(f: &Flags) -> Option<String> {
-    (f.compaction_style == 2).then(|| {
-        format!(
-            "{{max_table_files_size={};allow_compaction={}}}",
-            (f.fifo_compaction_max_table_files_size_mb.max(0) as u64).saturating_mul(1 << 20),
-            f.fifo_compaction_allow_compaction
-        )
-    })
+/// Options the rocksdb crate has no setter for, set on every family right
+/// after open through `SetOptions` (RocksDB parses a struct option's
+/// `{field=value;...}` into the current struct, changing only the fields
+/// named): FIFO's `max_table_files_size` and `allow_compaction`, and
+/// universal's `allow_trivial_move` and `incremental` when asked for.
+fn after_open_options(f: &Flags) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if f.compaction_style == 2 {
+        out.push((
+            "compaction_options_fifo",
+            format!(
+                "{{max_table_files_size={};allow_compaction={}}}",
+                (f.fifo_compaction_max_table_files_size_mb.max(0) as u64).saturating_mul(1 << 20),
+                f.fifo_compaction_allow_compaction
+            ),
+        ));
+    }
+    if f.compaction_style == 1 && (f.universal_allow_trivial_move || f.universal_incremental) {
+        out.push((
+            "compaction_options_universal",
+            format!(
+                "{{allow_trivial_move={};incremental={}}}",
+                f.universal_allow_trivial_move, f.universal_incremental
+            ),
+        ));
+    }
+    out
+}
+
+/// Applies `after_open_options` to the default family (`cf` None) or `cf`.
+fn set_after_open(db: &DB, cf: Option<&ColumnFamily>, opts: &[(&str, String)]) -> Result<()> {
+    if opts.is_empty() {
+        return Ok(());
+    }
+    let pairs: Vec<(&str, &str)> = opts.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    match cf {
+        None => db.set_options(&pairs),
+        Some(cf) => db.set_options_cf(cf, &pairs),
+    }
+    .map_err(err)
 }
 
 impl RocksEngine {
@@ -401,13 +430,10 @@ impl RocksEngine {
     pub fn open(f: &Flags, path: &Path) -> Result<RocksEngine> {
         let mut opts = build_options(f)?;
         let n = f.num_column_families.max(1) as usize;
-        let fifo = fifo_option_string(f);
+        let later = after_open_options(f);
         if n == 1 {
             let db = DB::open(&opts, path).map_err(err)?;
-            if let Some(s) = &fifo {
-                db.set_options(&[("compaction_options_fifo", s.as_str())])
-                    .map_err(err)?;
-            }
+            set_after_open(&db, None, &later)?;
             return Ok(RocksEngine {
                 cfs: Vec::new(),
                 db,
@@ -422,17 +448,11 @@ impl RocksEngine {
             .map(|name| ColumnFamilyDescriptor::new(name, opts.clone()));
         let db = DB::open_cf_descriptors(&opts, path, descriptors).map_err(err)?;
         let mut cfs = Vec::with_capacity(n - 1);
-        if let Some(s) = &fifo {
-            db.set_options(&[("compaction_options_fifo", s.as_str())])
-                .map_err(err)?;
-        }
+        set_after_open(&db, None, &later)?;
         for name in &names[1..] {
             match db.cf_handle(name) {
                 Some(cf) => {
-                    if let Some(s) = &fifo {
-                        db.set_options_cf(&cf, &[("compaction_options_fifo", s.as_str())])
-                            .map_err(err)?;
-                    }
+                    set_after_open(&db, Some(cf), &later)?;
                     cfs.push(CfHandle(cf as *const ColumnFamily))
                 }
                 None => bail!("rocksdb: column family {name} missing after open"),
@@ -822,6 +842,46 @@ mod tests {
             .unwrap()
             .contains("Compaction Stats"));
         assert!(e.stall_micros().is_some());
+    }
+
+    /// `--universal_incremental` and `--universal_allow_trivial_move` (no
+    /// setter in the crate) reach every family: the OPTIONS file RocksDB
+    /// writes after `SetOptions` names them in each family's section, and
+    /// the other universal options keep their flags' values.
+    #[test]
+    fn universal_options_without_a_setter_are_set_after_open() {
+        let d = tempfile::tempdir().unwrap();
+        let f = Flags::parse(&[
+            "--engine=rocksdb",
+            "--compression_type=none",
+            "--compaction_style=1",
+            "--universal_size_ratio=7",
+            "--universal_incremental=1",
+            "--universal_allow_trivial_move=1",
+            "--num_column_families=2",
+        ])
+        .unwrap();
+        let e = RocksEngine::open(&f, d.path()).unwrap();
+        e.close().unwrap();
+        drop(e);
+        let newest = std::fs::read_dir(d.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("OPTIONS-"))
+            .max_by_key(|n| n[8..].parse::<u64>().unwrap_or(0))
+            .expect("an OPTIONS file");
+        let text = std::fs::read_to_string(d.path().join(newest)).unwrap();
+        let universal: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("compaction_options_universal="))
+            .collect();
+        assert_eq!(universal.len(), 2, "{text}");
+        for l in universal {
+            assert!(l.contains("incremental=true"), "{l}");
+            assert!(l.contains("allow_trivial_move=true"), "{l}");
+            assert!(l.contains("size_ratio=7"), "{l}");
+        }
     }
 
     /// `--num_column_families=3`: every call reaches the family it names,
