@@ -22,7 +22,9 @@
 //! the newer data's size, not the DB's, and leaves a partitioned upper run
 //! holding all the newer data, so the next picks are slices. It costs one
 //! more write of the newer data. Only when that merge would rewrite a
-//! single level in place (nothing gained) does the full merge run.
+//! single level in place (nothing gained), or when the newer runs outweigh
+//! the oldest (then it needs no less space than the full merge, and leaves
+//! the oldest run small for the next call), does the full merge run.
 //!
 //! Invariants a slice keeps (levels ≥ 1 hold disjoint files, and the
 //! versions of a user key never span two files of one, because outputs are
@@ -109,11 +111,17 @@ pub(crate) fn pick(
 /// everything. Not when that level would be L0 (the oldest run is an L0
 /// file or in L1: nothing is in a level yet, and the full merge is what
 /// puts the data there; merging L0 files into L0 again would leave it in
-/// L0 for ever), nor when it would rewrite one level ≥ 1 in place.
+/// L0 for ever), nor when it would rewrite one level ≥ 1 in place, nor
+/// when the newer runs outweigh the oldest: the merge then holds more than
+/// the oldest run's size of inputs and output at once, so it saves no peak
+/// space over the full merge, and it leaves the oldest run small, so space
+/// amplification calls again after a small ingest (at 200% such merges set
+/// the run's peak, 1.4x RocksDB's; the full merge grows the oldest run).
 pub(crate) fn gather_first(window: &[SortedRun]) -> bool {
+    let newer: u64 = window.iter().rev().skip(1).map(|r| r.size).sum();
     match window {
         [] | [_] => false,
-        [.., oldest] if oldest.level < 2 => false,
+        [.., oldest] if oldest.level < 2 || newer > oldest.size => false,
         [only, _] => only.level == 0,
         _ => true,
     }

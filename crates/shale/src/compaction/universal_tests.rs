@@ -408,6 +408,61 @@ fn without_a_slice_the_newer_runs_merge_above_the_oldest_first() {
     // The second-oldest run is an L0 file: it cannot be cut. RocksDB would
     // merge all into L6; here the L0 files merge into L5, cut in line with
     // L6's files, and the next picks are slices.
+    // Space amplification at 50%: 40 MiB newer over 50 MiB.
+    let mut o = incremental(30);
+    o.universal.max_size_amplification_percent = 50;
+    let v = version_with(
+        7,
+        &[
+            (6, 0, 49, 25 * MB),
+            (6, 50, 99, 25 * MB),
+            (0, 0, 99, 20 * MB),
+            (0, 0, 99, 20 * MB),
+        ],
+    );
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 5));
+    assert_eq!(numbers(&p.inputs), vec![3, 4]);
+    assert_eq!(numbers(&p.grandparents), vec![1, 2]);
+    assert!(!p.bottommost);
+    // One L5 file over the whole key range with newer data above it: a
+    // slice would rewrite 40 MiB of L6 for 10 MiB of L5 (fanout 4), the
+    // full merge 40 MiB for 30 MiB (1.33). The L0 files and L5 merge into
+    // L5 first.
+    let v = version_with(
+        7,
+        &[
+            (6, 0, 24, 10 * MB),
+            (6, 25, 49, 10 * MB),
+            (6, 50, 74, 10 * MB),
+            (6, 75, 99, 10 * MB),
+            (5, 0, 99, 10 * MB),
+            (0, 0, 99, 10 * MB),
+            (0, 0, 99, 10 * MB),
+        ],
+    );
+    o.max_compaction_bytes = 1000 * MB;
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 5));
+    assert_eq!(numbers(&p.inputs), vec![6, 7]);
+    assert_eq!(numbers(&p.output_inputs), vec![5]);
+    assert_eq!(numbers(&p.grandparents), vec![1, 2, 3, 4]);
+    // Without incremental: everything into L6.
+    o.universal.incremental = false;
+    let p = pick(&v, &o).unwrap();
+    assert_eq!((p.level, p.output_level), (0, 6));
+    assert_eq!(p.all_inputs().count(), 7);
+}
+
+/// Regression: at the default 200% the newer runs are at least twice the
+/// oldest when space amplification calls, and merging them above it first
+/// held more at once than the full merge and left the oldest run small, so
+/// the next call came soon: such merges set the peak of
+/// `bench/universal_incremental.sh` at 282 MiB against 225 without
+/// `incremental` and RocksDB's 201. Newer runs outweighing the oldest now
+/// merge into it in full, as RocksDB falls back.
+#[test]
+fn newer_runs_outweighing_the_oldest_merge_into_it_in_full() {
     let v = version_with(
         7,
         &[
@@ -418,37 +473,9 @@ fn without_a_slice_the_newer_runs_merge_above_the_oldest_first() {
         ],
     );
     let p = pick(&v, &incremental(30)).unwrap();
-    assert_eq!((p.level, p.output_level), (0, 5));
-    assert_eq!(numbers(&p.inputs), vec![3, 4]);
-    assert_eq!(numbers(&p.grandparents), vec![1, 2]);
-    assert!(!p.bottommost);
-    // One L5 file over the whole key range with much newer data above it:
-    // a slice would rewrite 40 MiB of L6 for 10 MiB of L5 (fanout 4), the
-    // full merge 40 MiB for 90 MiB (0.44). The L0 files and L5 merge into
-    // L5 first.
-    let v = version_with(
-        7,
-        &[
-            (6, 0, 24, 10 * MB),
-            (6, 25, 49, 10 * MB),
-            (6, 50, 74, 10 * MB),
-            (6, 75, 99, 10 * MB),
-            (5, 0, 99, 10 * MB),
-            (0, 0, 99, 40 * MB),
-            (0, 0, 99, 40 * MB),
-        ],
-    );
-    let p = pick(&v, &incremental(1000)).unwrap();
-    assert_eq!((p.level, p.output_level), (0, 5));
-    assert_eq!(numbers(&p.inputs), vec![6, 7]);
-    assert_eq!(numbers(&p.output_inputs), vec![5]);
-    assert_eq!(numbers(&p.grandparents), vec![1, 2, 3, 4]);
-    // Without incremental: everything into L6.
-    let mut o = incremental(1000);
-    o.universal.incremental = false;
-    let p = pick(&v, &o).unwrap();
     assert_eq!((p.level, p.output_level), (0, 6));
-    assert_eq!(p.all_inputs().count(), 7);
+    assert_eq!(p.all_inputs().count(), 4);
+    assert!(p.bottommost);
 }
 
 #[test]
