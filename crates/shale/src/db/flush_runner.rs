@@ -58,17 +58,23 @@ pub(crate) fn flush(
     let _io = accounting::scope(Purpose::Flush);
     let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
     let name = event_glue::cf_name(st, cf);
+    let (num_entries, num_deletes) = (mem.num_entries() as u64, mem.num_deletes() as u64);
     let info = |files: Vec<TableFileInfo>, status: Result<()>| FlushJobInfo {
         cf_name: name.clone(),
         cf_id: cf,
         job_id,
-        num_entries: mem.num_entries() as u64,
-        num_deletes: mem.num_deletes() as u64,
+        num_entries,
+        num_deletes,
         output_files: files,
         status,
     };
     event_glue::flush(db, true, || info(Vec::new(), Ok(())));
     let r = run(db, st, cf, &mem, job_id);
+    // Installed (or failed): this job's reference goes now, so the
+    // memtable's memory is freed before the listeners and the deletion of
+    // obsolete files (a WAL unlink on a file system that discards on
+    // unlink can take a while), not after them.
+    drop(mem);
     event_glue::flush(db, false, || match &r {
         Ok(files) => info(files.clone(), Ok(())),
         Err(e) => info(Vec::new(), Err(e.clone())),

@@ -54,6 +54,7 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
     let protected = st.versions.protected_manifests();
     let limit = st.versions.next_file_number();
     MutexGuard::unlocked(st, || {
+        crate::sync_point!("DeleteObsoleteFiles:Unlocked");
         db.writer.drop_retired_wals();
         // One pass at a time, so two passes never delete the same file.
         let _purge = db.purge_lock.lock();
