@@ -3,15 +3,28 @@
 //! the file offset and the length to be multiples of the device's logical
 //! block size).
 //!
-//! Invariants: the allocation (when `cap > 0`) is `cap` bytes with
-//! `Layout::from_size_align(cap, align)`, `cap` a multiple of `align`;
-//! `len <= cap`; the bytes `[0, len)` are initialised (every allocation is
-//! zeroed, and growth copies the old bytes). `align` is a power of two.
+//! Storage: from [`MIN_MAPPED`] bytes up (and alignments up to a page), an
+//! anonymous mapping of its own (`memory::pages`), so that freeing it gives
+//! the memory back to the kernel at once: compaction readahead buffers (2
+//! MiB each) freed into glibc's heap otherwise stay part of the process's
+//! resident memory (13-15 MiB measured, docs/PERFORMANCE.md). Smaller
+//! buffers come from the global allocator.
+//!
+//! Invariants: the storage (when `cap > 0`) is `cap` bytes, either `mapped`
+//! or allocated with `Layout::from_size_align(cap, align)`; `ptr` is its
+//! first byte; `cap` a multiple of `align`; `len <= cap`; the bytes
+//! `[0, len)` are initialised (every allocation and mapping is zeroed, and
+//! growth copies the old bytes). `align` is a power of two.
 //!
 //! Thread safety: an owned buffer (`Send + Sync` like `Vec<u8>`).
 
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
+
+use crate::memory::pages::{Pages, MIN_MAPPED};
+
+/// Alignments a mapping satisfies (it starts on a page).
+const PAGE: usize = 4096;
 
 /// An aligned, growable byte buffer; see the module docs.
 pub struct AlignedBuf {
@@ -19,6 +32,8 @@ pub struct AlignedBuf {
     len: usize,
     cap: usize,
     align: usize,
+    /// The mapping `ptr` points into, when the storage is mapped.
+    mapped: Option<Pages>,
 }
 
 // SAFETY: `AlignedBuf` owns its allocation exclusively (like `Vec<u8>`);
@@ -50,6 +65,7 @@ impl AlignedBuf {
             len: 0,
             cap: 0,
             align,
+            mapped: None,
         }
     }
 
@@ -69,28 +85,50 @@ impl AlignedBuf {
             return;
         }
         let new_cap = round_up(cap, self.align);
-        let Ok(layout) = Layout::from_size_align(new_cap, self.align) else {
-            panic!("aligned buffer of {new_cap} bytes is too large");
+        let mapped = if new_cap >= MIN_MAPPED && self.align <= PAGE {
+            Pages::map(new_cap)
+        } else {
+            None
         };
-        // SAFETY: `layout` has a non-zero size (`cap > self.cap >= 0`).
-        let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let Some(new) = NonNull::new(raw) else {
-            alloc::handle_alloc_error(layout);
+        let new = match &mapped {
+            Some(p) => p.as_ptr(),
+            None => {
+                let Ok(layout) = Layout::from_size_align(new_cap, self.align) else {
+                    panic!("aligned buffer of {new_cap} bytes is too large");
+                };
+                // SAFETY: `layout` has a non-zero size (`cap > self.cap >= 0`).
+                let raw = unsafe { alloc::alloc_zeroed(layout) };
+                let Some(new) = NonNull::new(raw) else {
+                    alloc::handle_alloc_error(layout);
+                };
+                new
+            }
         };
         if self.cap > 0 {
-            // SAFETY: the old allocation holds `len <= cap` initialised
-            // bytes, the new one `new_cap > cap`; they do not overlap. The
-            // old one was allocated with exactly this layout (invariant).
-            unsafe {
-                std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), new.as_ptr(), self.len);
-                alloc::dealloc(
-                    self.ptr.as_ptr(),
-                    Layout::from_size_align_unchecked(self.cap, self.align),
-                );
-            }
+            // SAFETY: the old storage holds `len <= cap` initialised bytes,
+            // the new one `new_cap > cap`; they do not overlap.
+            unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), new.as_ptr(), self.len) };
+            self.free();
         }
         self.ptr = new;
         self.cap = new_cap;
+        self.mapped = mapped;
+    }
+
+    /// Frees the storage (`cap > 0`); the caller replaces `ptr` and `cap`.
+    fn free(&mut self) {
+        if self.mapped.take().is_some() {
+            return; // unmapped by `Pages::drop`
+        }
+        // SAFETY: not mapped, so allocated in `reserve_total` with exactly
+        // this layout (invariant), and freed once: the caller replaces
+        // `ptr` or drops `self`.
+        unsafe {
+            alloc::dealloc(
+                self.ptr.as_ptr(),
+                Layout::from_size_align_unchecked(self.cap, self.align),
+            )
+        };
     }
 
     /// Sets the length to `len`, the new bytes (if any) zero.
@@ -150,13 +188,7 @@ impl std::ops::DerefMut for AlignedBuf {
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         if self.cap > 0 {
-            // SAFETY: allocated in `reserve_total` with this exact layout.
-            unsafe {
-                alloc::dealloc(
-                    self.ptr.as_ptr(),
-                    Layout::from_size_align_unchecked(self.cap, self.align),
-                )
-            };
+            self.free();
         }
     }
 }
@@ -199,7 +231,24 @@ mod tests {
             b.extend_from_slice(&[1u8; 20_000]);
             assert_eq!(b.len(), 20_000);
             assert!(b.iter().all(|&x| x == 1));
+            // Past MIN_MAPPED the storage is a mapping (alignments up to a
+            // page): growth into it keeps the bytes and zeroes the rest,
+            // and growth from one mapping to another frees the first.
+            b.resize_zeroed(MIN_MAPPED + 1);
+            assert!(b.mapped.is_some() || cfg!(miri));
+            assert!(b[..20_000].iter().all(|&x| x == 1));
+            assert!(b[20_000..].iter().all(|&x| x == 0));
+            assert_eq!(b.as_ptr() as usize % align, 0);
+            b[MIN_MAPPED] = 9;
+            b.resize_zeroed(4 * MIN_MAPPED);
+            assert_eq!(b[MIN_MAPPED], 9);
+            assert!(b[MIN_MAPPED + 1..].iter().all(|&x| x == 0));
         }
+        // An alignment above a page stays with the allocator.
+        let mut big = AlignedBuf::new(2 * PAGE);
+        big.resize_zeroed(2 * MIN_MAPPED);
+        assert!(big.mapped.is_none());
+        assert_eq!(big.as_ptr() as usize % (2 * PAGE), 0);
         assert_eq!(AlignedBuf::new(3000).align(), 4096);
         assert_eq!(round_up(1, 512), 512);
         assert_eq!(round_up(1024, 512), 1024);
