@@ -3,28 +3,23 @@
 //! the file offset and the length to be multiples of the device's logical
 //! block size).
 //!
-//! Storage: from [`MIN_MAPPED`] bytes up (and alignments up to a page), an
-//! anonymous mapping of its own (`memory::pages`), so that freeing it gives
-//! the memory back to the kernel at once: compaction readahead buffers (2
-//! MiB each) freed into glibc's heap otherwise stay part of the process's
-//! resident memory (13-15 MiB measured, docs/PERFORMANCE.md). Smaller
-//! buffers come from the global allocator.
+//! Storage: a `memory::pages::Block`, so from 64 KiB up (alignments up to a
+//! page) an anonymous mapping of its own, which freeing gives back to the
+//! kernel at once: compaction readahead buffers (2 MiB each) freed into
+//! glibc's heap otherwise stay part of the process's resident memory
+//! (13-15 MiB measured, docs/PERFORMANCE.md).
 //!
-//! Invariants: the storage (when `cap > 0`) is `cap` bytes, either `mapped`
-//! or allocated with `Layout::from_size_align(cap, align)`; `ptr` is its
-//! first byte; `cap` a multiple of `align`; `len <= cap`; the bytes
-//! `[0, len)` are initialised (every allocation and mapping is zeroed, and
-//! growth copies the old bytes). `align` is a power of two.
+//! Invariants: `storage` is `None` when `cap == 0`, else a block of `cap`
+//! bytes at `align` and `ptr` its first byte; `cap` a multiple of `align`;
+//! `len <= cap`; the bytes `[0, len)` are initialised (every block is
+//! zeroed, and growth copies the old bytes). `align` is a power of two.
 //!
 //! Thread safety: an owned buffer (`Send + Sync` like `Vec<u8>`).
 
-use std::alloc::{self, Layout};
+use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use crate::memory::pages::{Pages, MIN_MAPPED};
-
-/// Alignments a mapping satisfies (it starts on a page).
-const PAGE: usize = 4096;
+use crate::memory::pages::Block;
 
 /// An aligned, growable byte buffer; see the module docs.
 pub struct AlignedBuf {
@@ -32,8 +27,8 @@ pub struct AlignedBuf {
     len: usize,
     cap: usize,
     align: usize,
-    /// The mapping `ptr` points into, when the storage is mapped.
-    mapped: Option<Pages>,
+    /// The storage `ptr` points into (`None` before the first reserve).
+    storage: Option<Block>,
 }
 
 // SAFETY: `AlignedBuf` owns its allocation exclusively (like `Vec<u8>`);
@@ -65,7 +60,7 @@ impl AlignedBuf {
             len: 0,
             cap: 0,
             align,
-            mapped: None,
+            storage: None,
         }
     }
 
@@ -85,50 +80,20 @@ impl AlignedBuf {
             return;
         }
         let new_cap = round_up(cap, self.align);
-        let mapped = if new_cap >= MIN_MAPPED && self.align <= PAGE {
-            Pages::map(new_cap)
-        } else {
-            None
+        let Ok(layout) = Layout::from_size_align(new_cap, self.align) else {
+            panic!("aligned buffer of {new_cap} bytes is too large");
         };
-        let new = match &mapped {
-            Some(p) => p.as_ptr(),
-            None => {
-                let Ok(layout) = Layout::from_size_align(new_cap, self.align) else {
-                    panic!("aligned buffer of {new_cap} bytes is too large");
-                };
-                // SAFETY: `layout` has a non-zero size (`cap > self.cap >= 0`).
-                let raw = unsafe { alloc::alloc_zeroed(layout) };
-                let Some(new) = NonNull::new(raw) else {
-                    alloc::handle_alloc_error(layout);
-                };
-                new
-            }
-        };
-        if self.cap > 0 {
+        // `new_cap > cap >= 0`: a non-zero size.
+        let block = Block::new(layout, false);
+        let new = block.as_ptr();
+        if self.len > 0 {
             // SAFETY: the old storage holds `len <= cap` initialised bytes,
             // the new one `new_cap > cap`; they do not overlap.
             unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), new.as_ptr(), self.len) };
-            self.free();
         }
         self.ptr = new;
         self.cap = new_cap;
-        self.mapped = mapped;
-    }
-
-    /// Frees the storage (`cap > 0`); the caller replaces `ptr` and `cap`.
-    fn free(&mut self) {
-        if self.mapped.take().is_some() {
-            return; // unmapped by `Pages::drop`
-        }
-        // SAFETY: not mapped, so allocated in `reserve_total` with exactly
-        // this layout (invariant), and freed once: the caller replaces
-        // `ptr` or drops `self`.
-        unsafe {
-            alloc::dealloc(
-                self.ptr.as_ptr(),
-                Layout::from_size_align_unchecked(self.cap, self.align),
-            )
-        };
+        self.storage = Some(block); // frees the old block
     }
 
     /// Sets the length to `len`, the new bytes (if any) zero.
@@ -185,14 +150,6 @@ impl std::ops::DerefMut for AlignedBuf {
     }
 }
 
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        if self.cap > 0 {
-            self.free();
-        }
-    }
-}
-
 impl std::fmt::Debug for AlignedBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AlignedBuf")
@@ -206,6 +163,7 @@ impl std::fmt::Debug for AlignedBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::pages::MIN_MAPPED;
 
     /// Exercises every unsafe block: allocation, growth (copy and free),
     /// zeroing, appends, slices and the final free.
@@ -235,7 +193,7 @@ mod tests {
             // page): growth into it keeps the bytes and zeroes the rest,
             // and growth from one mapping to another frees the first.
             b.resize_zeroed(MIN_MAPPED + 1);
-            assert!(b.mapped.is_some() || cfg!(miri));
+            assert!(b.storage.as_ref().is_some_and(|s| s.is_mapped()) || cfg!(miri));
             assert!(b[..20_000].iter().all(|&x| x == 1));
             assert!(b[20_000..].iter().all(|&x| x == 0));
             assert_eq!(b.as_ptr() as usize % align, 0);
@@ -245,10 +203,10 @@ mod tests {
             assert!(b[MIN_MAPPED + 1..].iter().all(|&x| x == 0));
         }
         // An alignment above a page stays with the allocator.
-        let mut big = AlignedBuf::new(2 * PAGE);
+        let mut big = AlignedBuf::new(8192);
         big.resize_zeroed(2 * MIN_MAPPED);
-        assert!(big.mapped.is_none());
-        assert_eq!(big.as_ptr() as usize % (2 * PAGE), 0);
+        assert!(!big.storage.as_ref().unwrap().is_mapped());
+        assert_eq!(big.as_ptr() as usize % 8192, 0);
         assert_eq!(AlignedBuf::new(3000).align(), 4096);
         assert_eq!(round_up(1, 512), 512);
         assert_eq!(round_up(1024, 512), 1024);

@@ -20,6 +20,7 @@
 //!
 //! Thread-safety: a [`Pages`] owns its mapping like a `Box<[u8]>`.
 
+use std::alloc::Layout;
 use std::ptr::NonNull;
 
 /// Requests from this size up are mapped; smaller ones belong to the
@@ -158,6 +159,83 @@ impl Drop for Pages {
                 self.ptr.as_ptr(),
                 std::alloc::Layout::from_size_align_unchecked(self.len, 4096),
             );
+        }
+    }
+}
+
+/// Zero-filled storage of `layout.size()` bytes at `layout.align()`: a
+/// mapping of its own from [`MIN_MAPPED`] bytes up (alignments up to a
+/// page), so that dropping it gives the memory back to the kernel at once;
+/// smaller or more aligned blocks come from the global allocator. The one
+/// place that decides between the two for the engine's large buffers
+/// (memtable arena chunks, `fs::AlignedBuf`).
+pub(crate) struct Block {
+    ptr: NonNull<u8>,
+    layout: Layout,
+    /// The mapping `ptr` points into, when mapped.
+    mapped: Option<Pages>,
+}
+
+// SAFETY: a `Block` owns its storage exclusively, like a `Box<[u8]>`.
+unsafe impl Send for Block {}
+// SAFETY: `&Block` gives no access to the bytes; users synchronise their
+// own use of the pointer.
+unsafe impl Sync for Block {}
+
+/// Alignments a mapping satisfies (it starts on a page).
+const PAGE: usize = 4096;
+
+impl Block {
+    /// A block for `layout` (non-zero size). `populate`: a mapping's pages
+    /// are faulted in at once (`map_populated`), for memory about to be
+    /// written through.
+    pub(crate) fn new(layout: Layout, populate: bool) -> Block {
+        debug_assert!(layout.size() > 0);
+        let mapped = if layout.size() >= MIN_MAPPED && layout.align() <= PAGE {
+            if populate {
+                Pages::map_populated(layout.size())
+            } else {
+                Pages::map(layout.size())
+            }
+        } else {
+            None
+        };
+        let ptr = match &mapped {
+            Some(p) => p.as_ptr(),
+            None => {
+                // SAFETY: `layout` has a non-zero size (checked by callers).
+                let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+                let Some(ptr) = NonNull::new(raw) else {
+                    std::alloc::handle_alloc_error(layout)
+                };
+                ptr
+            }
+        };
+        Block {
+            ptr,
+            layout,
+            mapped,
+        }
+    }
+
+    /// The first byte; valid for the layout's size until `self` drops.
+    pub(crate) fn as_ptr(&self) -> NonNull<u8> {
+        self.ptr
+    }
+
+    /// Whether the storage is a mapping (tests).
+    #[cfg(test)]
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.mapped.is_some()
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.mapped.is_none() {
+            // SAFETY: not mapped, so allocated in `new` with exactly this
+            // layout, and freed once, here.
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
         }
     }
 }

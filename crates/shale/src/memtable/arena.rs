@@ -1,7 +1,7 @@
 //! A bump arena for memtable nodes: memory is carved out of large chunks and
 //! released all at once when the arena is dropped.
 //!
-//! Owns: the chunks (raw allocations from the global allocator) and the
+//! Owns: the chunks (`memory::pages::Block`s: mappings of their own from 64 KiB up) and the
 //! memory-usage counter that decides when a memtable is full.
 //!
 //! Thread-safety: `Arena` is `Send + Sync`. Small allocations come from a
@@ -32,14 +32,14 @@
 //!
 //! Memory handed out is uninitialized; the caller writes it before reading.
 
-use std::alloc::{self, Layout};
+use std::alloc::Layout;
 use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::memory::pages::{Pages, MIN_MAPPED};
+use crate::memory::pages::Block;
 use crate::memory::Meter;
 
 /// Alignment of every allocation (enough for `AtomicPtr`/`u64`).
@@ -86,15 +86,6 @@ thread_local! {
     static LOCAL: Cell<[LocalBlock; LOCAL_SLOTS]> = const { Cell::new([EMPTY_SLOT; LOCAL_SLOTS]) };
 }
 
-/// One raw allocation owned by the arena.
-struct Chunk {
-    ptr: NonNull<u8>,
-    layout: Layout,
-    /// Chunks of [`MIN_MAPPED`] bytes or more are mapped from the kernel
-    /// (freed at once when the memtable goes; see `memory::pages`).
-    mapped: Option<Pages>,
-}
-
 /// State changed by allocations, behind the arena's lock.
 struct State {
     /// Next free byte of the current chunk (dangling when `remaining == 0`).
@@ -102,7 +93,7 @@ struct State {
     /// Free bytes left at `ptr`.
     remaining: usize,
     /// Every chunk ever allocated; freed on drop.
-    chunks: Vec<Chunk>,
+    chunks: Vec<Block>,
     /// Sum of the sizes of `chunks`.
     chunk_bytes: usize,
 }
@@ -294,16 +285,9 @@ impl Drop for Arena {
         if let Some(c) = &self.charge {
             c.sub(self.state.get_mut().chunk_bytes);
         }
-        for c in self.state.get_mut().chunks.drain(..) {
-            if c.mapped.is_some() {
-                continue; // unmapped by `Pages::drop`
-            }
-            // SAFETY: `c.ptr` was returned by `alloc::alloc(c.layout)` in
-            // `new_chunk` and is freed exactly once, here. Nothing can use
-            // arena memory after the arena is dropped: every user borrows or
-            // owns (through an `Arc`) the structure that owns the arena.
-            unsafe { alloc::dealloc(c.ptr.as_ptr(), c.layout) };
-        }
+        // The chunks (`Block`s) free themselves. Nothing can use arena
+        // memory after the arena is dropped: every user borrows or owns
+        // (through an `Arc`) the structure that owns the arena.
     }
 }
 
@@ -313,29 +297,12 @@ fn new_chunk(st: &mut State, size: usize) -> NonNull<u8> {
         Ok(l) => l,
         Err(_) => panic!("arena allocation of {size} bytes overflows"),
     };
-    // Populated at once: every byte of a chunk is about to be written
-    // (see `Pages::map_populated`).
-    let mapped = if size >= MIN_MAPPED {
-        Pages::map_populated(size)
-    } else {
-        None
-    };
-    let ptr = match &mapped {
-        Some(p) => p.as_ptr(),
-        None => {
-            // SAFETY: `layout` has a non-zero size (callers pass `size >= ALIGN`).
-            let raw = unsafe { alloc::alloc(layout) };
-            let Some(ptr) = NonNull::new(raw) else {
-                alloc::handle_alloc_error(layout)
-            };
-            ptr
-        }
-    };
-    st.chunks.push(Chunk {
-        ptr,
-        layout,
-        mapped,
-    });
+    // Populated at once when mapped (chunks of `MIN_MAPPED` bytes or more,
+    // freed at once when the memtable goes): every byte of a chunk is
+    // about to be written (see `Pages::map_populated`).
+    let chunk = Block::new(layout, true);
+    let ptr = chunk.as_ptr();
+    st.chunks.push(chunk);
     st.chunk_bytes += size;
     ptr
 }
