@@ -108,7 +108,7 @@ pub(crate) fn pick(v: &Version, o: &PickerOptions) -> Option<Plan> {
             if let Some(plan) = universal_incremental::pick(&runs, newer, o, score) {
                 return Some(plan);
             }
-            if universal_incremental::gather_first(&runs[start..]) {
+            if universal_incremental::gather_first(&runs[start..], newer) {
                 let end = runs.len() - 1;
                 let uncompressed = !compress_output(&runs, end, u.compression_size_percent);
                 return Some(plan(start, end, uncompressed, reason));

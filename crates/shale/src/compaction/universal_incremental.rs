@@ -107,18 +107,17 @@ pub(crate) fn pick(
 
 /// Whether a space-amplification merge of `window` (runs from the first
 /// idle one to the oldest, newest first) that found no slice should first
-/// merge the runs but the oldest into the level above it rather than merge
-/// everything. Not when that level would be L0 (the oldest run is an L0
-/// file or in L1: nothing is in a level yet, and the full merge is what
-/// puts the data there; merging L0 files into L0 again would leave it in
-/// L0 for ever), nor when it would rewrite one level ≥ 1 in place, nor
+/// merge the runs but the oldest (`newer`: their bytes) into the level
+/// above it rather than merge everything. Not when that level would be
+/// L0 (the oldest run is an L0 file or in L1: nothing is in a level yet,
+/// and the full merge is what puts the data there; merging L0 files into
+/// L0 again would leave it in L0 for ever), nor when it would rewrite one level ≥ 1 in place, nor
 /// when the newer runs outweigh the oldest: the merge then holds more than
 /// the oldest run's size of inputs and output at once, so it saves no peak
 /// space over the full merge, and it leaves the oldest run small, so space
 /// amplification calls again after a small ingest (at 200% such merges set
 /// the run's peak, 1.4x RocksDB's; the full merge grows the oldest run).
-pub(crate) fn gather_first(window: &[SortedRun]) -> bool {
-    let newer: u64 = window.iter().rev().skip(1).map(|r| r.size).sum();
+pub(crate) fn gather_first(window: &[SortedRun], newer: u64) -> bool {
     match window {
         [] | [_] => false,
         [.., oldest] if oldest.level < 2 || newer > oldest.size => false,
