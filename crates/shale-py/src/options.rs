@@ -22,6 +22,7 @@ const CF_NAMES: &[&str] = &[
     "block_size",
     "block_restart_interval",
     "block_align",
+    "block_size_deviation",
     "bloom_bits_per_key",
     "compression",
     "bottommost_compression",
@@ -145,6 +146,7 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
         "block_size" => o.block_size = v.extract()?,
         "block_restart_interval" => o.block_restart_interval = v.extract()?,
         "block_align" => o.block_align = v.extract()?,
+        "block_size_deviation" => o.block_size_deviation = v.extract()?,
         "bloom_bits_per_key" => o.bloom_bits_per_key = v.extract()?,
         "compression" => o.compression_per_level = vec![compression(v)?],
         "bottommost_compression" => {

@@ -48,6 +48,7 @@ def test_known_options_open(path):
         ({"compaction_style": "universal", "detect_insert_streams": True}, "detect_insert_streams"),
         ({"block_align": True, "compression": "lz4"}, "block_align"),
         ({"block_align": True, "block_size": 3000}, "block_align"),
+        ({"block_size_deviation": 101}, "block_size_deviation"),
     ],
 )
 def test_bad_options_are_refused(path, kw, match):
@@ -57,6 +58,14 @@ def test_bad_options_are_refused(path, kw, match):
 
 def test_block_align(path):
     with shale.DB(path, block_align=True, compression="none", block_size=4096) as db:
+        for i in range(2000):
+            db[b"k%05d" % i] = b"v" * 300
+        db.flush()
+        assert all(db[b"k%05d" % i] == b"v" * 300 for i in range(0, 2000, 7))
+
+
+def test_block_size_deviation(path):
+    with shale.DB(path, block_size_deviation=50, compression="none", block_size=4096) as db:
         for i in range(2000):
             db[b"k%05d" % i] = b"v" * 300
         db.flush()

@@ -214,6 +214,7 @@ impl SstWriter {
             compression: o.compression,
             db_id: o.db_id,
             block_align: o.block_align,
+            block_size_deviation: 10,
         };
         SstWriter(crate::sst::TableBuilder::new(
             file,

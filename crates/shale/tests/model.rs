@@ -734,6 +734,9 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.keep_log_file_num = [2, 1000][rng.gen_range(0..2)];
     o.info_log_level =
         [InfoLogLevel::Info, InfoLogLevel::Warn, InfoLogLevel::Debug][rng.gen_range(0..3)];
+    // Blocks cut before an overflowing entry (drawn last: the draws before
+    // are unchanged).
+    o.block_size_deviation = common::random_block_size_deviation(rng);
     o
 }
 
@@ -838,6 +841,7 @@ fn small_cf_options(rng: &mut SmallRng, name: &str, num_levels: usize) -> CfOpti
         sst_partitioner_factory: None,
         detect_insert_streams: None,
         block_align: false,
+        block_size_deviation: 10,
     };
     draw_style(rng, name, &mut o, num_levels);
     o.block_align = common::random_block_align(
@@ -845,6 +849,8 @@ fn small_cf_options(rng: &mut SmallRng, name: &str, num_levels: usize) -> CfOpti
         &mut o.compression_per_level,
         &mut o.bottommost_compression,
     );
+    // Drawn last, so the draws before are unchanged.
+    o.block_size_deviation = common::random_block_size_deviation(rng);
     o.validate().unwrap();
     o
 }

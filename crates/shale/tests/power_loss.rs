@@ -160,12 +160,13 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
     // last so the draws before are unchanged.
     (o.sst_partitioner_factory, o.detect_insert_streams) =
         common::random_output_cuts(rng, o.compaction_style);
-    // Aligned data blocks (issue 16), after those.
+    // Aligned data blocks (issue 16), after those; then the block cut rule.
     o.block_align = common::random_block_align(
         rng,
         &mut o.compression_per_level,
         &mut o.bottommost_compression,
     );
+    o.block_size_deviation = common::random_block_size_deviation(rng);
     o
 }
 

@@ -385,8 +385,9 @@ pub struct RocksEngine {
 /// Options the rocksdb crate has no setter for, set on every family right
 /// after open through `SetOptions` (RocksDB parses a struct option's
 /// `{field=value;...}` into the current struct, changing only the fields
-/// named): FIFO's `max_table_files_size` and `allow_compaction`, and
-/// universal's `allow_trivial_move` and `incremental` when asked for.
+/// named): FIFO's `max_table_files_size` and `allow_compaction`,
+/// universal's `allow_trivial_move` and `incremental` when asked for, and
+/// the table factory's `block_size_deviation` when not RocksDB's 10.
 fn after_open_options(f: &Flags) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if f.compaction_style == 2 {
@@ -397,6 +398,13 @@ fn after_open_options(f: &Flags) -> Vec<(&'static str, String)> {
                 (f.fifo_compaction_max_table_files_size_mb.max(0) as u64).saturating_mul(1 << 20),
                 f.fifo_compaction_allow_compaction
             ),
+        ));
+    }
+    if f.block_size_deviation != 10 {
+        // RocksDB's default is 10; its table factory's fields are mutable.
+        out.push((
+            "block_based_table_factory",
+            format!("{{block_size_deviation={}}}", f.block_size_deviation),
         ));
     }
     if f.compaction_style == 1 && (f.universal_allow_trivial_move || f.universal_incremental) {
@@ -882,6 +890,36 @@ mod tests {
             assert!(l.contains("allow_trivial_move=true"), "{l}");
             assert!(l.contains("size_ratio=7"), "{l}");
         }
+    }
+
+    /// `--block_size_deviation` (no crate setter) reaches every family's
+    /// table options through SetOptions.
+    #[test]
+    fn block_size_deviation_is_set_after_open() {
+        let d = tempfile::tempdir().unwrap();
+        let f = Flags::parse(&[
+            "--engine=rocksdb",
+            "--compression_type=none",
+            "--block_size_deviation=25",
+            "--num_column_families=2",
+        ])
+        .unwrap();
+        let e = RocksEngine::open(&f, d.path()).unwrap();
+        e.close().unwrap();
+        drop(e);
+        let newest = std::fs::read_dir(d.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("OPTIONS-"))
+            .max_by_key(|n| n[8..].parse::<u64>().unwrap_or(0))
+            .expect("an OPTIONS file");
+        let text = std::fs::read_to_string(d.path().join(newest)).unwrap();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("block_size_deviation="))
+            .collect();
+        assert_eq!(lines, ["  block_size_deviation=25"; 2], "{text}");
     }
 
     /// `--num_column_families=3`: every call reaches the family it names,

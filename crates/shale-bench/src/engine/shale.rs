@@ -365,6 +365,12 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
         block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
         block_align: f.block_align,
+        block_size_deviation: u32::try_from(f.block_size_deviation).map_err(|_| {
+            Error(format!(
+                "--block_size_deviation={} is not supported by --engine=shale (0..=100)",
+                f.block_size_deviation
+            ))
+        })?,
         bloom_bits_per_key,
         bloom_bits_per_key_per_level,
         prefix_extractor,
@@ -799,6 +805,13 @@ mod tests {
         assert!(o.cache_index_and_filter_blocks);
         assert_eq!(o.cache_numshardbits, 3);
         assert_eq!(o.block_restart_bytes, 1024); // Shale's default
+        assert_eq!(o.block_size_deviation, 10); // RocksDB's default
+        let dev = Flags::parse(&["--block_size_deviation=0"]).unwrap();
+        assert_eq!(options_from_flags(&dev).unwrap().block_size_deviation, 0);
+        for bad in ["--block_size_deviation=-1", "--block_size_deviation=101"] {
+            let e = options_from_flags(&Flags::parse(&[bad]).unwrap()).unwrap_err();
+            assert!(e.0.contains("block_size_deviation"), "{bad}: {e}");
+        }
         assert_eq!(o.memtable_bloom_size_ratio, 0.0); // db_bench's default: off
         let m = [
             "--memtable_bloom_size_ratio=0.02",

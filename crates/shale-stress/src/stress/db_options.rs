@@ -94,6 +94,8 @@ pub fn random_options(seed: u64, num_levels: u32, blob: Option<bool>) -> Options
         o.compaction_style,
     );
     random_block_align(&mut SmallRng::seed_from_u64(seed ^ 0xa119), &mut o);
+    o.block_size_deviation =
+        [0, 10, 10, 50, 100][SmallRng::seed_from_u64(seed ^ 0xde71).gen_range(0..5)];
     o
 }
 
@@ -305,7 +307,8 @@ pub fn describe(o: &Options) -> String {
          level_base={} multiplier={} dynamic={} target_file_size={} bg_jobs={} cache={} \
          dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
          direct_reads={} direct_flush_compaction={} rate_limiter={} compaction_style={}{} \
-         blob={} sst_partitioner={} detect_insert_streams={:?} block_align={}",
+         blob={} sst_partitioner={} detect_insert_streams={:?} block_align={} \
+         block_size_deviation={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -344,7 +347,8 @@ pub fn describe(o: &Options) -> String {
         o.sst_partitioner_factory
             .map_or("none".to_string(), |p| p.name()),
         o.detect_insert_streams,
-        o.block_align
+        o.block_align,
+        o.block_size_deviation
     )
 }
 

@@ -48,6 +48,14 @@ pub struct CfOptions {
     /// padding. Requires no compression on any level and a power-of-two
     /// `block_size` (else `InvalidArgument`). Default false.
     pub block_align: bool,
+    /// A data block is cut before an entry that would take it past
+    /// `block_size` once it is at least `100 - block_size_deviation` percent
+    /// full (RocksDB's `block_size_deviation`; otherwise it is cut after the
+    /// entry that reaches `block_size`), so blocks stay near `block_size`
+    /// rather than one entry over it. 0 turns this off (as does 100, as in
+    /// RocksDB); above 100 is `InvalidArgument`. Ignored with `block_align`,
+    /// which always cuts before. Default 10.
+    pub block_size_deviation: u32,
     /// Bloom filter bits per key; 0 disables the filter. Default 10.
     pub bloom_bits_per_key: u32,
     /// Bloom bits per key by output level (flush writes L0; compaction its
@@ -138,6 +146,7 @@ impl Default for CfOptions {
             block_restart_interval: 16,
             block_restart_bytes: 1024,
             block_align: false,
+            block_size_deviation: 10,
             bloom_bits_per_key: 10,
             bloom_bits_per_key_per_level: Vec::new(),
             prefix_extractor: None,
@@ -197,6 +206,12 @@ impl CfOptions {
         }
         if self.block_restart_interval == 0 {
             return bad("block_restart_interval must be > 0".into());
+        }
+        if self.block_size_deviation > 100 {
+            return bad(format!(
+                "block_size_deviation {} > 100",
+                self.block_size_deviation
+            ));
         }
         if self.block_align {
             if !self.block_size.is_power_of_two() {
@@ -345,6 +360,7 @@ impl CfOptions {
             compression,
             db_id: db_id.to_string(),
             block_align: self.block_align,
+            block_size_deviation: self.block_size_deviation,
         }
     }
 
@@ -439,6 +455,10 @@ impl CfOptions {
         );
         line("block_restart_bytes", self.block_restart_bytes.to_string());
         line("block_align", self.block_align.to_string());
+        line(
+            "block_size_deviation",
+            self.block_size_deviation.to_string(),
+        );
         line("bloom_bits_per_key", self.bloom_bits_per_key.to_string());
         if !self.bloom_bits_per_key_per_level.is_empty() {
             let v: Vec<String> = self
@@ -563,6 +583,7 @@ impl CfOptions {
                 "block_restart_interval" => o.block_restart_interval = num(v, bad)?,
                 "block_restart_bytes" => o.block_restart_bytes = num(v, bad)?,
                 "block_align" => o.block_align = num(v, bad)?,
+                "block_size_deviation" => o.block_size_deviation = num(v, bad)?,
                 "bloom_bits_per_key" => o.bloom_bits_per_key = num(v, bad)?,
                 "bloom_bits_per_key_per_level" => {
                     o.bloom_bits_per_key_per_level = v
@@ -661,6 +682,7 @@ mod tests {
             memtable_whole_key_filtering: true,
             sst_partitioner_factory: Some(SstPartitioner::FixedPrefix(6)),
             detect_insert_streams: Some(false),
+            block_size_deviation: 37,
             ..CfOptions::default()
         };
         assert_eq!(CfOptions::from_text(&o.to_text()).unwrap(), o);
@@ -692,6 +714,8 @@ mod tests {
             "bloom_bits_per_key_per_level=10:x",
             "bloom_bits_per_key_per_level=101",
             "bloom_bits_per_key_per_level=-1",
+            "block_size_deviation=101",
+            "block_size_deviation=-1",
         ] {
             assert!(
                 matches!(CfOptions::from_text(bad), Err(Error::InvalidArgument(_))),

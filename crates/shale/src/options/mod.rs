@@ -91,6 +91,14 @@ pub struct Options {
     /// padding. Requires no compression on any level and a power-of-two
     /// `block_size` (else `InvalidArgument`). Default false.
     pub block_align: bool,
+    /// A data block is cut before an entry that would take it past
+    /// `block_size` once it is at least `100 - block_size_deviation` percent
+    /// full (RocksDB's `block_size_deviation`; otherwise it is cut after the
+    /// entry that reaches `block_size`), so blocks stay near `block_size`
+    /// rather than one entry over it. 0 turns this off (as does 100, as in
+    /// RocksDB); above 100 is `InvalidArgument`. Ignored with `block_align`,
+    /// which always cuts before. Default 10.
+    pub block_size_deviation: u32,
     /// Bloom filter bits per key; 0 disables the filter. Default 10.
     pub bloom_bits_per_key: u32,
     /// Bloom bits per key by output level, Monkey-style (more bits where
@@ -440,6 +448,7 @@ impl Default for Options {
             block_restart_interval: 16,
             block_restart_bytes: 1024,
             block_align: false,
+            block_size_deviation: 10,
             bloom_bits_per_key: 10,
             bloom_bits_per_key_per_level: Vec::new(),
             prefix_extractor: None,
@@ -521,6 +530,7 @@ impl Options {
             block_restart_interval: self.block_restart_interval,
             block_restart_bytes: self.block_restart_bytes,
             block_align: self.block_align,
+            block_size_deviation: self.block_size_deviation,
             bloom_bits_per_key: self.bloom_bits_per_key,
             bloom_bits_per_key_per_level: self.bloom_bits_per_key_per_level.clone(),
             prefix_extractor: self.prefix_extractor,
@@ -562,6 +572,7 @@ impl Options {
         self.block_restart_interval = cf.block_restart_interval;
         self.block_restart_bytes = cf.block_restart_bytes;
         self.block_align = cf.block_align;
+        self.block_size_deviation = cf.block_size_deviation;
         self.bloom_bits_per_key = cf.bloom_bits_per_key;
         self.bloom_bits_per_key_per_level = cf.bloom_bits_per_key_per_level;
         self.prefix_extractor = cf.prefix_extractor;
@@ -844,6 +855,7 @@ mod tests {
             write_buffer_size: 3 << 20,
             max_write_buffer_number: 5,
             block_size: 16 << 10,
+            block_size_deviation: 0,
             bloom_bits_per_key: 7,
             compression_per_level: vec![Compression::Zstd],
             bottommost_compression: Some(Compression::Lz4),

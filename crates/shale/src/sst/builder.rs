@@ -11,9 +11,12 @@
 //! footer (60 bytes)
 //! ```
 //!
-//! A data block is cut when its size estimate reaches `block_size`; with
-//! `block_align` instead before an entry that would take it (with its
-//! trailer) past `block_size` (a power of two), and zeros pad it to the
+//! A data block is cut when its size estimate reaches `block_size`, or
+//! before an entry that would take it past `block_size` once it is more
+//! than `100 - block_size_deviation` percent full (RocksDB's rule: blocks
+//! end near `block_size`, not an entry past it); with `block_align`
+//! instead before any entry that would take it (with its trailer) past
+//! `block_size` (a power of two), and zeros pad it to the
 //! next multiple of the alignment unit (`TableOptions::alignment`), so every
 //! data block starts at a multiple of the unit and a block of at most one
 //! page is one page read. Its
@@ -119,6 +122,16 @@ impl BlockWriter {
     }
 }
 
+/// RocksDB's `block_size_deviation_limit_`: `block_size` less
+/// `deviation` percent, rounded up; 0 (no early cut) when `deviation` is
+/// 0 or at least 100.
+pub(crate) fn deviation_limit(block_size: usize, deviation: u32) -> usize {
+    if deviation == 0 || deviation >= 100 {
+        return 0;
+    }
+    (block_size * (100 - deviation as usize)).div_ceil(100)
+}
+
 /// Builds one SST. See the module comment.
 pub(crate) struct TableBuilder {
     w: BlockWriter,
@@ -140,6 +153,9 @@ pub(crate) struct TableBuilder {
     /// Range tombstone fragments for the range-deletion block (disjoint,
     /// sorted).
     range_dels: Vec<Fragment>,
+    /// Bytes above which a block is cut before an entry that would take
+    /// it past `block_size` (`block_size_deviation`; 0: never).
+    deviation_limit: usize,
 }
 
 impl TableBuilder {
@@ -186,6 +202,7 @@ impl TableBuilder {
             props,
             error: None,
             range_dels: Vec::new(),
+            deviation_limit: deviation_limit(opts.block_size, opts.block_size_deviation),
             opts,
         }
     }
@@ -218,15 +235,10 @@ impl TableBuilder {
         }
         let parsed = parse_internal_key(ikey);
         debug_assert!(parsed.is_some(), "not an internal key");
-        if self.opts.block_align
-            && !self.data_block.is_empty()
-            && self.data_block.size_estimate_after(ikey, value) + BLOCK_TRAILER_LEN
-                > self.opts.block_size
-        {
-            // The entry would push the block (and trailer) past
-            // `block_size`: cut before it (RocksDB's rule with block_align).
-            // Before `last_key` moves on: the block's index separator lies
-            // between its last key and this one.
+        if self.block_almost_full(ikey, value) {
+            // Cut before the entry. Before `last_key` moves on: the
+            // block's index separator lies between its last key and this
+            // one.
             self.flush_data_block()?;
         }
         if let Some(h) = self.pending_handle.take() {
@@ -274,6 +286,24 @@ impl TableBuilder {
             self.flush_data_block()?;
         }
         Ok(())
+    }
+
+    /// Whether the current data block must be cut before `ikey`/`value`
+    /// (RocksDB's `FlushBlockBySizePolicy::BlockAlmostFull`): with
+    /// `block_align` when the entry would push the block and its trailer
+    /// past `block_size`; otherwise when it would push the block past
+    /// `block_size` and the block already holds more than `100 -
+    /// block_size_deviation` percent of it. An empty block is never cut.
+    fn block_almost_full(&self, ikey: &[u8], value: &[u8]) -> bool {
+        if self.data_block.is_empty() {
+            return false;
+        }
+        let after = self.data_block.size_estimate_after(ikey, value);
+        if self.opts.block_align {
+            return after + BLOCK_TRAILER_LEN > self.opts.block_size;
+        }
+        let limit = self.deviation_limit;
+        limit > 0 && after > self.opts.block_size && self.data_block.size_estimate() > limit
     }
 
     fn add_index_entry(&mut self, h: BlockHandle) {

@@ -95,6 +95,11 @@ pub(crate) struct TableOptions {
     /// one page from the device. Requires no compression and a power-of-two
     /// `block_size` (checked by the options). Default false.
     pub block_align: bool,
+    /// Cut a data block before an entry that would take it past
+    /// `block_size` once it is more than `100 - block_size_deviation`
+    /// percent full (RocksDB's `block_size_deviation`; 0 or 100: only
+    /// after the entry that reaches `block_size`). Default 10.
+    pub block_size_deviation: u32,
 }
 
 impl TableOptions {
@@ -118,6 +123,7 @@ impl Default for TableOptions {
             compression: Compression::None,
             db_id: String::new(),
             block_align: false,
+            block_size_deviation: 10,
         }
     }
 }

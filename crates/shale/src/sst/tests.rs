@@ -908,3 +908,80 @@ fn aligned_tables_detect_every_flip_outside_the_padding() {
         }
     }
 }
+
+/// `block_size_deviation` (RocksDB's rule): a block is cut before the
+/// entry that would take it past `block_size` once it holds more than
+/// `100 - deviation` percent, so every block but the last holds more than
+/// that; with entries under the deviation's share of a block (300-byte
+/// values) each also stays within `block_size`, and with larger ones
+/// (1,500 bytes) only a large deviation cuts early. At 0 and 100 the rule
+/// is off: every block but the last reaches `block_size`. Everything reads
+/// back either way.
+#[test]
+fn block_size_deviation_cuts_blocks_before_an_overflowing_entry() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let block_size = 4096u64;
+    for value_size in [300, 1_500] {
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..3_000u64)
+            .map(|i| {
+                (
+                    ik(&user_key(i), 10 + i, ValueKind::Value),
+                    vec![b'v'; value_size],
+                )
+            })
+            .collect();
+        let mut blocks = Vec::new();
+        for deviation in [0u32, 10, 50, 100] {
+            let path = dir.path().join(format!("dev-{value_size}-{deviation}.sst"));
+            let built = build(
+                &path,
+                &entries,
+                TableOptions {
+                    block_size: block_size as usize,
+                    block_size_deviation: deviation,
+                    ..opts(Compression::None)
+                },
+            );
+            let t = open(&path, None).unwrap();
+            let handles = data_handles(&t);
+            assert_eq!(handles.len() as u64, built.props.num_data_blocks);
+            let limit = super::builder::deviation_limit(block_size as usize, deviation) as u64;
+            for h in &handles[..handles.len() - 1] {
+                let what = format!(
+                    "values of {value_size}, deviation {deviation}: block of {}",
+                    h.size
+                );
+                if limit == 0 {
+                    assert!(h.size >= block_size, "{what}");
+                } else {
+                    assert!(h.size > limit, "{what} not over {limit}");
+                    if value_size == 300 {
+                        assert!(h.size <= block_size, "{what}");
+                    }
+                }
+            }
+            check_iteration(&t, &entries, &mut rng, seed);
+            for (k, v) in entries.iter().step_by(17) {
+                let e = t.get(k, true).unwrap().unwrap();
+                assert_eq!((e.ikey(), e.value()), (&k[..], &v[..]));
+            }
+            blocks.push(handles.len());
+        }
+        // Off at 0 and 100 alike; an early cut makes more, smaller blocks.
+        assert_eq!(blocks[0], blocks[3], "values of {value_size}: {blocks:?}");
+        if value_size == 300 {
+            assert!(
+                blocks[1] > blocks[0] && blocks[2] == blocks[1],
+                "{blocks:?}"
+            );
+        } else {
+            assert!(
+                blocks[1] == blocks[0] && blocks[2] > blocks[1],
+                "{blocks:?}"
+            );
+        }
+    }
+}

@@ -97,6 +97,13 @@ pub fn random_block_align(
     true
 }
 
+/// `block_size_deviation` as the model and power-loss tests draw it: off
+/// (0 or 100), RocksDB's default 10, or 50 (blocks cut once half full
+/// before an entry that would overflow them).
+pub fn random_block_size_deviation(rng: &mut impl rand::Rng) -> u32 {
+    [0, 10, 10, 50, 100][rng.gen_range(0..5)]
+}
+
 /// Where a family's outputs are cut besides their size (issue 15), as the
 /// model and power-loss tests draw it: a fixed-prefix partitioner (none; 2
 /// or 3 bytes over their `k%0Nd` keys: up to ten or a hundred partitions;
