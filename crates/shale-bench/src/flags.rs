@@ -212,6 +212,7 @@ define_flags! {
     memtable_bloom_size_ratio: f64 = 0.0, Eng, "Memtable bloom filter size as a share of write_buffer_size (0 = none).";
     memtable_whole_key_filtering: bool = false, Eng, "Memtable bloom also over whole keys (with a prefix extractor; without one it is whole-key).";
     level0_file_num_compaction_trigger: i64 = 4, Eng, "L0 files that trigger compaction.";
+    disable_auto_compactions: bool = false, Eng, "No automatic compactions (RocksDB's disable_auto_compactions: no L0 or pending-bytes stalls either); compact and compactall still compact.";
     level0_slowdown_writes_trigger: i64 = 20, Eng, "L0 files that slow writes.";
     level0_stop_writes_trigger: i64 = 36, Eng, "L0 files that stop writes.";
     max_bytes_for_level_base: i64 = 256 * MIB, Eng, "Target size of L1.";

@@ -26,6 +26,7 @@ const CF_NAMES: &[&str] = &[
     "bloom_bits_per_key",
     "compression",
     "bottommost_compression",
+    "disable_auto_compactions",
     "level0_file_num_compaction_trigger",
     "level0_slowdown_writes_trigger",
     "level0_stop_writes_trigger",
@@ -156,6 +157,7 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
                 Some(compression(v)?)
             }
         }
+        "disable_auto_compactions" => o.disable_auto_compactions = v.extract()?,
         "level0_file_num_compaction_trigger" => {
             o.level0_file_num_compaction_trigger = v.extract()?
         }

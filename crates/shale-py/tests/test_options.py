@@ -72,6 +72,26 @@ def test_block_size_deviation(path):
         assert all(db[b"k%05d" % i] == b"v" * 300 for i in range(0, 2000, 7))
 
 
+def test_disable_auto_compactions(path):
+    opts = dict(
+        disable_auto_compactions=True,
+        level0_file_num_compaction_trigger=2,
+        level0_slowdown_writes_trigger=3,
+        level0_stop_writes_trigger=4,
+    )
+    with shale.DB(path, **opts) as db:
+        for t in range(6):
+            for i in range(100):
+                db[b"k%03d" % i] = b"%d" % t
+            db.flush()
+        db.wait_for_compaction()
+        # Past the stop trigger, no stall and no compaction.
+        assert db.property("shale.num-files-at-level0") == "6"
+        db.compact_range()
+        assert db.property("shale.num-files-at-level0") == "0"
+        assert db[b"k042"] == b"5"
+
+
 def test_direct_io_where_the_file_system_takes_it(path):
     try:
         db = shale.DB(path, use_direct_reads=True, use_direct_io_for_flush_and_compaction=True)

@@ -734,9 +734,10 @@ fn small_options(rng: &mut SmallRng) -> Options {
     o.keep_log_file_num = [2, 1000][rng.gen_range(0..2)];
     o.info_log_level =
         [InfoLogLevel::Info, InfoLogLevel::Warn, InfoLogLevel::Debug][rng.gen_range(0..3)];
-    // Blocks cut before an overflowing entry (drawn last: the draws before
-    // are unchanged).
+    // Blocks cut before an overflowing entry, and now and then no
+    // automatic compaction (drawn last: the draws before are unchanged).
     o.block_size_deviation = common::random_block_size_deviation(rng);
+    o.disable_auto_compactions = rng.gen_bool(0.1);
     o
 }
 
@@ -842,6 +843,7 @@ fn small_cf_options(rng: &mut SmallRng, name: &str, num_levels: usize) -> CfOpti
         detect_insert_streams: None,
         block_align: false,
         block_size_deviation: 10,
+        disable_auto_compactions: false,
     };
     draw_style(rng, name, &mut o, num_levels);
     o.block_align = common::random_block_align(
@@ -851,6 +853,7 @@ fn small_cf_options(rng: &mut SmallRng, name: &str, num_levels: usize) -> CfOpti
     );
     // Drawn last, so the draws before are unchanged.
     o.block_size_deviation = common::random_block_size_deviation(rng);
+    o.disable_auto_compactions = rng.gen_bool(0.1);
     o.validate().unwrap();
     o
 }

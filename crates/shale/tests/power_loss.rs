@@ -167,6 +167,7 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
         &mut o.bottommost_compression,
     );
     o.block_size_deviation = common::random_block_size_deviation(rng);
+    o.disable_auto_compactions = rng.gen_bool(0.1);
     o
 }
 

@@ -58,6 +58,8 @@ fn compression(t: &str) -> Result<CompressionType> {
 
 /// Flags fjall has no equivalent for: accepted only at their default value.
 const UNSUPPORTED: &[&str] = &[
+    "block_size_deviation",
+    "disable_auto_compactions",
     "compaction_style",
     "fifo_compaction_max_table_files_size_mb",
     "fifo_compaction_allow_compaction",

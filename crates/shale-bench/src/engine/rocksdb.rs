@@ -114,6 +114,7 @@ fn build_options(f: &Flags) -> Result<Options> {
         "min_write_buffer_number_to_merge",
         f.min_write_buffer_number_to_merge,
     )?);
+    o.set_disable_auto_compactions(f.disable_auto_compactions);
     o.set_level_zero_file_num_compaction_trigger(int(
         "level0_file_num_compaction_trigger",
         f.level0_file_num_compaction_trigger,

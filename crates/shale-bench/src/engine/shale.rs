@@ -377,6 +377,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         memtable_whole_key_filtering: f.memtable_whole_key_filtering,
         compression_per_level,
         num_levels: non_negative("num_levels", f.num_levels)?,
+        disable_auto_compactions: f.disable_auto_compactions,
         level0_file_num_compaction_trigger: non_negative(
             "level0_file_num_compaction_trigger",
             f.level0_file_num_compaction_trigger,

@@ -96,6 +96,9 @@ pub fn random_options(seed: u64, num_levels: u32, blob: Option<bool>) -> Options
     random_block_align(&mut SmallRng::seed_from_u64(seed ^ 0xa119), &mut o);
     o.block_size_deviation =
         [0, 10, 10, 50, 100][SmallRng::seed_from_u64(seed ^ 0xde71).gen_range(0..5)];
+    // Now and then no automatic compaction (the next run's draw compacts
+    // the backlog).
+    o.disable_auto_compactions = SmallRng::seed_from_u64(seed ^ 0xa070).gen_bool(0.1);
     o
 }
 
@@ -308,7 +311,7 @@ pub fn describe(o: &Options) -> String {
          dynamic_file_size={} subcompactions={} memory_budget={} advise_random={} \
          direct_reads={} direct_flush_compaction={} rate_limiter={} compaction_style={}{} \
          blob={} sst_partitioner={} detect_insert_streams={:?} block_align={} \
-         block_size_deviation={}",
+         block_size_deviation={} disable_auto_compactions={}",
         o.write_buffer_size,
         o.max_write_buffer_number,
         o.block_size,
@@ -348,7 +351,8 @@ pub fn describe(o: &Options) -> String {
             .map_or("none".to_string(), |p| p.name()),
         o.detect_insert_streams,
         o.block_align,
-        o.block_size_deviation
+        o.block_size_deviation,
+        o.disable_auto_compactions
     )
 }
 

@@ -325,9 +325,11 @@ pub(crate) fn stall_condition(
     num_levels: usize,
 ) -> crate::stats::StallCondition {
     use crate::stats::{StallCause, StallCondition};
-    if o.compaction_style == crate::options::CompactionStyle::Fifo {
+    if o.compaction_style == crate::options::CompactionStyle::Fifo || o.disable_auto_compactions {
         // RocksDB's sanitizing: no L0 or pending-bytes stall under FIFO
-        // (see `fifo_runner`).
+        // (see `fifo_runner`); and none without automatic compactions,
+        // which would never lift it (RocksDB's
+        // `GetWriteStallConditionAndCause`).
         return StallCondition::Normal;
     }
     let universal = o.compaction_style == crate::options::CompactionStyle::Universal;

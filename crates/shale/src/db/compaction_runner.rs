@@ -159,6 +159,10 @@ pub(crate) fn running_outputs(db: &DbInner, cf: u32) -> Vec<RunningOutput> {
 pub(crate) fn pick(db: &DbInner, st: &mut DbState) -> Option<(u32, Plan)> {
     let queued: Vec<u32> = st.compaction_queue.iter().copied().collect();
     for cf in queued {
+        if !auto_compactions(st, cf) {
+            st.compaction_queue.remove(&cf);
+            continue;
+        }
         if super::fifo_runner::is_fifo(st, cf) {
             // FIFO never compacts leveled: only its intra-L0 merges run as
             // jobs (its drops run in `fifo_runner::drop_files_if_due`,
@@ -366,7 +370,7 @@ fn delete_only_key(db: &DbInner, st: &DbState, cf: u32) -> (usize, Option<SeqNo>
 /// oldest snapshot) yet, or is looking now.
 pub(crate) fn delete_only_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
     let Some(c) = st.cf(cf) else { return false };
-    if c.delete_only_running {
+    if c.delete_only_running || c.cf.opts.disable_auto_compactions {
         return false;
     }
     if c.delete_only_checked == Some(delete_only_key(db, st, cf)) {
@@ -380,6 +384,14 @@ pub(crate) fn delete_only_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
     })
 }
 
+/// Whether family `cf` takes automatic compactions (picked ones,
+/// delete-only and FIFO drops): not under `disable_auto_compactions`, and
+/// not once dropped. Manual compactions run either way.
+pub(crate) fn auto_compactions(st: &DbState, cf: u32) -> bool {
+    st.cf(cf)
+        .is_some_and(|c| !c.cf.opts.disable_auto_compactions)
+}
+
 /// True while delete-only compaction has work or is working in some
 /// family.
 pub(crate) fn delete_only_pending(db: &DbInner, st: &DbState) -> bool {
@@ -390,6 +402,9 @@ pub(crate) fn delete_only_pending(db: &DbInner, st: &DbState) -> bool {
 
 /// True when a compaction is due in family `cf` and could start now.
 pub(crate) fn needs_compaction_cf(db: &DbInner, st: &DbState, cf: u32) -> bool {
+    if !auto_compactions(st, cf) {
+        return false;
+    }
     if super::fifo_runner::is_fifo(st, cf) {
         return super::fifo_runner::pick(db, st, cf).is_some();
     }
@@ -412,6 +427,7 @@ pub(crate) fn needs_compaction(db: &DbInner, st: &DbState) -> bool {
         // passes without a new version).
         || st.cfs.keys().any(|&cf| {
             super::fifo_runner::is_fifo(st, cf)
+                && auto_compactions(st, cf)
                 && matches!(
                     super::fifo_runner::pick(db, st, cf),
                     Some(crate::compaction::fifo::FifoPlan::Drop { .. })

@@ -87,7 +87,7 @@ pub(crate) fn drop_files_if_due<'a>(
         .cfs
         .keys()
         .copied()
-        .filter(|&cf| is_fifo(&st, cf))
+        .filter(|&cf| is_fifo(&st, cf) && super::compaction_runner::auto_compactions(&st, cf))
         .collect();
     for cf in families {
         if let Some(FifoPlan::Drop { files, reason }) = pick(db, &st, cf) {

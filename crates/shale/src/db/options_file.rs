@@ -66,6 +66,10 @@ pub(crate) fn render(o: &Options) -> String {
                 ),
                 ("num_levels", o.num_levels.to_string()),
                 (
+                    "disable_auto_compactions",
+                    o.disable_auto_compactions.to_string(),
+                ),
+                (
                     "level0_file_num_compaction_trigger",
                     o.level0_file_num_compaction_trigger.to_string(),
                 ),
@@ -124,6 +128,7 @@ pub(crate) fn render(o: &Options) -> String {
                     "block_restart_interval",
                     o.block_restart_interval.to_string(),
                 ),
+                ("block_size_deviation", o.block_size_deviation.to_string()),
                 ("bloom_bits_per_key", o.bloom_bits_per_key.to_string()),
                 ("cache_size", o.cache_size.to_string()),
                 ("cache_type", format!("{:?}", o.cache_type)),

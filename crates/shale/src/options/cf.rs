@@ -75,6 +75,13 @@ pub struct CfOptions {
     pub compression_per_level: Vec<Compression>,
     /// Compression of the bottommost level, overriding the level's.
     pub bottommost_compression: Option<Compression>,
+    /// No automatic compaction of this family (RocksDB's
+    /// `disable_auto_compactions`): the picker, delete-only drops and FIFO
+    /// drops leave it alone, and its writes do not stall on L0 files or
+    /// pending compaction bytes (memtable stalls remain); `compact_range`
+    /// still compacts it. For bulk loads: load, `compact_range`, reopen
+    /// without it. Default false.
+    pub disable_auto_compactions: bool,
     /// L0 file count that triggers a compaction. Default 4.
     pub level0_file_num_compaction_trigger: usize,
     /// L0 file count that slows writes. Default 20.
@@ -154,6 +161,7 @@ impl Default for CfOptions {
             memtable_whole_key_filtering: false,
             compression_per_level: vec![Compression::None],
             bottommost_compression: None,
+            disable_auto_compactions: false,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
             level0_stop_writes_trigger: 36,
@@ -492,6 +500,10 @@ impl CfOptions {
                 .to_string(),
         );
         line(
+            "disable_auto_compactions",
+            self.disable_auto_compactions.to_string(),
+        );
+        line(
             "level0_file_num_compaction_trigger",
             self.level0_file_num_compaction_trigger.to_string(),
         );
@@ -618,6 +630,7 @@ impl CfOptions {
                         c => Some(Compression::parse(c)?),
                     }
                 }
+                "disable_auto_compactions" => o.disable_auto_compactions = num(v, bad)?,
                 "level0_file_num_compaction_trigger" => {
                     o.level0_file_num_compaction_trigger = num(v, bad)?
                 }

@@ -176,6 +176,13 @@ pub struct Options {
     pub allow_concurrent_memtable_write: bool,
     /// Number of LSM levels. Default 7.
     pub num_levels: usize,
+    /// No automatic compaction of this family (RocksDB's
+    /// `disable_auto_compactions`): the picker, delete-only drops and FIFO
+    /// drops leave it alone, and its writes do not stall on L0 files or
+    /// pending compaction bytes (memtable stalls remain); `compact_range`
+    /// still compacts it. For bulk loads: load, `compact_range`, reopen
+    /// without it. Default false.
+    pub disable_auto_compactions: bool,
     /// L0 file count that triggers a compaction. Default 4.
     pub level0_file_num_compaction_trigger: usize,
     /// L0 file count that slows writes. Default 20.
@@ -464,6 +471,7 @@ impl Default for Options {
             recycle_log_file_num: 0,
             allow_concurrent_memtable_write: true,
             num_levels: 7,
+            disable_auto_compactions: false,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
             level0_stop_writes_trigger: 36,
@@ -538,6 +546,7 @@ impl Options {
             memtable_whole_key_filtering: self.memtable_whole_key_filtering,
             compression_per_level: self.compression_per_level.clone(),
             bottommost_compression: self.bottommost_compression,
+            disable_auto_compactions: self.disable_auto_compactions,
             level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
             level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
             level0_stop_writes_trigger: self.level0_stop_writes_trigger,
@@ -580,6 +589,7 @@ impl Options {
         self.memtable_whole_key_filtering = cf.memtable_whole_key_filtering;
         self.compression_per_level = cf.compression_per_level;
         self.bottommost_compression = cf.bottommost_compression;
+        self.disable_auto_compactions = cf.disable_auto_compactions;
         self.level0_file_num_compaction_trigger = cf.level0_file_num_compaction_trigger;
         self.level0_slowdown_writes_trigger = cf.level0_slowdown_writes_trigger;
         self.level0_stop_writes_trigger = cf.level0_stop_writes_trigger;
@@ -860,6 +870,7 @@ mod tests {
             compression_per_level: vec![Compression::Zstd],
             bottommost_compression: Some(Compression::Lz4),
             level0_file_num_compaction_trigger: 9,
+            disable_auto_compactions: true,
             max_bytes_for_level_base: 7 << 20,
             target_file_size_base: 1 << 20,
             default_ttl_secs: 60,
