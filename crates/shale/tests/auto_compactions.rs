@@ -160,12 +160,5 @@ fn the_option_is_per_family() {
 }
 
 fn options_file(dir: &std::path::Path) -> String {
-    let newest = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("OPTIONS-"))
-        .max_by_key(|n| n[8..].parse::<u64>().unwrap_or(0))
-        .expect("an OPTIONS file");
-    std::fs::read_to_string(dir.join(newest)).unwrap()
+    std::fs::read_to_string(shale::tools::OptionsFile::latest_in(dir).unwrap()).unwrap()
 }

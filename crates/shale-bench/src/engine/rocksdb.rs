@@ -873,14 +873,8 @@ mod tests {
         let e = RocksEngine::open(&f, d.path()).unwrap();
         e.close().unwrap();
         drop(e);
-        let newest = std::fs::read_dir(d.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("OPTIONS-"))
-            .max_by_key(|n| n[8..].parse::<u64>().unwrap_or(0))
-            .expect("an OPTIONS file");
-        let text = std::fs::read_to_string(d.path().join(newest)).unwrap();
+        let newest = shale::tools::OptionsFile::latest_in(d.path()).unwrap();
+        let text = std::fs::read_to_string(newest).unwrap();
         let universal: Vec<&str> = text
             .lines()
             .filter(|l| l.trim_start().starts_with("compaction_options_universal="))
@@ -908,14 +902,8 @@ mod tests {
         let e = RocksEngine::open(&f, d.path()).unwrap();
         e.close().unwrap();
         drop(e);
-        let newest = std::fs::read_dir(d.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("OPTIONS-"))
-            .max_by_key(|n| n[8..].parse::<u64>().unwrap_or(0))
-            .expect("an OPTIONS file");
-        let text = std::fs::read_to_string(d.path().join(newest)).unwrap();
+        let newest = shale::tools::OptionsFile::latest_in(d.path()).unwrap();
+        let text = std::fs::read_to_string(newest).unwrap();
         let lines: Vec<&str> = text
             .lines()
             .filter(|l| l.trim_start().starts_with("block_size_deviation="))
