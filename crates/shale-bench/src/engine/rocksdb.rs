@@ -857,29 +857,39 @@ mod tests {
     /// setter in the crate) reach every family: the OPTIONS file RocksDB
     /// writes after `SetOptions` names them in each family's section, and
     /// the other universal options keep their flags' values.
-    #[test]
-    fn universal_options_without_a_setter_are_set_after_open() {
+    /// Opens a RocksDB engine with `flags`, closes it, and returns the
+    /// lines of its newest OPTIONS file that set `name`, trimmed.
+    fn option_lines(flags: &[&str], name: &str) -> Vec<String> {
         let d = tempfile::tempdir().unwrap();
-        let f = Flags::parse(&[
-            "--engine=rocksdb",
-            "--compression_type=none",
-            "--compaction_style=1",
-            "--universal_size_ratio=7",
-            "--universal_incremental=1",
-            "--universal_allow_trivial_move=1",
-            "--num_column_families=2",
-        ])
-        .unwrap();
+        let f = Flags::parse(flags).unwrap();
         let e = RocksEngine::open(&f, d.path()).unwrap();
         e.close().unwrap();
         drop(e);
         let newest = shale::tools::OptionsFile::latest_in(d.path()).unwrap();
         let text = std::fs::read_to_string(newest).unwrap();
-        let universal: Vec<&str> = text
-            .lines()
-            .filter(|l| l.trim_start().starts_with("compaction_options_universal="))
-            .collect();
-        assert_eq!(universal.len(), 2, "{text}");
+        let prefix = format!("{name}=");
+        text.lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with(&prefix))
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn universal_options_without_a_setter_are_set_after_open() {
+        let universal = option_lines(
+            &[
+                "--engine=rocksdb",
+                "--compression_type=none",
+                "--compaction_style=1",
+                "--universal_size_ratio=7",
+                "--universal_incremental=1",
+                "--universal_allow_trivial_move=1",
+                "--num_column_families=2",
+            ],
+            "compaction_options_universal",
+        );
+        assert_eq!(universal.len(), 2, "{universal:?}");
         for l in universal {
             assert!(l.contains("incremental=true"), "{l}");
             assert!(l.contains("allow_trivial_move=true"), "{l}");
@@ -891,24 +901,16 @@ mod tests {
     /// table options through SetOptions.
     #[test]
     fn block_size_deviation_is_set_after_open() {
-        let d = tempfile::tempdir().unwrap();
-        let f = Flags::parse(&[
-            "--engine=rocksdb",
-            "--compression_type=none",
-            "--block_size_deviation=25",
-            "--num_column_families=2",
-        ])
-        .unwrap();
-        let e = RocksEngine::open(&f, d.path()).unwrap();
-        e.close().unwrap();
-        drop(e);
-        let newest = shale::tools::OptionsFile::latest_in(d.path()).unwrap();
-        let text = std::fs::read_to_string(newest).unwrap();
-        let lines: Vec<&str> = text
-            .lines()
-            .filter(|l| l.trim_start().starts_with("block_size_deviation="))
-            .collect();
-        assert_eq!(lines, ["  block_size_deviation=25"; 2], "{text}");
+        let lines = option_lines(
+            &[
+                "--engine=rocksdb",
+                "--compression_type=none",
+                "--block_size_deviation=25",
+                "--num_column_families=2",
+            ],
+            "block_size_deviation",
+        );
+        assert_eq!(lines, ["block_size_deviation=25"; 2]);
     }
 
     /// `--num_column_families=3`: every call reaches the family it names,
