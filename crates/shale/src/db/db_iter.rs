@@ -436,10 +436,22 @@ impl DbIterator {
             // Move the inner iterator before every version of the current key.
             if self.merged {
                 // saved_key holds the key; the inner iterator is past its
-                // operands, perhaps at the end.
+                // operands: at the end, or on the next key, perhaps past
+                // the prefix's run, where moving back would re-seek the
+                // gated sources to a key of another prefix and drop those
+                // whose filter rules that prefix out, with their keys of
+                // this run. Seek back to just before every version of the
+                // key (RocksDB's `ReverseToBackward`), a target in the run.
                 self.merged = false;
-                if !self.iter.valid() {
-                    self.iter.seek_to_last();
+                if !self.iter.valid() || self.gate.is_some() {
+                    self.seek_buf.clear();
+                    make_internal_key(
+                        &mut self.seek_buf,
+                        &self.saved_key,
+                        MAX_SEQNO,
+                        KIND_FOR_SEEK,
+                    );
+                    self.iter.seek_for_prev(&self.seek_buf);
                 }
             } else {
                 let cur = match parse_internal_key(self.iter.key()) {
