@@ -396,13 +396,7 @@ impl DbIterator {
             // The inner iterator is before the current entry: move it to the
             // first entry of the current user key, then skip past that key.
             self.dir = Direction::Forward;
-            self.seek_buf.clear();
-            make_internal_key(
-                &mut self.seek_buf,
-                &self.saved_key,
-                MAX_SEQNO,
-                KIND_FOR_SEEK,
-            );
+            self.seek_buf_to_saved_key();
             self.iter.seek(&self.seek_buf);
             // saved_key holds the current key; skip every version of it.
             self.find_next_user_entry(true);
@@ -426,6 +420,19 @@ impl DbIterator {
         self.find_next_user_entry(true);
     }
 
+    /// Sets `seek_buf` to the first internal key of `saved_key` (above
+    /// every version of it): `seek` lands on its newest entry,
+    /// `seek_for_prev` on the last entry before the key.
+    fn seek_buf_to_saved_key(&mut self) {
+        self.seek_buf.clear();
+        make_internal_key(
+            &mut self.seek_buf,
+            &self.saved_key,
+            MAX_SEQNO,
+            KIND_FOR_SEEK,
+        );
+    }
+
     /// Moves to the previous key. Requires `valid()`.
     pub fn prev(&mut self) {
         debug_assert!(self.valid);
@@ -444,13 +451,7 @@ impl DbIterator {
                 // key (RocksDB's `ReverseToBackward`), a target in the run.
                 self.merged = false;
                 if !self.iter.valid() || self.gate.is_some() {
-                    self.seek_buf.clear();
-                    make_internal_key(
-                        &mut self.seek_buf,
-                        &self.saved_key,
-                        MAX_SEQNO,
-                        KIND_FOR_SEEK,
-                    );
+                    self.seek_buf_to_saved_key();
                     self.iter.seek_for_prev(&self.seek_buf);
                 }
             } else {
