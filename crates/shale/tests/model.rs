@@ -398,6 +398,9 @@ struct Fam {
     expiries: BTreeMap<Vec<u8>, u64>,
     /// The family's current prefix extractor.
     prefix: Option<PrefixExtractor>,
+    /// Options `set_options` gave a family other than `default`: persisted,
+    /// they come back when a reopen does not name the family.
+    set: Option<CfOptions>,
 }
 
 impl Fam {
@@ -408,6 +411,7 @@ impl Fam {
             writes: 0,
             expiries: BTreeMap::new(),
             prefix,
+            set: None,
         }
     }
 
@@ -1088,6 +1092,131 @@ fn check_prefix_reads(
 /// Options for a reopen: new random choices for everything a DB may
 /// change between opens (the level count stays: fewer levels than the
 /// DB uses is refused, as in RocksDB).
+/// `set_options` of 1-3 options drawn from the changeable ones (ranges as
+/// `small_cf_options` draws them; FIFO families keep their size cap, which
+/// no run reaches), now and then with an option that changes only on
+/// reopen or does not exist. All apply or none: `InvalidArgument` (a fixed
+/// or unknown name, a combination `validate` refuses) changes nothing.
+/// What the family reads is unchanged either way (the checks after it).
+fn set_options(db: &Db, f: &mut Fam, num_levels: usize, rng: &mut SmallRng, ctx: &str) {
+    let before = db.cf_options(&f.cf).unwrap();
+    let fifo = before.compaction_style == shale::CompactionStyle::Fifo;
+    let bool_text = |rng: &mut SmallRng| rng.gen_bool(0.5).to_string();
+    let pick = |rng: &mut SmallRng, xs: &[&str]| xs[rng.gen_range(0..xs.len())].to_string();
+    let mut changes: Vec<(&str, String)> = Vec::new();
+    for _ in 0..rng.gen_range(1..=3) {
+        let c = match rng.gen_range(0..34) {
+            0 => (
+                "write_buffer_size",
+                rng.gen_range(4096..64 * 1024).to_string(),
+            ),
+            1 => ("max_write_buffer_number", rng.gen_range(2..=4).to_string()),
+            2 => (
+                "memtable_bloom_size_ratio",
+                pick(rng, &["0", "0.001", "0.02"]),
+            ),
+            3 => ("memtable_whole_key_filtering", bool_text(rng)),
+            4 => ("block_size", pick(rng, &["64", "256", "4096"])),
+            5 => ("block_restart_interval", pick(rng, &["1", "4", "16"])),
+            6 => ("block_size_deviation", rng.gen_range(0..=100).to_string()),
+            7 => ("bloom_bits_per_key", pick(rng, &["0", "10"])),
+            8 => (
+                "bloom_bits_per_key_per_level",
+                pick(rng, &["1:8", "10:4:0.5"]),
+            ),
+            9 => ("whole_key_filtering", bool_text(rng)),
+            10 => (
+                "compression_per_level",
+                pick(rng, &["NoCompression", "LZ4:ZSTD"]),
+            ),
+            11 => ("bottommost_compression", pick(rng, &["Disabled", "LZ4"])),
+            12 => ("disable_auto_compactions", bool_text(rng)),
+            13 => (
+                "level0_file_num_compaction_trigger",
+                pick(rng, &["2", "4", "100"]),
+            ),
+            14 => ("level0_slowdown_writes_trigger", pick(rng, &["20", "100"])),
+            15 => ("level0_stop_writes_trigger", pick(rng, &["36", "100"])),
+            16 => ("max_bytes_for_level_base", pick(rng, &["32768", "65536"])),
+            17 => ("max_bytes_for_level_multiplier", pick(rng, &["2", "10"])),
+            18 => ("target_file_size_base", pick(rng, &["8192", "16384"])),
+            19 => ("target_file_size_multiplier", pick(rng, &["1", "2"])),
+            20 => ("max_compaction_bytes", pick(rng, &["0", "65536"])),
+            21 => ("level_compaction_dynamic_file_size", bool_text(rng)),
+            22 => (
+                "soft_pending_compaction_bytes_limit",
+                pick(rng, &["262144", "68719476736"]),
+            ),
+            23 => ("default_ttl_secs", pick(rng, &["0", &FAR_TTL.to_string()])),
+            24 => (
+                "compaction_options_universal.size_ratio",
+                pick(rng, &["0", "1", "10"]),
+            ),
+            25 => (
+                "compaction_options_universal.max_size_amplification_percent",
+                pick(rng, &["25", "200"]),
+            ),
+            26 => (
+                "compaction_options_universal.incremental",
+                (num_levels >= 3 && rng.gen_bool(0.5)).to_string(),
+            ),
+            27 => ("compaction_options_fifo.allow_compaction", bool_text(rng)),
+            28 => (
+                "enable_blob_files",
+                (!fifo && rng.gen_bool(0.5)).to_string(),
+            ),
+            29 => ("min_blob_size", pick(rng, &["0", "16", "100"])),
+            30 => ("enable_blob_garbage_collection", bool_text(rng)),
+            31 => (
+                "blob_garbage_collection_age_cutoff",
+                pick(rng, &["0.25", "1"]),
+            ),
+            // Changes only on reopen, or unknown: refused.
+            32 => (
+                [
+                    "compaction_style",
+                    "prefix_extractor",
+                    "block_align",
+                    "merge_operator",
+                ][rng.gen_range(0..4)],
+                "x".to_string(),
+            ),
+            _ => ("no_such_option", "1".to_string()),
+        };
+        changes.push(c);
+    }
+    let fixed = changes.iter().any(|(k, _)| {
+        matches!(
+            *k,
+            "compaction_style"
+                | "prefix_extractor"
+                | "block_align"
+                | "merge_operator"
+                | "no_such_option"
+        )
+    });
+    let mut want = before.clone();
+    let valid = !fixed
+        && changes.iter().all(|(k, v)| want.set_option(k, v).is_ok())
+        && want.validate().is_ok();
+    let pairs: Vec<(&str, &str)> = changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let r = db.set_options_cf(&f.cf, &pairs);
+    let got = db.cf_options(&f.cf).unwrap();
+    if valid {
+        r.unwrap_or_else(|e| panic!("{ctx}: set_options {pairs:?}: {e}"));
+        assert_eq!(got, want, "{ctx}: set_options {pairs:?}");
+        if f.cf.id() != 0 {
+            f.set = Some(got);
+        }
+    } else {
+        assert!(is_invalid(&r), "{ctx}: set_options {pairs:?}: {r:?}");
+        assert_eq!(
+            got, before,
+            "{ctx}: refused set_options {pairs:?} changed options"
+        );
+    }
+}
+
 fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     let mut o = Options {
         num_levels: old.num_levels,
@@ -1747,6 +1876,7 @@ fn reopen(
     fams[0].prefix = opts.prefix_extractor;
     for f in fams[1..].iter_mut() {
         if rng.gen_bool(0.5) {
+            f.set = None;
             let o = small_cf_options(rng, f.cf.name(), opts.num_levels);
             // Reopened with another extractor (or none): the old tables
             // must still read correctly.
@@ -1778,6 +1908,20 @@ fn reopen(
         };
         assert_eq!(cf.id(), f.cf.id(), "{ctx}: {:?}'s id changed", f.cf.name());
         assert_eq!(cf.name(), f.cf.name());
+        if let Some(set) = &f.set {
+            // Persisted; the compaction filter (code) is not.
+            let got = db.cf_options(&cf).unwrap();
+            let want = CfOptions {
+                compaction_filter: None,
+                ..set.clone()
+            };
+            assert_eq!(
+                got,
+                want,
+                "{ctx}: {:?}'s set options after reopen",
+                f.cf.name()
+            );
+        }
         f.cf = cf;
     }
     if let Some(n) = created {
@@ -1828,7 +1972,7 @@ fn run_seed(seed: u64, ops: usize) {
         let ctx = format!("seed {seed} op {i}");
         let f = pick(&mut rng, &fams);
         let o = on(&db, &mut rng, &fams[f]);
-        match rng.gen_range(0..117) {
+        match rng.gen_range(0..118) {
             0..=39 => {
                 let (k, v) = (write_key(&mut rng, space, &mut window), value(&mut rng));
                 o.put(&k, &v).unwrap();
@@ -2218,6 +2362,7 @@ fn run_seed(seed: u64, ops: usize) {
                     }
                 }
             }
+            117 => set_options(&db, &mut fams[f], opts.num_levels, &mut rng, &ctx),
             100 => create_families(&db, opts.num_levels, &mut fams, &mut max_id, &mut rng, &ctx),
             101 => drop_family(&db, &mut fams, &mut dropped, &mut rng, space, &ctx),
             102 => {

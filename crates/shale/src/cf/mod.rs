@@ -42,7 +42,9 @@ pub(crate) use super_version::SuperVersion;
 pub(crate) struct ColumnFamily {
     pub id: u32,
     pub name: String,
-    pub opts: CfOptions,
+    /// The family's options: swapped whole by `Db::set_options` under the
+    /// DB mutex; a job reads them once when it starts.
+    opts: ArcSwap<CfOptions>,
     /// What a read needs, swapped atomically.
     pub super_version: ArcSwap<SuperVersion>,
     /// Identity of the open DB instance the family belongs to (a handle of
@@ -64,7 +66,7 @@ impl ColumnFamily {
         ColumnFamily {
             id,
             name,
-            opts,
+            opts: ArcSwap::from_pointee(opts),
             super_version: ArcSwap::from_pointee(SuperVersion {
                 mem,
                 imm: Vec::new(),
@@ -73,6 +75,17 @@ impl ColumnFamily {
             db_instance,
             dropped: AtomicBool::new(false),
         }
+    }
+
+    /// The family's current options.
+    #[inline]
+    pub(crate) fn opts(&self) -> arc_swap::Guard<Arc<CfOptions>> {
+        self.opts.load()
+    }
+
+    /// Replaces the family's options (under the DB mutex).
+    pub(crate) fn set_opts(&self, opts: CfOptions) {
+        self.opts.store(Arc::new(opts));
     }
 
     /// Marks the family dropped (under the DB mutex).

@@ -31,12 +31,19 @@ struct Maps {
 impl CfRegistry {
     /// Adds a family (under the DB mutex).
     pub(crate) fn insert(&self, cf: Arc<ColumnFamily>) {
-        if cf.opts.default_ttl_secs > 0 {
+        if cf.opts().default_ttl_secs > 0 {
             self.any_ttl.store(true, Ordering::Release);
         }
         let mut m = self.inner.write();
         m.by_name.insert(cf.name.clone(), Arc::clone(&cf));
         m.by_id.insert(cf.id, cf);
+    }
+
+    /// Takes note of a family's changed options (under the DB mutex).
+    pub(crate) fn options_changed(&self, cf: &ColumnFamily) {
+        if cf.opts().default_ttl_secs > 0 {
+            self.any_ttl.store(true, Ordering::Release);
+        }
     }
 
     /// Removes a family (under the DB mutex).

@@ -124,7 +124,7 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
     if let Some(state) = st.cfs.remove(&cf.id) {
         st.sum_write_buffers = st
             .sum_write_buffers
-            .saturating_sub(state.cf.opts.write_buffer_size as u64);
+            .saturating_sub(state.cf.opts().write_buffer_size as u64);
     }
     st.stalled.remove(&cf.id);
     db.room_clear

@@ -118,7 +118,7 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
 /// The picker options of family `cf` (`None` once dropped).
 pub(crate) fn family_picker_options(st: &DbState, cf: u32) -> Option<PickerOptions> {
     st.cf(cf)
-        .map(|c| picker_options(&c.cf.opts, st.versions.num_levels()))
+        .map(|c| picker_options(&c.cf.opts(), st.versions.num_levels()))
 }
 
 /// [`family_picker_options`] with the DB's clock (for expired files).
@@ -128,8 +128,8 @@ fn picker_options_now(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptio
         o.oldest_snapshot = db.snapshots.oldest();
         if let Some(c) = st.cf(cf) {
             let v = st.versions.current(cf);
-            o.blob_gc_below = super::blob_glue::forced_gc_below(&v, &c.cf.opts.blob);
-            o.blob_relocate_below = super::blob_glue::relocate_below(&v, &c.cf.opts.blob);
+            o.blob_gc_below = super::blob_glue::forced_gc_below(&v, &c.cf.opts().blob);
+            o.blob_relocate_below = super::blob_glue::relocate_below(&v, &c.cf.opts().blob);
         }
         o
     })
@@ -370,7 +370,7 @@ fn delete_only_key(db: &DbInner, st: &DbState, cf: u32) -> (usize, Option<SeqNo>
 /// oldest snapshot) yet, or is looking now.
 pub(crate) fn delete_only_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
     let Some(c) = st.cf(cf) else { return false };
-    if c.delete_only_running || c.cf.opts.disable_auto_compactions {
+    if c.delete_only_running || c.cf.opts().disable_auto_compactions {
         return false;
     }
     if c.delete_only_checked == Some(delete_only_key(db, st, cf)) {
@@ -389,7 +389,7 @@ pub(crate) fn delete_only_due(db: &DbInner, st: &DbState, cf: u32) -> bool {
 /// not once dropped. Manual compactions run either way.
 pub(crate) fn auto_compactions(st: &DbState, cf: u32) -> bool {
     st.cf(cf)
-        .is_some_and(|c| !c.cf.opts.disable_auto_compactions)
+        .is_some_and(|c| !c.cf.opts().disable_auto_compactions)
 }
 
 /// True while delete-only compaction has work or is working in some
@@ -824,7 +824,7 @@ fn job_for<'p>(
     cf: u32,
     plan: &'p Plan,
 ) -> Option<(CompactionJob<'p>, TableOptions, u64)> {
-    let opts = &st.cf(cf)?.cf.opts;
+    let opts = &st.cf(cf)?.cf.opts();
     let mut topts = table_options(db, opts, plan.output_level, plan.bottommost);
     if plan.uncompressed {
         topts.compression = crate::sst::Compression::None;

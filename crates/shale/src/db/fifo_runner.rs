@@ -50,7 +50,7 @@ use super::{DbInner, DbState};
 /// True when family `cf` (live) uses FIFO compaction.
 pub(crate) fn is_fifo(st: &DbState, cf: u32) -> bool {
     st.cf(cf)
-        .is_some_and(|c| c.cf.opts.compaction_style == CompactionStyle::Fifo)
+        .is_some_and(|c| c.cf.opts().compaction_style == CompactionStyle::Fifo)
 }
 
 /// The FIFO picker's view of a family's options at `now`.
@@ -70,7 +70,7 @@ pub(crate) fn picker_options(o: &CfOptions, now: u64) -> FifoPickerOptions {
 /// The next FIFO step of family `cf` (`None`: nothing to do, or dropped).
 pub(crate) fn pick(db: &DbInner, st: &DbState, cf: u32) -> Option<FifoPlan> {
     let c = st.cf(cf)?;
-    let o = picker_options(&c.cf.opts, db.opts.clock.now_secs());
+    let o = picker_options(&c.cf.opts(), db.opts.clock.now_secs());
     let v = st.versions.current(cf);
     let running = super::compaction_runner::running_outputs(db, cf);
     fifo::pick(&v, &o, &running)

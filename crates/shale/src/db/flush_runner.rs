@@ -95,7 +95,7 @@ fn run(
     mem: &Arc<MemTable>,
     job_id: u64,
 ) -> Result<Vec<TableFileInfo>> {
-    let Some(opts) = st.cf(cf).map(|c| c.cf.opts.clone()) else {
+    let Some(opts) = st.cf(cf).map(|c| c.cf.opts().clone()) else {
         return Ok(Vec::new());
     };
     let topts = super::compaction_runner::table_options(db, &opts, 0, false);

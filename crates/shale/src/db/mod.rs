@@ -30,6 +30,7 @@ mod open;
 mod options_file;
 mod properties;
 mod read;
+mod set_options;
 mod snapshot;
 mod stall_explain;
 mod stats_report;
@@ -195,6 +196,8 @@ pub(crate) struct DbInner {
     pub unpersisted: AtomicBool,
     /// Serializes obsolete-file deletion passes.
     pub purge_lock: Mutex<()>,
+    /// Serializes `set_options` calls (and their OPTIONS files).
+    pub options_lock: Mutex<()>,
     /// A reader released a super version that was no longer current: the
     /// background threads run an obsolete-file pass.
     pub purge_requested: AtomicBool,
@@ -218,7 +221,7 @@ impl DbInner {
             return;
         };
         c.install_super_version(std::sync::Arc::clone(&version));
-        let cond = background::stall_condition(&c.cf.opts, &version, state.versions.num_levels());
+        let cond = background::stall_condition(&c.cf.opts(), &version, state.versions.num_levels());
         let prev = std::mem::replace(&mut c.stall, cond);
         event_glue::stall_changed(self, cf, &c.cf.name, prev, cond);
         match cond {
@@ -520,6 +523,36 @@ impl Db {
     pub fn drop_cf(&self, cf: &Cf) -> Result<()> {
         let c = self.family(cf)?;
         cf_admin::drop(self.inner(), c)
+    }
+
+    /// Changes options of the `default` family while the DB is open
+    /// (RocksDB's `SetOptions`): `changes` are `(name, value)` pairs in the
+    /// OPTIONS file's text (`("write_buffer_size", "8388608")`,
+    /// `("compression_per_level", "None:LZ4")`,
+    /// `("compaction_options_universal.size_ratio", "10")`). All apply or
+    /// none: an empty list, an unknown name, a bad value, an option that
+    /// changes only on reopen (the compaction style, prefix extractor, merge
+    /// operator, ...) or a combination `CfOptions::validate` refuses is
+    /// `InvalidArgument`. Each takes effect at the next decision that reads
+    /// it: memtable sizes at the next memtable, table options at the next
+    /// table written, triggers and level targets at the next compaction
+    /// pick and stall check (made at once). The default family's changes
+    /// last until the DB is closed (it reopens with `Options`); another
+    /// family's are persisted and reopen with it unless it is opened with
+    /// options of its own.
+    pub fn set_options(&self, changes: &[(&str, &str)]) -> Result<()> {
+        set_options::set_options(self.inner(), &self.inner().default_cf, changes)
+    }
+
+    /// `set_options` for family `cf`.
+    pub fn set_options_cf(&self, cf: &Cf, changes: &[(&str, &str)]) -> Result<()> {
+        let c = self.family(cf)?;
+        set_options::set_options(self.inner(), c, changes)
+    }
+
+    /// The current options of family `cf` (as changed by `set_options`).
+    pub fn cf_options(&self, cf: &Cf) -> Result<CfOptions> {
+        Ok((**self.family(cf)?.opts()).clone())
     }
 
     /// The live family named `name`.

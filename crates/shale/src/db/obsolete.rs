@@ -72,7 +72,8 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
                 FileType::Log => number < log_number && !recycling.contains(&number),
                 FileType::Table | FileType::Blob => !live.contains(&number),
                 FileType::Manifest => number != manifest && !protected.contains(&number),
-                FileType::Temp => !protected.contains(&number),
+                // An OPTIONS file being written at run time is a pending output.
+                FileType::Temp => !protected.contains(&number) && !live.contains(&number),
                 _ => false,
             };
             if obsolete {

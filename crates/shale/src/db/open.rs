@@ -48,7 +48,7 @@ use crate::memory::{Ledger, Part};
 use crate::memtable::MemTable;
 use crate::options::{in_family, CfOptions, Options};
 use crate::stats::DbStats;
-use crate::version::filename::{log_file_name, options_file_name, parse_file_name, FileType};
+use crate::version::filename::{log_file_name, parse_file_name, FileType};
 use crate::version::{VersionEdit, VersionSet};
 use crate::wal::{replay, LogReader, LogWriter, WalRecoveryMode};
 
@@ -259,7 +259,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         });
     }
     versions.log_and_apply_group(&mut group)?;
-    write_options_file(&fs, dir, &opts, &mut versions, &log)?;
+    let number = versions.new_file_number();
+    super::options_file::write(&fs, dir, number, &super::options_file::render(&opts), &log)?;
 
     let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let registry = CfRegistry::default();
@@ -345,6 +346,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         wal_recovery_report: report,
         cf_options_report,
         purge_lock: Mutex::new(()),
+        options_lock: Mutex::new(()),
         purge_requested: AtomicBool::new(false),
         room_clear: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
@@ -813,35 +815,6 @@ fn flush_recovered(
         f.compression = compression.code();
         f.newest_key_time = now;
         edit.add_file(0, f);
-    }
-    Ok(())
-}
-
-/// Writes `OPTIONS-NNNNNN` (a versioned key=value text file) and removes
-/// older ones.
-fn write_options_file(
-    fs: &Arc<dyn FileSystem>,
-    dir: &Path,
-    opts: &Options,
-    versions: &mut VersionSet,
-    log: &InfoLog,
-) -> Result<()> {
-    let number = versions.new_file_number();
-    let text = super::options_file::render(opts);
-    let tmp = dir.join(format!("{number:06}.dbtmp"));
-    let mut f = fs.create(&tmp)?;
-    f.append(text.as_bytes())?;
-    f.sync()?;
-    drop(f);
-    fs.rename(&tmp, &dir.join(options_file_name(number)))?;
-    for name in fs.list(dir)? {
-        if let Some((FileType::Options, n)) = parse_file_name(&name) {
-            if n < number {
-                if let Err(e) = fs.remove(&dir.join(&name)) {
-                    log.warn(&format!("could not remove {name}: {e}"));
-                }
-            }
-        }
     }
     Ok(())
 }

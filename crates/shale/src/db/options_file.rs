@@ -3,8 +3,15 @@
 //! (see the OPTIONS section of docs/FORMAT.md).
 
 use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
 
+use crate::error::Result;
+use crate::fs::FileSystem;
 use crate::options::Options;
+use crate::version::filename::{options_file_name, parse_file_name, FileType};
+
+use super::info_log::InfoLog;
 
 /// Format version of the options file.
 pub(crate) const OPTIONS_FILE_VERSION: u32 = 1;
@@ -154,6 +161,34 @@ pub(crate) fn render(o: &Options) -> String {
         s.push('\n');
     }
     s
+}
+
+/// Writes `text` as `OPTIONS-<number>` (through a synced temporary file
+/// renamed into place) and removes older options files.
+pub(crate) fn write(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    number: u64,
+    text: &str,
+    log: &InfoLog,
+) -> Result<()> {
+    let tmp = dir.join(format!("{number:06}.dbtmp"));
+    let mut f = fs.create(&tmp)?;
+    f.append(text.as_bytes())?;
+    f.sync()?;
+    drop(f);
+    crate::sync_point!("OptionsFile::BeforeRename");
+    fs.rename(&tmp, &dir.join(options_file_name(number)))?;
+    for name in fs.list(dir)? {
+        if let Some((FileType::Options, n)) = parse_file_name(&name) {
+            if n < number {
+                if let Err(e) = fs.remove(&dir.join(&name)) {
+                    log.warn(&format!("could not remove {name}: {e}"));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
     let st = db.state.lock();
     let c = st.cf(cf)?;
     let v = st.versions.current(cf);
-    let o = picker_options(&c.cf.opts, st.versions.num_levels());
+    let o = picker_options(&c.cf.opts(), st.versions.num_levels());
     if let Some(n) = name.strip_prefix("shale.io-").filter(|n| *n != "stats") {
         drop(st);
         return io_counter(db, n);
@@ -116,7 +116,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
                     s,
                     "{l:>5} {:>5} {:>8.2} {checks:>6} {useful:>6} {fp:>8} {rate:>7.4} {pchecks:>12} {puseful:>12}",
                     v.num_files(l),
-                    c.cf.opts.bloom_bits_for_level(l),
+                    c.cf.opts().bloom_bits_for_level(l),
                 );
             }
             s

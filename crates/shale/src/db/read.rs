@@ -191,7 +191,10 @@ struct PointFilter {
 fn point_filter(cf: &ColumnFamily, opts: &ReadOptions<'_>) -> PointFilter {
     PointFilter {
         fill_cache: opts.fill_cache,
-        prefix: cf.opts.prefix_extractor.filter(|_| !opts.total_order_seek),
+        prefix: cf
+            .opts()
+            .prefix_extractor
+            .filter(|_| !opts.total_order_seek),
     }
 }
 
@@ -465,7 +468,7 @@ fn resolve_newest_first(
     operands: &[Vec<u8>],
 ) -> Result<PinnableValue> {
     let ops: Vec<&[u8]> = operands.iter().rev().map(Vec::as_slice).collect();
-    let v = crate::merge::resolve(cf.opts.merge_operator.as_ref(), key, base, &ops)?;
+    let v = crate::merge::resolve(cf.opts().merge_operator.as_ref(), key, base, &ops)?;
     Ok(PinnableValue::from_slice(&v))
 }
 
@@ -780,8 +783,8 @@ pub(crate) fn new_iterator(
         sv,
         opts,
         seq,
-        cf.opts.merge_operator.clone(),
-        cf.opts.prefix_extractor,
+        cf.opts().merge_operator.clone(),
+        cf.opts().prefix_extractor,
     )
 }
 

@@ -32,7 +32,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
     let mut out = Vec::new();
     let l0_running = l0_compaction_running(db);
     for (&id, c) in &st.cfs {
-        let o = &c.cf.opts;
+        let o = &c.cf.opts();
         let name = &c.cf.name;
         let v = st.versions.current(id);
         let (state, cause) = match c.stall {
@@ -157,7 +157,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
         let slack = st
             .cfs
             .values()
-            .map(|c| c.cf.opts.write_buffer_size as u64)
+            .map(|c| c.cf.opts().write_buffer_size as u64)
             .max()
             .unwrap_or(0);
         let total = db.live_wal_bytes(st);

@@ -30,7 +30,7 @@ pub(crate) fn collect(db: &Arc<DbInner>) -> Stats {
     let mut families = Vec::with_capacity(st.cfs.len());
     for (&id, c) in &st.cfs {
         let v = st.versions.current(id);
-        let o = picker_options(&c.cf.opts, st.versions.num_levels());
+        let o = picker_options(&c.cf.opts(), st.versions.num_levels());
         let targets = picker::level_targets(&v, &o);
         let scores = picker::scores(&v, &o, &targets);
         let levels = (0..v.num_levels())

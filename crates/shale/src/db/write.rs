@@ -145,7 +145,7 @@ impl<'a> MemRouter<'a> {
     /// `make_room`'s fast path, which then takes the slow one).
     fn finish(mut self) {
         self.report_full();
-        if self.default.approximate_memory_usage() >= self.db.default_cf.opts.write_buffer_size {
+        if self.default.approximate_memory_usage() >= self.db.default_cf.opts().write_buffer_size {
             self.db.room_clear.store(false, Ordering::SeqCst);
         }
     }
@@ -161,7 +161,7 @@ impl MemTarget for MemRouter<'_> {
             self.report_full();
             let fam = self.db.cfs.get(cf)?;
             let mem = Arc::clone(&fam.super_version.load().mem);
-            self.last = Some((cf, mem, fam.opts.write_buffer_size));
+            self.last = Some((cf, mem, fam.opts().write_buffer_size));
         }
         self.last.as_ref().map(|(_, m, _)| &**m)
     }
@@ -498,7 +498,7 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     if batch.names_other_families() || batch.has_merges() {
         check_families(db, &batch)?;
     }
-    let batch = if db.cfs.any_ttl() || db.default_cf.opts.default_ttl_secs > 0 {
+    let batch = if db.cfs.any_ttl() || db.default_cf.opts().default_ttl_secs > 0 {
         with_default_ttl(db, batch)?
     } else {
         batch
@@ -601,11 +601,11 @@ fn check_families(db: &DbInner, batch: &WriteBatch) -> Result<()> {
         }
         if e.kind == ValueKind::Merge {
             let has_op = match e.cf {
-                0 => db.default_cf.opts.merge_operator.is_some(),
+                0 => db.default_cf.opts().merge_operator.is_some(),
                 id => db
                     .cfs
                     .get(id)
-                    .is_none_or(|cf| cf.opts.merge_operator.is_some()),
+                    .is_none_or(|cf| cf.opts().merge_operator.is_some()),
             };
             if !has_op {
                 return Err(Error::InvalidArgument(format!(
@@ -634,9 +634,9 @@ fn check_families(db: &DbInner, batch: &WriteBatch) -> Result<()> {
 fn with_default_ttl(db: &DbInner, batch: WriteBatch) -> Result<WriteBatch> {
     let ttl_of = |cf: u32| -> u64 {
         if cf == 0 {
-            db.default_cf.opts.default_ttl_secs
+            db.default_cf.opts().default_ttl_secs
         } else {
-            db.cfs.get(cf).map_or(0, |c| c.opts.default_ttl_secs)
+            db.cfs.get(cf).map_or(0, |c| c.opts().default_ttl_secs)
         }
     };
     let mut any = false;
@@ -1025,7 +1025,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
         if st
             .cfs
             .get(&0)
-            .is_some_and(|c| c.mem.approximate_memory_usage() >= c.cf.opts.write_buffer_size)
+            .is_some_and(|c| c.mem.approximate_memory_usage() >= c.cf.opts().write_buffer_size)
         {
             st.pending_switch.push(0);
         }
@@ -1038,7 +1038,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
                 if c.mem.num_entries() == 0 {
                     continue;
                 }
-                if c.imm.len() + 1 >= c.cf.opts.max_write_buffer_number {
+                if c.imm.len() + 1 >= c.cf.opts().max_write_buffer_number {
                     waiting.push(id);
                     continue;
                 }
@@ -1074,7 +1074,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
         let default_full = || {
             st.cfs
                 .get(&0)
-                .is_some_and(|c| c.mem.approximate_memory_usage() >= c.cf.opts.write_buffer_size)
+                .is_some_and(|c| c.mem.approximate_memory_usage() >= c.cf.opts().write_buffer_size)
         };
         if clear && (!db.full_cfs.lock().is_empty() || default_full()) {
             // Filled while we looked (see `MemRouter::finish`, which stores
@@ -1177,7 +1177,7 @@ fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<bool> {
         let slack = st
             .cfs
             .values()
-            .map(|c| c.cf.opts.write_buffer_size as u64)
+            .map(|c| c.cf.opts().write_buffer_size as u64)
             .max()
             .unwrap_or(0);
         // Half a buffer of headroom: the group about to be written comes
@@ -1198,7 +1198,7 @@ fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<bool> {
     for id in holders {
         let Some(c) = st.cfs.get(&id) else { continue };
         if c.mem.num_entries() > 0 && c.mem.id() <= oldest {
-            if c.imm.len() + 1 >= c.cf.opts.max_write_buffer_number {
+            if c.imm.len() + 1 >= c.cf.opts().max_write_buffer_number {
                 st.pending_switch.push(id);
             } else {
                 switch_memtable(db, st, id)?;
@@ -1249,7 +1249,7 @@ fn limit_memtable_memory(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
         .filter(|(_, c)| {
             c.mem.num_entries() > 0
                 && c.mem.entries_memory_usage() >= budget / 16
-                && c.imm.len() + 1 < c.cf.opts.max_write_buffer_number
+                && c.imm.len() + 1 < c.cf.opts().max_write_buffer_number
         })
         .max_by_key(|(_, c)| c.mem.entries_memory_usage())
         .map(|(&id, _)| id);
@@ -1389,7 +1389,7 @@ fn install_new_memtable(
     let Some(c) = st.cfs.get_mut(&cf) else {
         return Ok(());
     };
-    let fresh = super::new_memtable(db, &c.cf.opts, number);
+    let fresh = super::new_memtable(db, &c.cf.opts(), number);
     let old = std::mem::replace(&mut c.mem, fresh);
     c.imm.push(old);
     db.install_super_version(st, cf);

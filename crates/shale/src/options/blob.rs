@@ -84,6 +84,13 @@ pub(crate) fn text_lines(b: &BlobOptions) -> Vec<(String, String)> {
         .collect()
 }
 
+/// True when `key` names a blob option.
+pub(crate) fn is_option(key: &str) -> bool {
+    fields(&mut BlobOptions::default())
+        .iter()
+        .any(|(n, _)| *n == key)
+}
+
 /// Sets the option `key` from `value`: `Ok(false)` when `key` is not a
 /// blob option.
 pub(crate) fn parse_line(key: &str, value: &str, b: &mut BlobOptions) -> Result<bool> {

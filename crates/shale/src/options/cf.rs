@@ -22,6 +22,50 @@ use super::compaction_style::{
 };
 use super::Compression;
 
+/// The options `Db::set_options` changes (besides the universal, FIFO and
+/// blob options, which all do).
+const CHANGEABLE_WHILE_OPEN: [&str; 26] = [
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "memtable_bloom_size_ratio",
+    "memtable_whole_key_filtering",
+    "block_size",
+    "block_restart_interval",
+    "block_restart_bytes",
+    "block_size_deviation",
+    "bloom_bits_per_key",
+    "bloom_bits_per_key_per_level",
+    "whole_key_filtering",
+    "compression_per_level",
+    "bottommost_compression",
+    "disable_auto_compactions",
+    "level0_file_num_compaction_trigger",
+    "level0_slowdown_writes_trigger",
+    "level0_stop_writes_trigger",
+    "max_bytes_for_level_base",
+    "max_bytes_for_level_multiplier",
+    "target_file_size_base",
+    "target_file_size_multiplier",
+    "max_compaction_bytes",
+    "level_compaction_dynamic_file_size",
+    "soft_pending_compaction_bytes_limit",
+    "hard_pending_compaction_bytes_limit",
+    "default_ttl_secs",
+];
+
+/// The options that change only on reopen: they shape what is already
+/// written (block alignment, prefixes, partitions, level sizing, the
+/// compaction style) or are code (merge operator, compaction filter).
+const FIXED_WHILE_OPEN: [&str; 7] = [
+    "block_align",
+    "prefix_extractor",
+    "sst_partitioner_factory",
+    "detect_insert_streams",
+    "level_compaction_dynamic_level_bytes",
+    "merge_operator",
+    "compaction_filter",
+];
+
 /// Options of one column family. `Default` gives the same defaults as the
 /// matching fields of [`Options`](crate::Options); see those fields for
 /// the meaning of each.
@@ -583,97 +627,129 @@ impl CfOptions {
                     "options line {line:?}: no '='"
                 )));
             };
-            let bad = || Error::InvalidArgument(format!("option {k}: bad value {v:?}"));
-            fn num<T: std::str::FromStr>(v: &str, bad: impl Fn() -> Error) -> Result<T> {
-                v.parse().map_err(|_| bad())
-            }
-            match k {
-                "write_buffer_size" => o.write_buffer_size = num(v, bad)?,
-                "max_write_buffer_number" => o.max_write_buffer_number = num(v, bad)?,
-                "memtable_bloom_size_ratio" => o.memtable_bloom_size_ratio = num(v, bad)?,
-                "block_size" => o.block_size = num(v, bad)?,
-                "block_restart_interval" => o.block_restart_interval = num(v, bad)?,
-                "block_restart_bytes" => o.block_restart_bytes = num(v, bad)?,
-                "block_align" => o.block_align = num(v, bad)?,
-                "block_size_deviation" => o.block_size_deviation = num(v, bad)?,
-                "bloom_bits_per_key" => o.bloom_bits_per_key = num(v, bad)?,
-                "bloom_bits_per_key_per_level" => {
-                    o.bloom_bits_per_key_per_level = v
-                        .split(':')
-                        .map(|x| num(x, bad))
-                        .collect::<Result<Vec<f64>>>()?
-                }
-                "prefix_extractor" => {
-                    o.prefix_extractor = match v {
-                        "nullptr" | "" => None,
-                        n => Some(PrefixExtractor::parse(n).ok_or_else(bad)?),
-                    }
-                }
-                "sst_partitioner_factory" => {
-                    o.sst_partitioner_factory = match v {
-                        "nullptr" | "" => None,
-                        t => Some(SstPartitioner::parse(t)?),
-                    }
-                }
-                "detect_insert_streams" => o.detect_insert_streams = Some(num(v, bad)?),
-                "whole_key_filtering" => o.whole_key_filtering = num(v, bad)?,
-                "memtable_whole_key_filtering" => o.memtable_whole_key_filtering = num(v, bad)?,
-                "compression_per_level" => {
-                    o.compression_per_level = v
-                        .split(':')
-                        .map(Compression::parse)
-                        .collect::<Result<Vec<_>>>()?
-                }
-                "bottommost_compression" => {
-                    o.bottommost_compression = match v {
-                        "Disabled" => None,
-                        c => Some(Compression::parse(c)?),
-                    }
-                }
-                "disable_auto_compactions" => o.disable_auto_compactions = num(v, bad)?,
-                "level0_file_num_compaction_trigger" => {
-                    o.level0_file_num_compaction_trigger = num(v, bad)?
-                }
-                "level0_slowdown_writes_trigger" => o.level0_slowdown_writes_trigger = num(v, bad)?,
-                "level0_stop_writes_trigger" => o.level0_stop_writes_trigger = num(v, bad)?,
-                "max_bytes_for_level_base" => o.max_bytes_for_level_base = num(v, bad)?,
-                "max_bytes_for_level_multiplier" => o.max_bytes_for_level_multiplier = num(v, bad)?,
-                "level_compaction_dynamic_level_bytes" => {
-                    o.level_compaction_dynamic_level_bytes = num(v, bad)?
-                }
-                "target_file_size_base" => o.target_file_size_base = num(v, bad)?,
-                "target_file_size_multiplier" => o.target_file_size_multiplier = num(v, bad)?,
-                "max_compaction_bytes" => o.max_compaction_bytes = num(v, bad)?,
-                "level_compaction_dynamic_file_size" => {
-                    o.level_compaction_dynamic_file_size = num(v, bad)?
-                }
-                "soft_pending_compaction_bytes_limit" => {
-                    o.soft_pending_compaction_bytes_limit = num(v, bad)?
-                }
-                "hard_pending_compaction_bytes_limit" => {
-                    o.hard_pending_compaction_bytes_limit = num(v, bad)?
-                }
-                "default_ttl_secs" => o.default_ttl_secs = num(v, bad)?,
-                // A shipped operator comes back; another must be supplied.
-                "merge_operator" => o.merge_operator = crate::merge::from_name(v),
-                // Code, not data: the caller supplies it again.
-                "compaction_filter" => {}
-                _ => {
-                    if !compaction_style::parse_line(
-                        k,
-                        v,
-                        &mut o.compaction_style,
-                        &mut o.compaction_options_universal,
-                        &mut o.compaction_options_fifo,
-                    )? && !blob::parse_line(k, v, &mut o.blob)?
-                    {
-                        return Err(Error::InvalidArgument(format!("unknown option {k:?}")));
-                    }
-                }
-            }
+            o.set_option(k, v)?;
         }
         o.validate()?;
         Ok(o)
+    }
+
+    /// True for the options `Db::set_options` changes while the DB is open
+    /// (RocksDB's mutable column family options, with its table options):
+    /// each takes effect at the next decision that reads it (the next
+    /// memtable, table, compaction pick or stall check). The rest shape
+    /// what is already written (compaction style, prefix extractor,
+    /// partitioner, block alignment, level sizing) or are code (merge
+    /// operator, compaction filter) and change only on reopen.
+    pub(crate) fn changeable_while_open(name: &str) -> bool {
+        CHANGEABLE_WHILE_OPEN.contains(&name)
+            || (name != "compaction_style" && compaction_style::is_option(name))
+            || blob::is_option(name)
+    }
+
+    /// True when `name` is an option of a family (changeable while open or
+    /// not).
+    pub(crate) fn is_option(name: &str) -> bool {
+        Self::changeable_while_open(name)
+            || FIXED_WHILE_OPEN.contains(&name)
+            || compaction_style::is_option(name)
+    }
+
+    /// Sets option `k` from its text `v`, in the form of the OPTIONS file
+    /// and `Db::set_options` (`set_option("compression_per_level",
+    /// "NoCompression:LZ4")`); does not validate the whole (see
+    /// [`CfOptions::validate`]). An unknown name or a bad value is
+    /// `InvalidArgument`.
+    pub fn set_option(&mut self, k: &str, v: &str) -> Result<()> {
+        let o = self;
+        let bad = || Error::InvalidArgument(format!("option {k}: bad value {v:?}"));
+        fn num<T: std::str::FromStr>(v: &str, bad: impl Fn() -> Error) -> Result<T> {
+            v.parse().map_err(|_| bad())
+        }
+        match k {
+            "write_buffer_size" => o.write_buffer_size = num(v, bad)?,
+            "max_write_buffer_number" => o.max_write_buffer_number = num(v, bad)?,
+            "memtable_bloom_size_ratio" => o.memtable_bloom_size_ratio = num(v, bad)?,
+            "block_size" => o.block_size = num(v, bad)?,
+            "block_restart_interval" => o.block_restart_interval = num(v, bad)?,
+            "block_restart_bytes" => o.block_restart_bytes = num(v, bad)?,
+            "block_align" => o.block_align = num(v, bad)?,
+            "block_size_deviation" => o.block_size_deviation = num(v, bad)?,
+            "bloom_bits_per_key" => o.bloom_bits_per_key = num(v, bad)?,
+            "bloom_bits_per_key_per_level" => {
+                o.bloom_bits_per_key_per_level = v
+                    .split(':')
+                    .map(|x| num(x, bad))
+                    .collect::<Result<Vec<f64>>>()?
+            }
+            "prefix_extractor" => {
+                o.prefix_extractor = match v {
+                    "nullptr" | "" => None,
+                    n => Some(PrefixExtractor::parse(n).ok_or_else(bad)?),
+                }
+            }
+            "sst_partitioner_factory" => {
+                o.sst_partitioner_factory = match v {
+                    "nullptr" | "" => None,
+                    t => Some(SstPartitioner::parse(t)?),
+                }
+            }
+            "detect_insert_streams" => o.detect_insert_streams = Some(num(v, bad)?),
+            "whole_key_filtering" => o.whole_key_filtering = num(v, bad)?,
+            "memtable_whole_key_filtering" => o.memtable_whole_key_filtering = num(v, bad)?,
+            "compression_per_level" => {
+                o.compression_per_level = v
+                    .split(':')
+                    .map(Compression::parse)
+                    .collect::<Result<Vec<_>>>()?
+            }
+            "bottommost_compression" => {
+                o.bottommost_compression = match v {
+                    "Disabled" => None,
+                    c => Some(Compression::parse(c)?),
+                }
+            }
+            "disable_auto_compactions" => o.disable_auto_compactions = num(v, bad)?,
+            "level0_file_num_compaction_trigger" => {
+                o.level0_file_num_compaction_trigger = num(v, bad)?
+            }
+            "level0_slowdown_writes_trigger" => o.level0_slowdown_writes_trigger = num(v, bad)?,
+            "level0_stop_writes_trigger" => o.level0_stop_writes_trigger = num(v, bad)?,
+            "max_bytes_for_level_base" => o.max_bytes_for_level_base = num(v, bad)?,
+            "max_bytes_for_level_multiplier" => o.max_bytes_for_level_multiplier = num(v, bad)?,
+            "level_compaction_dynamic_level_bytes" => {
+                o.level_compaction_dynamic_level_bytes = num(v, bad)?
+            }
+            "target_file_size_base" => o.target_file_size_base = num(v, bad)?,
+            "target_file_size_multiplier" => o.target_file_size_multiplier = num(v, bad)?,
+            "max_compaction_bytes" => o.max_compaction_bytes = num(v, bad)?,
+            "level_compaction_dynamic_file_size" => {
+                o.level_compaction_dynamic_file_size = num(v, bad)?
+            }
+            "soft_pending_compaction_bytes_limit" => {
+                o.soft_pending_compaction_bytes_limit = num(v, bad)?
+            }
+            "hard_pending_compaction_bytes_limit" => {
+                o.hard_pending_compaction_bytes_limit = num(v, bad)?
+            }
+            "default_ttl_secs" => o.default_ttl_secs = num(v, bad)?,
+            // A shipped operator comes back; another must be supplied.
+            "merge_operator" => o.merge_operator = crate::merge::from_name(v),
+            // Code, not data: the caller supplies it again.
+            "compaction_filter" => {}
+            _ => {
+                if !compaction_style::parse_line(
+                    k,
+                    v,
+                    &mut o.compaction_style,
+                    &mut o.compaction_options_universal,
+                    &mut o.compaction_options_fifo,
+                )? && !blob::parse_line(k, v, &mut o.blob)?
+                {
+                    return Err(Error::InvalidArgument(format!("unknown option {k:?}")));
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -138,6 +138,15 @@ pub(crate) fn text_lines(
     out
 }
 
+/// True when `key` names a compaction-style option (`compaction_style` or
+/// one of the universal or FIFO options).
+pub(crate) fn is_option(key: &str) -> bool {
+    key == "compaction_style"
+        || fields(&mut Default::default(), &mut Default::default())
+            .iter()
+            .any(|(n, _)| *n == key)
+}
+
 /// Sets the option `key` (a name `text_lines` writes) from `value`:
 /// `Ok(false)` when `key` is not a compaction-style option.
 pub(crate) fn parse_line(

@@ -1,0 +1,482 @@
+//! `Db::set_options` (RocksDB's `SetOptions`): every changeable option
+//! takes a value and reads back; refused changes (empty, unknown, fixed
+//! while open, bad values, invalid combinations, a dropped family) change
+//! nothing; each change takes effect at the next decision that reads it
+//! (a memtable switch, a compaction pick, a stall check, a table, a blob
+//! file, a put's expiry); a family's changes are persisted and reopen with
+//! it, the default family's are shown in the OPTIONS file; options change
+//! while writers and readers run.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use shale::tools::OptionsFile;
+use shale::{CfOptions, Clock, Db, Error, Options};
+
+fn num(db: &Db, cf: &shale::Cf, name: &str) -> u64 {
+    db.property_cf(cf, name).unwrap().parse().unwrap()
+}
+
+fn l0(db: &Db, cf: &shale::Cf) -> u64 {
+    num(db, cf, "shale.num-files-at-level0")
+}
+
+fn tables(db: &Db, cf: &shale::Cf) -> u64 {
+    (0..7)
+        .map(|l| num(db, cf, &format!("shale.num-files-at-level{l}")))
+        .sum()
+}
+
+/// `n` flushed tables of 50 overlapping keys of 1 KiB each in `cf`.
+fn flush_tables(db: &Db, cf: &shale::Cf, n: usize) {
+    for t in 0..n {
+        for i in 0..50 {
+            let v = vec![b'a' + (t % 26) as u8; 1024];
+            db.put_cf(cf, format!("k{i:04}").as_bytes(), &v).unwrap();
+        }
+        db.flush_cf(cf).unwrap();
+    }
+}
+
+fn options() -> Options {
+    Options {
+        create_if_missing: true,
+        level0_file_num_compaction_trigger: 2,
+        level0_slowdown_writes_trigger: 20,
+        level0_stop_writes_trigger: 36,
+        ..Options::default()
+    }
+}
+
+fn is_invalid(r: &shale::Result<()>) -> bool {
+    matches!(r, Err(Error::InvalidArgument(_)))
+}
+
+/// Each changeable option, with a value other than its default: accepted,
+/// and the family's options read back with exactly that change.
+#[test]
+fn every_changeable_option_takes_a_value_and_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let cf = db.create_cf("a", CfOptions::default()).unwrap();
+    let changes = [
+        ("write_buffer_size", "1048576"),
+        ("max_write_buffer_number", "3"),
+        ("memtable_bloom_size_ratio", "0.1"),
+        ("memtable_whole_key_filtering", "true"),
+        ("block_size", "16384"),
+        ("block_restart_interval", "8"),
+        ("block_restart_bytes", "0"),
+        ("block_size_deviation", "0"),
+        ("bloom_bits_per_key", "5"),
+        ("bloom_bits_per_key_per_level", "10:4"),
+        ("whole_key_filtering", "false"),
+        ("compression_per_level", "NoCompression:LZ4"),
+        ("bottommost_compression", "ZSTD"),
+        ("disable_auto_compactions", "true"),
+        ("level0_file_num_compaction_trigger", "8"),
+        ("level0_slowdown_writes_trigger", "30"),
+        ("level0_stop_writes_trigger", "50"),
+        ("max_bytes_for_level_base", "1048576"),
+        ("max_bytes_for_level_multiplier", "4"),
+        ("target_file_size_base", "1048576"),
+        ("target_file_size_multiplier", "2"),
+        ("max_compaction_bytes", "1000000"),
+        ("level_compaction_dynamic_file_size", "false"),
+        ("soft_pending_compaction_bytes_limit", "1000"),
+        ("hard_pending_compaction_bytes_limit", "2000"),
+        ("default_ttl_secs", "3600"),
+        ("compaction_options_universal.size_ratio", "10"),
+        ("compaction_options_universal.incremental", "true"),
+        ("compaction_options_fifo.allow_compaction", "true"),
+        ("enable_blob_files", "true"),
+        ("min_blob_size", "100"),
+        ("blob_file_size", "1048576"),
+        ("enable_blob_garbage_collection", "true"),
+        ("blob_garbage_collection_age_cutoff", "0.5"),
+        ("blob_file_starting_level", "1"),
+    ];
+    for (k, v) in changes {
+        let before = db.cf_options(&cf).unwrap();
+        let mut want = before.clone();
+        want.set_option(k, v).unwrap();
+        assert_ne!(want, before, "{k}={v} is the current value");
+        db.set_options_cf(&cf, &[(k, v)])
+            .unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+        assert_eq!(db.cf_options(&cf).unwrap(), want, "{k}={v}");
+    }
+    let o = db.cf_options(&cf).unwrap();
+    assert_eq!(o.write_buffer_size, 1 << 20);
+    assert_eq!(o.level0_stop_writes_trigger, 50);
+    assert_eq!(o.compression_per_level.len(), 2);
+    assert!(o.blob.enable_blob_files && o.disable_auto_compactions);
+    assert_eq!(o.default_ttl_secs, 3600);
+}
+
+/// An empty list, an unknown name, an option that changes only on reopen,
+/// a bad value, an invalid combination and a dropped family are
+/// `InvalidArgument`; a list with one bad change applies none of it.
+#[test]
+fn refused_changes_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let cf = db.create_cf("a", CfOptions::default()).unwrap();
+    let before = db.cf_options(&cf).unwrap();
+    let refused: [&[(&str, &str)]; 12] = [
+        &[],
+        &[("no_such_option", "1")],
+        &[("compaction_style", "kCompactionStyleUniversal")],
+        &[("prefix_extractor", "rocksdb.FixedPrefix.4")],
+        &[("block_align", "true")],
+        &[("merge_operator", "StringAppendOperator")],
+        &[("level_compaction_dynamic_level_bytes", "false")],
+        &[("write_buffer_size", "lots")],
+        &[("compression_per_level", "Snappy")],
+        // slowdown below the compaction trigger
+        &[("level0_slowdown_writes_trigger", "1")],
+        // a good change beside a bad one: neither applies
+        &[
+            ("write_buffer_size", "1048576"),
+            ("max_bytes_for_level_multiplier", "1"),
+        ],
+        &[
+            ("level0_stop_writes_trigger", "100"),
+            ("detect_insert_streams", "true"),
+        ],
+    ];
+    for changes in refused {
+        let r = db.set_options_cf(&cf, changes);
+        assert!(is_invalid(&r), "{changes:?}: {r:?}");
+        assert_eq!(
+            db.cf_options(&cf).unwrap(),
+            before,
+            "{changes:?} changed options"
+        );
+    }
+    // The message says why.
+    let e = db.set_options(&[("compaction_style", "x")]).unwrap_err();
+    assert!(
+        e.to_string().contains("cannot change while the DB is open"),
+        "{e}"
+    );
+    let e = db.set_options(&[("no_such_option", "1")]).unwrap_err();
+    assert!(e.to_string().contains("unknown option"), "{e}");
+    // Universal `incremental` needs three levels: refused on a DB of two.
+    let dir2 = tempfile::tempdir().unwrap();
+    let db2 = Db::open(
+        dir2.path(),
+        Options {
+            num_levels: 2,
+            compaction_style: shale::CompactionStyle::Universal,
+            ..options()
+        },
+    )
+    .unwrap();
+    let r = db2.set_options(&[("compaction_options_universal.incremental", "true")]);
+    assert!(is_invalid(&r), "{r:?}");
+    db.drop_cf(&cf).unwrap();
+    let r = db.set_options_cf(&cf, &[("write_buffer_size", "1048576")]);
+    assert!(is_invalid(&r), "dropped family: {r:?}");
+}
+
+/// A smaller write buffer switches the memtable at the next writes (no
+/// flush asked), and a larger one stops doing so.
+#[test]
+fn a_smaller_write_buffer_switches_memtables_at_the_next_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let cf = db.default_cf();
+    db.set_options(&[("disable_auto_compactions", "true")])
+        .unwrap();
+    let put = |from: usize| {
+        for i in from..from + 200 {
+            db.put(format!("k{i:06}").as_bytes(), &[7u8; 1024]).unwrap();
+        }
+    };
+    put(0);
+    assert_eq!(l0(&db, &cf), 0, "64 MiB memtable flushed early");
+    db.set_options(&[("write_buffer_size", "65536")]).unwrap();
+    put(200);
+    db.wait_for_compaction().unwrap();
+    let flushed = l0(&db, &cf);
+    assert!(
+        flushed >= 2,
+        "only {flushed} L0 files under a 64 KiB buffer"
+    );
+    db.set_options(&[("write_buffer_size", "67108864")])
+        .unwrap();
+    put(400);
+    db.wait_for_compaction().unwrap();
+    assert!(l0(&db, &cf) <= flushed + 1, "still switching at 64 KiB");
+    for i in 0..600 {
+        assert!(db.get(format!("k{i:06}").as_bytes()).unwrap().is_some());
+    }
+}
+
+/// Tables left in L0 while auto compactions were off are compacted once
+/// they are turned back on, and a lower L0 trigger compacts at once.
+#[test]
+fn turning_auto_compactions_on_or_lowering_the_trigger_compacts_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let cf = db.default_cf();
+    db.set_options(&[("disable_auto_compactions", "true")])
+        .unwrap();
+    flush_tables(&db, &cf, 5);
+    db.wait_for_compaction().unwrap();
+    assert_eq!(l0(&db, &cf), 5);
+    db.set_options(&[("disable_auto_compactions", "false")])
+        .unwrap();
+    db.wait_for_compaction().unwrap();
+    assert!(l0(&db, &cf) < 2, "backlog left: {} L0 files", l0(&db, &cf));
+
+    let b = db
+        .create_cf(
+            "b",
+            CfOptions {
+                level0_file_num_compaction_trigger: 10,
+                level0_slowdown_writes_trigger: 20,
+                ..CfOptions::default()
+            },
+        )
+        .unwrap();
+    flush_tables(&db, &b, 4);
+    db.wait_for_compaction().unwrap();
+    assert_eq!(l0(&db, &b), 4, "compacted below its trigger");
+    db.set_options_cf(&b, &[("level0_file_num_compaction_trigger", "3")])
+        .unwrap();
+    db.wait_for_compaction().unwrap();
+    assert_eq!(l0(&db, &b), 0, "a lower trigger left L0 alone");
+    assert!(tables(&db, &b) >= 1);
+}
+
+/// Tables and blob files written after a change use it: compression, and
+/// blob files turned on at run time (values read back through them).
+#[test]
+fn tables_written_after_a_change_use_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let cf = db.default_cf();
+    db.set_options(&[("disable_auto_compactions", "true")])
+        .unwrap();
+    let size = |db: &Db| num(db, &cf, "shale.total-sst-files-size");
+    let fill = |t: u8| {
+        for i in 0..200 {
+            db.put(format!("k{t}{i:04}").as_bytes(), &[t; 2048])
+                .unwrap();
+        }
+        db.flush().unwrap();
+    };
+    fill(1);
+    let plain = size(&db);
+    db.set_options(&[("compression_per_level", "LZ4")]).unwrap();
+    fill(2);
+    let lz4 = size(&db) - plain;
+    assert!(
+        lz4 * 4 < plain,
+        "LZ4 table {lz4} bytes vs {plain} uncompressed"
+    );
+
+    let blobs = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".blob")
+            })
+            .count()
+    };
+    assert_eq!(blobs(dir.path()), 0);
+    db.set_options(&[("enable_blob_files", "true"), ("min_blob_size", "1024")])
+        .unwrap();
+    fill(3);
+    assert!(
+        blobs(dir.path()) > 0,
+        "no blob file after enable_blob_files"
+    );
+    for t in 1..=3u8 {
+        for i in 0..200 {
+            let v = db.get(format!("k{t}{i:04}").as_bytes()).unwrap().unwrap();
+            assert_eq!(&v[..], &[t; 2048][..]);
+        }
+    }
+}
+
+struct ManualClock(AtomicU64);
+
+impl Clock for ManualClock {
+    fn now_secs(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// `default_ttl_secs` set at run time: puts after it expire, puts before
+/// it do not (also in a family other than `default`, which the write path
+/// tracks apart).
+#[test]
+fn a_default_ttl_set_at_run_time_expires_later_puts_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock(AtomicU64::new(1_000_000)));
+    let db = Db::open(
+        dir.path(),
+        Options {
+            clock: Arc::clone(&clock) as Arc<dyn Clock>,
+            ..options()
+        },
+    )
+    .unwrap();
+    let a = db.create_cf("a", CfOptions::default()).unwrap();
+    for cf in [db.default_cf(), a.clone()] {
+        db.put_cf(&cf, b"before", b"v").unwrap();
+        db.set_options_cf(&cf, &[("default_ttl_secs", "10")])
+            .unwrap();
+        db.put_cf(&cf, b"after", b"v").unwrap();
+    }
+    clock.0.fetch_add(11, Ordering::SeqCst);
+    for cf in [db.default_cf(), a] {
+        assert!(db.get_cf(&cf, b"before").unwrap().is_some(), "{cf:?}");
+        assert!(db.get_cf(&cf, b"after").unwrap().is_none(), "{cf:?}");
+    }
+}
+
+/// A family's changes are persisted: reopened without options of its own
+/// it has them; opened with options, those win. The default family's show
+/// in the OPTIONS file and end with the DB (it reopens with `Options`).
+#[test]
+fn changes_are_persisted_for_families_and_shown_for_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let a = db.create_cf("a", CfOptions::default()).unwrap();
+    db.set_options_cf(
+        &a,
+        &[
+            ("write_buffer_size", "1048576"),
+            ("bloom_bits_per_key", "4"),
+        ],
+    )
+    .unwrap();
+    db.set_options(&[("level0_stop_writes_trigger", "77")])
+        .unwrap();
+    let file = OptionsFile::read(&OptionsFile::latest_in(dir.path()).unwrap()).unwrap();
+    assert_eq!(
+        file.get("CFOptions \"default\"", "level0_stop_writes_trigger"),
+        Some("77")
+    );
+    let options_files = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                let n = e.as_ref().unwrap().file_name();
+                let n = n.to_string_lossy();
+                n.starts_with("OPTIONS-") || n.ends_with(".dbtmp")
+            })
+            .count()
+    };
+    assert_eq!(
+        options_files(),
+        1,
+        "older OPTIONS files or temporaries left"
+    );
+    drop(a);
+    db.close().unwrap();
+
+    let db = Db::open(dir.path(), options()).unwrap();
+    let a = db.cf("a").unwrap();
+    let o = db.cf_options(&a).unwrap();
+    assert_eq!((o.write_buffer_size, o.bloom_bits_per_key), (1 << 20, 4));
+    assert_eq!(
+        db.cf_options(&db.default_cf())
+            .unwrap()
+            .level0_stop_writes_trigger,
+        36
+    );
+    drop(a);
+    db.close().unwrap();
+    let mut given = options();
+    given
+        .column_families
+        .push(("a".to_string(), CfOptions::default()));
+    let db = Db::open(dir.path(), given).unwrap();
+    let o = db.cf_options(&db.cf("a").unwrap()).unwrap();
+    assert_eq!(o.write_buffer_size, CfOptions::default().write_buffer_size);
+}
+
+/// Writers, readers and an option changer at once: every read sees the
+/// value its writer last wrote (each writer owns its keys), whatever the
+/// options were when it was written, flushed or compacted; writes never
+/// block for good when a change lowers the memtable size or raises a
+/// trigger.
+#[test]
+fn options_change_while_writers_and_readers_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            write_buffer_size: 64 << 10,
+            target_file_size_base: 64 << 10,
+            max_bytes_for_level_base: 256 << 10,
+            ..options()
+        },
+    )
+    .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2u8)
+        .map(|w| {
+            let (db, stop) = (db.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut round = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    for i in 0..100 {
+                        let k = format!("w{w}-{i:03}");
+                        let v = format!("{round:08}").repeat(32);
+                        db.put(k.as_bytes(), v.as_bytes()).unwrap();
+                        let got = db.get(k.as_bytes()).unwrap().unwrap();
+                        assert_eq!(&got[..], v.as_bytes(), "{k} round {round}");
+                    }
+                    round += 1;
+                }
+                round
+            })
+        })
+        .collect();
+    let changes: [&[(&str, &str)]; 8] = [
+        &[("write_buffer_size", "16384")],
+        &[
+            ("write_buffer_size", "262144"),
+            ("max_write_buffer_number", "3"),
+        ],
+        &[("disable_auto_compactions", "true")],
+        &[
+            ("disable_auto_compactions", "false"),
+            ("level0_file_num_compaction_trigger", "4"),
+        ],
+        &[("compression_per_level", "LZ4"), ("block_size", "512")],
+        &[("enable_blob_files", "true"), ("min_blob_size", "64")],
+        &[
+            ("target_file_size_base", "16384"),
+            ("max_bytes_for_level_base", "65536"),
+        ],
+        &[
+            ("enable_blob_files", "false"),
+            ("level0_file_num_compaction_trigger", "2"),
+        ],
+    ];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    let mut n = 0;
+    while std::time::Instant::now() < deadline {
+        db.set_options(changes[n % changes.len()]).unwrap();
+        n += 1;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        assert!(w.join().unwrap() > 0, "a writer made no progress");
+    }
+    db.set_options(&[("disable_auto_compactions", "false")])
+        .unwrap();
+    db.wait_for_compaction().unwrap();
+    assert!(n >= changes.len(), "only {n} changes");
+}
