@@ -337,6 +337,50 @@ impl PyDb {
         Ok(out)
     }
 
+    /// Changes options of this family (or of `cf`, a family of the same
+    /// DB) while the DB is open: RocksDB's `SetOptions`. `options` maps
+    /// names to values: the OPTIONS file's names (`compression_per_level`,
+    /// `compaction_options_universal.size_ratio`) or `shale.DB()`'s keyword
+    /// names; values are `str` (the OPTIONS file's text), `bool`, `int` or
+    /// `float`. All apply or none: an unknown name, one that changes only
+    /// on reopen (`compaction_style`, `merge_operator`, `block_align`, ...),
+    /// a bad value or a refused combination is `InvalidArgumentError` and
+    /// changes nothing. The default family's changes last until the DB is
+    /// closed; another family's are persisted with it.
+    #[pyo3(signature = (options, cf = None))]
+    fn set_options(
+        slf: PyRef<'_, Self>,
+        options: &Bound<'_, PyDict>,
+        cf: Option<&Bound<'_, PyDb>>,
+    ) -> PyResult<()> {
+        let r = parts(&slf);
+        r.check_open()?;
+        let target = cf.map(|c| c.as_super().get());
+        let family = &target.unwrap_or(r).cf;
+        let changes = options::set_changes(options)?;
+        let changes: Vec<(&str, &str)> = changes
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        slf.py()
+            .allow_threads(|| r.db.set_options_cf(family, &changes))
+            .map_err(to_py)
+    }
+
+    /// A few current options of this family (or of `cf`): the sizes,
+    /// counts and triggers `set_options` changes, named as it takes them.
+    #[pyo3(signature = (cf = None))]
+    fn get_options<'py>(
+        slf: PyRef<'py, Self>,
+        cf: Option<&Bound<'py, PyDb>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let r = parts(&slf);
+        r.check_open()?;
+        let target = cf.map(|c| c.as_super().get());
+        let opts = r.db.cf_options(&target.unwrap_or(r).cf).map_err(to_py)?;
+        options::current(slf.py(), &opts)
+    }
+
     /// The DB's column family names.
     fn column_families(slf: PyRef<'_, Self>) -> PyResult<Vec<String>> {
         let r = parts(&slf);

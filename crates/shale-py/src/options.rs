@@ -1,15 +1,22 @@
-//! Keyword arguments to engine options.
+//! Keyword arguments to engine options, and a family's options changed
+//! while open.
 //!
 //! `shale.DB(path, **options)` and `db.create_column_family(name,
 //! **options)` take RocksDB's option names. Every name is either applied or
 //! refused with `InvalidArgumentError` naming it: nothing is accepted and
 //! ignored. Per-family names apply to the `default` family at open (and are
 //! persisted with it, as the engine does); DB-wide names only at open.
+//!
+//! `db.set_options({...})` hands the engine RocksDB's `SetOptions` text
+//! (`set_changes`): names as in the OPTIONS file, or the keyword names above
+//! where those differ; the engine decides what may change while open.
+//! `db.get_options()` reads a few of them back (`current`).
 
 use std::sync::Arc;
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use shale::{CacheType, CfOptions, Compression, MergeOperator, Options, PrepopulateBlobCache};
 
 use crate::errors::{invalid, to_py};
@@ -318,4 +325,126 @@ fn merge_operator(v: &Bound<'_, PyAny>) -> PyResult<Option<Arc<dyn MergeOperator
         },
     };
     Ok(Some(op))
+}
+
+/// The `(name, text)` changes of `db.set_options(options)`: names as the
+/// engine's (the OPTIONS file's), the keyword names of `shale.DB()` where
+/// they differ translated (`compression`, `universal_*`, `fifo_*`,
+/// `sst_partitioner_fixed_prefix_len`); values as text (`bool` as
+/// `true`/`false`, `int` and `float` as `str()` gives them, `str` as is).
+/// A DB-wide name is `InvalidArgumentError`, another type `TypeError`;
+/// the rest (unknown names, names fixed while open, bad values) is the
+/// engine's to refuse.
+pub fn set_changes(options: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)>> {
+    let mut out = Vec::with_capacity(options.len());
+    for (k, v) in options.iter() {
+        let key: String = k.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "option names are str, not {}",
+                k.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        if DB_NAMES.contains(&key.as_str()) {
+            return Err(invalid(format!(
+                "option '{key}' is DB-wide: it is set only when opening shale.DB()"
+            )));
+        }
+        let text = option_text(&key, &v)?;
+        out.push(engine_name(key, text));
+    }
+    Ok(out)
+}
+
+/// `v` as option text; `TypeError` unless `str`, `bool`, `int` or `float`.
+fn option_text(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(b) = v.downcast::<PyBool>() {
+        return Ok(if b.is_true() { "true" } else { "false" }.to_string());
+    }
+    if let Ok(s) = v.downcast::<PyString>() {
+        return Ok(s.to_cow()?.into_owned());
+    }
+    if v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>() {
+        return Ok(v.str()?.to_cow()?.into_owned());
+    }
+    Err(PyTypeError::new_err(format!(
+        "option '{key}': values are str, int, float or bool, not {}",
+        v.get_type().name()?
+    )))
+}
+
+/// The engine's name (and text) for a keyword name of `shale.DB()` that
+/// differs from it; any other name as it is.
+fn engine_name(key: String, text: String) -> (String, String) {
+    let name = match key.as_str() {
+        "compression" => "compression_per_level".to_string(),
+        "sst_partitioner_fixed_prefix_len" => "sst_partitioner_factory".to_string(),
+        "universal_stop_style" => {
+            let text = match text.as_str() {
+                "similar_size" => "kCompactionStopStyleSimilarSize".to_string(),
+                "total_size" => "kCompactionStopStyleTotalSize".to_string(),
+                _ => text,
+            };
+            return ("compaction_options_universal.stop_style".to_string(), text);
+        }
+        k if CF_NAMES.contains(&k) => {
+            if let Some(f) = k.strip_prefix("universal_") {
+                format!("compaction_options_universal.{f}")
+            } else if let Some(f) = k.strip_prefix("fifo_") {
+                format!("compaction_options_fifo.{f}")
+            } else {
+                key
+            }
+        }
+        _ => key,
+    };
+    (name, text)
+}
+
+/// A few of a family's current options for `db.get_options()`, named as
+/// `set_options` takes them (so `db.set_options(db.get_options())` changes
+/// nothing): sizes and counts as `int`, ratios as `float`, switches as
+/// `bool`, compressions as the OPTIONS file's text.
+pub fn current<'py>(py: Python<'py>, o: &CfOptions) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("write_buffer_size", o.write_buffer_size)?;
+    d.set_item("max_write_buffer_number", o.max_write_buffer_number)?;
+    d.set_item("disable_auto_compactions", o.disable_auto_compactions)?;
+    d.set_item(
+        "level0_file_num_compaction_trigger",
+        o.level0_file_num_compaction_trigger,
+    )?;
+    d.set_item(
+        "level0_slowdown_writes_trigger",
+        o.level0_slowdown_writes_trigger,
+    )?;
+    d.set_item("level0_stop_writes_trigger", o.level0_stop_writes_trigger)?;
+    d.set_item("target_file_size_base", o.target_file_size_base)?;
+    d.set_item("target_file_size_multiplier", o.target_file_size_multiplier)?;
+    d.set_item("max_bytes_for_level_base", o.max_bytes_for_level_base)?;
+    d.set_item(
+        "max_bytes_for_level_multiplier",
+        o.max_bytes_for_level_multiplier,
+    )?;
+    d.set_item("max_compaction_bytes", o.max_compaction_bytes)?;
+    d.set_item(
+        "soft_pending_compaction_bytes_limit",
+        o.soft_pending_compaction_bytes_limit,
+    )?;
+    d.set_item(
+        "hard_pending_compaction_bytes_limit",
+        o.hard_pending_compaction_bytes_limit,
+    )?;
+    d.set_item("block_size", o.block_size)?;
+    d.set_item("bloom_bits_per_key", o.bloom_bits_per_key)?;
+    let levels: Vec<&str> = o.compression_per_level.iter().map(|c| c.name()).collect();
+    d.set_item("compression_per_level", levels.join(":"))?;
+    d.set_item(
+        "bottommost_compression",
+        o.bottommost_compression.map_or("Disabled", |c| c.name()),
+    )?;
+    d.set_item("default_ttl_secs", o.default_ttl_secs)?;
+    Ok(d)
 }

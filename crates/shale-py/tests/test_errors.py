@@ -60,6 +60,9 @@ def test_closed_db_raises_closed_error(path):
         lambda: db.create_column_family("g"),
         lambda: db.get_many([b"a"]),
         lambda: db.compact_range(),
+        lambda: db.set_options({"write_buffer_size": 1 << 20}),
+        lambda: db.get_options(),
+        lambda: fam.set_options({"write_buffer_size": 1 << 20}),
     ):
         with pytest.raises(shale.ClosedError):
             call()

@@ -1092,128 +1092,34 @@ fn check_prefix_reads(
 /// Options for a reopen: new random choices for everything a DB may
 /// change between opens (the level count stays: fewer levels than the
 /// DB uses is refused, as in RocksDB).
-/// `set_options` of 1-3 options drawn from the changeable ones (ranges as
-/// `small_cf_options` draws them; FIFO families keep their size cap, which
-/// no run reaches), now and then with an option that changes only on
-/// reopen or does not exist. All apply or none: `InvalidArgument` (a fixed
-/// or unknown name, a combination `validate` refuses) changes nothing.
-/// What the family reads is unchanged either way (the checks after it).
+/// `set_options` of 1-3 options (`common::random_option_changes`; FIFO
+/// families keep their size cap, which no run reaches). All apply or none:
+/// `InvalidArgument` (a fixed or unknown name, a combination `validate`
+/// refuses) changes nothing. What the family reads is unchanged either way
+/// (the checks after it).
 fn set_options(db: &Db, f: &mut Fam, num_levels: usize, rng: &mut SmallRng, ctx: &str) {
     let before = db.cf_options(&f.cf).unwrap();
     let fifo = before.compaction_style == shale::CompactionStyle::Fifo;
-    let bool_text = |rng: &mut SmallRng| rng.gen_bool(0.5).to_string();
-    let pick = |rng: &mut SmallRng, xs: &[&str]| xs[rng.gen_range(0..xs.len())].to_string();
-    let mut changes: Vec<(&str, String)> = Vec::new();
-    for _ in 0..rng.gen_range(1..=3) {
-        let c = match rng.gen_range(0..34) {
-            0 => (
-                "write_buffer_size",
-                rng.gen_range(4096..64 * 1024).to_string(),
-            ),
-            1 => ("max_write_buffer_number", rng.gen_range(2..=4).to_string()),
-            2 => (
-                "memtable_bloom_size_ratio",
-                pick(rng, &["0", "0.001", "0.02"]),
-            ),
-            3 => ("memtable_whole_key_filtering", bool_text(rng)),
-            4 => ("block_size", pick(rng, &["64", "256", "4096"])),
-            5 => ("block_restart_interval", pick(rng, &["1", "4", "16"])),
-            6 => ("block_size_deviation", rng.gen_range(0..=100).to_string()),
-            7 => ("bloom_bits_per_key", pick(rng, &["0", "10"])),
-            8 => (
-                "bloom_bits_per_key_per_level",
-                pick(rng, &["1:8", "10:4:0.5"]),
-            ),
-            9 => ("whole_key_filtering", bool_text(rng)),
-            10 => (
-                "compression_per_level",
-                pick(rng, &["NoCompression", "LZ4:ZSTD"]),
-            ),
-            11 => ("bottommost_compression", pick(rng, &["Disabled", "LZ4"])),
-            12 => ("disable_auto_compactions", bool_text(rng)),
-            13 => (
-                "level0_file_num_compaction_trigger",
-                pick(rng, &["2", "4", "100"]),
-            ),
-            14 => ("level0_slowdown_writes_trigger", pick(rng, &["20", "100"])),
-            15 => ("level0_stop_writes_trigger", pick(rng, &["36", "100"])),
-            16 => ("max_bytes_for_level_base", pick(rng, &["32768", "65536"])),
-            17 => ("max_bytes_for_level_multiplier", pick(rng, &["2", "10"])),
-            18 => ("target_file_size_base", pick(rng, &["8192", "16384"])),
-            19 => ("target_file_size_multiplier", pick(rng, &["1", "2"])),
-            20 => ("max_compaction_bytes", pick(rng, &["0", "65536"])),
-            21 => ("level_compaction_dynamic_file_size", bool_text(rng)),
-            22 => (
-                "soft_pending_compaction_bytes_limit",
-                pick(rng, &["262144", "68719476736"]),
-            ),
-            23 => ("default_ttl_secs", pick(rng, &["0", &FAR_TTL.to_string()])),
-            24 => (
-                "compaction_options_universal.size_ratio",
-                pick(rng, &["0", "1", "10"]),
-            ),
-            25 => (
-                "compaction_options_universal.max_size_amplification_percent",
-                pick(rng, &["25", "200"]),
-            ),
-            26 => (
-                "compaction_options_universal.incremental",
-                (num_levels >= 3 && rng.gen_bool(0.5)).to_string(),
-            ),
-            27 => ("compaction_options_fifo.allow_compaction", bool_text(rng)),
-            28 => (
-                "enable_blob_files",
-                (!fifo && rng.gen_bool(0.5)).to_string(),
-            ),
-            29 => ("min_blob_size", pick(rng, &["0", "16", "100"])),
-            30 => ("enable_blob_garbage_collection", bool_text(rng)),
-            31 => (
-                "blob_garbage_collection_age_cutoff",
-                pick(rng, &["0.25", "1"]),
-            ),
-            // Changes only on reopen, or unknown: refused.
-            32 => (
-                [
-                    "compaction_style",
-                    "prefix_extractor",
-                    "block_align",
-                    "merge_operator",
-                ][rng.gen_range(0..4)],
-                "x".to_string(),
-            ),
-            _ => ("no_such_option", "1".to_string()),
-        };
-        changes.push(c);
-    }
-    let fixed = changes.iter().any(|(k, _)| {
-        matches!(
-            *k,
-            "compaction_style"
-                | "prefix_extractor"
-                | "block_align"
-                | "merge_operator"
-                | "no_such_option"
-        )
-    });
-    let mut want = before.clone();
-    let valid = !fixed
-        && changes.iter().all(|(k, v)| want.set_option(k, v).is_ok())
-        && want.validate().is_ok();
+    let changes = common::random_option_changes(rng, fifo, num_levels);
+    let want = common::options_after(&before, &changes);
     let pairs: Vec<(&str, &str)> = changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let r = db.set_options_cf(&f.cf, &pairs);
     let got = db.cf_options(&f.cf).unwrap();
-    if valid {
-        r.unwrap_or_else(|e| panic!("{ctx}: set_options {pairs:?}: {e}"));
-        assert_eq!(got, want, "{ctx}: set_options {pairs:?}");
-        if f.cf.id() != 0 {
-            f.set = Some(got);
+    match want {
+        Some(want) => {
+            r.unwrap_or_else(|e| panic!("{ctx}: set_options {pairs:?}: {e}"));
+            assert_eq!(got, want, "{ctx}: set_options {pairs:?}");
+            if f.cf.id() != 0 {
+                f.set = Some(got);
+            }
         }
-    } else {
-        assert!(is_invalid(&r), "{ctx}: set_options {pairs:?}: {r:?}");
-        assert_eq!(
-            got, before,
-            "{ctx}: refused set_options {pairs:?} changed options"
-        );
+        None => {
+            assert!(is_invalid(&r), "{ctx}: set_options {pairs:?}: {r:?}");
+            assert_eq!(
+                got, before,
+                "{ctx}: refused set_options {pairs:?} changed options"
+            );
+        }
     }
 }
 

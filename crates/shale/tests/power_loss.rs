@@ -530,9 +530,30 @@ fn power_loss(seed: u64, cycles: u64) {
     let ps = [0.0, 0.3, 0.7, 1.0];
     let (mut flushes, mut compactions, mut lost) = (0u64, 0u64, 0u64);
     let (mut ranges, mut blob_files_recovered) = (0u64, 0u64);
+    // The default family's options changed at run time (a new OPTIONS
+    // file each time, which a crash may cut), from a generator of its own.
+    let mut set_rng = SmallRng::seed_from_u64(seed ^ 0x5E70);
+    let mut option_changes = 0u64;
     for cycle in 0..cycles {
         let ctx = format!("seed {seed} cycle {cycle}");
         for _ in 0..rng.gen_range(10..60) {
+            if set_rng.gen_bool(0.02) {
+                let before = db.cf_options(&db.default_cf()).unwrap();
+                let changes = common::random_option_changes(&mut set_rng, false, 7);
+                let pairs: Vec<(&str, &str)> =
+                    changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let r = db.set_options(&pairs);
+                match common::options_after(&before, &changes) {
+                    Some(_) => {
+                        r.unwrap_or_else(|e| panic!("{ctx}: set_options({pairs:?}): {e}"));
+                        option_changes += 1;
+                    }
+                    None => assert!(
+                        matches!(r, Err(shale::Error::InvalidArgument(_))),
+                        "{ctx}: set_options({pairs:?}): {r:?}"
+                    ),
+                }
+            }
             let index = base_batches + since.len() as u64;
             let b = random_batch_sized(&mut rng, index, &mut singles, &mut |pad| {
                 value_size(pad, &mut size_rng)
@@ -622,7 +643,8 @@ fn power_loss(seed: u64, cycles: u64) {
         "seed {seed}: {cycles} cycles, {base_batches} batches kept, {lost} unsynced lost, \
          {flushes} flushes, {compactions} compact_range, {ranges} range deletions written; \
          at the end {merged} merge keys, {} single-delete keys live; rate limiter {:?}; \
-         {blob_files_recovered} blob files live over the recoveries",
+         {blob_files_recovered} blob files live over the recoveries; {option_changes} option \
+         changes",
         singles.len(),
         limiter
     );
@@ -1634,6 +1656,10 @@ struct CfCounts {
     range_deletions: u64,
     /// Live blob files summed over the recoveries.
     blob_files_live: u64,
+    /// `set_options` calls applied, and families reopened with the
+    /// options they persisted.
+    option_changes: u64,
+    reopened_with_set_options: u64,
 }
 
 /// Runs `cycles` crash/recover cycles of the cross-family workload.
@@ -1675,10 +1701,42 @@ fn cf_power_loss(seed: u64, cycles: u64) {
     let mut next_name = 0u32;
     let mut dropped_names: Vec<String> = Vec::new();
     let mut n = CfCounts::default();
+    // Options changed at run time (`set_options`), from a generator of its
+    // own (the seed's workload stays as it was): a family other than
+    // `default` must reopen with the options it was last set to when the
+    // reopen does not name it (persisted in the MANIFEST before the call
+    // returns, so any crash after it keeps them).
+    let mut set_rng = SmallRng::seed_from_u64(seed ^ 0x5E70);
+    let mut set: BTreeMap<String, CfOptions> = BTreeMap::new();
     let ps = [0.0, 0.3, 0.7, 1.0];
     for cycle in 0..cycles {
         let ctx = format!("seed {seed} cycle {cycle}");
         for _ in 0..rng.gen_range(10..60) {
+            if set_rng.gen_bool(0.03) {
+                let names: Vec<&String> = live.keys().collect();
+                let name = names[set_rng.gen_range(0..names.len())].clone();
+                let cf = &live[&name];
+                let before = db.cf_options(cf).unwrap();
+                let fifo = before.compaction_style == shale::CompactionStyle::Fifo;
+                let changes = common::random_option_changes(&mut set_rng, fifo, 7);
+                let pairs: Vec<(&str, &str)> =
+                    changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let r = db.set_options_cf(cf, &pairs);
+                match common::options_after(&before, &changes) {
+                    Some(want) => {
+                        r.unwrap_or_else(|e| panic!("{ctx}: set_options({name}, {pairs:?}): {e}"));
+                        assert_eq!(db.cf_options(cf).unwrap(), want, "{ctx}: {pairs:?}");
+                        if name != "default" {
+                            set.insert(name, want);
+                        }
+                        n.option_changes += 1;
+                    }
+                    None => assert!(
+                        matches!(r, Err(shale::Error::InvalidArgument(_))),
+                        "{ctx}: set_options({name}, {pairs:?}): {r:?}"
+                    ),
+                }
+            }
             let r = rng.gen_range(0..1000);
             let droppable: Vec<String> = live.keys().filter(|k| *k != "default").cloned().collect();
             if r < 40 {
@@ -1701,6 +1759,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
                 db.drop_cf(&cf)
                     .unwrap_or_else(|e| panic!("{ctx}: drop_cf({name}): {e}"));
                 models.remove(&cf.id());
+                set.remove(name);
                 dropped_names.push(name.clone());
                 n.drops += 1;
             } else if r < 85 && live.len() < 6 {
@@ -1756,15 +1815,20 @@ fn cf_power_loss(seed: u64, cycles: u64) {
         fs = image;
         // Every family reopens with its blob options drawn again.
         let o = with_blob(shaped(opts(&fs), &mut shape_rng), &mut blob_rng);
-        let column_families = Db::list_cfs(DIR, &o)
+        let mut column_families = Vec::new();
+        for n in Db::list_cfs(DIR, &o)
             .unwrap_or_else(|e| panic!("{ctx}: list_cfs after crash(p={p}): {e}"))
             .into_iter()
             .filter(|n| n != "default")
-            .map(|n| {
-                let c = with_blob_cf(cf_opts(&n), &mut blob_rng);
-                (n, c)
-            })
-            .collect();
+        {
+            let c = with_blob_cf(cf_opts(&n), &mut blob_rng);
+            // A family whose options were set reopens half the time
+            // without options of its own: with the persisted ones.
+            if !(set.contains_key(&n) && set_rng.gen_bool(0.5)) {
+                set.remove(&n);
+                column_families.push((n, c));
+            }
+        }
         db = Db::open(
             DIR,
             Options {
@@ -1794,6 +1858,14 @@ fn cf_power_loss(seed: u64, cycles: u64) {
             .iter()
             .map(|(name, _)| (name.clone(), db.cf(name).expect("listed family")))
             .collect();
+        for (name, want) in &set {
+            assert_eq!(
+                &db.cf_options(&live[name]).unwrap(),
+                want,
+                "{ctx}: {name} did not reopen with the options set before the crash"
+            );
+            n.reopened_with_set_options += 1;
+        }
         let got = scan_families(&db);
         // m: batches recovered, from the newest `~last` of any family.
         let mut m = base_batches;
@@ -1868,6 +1940,10 @@ fn cf_power_loss(seed: u64, cycles: u64) {
         must_survive = 0;
     }
     println!("seed {seed}: {cycles} cycles, {n:?}");
+    assert!(
+        cycles < 50 || (n.option_changes > 0 && n.reopened_with_set_options > 0),
+        "seed {seed}: set_options never applied, or never reopened with: {n:?}"
+    );
     assert!(
         cycles < 50 || n.blob_files_live > 0,
         "seed {seed}: no recovery found a blob file: the blob draws never wrote one"

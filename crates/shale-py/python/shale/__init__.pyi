@@ -154,6 +154,9 @@ class DB(Reader):
     compaction_readahead_size, bytes_per_sync, wal_bytes_per_sync,
     recycle_log_file_num, rate_limiter_bytes_per_sec (0: none). Any other name
     raises InvalidArgumentError.
+
+    While the DB is open, set_options() changes a family's options
+    (RocksDB's SetOptions) and get_options() reads the main ones back.
     """
 
     def __new__(
@@ -180,6 +183,37 @@ class DB(Reader):
     def wait_for_compaction(self) -> None: ...
     def property(self, name: str) -> Optional[str]: ...
     def stats(self) -> dict[str, Any]: ...
+    def set_options(
+        self, options: dict[str, Union[str, int, float, bool]], cf: Optional["DB"] = None
+    ) -> None:
+        """Changes options of this family (or of cf, a family of this DB) while open.
+
+        Names are the OPTIONS file's (write_buffer_size,
+        disable_auto_compactions, level0_file_num_compaction_trigger,
+        compression_per_level, compaction_options_universal.size_ratio,
+        enable_blob_files, ...) or shale.DB()'s keyword names (compression,
+        universal_*, fifo_*). Values are str (the OPTIONS file's text, e.g.
+        "NoCompression:LZ4"), bool, int or float. All apply or none: an
+        unknown name, one that changes only on reopen (compaction_style,
+        merge_operator, block_align, prefix extractor, ...), a DB-wide name,
+        a bad value or a refused combination raises InvalidArgumentError and
+        changes nothing; a value of another type raises TypeError. The
+        default family's changes last until the DB is closed (it reopens
+        with the options given to shale.DB()); another family's persist.
+        """
+    def get_options(self, cf: Optional["DB"] = None) -> dict[str, Any]:
+        """The current options of this family (or of cf) that set_options most often changes.
+
+        Keys: write_buffer_size, max_write_buffer_number,
+        disable_auto_compactions, level0_file_num_compaction_trigger,
+        level0_slowdown_writes_trigger, level0_stop_writes_trigger,
+        target_file_size_base, target_file_size_multiplier,
+        max_bytes_for_level_base, max_bytes_for_level_multiplier,
+        max_compaction_bytes, soft_pending_compaction_bytes_limit,
+        hard_pending_compaction_bytes_limit, block_size, bloom_bits_per_key,
+        compression_per_level and bottommost_compression (the OPTIONS file's
+        text), default_ttl_secs. set_options(get_options()) changes nothing.
+        """
     def column_families(self) -> list[str]: ...
     def column_family(self, name: str) -> "DB": ...
     def create_column_family(self, name: str, **options: Any) -> "DB": ...

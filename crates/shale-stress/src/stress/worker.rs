@@ -71,10 +71,12 @@ pub enum OpType {
     /// Range deletion (`--delrangepercent`): one or more range tombstones
     /// (see [`delete_range`]).
     DeleteRange,
+    /// A change of a family's options at run time (see [`set_options`]).
+    SetOptions,
 }
 
 /// Names of [`OpType`], in order.
-pub const OP_NAMES: [&str; 8] = [
+pub const OP_NAMES: [&str; 9] = [
     "get",
     "put",
     "delete",
@@ -83,6 +85,7 @@ pub const OP_NAMES: [&str; 8] = [
     "snapshot_read",
     "compact",
     "delete_range",
+    "set_options",
 ];
 
 /// The kinds of entries written, for statistics (see [`Entry`]; range
@@ -260,10 +263,16 @@ pub fn run(sh: &Shared<'_>, rng: &mut SmallRng, ops: u64) {
                 (OpType::Batch, write(sh, keys, rng, false))
             }
             78..=91 => (OpType::Scan, scan(sh, cf, key, rng)),
-            // About one op in 6,000 (1 in 500 of this 8% share) flushes or
-            // compacts a range: each waits for its job and holds automatic
-            // compactions back meanwhile.
-            _ if rng.gen_ratio(1, 500) => (OpType::Compact, compact(sh, cf, key, rng)),
+            // About one op in 6,000 (1 in 500 of this 8% share) flushes,
+            // compacts a range (each waits for its job and holds automatic
+            // compactions back meanwhile) or changes options.
+            _ if rng.gen_ratio(1, 500) => {
+                if rng.gen_bool(0.3) {
+                    (OpType::SetOptions, set_options(sh, cf, rng))
+                } else {
+                    (OpType::Compact, compact(sh, cf, key, rng))
+                }
+            }
             _ => (OpType::SnapshotRead, snapshot_read(sh, cf, key, rng)),
         };
         match r {
@@ -711,4 +720,58 @@ fn compact(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<(),
     sh.db
         .compact_range_cf(c, lo.as_ref().map(|k| &k[..]), hi.as_ref().map(|k| &k[..]))
         .map_err(|e| format!("compact_range_cf({cf}, {lo:02x?}, {hi:02x?}): {e}"))
+}
+
+/// Changes one or two of family `cf`'s options at run time
+/// (`set_options_cf`), drawn from ranges that keep the run's shape
+/// (memtable and table sizes, triggers, compression, block size, blob
+/// extraction, auto compactions mostly on). A change the family's fixed
+/// options make invalid (compression under `block_align`, blob files
+/// under FIFO, a compaction trigger above the slowdown trigger) must be
+/// refused whole with `InvalidArgument`; any other must apply.
+fn set_options(sh: &Shared<'_>, cf: u32, rng: &mut SmallRng) -> Result<(), String> {
+    let c = &sh.cfs[cf as usize];
+    let before = sh
+        .db
+        .cf_options(c)
+        .map_err(|e| format!("cf_options {cf}: {e}"))?;
+    let pick = |rng: &mut SmallRng, xs: &[&'static str]| xs[rng.gen_range(0..xs.len())];
+    let changes: Vec<(&str, &str)> = (0..rng.gen_range(1..=2))
+        .map(|_| match rng.gen_range(0..10) {
+            0 => (
+                "write_buffer_size",
+                pick(rng, &["65536", "1048576", "4194304"]),
+            ),
+            1 => ("max_write_buffer_number", pick(rng, &["2", "3", "4"])),
+            2 => (
+                "level0_file_num_compaction_trigger",
+                pick(rng, &["2", "4", "8"]),
+            ),
+            3 => (
+                "disable_auto_compactions",
+                pick(rng, &["false", "false", "true"]),
+            ),
+            4 => ("target_file_size_base", pick(rng, &["65536", "1048576"])),
+            5 => (
+                "max_bytes_for_level_base",
+                pick(rng, &["262144", "4194304"]),
+            ),
+            6 => (
+                "compression_per_level",
+                pick(rng, &["NoCompression", "LZ4", "ZSTD:LZ4"]),
+            ),
+            7 => ("block_size", pick(rng, &["1024", "4096", "16384"])),
+            8 => ("enable_blob_files", pick(rng, &["false", "true"])),
+            _ => ("min_blob_size", pick(rng, &["0", "64", "1024"])),
+        })
+        .collect();
+    let mut want = before.clone();
+    let valid =
+        changes.iter().all(|(k, v)| want.set_option(k, v).is_ok()) && want.validate().is_ok();
+    match (valid, sh.db.set_options_cf(c, &changes)) {
+        (true, Ok(())) | (false, Err(shale::Error::InvalidArgument(_))) => Ok(()),
+        (_, r) => Err(format!(
+            "set_options_cf({cf}, {changes:?}) (valid: {valid}): {r:?}"
+        )),
+    }
 }

@@ -143,3 +143,129 @@ pub fn recording_table_reads() -> (Arc<dyn FileSystem>, TableReads) {
     );
     (Arc::new(fs), reads)
 }
+
+/// 1-3 changes for `Db::set_options`, drawn from the changeable options in
+/// the ranges the model test draws options from (a TTL, if any, no run
+/// reaches; FIFO families (`fifo`) keep their size cap and get no blob
+/// files; universal `incremental` only with `num_levels` >= 3), and, one
+/// draw in 17, an option that changes only on reopen or an unknown one,
+/// which `set_options` must refuse.
+pub fn random_option_changes<R: rand::Rng>(
+    rng: &mut R,
+    fifo: bool,
+    num_levels: usize,
+) -> Vec<(&'static str, String)> {
+    const FAR_TTL: &str = "1099511627776";
+    let bool_text = |rng: &mut R| rng.gen_bool(0.5).to_string();
+    let pick = |rng: &mut R, xs: &[&str]| xs[rng.gen_range(0..xs.len())].to_string();
+    let mut changes: Vec<(&str, String)> = Vec::new();
+    for _ in 0..rng.gen_range(1..=3) {
+        let c = match rng.gen_range(0..34) {
+            0 => (
+                "write_buffer_size",
+                rng.gen_range(4096..64 * 1024).to_string(),
+            ),
+            1 => ("max_write_buffer_number", rng.gen_range(2..=4).to_string()),
+            2 => (
+                "memtable_bloom_size_ratio",
+                pick(rng, &["0", "0.001", "0.02"]),
+            ),
+            3 => ("memtable_whole_key_filtering", bool_text(rng)),
+            4 => ("block_size", pick(rng, &["64", "256", "4096"])),
+            5 => ("block_restart_interval", pick(rng, &["1", "4", "16"])),
+            6 => ("block_size_deviation", rng.gen_range(0..=100).to_string()),
+            7 => ("bloom_bits_per_key", pick(rng, &["0", "10"])),
+            8 => (
+                "bloom_bits_per_key_per_level",
+                pick(rng, &["1:8", "10:4:0.5"]),
+            ),
+            9 => ("whole_key_filtering", bool_text(rng)),
+            10 => (
+                "compression_per_level",
+                pick(rng, &["NoCompression", "LZ4:ZSTD"]),
+            ),
+            11 => ("bottommost_compression", pick(rng, &["Disabled", "LZ4"])),
+            12 => ("disable_auto_compactions", bool_text(rng)),
+            13 => (
+                "level0_file_num_compaction_trigger",
+                pick(rng, &["2", "4", "100"]),
+            ),
+            14 => ("level0_slowdown_writes_trigger", pick(rng, &["20", "100"])),
+            15 => ("level0_stop_writes_trigger", pick(rng, &["36", "100"])),
+            16 => ("max_bytes_for_level_base", pick(rng, &["32768", "65536"])),
+            17 => ("max_bytes_for_level_multiplier", pick(rng, &["2", "10"])),
+            18 => ("target_file_size_base", pick(rng, &["8192", "16384"])),
+            19 => ("target_file_size_multiplier", pick(rng, &["1", "2"])),
+            20 => ("max_compaction_bytes", pick(rng, &["0", "65536"])),
+            21 => ("level_compaction_dynamic_file_size", bool_text(rng)),
+            22 => (
+                "soft_pending_compaction_bytes_limit",
+                pick(rng, &["262144", "68719476736"]),
+            ),
+            23 => ("default_ttl_secs", pick(rng, &["0", FAR_TTL])),
+            24 => (
+                "compaction_options_universal.size_ratio",
+                pick(rng, &["0", "1", "10"]),
+            ),
+            25 => (
+                "compaction_options_universal.max_size_amplification_percent",
+                pick(rng, &["25", "200"]),
+            ),
+            26 => (
+                "compaction_options_universal.incremental",
+                (num_levels >= 3 && rng.gen_bool(0.5)).to_string(),
+            ),
+            27 => ("compaction_options_fifo.allow_compaction", bool_text(rng)),
+            28 => (
+                "enable_blob_files",
+                (!fifo && rng.gen_bool(0.5)).to_string(),
+            ),
+            29 => ("min_blob_size", pick(rng, &["0", "16", "100"])),
+            30 => ("enable_blob_garbage_collection", bool_text(rng)),
+            31 => (
+                "blob_garbage_collection_age_cutoff",
+                pick(rng, &["0.25", "1"]),
+            ),
+            // Changes only on reopen, or unknown: refused.
+            32 => (
+                [
+                    "compaction_style",
+                    "prefix_extractor",
+                    "block_align",
+                    "merge_operator",
+                ][rng.gen_range(0..4)],
+                "x".to_string(),
+            ),
+            _ => ("no_such_option", "1".to_string()),
+        };
+        changes.push(c);
+    }
+    changes
+}
+
+/// Options that change only on reopen, and a name no option has: what
+/// `random_option_changes` draws for `set_options` to refuse.
+pub const REFUSED_OPTIONS: [&str; 5] = [
+    "compaction_style",
+    "prefix_extractor",
+    "block_align",
+    "merge_operator",
+    "no_such_option",
+];
+
+/// The options `set_options(changes)` must leave on a family that had
+/// `before`, or `None` where it must refuse them (and change nothing).
+pub fn options_after(
+    before: &shale::CfOptions,
+    changes: &[(&'static str, String)],
+) -> Option<shale::CfOptions> {
+    if changes.iter().any(|(k, _)| REFUSED_OPTIONS.contains(k)) {
+        return None;
+    }
+    let mut want = before.clone();
+    for (k, v) in changes {
+        want.set_option(k, v).ok()?;
+    }
+    want.validate().ok()?;
+    Some(want)
+}
