@@ -7,6 +7,8 @@
 //! come back inline as collection relocates them); merges over blob values;
 //! a missing blob file fails open (paranoid) or only the reads needing it.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use rand::rngs::SmallRng;
@@ -45,19 +47,6 @@ fn num(db: &Db, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no property {name}"))
         .parse()
         .unwrap()
-}
-
-fn blob_files_on_disk(path: &std::path::Path) -> usize {
-    std::fs::read_dir(path)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".blob")
-        })
-        .count()
 }
 
 fn value(i: u32, round: u32, len: usize) -> Vec<u8> {
@@ -105,7 +94,7 @@ fn large_values_go_to_blob_files_and_read_back_everywhere() {
     }
     db.flush().unwrap();
     assert!(num(&db, "shale.num-blob-files") >= 1);
-    assert!(blob_files_on_disk(dir.path()) >= 1);
+    assert!(common::blob_files_on_disk(dir.path()) >= 1);
     check_all(&db, &model);
     // Through compaction too, and at a snapshot taken before overwrites.
     let snap = db.snapshot();
@@ -205,7 +194,7 @@ fn overwrites_become_garbage_and_collection_deletes_old_blob_files() {
         "live {live} total {total}"
     );
     assert_eq!(
-        blob_files_on_disk(dir.path()) as u64,
+        common::blob_files_on_disk(dir.path()) as u64,
         num(&db, "shale.num-blob-files")
     );
 }
@@ -237,7 +226,7 @@ fn blob_files_turned_off_on_reopen_bring_values_back_inline() {
     db.compact_range(None, None).unwrap();
     check_all(&db, &model);
     assert_eq!(num(&db, "shale.num-blob-files"), 0);
-    assert_eq!(blob_files_on_disk(dir.path()), 0);
+    assert_eq!(common::blob_files_on_disk(dir.path()), 0);
 }
 
 #[test]
@@ -354,7 +343,7 @@ fn randomized_against_a_model_with_gc_snapshots_and_reopens() {
     db.wait_for_compaction().unwrap();
     check_all(&db, &model);
     assert_eq!(
-        blob_files_on_disk(dir.path()) as u64,
+        common::blob_files_on_disk(dir.path()) as u64,
         num(&db, "shale.num-blob-files"),
         "every blob file on disk is live"
     );

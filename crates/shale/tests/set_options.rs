@@ -10,6 +10,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+mod common;
+
 use shale::tools::OptionsFile;
 use shale::{CfOptions, Clock, Db, Error, Options};
 
@@ -277,24 +279,12 @@ fn tables_written_after_a_change_use_it() {
         "LZ4 table {lz4} bytes vs {plain} uncompressed"
     );
 
-    let blobs = |dir: &std::path::Path| {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .ends_with(".blob")
-            })
-            .count()
-    };
-    assert_eq!(blobs(dir.path()), 0);
+    assert_eq!(common::blob_files_on_disk(dir.path()), 0);
     db.set_options(&[("enable_blob_files", "true"), ("min_blob_size", "1024")])
         .unwrap();
     fill(3);
     assert!(
-        blobs(dir.path()) > 0,
+        common::blob_files_on_disk(dir.path()) > 0,
         "no blob file after enable_blob_files"
     );
     for t in 1..=3u8 {

@@ -269,3 +269,17 @@ pub fn options_after(
     want.validate().ok()?;
     Some(want)
 }
+
+/// Blob files (`*.blob`) in the DB directory `path`.
+pub fn blob_files_on_disk(path: &std::path::Path) -> usize {
+    std::fs::read_dir(path)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".blob")
+        })
+        .count()
+}
