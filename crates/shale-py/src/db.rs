@@ -367,6 +367,29 @@ impl PyDb {
             .map_err(to_py)
     }
 
+    /// Changes DB-wide options while the DB is open: RocksDB's
+    /// `SetDBOptions`. `options` maps the OPTIONS file's `[DBOptions]`
+    /// names (`max_background_jobs`, `max_subcompactions`,
+    /// `delayed_write_rate`, `max_total_wal_size`, `bytes_per_sync`,
+    /// `wal_bytes_per_sync`, `compaction_readahead_size`) to values: `str`
+    /// (the OPTIONS file's text), `bool`, `int` or `float`. All apply or
+    /// none: an empty dict, any other name (a family's option goes to
+    /// `set_options`) or a bad value is `InvalidArgumentError` and changes
+    /// nothing. The changes last until the DB is closed and show in a new
+    /// OPTIONS file.
+    fn set_db_options(slf: PyRef<'_, Self>, options: &Bound<'_, PyDict>) -> PyResult<()> {
+        let r = parts(&slf);
+        r.check_open()?;
+        let changes = options::set_db_changes(options)?;
+        let changes: Vec<(&str, &str)> = changes
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        slf.py()
+            .allow_threads(|| r.db.set_db_options(&changes))
+            .map_err(to_py)
+    }
+
     /// A few current options of this family (or of `cf`): the sizes,
     /// counts and triggers `set_options` changes, named as it takes them.
     #[pyo3(signature = (cf = None))]

@@ -11,6 +11,8 @@
 //! (`set_changes`): names as in the OPTIONS file, or the keyword names above
 //! where those differ; the engine decides what may change while open.
 //! `db.get_options()` reads a few of them back (`current`).
+//! `db.set_db_options({...})` hands it RocksDB's `SetDBOptions` text
+//! (`set_db_changes`) the same way, names as given.
 
 use std::sync::Arc;
 
@@ -338,24 +340,44 @@ fn merge_operator(v: &Bound<'_, PyAny>) -> PyResult<Option<Arc<dyn MergeOperator
 pub fn set_changes(options: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)>> {
     let mut out = Vec::with_capacity(options.len());
     for (k, v) in options.iter() {
-        let key: String = k.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "option names are str, not {}",
-                k.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
+        let key = option_name(&k)?;
         if DB_NAMES.contains(&key.as_str()) {
             return Err(invalid(format!(
-                "option '{key}' is DB-wide: it is set only when opening shale.DB()"
+                "option '{key}' is DB-wide: it is set when opening shale.DB() \
+                 (some change while open through set_db_options())"
             )));
         }
         let text = option_text(&key, &v)?;
         out.push(engine_name(key, text));
     }
     Ok(out)
+}
+
+/// The `(name, text)` changes of `db.set_db_options(options)`: names as
+/// given (the OPTIONS file's `[DBOptions]` names), values as text as in
+/// `set_changes`; another type is `TypeError`. Which names change while
+/// open, and their values, is the engine's to decide.
+pub fn set_db_changes(options: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)>> {
+    let mut out = Vec::with_capacity(options.len());
+    for (k, v) in options.iter() {
+        let key = option_name(&k)?;
+        let text = option_text(&key, &v)?;
+        out.push((key, text));
+    }
+    Ok(out)
+}
+
+/// An option name; `TypeError` unless `str`.
+fn option_name(k: &Bound<'_, PyAny>) -> PyResult<String> {
+    k.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "option names are str, not {}",
+            k.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })
 }
 
 /// `v` as option text; `TypeError` unless `str`, `bool`, `int` or `float`.

@@ -63,6 +63,8 @@ def test_closed_db_raises_closed_error(path):
         lambda: db.set_options({"write_buffer_size": 1 << 20}),
         lambda: db.get_options(),
         lambda: fam.set_options({"write_buffer_size": 1 << 20}),
+        lambda: db.set_db_options({"max_background_jobs": 4}),
+        lambda: fam.set_db_options({"max_background_jobs": 4}),
     ):
         with pytest.raises(shale.ClosedError):
             call()

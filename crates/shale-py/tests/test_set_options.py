@@ -1,5 +1,6 @@
-"""Options changed while the DB is open (RocksDB's SetOptions): applied and
-read back, or refused whole with InvalidArgumentError."""
+"""Options changed while the DB is open (RocksDB's SetOptions and
+SetDBOptions): applied and read back, or refused whole with
+InvalidArgumentError."""
 
 import glob
 import os
@@ -71,6 +72,7 @@ def test_get_options_fed_back_changes_nothing(db):
         # Valid alone, refused together with the default stop trigger.
         ({"level0_slowdown_writes_trigger": 1000}, "L0 triggers"),
         ({"cache_size": 1 << 20}, "DB-wide"),
+        ({"max_background_jobs": 4}, "set_db_options"),
         ({}, "no option given"),
     ],
 )
@@ -192,3 +194,162 @@ def test_a_family_of_another_db_or_a_dropped_one_is_refused(path):
             fb.get_options()
         with pytest.raises(TypeError):
             a.set_options({"write_buffer_size": 1 << 20}, cf=a.snapshot())
+
+
+# set_db_options: DB-wide options (RocksDB's SetDBOptions), read back from
+# the [DBOptions] section of the newest OPTIONS file.
+
+
+def options_file(path):
+    """The newest OPTIONS-NNNNNN file of the DB at path."""
+    files = glob.glob(os.path.join(path, "OPTIONS-*"))
+    assert files
+    return max(files, key=lambda f: int(os.path.basename(f).split("-", 1)[1]))
+
+
+def db_options_section(path):
+    """The [DBOptions] section of the newest OPTIONS file, as name -> text."""
+    with open(options_file(path)) as f:
+        text = f.read()
+    section, out = None, {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+        elif section == "DBOptions" and "=" in line:
+            k, v = line.split("=", 1)
+            out[k] = v
+    assert out, text
+    return out
+
+
+def test_db_options_change_and_show_in_the_options_file(db, path):
+    before = db_options_section(path)
+    assert before["delayed_write_rate"] != "1048576"
+    assert before["max_background_jobs"] != "4"
+    db.set_db_options({"delayed_write_rate": 1048576, "max_background_jobs": 4})
+    assert db_options_section(path) == {
+        **before,
+        "delayed_write_rate": "1048576",
+        "max_background_jobs": "4",
+    }
+    db[b"k"] = b"v"
+    assert db[b"k"] == b"v"
+
+
+def test_every_db_option_changes_with_values_of_each_type(db, path):
+    before = db_options_section(path)
+    db.set_db_options(
+        {
+            "max_background_jobs": "3",  # text as in the OPTIONS file
+            "max_subcompactions": 2,
+            "delayed_write_rate": 8 << 20,
+            "max_total_wal_size": 256 << 20,
+            "bytes_per_sync": 1 << 20,
+            "wal_bytes_per_sync": 512 << 10,
+            "compaction_readahead_size": 4 << 20,
+        }
+    )
+    changed = {
+        "max_background_jobs": "3",
+        "max_subcompactions": "2",
+        "delayed_write_rate": str(8 << 20),
+        "max_total_wal_size": str(256 << 20),
+        "bytes_per_sync": str(1 << 20),
+        "wal_bytes_per_sync": str(512 << 10),
+        "compaction_readahead_size": str(4 << 20),
+    }
+    if "max_total_wal_size" not in before:
+        # The engine takes it but does not write it in the OPTIONS file.
+        del changed["max_total_wal_size"]
+    assert db_options_section(path) == {**before, **changed}
+
+
+def test_a_family_object_changes_the_whole_db(path):
+    with shale.DB(path) as db:
+        users = db.create_column_family("users")
+        before = db_options_section(path)
+        users.set_db_options({"max_subcompactions": 3})
+        assert db_options_section(path) == {**before, "max_subcompactions": "3"}
+
+
+def test_db_options_last_until_the_db_is_closed(path):
+    with shale.DB(path) as db:
+        opened_with = db_options_section(path)
+        db.set_db_options({"delayed_write_rate": 1048576, "max_background_jobs": 4})
+        assert db_options_section(path)["delayed_write_rate"] == "1048576"
+    with shale.DB(path):
+        assert db_options_section(path) == opened_with
+
+
+@pytest.mark.parametrize(
+    "changes, match",
+    [
+        # A family's option, a DB-wide one fixed while open, an unknown one.
+        ({"write_buffer_size": 1 << 20}, "write_buffer_size"),
+        ({"max_open_files": 100}, "max_open_files"),
+        ({"no_such_option": 1}, "no_such_option"),
+        ({"delayed_write_rate": 0}, "delayed_write_rate"),
+        ({"max_subcompactions": 0}, "max_subcompactions"),
+        ({"max_background_jobs": 0}, "max_background_jobs"),
+        ({"max_background_jobs": "many"}, "max_background_jobs"),
+        ({"delayed_write_rate": -1}, "delayed_write_rate"),
+        ({"delayed_write_rate": 1.5}, "delayed_write_rate"),
+        ({"bytes_per_sync": True}, "bytes_per_sync"),
+        ({}, "no option given"),
+        # Good values do not apply beside a refused one.
+        (
+            {"delayed_write_rate": 1048576, "max_background_jobs": 4, "max_subcompactions": 0},
+            "max_subcompactions",
+        ),
+        ({"max_background_jobs": 4, "write_buffer_size": 1 << 20}, "write_buffer_size"),
+    ],
+)
+def test_refused_db_option_changes_change_nothing(db, path, changes, match):
+    before_file = options_file(path)
+    before = db_options_section(path)
+    with pytest.raises(shale.InvalidArgumentError, match=match):
+        db.set_db_options(changes)
+    assert options_file(path) == before_file
+    assert db_options_section(path) == before
+    # A later good change still applies.
+    db.set_db_options({"delayed_write_rate": 1048576})
+    assert db_options_section(path) == {**before, "delayed_write_rate": "1048576"}
+
+
+def test_db_option_values_of_other_types_are_type_errors(db, path):
+    before = db_options_section(path)
+    for value in (None, b"4", [4], {"a": 4}):
+        with pytest.raises(TypeError, match="max_background_jobs"):
+            db.set_db_options({"max_background_jobs": value})
+    with pytest.raises(TypeError):
+        db.set_db_options({4: 4})
+    with pytest.raises(TypeError):
+        db.set_db_options([("max_background_jobs", 4)])
+    assert db_options_section(path) == before
+
+
+def test_writes_and_reads_after_raising_and_lowering_background_jobs(path):
+    value = b"v" * 100
+    with shale.DB(path, write_buffer_size=64 << 10, level0_file_num_compaction_trigger=2) as db:
+        db.set_db_options({"max_background_jobs": 8, "max_subcompactions": 4})
+        for i in range(4000):
+            db[b"a%05d" % i] = value
+        db.wait_for_compaction()
+        db.set_db_options({"max_background_jobs": 1, "max_subcompactions": 1})
+        for i in range(4000):
+            db[b"b%05d" % i] = value
+        for i in range(0, 4000, 2):
+            del db[b"a%05d" % i]
+        db.flush()
+        db.wait_for_compaction()
+        assert db_options_section(path)["max_background_jobs"] == "1"
+        assert all(db.get(b"a%05d" % i) == (None if i % 2 == 0 else value) for i in range(4000))
+        assert all(db[b"b%05d" % i] == value for i in range(4000))
+        assert sum(1 for _ in db.keys()) == 6000
+        db.set_db_options({"max_background_jobs": 6})
+        db.compact_range()
+        assert sum(1 for _ in db.keys()) == 6000
+        assert db[b"b03999"] == value
+    with shale.DB(path) as db:
+        assert sum(1 for _ in db.keys()) == 6000

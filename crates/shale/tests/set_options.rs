@@ -5,7 +5,8 @@
 //! (a memtable switch, a compaction pick, a stall check, a table, a blob
 //! file, a put's expiry); a family's changes are persisted and reopen with
 //! it, the default family's are shown in the OPTIONS file; options change
-//! while writers and readers run.
+//! while writers and readers run. Likewise `Db::set_db_options` for the
+//! DB-wide options that change while open.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -454,10 +455,23 @@ fn options_change_while_writers_and_readers_run() {
             ("level0_file_num_compaction_trigger", "2"),
         ],
     ];
+    let db_changes: [&[(&str, &str)]; 4] = [
+        &[
+            ("max_background_jobs", "1"),
+            ("max_total_wal_size", "65536"),
+        ],
+        &[("max_background_jobs", "4"), ("bytes_per_sync", "8192")],
+        &[
+            ("delayed_write_rate", "1048576"),
+            ("wal_bytes_per_sync", "4096"),
+        ],
+        &[("max_total_wal_size", "0"), ("max_subcompactions", "2")],
+    ];
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
     let mut n = 0;
     while std::time::Instant::now() < deadline {
         db.set_options(changes[n % changes.len()]).unwrap();
+        db.set_db_options(db_changes[n % db_changes.len()]).unwrap();
         n += 1;
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -469,4 +483,91 @@ fn options_change_while_writers_and_readers_run() {
         .unwrap();
     db.wait_for_compaction().unwrap();
     assert!(n >= changes.len(), "only {n} changes");
+}
+
+/// The DB-wide options change, show in a new OPTIONS file and last until
+/// the DB closes; refused changes (empty, an option fixed while open, a
+/// bad value, an invalid value) change nothing.
+#[test]
+fn db_options_change_show_in_the_options_file_and_refusals_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let shown = |name: &str| {
+        let f = OptionsFile::read(&OptionsFile::latest_in(dir.path()).unwrap()).unwrap();
+        f.get("DBOptions", name).map(str::to_string)
+    };
+    let changes = [
+        ("max_background_jobs", "3"),
+        ("max_subcompactions", "2"),
+        ("delayed_write_rate", "1048576"),
+        ("max_total_wal_size", "33554432"),
+        ("bytes_per_sync", "1048576"),
+        ("wal_bytes_per_sync", "524288"),
+        ("compaction_readahead_size", "4194304"),
+    ];
+    db.set_db_options(&changes).unwrap();
+    for (k, v) in changes {
+        // max_total_wal_size is not in the OPTIONS file's DBOptions.
+        if let Some(got) = shown(k) {
+            assert_eq!(got, v, "{k}");
+        }
+    }
+    assert_eq!(shown("delayed_write_rate").as_deref(), Some("1048576"));
+    let refused: [&[(&str, &str)]; 6] = [
+        &[],
+        &[("max_open_files", "10")],
+        &[("write_buffer_size", "1048576")],
+        &[("delayed_write_rate", "fast")],
+        &[("delayed_write_rate", "0")],
+        &[("bytes_per_sync", "1"), ("max_subcompactions", "0")],
+    ];
+    for c in refused {
+        let r = db.set_db_options(c);
+        assert!(is_invalid(&r), "{c:?}: {r:?}");
+        assert_eq!(shown("bytes_per_sync").as_deref(), Some("1048576"), "{c:?}");
+        assert_eq!(shown("max_subcompactions").as_deref(), Some("2"), "{c:?}");
+    }
+    for i in 0..2000 {
+        db.put(format!("k{i:05}").as_bytes(), &[1u8; 512]).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert!(db.get(b"k01999").unwrap().is_some());
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    drop(db);
+    assert_eq!(shown("delayed_write_rate").as_deref(), Some("16777216"));
+}
+
+/// A higher `max_background_jobs` starts its threads at once (thread
+/// `shale-bg-9` exists only after it is raised to 10; no other test of
+/// this file runs more than 4).
+#[test]
+fn raising_max_background_jobs_starts_threads() {
+    let named = |name: &str| {
+        std::fs::read_dir("/proc/self/task")
+            .map(|d| {
+                d.filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+                    .any(|c| c.trim() == name)
+            })
+            .unwrap_or(false)
+    };
+    if !std::path::Path::new("/proc/self/task").exists() {
+        eprintln!("no /proc/self/task: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    assert!(!named("shale-bg-9"));
+    db.set_db_options(&[("max_background_jobs", "10")]).unwrap();
+    assert!(named("shale-bg-9"), "no tenth background thread");
+    db.set_db_options(&[("max_background_jobs", "1")]).unwrap();
+    flush_tables(&db, &db.default_cf(), 4);
+    db.wait_for_compaction().unwrap();
+    assert!(l0(&db, &db.default_cf()) < 2);
+    db.close().unwrap();
+    assert!(
+        !named("shale-bg-9"),
+        "a background thread outlived the close"
+    );
 }

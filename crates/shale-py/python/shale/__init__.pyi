@@ -156,7 +156,8 @@ class DB(Reader):
     raises InvalidArgumentError.
 
     While the DB is open, set_options() changes a family's options
-    (RocksDB's SetOptions) and get_options() reads the main ones back.
+    (RocksDB's SetOptions) and get_options() reads the main ones back;
+    set_db_options() changes DB-wide ones (RocksDB's SetDBOptions).
     """
 
     def __new__(
@@ -200,6 +201,24 @@ class DB(Reader):
         changes nothing; a value of another type raises TypeError. The
         default family's changes last until the DB is closed (it reopens
         with the options given to shale.DB()); another family's persist.
+        """
+    def set_db_options(self, options: dict[str, Union[str, int, float, bool]]) -> None:
+        """Changes DB-wide options while the DB is open (RocksDB's SetDBOptions).
+
+        Names are the OPTIONS file's [DBOptions] ones that change while
+        open: max_background_jobs (more background threads start at once;
+        fewer lets the extra ones idle), max_subcompactions,
+        delayed_write_rate (bytes/s while writes are slowed down),
+        max_total_wal_size, bytes_per_sync and wal_bytes_per_sync (for
+        files started after), compaction_readahead_size. Values are str
+        (the OPTIONS file's text), bool, int or float. All apply or none:
+        an empty dict, any other name (a family's option such as
+        write_buffer_size goes to set_options), a bad value or a refused
+        one (delayed_write_rate=0, max_subcompactions=0) raises
+        InvalidArgumentError and changes nothing; a value of another type
+        raises TypeError. Changes show in a new OPTIONS file and last until
+        the DB is closed (it reopens with the options given to shale.DB()).
+        Called on any family's DB object, it changes the whole DB's.
         """
     def get_options(self, cf: Optional["DB"] = None) -> dict[str, Any]:
         """The current options of this family (or of cf) that set_options most often changes.

@@ -722,20 +722,34 @@ fn compact(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<(),
         .map_err(|e| format!("compact_range_cf({cf}, {lo:02x?}, {hi:02x?}): {e}"))
 }
 
-/// Changes one or two of family `cf`'s options at run time
-/// (`set_options_cf`), drawn from ranges that keep the run's shape
+/// Changes a DB-wide option (`set_db_options`, a quarter of the calls), or
+/// one or two of family `cf`'s options at run time (`set_options_cf`), drawn from ranges that keep the run's shape
 /// (memtable and table sizes, triggers, compression, block size, blob
 /// extraction, auto compactions mostly on). A change the family's fixed
 /// options make invalid (compression under `block_align`, blob files
 /// under FIFO, a compaction trigger above the slowdown trigger) must be
 /// refused whole with `InvalidArgument`; any other must apply.
 fn set_options(sh: &Shared<'_>, cf: u32, rng: &mut SmallRng) -> Result<(), String> {
+    let pick = |rng: &mut SmallRng, xs: &[&'static str]| xs[rng.gen_range(0..xs.len())];
+    if rng.gen_bool(0.25) {
+        // DB-wide: every drawn value is valid.
+        let changes = [match rng.gen_range(0..5) {
+            0 => ("max_background_jobs", pick(rng, &["1", "2", "4"])),
+            1 => ("delayed_write_rate", pick(rng, &["2097152", "16777216"])),
+            2 => ("max_total_wal_size", pick(rng, &["0", "4194304"])),
+            3 => ("bytes_per_sync", pick(rng, &["0", "1048576"])),
+            _ => ("compaction_readahead_size", pick(rng, &["0", "2097152"])),
+        }];
+        return sh
+            .db
+            .set_db_options(&changes)
+            .map_err(|e| format!("set_db_options({changes:?}): {e}"));
+    }
     let c = &sh.cfs[cf as usize];
     let before = sh
         .db
         .cf_options(c)
         .map_err(|e| format!("cf_options {cf}: {e}"))?;
-    let pick = |rng: &mut SmallRng, xs: &[&'static str]| xs[rng.gen_range(0..xs.len())];
     let changes: Vec<(&str, &str)> = (0..rng.gen_range(1..=2))
         .map(|_| match rng.gen_range(0..10) {
             0 => (

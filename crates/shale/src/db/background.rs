@@ -29,15 +29,24 @@ use super::flush_runner;
 use super::{DbInner, DbState, Reason};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
-    (0..db.opts.max_background_jobs)
-        .filter_map(|i| {
-            let db = Arc::clone(db);
-            std::thread::Builder::new()
-                .name(format!("shale-bg-{i}"))
-                .spawn(move || bg_loop(&db))
-                .ok()
-        })
-        .collect()
+    let mut threads = Vec::new();
+    add_threads(db, &mut threads);
+    threads
+}
+
+/// Starts background threads until `threads` holds
+/// `max_background_jobs` of them (`set_db_options` raising it; a lower
+/// value leaves the extra threads idle: the job limits read it).
+pub(crate) fn add_threads(db: &Arc<DbInner>, threads: &mut Vec<JoinHandle<()>>) {
+    for i in threads.len()..db.mutable.max_background_jobs() {
+        let db = Arc::clone(db);
+        if let Ok(t) = std::thread::Builder::new()
+            .name(format!("shale-bg-{i}"))
+            .spawn(move || bg_loop(&db))
+        {
+            threads.push(t);
+        }
+    }
 }
 
 fn bg_loop(db: &Arc<DbInner>) {
@@ -89,7 +98,7 @@ fn bg_loop(db: &Arc<DbInner>) {
 
 /// Concurrent flushes: a quarter of `max_background_jobs`, at least one.
 pub(crate) fn max_flushes(db: &DbInner) -> usize {
-    (db.opts.max_background_jobs / 4).max(1)
+    (db.mutable.max_background_jobs() / 4).max(1)
 }
 
 /// Takes the next family with an immutable memtable and no flush running
@@ -116,7 +125,7 @@ fn next_flush(st: &mut DbState) -> Option<u32> {
 /// Concurrent compactions: `max_background_jobs` minus the flush share
 /// (`max(1, jobs / 4)`), at least one — RocksDB's `GetBGJobLimits`.
 pub(crate) fn max_compactions(db: &DbInner) -> usize {
-    let jobs = db.opts.max_background_jobs;
+    let jobs = db.mutable.max_background_jobs();
     let flushes = (jobs / 4).max(1);
     jobs.saturating_sub(flushes).max(1)
 }

@@ -86,14 +86,22 @@ pub(crate) fn relocate_below(v: &Version, b: &BlobOptions) -> u64 {
     }
 }
 
-/// The cutoff of a forced collection: when the garbage share of the blob
-/// files below the collection cutoff reaches
-/// `blob_garbage_collection_force_threshold` (and there is garbage), the
-/// tables referencing the *oldest* blob file are compacted for that alone
-/// (see `compaction::picker`): their references move to a new file, the
-/// oldest file empties and goes, and the next one is oldest. Each step
-/// retires one file, and files the collection writes hold no garbage, so
-/// it ends. 0: nothing forced.
+/// The cutoff of a forced collection (RocksDB's
+/// `ComputeFilesMarkedForForcedBlobGC`): the *oldest batch* is the oldest
+/// blob file and the files after it that no table names as its oldest
+/// blob file (they are kept alive by the same tables); when the batch lies
+/// wholly below the collection cutoff and its garbage share reaches
+/// `blob_garbage_collection_force_threshold` (and it has garbage), the
+/// tables referencing the oldest file are compacted for that alone (see
+/// `compaction::picker`): their references below the cutoff move to new
+/// files and the batch goes. 0: nothing forced.
+///
+/// The share is the batch's alone, not that of every file below the
+/// cutoff: a relocation leaves garbage in the newer files the compacted
+/// tables shared with others, so a share over all of them stayed above a
+/// low threshold for ever and each step relocated the (garbage-free)
+/// oldest file again, a compaction loop that never ended (regression test
+/// `tests/model.rs::model_seed_387621_forced_blob_collection_ends`).
 pub(crate) fn forced_gc_below(v: &Version, b: &BlobOptions) -> u64 {
     let cutoff = relocate_below(v, b);
     let Some(&oldest) = v.blob_files().keys().next() else {
@@ -102,12 +110,22 @@ pub(crate) fn forced_gc_below(v: &Version, b: &BlobOptions) -> u64 {
     if cutoff == 0 {
         return 0;
     }
-    let (garbage, total) = v
-        .blob_files()
-        .range(..cutoff)
-        .fold((0u64, 0u64), |(g, t), (_, f)| {
-            (g + f.garbage_bytes, t + f.bytes)
-        });
+    let linked: std::collections::HashSet<u64> = (0..v.num_levels())
+        .flat_map(|l| v.files(l).iter().map(|f| f.oldest_blob_file))
+        .filter(|&n| n != 0)
+        .collect();
+    let (mut garbage, mut total) = (0u64, 0u64);
+    for (&n, f) in v.blob_files() {
+        if n != oldest && linked.contains(&n) {
+            break;
+        }
+        if n >= cutoff {
+            // The batch reaches past the cutoff: not collected yet.
+            return 0;
+        }
+        garbage += f.garbage_bytes;
+        total += f.bytes;
+    }
     let share = garbage as f64 / total.max(1) as f64;
     if garbage > 0 && share >= b.blob_garbage_collection_force_threshold {
         oldest + 1

@@ -73,7 +73,7 @@ fn compaction_readahead(db: &DbInner) -> ReadaheadPolicy {
         b => (b / 128).max(64 << 10),
     }
     .min(db.max_read_request);
-    match db.opts.compaction_readahead_size {
+    match db.mutable.compaction_readahead_size() {
         0 => ReadaheadPolicy::Auto {
             max: db.opts.max_auto_readahead_size.min(cap),
         },
@@ -611,7 +611,7 @@ fn run_in_ranges(
         1 => sets.pop(),
         _ => Some(Arc::new(Fragments::merge(sets.iter().map(|s| s.as_ref())))),
     };
-    let n = db.opts.max_subcompactions;
+    let n = db.mutable.max_subcompactions();
     // An intra-L0 job writes one L0 file: never split. Nor a job with
     // range tombstones (ranges would have to cut them too).
     let splits = if n > 1 && job.plan.output_level > 0 && range_dels.is_none() {
@@ -803,7 +803,7 @@ fn run_range(
         target_file_size: target,
         new_file_number: &mut alloc,
         shutting_down: &db.shutting_down,
-        bytes_per_sync: db.opts.bytes_per_sync,
+        bytes_per_sync: db.mutable.bytes_per_sync(),
         blob: job.blob_output.clone(),
         // Set by the job.
         partitioner: None,

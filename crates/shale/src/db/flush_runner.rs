@@ -308,7 +308,7 @@ fn write_table(
             target_file_size: u64::MAX,
             new_file_number: &mut alloc,
             shutting_down: &db.shutting_down,
-            bytes_per_sync: db.opts.bytes_per_sync,
+            bytes_per_sync: db.mutable.bytes_per_sync(),
             blob: job.blob_output.clone(),
             // Set by the job.
             partitioner: None,

@@ -196,8 +196,12 @@ pub(crate) struct DbInner {
     pub unpersisted: AtomicBool,
     /// Serializes obsolete-file deletion passes.
     pub purge_lock: Mutex<()>,
-    /// Serializes `set_options` calls (and their OPTIONS files).
+    /// Serializes `set_options` and `set_db_options` calls (and their
+    /// OPTIONS files).
     pub options_lock: Mutex<()>,
+    /// The DB-wide options `set_db_options` changes: read from here, not
+    /// from `opts`.
+    pub mutable: crate::options::mutable_db::MutableDbOptions,
     /// A reader released a super version that was no longer current: the
     /// background threads run an obsolete-file pass.
     pub purge_requested: AtomicBool,
@@ -336,6 +340,7 @@ pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> A
 pub(crate) fn create_wal_file(
     fs: &Arc<dyn crate::fs::FileSystem>,
     opts: &Options,
+    wal_bytes_per_sync: u64,
     path: &std::path::Path,
 ) -> Result<Box<dyn crate::fs::WritableFile>> {
     let file = if opts.wal_mmap_writes {
@@ -343,7 +348,7 @@ pub(crate) fn create_wal_file(
     } else {
         fs.create(path)?
     };
-    Ok(crate::io::RangeSyncer::wrap(file, opts.wal_bytes_per_sync))
+    Ok(crate::io::RangeSyncer::wrap(file, wal_bytes_per_sync))
 }
 
 /// Opens the obsolete WAL `old` (kept by `recycle_log_file_num`) as the new
@@ -352,11 +357,12 @@ pub(crate) fn create_wal_file(
 pub(crate) fn reuse_wal_file(
     fs: &Arc<dyn crate::fs::FileSystem>,
     opts: &Options,
+    wal_bytes_per_sync: u64,
     old: &std::path::Path,
     path: &std::path::Path,
 ) -> Result<Box<dyn crate::fs::WritableFile>> {
     let file = fs.reuse_writable(old, path, opts.wal_mmap_writes)?;
-    Ok(crate::io::RangeSyncer::wrap(file, opts.wal_bytes_per_sync))
+    Ok(crate::io::RangeSyncer::wrap(file, wal_bytes_per_sync))
 }
 
 /// Owns the background threads; dropping the last `Db` clone drops this,
@@ -542,6 +548,20 @@ impl Db {
     /// options of its own.
     pub fn set_options(&self, changes: &[(&str, &str)]) -> Result<()> {
         set_options::set_options(self.inner(), &self.inner().default_cf, changes)
+    }
+
+    /// Changes DB-wide options while the DB is open (RocksDB's
+    /// `SetDBOptions`): `max_background_jobs` (more threads start at once;
+    /// fewer lets the extra ones idle), `max_subcompactions`,
+    /// `delayed_write_rate`, `max_total_wal_size`, `bytes_per_sync` and
+    /// `wal_bytes_per_sync` (for files started after), and
+    /// `compaction_readahead_size`, as `(name, value)` text pairs. All
+    /// apply or none: an empty list, any other name or a bad value is
+    /// `InvalidArgument`. The changes last until the DB is closed and show
+    /// in a new OPTIONS file. The rate limiter changes through
+    /// `RateLimiter::set_bytes_per_second`.
+    pub fn set_db_options(&self, changes: &[(&str, &str)]) -> Result<()> {
+        set_options::set_db_options(self.inner(), &self.handle.threads, changes)
     }
 
     /// `set_options` for family `cf`.

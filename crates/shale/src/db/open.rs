@@ -216,7 +216,12 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let stats = DbStats::new(opts.num_levels);
 
     let wal_number = versions.new_file_number();
-    let wal_file = super::create_wal_file(&fs, &opts, &dir.join(log_file_name(wal_number)))?;
+    let wal_file = super::create_wal_file(
+        &fs,
+        &opts,
+        opts.wal_bytes_per_sync,
+        &dir.join(log_file_name(wal_number)),
+    )?;
     fs.sync_dir(dir)?;
     let wal = LogWriter::new(wal_file, wal_number);
     // One atomic group: the recovered tables, the families' new log
@@ -347,6 +352,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         cf_options_report,
         purge_lock: Mutex::new(()),
         options_lock: Mutex::new(()),
+        mutable: crate::options::mutable_db::MutableDbOptions::new(&opts),
         purge_requested: AtomicBool::new(false),
         room_clear: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),

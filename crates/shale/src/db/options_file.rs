@@ -40,6 +40,7 @@ pub(crate) fn render(o: &Options) -> String {
                 ("wal_bytes_per_sync", o.wal_bytes_per_sync.to_string()),
                 ("recycle_log_file_num", o.recycle_log_file_num.to_string()),
                 ("delayed_write_rate", o.delayed_write_rate.to_string()),
+                ("max_total_wal_size", o.max_total_wal_size.to_string()),
                 ("max_open_files", o.max_open_files.to_string()),
                 ("use_direct_reads", o.use_direct_reads.to_string()),
                 (

@@ -1,5 +1,6 @@
-//! Changing a column family's options while the DB is open (RocksDB's
-//! `SetOptions`).
+//! Changing options while the DB is open: a column family's (RocksDB's
+//! `SetOptions`) and the DB-wide ones of `options::mutable_db` (RocksDB's
+//! `SetDBOptions`).
 //!
 //! Only the options `CfOptions::changeable_while_open` names can change;
 //! any other name, an unknown one or a bad value is `InvalidArgument` and
@@ -91,19 +92,75 @@ pub(crate) fn set_options(
             format!("\"changes\": {:?}", text.join(" ")),
         ],
     );
-    // Its temporary file is a pending output until renamed, so an
-    // obsolete-file pass running meanwhile leaves it alone.
+    write_options_file(db, st)
+}
+
+/// Changes DB-wide options (see the module comment): validated as a whole
+/// `Options`, then stored; a higher `max_background_jobs` starts the
+/// threads it needs (`threads`, the DB's), and waiting work is scheduled.
+pub(crate) fn set_db_options(
+    db: &Arc<DbInner>,
+    threads: &parking_lot::Mutex<Vec<std::thread::JoinHandle<()>>>,
+    changes: &[(&str, &str)],
+) -> Result<()> {
+    db.check_open()?;
+    if changes.is_empty() {
+        return Err(Error::InvalidArgument(
+            "set_db_options: no option given".into(),
+        ));
+    }
+    let _serial = db.options_lock.lock();
+    let mut new = current_options(db);
+    for (k, v) in changes {
+        crate::options::mutable_db::set(&mut new, k, v)?;
+    }
+    new.validate()?;
+    {
+        // Under the threads' lock: a close takes it after it stops the
+        // threads it holds, so no thread starts past a close.
+        let mut t = threads.lock();
+        db.check_open()?;
+        db.mutable.store(&new);
+        super::background::add_threads(db, &mut t);
+    }
+    let mut st = db.state.lock();
+    db.room_clear.store(false, Ordering::SeqCst);
+    db.bg_cv.notify_all();
+    let text: Vec<String> = changes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    db.log.event(
+        "db_options_changed",
+        &[format!("\"changes\": {:?}", text.join(" "))],
+    );
+    // The next pass of the scheduler sees the new limits.
+    let ids: Vec<u32> = st.cfs.keys().copied().collect();
+    st.compaction_queue.extend(ids);
+    write_options_file(db, st)
+}
+
+/// The options in force: those the DB was opened with, the DB-wide ones
+/// as changed, the default family's as changed.
+pub(crate) fn current_options(db: &DbInner) -> crate::options::Options {
+    let mut o = db.opts.clone();
+    db.mutable.apply_to(&mut o);
+    o.set_cf_options((**db.default_cf.opts()).clone());
+    o
+}
+
+/// Writes a new OPTIONS file of the current options and releases the DB
+/// mutex `st` for the write. Its temporary file is a pending output until
+/// renamed, so an obsolete-file pass running meanwhile leaves it alone.
+fn write_options_file(
+    db: &Arc<DbInner>,
+    mut st: parking_lot::MutexGuard<'_, super::DbState>,
+) -> Result<()> {
     let number = st.versions.new_file_number();
     st.pending_outputs.insert(number);
     drop(st);
-    // The OPTIONS file shows the default family's options (as at open).
-    let mut shown = db.opts.clone();
-    shown.set_cf_options((**db.default_cf.opts()).clone());
     let r = super::options_file::write(
         &db.fs,
         &db.dir,
         number,
-        &super::options_file::render(&shown),
+        &super::options_file::render(&current_options(db)),
         &db.log,
     );
     db.state.lock().pending_outputs.remove(&number);

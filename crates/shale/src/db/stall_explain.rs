@@ -89,7 +89,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
                     option: Some(option),
                     message: format!(
                         "{verb} in column family '{name}': {files} {what} >= {option} {threshold}; {compacting}; L0 is flushed faster than it is compacted: consider more max_background_jobs (now {}), a larger write_buffer_size (fewer, larger L0 files) or a higher {option}",
-                        db.opts.max_background_jobs
+                        db.mutable.max_background_jobs()
                     ),
                 });
             }
@@ -121,7 +121,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
                     option: Some(option),
                     message: format!(
                         "{verb} in column family '{name}': {pending} bytes of pending compaction >= {option} {threshold}; {} compactions running; compaction is behind the write rate: consider more max_background_jobs (now {}) or a higher {option}",
-                        st.compactions_running, db.opts.max_background_jobs
+                        st.compactions_running, db.mutable.max_background_jobs()
                     ),
                 });
             }
@@ -144,13 +144,13 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
                     "writes stopped in column family '{name}': {count} memtables >= max_write_buffer_number {} and the active one is full; {}; writers wait for a flush: consider a higher max_write_buffer_number, more max_background_jobs (now {}) or faster storage for flushes",
                     o.max_write_buffer_number,
                     if c.flush_running { "its flush is running" } else { "no flush of it is running yet" },
-                    db.opts.max_background_jobs
+                    db.mutable.max_background_jobs()
                 ),
             });
         }
     }
     if let Some(&(oldest, _)) = st.closed_wals.front() {
-        let limit = match db.opts.max_total_wal_size {
+        let limit = match db.mutable.max_total_wal_size() {
             0 => st.sum_write_buffers.saturating_mul(4),
             n => n,
         };
@@ -171,7 +171,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
                 option: Some("max_total_wal_size"),
                 message: format!(
                     "writes stopped: the live WALs hold {total} bytes > max_total_wal_size {limit} (plus half a write buffer) and the flushes that free WAL {oldest} have not finished; writers wait for them: consider a larger max_total_wal_size or more max_background_jobs (now {})",
-                    db.opts.max_background_jobs
+                    db.mutable.max_background_jobs()
                 ),
             });
         }
@@ -185,7 +185,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
                 "db_write_buffer_size",
                 format!(
                     "writes stopped: memtables use {mem} bytes >= twice db_write_buffer_size {budget} while {} flushes run; writers wait for them to free memory: consider a larger db_write_buffer_size or more max_background_jobs (now {})",
-                    st.flushes_running, db.opts.max_background_jobs
+                    st.flushes_running, db.mutable.max_background_jobs()
                 ),
             )
         } else {
@@ -197,7 +197,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
                     db.memory.get(Part::TableReaders),
                     db.memory.get(Part::Buffers),
                     st.flushes_running,
-                    db.opts.max_background_jobs
+                    db.mutable.max_background_jobs()
                 ),
             )
         };

@@ -1003,7 +1003,7 @@ fn make_room(db: &Arc<DbInner>) -> Result<()> {
                 let wait = {
                     let mut wc = db.stats.write_controller.lock();
                     let bytes = wc.take_ingest(db.stats.ingest_bytes.get());
-                    wc.delay(bytes, db.opts.delayed_write_rate, Instant::now())
+                    wc.delay(bytes, db.mutable.delayed_write_rate(), Instant::now())
                 };
                 if !wait.is_zero() {
                     let t = Instant::now();
@@ -1165,7 +1165,7 @@ fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<bool> {
     let Some(&(oldest, _)) = st.closed_wals.front() else {
         return Ok(false);
     };
-    let limit = match db.opts.max_total_wal_size {
+    let limit = match db.mutable.max_total_wal_size() {
         0 => st.sum_write_buffers.saturating_mul(4),
         n => n,
     };
@@ -1289,7 +1289,13 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
     let mut file = None;
     if let Some(old) = st.recycle_wals.pop_front() {
         let old_path = db.dir.join(log_file_name(old));
-        match super::reuse_wal_file(&db.fs, &db.opts, &old_path, &path) {
+        match super::reuse_wal_file(
+            &db.fs,
+            &db.opts,
+            db.mutable.wal_bytes_per_sync(),
+            &old_path,
+            &path,
+        ) {
             Ok(f) => {
                 file = Some(f);
                 recycled = Some(old);
@@ -1299,7 +1305,10 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
                 .warn(&format!("could not recycle WAL {old} as {number}: {e}")),
         }
     }
-    let file = match file.map_or_else(|| super::create_wal_file(&db.fs, &db.opts, &path), Ok) {
+    let file = match file.map_or_else(
+        || super::create_wal_file(&db.fs, &db.opts, db.mutable.wal_bytes_per_sync(), &path),
+        Ok,
+    ) {
         Ok(f) => f,
         Err(e) => {
             db.set_bg_error(st, e.clone(), Reason::Wal);

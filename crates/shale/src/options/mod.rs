@@ -9,6 +9,7 @@ mod blob;
 mod cf;
 mod compaction_style;
 mod log;
+pub(crate) mod mutable_db;
 mod text_value;
 
 use std::sync::Arc;

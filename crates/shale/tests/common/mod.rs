@@ -283,3 +283,30 @@ pub fn blob_files_on_disk(path: &std::path::Path) -> usize {
         })
         .count()
 }
+
+/// 1-2 changes for `Db::set_db_options` over the DB-wide options that
+/// change while open, and, one draw in 9, `max_open_files` (fixed while
+/// open: refused). Returns the changes and whether they must be refused.
+pub fn random_db_option_changes<R: rand::Rng>(rng: &mut R) -> (Vec<(&'static str, String)>, bool) {
+    let pick = |rng: &mut R, xs: &[&str]| xs[rng.gen_range(0..xs.len())].to_string();
+    let mut refused = false;
+    let changes = (0..rng.gen_range(1..=2))
+        .map(|_| match rng.gen_range(0..9) {
+            0 => ("max_background_jobs", pick(rng, &["1", "2", "4"])),
+            1 => ("max_subcompactions", pick(rng, &["1", "2", "3"])),
+            2 => ("delayed_write_rate", pick(rng, &["1048576", "16777216"])),
+            3 => ("max_total_wal_size", pick(rng, &["0", "65536", "1048576"])),
+            4 => ("bytes_per_sync", pick(rng, &["0", "4096", "1048576"])),
+            5 => ("wal_bytes_per_sync", pick(rng, &["0", "4096", "1048576"])),
+            6 | 7 => (
+                "compaction_readahead_size",
+                pick(rng, &["0", "65536", "2097152"]),
+            ),
+            _ => {
+                refused = true;
+                ("max_open_files", "100".to_string())
+            }
+        })
+        .collect();
+    (changes, refused)
+}
