@@ -265,7 +265,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     }
     versions.log_and_apply_group(&mut group)?;
     let number = versions.new_file_number();
-    super::options_file::write(&fs, dir, number, &super::options_file::render(&opts), &log)?;
+    let others: Vec<(String, CfOptions)> = families
+        .iter()
+        .filter(|f| f.id != 0)
+        .map(|f| (f.name.clone(), f.opts.clone()))
+        .collect();
+    let text = super::options_file::render(&opts, &others);
+    super::options_file::write(&fs, dir, number, &text, &log)?;
 
     let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let registry = CfRegistry::default();

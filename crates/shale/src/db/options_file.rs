@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::fs::FileSystem;
-use crate::options::Options;
+use crate::options::{CfOptions, Options};
 use crate::version::filename::{options_file_name, parse_file_name, FileType};
 
 use super::info_log::InfoLog;
@@ -16,8 +16,13 @@ use super::info_log::InfoLog;
 /// Format version of the options file.
 pub(crate) const OPTIONS_FILE_VERSION: u32 = 1;
 
-/// Renders `o`; one `[section]` per group, one `name=value` line per option.
-pub(crate) fn render(o: &Options) -> String {
+/// Renders `o` (the DB-wide options and the `default` family's) and the
+/// other column families' (`families`, by name): one `[section]` per group,
+/// one `name=value` line per option. Each family has a `[CFOptions "name"]`
+/// section and a `[TableOptions/BlockBasedTable "name"]` one with its table
+/// format options, every option of `CfOptions` listed (the `default`
+/// family's beyond the RocksDB-named ones first).
+pub(crate) fn render(o: &Options, families: &[(String, CfOptions)]) -> String {
     let comp: Vec<&str> = o.compression_per_level.iter().map(|c| c.name()).collect();
     let sections: [(&str, Vec<(&str, String)>); 4] = [
         (
@@ -148,6 +153,16 @@ pub(crate) fn render(o: &Options) -> String {
         ),
     ];
     let style = o.cf_options().style_lines();
+    // The default family's options the sections above do not name.
+    let named: Vec<&str> = sections
+        .iter()
+        .flat_map(|(_, lines)| lines.iter().map(|(k, _)| *k))
+        .chain(style.iter().map(|(k, _)| k.as_str()))
+        .collect();
+    let default_text = o.cf_options().to_text();
+    let extra: Vec<(&str, &str)> = option_lines(&default_text)
+        .filter(|(k, _)| !named.contains(k))
+        .collect();
     let mut s = String::from("# Shale options file\n");
     for (name, lines) in &sections {
         let _ = writeln!(s, "[{name}]");
@@ -158,10 +173,35 @@ pub(crate) fn render(o: &Options) -> String {
             for (k, v) in &style {
                 let _ = writeln!(s, "{k}={v}");
             }
+            for (k, v) in &extra {
+                let _ = writeln!(s, "{k}={v}");
+            }
         }
         s.push('\n');
     }
+    for (name, cf) in families {
+        let text = cf.to_text();
+        let (table, rest): (Vec<_>, Vec<_>) =
+            option_lines(&text).partition(|(k, _)| is_table_option(k));
+        for (section, lines) in [("CFOptions", rest), ("TableOptions/BlockBasedTable", table)] {
+            let _ = writeln!(s, "[{section} \"{name}\"]");
+            for (k, v) in lines {
+                let _ = writeln!(s, "{k}={v}");
+            }
+            s.push('\n');
+        }
+    }
     s
+}
+
+/// The `name=value` lines of `CfOptions::to_text` output.
+fn option_lines(text: &str) -> impl Iterator<Item = (&str, &str)> {
+    text.lines().filter_map(|l| l.split_once('='))
+}
+
+/// Options of the table format (RocksDB's `BlockBasedTableOptions`).
+fn is_table_option(name: &str) -> bool {
+    name.starts_with("block_") || name.starts_with("bloom_") || name == "whole_key_filtering"
 }
 
 /// Writes `text` as `OPTIONS-<number>` (through a synced temporary file
@@ -209,7 +249,7 @@ mod tests {
             info_log_level: crate::options::InfoLogLevel::Warn,
             ..Options::default()
         };
-        let s = render(&o);
+        let s = render(&o, &[]);
         assert!(s.contains("[Version]\nshale_version="), "{s}");
         assert!(s.contains("options_file_version=1\n"), "{s}");
         assert!(

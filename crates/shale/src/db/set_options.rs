@@ -155,12 +155,18 @@ fn write_options_file(
 ) -> Result<()> {
     let number = st.versions.new_file_number();
     st.pending_outputs.insert(number);
+    let families: Vec<(String, crate::options::CfOptions)> = st
+        .cfs
+        .values()
+        .filter(|c| c.cf.id != 0)
+        .map(|c| (c.cf.name.clone(), (**c.cf.opts()).clone()))
+        .collect();
     drop(st);
     let r = super::options_file::write(
         &db.fs,
         &db.dir,
         number,
-        &super::options_file::render(&current_options(db)),
+        &super::options_file::render(&current_options(db), &families),
         &db.log,
     );
     db.state.lock().pending_outputs.remove(&number);
