@@ -13,18 +13,25 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 
+use super::text_value::TextValue;
 use super::Options;
 
-/// The names `Db::set_db_options` takes, as in the OPTIONS file.
-pub(crate) const CHANGEABLE_WHILE_OPEN: [&str; 7] = [
-    "max_background_jobs",
-    "max_subcompactions",
-    "delayed_write_rate",
-    "max_total_wal_size",
-    "bytes_per_sync",
-    "wal_bytes_per_sync",
-    "compaction_readahead_size",
-];
+/// The options `Db::set_db_options` takes, by their OPTIONS file names
+/// (the one list `set` parses from).
+fn fields(o: &mut Options) -> [(&'static str, &mut dyn TextValue); 7] {
+    [
+        ("max_background_jobs", &mut o.max_background_jobs),
+        ("max_subcompactions", &mut o.max_subcompactions),
+        ("delayed_write_rate", &mut o.delayed_write_rate),
+        ("max_total_wal_size", &mut o.max_total_wal_size),
+        ("bytes_per_sync", &mut o.bytes_per_sync),
+        ("wal_bytes_per_sync", &mut o.wal_bytes_per_sync),
+        (
+            "compaction_readahead_size",
+            &mut o.compaction_readahead_size,
+        ),
+    ]
+}
 
 /// The current values (see the module comment).
 #[derive(Debug)]
@@ -98,30 +105,22 @@ impl MutableDbOptions {
     }
 }
 
-/// Sets DB-wide option `name` of `o` from its text `value`; a name not in
-/// [`CHANGEABLE_WHILE_OPEN`] or a bad value is `InvalidArgument`.
+/// Sets DB-wide option `name` of `o` from its text `value`; a name not
+/// in the list `Db::set_db_options` takes, or a bad value, is
+/// `InvalidArgument`.
 pub(crate) fn set(o: &mut Options, name: &str, value: &str) -> Result<()> {
-    let bad = || Error::InvalidArgument(format!("option {name}: bad value {value:?}"));
-    fn num<T: std::str::FromStr>(v: &str, bad: impl Fn() -> Error) -> Result<T> {
-        v.parse().map_err(|_| bad())
-    }
-    match name {
-        "max_background_jobs" => o.max_background_jobs = num(value, bad)?,
-        "max_subcompactions" => o.max_subcompactions = num(value, bad)?,
-        "delayed_write_rate" => o.delayed_write_rate = num(value, bad)?,
-        "max_total_wal_size" => o.max_total_wal_size = num(value, bad)?,
-        "bytes_per_sync" => o.bytes_per_sync = num(value, bad)?,
-        "wal_bytes_per_sync" => o.wal_bytes_per_sync = num(value, bad)?,
-        "compaction_readahead_size" => o.compaction_readahead_size = num(value, bad)?,
-        _ => {
-            return Err(Error::InvalidArgument(format!(
-                "set_db_options: {name:?} is not a DB option that changes while open \
-                 (those are {}; column family options go to set_options)",
-                CHANGEABLE_WHILE_OPEN.join(", ")
-            )))
-        }
-    }
-    Ok(())
+    let mut fields = fields(o);
+    let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
+    let Some((_, field)) = fields.iter_mut().find(|(n, _)| *n == name) else {
+        return Err(Error::InvalidArgument(format!(
+            "set_db_options: {name:?} is not a DB option that changes while open \
+             (those are {}; column family options go to set_options)",
+            names.join(", ")
+        )));
+    };
+    field
+        .set(value)
+        .ok_or_else(|| Error::InvalidArgument(format!("option {name}: bad value {value:?}")))
 }
 
 #[cfg(test)]
@@ -131,7 +130,11 @@ mod tests {
     #[test]
     fn every_name_sets_its_field_and_stores_and_reads_back() {
         let mut o = Options::default();
-        for (i, name) in CHANGEABLE_WHILE_OPEN.iter().enumerate() {
+        let names: Vec<&str> = fields(&mut Options::default())
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        for (i, name) in names.iter().enumerate() {
             set(&mut o, name, &(1000 + i).to_string()).unwrap();
         }
         let m = MutableDbOptions::new(&Options::default());
