@@ -225,6 +225,18 @@ impl DbInner {
             return;
         };
         c.install_super_version(std::sync::Arc::clone(&version));
+        self.refresh_stall(state, cf, true);
+    }
+
+    /// Recomputes family `cf`'s stall condition from its current version
+    /// and options, and queues it for the compaction picker; a stall is
+    /// counted in the stats when `count` (once per version that causes it:
+    /// not again when only the options changed). Requires the DB mutex.
+    pub(crate) fn refresh_stall(&self, state: &mut DbState, cf: u32, count: bool) {
+        let version = state.versions.current(cf);
+        let Some(c) = state.cfs.get_mut(&cf) else {
+            return;
+        };
         let cond = background::stall_condition(&c.cf.opts(), &version, state.versions.num_levels());
         let prev = std::mem::replace(&mut c.stall, cond);
         event_glue::stall_changed(self, cf, &c.cf.name, prev, cond);
@@ -234,8 +246,10 @@ impl DbInner {
             }
             StallCondition::Stopped(cause) | StallCondition::Delayed(cause) => {
                 self.room_clear.store(false, Ordering::SeqCst);
-                let l0_busy = compaction_runner::l0_compaction_running(self);
-                self.stats.count_stall(cause, l0_busy);
+                if count {
+                    let l0_busy = compaction_runner::l0_compaction_running(self);
+                    self.stats.count_stall(cause, l0_busy);
+                }
                 state.stalled.insert(cf, cond);
             }
         }

@@ -79,7 +79,7 @@ pub(crate) fn set_options(
         + new.write_buffer_size as u64;
     cf.set_opts(new.clone());
     db.cfs.options_changed(cf);
-    db.install_super_version(&mut st, cf.id);
+    db.refresh_stall(&mut st, cf.id, false);
     // The next write leader takes the slow path: the memtable may be full
     // under a smaller write buffer, or a stall may have begun or ended.
     db.room_clear.store(false, Ordering::SeqCst);
