@@ -94,7 +94,7 @@ fn large_values_go_to_blob_files_and_read_back_everywhere() {
     }
     db.flush().unwrap();
     assert!(num(&db, "shale.num-blob-files") >= 1);
-    assert!(common::blob_files_on_disk(dir.path()) >= 1);
+    assert!(common::files_ending(dir.path(), ".blob") >= 1);
     check_all(&db, &model);
     // Through compaction too, and at a snapshot taken before overwrites.
     let snap = db.snapshot();
@@ -194,7 +194,7 @@ fn overwrites_become_garbage_and_collection_deletes_old_blob_files() {
         "live {live} total {total}"
     );
     assert_eq!(
-        common::blob_files_on_disk(dir.path()) as u64,
+        common::files_ending(dir.path(), ".blob") as u64,
         num(&db, "shale.num-blob-files")
     );
 }
@@ -226,7 +226,7 @@ fn blob_files_turned_off_on_reopen_bring_values_back_inline() {
     db.compact_range(None, None).unwrap();
     check_all(&db, &model);
     assert_eq!(num(&db, "shale.num-blob-files"), 0);
-    assert_eq!(common::blob_files_on_disk(dir.path()), 0);
+    assert_eq!(common::files_ending(dir.path(), ".blob"), 0);
 }
 
 #[test]
@@ -343,7 +343,7 @@ fn randomized_against_a_model_with_gc_snapshots_and_reopens() {
     db.wait_for_compaction().unwrap();
     check_all(&db, &model);
     assert_eq!(
-        common::blob_files_on_disk(dir.path()) as u64,
+        common::files_ending(dir.path(), ".blob") as u64,
         num(&db, "shale.num-blob-files"),
         "every blob file on disk is live"
     );

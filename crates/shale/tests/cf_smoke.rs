@@ -2,6 +2,8 @@
 //! power-loss tests over families live in model.rs, power_loss.rs,
 //! column_families.rs and shale-stress).
 
+mod common;
+
 use shale::{CfOptions, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
 
 fn opts() -> Options {
@@ -122,16 +124,7 @@ fn an_idle_family_does_not_pin_old_wals() {
     let mut max_wals = 0;
     for i in 0..5000u32 {
         db.put_cf(&busy, &i.to_be_bytes(), &value).unwrap();
-        let wals = std::fs::read_dir(d.path())
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .ends_with(".log")
-            })
-            .count();
+        let wals = common::files_ending(d.path(), ".log");
         max_wals = max_wals.max(wals);
     }
     // 5 MB through 64 KiB memtables: without the limit every WAL since the

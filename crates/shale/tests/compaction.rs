@@ -7,6 +7,8 @@
 //! ranges; the statistics properties. A failing seed is printed; rerun one
 //! with `SHALE_SEED=<seed> cargo test --test compaction`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -193,16 +195,7 @@ fn assert_no_obsolete_tables(db: &Db, dir: &Path) {
         .filter_map(|l| db.property(&format!("shale.num-files-at-level{l}")))
         .map(|s| s.parse::<u64>().unwrap())
         .sum();
-    let on_disk = std::fs::read_dir(dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".sst")
-        })
-        .count() as u64;
+    let on_disk = common::files_ending(dir, ".sst") as u64;
     if on_disk != live {
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()

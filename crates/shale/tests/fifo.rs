@@ -18,6 +18,8 @@
 //! value's table went first). Merges are left out there: a merge whose
 //! older operands were dropped reads only the newer ones, by design.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -281,18 +283,7 @@ fn readers_opened_before_a_drop_still_read_everything() {
     );
     after.status().unwrap();
     drop(after);
-    let ssts = || {
-        std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .ends_with(".sst")
-            })
-            .count() as u64
-    };
+    let ssts = || common::files_ending(dir.path(), ".sst") as u64;
     assert!(
         ssts() > l0_files(&db),
         "the dropped tables are still on disk"

@@ -270,8 +270,9 @@ pub fn options_after(
     Some(want)
 }
 
-/// Blob files (`*.blob`) in the DB directory `path`.
-pub fn blob_files_on_disk(path: &std::path::Path) -> usize {
+/// Files in directory `path` whose names end with `suffix` (`".sst"`,
+/// `".blob"`, `".log"`).
+pub fn files_ending(path: &std::path::Path, suffix: &str) -> usize {
     std::fs::read_dir(path)
         .unwrap()
         .filter(|e| {
@@ -279,7 +280,7 @@ pub fn blob_files_on_disk(path: &std::path::Path) -> usize {
                 .unwrap()
                 .file_name()
                 .to_string_lossy()
-                .ends_with(".blob")
+                .ends_with(suffix)
         })
         .count()
 }
