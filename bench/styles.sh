@@ -29,9 +29,12 @@
 #                   write_bytes - cancelled_write_bytes, counted for the
 #                   reaped child: WAL, tables, MANIFEST, the debt paid by
 #                   waitforcompaction) over the user bytes 3 x NUM x 116;
-#   peakS, finS     the DB directory's size (du -sb, every file: WAL
-#                   included) sampled every second during the run, its
-#                   peak, and after the process exits, over NUM x (16+100);
+#   peakS, finS     the DB directory's size (every file: WAL included)
+#                   at its peak during the run, sampled by shale-bench
+#                   every SPACE_SAMPLE_MS [10] ms (--space_sample_ms, the
+#                   same for both engines; du -sb once a second if the
+#                   binary predates it), and after the process exits
+#                   (du -sb), over NUM x (16+100);
 #   sumS            the Summary's space_amp of the second overwrite (db
 #                   size over the expected distinct keys x 116, before
 #                   waitforcompaction);
@@ -116,6 +119,9 @@ else:
 m = re.search(r"Cumulative stall: (\d+):(\d+):([0-9.]+) H:M:S, ([0-9.]+) percent", log)
 stall_s = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)) if m else float("nan")
 samples = [int(l.split()[0]) for l in open(base + ".du") if l.strip()]
+m = re.search(r"Peak db_size over the run: (\d+) bytes", log)
+if m:
+    samples = [int(m.group(1))]
 final = int(open(base + ".final").read())
 wbytes = int(open(base + ".wbytes").read())
 runs = [fill] + ows
@@ -161,6 +167,7 @@ for round in $(seq 1 "$ROUNDS"); do
             "$bin" --engine="$engine" --db="$DB_DIR" --num="$NUM" --seed="${SEED:-$round}" \
                 --benchmarks=fillrandom,overwrite,overwrite,waitforcompaction,stats \
                 --key_size=16 --value_size=100 --compression_type=none --progress_reports=false \
+                --space_sample_ms="${SPACE_SAMPLE_MS:-10}" \
                 "${sflags[@]}" --json="$OUT/$name.json" "${EXTRA[@]}" >"$OUT/$name.log" 2>&1 &
             pid=$!
             while kill -0 "$pid" 2>/dev/null; do

@@ -197,6 +197,7 @@ define_flags! {
     stats_interval: i64 = 0, Gen, "Print an interval line every N ops per thread (0 = off).";
     stats_interval_seconds: i64 = 0, Gen, "Print an interval line every S seconds per thread (overrides --stats_interval).";
     report_interval_seconds: i64 = 0, Gen, "Write --report_file every S seconds (0 = off).";
+    space_sample_ms: i64 = 0, Gen, "Sample the DB directory's size every N ms (any engine) and print its peak per benchmark (Summary peak_db_size, peak_space_amp) and over the run (0 = off).";
     report_file: String = "report.csv".to_string(), Gen, "CSV of secs_elapsed,interval_qps.";
     statistics: bool = false, Gen, "Engine statistics dump after all benchmarks (RocksDB tickers; Shale counters).";
     arrival_rate: f64 = 0.0, Gen, "Open loop: total ops/s at fixed intended times; latency measured from the intended start (0 = closed loop).";
@@ -452,6 +453,7 @@ impl Flags {
             ("stats_interval", self.stats_interval),
             ("stats_interval_seconds", self.stats_interval_seconds),
             ("report_interval_seconds", self.report_interval_seconds),
+            ("space_sample_ms", self.space_sample_ms),
             ("latency_sla_us", self.latency_sla_us),
             ("slow_usecs", self.slow_usecs),
             ("max_compaction_bytes", self.max_compaction_bytes),

@@ -32,6 +32,7 @@ pub mod report;
 pub mod reporter;
 pub mod runner;
 pub mod seeds;
+pub mod space_sampler;
 pub mod stats;
 pub mod sysinfo;
 pub mod values;

@@ -175,6 +175,10 @@ pub struct BenchRecord {
     /// DB directory size after the benchmark (every file: tables, blob
     /// files, WALs, MANIFEST).
     pub db_size_bytes: u64,
+    /// The largest DB directory size sampled during the benchmark
+    /// (`--space_sample_ms`; `None` when off).
+    #[serde(default)]
+    pub peak_db_size_bytes: Option<u64>,
     /// Blob files (key-value separation), when the DB has them.
     #[serde(default)]
     pub blob: Option<BlobFigures>,
@@ -236,6 +240,12 @@ impl BenchRecord {
             self.latency_us.p99,
             self.latency_us.p99_9,
         );
+        if let Some(p) = self.peak_db_size_bytes {
+            s.push_str(&format!(" peak_db_size={}", mib(Some(p))));
+            if let Some(l) = self.live_bytes_estimate.filter(|&l| l > 0) {
+                s.push_str(&format!(" peak_space_amp={:.2}", p as f64 / l as f64));
+            }
+        }
         if self.range_tombstones > 0 {
             s.push_str(&format!(" range_tombstones={}", self.range_tombstones));
         }
@@ -441,6 +451,7 @@ mod tests {
             ops_per_sec: ops,
             write_amp: Some(wamp),
             db_size_bytes: 1000,
+            peak_db_size_bytes: None,
             peak_rss_bytes: Some(2000),
             ..BenchRecord::default()
         }

@@ -30,6 +30,7 @@ use crate::repeat::{self, BenchSpec, Combined};
 use crate::report::{BenchRecord, Latency, PurposeIo, IO_PURPOSES};
 use crate::reporter::Reporter;
 use crate::seeds::Seeds;
+use crate::space_sampler::SpaceSampler;
 use crate::stats::{LiveCounters, Merged, ReportCfg, Stats};
 use crate::sysinfo::{self, IoCounters};
 use crate::values::RandomGenerator;
@@ -109,6 +110,10 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         )
     )?;
     let live = LiveKeys::new(flags.num as u64, flags.use_existing_db);
+    let sampler = match flags.space_sample_ms {
+        ms if ms > 0 => Some(SpaceSampler::start(&path, ms as u64)?),
+        _ => None,
+    };
     let mut kept = Kept::default();
     if !flags.json.is_empty() {
         // One file per process run: start it empty.
@@ -197,6 +202,7 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
                     keys,
                     seeds: &seeds,
                     live: &live,
+                    sampler: sampler.as_ref(),
                 };
                 run_passes(&env, bench, &spec, out, &mut kept)?;
             }
@@ -210,6 +216,15 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
             }
         }
         d.close()?;
+    }
+    if let Some(s) = &sampler {
+        let (peak, samples) = s.run_peak(&path);
+        writeln!(
+            out.stdout,
+            "Peak db_size over the run: {peak} bytes ({:.1} MiB; {samples} samples, one every {} ms)",
+            peak as f64 / 1_048_576.0,
+            s.interval_ms()
+        )?;
     }
     if !flags.chart.is_empty() {
         let note = format!(
@@ -423,6 +438,8 @@ struct RunEnv<'a> {
     keys: KeyGen,
     seeds: &'a Seeds,
     live: &'a LiveKeys,
+    /// `--space_sample_ms`: the DB directory's peak size per pass.
+    sampler: Option<&'a SpaceSampler>,
 }
 
 /// Runs one pass: creates the threads, prints the result line (and
@@ -435,6 +452,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
         keys,
         seeds,
         live,
+        sampler,
     } = *env;
     let readers = if spec.single {
         1
@@ -507,6 +525,9 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
     };
 
     let reset_rss = sysinfo::reset_peak_rss();
+    if let Some(s) = sampler {
+        s.begin_step(path);
+    }
     let before = Before {
         cpu: sysinfo::cpu_micros(),
         io: IoCounters::read(),
@@ -651,6 +672,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
             sysinfo::peak_rss_bytes().or(None)
         },
         db_size_bytes: db_size,
+        peak_db_size_bytes: sampler.map(|s| s.take_step_peak(path)),
         blob,
         live_bytes_estimate: live_bytes,
         space_amp: live_bytes.and_then(|l| (l > 0).then(|| db_size as f64 / l as f64)),
