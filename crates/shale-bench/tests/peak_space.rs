@@ -49,8 +49,16 @@ fn peaks_are_reported_per_step_and_over_the_run() {
     for r in &recs {
         let peak = r.peak_db_size_bytes.expect("a peak per step");
         assert!(peak >= r.db_size_bytes, "{r:?}");
-        assert!(r.summary_line().contains(" peak_db_size="), "{}", r.summary_line());
-        assert!(r.summary_line().contains(" peak_space_amp="), "{}", r.summary_line());
+        assert!(
+            r.summary_line().contains(" peak_db_size="),
+            "{}",
+            r.summary_line()
+        );
+        assert!(
+            r.summary_line().contains(" peak_space_amp="),
+            "{}",
+            r.summary_line()
+        );
         largest = largest.max(peak);
     }
     let line = out
@@ -74,5 +82,8 @@ fn no_sampling_by_default() {
     let db = dir.path().join("db");
     let (out, recs) = run(&args(&db, &[]));
     assert!(recs.iter().all(|r| r.peak_db_size_bytes.is_none()));
-    assert!(!out.contains("peak_db_size") && !out.contains("Peak db_size"), "{out}");
+    assert!(
+        !out.contains("peak_db_size") && !out.contains("Peak db_size"),
+        "{out}"
+    );
 }

@@ -323,3 +323,66 @@ fn a_small_db_write_buffer_size_does_not_flush_nearly_empty_memtables() {
         "{l0} flushes for 6 MB at a 2 MiB budget"
     );
 }
+
+/// The memtables' share of the budget follows the families' write buffers:
+/// a family created or dropped, or `write_buffer_size` and
+/// `max_write_buffer_number` changed while open, resize the share held for
+/// them (all their memtables can hold, up to half the budget), and the block
+/// cache gets the rest at once.
+#[test]
+fn the_memtable_share_follows_families_and_write_buffer_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = 64 * MIB;
+    let opts = Options {
+        memory_budget: budget,
+        cache_size: budget,
+        write_buffer_size: 2 * MIB,
+        max_write_buffer_number: 2,
+        ..common::quiet_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let reserve = |db: &Db| num(db, "shale.memory-memtable-reserve");
+    let cache = |db: &Db| db.stats().memory.block_cache_capacity;
+    assert_eq!(reserve(&db), 4 * MIB as u64);
+    let cache0 = cache(&db);
+    db.set_options(&[("write_buffer_size", "4194304")]).unwrap();
+    assert_eq!(reserve(&db), 8 * MIB as u64);
+    assert_eq!(cache(&db), cache0 - 4 * MIB as u64);
+    db.set_options(&[("max_write_buffer_number", "3")]).unwrap();
+    assert_eq!(reserve(&db), 12 * MIB as u64);
+    let cf_opts = shale::CfOptions {
+        write_buffer_size: 8 * MIB,
+        max_write_buffer_number: 2,
+        ..shale::CfOptions::default()
+    };
+    let cf = db.create_cf("big", cf_opts).unwrap();
+    assert_eq!(reserve(&db), 28 * MIB as u64);
+    // Capped at the memtables' share of the budget (half of it).
+    db.set_options_cf(&cf, &[("max_write_buffer_number", "4")])
+        .unwrap();
+    assert_eq!(reserve(&db), 32 * MIB as u64);
+    assert_eq!(
+        cache(&db),
+        budget as u64 - 32 * MIB as u64 - held_besides(&db)
+    );
+    db.drop_cf(&cf).unwrap();
+    assert_eq!(reserve(&db), 12 * MIB as u64);
+    // A refused change leaves it.
+    assert!(db.set_options(&[("write_buffer_size", "x")]).is_err());
+    assert_eq!(reserve(&db), 12 * MIB as u64);
+    // Back down: the cache takes the room back.
+    db.set_options(&[
+        ("write_buffer_size", "2097152"),
+        ("max_write_buffer_number", "2"),
+    ])
+    .unwrap();
+    assert_eq!(reserve(&db), 4 * MIB as u64);
+    assert_eq!(cache(&db), cache0);
+}
+
+/// Bytes charged besides the memtables (readers, buffers), to read the
+/// cache's share exactly.
+fn held_besides(db: &Db) -> u64 {
+    let m = db.stats().memory;
+    m.table_readers + m.buffers
+}

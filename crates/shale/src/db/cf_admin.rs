@@ -98,6 +98,7 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
         );
         out.push(Cf(cf));
     }
+    db.refresh_memtable_reserve(&st);
     Ok(out)
 }
 
@@ -126,6 +127,7 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
             .sum_write_buffers
             .saturating_sub(state.cf.opts().write_buffer_size as u64);
     }
+    db.refresh_memtable_reserve(&st);
     st.stalled.remove(&cf.id);
     db.room_clear
         .store(false, std::sync::atomic::Ordering::SeqCst);

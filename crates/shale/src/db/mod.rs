@@ -228,6 +228,19 @@ impl DbInner {
         self.refresh_stall(state, cf, true);
     }
 
+    /// Holds the memtables' share of `memory_budget` for the families open
+    /// now (after a family is created or dropped, or its write buffers
+    /// resized). Requires the DB mutex.
+    pub(crate) fn refresh_memtable_reserve(&self, state: &DbState) {
+        let max = state
+            .cfs
+            .values()
+            .map(|c| c.cf.opts().memtables_max())
+            .fold(0, usize::saturating_add);
+        self.memory
+            .set_memtable_reserve(memtable_reserve(&self.opts, max));
+    }
+
     /// Recomputes family `cf`'s stall condition from its current version
     /// and options, and queues it for the compaction picker; a stall is
     /// counted in the stats when `count` (once per version that causes it:
@@ -347,6 +360,13 @@ pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> A
         )
         .with_prefix(opts.prefix_extractor, opts.memtable_whole_key_filtering),
     )
+}
+
+/// Bytes of `memory_budget` held for memtables that can hold
+/// `memtables_max` at once: their share of the budget
+/// (`Options::write_buffer_budget`), or all they can hold if that is less.
+pub(crate) fn memtable_reserve(opts: &Options, memtables_max: usize) -> usize {
+    opts.write_buffer_budget().min(memtables_max)
 }
 
 /// Creates a WAL file: through a memory mapping with `wal_mmap_writes`,

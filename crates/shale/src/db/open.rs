@@ -119,15 +119,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             opts.max_open_files
         ));
     }
-    // Held for the memtables: their share of the budget, or all that the
-    // families' memtables can hold if that is less.
     let memtables_max: usize = families
         .iter()
-        .map(|f| {
-            f.opts
-                .write_buffer_size
-                .saturating_mul(f.opts.max_write_buffer_number)
-        })
+        .map(|f| f.opts.memtables_max())
         .fold(0, usize::saturating_add);
     let max_read_request = match fs.max_request_bytes(dir) {
         Some(n) => n,
@@ -149,7 +143,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     }
     let memory = Ledger::with_memtable_reserve(
         opts.memory_budget,
-        opts.write_buffer_budget().min(memtables_max),
+        super::memtable_reserve(&opts, memtables_max),
     );
     if opts.memory_budget > 0 && crate::memory::pages::fix_mmap_threshold() {
         log.info("memory_budget: glibc M_MMAP_THRESHOLD fixed at 131072 for this process (large buffers are mapped and freed to the kernel)");

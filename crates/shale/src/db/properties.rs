@@ -7,8 +7,10 @@
 //! `shale.estimate-table-readers-mem`), column families
 //! (`shale.num-column-families`, `shale.cf-write-stall`,
 //! `shale.cf-options-report`) and the WAL (`shale.live-wal-files`,
-//! `shale.live-wal-bytes`) and the rate limiter (`shale.rate-limiter`,
-//! `none` without one). `rocksdb.*` names map to `shale.*`.
+//! `shale.live-wal-bytes`), the rate limiter (`shale.rate-limiter`,
+//! `none` without one) and the memory ledger (`shale.memory-budget`,
+//! `shale.memory-table-readers`, `shale.memory-buffers`,
+//! `shale.memory-memtable-reserve`: what the budget holds for memtables). `rocksdb.*` names map to `shale.*`.
 //!
 //! Per family (`Db::property_cf`): the shape, memtable and stall properties
 //! describe the family asked for; the others (statistics, errors, caches,
@@ -186,6 +188,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
         "shale.memory-budget" => db.memory.limit().to_string(),
         "shale.memory-table-readers" => db.memory.get(Part::TableReaders).to_string(),
         "shale.memory-buffers" => db.memory.get(Part::Buffers).to_string(),
+        "shale.memory-memtable-reserve" => db.memory.memtable_reserve().to_string(),
         "shale.num-column-families" => st.cfs.len().to_string(),
         "shale.cf-write-stall" => format!("{:?}", c.stall),
         "shale.cf-options-report" => db.cf_options_report.clone(),

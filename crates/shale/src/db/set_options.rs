@@ -78,6 +78,9 @@ pub(crate) fn set_options(
         .saturating_sub(old.write_buffer_size as u64)
         + new.write_buffer_size as u64;
     cf.set_opts(new.clone());
+    if old.memtables_max() != new.memtables_max() {
+        db.refresh_memtable_reserve(&st);
+    }
     db.cfs.options_changed(cf);
     db.refresh_stall(&mut st, cf.id, false);
     // The next write leader takes the slow path: the memtable may be full

@@ -76,8 +76,9 @@ pub(crate) struct Ledger {
     granule: usize,
     /// Bytes held for the memtables whether they use them or not (their
     /// share of the budget): the cache gives room back only for memtables
-    /// beyond it.
-    memtable_reserve: usize,
+    /// beyond it. Set again when families come and go or their write
+    /// buffers are resized ([`Ledger::set_memtable_reserve`]).
+    memtable_reserve: AtomicUsize,
     cache: OnceLock<ElasticCache>,
 }
 
@@ -95,9 +96,22 @@ impl Ledger {
             parts: Default::default(),
             limit,
             granule: (limit / 128).max(64 << 10),
-            memtable_reserve: memtable_reserve.min(limit),
+            memtable_reserve: AtomicUsize::new(memtable_reserve.min(limit)),
             cache: OnceLock::new(),
         })
+    }
+
+    /// Holds `bytes` (at most the budget) for the memtables from now on,
+    /// and resizes the block cache if its room moved by a granule.
+    pub(crate) fn set_memtable_reserve(&self, bytes: usize) {
+        self.memtable_reserve
+            .store(bytes.min(self.limit), Ordering::SeqCst);
+        self.rebalance();
+    }
+
+    /// Bytes held for the memtables.
+    pub(crate) fn memtable_reserve(&self) -> usize {
+        self.memtable_reserve.load(Ordering::SeqCst)
     }
 
     /// The budget (0: none).
@@ -119,7 +133,7 @@ impl Ledger {
     /// Bytes of the budget left to the block cache: neither charged to a
     /// part nor held for the memtables (0 without a budget).
     pub(crate) fn room(&self) -> usize {
-        let memtables = self.get(Part::Memtables).max(self.memtable_reserve);
+        let memtables = self.get(Part::Memtables).max(self.memtable_reserve());
         let others = self.get(Part::TableReaders) + self.get(Part::Buffers);
         self.limit.saturating_sub(memtables + others)
     }

@@ -425,6 +425,13 @@ impl CfOptions {
         }
     }
 
+    /// The most the family's memtables hold at once: `write_buffer_size`
+    /// times `max_write_buffer_number`.
+    pub(crate) fn memtables_max(&self) -> usize {
+        self.write_buffer_size
+            .saturating_mul(self.max_write_buffer_number)
+    }
+
     /// Bytes of each memtable's bloom filter (0 = none) in a DB whose
     /// memtables share `db_budget` bytes (0: no DB-wide budget).
     pub(crate) fn memtable_bloom_bytes(&self, db_budget: usize) -> usize {
