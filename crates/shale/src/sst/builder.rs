@@ -568,21 +568,34 @@ fn random_u64() -> u64 {
     h.finish()
 }
 
-/// Sets `dst` to a short internal key `k` with `start <= k < limit`: when the
-/// user keys differ by a byte that can be incremented, the shortest user key
-/// between them with the smallest trailer; otherwise `start` itself.
+/// Sets `dst` to a short internal key `k` with `start <= k < limit`, with
+/// the smallest trailer, by RocksDB's bytewise rule: where the user keys
+/// first differ, the start's byte incremented (when that stays below the
+/// limit's byte, or the limit goes on after it: the result is then a proper
+/// prefix of the limit), else the first later start byte that is not 0xff
+/// incremented; `start` itself when the user keys are equal, one is a
+/// prefix of the other, or nothing can be incremented.
 pub(crate) fn shortest_separator(start: &[u8], limit: &[u8], dst: &mut Vec<u8>) {
     dst.clear();
     if start.len() >= TRAILER_LEN && limit.len() >= TRAILER_LEN {
         let (us, ul) = (extract_user_key(start), extract_user_key(limit));
         let diff = us.iter().zip(ul).take_while(|(a, b)| a == b).count();
-        if diff < us.len().min(ul.len()) && us[diff] < 0xff && us[diff] + 1 < ul[diff] {
-            dst.extend_from_slice(&us[..=diff]);
-            dst[diff] += 1;
-            dst.extend_from_slice(&pack_trailer(MAX_SEQNO, KIND_FOR_SEEK).to_le_bytes());
-            debug_assert_eq!(compare_internal(start, dst), Ordering::Less);
-            debug_assert_eq!(compare_internal(dst, limit), Ordering::Less);
-            return;
+        if diff < us.len().min(ul.len()) && us[diff] < ul[diff] {
+            let end = if diff + 1 < ul.len() || us[diff] + 1 < ul[diff] {
+                Some(diff)
+            } else {
+                // `us[diff] + 1 == ul[diff]` and the limit ends there:
+                // keep that byte and increment a later one.
+                (diff + 1..us.len()).find(|&i| us[i] < 0xff)
+            };
+            if let Some(i) = end {
+                dst.extend_from_slice(&us[..=i]);
+                dst[i] += 1;
+                dst.extend_from_slice(&pack_trailer(MAX_SEQNO, KIND_FOR_SEEK).to_le_bytes());
+                debug_assert_eq!(compare_internal(start, dst), Ordering::Less);
+                debug_assert_eq!(compare_internal(dst, limit), Ordering::Less);
+                return;
+            }
         }
     }
     dst.extend_from_slice(start);
@@ -617,6 +630,52 @@ mod tests {
         k
     }
 
+    /// Random user keys over a small alphabet with 0x00 and 0xff (so
+    /// prefixes, adjacent bytes and runs of 0xff are common): the separator
+    /// lies in [start, limit), and is never longer than start.
+    #[test]
+    fn separators_lie_between_their_keys() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let alphabet = [0x00u8, 0x01, 0x30, 0x31, 0x32, 0xfe, 0xff];
+        let mut d = Vec::new();
+        let mut shortened = 0;
+        for _ in 0..100_000 {
+            let mut key = |rng: &mut rand::rngs::SmallRng| -> Vec<u8> {
+                let n = rng.gen_range(0..6);
+                (0..n)
+                    .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+                    .collect()
+            };
+            let (mut a, mut b) = (key(&mut rng), key(&mut rng));
+            if a > b {
+                std::mem::swap(&mut a, &mut b);
+            }
+            let (start, limit) = (ik(&a, 9), ik(&b, 4));
+            shortest_separator(&start, &limit, &mut d);
+            assert_ne!(
+                compare_internal(&d, &start),
+                Ordering::Less,
+                "{a:?} {b:?} -> {d:?}"
+            );
+            if a != b {
+                assert_eq!(
+                    compare_internal(&d, &limit),
+                    Ordering::Less,
+                    "{a:?} {b:?} -> {d:?}"
+                );
+            }
+            assert!(
+                extract_user_key(&d).len() <= a.len(),
+                "{a:?} {b:?} -> {d:?}"
+            );
+            if d != start {
+                shortened += 1;
+            }
+        }
+        assert!(shortened > 10_000, "{shortened}");
+    }
+
     #[test]
     fn separators() {
         let mut d = Vec::new();
@@ -633,6 +692,19 @@ mod tests {
         assert_eq!(d, ik(b"ab", 5));
         shortest_separator(&ik(b"a\xff", 5), &ik(b"b", 3), &mut d);
         assert_eq!(d, ik(b"a\xff", 5));
+        // Adjacent bytes, the limit longer: a proper prefix of the limit
+        // (keys that differ by one in a counter: most block boundaries of
+        // db_bench's keys).
+        shortest_separator(&ik(b"\x00\x07j0000", 5), &ik(b"\x00\x07k0000", 3), &mut d);
+        assert_eq!(extract_user_key(&d), b"\x00\x07k");
+        // Adjacent bytes, the limit ends there: a later start byte that is
+        // not 0xff is incremented.
+        shortest_separator(&ik(b"abc\xff\x05\x09", 5), &ik(b"abd", 3), &mut d);
+        assert_eq!(extract_user_key(&d), b"abc\xff\x06");
+        // Limit below start at the first difference: start (not sorted
+        // input, never given by the builder, but safe).
+        shortest_separator(&ik(b"b", 5), &ik(b"a", 3), &mut d);
+        assert_eq!(d, ik(b"b", 5));
         short_successor(&ik(b"\xff\xffab", 5), &mut d);
         assert_eq!(extract_user_key(&d), b"\xff\xffb");
         short_successor(&ik(b"\xff\xff", 5), &mut d);
