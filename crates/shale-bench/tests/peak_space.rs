@@ -3,28 +3,7 @@
 //! the run ends with the peak over all steps (never below any step's peak);
 //! off by default.
 
-use shale_bench::runner::{self, Out};
-use shale_bench::Flags;
-
-fn run(args: &[String]) -> (String, Vec<shale_bench::report::BenchRecord>) {
-    let flags = Flags::parse(args).unwrap();
-    let (mut o, mut e) = (Vec::new(), Vec::new());
-    let r = runner::run(
-        &flags,
-        &mut Out {
-            stdout: &mut o,
-            stderr: &mut e,
-        },
-    );
-    let out = String::from_utf8_lossy(&o).into_owned();
-    match r {
-        Ok(recs) => (out, recs),
-        Err(err) => panic!(
-            "run failed: {err}\nstdout:\n{out}\nstderr:\n{}",
-            String::from_utf8_lossy(&e)
-        ),
-    }
-}
+mod common;
 
 fn args(db: &std::path::Path, extra: &[&str]) -> Vec<String> {
     let mut a = vec![
@@ -43,7 +22,7 @@ fn args(db: &std::path::Path, extra: &[&str]) -> Vec<String> {
 fn peaks_are_reported_per_step_and_over_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
-    let (out, recs) = run(&args(&db, &["--space_sample_ms=1"]));
+    let (recs, out) = common::run_ok(&args(&db, &["--space_sample_ms=1"]));
     assert_eq!(recs.len(), 3, "{out}");
     let mut largest = 0;
     for r in &recs {
@@ -80,7 +59,7 @@ fn peaks_are_reported_per_step_and_over_the_run() {
 fn no_sampling_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
-    let (out, recs) = run(&args(&db, &[]));
+    let (recs, out) = common::run_ok(&args(&db, &[]));
     assert!(recs.iter().all(|r| r.peak_db_size_bytes.is_none()));
     assert!(
         !out.contains("peak_db_size") && !out.contains("Peak db_size"),
