@@ -180,6 +180,27 @@ def test_writes_and_reads_after_a_smaller_write_buffer(path):
         assert sum(1 for _ in db.keys()) == 8000
 
 
+def test_the_prefix_extractor_changes_while_open(path):
+    with shale.DB(path, bloom_bits_per_key=10) as db:
+        for i in range(300):
+            db[b"%c%04d" % (97 + i % 3, i)] = b"v"
+        db.flush()
+        db.set_options({"prefix_extractor": "rocksdb.FixedPrefix.1", "whole_key_filtering": False})
+        for i in range(300, 600):
+            db[b"%c%04d" % (97 + i % 3, i)] = b"v"
+        db.flush()
+        db.set_options({"prefix_extractor": "rocksdb.CappedPrefix.2"})
+        # Tables filtered by no extractor, by the old one and (after this
+        # flush) by the new one: every key is found, in order.
+        db.flush()
+        assert all(db.get(b"%c%04d" % (97 + i % 3, i)) == b"v" for i in range(600))
+        assert [k for k, _ in db.items(prefix=b"b")] == sorted(
+            b"b%04d" % i for i in range(600) if i % 3 == 1
+        )
+        with pytest.raises(shale.InvalidArgumentError):
+            db.set_options({"prefix_extractor": "rocksdb.NoSuchPrefix.1"})
+
+
 def test_a_family_of_another_db_or_a_dropped_one_is_refused(path):
     with shale.DB(path) as a, shale.DB(path + "-b") as b:
         fb = b.create_column_family("f")

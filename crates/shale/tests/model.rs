@@ -1096,7 +1096,8 @@ fn check_prefix_reads(
 /// families keep their size cap, which no run reaches). All apply or none:
 /// `InvalidArgument` (a fixed or unknown name, a combination `validate`
 /// refuses) changes nothing. What the family reads is unchanged either way
-/// (the checks after it).
+/// (the checks after it), a new prefix extractor included: prefix reads
+/// then bound by it.
 fn set_options(db: &Db, f: &mut Fam, num_levels: usize, rng: &mut SmallRng, ctx: &str) {
     let before = db.cf_options(&f.cf).unwrap();
     let fifo = before.compaction_style == shale::CompactionStyle::Fifo;
@@ -1115,6 +1116,9 @@ fn set_options(db: &Db, f: &mut Fam, num_levels: usize, rng: &mut SmallRng, ctx:
         Some(want) => {
             r.unwrap_or_else(|e| panic!("{ctx}: set_options {pairs:?}: {e}"));
             assert_eq!(got, want, "{ctx}: set_options {pairs:?}");
+            // Reads from now on use the new extractor (tables and
+            // memtables keep the one they were built with).
+            f.prefix = got.prefix_extractor;
             if f.cf.id() != 0 {
                 f.set = Some(got);
             }

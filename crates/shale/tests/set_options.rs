@@ -74,6 +74,7 @@ fn every_changeable_option_takes_a_value_and_reads_back() {
         ("bloom_bits_per_key", "5"),
         ("bloom_bits_per_key_per_level", "10:4"),
         ("whole_key_filtering", "false"),
+        ("prefix_extractor", "rocksdb.CappedPrefix.3"),
         ("compression_per_level", "NoCompression:LZ4"),
         ("bottommost_compression", "ZSTD"),
         ("disable_auto_compactions", "true"),
@@ -125,11 +126,12 @@ fn refused_changes_change_nothing() {
     let db = Db::open(dir.path(), options()).unwrap();
     let cf = db.create_cf("a", CfOptions::default()).unwrap();
     let before = db.cf_options(&cf).unwrap();
-    let refused: [&[(&str, &str)]; 12] = [
+    let refused: [&[(&str, &str)]; 13] = [
         &[],
         &[("no_such_option", "1")],
         &[("compaction_style", "kCompactionStyleUniversal")],
-        &[("prefix_extractor", "rocksdb.FixedPrefix.4")],
+        &[("sst_partitioner_factory", "rocksdb.FixedPrefix.4")],
+        &[("prefix_extractor", "rocksdb.FixedPrefix.x")],
         &[("block_align", "true")],
         &[("merge_operator", "StringAppendOperator")],
         &[("level_compaction_dynamic_level_bytes", "false")],
@@ -570,4 +572,145 @@ fn raising_max_background_jobs_starts_threads() {
         !named("shale-bg-9"),
         "a background thread outlived the close"
     );
+}
+
+/// The prefix extractor changes while open (RocksDB allows it): tables and
+/// memtables whose prefix-only filters hold another extractor's prefixes are
+/// passed over, never probed with the new extractor's prefixes (which would
+/// lose keys), so every get, prefix seek and prefix scan is right before and
+/// after each change, in the default family and another, and a family's
+/// extractor reopens with it.
+#[test]
+fn the_prefix_extractor_changes_while_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let filtered = |e: &str| {
+        let mut o = CfOptions {
+            bloom_bits_per_key: 10,
+            whole_key_filtering: false,
+            memtable_whole_key_filtering: false,
+            memtable_bloom_size_ratio: 0.1,
+            ..CfOptions::default()
+        };
+        o.set_option("prefix_extractor", e).unwrap();
+        o
+    };
+    let mut opts = options();
+    opts.set_cf_options(filtered("rocksdb.FixedPrefix.2"));
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let other = db
+        .create_cf("other", filtered("rocksdb.FixedPrefix.2"))
+        .unwrap();
+    let key = |i: u32| {
+        format!(
+            "{}{}{:03}",
+            (b'a' + (i % 7) as u8) as char,
+            (b'a' + (i / 7 % 5) as u8) as char,
+            i
+        )
+        .into_bytes()
+    };
+    // Keys written in three eras, each flushed but the last (so tables and
+    // memtables of every extractor are read together).
+    let eras = ["rocksdb.CappedPrefix.3", "nullptr", "rocksdb.FixedPrefix.1"];
+    let mut written: Vec<Vec<u8>> = Vec::new();
+    let check = |db: &Db, cf: &shale::Cf, written: &[Vec<u8>], era: &str| {
+        for k in written {
+            assert_eq!(
+                db.get_cf(cf, k).unwrap().as_deref(),
+                Some(&k[..]),
+                "{era}: get {k:?}"
+            );
+        }
+        // Absent keys with present prefixes.
+        for i in 0..35u32 {
+            let mut k = key(i);
+            k.push(b'x');
+            assert!(db.get_cf(cf, &k).unwrap().is_none(), "{era}");
+        }
+        let extractor = db.cf_options(cf).unwrap().prefix_extractor;
+        for k in written {
+            let mut ro = shale::ReadOptions::new();
+            ro.prefix_same_as_start = true;
+            let mut it = db.iter_cf(cf, &ro);
+            it.seek(k);
+            let Some(e) = extractor else {
+                assert!(
+                    matches!(it.status(), Err(Error::InvalidArgument(_))),
+                    "{era}: prefix_same_as_start without an extractor"
+                );
+                continue;
+            };
+            let p = e.prefix(k).unwrap().to_vec();
+            let mut got = Vec::new();
+            while it.valid() {
+                got.push(it.key().to_vec());
+                it.next();
+            }
+            it.status().unwrap();
+            let mut want: Vec<Vec<u8>> = written
+                .iter()
+                .filter(|w| w.as_slice() >= k.as_slice() && w.starts_with(&p))
+                .cloned()
+                .collect();
+            want.sort();
+            want.dedup();
+            assert_eq!(got, want, "{era}: prefix seek {k:?}");
+            let scanned: Vec<Vec<u8>> = db.prefix_cf(cf, &p).map(|r| r.unwrap().0).collect();
+            let mut all: Vec<Vec<u8>> = written
+                .iter()
+                .filter(|w| w.starts_with(&p))
+                .cloned()
+                .collect();
+            all.sort();
+            all.dedup();
+            assert_eq!(scanned, all, "{era}: prefix scan {p:?}");
+        }
+    };
+    let cfs = [db.default_cf(), other.clone()];
+    for (n, era) in std::iter::once("rocksdb.FixedPrefix.2")
+        .chain(eras)
+        .enumerate()
+    {
+        if n > 0 {
+            for cf in &cfs {
+                db.set_options_cf(cf, &[("prefix_extractor", era)]).unwrap();
+            }
+        }
+        for i in (n as u32 * 9)..(n as u32 * 9 + 35) {
+            let k = key(i);
+            for cf in &cfs {
+                db.put_cf(cf, &k, &k).unwrap();
+            }
+            written.push(k);
+        }
+        if n < 3 {
+            for cf in &cfs {
+                db.flush_cf(cf).unwrap();
+            }
+        }
+        for cf in &cfs {
+            check(&db, cf, &written, era);
+        }
+    }
+    // Merged into one table under the last extractor: still right.
+    for cf in &cfs {
+        db.compact_range_cf(cf, None, None).unwrap();
+        check(&db, cf, &written, "compacted");
+    }
+    drop(cfs);
+    db.close().unwrap();
+    // The other family reopens with the extractor set last; default with
+    // `Options`' (its own changes end with the DB).
+    let db = Db::open(dir.path(), opts).unwrap();
+    let other = db.cf("other").unwrap();
+    assert_eq!(
+        db.cf_options(&other).unwrap().prefix_extractor,
+        Some(shale::PrefixExtractor::Fixed(1))
+    );
+    assert_eq!(
+        db.cf_options(&db.default_cf()).unwrap().prefix_extractor,
+        Some(shale::PrefixExtractor::Fixed(2))
+    );
+    check(&db, &other, &written, "reopened");
+    check(&db, &db.default_cf(), &written, "reopened default");
 }

@@ -196,7 +196,7 @@ class DB(Reader):
         universal_*, fifo_*). Values are str (the OPTIONS file's text, e.g.
         "NoCompression:LZ4"), bool, int or float. All apply or none: an
         unknown name, one that changes only on reopen (compaction_style,
-        merge_operator, block_align, prefix extractor, ...), a DB-wide name,
+        merge_operator, block_align, ...), a DB-wide name,
         a bad value or a refused combination raises InvalidArgumentError and
         changes nothing; a value of another type raises TypeError. The
         default family's changes last until the DB is closed (it reopens

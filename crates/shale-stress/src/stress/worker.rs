@@ -751,7 +751,7 @@ fn set_options(sh: &Shared<'_>, cf: u32, rng: &mut SmallRng) -> Result<(), Strin
         .cf_options(c)
         .map_err(|e| format!("cf_options {cf}: {e}"))?;
     let changes: Vec<(&str, &str)> = (0..rng.gen_range(1..=2))
-        .map(|_| match rng.gen_range(0..10) {
+        .map(|_| match rng.gen_range(0..12) {
             0 => (
                 "write_buffer_size",
                 pick(rng, &["65536", "1048576", "4194304"]),
@@ -776,7 +776,17 @@ fn set_options(sh: &Shared<'_>, cf: u32, rng: &mut SmallRng) -> Result<(), Strin
             ),
             7 => ("block_size", pick(rng, &["1024", "4096", "16384"])),
             8 => ("enable_blob_files", pick(rng, &["false", "true"])),
-            _ => ("min_blob_size", pick(rng, &["0", "64", "1024"])),
+            9 => ("min_blob_size", pick(rng, &["0", "64", "1024"])),
+            // Point reads then go through prefix-only filters built with
+            // the extractor of their table or memtable, or another.
+            10 => (
+                "prefix_extractor",
+                pick(
+                    rng,
+                    &["nullptr", "rocksdb.FixedPrefix.4", "rocksdb.CappedPrefix.6"],
+                ),
+            ),
+            _ => ("whole_key_filtering", pick(rng, &["false", "true"])),
         })
         .collect();
     let mut want = before.clone();

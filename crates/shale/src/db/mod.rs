@@ -571,12 +571,14 @@ impl Db {
     /// `("compression_per_level", "None:LZ4")`,
     /// `("compaction_options_universal.size_ratio", "10")`). All apply or
     /// none: an empty list, an unknown name, a bad value, an option that
-    /// changes only on reopen (the compaction style, prefix extractor, merge
+    /// changes only on reopen (the compaction style, block alignment, merge
     /// operator, ...) or a combination `CfOptions::validate` refuses is
     /// `InvalidArgument`. Each takes effect at the next decision that reads
     /// it: memtable sizes at the next memtable, table options at the next
     /// table written, triggers and level targets at the next compaction
-    /// pick and stall check (made at once). The default family's changes
+    /// pick and stall check (made at once), the prefix extractor at the
+    /// next read or iterator created (prefix filters built with another
+    /// extractor are then passed over, as RocksDB does). The default family's changes
     /// last until the DB is closed (it reopens with `Options`); another
     /// family's are persisted and reopen with it unless it is opened with
     /// options of its own.

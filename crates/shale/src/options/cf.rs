@@ -24,7 +24,7 @@ use super::Compression;
 
 /// The options `Db::set_options` changes (besides the universal, FIFO and
 /// blob options, which all do).
-const CHANGEABLE_WHILE_OPEN: [&str; 26] = [
+const CHANGEABLE_WHILE_OPEN: [&str; 27] = [
     "write_buffer_size",
     "max_write_buffer_number",
     "memtable_bloom_size_ratio",
@@ -36,6 +36,7 @@ const CHANGEABLE_WHILE_OPEN: [&str; 26] = [
     "bloom_bits_per_key",
     "bloom_bits_per_key_per_level",
     "whole_key_filtering",
+    "prefix_extractor",
     "compression_per_level",
     "bottommost_compression",
     "disable_auto_compactions",
@@ -54,11 +55,14 @@ const CHANGEABLE_WHILE_OPEN: [&str; 26] = [
 ];
 
 /// The options that change only on reopen: they shape what is already
-/// written (block alignment, prefixes, partitions, level sizing, the
-/// compaction style) or are code (merge operator, compaction filter).
-const FIXED_WHILE_OPEN: [&str; 7] = [
+/// written (block alignment, partitions, level sizing, the compaction
+/// style) or are code (merge operator, compaction filter). The prefix
+/// extractor changes while open: every memtable and table records the
+/// extractor its prefix filter was built with and answers "maybe" to
+/// another (RocksDB's rule), and each read takes the family's extractor
+/// once.
+const FIXED_WHILE_OPEN: [&str; 6] = [
     "block_align",
-    "prefix_extractor",
     "sst_partitioner_factory",
     "detect_insert_streams",
     "level_compaction_dynamic_level_bytes",
@@ -644,8 +648,8 @@ impl CfOptions {
     /// (RocksDB's mutable column family options, with its table options):
     /// each takes effect at the next decision that reads it (the next
     /// memtable, table, compaction pick or stall check). The rest shape
-    /// what is already written (compaction style, prefix extractor,
-    /// partitioner, block alignment, level sizing) or are code (merge
+    /// what is already written (compaction style, partitioner, block
+    /// alignment, level sizing) or are code (merge
     /// operator, compaction filter) and change only on reopen.
     pub(crate) fn changeable_while_open(name: &str) -> bool {
         CHANGEABLE_WHILE_OPEN.contains(&name)
