@@ -641,7 +641,7 @@ mod tests {
         let mut d = Vec::new();
         let mut shortened = 0;
         for _ in 0..100_000 {
-            let mut key = |rng: &mut rand::rngs::SmallRng| -> Vec<u8> {
+            let key = |rng: &mut rand::rngs::SmallRng| -> Vec<u8> {
                 let n = rng.gen_range(0..6);
                 (0..n)
                     .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
