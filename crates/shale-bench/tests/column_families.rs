@@ -9,42 +9,20 @@
 
 use std::collections::BTreeSet;
 
+mod common;
+
 use shale_bench::engine::cf_names;
 use shale_bench::keys::KeyGen;
 use shale_bench::mt19937::Mt19937_64;
-use shale_bench::runner::{self, Out};
-use shale_bench::Flags;
 
 fn run(args: &[String]) -> String {
-    let flags = Flags::parse(args).unwrap();
-    let (mut o, mut e) = (Vec::new(), Vec::new());
-    let r = runner::run(
-        &flags,
-        &mut Out {
-            stdout: &mut o,
-            stderr: &mut e,
-        },
-    );
-    let out = String::from_utf8_lossy(&o).into_owned();
-    if let Err(err) = r {
-        panic!(
-            "run failed: {err}\nstdout:\n{out}\nstderr:\n{}",
-            String::from_utf8_lossy(&e)
-        );
-    }
-    out
+    common::run_ok(args).1
 }
 
 fn args(db: &std::path::Path, extra: &[&str]) -> Vec<String> {
-    let mut a = vec![
-        "--engine=shale".to_string(),
-        format!("--db={}", db.display()),
-        "--compression_type=none".to_string(),
-        "--write_buffer_size=65536".to_string(),
-        "--seed=777".to_string(),
-    ];
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+    let mut a = vec!["--seed=777"];
+    a.extend_from_slice(extra);
+    common::shale_args(db, &a)
 }
 
 #[test]
@@ -204,19 +182,15 @@ fn cfscale_prints_every_measurement() {
 #[test]
 fn engines_without_families_and_multiread_refuse_the_flag() {
     let dir = tempfile::tempdir().unwrap();
-    let f = Flags::parse(&["--engine=memory", "--num_column_families=2"]).unwrap();
-    let (mut o, mut e) = (Vec::new(), Vec::new());
-    let err = runner::run(
-        &f,
-        &mut Out {
-            stdout: &mut o,
-            stderr: &mut e,
-        },
-    )
+    let err = common::run(&[
+        "--engine=memory".to_string(),
+        "--num_column_families=2".to_string(),
+    ])
+    .0
     .unwrap_err();
     assert!(err.0.contains("--num_column_families"), "{err}");
     let db = dir.path().join("db");
-    let f = Flags::parse(&args(
+    let err = common::run(&args(
         &db,
         &[
             "--benchmarks=fillseq,multireadrandom",
@@ -224,14 +198,7 @@ fn engines_without_families_and_multiread_refuse_the_flag() {
             "--num=100",
         ],
     ))
-    .unwrap();
-    let err = runner::run(
-        &f,
-        &mut Out {
-            stdout: &mut o,
-            stderr: &mut e,
-        },
-    )
+    .0
     .unwrap_err();
     assert!(err.0.contains("multireadrandom"), "{err}");
 }

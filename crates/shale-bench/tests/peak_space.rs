@@ -7,15 +7,11 @@ mod common;
 
 fn args(db: &std::path::Path, extra: &[&str]) -> Vec<String> {
     let mut a = vec![
-        "--engine=shale".to_string(),
-        format!("--db={}", db.display()),
-        "--compression_type=none".to_string(),
-        "--write_buffer_size=65536".to_string(),
-        "--num=20000".to_string(),
-        "--benchmarks=fillrandom,overwrite,compact,waitforcompaction".to_string(),
+        "--num=20000",
+        "--benchmarks=fillrandom,overwrite,compact,waitforcompaction",
     ];
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+    a.extend_from_slice(extra);
+    common::shale_args(db, &a)
 }
 
 #[test]

@@ -29,3 +29,17 @@ pub fn run_ok(args: &[String]) -> (Vec<BenchRecord>, String) {
         Err(e) => panic!("run failed: {e}\nstdout:\n{out}"),
     }
 }
+
+/// Flags of a small Shale run on `db` (no compression, 64 KiB memtables:
+/// flushes and compactions at test sizes), then `extra`.
+#[allow(dead_code)] // not every test binary uses it
+pub fn shale_args(db: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let mut a = vec![
+        "--engine=shale".to_string(),
+        format!("--db={}", db.display()),
+        "--compression_type=none".to_string(),
+        "--write_buffer_size=65536".to_string(),
+    ];
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
