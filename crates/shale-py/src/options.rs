@@ -33,6 +33,8 @@ const CF_NAMES: &[&str] = &[
     "block_align",
     "block_size_deviation",
     "bloom_bits_per_key",
+    "whole_key_filtering",
+    "prefix_extractor",
     "compression",
     "bottommost_compression",
     "disable_auto_compactions",
@@ -237,6 +239,20 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
                     "prepopulate_blob_cache '{s}' (disable or flush_only, or kDisable / kFlushOnly)"
                 ))
             })?
+        }
+        "whole_key_filtering" => o.whole_key_filtering = v.extract()?,
+        // RocksDB's name ("rocksdb.FixedPrefix.8", "rocksdb.CappedPrefix.8"),
+        // or None / "" / "nullptr" for none.
+        "prefix_extractor" => {
+            let s: Option<String> = v.extract()?;
+            o.prefix_extractor = match s.as_deref() {
+                None | Some("" | "nullptr") => None,
+                Some(n) => Some(shale::PrefixExtractor::parse(n).ok_or_else(|| {
+                    invalid(format!(
+                        "prefix_extractor '{n}' (rocksdb.FixedPrefix.<n> or rocksdb.CappedPrefix.<n>)"
+                    ))
+                })?),
+            }
         }
         // Output cuts (issue 15): insert-stream detection on or off (unset:
         // the style's default), and RocksDB's fixed-prefix SST partitioner
@@ -461,6 +477,12 @@ pub fn current<'py>(py: Python<'py>, o: &CfOptions) -> PyResult<Bound<'py, PyDic
     )?;
     d.set_item("block_size", o.block_size)?;
     d.set_item("bloom_bits_per_key", o.bloom_bits_per_key)?;
+    d.set_item("whole_key_filtering", o.whole_key_filtering)?;
+    d.set_item(
+        "prefix_extractor",
+        o.prefix_extractor
+            .map_or_else(|| "nullptr".to_string(), |e| e.name()),
+    )?;
     let levels: Vec<&str> = o.compression_per_level.iter().map(|c| c.name()).collect();
     d.set_item("compression_per_level", levels.join(":"))?;
     d.set_item(

@@ -181,7 +181,12 @@ def test_writes_and_reads_after_a_smaller_write_buffer(path):
 
 
 def test_the_prefix_extractor_changes_while_open(path):
-    with shale.DB(path, bloom_bits_per_key=10) as db:
+    with pytest.raises(shale.InvalidArgumentError, match="prefix_extractor"):
+        shale.DB(path, prefix_extractor="rocksdb.SomePrefix.2")
+    with shale.DB(path, bloom_bits_per_key=10, prefix_extractor="rocksdb.FixedPrefix.2") as db:
+        assert db.get_options()["prefix_extractor"] == "rocksdb.FixedPrefix.2"
+        db.set_options({"prefix_extractor": "nullptr"})
+        assert db.get_options()["prefix_extractor"] == "nullptr"
         for i in range(300):
             db[b"%c%04d" % (97 + i % 3, i)] = b"v"
         db.flush()

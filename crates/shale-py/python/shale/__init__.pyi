@@ -121,7 +121,10 @@ class DB(Reader):
 
     Options are RocksDB's names. Per family: write_buffer_size,
     max_write_buffer_number, memtable_bloom_size_ratio, block_size,
-    block_restart_interval, bloom_bits_per_key, compression ("none", "lz4",
+    block_restart_interval, bloom_bits_per_key, whole_key_filtering (bool),
+    prefix_extractor ("rocksdb.FixedPrefix.<n>", "rocksdb.CappedPrefix.<n>";
+    prefix bloom filters for items(prefix=...) and prefix seeks; changes with
+    set_options too), compression ("none", "lz4",
     "zstd"), bottommost_compression, level0_file_num_compaction_trigger,
     level0_slowdown_writes_trigger, level0_stop_writes_trigger,
     max_bytes_for_level_base, max_bytes_for_level_multiplier,
@@ -230,6 +233,7 @@ class DB(Reader):
         max_bytes_for_level_base, max_bytes_for_level_multiplier,
         max_compaction_bytes, soft_pending_compaction_bytes_limit,
         hard_pending_compaction_bytes_limit, block_size, bloom_bits_per_key,
+        whole_key_filtering, prefix_extractor ("nullptr" for none),
         compression_per_level and bottommost_compression (the OPTIONS file's
         text), default_ttl_secs. set_options(get_options()) changes nothing.
         """
