@@ -578,8 +578,9 @@ impl Db {
     /// table written, triggers and level targets at the next compaction
     /// pick and stall check (made at once), the prefix extractor at the
     /// next read or iterator created (prefix filters built with another
-    /// extractor are then passed over, as RocksDB does). The default family's changes
-    /// last until the DB is closed (it reopens with `Options`); another
+    /// extractor are then passed over, as RocksDB does). The default
+    /// family's changes last until the DB is closed (it reopens with
+    /// `Options`); another
     /// family's are persisted and reopen with it unless it is opened with
     /// options of its own.
     pub fn set_options(&self, changes: &[(&str, &str)]) -> Result<()> {

@@ -10,7 +10,8 @@
 //! `shale.live-wal-bytes`), the rate limiter (`shale.rate-limiter`,
 //! `none` without one) and the memory ledger (`shale.memory-budget`,
 //! `shale.memory-table-readers`, `shale.memory-buffers`,
-//! `shale.memory-memtable-reserve`: what the budget holds for memtables). `rocksdb.*` names map to `shale.*`.
+//! `shale.memory-memtable-reserve`: what the budget holds for memtables).
+//! `rocksdb.*` names map to `shale.*`.
 //!
 //! Per family (`Db::property_cf`): the shape, memtable and stall properties
 //! describe the family asked for; the others (statistics, errors, caches,
