@@ -581,13 +581,14 @@ fn replay_wals(
     let mut report = String::new();
     let mut stopped = false;
     let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
-    // The last log replayed and how far it held whole records.
-    let mut prev: Option<(u64, u64)> = None;
+    // The logs replayed and how far each held whole records.
+    let mut replayed_logs: HashMap<u64, u64> = HashMap::new();
     for (i, &number) in logs.iter().enumerate() {
         versions.mark_file_number_used(number);
         let name = log_file_name(number);
         if !stopped {
-            if let Some(msg) = short_predecessor(fs, dir, &name, number, prev)? {
+            if let Some(msg) = broken_predecessor(fs, dir, &name, number, &replayed_logs, min_log)?
+            {
                 let what = match opts.wal_recovery_mode {
                     WalRecoveryMode::PointInTime => {
                         stopped = true;
@@ -665,7 +666,7 @@ fn replay_wals(
         if rep.stopped_early {
             stopped = true;
         }
-        prev = Some((number, rep.valid_end));
+        replayed_logs.insert(number, rep.valid_end);
     }
     for (slot, f) in mems.iter_mut().zip(&existing) {
         if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
@@ -677,18 +678,23 @@ fn replay_wals(
 }
 
 /// Checks WAL `number` against its predecessor-WAL record (written by the
-/// memtable switch that created it): `Some(why)` when the WAL it names is
-/// `prev` (the last log replayed) and holds fewer whole records than it
-/// held when closed, so this WAL's writes would follow a hole. A
-/// predecessor that is not there was deleted as obsolete (no family had
-/// unflushed writes in it, and flushes sync closed WALs first); a WAL
-/// without the record (created at open) has nothing to check.
-fn short_predecessor(
+/// memtable switch that created it): `Some(why)` when this WAL's writes
+/// would follow a hole. That is when the WAL it names was replayed but
+/// holds fewer whole records than it held when closed, or when it is not
+/// there though recovery needs it (numbered at or above `min_log`): a
+/// switch does not sync the directory, so a power loss can drop one WAL's
+/// entry and keep a later one's. A predecessor below `min_log` was deleted
+/// as obsolete (no family had unflushed writes in it, and flushes sync
+/// closed WALs first); a WAL without the record (created at open) has
+/// nothing to check. `replayed` maps each log replayed so far to the end
+/// of its last whole record.
+fn broken_predecessor(
     fs: &Arc<dyn FileSystem>,
     dir: &Path,
     name: &str,
     number: u64,
-    prev: Option<(u64, u64)>,
+    replayed: &HashMap<u64, u64>,
+    min_log: u64,
 ) -> Result<Option<String>> {
     let file = fs.open_sequential(&dir.join(name))?;
     let mut reader = LogReader::new(file, name.to_string(), number);
@@ -696,14 +702,20 @@ fn short_predecessor(
     let Some(p) = reader.predecessor() else {
         return Ok(None);
     };
-    Ok(match prev {
-        Some((n, end)) if n == p.log_number && end < p.size => Some(format!(
-            "{name} follows {}, which held {} bytes when closed but holds whole records \
+    let pred = log_file_name(p.log_number);
+    Ok(match replayed.get(&p.log_number) {
+        Some(&end) if end < p.size => Some(format!(
+            "{name} follows {pred}, which held {} bytes when closed but holds whole records \
              only up to offset {end} (its unsynced tail was lost)",
-            log_file_name(p.log_number),
             p.size
         )),
-        _ => None,
+        Some(_) => None,
+        None if p.log_number >= min_log => Some(format!(
+            "{name} follows {pred}, which held {} bytes when closed but is missing (its \
+             directory entry was not durable)",
+            p.size
+        )),
+        None => None,
     })
 }
 

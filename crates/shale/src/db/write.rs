@@ -1315,11 +1315,27 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
             return Err(e);
         }
     };
+    // The recovery modes that refuse a short older WAL also refuse a
+    // missing one, so with them the switch makes the old WAL durable and
+    // the new one's directory entry too (see below).
+    let sync_now = matches!(
+        db.opts.wal_recovery_mode,
+        WalRecoveryMode::TolerateCorruptedTailRecords | WalRecoveryMode::AbsoluteConsistency
+    );
     // The new WAL's directory entry must be durable before a sync write
     // to it is acknowledged: `sync_closed_wals` syncs the directory first
     // (RocksDB's `log_dir_synced_`), not this switch, which runs under the
-    // DB mutex (a directory fsync took 11 ms on this project's VM).
-    db.writer.wal_dir_unsynced.store(true, Ordering::Release);
+    // DB mutex (a directory fsync took 11 ms on this project's VM). A power
+    // loss may so keep a later WAL's entry and not this one's: recovery
+    // stops at the hole (the next WAL's predecessor record names this one).
+    if sync_now {
+        if let Err(e) = db.fs.sync_dir(&db.dir) {
+            db.set_bg_error(st, e.clone(), Reason::Wal);
+            return Err(e);
+        }
+    } else {
+        db.writer.wal_dir_unsynced.store(true, Ordering::Release);
+    }
     let mut new_writer = LogWriter::new(file, number);
     // Swap WAL, memtable and super version together under the WAL lock: the
     // leader loads the memtables under this lock, so no group can write the
@@ -1336,11 +1352,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
         // become durable ahead of earlier writes) and before a flush is
         // logged (a flushed family must not hold writes another family
         // loses). The recovery modes that refuse a short older WAL keep the
-        // old rule instead: sync it here.
-        let sync_now = matches!(
-            db.opts.wal_recovery_mode,
-            WalRecoveryMode::TolerateCorruptedTailRecords | WalRecoveryMode::AbsoluteConsistency
-        );
+        // old rule instead: sync it here (`sync_now`).
         let predecessor = PredecessorWal {
             log_number: wal.number,
             size: old.file_size(),
