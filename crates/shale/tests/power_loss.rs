@@ -1290,6 +1290,25 @@ fn sync_write_in_a_new_wal_keeps_earlier_writes() {
     }
 }
 
+/// A DB on `fs` whose memtables switch every ~25 puts of
+/// `put_numbered` (8 KiB write buffers, up to 8 waiting for a flush).
+fn switching_db(fs: &MemFileSystem, mode: WalRecoveryMode) -> Db {
+    let o = Options {
+        write_buffer_size: 8 * 1024,
+        max_write_buffer_number: 8,
+        wal_recovery_mode: mode,
+        ..opts(fs)
+    };
+    Db::open(DIR, o).expect("create")
+}
+
+/// Puts `k<i>` (four digits) with a 300-byte value, without sync.
+fn put_numbered(db: &Db, i: u32) {
+    let mut b = WriteBatch::new();
+    b.put(format!("k{i:04}").as_bytes(), &[b'v'; 300]);
+    db.write(b, &WriteOptions::default()).expect("write");
+}
+
 /// A memtable switch hands the old WAL to the OS without syncing it (the
 /// flush syncs it later, before its edit is logged), and the new WAL's first
 /// record names the old one's final size: recovery after a power loss that
@@ -1304,18 +1323,9 @@ fn power_loss_after_an_unsynced_wal_switch_recovers_a_prefix() {
     let _x = shale::sync_point::exclusive();
     shale::sync_point::reset();
     let fs = MemFileSystem::new();
-    let o = Options {
-        write_buffer_size: 8 * 1024,
-        max_write_buffer_number: 8,
-        ..opts(&fs)
-    };
-    let db = Db::open(DIR, o.clone()).expect("create");
+    let db = switching_db(&fs, WalRecoveryMode::PointInTime);
     let (reached, go) = pause_once_at("FlushJob::AfterOutputs");
-    let put = |i: u32| {
-        let mut b = WriteBatch::new();
-        b.put(format!("k{i:04}").as_bytes(), &[b'v'; 300]);
-        db.write(b, &WriteOptions::default()).expect("write");
-    };
+    let put = |i: u32| put_numbered(&db, i);
     // Fill the first WAL past the write buffer: the switch starts a flush,
     // which pauses before syncing the closed WAL.
     let mut n = 0u32;
@@ -1349,19 +1359,9 @@ fn power_loss_after_an_unsynced_wal_switch_recovers_a_prefix() {
             stopped_at_predecessor += 1;
             // The strict modes refuse the hole; salvage replays past it
             // (each open recovers into its image, so each gets a fresh one).
-            let strict = Db::open(
-                DIR,
-                Options {
-                    wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
-                    ..opts(&fs.crash(0.5, seed))
-                },
-            );
-            if !matches!(&strict, Err(shale::Error::Corruption { what, .. }) if what.contains("unsynced tail"))
-                && failure.is_none()
-            {
-                failure = Some(format!("seed {seed}: strict mode opened: {strict:?}"));
+            if let Some(f) = strict_open_refusal(&fs, seed, "unsynced tail") {
+                failure.get_or_insert(f);
             }
-            drop(strict);
             let salvage = Db::open(
                 DIR,
                 Options {
@@ -1442,6 +1442,23 @@ fn strict_recovery_modes_sync_the_directory_at_a_wal_switch() {
     }
 }
 
+/// Opens the `crash(0.5, seed)` image of `fs` in
+/// `TolerateCorruptedTailRecords` mode: `None` when that refuses with a
+/// `Corruption` whose text has `why`, else what happened.
+fn strict_open_refusal(fs: &MemFileSystem, seed: u64, why: &str) -> Option<String> {
+    let strict = Db::open(
+        DIR,
+        Options {
+            wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
+            ..opts(&fs.crash(0.5, seed))
+        },
+    );
+    match &strict {
+        Err(shale::Error::Corruption { what, .. }) if what.contains(why) => None,
+        _ => Some(format!("seed {seed}: strict mode opened: {strict:?}")),
+    }
+}
+
 /// Writes through two memtable switches in `mode` with the first flush
 /// paused before it syncs the closed WALs, then checks 256 power-loss
 /// images: each recovers a prefix of the writes, and one that lost the
@@ -1451,19 +1468,9 @@ fn strict_recovery_modes_sync_the_directory_at_a_wal_switch() {
 fn middle_wal_lost(mode: WalRecoveryMode) -> (String, String, usize) {
     shale::sync_point::reset();
     let fs = MemFileSystem::new();
-    let o = Options {
-        write_buffer_size: 8 * 1024,
-        max_write_buffer_number: 8,
-        wal_recovery_mode: mode,
-        ..opts(&fs)
-    };
-    let db = Db::open(DIR, o.clone()).expect("create");
+    let db = switching_db(&fs, mode);
     let (reached, go) = pause_once_at("FlushJob::AfterOutputs");
-    let put = |i: u32| {
-        let mut b = WriteBatch::new();
-        b.put(format!("k{i:04}").as_bytes(), &[b'v'; 300]);
-        db.write(b, &WriteOptions::default()).expect("write");
-    };
+    let put = |i: u32| put_numbered(&db, i);
     let wals = |fs: &MemFileSystem| -> Vec<String> {
         let mut w: Vec<String> = fs
             .list(Path::new(DIR))
@@ -1547,16 +1554,8 @@ fn middle_wal_lost(mode: WalRecoveryMode) -> (String, String, usize) {
         // the first WAL, or have lost the last WAL's blocks too.)
         if hole && report.contains("is missing") {
             missing_reported += 1;
-            let strict = Db::open(
-                DIR,
-                Options {
-                    wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
-                    ..opts(&fs.crash(0.5, seed))
-                },
-            );
-            if !matches!(&strict, Err(shale::Error::Corruption { what, .. }) if what.contains("is missing"))
-            {
-                failure.get_or_insert(format!("seed {seed}: strict mode opened: {strict:?}"));
+            if let Some(f) = strict_open_refusal(&fs, seed, "is missing") {
+                failure.get_or_insert(f);
             }
         }
     }
