@@ -672,7 +672,7 @@ fn run_method(env: &RunEnv<'_>, spec: &Spec<'_>, out: &mut Out<'_>) -> Result<Be
             sysinfo::peak_rss_bytes().or(None)
         },
         db_size_bytes: db_size,
-        peak_db_size_bytes: sampler.map(|s| s.take_step_peak(path)),
+        peak_db_size_bytes: sampler.map(|s| s.take_step_peak(db_size)),
         blob,
         live_bytes_estimate: live_bytes,
         space_amp: live_bytes.and_then(|l| (l > 0).then(|| db_size as f64 / l as f64)),

@@ -38,9 +38,12 @@ struct Shared {
 
 impl Shared {
     fn sample(&self, dir: &Path) {
-        let now = sysinfo::dir_size(dir);
-        self.step_peak.fetch_max(now, Ordering::Relaxed);
-        self.run_peak.fetch_max(now, Ordering::Relaxed);
+        self.record(sysinfo::dir_size(dir));
+    }
+
+    fn record(&self, size: u64) {
+        self.step_peak.fetch_max(size, Ordering::Relaxed);
+        self.run_peak.fetch_max(size, Ordering::Relaxed);
         self.samples.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -87,10 +90,12 @@ impl SpaceSampler {
         self.shared.sample(dir);
     }
 
-    /// The largest size sampled since [`SpaceSampler::begin_step`], the
-    /// directory's size now included.
-    pub fn take_step_peak(&self, dir: &Path) -> u64 {
-        self.shared.sample(dir);
+    /// The largest size sampled since [`SpaceSampler::begin_step`],
+    /// `end_size` included: the directory's size the caller measured at
+    /// the step's end and reports beside the peak (a sample taken here
+    /// instead could follow a compaction's deletions and fall below it).
+    pub fn take_step_peak(&self, end_size: u64) -> u64 {
+        self.shared.record(end_size);
         self.shared.step_peak.load(Ordering::Relaxed)
     }
 
@@ -133,14 +138,33 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         std::fs::remove_file(&big).unwrap();
-        assert_eq!(s.take_step_peak(d.path()), 51_000);
+        assert_eq!(s.take_step_peak(sysinfo::dir_size(d.path())), 51_000);
         // A new step starts from the size now: the deleted file is gone.
         s.begin_step(d.path());
-        assert_eq!(s.take_step_peak(d.path()), 1000);
+        assert_eq!(s.take_step_peak(sysinfo::dir_size(d.path())), 1000);
         // The run's peak keeps it.
         let (peak, samples) = s.run_peak(d.path());
         assert_eq!(peak, 51_000);
         assert!(samples >= 3, "{samples}");
+    }
+
+    /// Regression (`tests/peak_space.rs` failed under load: a step's peak
+    /// 5,311,995 below its end size 5,365,909): the end size is measured,
+    /// then a compaction deletes its inputs before the peak is read. The
+    /// peak must still count the end size the report shows beside it.
+    #[test]
+    fn a_step_s_peak_is_never_below_the_end_size_beside_it() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("keep"), vec![0u8; 1000]).unwrap();
+        // No sample by the thread during the test.
+        let s = SpaceSampler::start(d.path(), 3_600_000).unwrap();
+        s.begin_step(d.path());
+        let inputs = d.path().join("inputs");
+        std::fs::write(&inputs, vec![0u8; 50_000]).unwrap();
+        let end_size = sysinfo::dir_size(d.path());
+        std::fs::remove_file(&inputs).unwrap();
+        assert_eq!(s.take_step_peak(end_size), 51_000);
+        assert_eq!(s.run_peak(d.path()).0, 51_000);
     }
 
     #[test]

@@ -562,6 +562,13 @@ fn raising_max_background_jobs_starts_threads() {
     let db = Db::open(dir.path(), options()).unwrap();
     assert!(!named("shale-bg-9"));
     db.set_db_options(&[("max_background_jobs", "10")]).unwrap();
+    // A new thread sets its own name once it runs: under load that can
+    // come a while after the spawn returned (this once failed in a loop of
+    // the test binaries beside other load). No job is queued meanwhile.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !named("shale-bg-9") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     assert!(named("shale-bg-9"), "no tenth background thread");
     db.set_db_options(&[("max_background_jobs", "1")]).unwrap();
     flush_tables(&db, &db.default_cf(), 4);

@@ -502,6 +502,8 @@ mod space_meter {
 struct LastLevelJobs {
     largest: std::sync::atomic::AtomicU64,
     count: std::sync::atomic::AtomicU64,
+    /// Jobs that wrote more than a slice (`SLICE_BYTES` plus one file).
+    over_slice: std::sync::atomic::AtomicU64,
 }
 
 impl shale::EventListener for LastLevelJobs {
@@ -516,6 +518,9 @@ impl shale::EventListener for LastLevelJobs {
         let written: u64 = info.output_files.iter().map(|f| f.file_size).sum();
         self.largest.fetch_max(written, SeqCst);
         self.count.fetch_add(1, SeqCst);
+        if written > SLICE_BYTES + (32 << 10) {
+            self.over_slice.fetch_add(1, SeqCst);
+        }
     }
 }
 
@@ -530,6 +535,7 @@ struct SpaceRun {
     /// level, and how many there were.
     largest_into_last: u64,
     into_last: u64,
+    over_slice: u64,
 }
 
 /// Slices are bounded by this `max_compaction_bytes` (six table files; the
@@ -619,6 +625,7 @@ fn overwrite_under_meter(incremental: bool, amp: u32) -> SpaceRun {
         compacted: meter.live(),
         largest_into_last: jobs.largest.load(SeqCst),
         into_last: jobs.count.load(SeqCst),
+        over_slice: jobs.over_slice.load(SeqCst),
     }
 }
 
@@ -652,10 +659,14 @@ fn incremental_merges_need_a_slice_of_space_not_the_db() {
     // newer runs, plus the copy).
     assert!(whole.largest_into_last > data / 2, "{whole:?}");
     assert!(whole.peak > 3 * data, "{whole:?}");
-    // With it, every automatic merge into the last level is a slice within
+    // With it, the automatic merges into the last level are slices within
     // max_compaction_bytes (plus the one file a window may exceed it by),
     // and the peak stays well below the full merges' (observed: -33%).
+    // Not every one: when flushes outrun the merges (a loaded machine), a
+    // size-ratio merge can reach the last run, or the newer runs outweigh
+    // the oldest and the full merge is the rule (`universal_incremental.rs`);
+    // a run of the test binaries beside other load once saw 1 of 99 (262 KB).
     assert!(inc.into_last >= 10, "{inc:?}");
-    assert!(inc.largest_into_last <= SLICE_BYTES + (32 << 10), "{inc:?}");
+    assert!(inc.over_slice * 10 <= inc.into_last, "{inc:?}");
     assert!(inc.peak * 10 < whole.peak * 8, "{inc:?} vs {whole:?}");
 }

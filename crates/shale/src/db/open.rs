@@ -86,7 +86,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         }
         fs.create_dir_all(dir)?;
     }
-    let lock = take_lock(&fs, &dir.join("LOCK"))?;
+    let lock = crate::fs::lock_db(&fs, dir)?;
     probe_direct_io(&fs, dir, &opts)?;
     let exists = fs.exists(&current);
     if exists && opts.error_if_exists {
@@ -717,28 +717,6 @@ fn broken_predecessor(
         )),
         None => None,
     })
-}
-
-/// How long `take_lock` keeps trying a held LOCK.
-const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// Takes the DB's LOCK, trying again for up to `LOCK_RETRY` while it is
-/// held. `flock` locks belong to the open file description, which a child
-/// process shares from its fork until its exec closes it: a DB closed while
-/// another thread of this process spawns a child stays locked for that
-/// window, and a reopen right after the close would fail with `Locked`
-/// though nobody holds the DB. A lock another process really holds is still
-/// `Locked`, half a second later.
-fn take_lock(fs: &Arc<dyn FileSystem>, path: &Path) -> Result<Box<dyn crate::fs::FileLock>> {
-    let deadline = std::time::Instant::now() + LOCK_RETRY;
-    loop {
-        match fs.lock(path) {
-            Err(Error::Locked(_)) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            r => return r,
-        }
-    }
 }
 
 /// With direct IO asked for, checks that the file system takes it by

@@ -326,6 +326,31 @@ pub(crate) fn explain_direct_refusal(
     }
 }
 
+/// How long [`lock_db`] keeps trying a held LOCK.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Takes the LOCK of the DB in `dir` (the engine's open and `repair`),
+/// trying again for up to `LOCK_RETRY` while it is held. `flock` locks
+/// belong to the open file description, which a child process shares from
+/// its fork until its exec closes it: a DB closed while another thread of
+/// this process spawns a child stays locked for that window, and a reopen
+/// (or a `shale repair` run) right after the close would fail with
+/// `Locked` though nobody holds the DB (`shale-cli`'s repair test did,
+/// once, in a loop of the test binaries beside other load). A lock another
+/// process really holds is still `Locked`, half a second later.
+pub(crate) fn lock_db(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<Box<dyn FileLock>> {
+    let path = dir.join("LOCK");
+    let deadline = std::time::Instant::now() + LOCK_RETRY;
+    loop {
+        match fs.lock(&path) {
+            Err(crate::error::Error::Locked(_)) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// The default file system.
 pub fn default_fs() -> Arc<dyn FileSystem> {
     Arc::new(PosixFileSystem::default())

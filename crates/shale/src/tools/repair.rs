@@ -148,7 +148,7 @@ struct OldState {
 /// directory cannot be listed or locked, or a write fails.
 pub fn repair_db(dir: &Path) -> Result<RepairReport> {
     let fs = default_fs();
-    let _lock = fs.lock(&dir.join("LOCK"))?;
+    let _lock = crate::fs::lock_db(&fs, dir)?;
     let mut report = RepairReport::default();
     let mut names = fs.list(dir)?;
     names.sort();
