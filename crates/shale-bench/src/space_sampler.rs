@@ -124,12 +124,19 @@ impl Drop for SpaceSampler {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_file_that_lives_between_two_reads_is_in_the_peak() {
+    /// A directory holding one 1,000-byte file, sampled every
+    /// `interval_ms`, its first step begun.
+    fn sampled_dir(interval_ms: u64) -> (tempfile::TempDir, SpaceSampler) {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("keep"), vec![0u8; 1000]).unwrap();
-        let s = SpaceSampler::start(d.path(), 1).unwrap();
+        let s = SpaceSampler::start(d.path(), interval_ms).unwrap();
         s.begin_step(d.path());
+        (d, s)
+    }
+
+    #[test]
+    fn a_file_that_lives_between_two_reads_is_in_the_peak() {
+        let (d, s) = sampled_dir(1);
         let big = d.path().join("big");
         std::fs::write(&big, vec![0u8; 50_000]).unwrap();
         // Several intervals: the sampler thread sees it.
@@ -154,11 +161,8 @@ mod tests {
     /// peak must still count the end size the report shows beside it.
     #[test]
     fn a_step_s_peak_is_never_below_the_end_size_beside_it() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("keep"), vec![0u8; 1000]).unwrap();
         // No sample by the thread during the test.
-        let s = SpaceSampler::start(d.path(), 3_600_000).unwrap();
-        s.begin_step(d.path());
+        let (d, s) = sampled_dir(3_600_000);
         let inputs = d.path().join("inputs");
         std::fs::write(&inputs, vec![0u8; 50_000]).unwrap();
         let end_size = sysinfo::dir_size(d.path());
