@@ -69,14 +69,7 @@ fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
 }
 
 fn files_with(mem: &MemFileSystem, what: &str) -> Vec<String> {
-    let mut v: Vec<String> = mem
-        .list(Path::new(DIR))
-        .expect("list")
-        .into_iter()
-        .filter(|n| n.contains(what))
-        .collect();
-    v.sort();
-    v
+    common::sorted_names(mem, DIR, |n| n.contains(what))
 }
 
 /// The SST files in the directory are exactly the live ones.

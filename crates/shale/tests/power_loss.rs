@@ -1471,16 +1471,7 @@ fn middle_wal_lost(mode: WalRecoveryMode) -> (String, String, usize) {
     let db = switching_db(&fs, mode);
     let (reached, go) = pause_once_at("FlushJob::AfterOutputs");
     let put = |i: u32| put_numbered(&db, i);
-    let wals = |fs: &MemFileSystem| -> Vec<String> {
-        let mut w: Vec<String> = fs
-            .list(Path::new(DIR))
-            .expect("list")
-            .into_iter()
-            .filter(|n| n.ends_with(".log"))
-            .collect();
-        w.sort();
-        w
-    };
+    let wals = |fs: &MemFileSystem| common::sorted_names(fs, DIR, |n| n.ends_with(".log"));
     // The first switch starts a flush that pauses before syncing the
     // closed WAL; the writes after it fill the second WAL past the write
     // buffer, so a second switch closes it unsynced too.

@@ -345,16 +345,7 @@ fn a_torn_wal_tail_recovered_once_does_not_stop_a_later_recovery() {
     // The first crash tears the last record of the only WAL.
     let image = fs.crash(0.0, 1);
     drop(db);
-    let wals = |fs: &MemFileSystem| -> Vec<String> {
-        let mut v: Vec<String> = fs
-            .list(Path::new("/db"))
-            .unwrap()
-            .into_iter()
-            .filter(|n| n.ends_with(".log"))
-            .collect();
-        v.sort();
-        v
-    };
+    let wals = |fs: &MemFileSystem| common::sorted_names(fs, "/db", |n| n.ends_with(".log"));
     let first_wal = wals(&image).pop().expect("a WAL");
     let path = Path::new("/db").join(&first_wal);
     let bytes = image.read_all(&path).unwrap();

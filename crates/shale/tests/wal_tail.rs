@@ -15,6 +15,8 @@
 //!   `SkipAnyCorruptedRecords` also recovers the records after the damaged
 //!   32 KiB block.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -54,13 +56,7 @@ fn build(n: usize, value_len: usize) -> (MemFileSystem, PathBuf) {
     }
     db.close().expect("close");
     let image = fs.crash_process();
-    let mut logs: Vec<String> = image
-        .list(Path::new(DIR))
-        .expect("list")
-        .into_iter()
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    logs.sort();
+    let logs = common::sorted_names(&image, DIR, |n| n.ends_with(".log"));
     let log = Path::new(DIR).join(logs.last().expect("a WAL"));
     (image, log)
 }

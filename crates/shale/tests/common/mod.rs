@@ -299,6 +299,19 @@ pub fn files_ending(path: &std::path::Path, suffix: &str) -> usize {
         .count()
 }
 
+/// Names of the files in directory `dir` of `fs` that `keep` accepts,
+/// sorted (WAL and table numbers are zero-padded, so oldest first).
+pub fn sorted_names(fs: &dyn FileSystem, dir: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut v: Vec<String> = fs
+        .list(std::path::Path::new(dir))
+        .expect("list")
+        .into_iter()
+        .filter(|n| keep(n))
+        .collect();
+    v.sort();
+    v
+}
+
 /// 1-2 changes for `Db::set_db_options` over the DB-wide options that
 /// change while open, and, one draw in 9, `max_open_files` (fixed while
 /// open: refused). Returns the changes and whether they must be refused.
