@@ -288,6 +288,7 @@ define_flags! {
     detect_insert_streams: i64 = -1, Shale, "End flush outputs where an ascending insert stream of the memtable ends (CfOptions::detect_insert_streams): -1 = engine default (on for leveled compaction), 0 = off, 1 = on.";
     sst_partitioner_fixed_prefix_len: i64 = 0, Shale, "Flush and compaction outputs never span two key prefixes of this length (RocksDB's sst_partitioner_factory = NewSstPartitionerFixedPrefixFactory; db_bench has no flag; 0 = none).";
     block_align: bool = false, Shale, "Align data blocks on the page size (db_bench's --block_align; needs --compression_type=none and a power-of-two --block_size; the rocksdb crate has no setter, so Shale only).";
+    blob_garbage_collection_min_garbage_ratio: f64 = 0.0, Shale, "Blob files: a blob file below the age cutoff is relocated only once this share (0..=1) of its bytes is garbage (BlobOptions::blob_garbage_collection_min_garbage_ratio; 0 = every file below the cutoff, RocksDB's rule; needs --enable_blob_garbage_collection=1).";
     block_restart_bytes: i64 = 1024, Shale, "Also restart data blocks once entries since the last restart span this many bytes (0 = by count only, as RocksDB).";
     // ---- RocksDB-only options ----
     min_write_buffer_number_to_merge: i64 = 1, Rocks, "Memtables merged per flush.";
@@ -590,6 +591,10 @@ impl Flags {
                 "blob_garbage_collection_force_threshold",
                 self.blob_garbage_collection_force_threshold,
             ),
+            (
+                "blob_garbage_collection_min_garbage_ratio",
+                self.blob_garbage_collection_min_garbage_ratio,
+            ),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 bail!("--{n} must be in [0, 1] (got {v})");
@@ -612,6 +617,7 @@ impl Flags {
                 &[
                     "blob_garbage_collection_age_cutoff",
                     "blob_garbage_collection_force_threshold",
+                    "blob_garbage_collection_min_garbage_ratio",
                 ],
                 "enable_blob_garbage_collection",
                 self.enable_blob_garbage_collection,

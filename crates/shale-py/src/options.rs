@@ -65,6 +65,7 @@ const CF_NAMES: &[&str] = &[
     "blob_compression_type",
     "enable_blob_garbage_collection",
     "blob_garbage_collection_age_cutoff",
+    "blob_garbage_collection_min_garbage_ratio",
     "blob_garbage_collection_force_threshold",
     "blob_compaction_readahead_size",
     "blob_file_starting_level",
@@ -225,6 +226,9 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
         "enable_blob_garbage_collection" => o.blob.enable_blob_garbage_collection = v.extract()?,
         "blob_garbage_collection_age_cutoff" => {
             o.blob.blob_garbage_collection_age_cutoff = v.extract()?
+        }
+        "blob_garbage_collection_min_garbage_ratio" => {
+            o.blob.blob_garbage_collection_min_garbage_ratio = v.extract()?
         }
         "blob_garbage_collection_force_threshold" => {
             o.blob.blob_garbage_collection_force_threshold = v.extract()?

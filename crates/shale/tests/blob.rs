@@ -522,3 +522,117 @@ fn recovery_at_open_writes_large_values_to_blob_files() {
         drop(db);
     }
 }
+
+/// The numbers of the blob files in `dir`, ascending.
+fn blob_numbers(dir: &std::path::Path) -> Vec<u64> {
+    let fs = shale::fs::PosixFileSystem::default();
+    common::sorted_names(&fs, dir.to_str().unwrap(), |n| n.ends_with(".blob"))
+        .iter()
+        .map(|n| n.trim_end_matches(".blob").parse().unwrap())
+        .collect()
+}
+
+/// Writes keys `keys` at `round` (1 KiB values) and flushes: one blob
+/// file per call (the values fit in one).
+fn put_flush(
+    db: &Db,
+    keys: std::ops::Range<u32>,
+    round: u32,
+    model: &mut BTreeMap<Vec<u8>, Vec<u8>>,
+) {
+    for i in keys {
+        let k = format!("k{i:05}").into_bytes();
+        let v = value(i, round, 1024);
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+}
+
+/// `blob_garbage_collection_min_garbage_ratio`: a file below the age
+/// cutoff is relocated only once its garbage share reaches the ratio; at
+/// 0 (RocksDB's rule) every file below the cutoff is, garbage or not.
+#[test]
+fn min_garbage_ratio_relocates_only_files_with_that_much_garbage() {
+    for ratio in [0.0, 0.5] {
+        let dir = tempfile::tempdir().unwrap();
+        let blob = BlobOptions {
+            blob_garbage_collection_age_cutoff: 1.0,
+            blob_garbage_collection_min_garbage_ratio: ratio,
+            ..blob_opts(64, true)
+        };
+        let opts = Options {
+            disable_auto_compactions: true,
+            ..options(blob)
+        };
+        let db = Db::open(dir.path(), opts).unwrap();
+        let mut model = BTreeMap::new();
+        put_flush(&db, 0..100, 0, &mut model);
+        put_flush(&db, 100..200, 0, &mut model);
+        let first = blob_numbers(dir.path());
+        assert_eq!(first.len(), 2, "{first:?}");
+        // No garbage yet: with a ratio, nothing moves.
+        db.compact_range(None, None).unwrap();
+        check_all(&db, &model);
+        let after = blob_numbers(dir.path());
+        if ratio > 0.0 {
+            assert_eq!(after, first);
+        } else {
+            assert!(after.iter().all(|n| !first.contains(n)), "{after:?}");
+            continue;
+        }
+        // 60% of the first file and 10% of the second become garbage
+        // (counted by the compaction that drops the old versions), then
+        // the next compaction relocates the first file only.
+        put_flush(&db, 0..60, 1, &mut model);
+        put_flush(&db, 100..110, 1, &mut model);
+        db.compact_range(None, None).unwrap();
+        check_all(&db, &model);
+        assert!(blob_numbers(dir.path()).starts_with(&first));
+        db.compact_range(None, None).unwrap();
+        check_all(&db, &model);
+        let now = blob_numbers(dir.path());
+        assert!(!now.contains(&first[0]), "{now:?}");
+        assert!(now.contains(&first[1]), "{now:?}");
+        drop(db);
+        let db = Db::open(dir.path(), options(blob_opts(64, true))).unwrap();
+        check_all(&db, &model);
+    }
+}
+
+/// A forced collection relocates the oldest batch even when its files'
+/// garbage shares are under `min_garbage_ratio`: skipping them would
+/// leave the tables it compacts referencing the batch, and the picker
+/// would pick them again for ever.
+#[test]
+fn forced_collection_relocates_its_batch_whatever_the_min_garbage_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let blob = BlobOptions {
+        blob_garbage_collection_age_cutoff: 1.0,
+        blob_garbage_collection_min_garbage_ratio: 0.9,
+        blob_garbage_collection_force_threshold: 0.15,
+        ..blob_opts(64, true)
+    };
+    let db = Db::open(dir.path(), options(blob.clone())).unwrap();
+    let mut model = BTreeMap::new();
+    put_flush(&db, 0..100, 0, &mut model);
+    put_flush(&db, 100..200, 0, &mut model);
+    db.compact_range(None, None).unwrap();
+    let first = blob_numbers(dir.path());
+    put_flush(&db, 0..50, 1, &mut model);
+    db.compact_range(None, None).unwrap();
+    // The oldest batch (all three files: one table names the oldest) is
+    // 20% garbage, past the force threshold, and each of its files is
+    // under the ratio. Forced compactions run on their own and must end
+    // (before the exemption they never did).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let db = Arc::new(db);
+    let waiter = Arc::clone(&db);
+    std::thread::spawn(move || tx.send(waiter.wait_for_compaction()).unwrap());
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("forced collection still compacting after 60 s")
+        .unwrap();
+    check_all(&db, &model);
+    let now = blob_numbers(dir.path());
+    assert!(!now.contains(&first[0]), "first {first:?} now {now:?}");
+}

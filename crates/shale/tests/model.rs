@@ -599,6 +599,7 @@ fn blob_options(rng: &mut SmallRng) -> BlobOptions {
         blob_compression_type: compression(rng),
         enable_blob_garbage_collection: rng.gen_bool(0.6),
         blob_garbage_collection_age_cutoff: [0.0, 0.25, 0.5, 1.0][rng.gen_range(0..4)],
+        blob_garbage_collection_min_garbage_ratio: [0.0, 0.0, 0.2, 0.5][rng.gen_range(0..4)],
         blob_garbage_collection_force_threshold: [0.0, 0.5, 1.0][rng.gen_range(0..3)],
         blob_compaction_readahead_size: [0, 4096, 1 << 20][rng.gen_range(0..3)],
         blob_file_starting_level: [0, 0, 1, 2][rng.gen_range(0..4)],

@@ -121,6 +121,7 @@ fn blob_options(f: &Flags) -> Result<shale::BlobOptions> {
         blob_compression_type,
         enable_blob_garbage_collection: f.enable_blob_garbage_collection,
         blob_garbage_collection_age_cutoff: f.blob_garbage_collection_age_cutoff,
+        blob_garbage_collection_min_garbage_ratio: f.blob_garbage_collection_min_garbage_ratio,
         blob_garbage_collection_force_threshold: f.blob_garbage_collection_force_threshold,
         blob_compaction_readahead_size: non_negative(
             "blob_compaction_readahead_size",
@@ -1029,6 +1030,7 @@ mod tests {
             "--enable_blob_garbage_collection=1",
             "--blob_garbage_collection_age_cutoff=0.5",
             "--blob_garbage_collection_force_threshold=0.75",
+            "--blob_garbage_collection_min_garbage_ratio=0.2",
             "--blob_compaction_readahead_size=65536",
             "--blob_file_starting_level=2",
             "--use_blob_cache=1",
@@ -1045,6 +1047,7 @@ mod tests {
             blob_compression_type: shale::Compression::Zstd,
             enable_blob_garbage_collection: true,
             blob_garbage_collection_age_cutoff: 0.5,
+            blob_garbage_collection_min_garbage_ratio: 0.2,
             blob_garbage_collection_force_threshold: 0.75,
             blob_compaction_readahead_size: 65536,
             blob_file_starting_level: 2,

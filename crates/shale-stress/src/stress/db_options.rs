@@ -152,6 +152,7 @@ pub fn random_blob(rng: &mut SmallRng, force: Option<bool>) -> BlobOptions {
         ),
         enable_blob_garbage_collection: rng.gen_ratio(7, 10),
         blob_garbage_collection_age_cutoff: pick(rng, &[0.0, 0.25, 0.5, 1.0]),
+        blob_garbage_collection_min_garbage_ratio: pick(rng, &[0.0, 0.0, 0.2, 0.5]),
         blob_garbage_collection_force_threshold: pick(rng, &[0.0, 0.5, 1.0]),
         blob_compaction_readahead_size: pick(rng, &[0, 4096, 1 << 20]),
         blob_file_starting_level: pick(rng, &[0, 0, 1, 2]),
@@ -362,13 +363,14 @@ pub fn describe_blob(b: &BlobOptions) -> String {
         return "off".to_string();
     }
     format!(
-        "files:{}/min:{}/file_size:{}/{}/gc:{}/cutoff:{}/force:{}/readahead:{}/start_level:{}/{}",
+        "files:{}/min:{}/file_size:{}/{}/gc:{}/cutoff:{}/min_garbage:{}/force:{}/readahead:{}/start_level:{}/{}",
         u8::from(b.enable_blob_files),
         b.min_blob_size,
         b.blob_file_size,
         b.blob_compression_type.name(),
         u8::from(b.enable_blob_garbage_collection),
         b.blob_garbage_collection_age_cutoff,
+        b.blob_garbage_collection_min_garbage_ratio,
         b.blob_garbage_collection_force_threshold,
         b.blob_compaction_readahead_size,
         b.blob_file_starting_level,

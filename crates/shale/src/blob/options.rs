@@ -59,6 +59,16 @@ pub struct BlobOptions {
     /// Share (0..=1) of the blob files, oldest first, whose live blobs
     /// garbage collection relocates. Default 0.25.
     pub blob_garbage_collection_age_cutoff: f64,
+    /// Shale's own (RocksDB has no such option): a blob file below the age
+    /// cutoff has its blobs relocated only once at least this share
+    /// (0..=1) of its blob bytes is garbage. Default 0.0: every file below
+    /// the cutoff, RocksDB's rule. Under RocksDB's rule a compaction that
+    /// reads the oldest files relocates them however little garbage they
+    /// hold, so the bytes relocated grow with the number of compactions;
+    /// with a ratio they grow with the garbage (see docs/BLOB.md). The
+    /// oldest batch of a forced collection is relocated whatever its
+    /// files' shares.
+    pub blob_garbage_collection_min_garbage_ratio: f64,
     /// When the garbage share of the oldest blob files reaches this
     /// (0..=1), the tables referencing them are compacted for that alone.
     /// Default 1.0 (only files entirely garbage, which are dropped anyway).
@@ -83,6 +93,7 @@ impl Default for BlobOptions {
             blob_compression_type: Compression::None,
             enable_blob_garbage_collection: false,
             blob_garbage_collection_age_cutoff: 0.25,
+            blob_garbage_collection_min_garbage_ratio: 0.0,
             blob_garbage_collection_force_threshold: 1.0,
             blob_compaction_readahead_size: 0,
             blob_file_starting_level: 0,

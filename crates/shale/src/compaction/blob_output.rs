@@ -44,6 +44,30 @@ use crate::version::{BlobFileAddition, BlobFileGarbage};
 /// Blob references per blob file: (count, whole-record bytes).
 pub(crate) type BlobRefs = BTreeMap<u64, (u64, u64)>;
 
+/// Which blob references a compaction relocates: those into files
+/// numbered below `below`, except the files of `keep` (sorted; see
+/// `db::blob_glue::relocation`). The default relocates none.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Relocation {
+    pub below: u64,
+    pub keep: Vec<u64>,
+}
+
+impl Relocation {
+    /// Relocates every reference below `below` (0: none).
+    pub(crate) fn below(below: u64) -> Relocation {
+        Relocation {
+            below,
+            keep: Vec::new(),
+        }
+    }
+
+    /// True when references into blob file `file` are relocated.
+    pub(crate) fn relocates(&self, file: u64) -> bool {
+        file < self.below && self.keep.binary_search(&file).is_err()
+    }
+}
+
 /// How a job treats values and blob references (see the module comment).
 #[derive(Clone)]
 pub(crate) struct BlobOutputSpec {
@@ -53,9 +77,8 @@ pub(crate) struct BlobOutputSpec {
     pub min_blob_size: Option<u64>,
     pub blob_file_size: u64,
     pub compression: Compression,
-    /// References into blob files numbered below this are relocated (0:
-    /// none).
-    pub relocate_below: u64,
+    /// Which references are relocated (garbage collection).
+    pub relocate: Relocation,
     /// Bytes read ahead when relocating (0: one read per blob).
     pub readahead: u64,
     /// Blobs written go into the block cache (`prepopulate_blob_cache`
@@ -208,7 +231,7 @@ impl BlobWriter {
                         format!("malformed blob index for key {user_key:?}"),
                     )
                 })?;
-                if idx.file_number < self.spec.relocate_below {
+                if self.spec.relocate.relocates(idx.file_number) {
                     let v = self.read_for_relocation(&idx, user_key)?;
                     self.outcome.bytes_read += idx.record_len(user_key.len());
                     if self.spec.min_blob_size.is_some_and(|m| v.len() as u64 >= m) {
@@ -513,7 +536,7 @@ mod tests {
             min_blob_size: Some(100),
             blob_file_size: 4096,
             compression: Compression::None,
-            relocate_below: 0,
+            relocate: Relocation::default(),
             readahead: 0,
             prepopulate: false,
             source: Arc::new(BlobSource::new(fs, "/db".into(), false, None)),

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::blob::source::BlobSource;
-use crate::compaction::blob_output::BlobOutputSpec;
+use crate::compaction::blob_output::{BlobOutputSpec, Relocation};
 use crate::options::{BlobOptions, CfOptions, PrepopulateBlobCache};
 use crate::version::Version;
 
@@ -30,7 +30,11 @@ pub(crate) fn output_spec(
     if !extract && v.blob_files().is_empty() {
         return None;
     }
-    let relocate = if flush { 0 } else { relocate_below(v, b) };
+    let relocate = if flush {
+        Relocation::default()
+    } else {
+        relocation(v, b)
+    };
     let prepopulate = flush && b.prepopulate_blob_cache == PrepopulateBlobCache::FlushOnly;
     Some(spec(&db.blobs, cf, b, extract, relocate, prepopulate))
 }
@@ -47,7 +51,8 @@ pub(crate) fn recovery_spec(
     opts: &CfOptions,
 ) -> Option<BlobOutputSpec> {
     let b = &opts.blob;
-    b.extracts_at(0).then(|| spec(blobs, cf, b, true, 0, false))
+    b.extracts_at(0)
+        .then(|| spec(blobs, cf, b, true, Relocation::default(), false))
 }
 
 fn spec(
@@ -55,7 +60,7 @@ fn spec(
     cf: u32,
     b: &BlobOptions,
     extract: bool,
-    relocate_below: u64,
+    relocate: Relocation,
     prepopulate: bool,
 ) -> BlobOutputSpec {
     BlobOutputSpec {
@@ -63,7 +68,7 @@ fn spec(
         min_blob_size: extract.then_some(b.min_blob_size),
         blob_file_size: b.blob_file_size,
         compression: b.blob_compression_type,
-        relocate_below,
+        relocate,
         readahead: b.blob_compaction_readahead_size,
         prepopulate,
         source: Arc::clone(blobs),
@@ -86,15 +91,46 @@ pub(crate) fn relocate_below(v: &Version, b: &BlobOptions) -> u64 {
     }
 }
 
-/// The cutoff of a forced collection (RocksDB's
-/// `ComputeFilesMarkedForForcedBlobGC`): the *oldest batch* is the oldest
-/// blob file and the files after it that no table names as its oldest
-/// blob file (they are kept alive by the same tables); when the batch lies
-/// wholly below the collection cutoff and its garbage share reaches
+/// What garbage collection relocates in a compaction on version `v`:
+/// references below the age cutoff ([`relocate_below`]), except into
+/// files whose garbage share is under
+/// `blob_garbage_collection_min_garbage_ratio`, unless they belong to
+/// the oldest batch a forced collection empties ([`forced_batch`]: that
+/// compaction exists to relocate them, and skipping them would pick it
+/// again and again).
+pub(crate) fn relocation(v: &Version, b: &BlobOptions) -> Relocation {
+    let below = relocate_below(v, b);
+    let ratio = b.blob_garbage_collection_min_garbage_ratio;
+    if below == 0 || ratio <= 0.0 {
+        return Relocation::below(below);
+    }
+    let forced_end = forced_batch(v, b).map_or(0, |(_, end)| end);
+    let keep = v
+        .blob_files()
+        .range(forced_end..below)
+        .filter(|(_, f)| (f.garbage_bytes as f64) < ratio * f.bytes as f64)
+        .map(|(&n, _)| n)
+        .collect();
+    Relocation { below, keep }
+}
+
+/// The cutoff of a forced collection: `oldest + 1` of [`forced_batch`],
+/// so the tables whose oldest blob file is the oldest one are compacted
+/// (see `compaction::picker`); 0: nothing forced.
+pub(crate) fn forced_gc_below(v: &Version, b: &BlobOptions) -> u64 {
+    forced_batch(v, b).map_or(0, |(oldest, _)| oldest + 1)
+}
+
+/// The batch of a forced collection (RocksDB's
+/// `ComputeFilesMarkedForForcedBlobGC`), as (its oldest file, the number
+/// past its last file): the *oldest batch* is the oldest blob file and
+/// the files after it that no table names as its oldest blob file (they
+/// are kept alive by the same tables); when the batch lies wholly below
+/// the collection cutoff and its garbage share reaches
 /// `blob_garbage_collection_force_threshold` (and it has garbage), the
-/// tables referencing the oldest file are compacted for that alone (see
-/// `compaction::picker`): their references below the cutoff move to new
-/// files and the batch goes. 0: nothing forced.
+/// tables referencing the oldest file are compacted for that alone:
+/// their references below the cutoff move to new files and the batch
+/// goes. `None`: nothing forced.
 ///
 /// The share is the batch's alone, not that of every file below the
 /// cutoff: a relocation leaves garbage in the newer files the compacted
@@ -102,36 +138,31 @@ pub(crate) fn relocate_below(v: &Version, b: &BlobOptions) -> u64 {
 /// low threshold for ever and each step relocated the (garbage-free)
 /// oldest file again, a compaction loop that never ended (regression test
 /// `tests/model.rs::model_seed_387621_forced_blob_collection_ends`).
-pub(crate) fn forced_gc_below(v: &Version, b: &BlobOptions) -> u64 {
+fn forced_batch(v: &Version, b: &BlobOptions) -> Option<(u64, u64)> {
     let cutoff = relocate_below(v, b);
-    let Some(&oldest) = v.blob_files().keys().next() else {
-        return 0;
-    };
+    let &oldest = v.blob_files().keys().next()?;
     if cutoff == 0 {
-        return 0;
+        return None;
     }
     let linked: std::collections::HashSet<u64> = (0..v.num_levels())
         .flat_map(|l| v.files(l).iter().map(|f| f.oldest_blob_file))
         .filter(|&n| n != 0)
         .collect();
-    let (mut garbage, mut total) = (0u64, 0u64);
+    let (mut garbage, mut total, mut end) = (0u64, 0u64, oldest + 1);
     for (&n, f) in v.blob_files() {
         if n != oldest && linked.contains(&n) {
             break;
         }
         if n >= cutoff {
             // The batch reaches past the cutoff: not collected yet.
-            return 0;
+            return None;
         }
         garbage += f.garbage_bytes;
         total += f.bytes;
+        end = n + 1;
     }
     let share = garbage as f64 / total.max(1) as f64;
-    if garbage > 0 && share >= b.blob_garbage_collection_force_threshold {
-        oldest + 1
-    } else {
-        0
-    }
+    (garbage > 0 && share >= b.blob_garbage_collection_force_threshold).then_some((oldest, end))
 }
 
 /// Blob sums over a version: (files, file bytes, live blob bytes, garbage

@@ -25,6 +25,10 @@ pub(crate) fn validate(b: &BlobOptions, style: CompactionStyle) -> Result<()> {
             b.blob_garbage_collection_age_cutoff,
         ),
         (
+            "blob_garbage_collection_min_garbage_ratio",
+            b.blob_garbage_collection_min_garbage_ratio,
+        ),
+        (
             "blob_garbage_collection_force_threshold",
             b.blob_garbage_collection_force_threshold,
         ),
@@ -43,7 +47,7 @@ pub(crate) fn validate(b: &BlobOptions, style: CompactionStyle) -> Result<()> {
 
 /// Every persisted blob option by its text name: the one list that
 /// `text_lines` writes and `parse_line` reads.
-fn fields(b: &mut BlobOptions) -> [(&'static str, &mut dyn TextValue); 10] {
+fn fields(b: &mut BlobOptions) -> [(&'static str, &mut dyn TextValue); 11] {
     [
         ("enable_blob_files", &mut b.enable_blob_files),
         ("min_blob_size", &mut b.min_blob_size),
@@ -56,6 +60,10 @@ fn fields(b: &mut BlobOptions) -> [(&'static str, &mut dyn TextValue); 10] {
         (
             "blob_garbage_collection_age_cutoff",
             &mut b.blob_garbage_collection_age_cutoff,
+        ),
+        (
+            "blob_garbage_collection_min_garbage_ratio",
+            &mut b.blob_garbage_collection_min_garbage_ratio,
         ),
         (
             "blob_garbage_collection_force_threshold",
@@ -118,13 +126,14 @@ mod tests {
             blob_compression_type: Compression::Lz4,
             enable_blob_garbage_collection: true,
             blob_garbage_collection_age_cutoff: 0.5,
+            blob_garbage_collection_min_garbage_ratio: 0.2,
             blob_garbage_collection_force_threshold: 0.75,
             blob_compaction_readahead_size: 2 << 20,
             blob_file_starting_level: 2,
             prepopulate_blob_cache: PrepopulateBlobCache::FlushOnly,
         };
         let lines = text_lines(&b);
-        assert_eq!(lines.len(), 10, "{lines:?}");
+        assert_eq!(lines.len(), 11, "{lines:?}");
         let mut back = BlobOptions::default();
         for (k, v) in &lines {
             assert!(parse_line(k, v, &mut back).unwrap(), "{k}");
@@ -156,6 +165,10 @@ mod tests {
             },
             BlobOptions {
                 blob_garbage_collection_age_cutoff: 1.5,
+                ..BlobOptions::default()
+            },
+            BlobOptions {
+                blob_garbage_collection_min_garbage_ratio: 1.01,
                 ..BlobOptions::default()
             },
             BlobOptions {
