@@ -37,6 +37,11 @@
 # `rocksdb.stats`: table and blob bytes written by flushes and compactions
 # over the bytes flushed; the WAL is not counted).
 #
+# Engine shale-blob-ratio: shale-blob with Shale's own
+# --blob_garbage_collection_min_garbage_ratio=MIN_GARBAGE_RATIO (files below
+# the cutoff are relocated only once that share of them is garbage; not in
+# the default ENGINES).
+#
 # Usage: bench/blob.sh [extra shale-bench flags]
 # Environment (defaults in brackets): BIN
 #   [$CARGO_TARGET_DIR/release/shale-bench; RocksDB runs only when it was
@@ -46,7 +51,7 @@
 #   ROUNDS [2], DATA_MB [128], CACHE_MB [DATA_MB / 8], WRITE_BUFFER_MB
 #   [DATA_MB / 16: memtables and tables; the base level is 4x], BLOB_FILE_MB [4],
 #   MIN_BLOB_SIZE [512], OVERWRITE_X [2], DURATION_READ [15],
-#   READ_THREADS [2], SEEK_NEXTS [10], ENGINES [shale-blob shale-plain,
+#   READ_THREADS [2], SEEK_NEXTS [10], MIN_GARBAGE_RATIO [0.2], ENGINES [shale-blob shale-plain,
 #   and rocksdb-blob when available], SEED [1], DB_DIR [/tmp/shale-blob-db],
 #   OUT [/tmp/shale-blob-<time>].
 # With the defaults a run takes one to three minutes on 2 cores (six runs,
@@ -67,6 +72,7 @@ DURATION_READ=${DURATION_READ:-15}
 READ_THREADS=${READ_THREADS:-2}
 SEEK_NEXTS=${SEEK_NEXTS:-10}
 SEED=${SEED:-1}
+MIN_GARBAGE_RATIO=${MIN_GARBAGE_RATIO:-0.2}
 DB_DIR=${DB_DIR:-/tmp/shale-blob-db}
 OUT=${OUT:-/tmp/shale-blob-$(date +%s)}
 EXTRA=("$@")
@@ -112,9 +118,11 @@ BLOB=(--enable_blob_files=1 --min_blob_size="$MIN_BLOB_SIZE" --blob_file_size=$(
 engine_flags() {
   case "$1" in
     shale-blob) echo "--engine=shale ${BLOB[*]}" ;;
+    shale-blob-ratio)
+      echo "--engine=shale ${BLOB[*]} --blob_garbage_collection_min_garbage_ratio=$MIN_GARBAGE_RATIO" ;;
     shale-plain) echo "--engine=shale" ;;
     rocksdb-blob) echo "--engine=rocksdb ${BLOB[*]}" ;;
-    *) echo "blob.sh: unknown engine $1 (shale-blob, shale-plain, rocksdb-blob)" >&2; return 1 ;;
+    *) echo "blob.sh: unknown engine $1 (shale-blob, shale-blob-ratio, shale-plain, rocksdb-blob)" >&2; return 1 ;;
   esac
 }
 
@@ -163,8 +171,8 @@ python3 - "$OUT" "$ROUNDS" "$VALUE_SIZES" "$ENGINES" <<'PY'
 import json, os, statistics, sys
 out, rounds, sizes, engines = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 MIB = 1 << 20
-HEAD = "%-13s %6s %3s %9s %9s %9s %9s %6s %6s %9s %6s %6s %9s %6s %8s"
-ROW = "%-13s %6s %3s %9.0f %9.0f %9.0f %9.0f %6.2f %6.2f %9.1f %6.2f %6s %9s %6s %8s"
+HEAD = "%-16s %6s %3s %9s %9s %9s %9s %6s %6s %9s %6s %6s %9s %6s %8s"
+ROW = "%-16s %6s %3s %9.0f %9.0f %9.0f %9.0f %6.2f %6.2f %9.1f %6.2f %6s %9s %6s %8s"
 print(HEAD % ("engine", "vsize", "rnd", "fill/s", "ovw/s", "read/s", "seek/s", "w-amp",
               "e-wamp", "DB MiB", "s-amp", "blobs", "garb MiB", "b-samp", "reloc"))
 
@@ -225,6 +233,6 @@ for vsize in sizes:
 print()
 print("medians (fill/s ovw/s read/s seek/s w-amp engine-w-amp DB-MiB space-amp):")
 for (vsize, engine), m in med.items():
-    print("%-13s %6s     %9.0f %9.0f %9.0f %9.0f %6.2f %6.2f %9.1f %6.2f" % ((engine, vsize) + tuple(m)))
+    print("%-16s %6s     %9.0f %9.0f %9.0f %9.0f %6.2f %6.2f %9.1f %6.2f" % ((engine, vsize) + tuple(m)))
 PY
 echo "logs and JSON in $OUT" >&2

@@ -82,6 +82,7 @@ def test_blob_properties_read_as_numbers(path):
         enable_blob_garbage_collection=True,
         blob_garbage_collection_age_cutoff=1.0,
         blob_garbage_collection_force_threshold=0.5,
+        blob_garbage_collection_min_garbage_ratio=0.1,
         blob_compaction_readahead_size=64 << 10,
         prepopulate_blob_cache="flush_only",
         cache_size=8 << 20,
@@ -141,6 +142,7 @@ def test_column_family_blob_options(path):
         ({"blob_file_size": 0}, shale.InvalidArgumentError, "blob_file_size"),
         ({"blob_garbage_collection_age_cutoff": 1.5}, shale.InvalidArgumentError, "age_cutoff"),
         ({"blob_garbage_collection_force_threshold": -0.1}, shale.InvalidArgumentError, "force_threshold"),
+        ({"blob_garbage_collection_min_garbage_ratio": 2.0}, shale.InvalidArgumentError, "min_garbage_ratio"),
         ({"blob_compression_type": "snappy"}, shale.InvalidArgumentError, "snappy"),
         ({"prepopulate_blob_cache": "always"}, shale.InvalidArgumentError, "prepopulate_blob_cache"),
         (

@@ -581,9 +581,11 @@ impl BlobReader {
     ) -> Result<BlobReader> {
         crate::blob::BlobFileReader::open(file, file_name, number).map(BlobReader)
     }
-    /// `BlobFileReader::read`.
+    /// `BlobFileReader::read_shared`, copied out.
     pub fn read(&self, idx: &BlobIndex, user_key: &[u8]) -> Result<Vec<u8>> {
-        self.0.read(&idx.engine(), user_key)
+        self.0
+            .read_shared(&idx.engine(), user_key)
+            .map(|v| v.to_vec())
     }
     /// `BlobFileReader::verify_all`: the number of records.
     pub fn verify_all(&self) -> Result<u64> {

@@ -29,6 +29,10 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::sst::compression::{decompress, TYPE_NONE};
 
+/// The largest record a thread's read buffer keeps between reads
+/// ([`BlobFileReader::read_shared`]); larger ones free it after the read.
+const SCRATCH_MAX: usize = 256 << 10;
+
 /// An open blob file.
 pub(crate) struct BlobFileReader {
     file: Arc<dyn RandomAccessFile>,
@@ -131,7 +135,46 @@ impl BlobFileReader {
     /// index and that the stored key is `user_key`; returns the
     /// (decompressed) value. Every failure is `Corruption` naming the blob
     /// file and the record offset.
-    pub(crate) fn read(&self, idx: &BlobIndex, user_key: &[u8]) -> Result<Vec<u8>> {
+    ///
+    /// The record is read into a buffer of the calling thread (kept for
+    /// records up to [`SCRATCH_MAX`] bytes) and the value copied once into
+    /// its `Arc`: one allocation per blob read (it was two, with a zeroed
+    /// buffer and two more copies; the blob-read profile of 2026-11-28 in
+    /// docs/PERFORMANCE.md).
+    pub(crate) fn read_shared(&self, idx: &BlobIndex, user_key: &[u8]) -> Result<Arc<[u8]>> {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let shared = |buf: &mut Vec<u8>| -> Result<Arc<[u8]>> {
+            let (compression, start) = self.read_record(idx, user_key, buf)?;
+            if compression == TYPE_NONE {
+                Ok(Arc::from(&buf[start..]))
+            } else {
+                Ok(self.decompress(compression, &buf[start..], idx)?.into())
+            }
+        };
+        SCRATCH.with(|s| match s.try_borrow_mut() {
+            Ok(mut buf) => {
+                let v = shared(&mut buf);
+                if buf.capacity() > SCRATCH_MAX {
+                    *buf = Vec::new();
+                }
+                v
+            }
+            // Not reached (nothing in `shared` reads a blob), but a nested
+            // read must not panic.
+            Err(_) => shared(&mut Vec::new()),
+        })
+    }
+
+    /// Reads and checks the record `idx` points to into `buf` (resized to
+    /// the record's length): (its compression, where its value starts).
+    fn read_record(
+        &self,
+        idx: &BlobIndex,
+        user_key: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Result<(u8, usize)> {
         let corrupt = |what: String| Error::corruption(&self.name, idx.offset, what);
         if idx.file_number != self.number {
             return Err(corrupt(format!(
@@ -151,23 +194,13 @@ impl BlobFileReader {
                 self.records_end
             )));
         };
-        let mut buf = vec![0u8; n];
-        self.file.read_exact_at(idx.offset, &mut buf)?;
-        let (compression, start) =
-            check_record(&buf, self.number, idx.offset, idx, user_key, &self.name)?;
-        if compression == TYPE_NONE {
-            // Reuse the buffer: move the value to its front.
-            buf.copy_within(start.., 0);
-            buf.truncate(n - start);
-            Ok(buf)
-        } else {
-            decompress(
-                compression,
-                buf.get(start..).unwrap_or_default(),
-                &self.name,
-                idx.offset,
-            )
-        }
+        buf.resize(n, 0);
+        self.file.read_exact_at(idx.offset, buf)?;
+        check_record(buf, self.number, idx.offset, idx, user_key, &self.name)
+    }
+
+    fn decompress(&self, compression: u8, value: &[u8], idx: &BlobIndex) -> Result<Vec<u8>> {
+        decompress(compression, value, &self.name, idx.offset)
     }
 
     /// Reads up to `len` bytes of the records region from `offset` into

@@ -201,7 +201,7 @@ impl BlobSource {
         }
         let v: Arc<[u8]> = {
             let _io = accounting::scope(Purpose::Blob);
-            self.reader(idx.file_number)?.read(idx, user_key)?.into()
+            self.reader(idx.file_number)?.read_shared(idx, user_key)?
         };
         self.stats.reads.fetch_add(1, Ordering::Relaxed);
         self.stats
