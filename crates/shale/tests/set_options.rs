@@ -98,6 +98,7 @@ fn every_changeable_option_takes_a_value_and_reads_back() {
         ("blob_file_size", "1048576"),
         ("enable_blob_garbage_collection", "true"),
         ("blob_garbage_collection_age_cutoff", "0.5"),
+        ("blob_garbage_collection_min_garbage_ratio", "0.2"),
         ("blob_file_starting_level", "1"),
     ];
     for (k, v) in changes {
