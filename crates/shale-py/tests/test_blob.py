@@ -82,7 +82,6 @@ def test_blob_properties_read_as_numbers(path):
         enable_blob_garbage_collection=True,
         blob_garbage_collection_age_cutoff=1.0,
         blob_garbage_collection_force_threshold=0.5,
-        blob_garbage_collection_min_garbage_ratio=0.1,
         blob_compaction_readahead_size=64 << 10,
         prepopulate_blob_cache="flush_only",
         cache_size=8 << 20,
@@ -103,6 +102,26 @@ def test_blob_properties_read_as_numbers(path):
         assert int(numbers["shale.blob-cache-hits"]) > 0
         # RocksDB's names answer too.
         assert db.property("rocksdb.num-blob-files") == numbers["shale.num-blob-files"]
+
+
+def test_min_garbage_ratio_leaves_files_without_garbage_in_place(path):
+    # Every blob file is below the cutoff (1.0), none holds garbage: with
+    # the ratio nothing is relocated, without it every blob is.
+    for ratio, relocated in [(0.5, False), (0.0, True)]:
+        with shale.DB(
+            f"{path}-{ratio}",
+            enable_blob_garbage_collection=True,
+            blob_garbage_collection_age_cutoff=1.0,
+            blob_garbage_collection_min_garbage_ratio=ratio,
+            **BLOB,
+        ) as db:
+            fill(db)
+            db.compact_range()
+            before = int(db.property("shale.blob-reads"))
+            db.compact_range()
+            # A relocation reads each of the 400 blobs.
+            assert (int(db.property("shale.blob-reads")) - before >= 400) == relocated
+            check(db)
 
 
 def test_blob_files_start_at_a_level(path):
