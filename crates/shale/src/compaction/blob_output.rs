@@ -9,7 +9,9 @@
 //! - Relocation: with garbage collection on, a reference into one of the
 //!   oldest `age_cutoff` share of the family's blob files is read
 //!   (readahead `blob_compaction_readahead_size`) and written again into
-//!   the job's blob file, so that the old file empties.
+//!   the job's blob file, so that the old file empties; with
+//!   `blob_garbage_collection_min_garbage_ratio`, only if that file's
+//!   garbage share reached the ratio when the job started ([`Relocation`]).
 //! - Garbage: every reference the job reads ([`BlobRefMeter`] counts them
 //!   as the inputs stream by) and does not write again (dropped as
 //!   shadowed or deleted, or relocated) is garbage of its file; the job's
