@@ -150,7 +150,7 @@ impl BlobFileReader {
             if compression == TYPE_NONE {
                 Ok(Arc::from(&buf[start..]))
             } else {
-                Ok(self.decompress(compression, &buf[start..], idx)?.into())
+                Ok(decompress(compression, &buf[start..], &self.name, idx.offset)?.into())
             }
         };
         SCRATCH.with(|s| match s.try_borrow_mut() {
@@ -197,10 +197,6 @@ impl BlobFileReader {
         buf.resize(n, 0);
         self.file.read_exact_at(idx.offset, buf)?;
         check_record(buf, self.number, idx.offset, idx, user_key, &self.name)
-    }
-
-    fn decompress(&self, compression: u8, value: &[u8], idx: &BlobIndex) -> Result<Vec<u8>> {
-        decompress(compression, value, &self.name, idx.offset)
     }
 
     /// Reads up to `len` bytes of the records region from `offset` into

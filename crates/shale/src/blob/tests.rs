@@ -144,6 +144,11 @@ fn assert_corruption_in_file(e: &Error, len: usize) {
     }
 }
 
+/// `read_shared`, copied out (the tests compare with `Vec`s).
+fn read(r: &BlobFileReader, idx: &BlobIndex, key: &[u8]) -> Result<Vec<u8>> {
+    r.read_shared(idx, key).map(|v| v.to_vec())
+}
+
 #[test]
 fn roundtrip_every_codec_through_mem_fs() {
     let kvs = values();
@@ -181,11 +186,7 @@ fn roundtrip_every_codec_through_mem_fs() {
         );
         assert_eq!(r.verify_all().unwrap(), info.count);
         for ((k, v), idx) in kvs.iter().zip(&idxs) {
-            assert_eq!(
-                &r.read_shared(idx, k).map(|v| v.to_vec()).unwrap(),
-                v,
-                "{compression:?} {k:?}"
-            );
+            assert_eq!(&read(&r, idx, k).unwrap(), v, "{compression:?} {k:?}");
         }
 
         // Compression is per value: kept only where it pays.
@@ -247,7 +248,7 @@ fn open_and_read_all(bytes: Vec<u8>, kvs: &[(Vec<u8>, Vec<u8>)], idxs: &[BlobInd
     };
     let mut noticed = false;
     for ((k, v), idx) in kvs.iter().zip(idxs) {
-        match r.read_shared(idx, k).map(|v| v.to_vec()) {
+        match read(&r, idx, k) {
             Ok(got) => assert_eq!(&got, v, "wrong value for {k:?}"),
             Err(e) => {
                 assert_corruption_in_file(&e, len);
@@ -320,7 +321,7 @@ fn a_header_naming_another_file_is_corruption() {
 /// at the index's offset, and that nothing longer than the file was read
 /// (hence allocated).
 fn assert_bad_index(r: &BlobFileReader, file: &VecFile, idx: BlobIndex, key: &[u8], why: &str) {
-    match r.read_shared(&idx, key).map(|v| v.to_vec()) {
+    match read(r, &idx, key) {
         Err(Error::Corruption {
             file: f, offset, ..
         }) => {
@@ -342,10 +343,7 @@ fn indexes_pointing_anywhere_are_corruption_without_large_reads() {
         BlobFileReader::open(Arc::clone(&file) as Arc<dyn RandomAccessFile>, FILE, NUMBER).unwrap();
     let key = &kvs[1].0;
     let good = idxs[1];
-    assert_eq!(
-        r.read_shared(&good, key).map(|v| v.to_vec()).unwrap(),
-        kvs[1].1
-    );
+    assert_eq!(read(&r, &good, key).unwrap(), kvs[1].1);
     let footer_at = len - FOOTER_LEN as u64;
     let cases = [
         (
@@ -440,10 +438,7 @@ fn indexes_pointing_anywhere_are_corruption_without_large_reads() {
     assert_bad_index(&r, &file, good, b"bx", "wrong key");
     assert_bad_index(&r, &file, good, b"bbb", "longer key");
     assert_bad_index(&r, &file, good, b"", "empty key");
-    assert_eq!(
-        r.read_shared(&good, key).map(|v| v.to_vec()).unwrap(),
-        kvs[1].1
-    );
+    assert_eq!(read(&r, &good, key).unwrap(), kvs[1].1);
 }
 
 #[test]
@@ -462,7 +457,7 @@ fn a_record_copied_from_another_file_or_offset_is_corruption() {
     assert_ne!(twelve[at.clone()], thirteen[at.clone()]);
     twelve[at.clone()].copy_from_slice(&thirteen[at.clone()]);
     let r = BlobFileReader::open(VecFile::new(twelve.clone()), FILE, 12).unwrap();
-    let e = r.read_shared(&idx, k).map(|v| v.to_vec()).unwrap_err();
+    let e = read(&r, &idx, k).unwrap_err();
     assert!(
         matches!(&e, Error::Corruption { file, offset, what }
             if file == FILE && *offset == idx.offset && what.contains("checksum")),
