@@ -11,6 +11,7 @@
 //! [`BlobFileBuilder`] writes a file, [`BlobFileReader`] reads values back
 //! through their index and verifies a whole file; [`source::BlobSource`]
 //! serves reads (open readers, the block cache at bottom priority);
+//! `recycle` keeps the buffers of blobs the cache evicted for the next read;
 //! `options` holds a family's blob options. Which values go to blob files
 //! and the garbage of a job are decided in `compaction::blob_output`; blob
 //! files are tracked in the MANIFEST (`version::edit`).
@@ -27,6 +28,7 @@ pub(crate) mod format;
 pub(crate) mod index;
 pub(crate) mod options;
 pub(crate) mod reader;
+pub(crate) mod recycle;
 pub(crate) mod source;
 #[cfg(test)]
 mod tests;

@@ -24,6 +24,7 @@ use crate::blob::format::{
     RecordHeader, FOOTER_LEN, HEADER_LEN, RECORD_HEADER_LEN,
 };
 use crate::blob::index::BlobIndex;
+use crate::blob::recycle;
 use crate::codec::unmask_crc;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
@@ -138,9 +139,10 @@ impl BlobFileReader {
     ///
     /// The record is read into a buffer of the calling thread (kept for
     /// records up to [`SCRATCH_MAX`] bytes) and the value copied once into
-    /// its `Arc`: one allocation per blob read (it was two, with a zeroed
-    /// buffer and two more copies; the blob-read profile of 2026-11-28 in
-    /// docs/PERFORMANCE.md).
+    /// its `Arc`: at most one allocation per blob read (it was two, with a
+    /// zeroed buffer and two more copies; the blob-read profile of
+    /// 2026-11-28 in docs/PERFORMANCE.md), none when this thread kept an
+    /// evicted blob of the same length (`recycle`).
     pub(crate) fn read_shared(&self, idx: &BlobIndex, user_key: &[u8]) -> Result<Arc<[u8]>> {
         thread_local! {
             static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -148,9 +150,10 @@ impl BlobFileReader {
         let shared = |buf: &mut Vec<u8>| -> Result<Arc<[u8]>> {
             let (compression, start) = self.read_record(idx, user_key, buf)?;
             if compression == TYPE_NONE {
-                Ok(Arc::from(&buf[start..]))
+                Ok(recycle::shared_copy(&buf[start..]))
             } else {
-                Ok(decompress(compression, &buf[start..], &self.name, idx.offset)?.into())
+                let value = decompress(compression, &buf[start..], &self.name, idx.offset)?;
+                Ok(recycle::shared_copy(&value))
             }
         };
         SCRATCH.with(|s| match s.try_borrow_mut() {

@@ -216,7 +216,11 @@ impl BlobSource {
     /// Puts a blob just written into the cache (`prepopulate_blob_cache`).
     pub(crate) fn prepopulate(&self, idx: &BlobIndex, value: &[u8]) {
         if let Some(c) = &self.cache {
-            c.insert_blob(idx.file_number, idx.offset, value.into());
+            c.insert_blob(
+                idx.file_number,
+                idx.offset,
+                super::recycle::shared_copy(value),
+            );
         }
     }
 

@@ -371,7 +371,7 @@ impl<V: CacheValue> Shard<V> {
             steps += 1;
             if let Some((v, c)) = self.clock_step(w, i) {
                 self.counters.evicted(c);
-                drop(v);
+                v.evicted();
             }
         }
         self.publish(w);

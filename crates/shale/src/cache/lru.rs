@@ -363,14 +363,15 @@ impl<V: CacheValue> LruCache<V> {
     }
 }
 
-/// Values evicted under a shard lock, to be dropped after it (see the
-/// module comment): up to four inline; more are dropped at once.
-struct Victims<V> {
+/// Values evicted under a shard lock, to be handed to
+/// [`CacheValue::evicted`] after it (see the module comment): up to four
+/// inline; more are handed over at once.
+struct Victims<V: CacheValue> {
     slots: [Option<V>; 4],
     len: usize,
 }
 
-impl<V> Victims<V> {
+impl<V: CacheValue> Victims<V> {
     fn new() -> Self {
         Victims {
             slots: [None, None, None, None],
@@ -384,7 +385,15 @@ impl<V> Victims<V> {
                 *slot = v;
                 self.len += 1;
             }
-            None => drop(v),
+            None => v.into_iter().for_each(V::evicted),
+        }
+    }
+}
+
+impl<V: CacheValue> Drop for Victims<V> {
+    fn drop(&mut self) {
+        for v in self.slots.iter_mut().filter_map(Option::take) {
+            v.evicted();
         }
     }
 }

@@ -96,6 +96,15 @@ pub(crate) trait CacheValue: Clone + Send + Sync {
     /// True while a clone of this value is held outside the cache. Called by
     /// the cache on its own copy; pinned entries are not evicted.
     fn is_pinned(&self) -> bool;
+
+    /// Takes the cache's own copy of a value it evicted (not pinned), after
+    /// the shard lock is released where the cache has one. The default
+    /// drops it; blobs keep their buffer for reuse (`blob::recycle`).
+    fn evicted(self)
+    where
+        Self: Sized,
+    {
+    }
 }
 
 impl<T: ?Sized + Send + Sync> CacheValue for Arc<T> {
