@@ -6,7 +6,9 @@
 # once, alternating engines A B C A B C with the same seed per round, on a
 # fresh DB, in two processes (as RocksDB's benchmark scripts run steps):
 #   1. fillrandom NUM puts, then OVERWRITE_X overwrite passes of NUM puts
-#      each (random keys of [0, NUM)), waitforcompaction, stats;
+#      each (random keys of [0, NUM)), flush, waitforcompaction, stats
+#      (flushed so that no engine's reopen flushes and compacts while
+#      process 2 measures);
 #   2. on that DB, reopened (cold block cache): readrandom and seekrandom
 #      (SEEK_NEXTS nexts), DURATION_READ seconds each with READ_THREADS
 #      threads, stats.
@@ -149,7 +151,7 @@ for vsize in $VALUE_SIZES; do
       rm -rf "$DB_DIR"
       sync
       before=$(storage_writes)
-      "${run[@]}" --benchmarks="fillrandom$overwrites,waitforcompaction,stats" "${EXTRA[@]}" \
+      "${run[@]}" --benchmarks="fillrandom$overwrites,flush,waitforcompaction,stats" "${EXTRA[@]}" \
         --json="$OUT/$name.write.json" >"$OUT/$name.write.log" 2>&1 || {
         echo "blob.sh: $name (writes) failed, see $OUT/$name.write.log" >&2
         exit 1
