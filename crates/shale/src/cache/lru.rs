@@ -35,7 +35,9 @@
 //! Evicted values are dropped after the shard lock is released, as RocksDB
 //! does (for `Arc<Block>` the drop is a free of the block, which other
 //! threads should not wait for): eviction moves them into a [`Victims`]
-//! on the caller's stack (no allocation), dropped once the guard is gone.
+//! on the caller's stack (no allocation), handed to
+//! [`CacheValue::evicted`] once the guard is gone (which drops them, or
+//! keeps a blob's buffer for reuse, `blob::recycle`).
 //! An insert evicts about one entry of its own size, so the four slots are
 //! enough but for a shrink of the capacity, whose extra victims are dropped
 //! under the lock.
