@@ -73,8 +73,9 @@ pub(crate) struct PickerOptions {
     /// numbered below this are rewritten (0: none; see
     /// `db::blob_glue::forced_gc_below`).
     pub blob_gc_below: u64,
-    /// Garbage collection's cutoff (`db::blob_glue::relocate_below`):
-    /// tables referencing blob files below it are not moved trivially.
+    /// One past the newest blob file garbage collection relocates from
+    /// (`db::blob_glue::relocated_end`): tables whose oldest blob file is
+    /// below it are not moved trivially.
     pub blob_relocate_below: u64,
     /// The family's output partitioner: a file spanning two partitions is
     /// rewritten (cut) rather than moved.

@@ -114,6 +114,23 @@ pub(crate) fn relocation(v: &Version, b: &BlobOptions) -> Relocation {
     Relocation { below, keep }
 }
 
+/// One past the newest blob file whose references a compaction on `v`
+/// relocates (0: none). A table whose oldest blob file is at or above it
+/// holds no reference garbage collection would move (those below the age
+/// cutoff point into files `blob_garbage_collection_min_garbage_ratio`
+/// keeps), so it may move by a MANIFEST edit (`compaction::picker`). With
+/// the ratio 0 this is the age cutoff's file, or the file just past the
+/// newest one below it.
+pub(crate) fn relocated_end(v: &Version, b: &BlobOptions) -> u64 {
+    let r = relocation(v, b);
+    v.blob_files()
+        .range(..r.below)
+        .rev()
+        .map(|(&n, _)| n)
+        .find(|&n| r.relocates(n))
+        .map_or(0, |n| n + 1)
+}
+
 /// The cutoff of a forced collection: `oldest + 1` of [`forced_batch`],
 /// so the tables whose oldest blob file is the oldest one are compacted
 /// (see `compaction::picker`); 0: nothing forced.

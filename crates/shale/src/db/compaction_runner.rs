@@ -129,7 +129,7 @@ fn picker_options_now(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptio
         if let Some(c) = st.cf(cf) {
             let v = st.versions.current(cf);
             o.blob_gc_below = super::blob_glue::forced_gc_below(&v, &c.cf.opts().blob);
-            o.blob_relocate_below = super::blob_glue::relocate_below(&v, &c.cf.opts().blob);
+            o.blob_relocate_below = super::blob_glue::relocated_end(&v, &c.cf.opts().blob);
         }
         o
     })
