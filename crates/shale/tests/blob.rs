@@ -523,22 +523,23 @@ fn recovery_at_open_writes_large_values_to_blob_files() {
     }
 }
 
+/// The numbers of the files named `NNNNNN<suffix>` in `dir`, ascending.
+fn file_numbers(dir: &std::path::Path, suffix: &str) -> Vec<u64> {
+    let fs = shale::fs::PosixFileSystem::default();
+    common::sorted_names(&fs, dir.to_str().unwrap(), |n| n.ends_with(suffix))
+        .iter()
+        .map(|n| n.trim_end_matches(suffix).parse().unwrap())
+        .collect()
+}
+
 /// The numbers of the blob files in `dir`, ascending.
 fn blob_numbers(dir: &std::path::Path) -> Vec<u64> {
-    let fs = shale::fs::PosixFileSystem::default();
-    common::sorted_names(&fs, dir.to_str().unwrap(), |n| n.ends_with(".blob"))
-        .iter()
-        .map(|n| n.trim_end_matches(".blob").parse().unwrap())
-        .collect()
+    file_numbers(dir, ".blob")
 }
 
 /// The numbers of the tables in `dir`, ascending.
 fn table_numbers(dir: &std::path::Path) -> Vec<u64> {
-    let fs = shale::fs::PosixFileSystem::default();
-    common::sorted_names(&fs, dir.to_str().unwrap(), |n| n.ends_with(".sst"))
-        .iter()
-        .map(|n| n.trim_end_matches(".sst").parse().unwrap())
-        .collect()
+    file_numbers(dir, ".sst")
 }
 
 /// Writes keys `keys` at `round` (1 KiB values) and flushes: one blob
