@@ -1,7 +1,8 @@
 //! `shale advise`: the cost model's formulas against values computed by
-//! hand, the directions the model must move in (monotonicity), the `--db`
-//! comparison on a small DB made by the engine, the JSON output, and clear
-//! errors for inputs that cannot work.
+//! hand, the directions the model must move in (monotonicity), FIFO
+//! recommended only for data that expires, every row's costs in words, the
+//! `--db` comparison on a small DB made by the engine, the JSON output, and
+//! clear errors for inputs that cannot work.
 
 mod common;
 
@@ -11,6 +12,7 @@ use shale_cli::advise::bloom;
 use shale_cli::advise::estimate::estimate;
 use shale_cli::advise::fifo::{self, FifoConfig};
 use shale_cli::advise::leveled::{self, LeveledConfig};
+use shale_cli::advise::shape::Style;
 use shale_cli::advise::universal::{self, UniversalConfig};
 use shale_cli::advise::workload::{
     Device, Memory, Workload, MEMTABLE_ENTRY_OVERHEAD, SST_ENTRY_OVERHEAD, WAL_ENTRY_OVERHEAD,
@@ -28,6 +30,7 @@ fn workload(live_keys: f64) -> Workload {
         scan_length: 100.0,
         live_keys,
         wal: true,
+        data_expires: false,
     }
 }
 
@@ -249,6 +252,265 @@ fn fifo_writes_once_and_says_when_it_drops_live_data() {
     assert!(fifo::model(&small, &w).notes[0].starts_with("drops live data"));
 }
 
+/// The issue's general workload: a 100 GiB DB with writes and point reads.
+const GENERAL: &[&str] = &[
+    "advise",
+    "--db-size",
+    "100GiB",
+    "--write-rate",
+    "20000",
+    "--point-reads",
+    "5000",
+];
+
+/// A log kept for a retention period: 100 GiB, writes only, memory enough
+/// for every style's filters and index.
+const EXPIRING_LOG: &[&str] = &[
+    "advise",
+    "--db-size",
+    "100GiB",
+    "--write-rate",
+    "20000",
+    "--memory",
+    "8GiB",
+    "--data-expires",
+];
+
+fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+/// The ranked rows of a text table: (rank line, the indented lines under
+/// it).
+fn table_rows(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        if line.starts_with("rank ") {
+            in_table = true;
+        } else if in_table && line.starts_with(|c: char| c.is_ascii_digit()) {
+            rows.push((line.to_string(), Vec::new()));
+        } else if in_table && line.starts_with("       ") {
+            rows.last_mut()
+                .expect("an indented line follows a row")
+                .1
+                .push(line.trim().to_string());
+        } else if in_table {
+            break;
+        }
+    }
+    rows
+}
+
+/// Issue 36, defect 4: FIFO deletes data by age or size whatever is live,
+/// and was ranked first (cheapest write-amp and device time) for a 100 GiB
+/// DB with writes and point reads. Without `--data-expires` it is ranked
+/// last, marked not applicable, and never recommended.
+#[test]
+fn advise_general_workload_does_not_recommend_fifo() {
+    // With the default 1 GiB budget (every style over it) and with 4 GiB
+    // (none over it): FIFO was first with both.
+    for memory in ["1GiB", "4GiB"] {
+        let args = with(GENERAL, &["--memory", memory]);
+        let text = ok(&args);
+        let rows = table_rows(&text);
+        assert_eq!(rows.len(), 8, "{text}");
+        assert!(!rows[0].0.contains("fifo"), "{memory}: {text}");
+        let last = &rows[7].0;
+        assert!(last.contains("fifo"), "{memory}: {text}");
+        assert!(
+            last.contains("not applicable: drops live data"),
+            "{memory}: {text}"
+        );
+        assert!(text.contains("options to set (leveled"), "{memory}: {text}");
+        assert!(!text.contains("kCompactionStyleFIFO"), "{memory}: {text}");
+
+        let v: serde_json::Value = serde_json::from_str(&ok(&with(&args, &["--json"]))).unwrap();
+        assert_eq!(v["workload"]["data_expires"], false);
+        let c = v["candidates"].as_array().unwrap();
+        assert_ne!(c[0]["shape"]["style"], "fifo", "{memory}");
+        assert_eq!(v["recommended"], c[0]["shape"]["label"], "{memory}");
+        // Every FIFO candidate after every other one.
+        let first_fifo = c
+            .iter()
+            .position(|e| e["shape"]["style"] == "fifo")
+            .unwrap();
+        for e in &c[first_fifo..] {
+            assert_eq!(e["shape"]["style"], "fifo", "{memory}");
+            assert_eq!(e["applicable"], false, "{memory}");
+        }
+    }
+}
+
+/// With `--data-expires` FIFO is ranked like any other style: first where
+/// the model says it is cheapest (a log written and never read, kept for a
+/// retention period), and its options are the ones to set.
+#[test]
+fn advise_may_recommend_fifo_when_data_expires() {
+    let text = ok(EXPIRING_LOG);
+    let rows = table_rows(&text);
+    assert!(rows[0].0.contains("fifo"), "{text}");
+    assert!(!rows[0].0.contains("not applicable"), "{text}");
+    assert!(text.contains("options to set (fifo"), "{text}");
+    assert!(
+        text.contains("compaction_style=kCompactionStyleFIFO"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&ok(&with(EXPIRING_LOG, &["--json"]))).unwrap();
+    assert_eq!(v["workload"]["data_expires"], true);
+    let c = v["candidates"].as_array().unwrap();
+    // The first is the cheapest of those without demerits: the model decides.
+    let util = |e: &serde_json::Value| e["device_utilisation"].as_f64().unwrap();
+    let sound: Vec<_> = c
+        .iter()
+        .filter(|e| e["demerits"].as_array().unwrap().is_empty())
+        .collect();
+    assert!(sound.iter().all(|e| util(&c[0]) <= util(e)), "{v}");
+    assert_eq!(c[0]["shape"]["style"], "fifo");
+    assert_eq!(c[0]["applicable"], true);
+    assert_eq!(v["recommended"], c[0]["shape"]["label"]);
+    // A maximum below the live data still drops live keys: ranked after
+    // the sound candidates even when the data expires.
+    let v: serde_json::Value = serde_json::from_str(&ok(&with(
+        EXPIRING_LOG,
+        &["--fifo-max-size", "10GiB", "--json"],
+    )))
+    .unwrap();
+    let c = v["candidates"].as_array().unwrap();
+    let fifo = c.iter().find(|e| e["shape"]["style"] == "fifo").unwrap();
+    assert_eq!(fifo["demerits"][0], "drops live data");
+    assert_ne!(c[0]["shape"]["style"], "fifo");
+}
+
+/// FIFO alone and data that does not expire: nothing to recommend.
+#[test]
+fn advise_fifo_alone_without_expiry_recommends_nothing() {
+    let text = ok(&with(GENERAL, &["--style", "fifo"]));
+    assert!(!text.contains("options to set"), "{text}");
+    assert!(text.contains("no recommendation"), "{text}");
+    assert!(text.contains("--data-expires"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&with(GENERAL, &["--style", "fifo", "--json"]))).unwrap();
+    assert!(v["recommended"].is_null(), "{v}");
+    let help = ok(&["advise", "--help"]);
+    assert!(help.contains("--data-expires"), "{help}");
+}
+
+/// Every row of the ranking says in words what it costs: write-amp, read
+/// cost and space-amp, and for FIFO that it deletes the oldest tables
+/// whatever is live in them.
+#[test]
+fn advise_every_row_says_what_it_costs_in_words() {
+    for args in [GENERAL, EXPIRING_LOG] {
+        let text = ok(args);
+        let rows = table_rows(&text);
+        assert_eq!(rows.len(), 8, "{text}");
+        for (row, words) in &rows {
+            let has = |start: &str| words.iter().any(|l| l.starts_with(start));
+            assert!(has("write-amp "), "{row}: {words:?}");
+            assert!(has("read cost: "), "{row}: {words:?}");
+            assert!(has("space-amp "), "{row}: {words:?}");
+            assert!(
+                words.iter().any(|l| l.contains("bytes for each byte put")),
+                "{row}: {words:?}"
+            );
+            assert!(
+                words.iter().any(|l| l.contains("device reads")),
+                "{row}: {words:?}"
+            );
+            assert!(
+                words
+                    .iter()
+                    .any(|l| l.contains("more space than the live data")),
+                "{row}: {words:?}"
+            );
+            let deletes = words
+                .iter()
+                .find(|l| l.starts_with("deletes data: "))
+                .map(|l| l.as_str());
+            if row.contains("fifo") {
+                let d = deletes.unwrap_or_else(|| panic!("{row}: {words:?}"));
+                assert!(d.contains("by size"), "{d}");
+                assert!(d.contains("by age"), "{d}");
+                assert!(d.contains("whatever is live"), "{d}");
+                assert!(words.iter().any(|l| l.contains("no compaction")), "{row}");
+            } else {
+                assert!(deletes.is_none(), "{row}: {words:?}");
+                assert!(words.iter().any(|l| l.contains("compaction ")), "{row}");
+            }
+        }
+        let v: serde_json::Value = serde_json::from_str(&ok(&with(args, &["--json"]))).unwrap();
+        for e in v["candidates"].as_array().unwrap() {
+            let costs = &e["costs"];
+            assert!(costs["write"].as_str().unwrap().starts_with("write-amp "));
+            assert!(costs["read"].as_str().unwrap().starts_with("read cost: "));
+            assert!(costs["space"].as_str().unwrap().starts_with("space-amp "));
+            assert_eq!(
+                costs["deletes"].is_string(),
+                e["shape"]["style"] == "fifo",
+                "{e}"
+            );
+        }
+    }
+}
+
+/// The ranking itself: the cheapest FIFO is last for data that does not
+/// expire and first when it does.
+#[test]
+fn advise_ranks_fifo_last_unless_data_expires() {
+    use shale_cli::advise::rank::{applicable, rank, recommended, NOT_APPLICABLE};
+    let mut w = workload(1e8);
+    let device = Device {
+        read_bytes_per_sec: 1e9,
+        write_bytes_per_sec: 5e8,
+        read_iops: 1e5,
+    };
+    let memory = Memory {
+        budget_bytes: 64.0 * 1024.0 * MIB,
+        block_size: 4096.0,
+    };
+    let fifo_config = FifoConfig {
+        max_size: 2.0 * w.live_sst_bytes(),
+        write_buffer_size: 64.0 * MIB,
+        max_write_buffer_number: 2.0,
+    };
+    // No reads: FIFO (no compaction) is the cheapest by far.
+    w.point_reads_per_sec = 0.0;
+    w.scans_per_sec = 0.0;
+    let candidates = |w: &Workload| {
+        vec![
+            estimate(fifo::model(&fifo_config, w), w, &device, &memory, 10.0),
+            estimate(
+                leveled::model(&leveled_config(10.0, 256.0 * MIB, true), w),
+                w,
+                &device,
+                &memory,
+                10.0,
+            ),
+        ]
+    };
+    let ranked = rank(candidates(&w), &w);
+    assert!(ranked[0].device_utilisation > ranked[1].device_utilisation);
+    assert_eq!(ranked[1].shape.style, Style::Fifo);
+    assert!(!applicable(&ranked[1], &w));
+    assert_eq!(
+        shale_cli::advise::rank::demerits(&ranked[1], &w),
+        [NOT_APPLICABLE]
+    );
+    assert_eq!(
+        recommended(&ranked, &w).unwrap().shape.style,
+        Style::Leveled
+    );
+    // FIFO alone: nothing to recommend.
+    assert!(recommended(&ranked[1..], &w).is_none());
+
+    w.data_expires = true;
+    let ranked = rank(candidates(&w), &w);
+    assert_eq!(ranked[0].shape.style, Style::Fifo);
+    assert!(shale_cli::advise::rank::demerits(&ranked[0], &w).is_empty());
+    assert_eq!(recommended(&ranked, &w).unwrap().shape.style, Style::Fifo);
+}
+
 #[test]
 fn more_bloom_bits_fewer_wasted_reads() {
     let mut last = f64::INFINITY;
@@ -282,9 +544,11 @@ fn json_output_ranks_every_candidate() {
         assert!(e["write_amp"].as_f64().unwrap() > 1.0);
         assert!(e["options"]["compaction_style"].is_string());
     }
-    // FIFO with 1 GiB keeps less than the ~12 GiB live: ranked last.
+    // FIFO without --data-expires (and with 1 GiB it keeps less than the
+    // ~12 GiB live): ranked last.
     assert_eq!(c[4]["shape"]["style"], "fifo");
-    assert_eq!(c[4]["demerits"][0], "drops live data");
+    assert_eq!(c[4]["applicable"], false);
+    assert_eq!(c[4]["demerits"][0], "not applicable: drops live data");
     assert!(
         v["write_amp_minimising_levels"]["lwa2_w_plus_1"]
             .as_f64()

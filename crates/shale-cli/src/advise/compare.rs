@@ -140,6 +140,7 @@ pub fn compare_record(r: &BenchDoc) -> Result<Value, String> {
         scan_length: 0.0,
         live_keys: live_user / user_entry,
         wal,
+        data_expires: false,
     };
     w.validate()?;
     let shape = c.model(&w);

@@ -2,9 +2,11 @@
 //! to `max_table_files_size`, then the oldest is deleted. No compaction.
 //! See docs/ADVISOR.md.
 //!
-//! Only sound for data that may expire (caches, logs with a TTL): when the
-//! live data exceeds the maximum, FIFO drops live keys, and the shape says
-//! so in its notes. Pure functions.
+//! Only sound for data that may expire (caches, logs with a TTL): FIFO
+//! deletes the oldest tables by size or age whatever is live in them, so
+//! `rank` recommends it only when `Workload::data_expires` says so. When
+//! the live data exceeds the maximum, FIFO drops live keys even then, and
+//! the shape says so in its notes. Pure functions.
 
 use serde::Serialize;
 

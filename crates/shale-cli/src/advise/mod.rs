@@ -8,7 +8,8 @@
 //! - `leveled`, `universal`, `fifo`: the three style models;
 //! - `bloom`: false-positive rates and the Monkey allocation;
 //! - `estimate`: read-amp, memory and device time from a shape;
-//! - `rank`: ordering the candidates;
+//! - `rank`: ordering the candidates (FIFO only when the data expires);
+//! - `costs`: what each candidate costs, in words;
 //! - `actual`: the measured shape of a DB or a `shale-bench --json` run;
 //! - `compare`: predicted vs measured for one `shale-bench --json` record.
 //!
@@ -19,6 +20,7 @@
 pub mod actual;
 pub mod bloom;
 pub mod compare;
+pub mod costs;
 pub mod estimate;
 pub mod fifo;
 pub mod leveled;

@@ -1,18 +1,37 @@
-//! Ranking the candidate configurations: those that keep every live key
-//! and fit the memory budget first, then by device utilisation (device
-//! seconds per second of the workload), then by steady space-amp.
+//! Ranking the candidate configurations: those that may be recommended for
+//! the workload come first, then those that keep every live key and fit the
+//! memory budget, then by device utilisation (device seconds per second of
+//! the workload), then by steady space-amp.
 //!
-//! Pure function; ties keep the input order.
+//! FIFO deletes the oldest tables by age or size whatever is live in them,
+//! so it may only be recommended when the workload says its data expires
+//! (`Workload::data_expires`); otherwise it is ranked after every other
+//! style and marked [`NOT_APPLICABLE`], however cheap its numbers are.
+//!
+//! Pure functions; ties keep the input order.
 
 use std::cmp::Ordering;
 
 use super::estimate::Estimate;
 use super::shape::Style;
+use super::workload::Workload;
+
+/// The demerit of a FIFO candidate for a workload whose data does not
+/// expire.
+pub const NOT_APPLICABLE: &str = "not applicable: drops live data";
+
+/// Whether `e` may be recommended for `w`: every style but FIFO may; FIFO
+/// only when the data expires.
+pub fn applicable(e: &Estimate, w: &Workload) -> bool {
+    e.shape.style != Style::Fifo || w.data_expires
+}
 
 /// Why a configuration is ranked after the sound ones (empty: sound).
-pub fn demerits(e: &Estimate) -> Vec<String> {
+pub fn demerits(e: &Estimate, w: &Workload) -> Vec<String> {
     let mut d = Vec::new();
-    if e.shape.style == Style::Fifo && e.shape.notes.iter().any(|n| n.starts_with("drops")) {
+    if !applicable(e, w) {
+        d.push(NOT_APPLICABLE.to_string());
+    } else if e.shape.style == Style::Fifo && e.shape.notes.iter().any(|n| n.starts_with("drops")) {
         d.push("drops live data".to_string());
     }
     if e.cache_bytes < 0.0 {
@@ -21,11 +40,14 @@ pub fn demerits(e: &Estimate) -> Vec<String> {
     d
 }
 
-/// `estimates` ordered best first.
-pub fn rank(mut estimates: Vec<Estimate>) -> Vec<Estimate> {
+/// `estimates` ordered best first for `w`: the candidates that are not
+/// applicable to it last.
+pub fn rank(mut estimates: Vec<Estimate>, w: &Workload) -> Vec<Estimate> {
     estimates.sort_by(|a, b| {
-        let (da, db) = (demerits(a).len(), demerits(b).len());
-        da.cmp(&db)
+        let (na, nb) = (!applicable(a, w), !applicable(b, w));
+        let (da, db) = (demerits(a, w).len(), demerits(b, w).len());
+        na.cmp(&nb)
+            .then(da.cmp(&db))
             .then(
                 a.device_utilisation
                     .partial_cmp(&b.device_utilisation)
@@ -39,4 +61,11 @@ pub fn rank(mut estimates: Vec<Estimate>) -> Vec<Estimate> {
             )
     });
     estimates
+}
+
+/// The candidate to recommend among `ranked` (best first): the first one
+/// applicable to `w`; `None` when none is (every candidate is FIFO and the
+/// data does not expire).
+pub fn recommended<'a>(ranked: &'a [Estimate], w: &Workload) -> Option<&'a Estimate> {
+    ranked.iter().find(|e| applicable(e, w))
 }

@@ -1,5 +1,5 @@
 //! The inputs of the model: the workload (write rate, key and value sizes,
-//! read and scan mix, DB size), the device (bandwidth and IOPS), the memory
+//! read and scan mix, DB size, whether its data expires), the device (bandwidth and IOPS), the memory
 //! budget, and the per-entry byte overheads of Shale's formats that turn
 //! user bytes into bytes on disk and in memtables.
 //!
@@ -46,6 +46,10 @@ pub struct Workload {
     pub live_keys: f64,
     /// Whether writes go through the WAL.
     pub wal: bool,
+    /// Whether the application lets its data expire (a cache, logs kept
+    /// for a retention period): only then may a style that deletes the
+    /// oldest data by age or size, whatever is live (FIFO), be recommended.
+    pub data_expires: bool,
 }
 
 /// The storage device.

@@ -1,7 +1,9 @@
 //! `shale advise`: the LSM cost model (`crate::advise`) on the command
 //! line. Without `--db` or `--bench` it ranks the candidate configurations
 //! (every combination of the option lists given, for each style asked) for
-//! the workload described by the flags and prints the best one's options;
+//! the workload described by the flags, says in words what each costs, and
+//! prints the options of the best one that may be recommended (FIFO only
+//! with `--data-expires`: it deletes the oldest data whatever is live);
 //! with `--db PATH` (opened read-only) or `--bench FILE` (a `shale-bench
 //! --json` output) it predicts that configuration from its own options and
 //! prints predicted vs measured side by side. `--json` prints one JSON
@@ -14,10 +16,11 @@ use serde_json::{json, Value};
 
 use crate::advise::actual::{self, BenchDoc};
 use crate::advise::compare;
+use crate::advise::costs::costs;
 use crate::advise::estimate::{estimate, Estimate};
 use crate::advise::fifo::{self, FifoConfig};
 use crate::advise::leveled::{self, LeveledConfig};
-use crate::advise::rank::{demerits, rank};
+use crate::advise::rank::{applicable, demerits, rank, recommended};
 use crate::advise::shape::human;
 use crate::advise::universal::{self, UniversalConfig};
 use crate::advise::workload::{Device, Memory, Workload};
@@ -68,6 +71,13 @@ pub struct Args {
     /// Writes bypass the WAL.
     #[arg(long)]
     no_wal: bool,
+    /// The application's data expires (a cache, logs kept for a retention
+    /// period), so losing the oldest data is acceptable. Only then may FIFO
+    /// be recommended: it deletes the oldest tables by size or age whatever
+    /// is live in them. Without this flag FIFO rows are ranked last, marked
+    /// "not applicable: drops live data".
+    #[arg(long)]
+    data_expires: bool,
     /// Device sequential read bandwidth, e.g. 1GiB (per second).
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "1GiB")]
     device_read_bw: f64,
@@ -86,7 +96,8 @@ pub struct Args {
     /// Bloom filter bits per key (0: none).
     #[arg(long, default_value = "10")]
     bloom_bits: f64,
-    /// Styles to consider (leveled, universal, fifo).
+    /// Styles to consider (leveled, universal, fifo; fifo is recommended
+    /// only with --data-expires).
     #[arg(long, value_delimiter = ',', default_value = "leveled,universal,fifo")]
     style: Vec<String>,
     /// Leveled: max_bytes_for_level_multiplier values to consider.
@@ -218,7 +229,9 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
             .into_iter()
             .map(|s| estimate(s, &w, &d, &m, a.bloom_bits))
             .collect(),
+        &w,
     );
+    let best = recommended(&ranked, &w);
     let fanout = w.live_sst_bytes() / w.flushed_bytes(a.write_buffer_size);
     if a.json {
         let v = json!({
@@ -230,7 +243,8 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
                 "lwa1_w": fanout.ln(),
                 "lwa2_w_plus_1": leveled::optimal_levels(fanout),
             },
-            "candidates": ranked.iter().enumerate().map(|(i, e)| candidate_json(i + 1, e)).collect::<Vec<_>>(),
+            "recommended": best.map(|b| b.shape.label.clone()),
+            "candidates": ranked.iter().enumerate().map(|(i, e)| candidate_json(i + 1, e, &w)).collect::<Vec<_>>(),
         });
         writeln!(out, "{v}")?;
         return Ok(Outcome::Ok);
@@ -243,11 +257,18 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
         leveled::optimal_levels(fanout),
         fanout.ln()
     )?;
-    if let Some(best) = ranked.first() {
-        writeln!(out, "\noptions to set ({}):", best.shape.label)?;
-        for (k, v) in &best.shape.options {
-            writeln!(out, "  {k}={v}")?;
+    match best {
+        Some(best) => {
+            writeln!(out, "\noptions to set ({}):", best.shape.label)?;
+            for (k, v) in &best.shape.options {
+                writeln!(out, "  {k}={v}")?;
+            }
         }
+        None => writeln!(
+            out,
+            "\nno recommendation: FIFO deletes the oldest tables by size or age whatever is live in them; \
+             give --data-expires if the data may expire, or consider --style leveled,universal"
+        )?,
     }
     Ok(Outcome::Ok)
 }
@@ -301,6 +322,7 @@ fn workload(a: &Args, live_keys: Option<f64>) -> Result<Workload, CliError> {
         scan_length: a.scan_length,
         live_keys: keys,
         wal: !a.no_wal,
+        data_expires: a.data_expires,
     };
     w.validate().map_err(CliError::Usage)?;
     Ok(w)
@@ -361,11 +383,13 @@ fn fifo_config(a: &Args, max_size: f64) -> FifoConfig {
     }
 }
 
-fn candidate_json(rank: usize, e: &Estimate) -> Value {
+fn candidate_json(rank: usize, e: &Estimate, w: &Workload) -> Value {
     let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
     if let Value::Object(o) = &mut v {
         o.insert("rank".into(), json!(rank));
-        o.insert("demerits".into(), json!(demerits(e)));
+        o.insert("applicable".into(), json!(applicable(e, w)));
+        o.insert("demerits".into(), json!(demerits(e, w)));
+        o.insert("costs".into(), json!(costs(e, w)));
         let options: serde_json::Map<String, Value> = e
             .shape
             .options
@@ -380,7 +404,7 @@ fn candidate_json(rank: usize, e: &Estimate) -> Value {
 fn print_table(out: &mut dyn Write, w: &Workload, ranked: &[Estimate]) -> Result<(), CliError> {
     writeln!(
         out,
-        "workload: {:.0} puts/s, {:.0} point reads/s, {:.0} scans/s of {:.0}; {:.0} keys of {}+{} B ({} live tables)",
+        "workload: {:.0} puts/s, {:.0} point reads/s, {:.0} scans/s of {:.0}; {:.0} keys of {}+{} B ({} live tables); {}",
         w.writes_per_sec,
         w.point_reads_per_sec,
         w.scans_per_sec,
@@ -388,7 +412,12 @@ fn print_table(out: &mut dyn Write, w: &Workload, ranked: &[Estimate]) -> Result
         w.live_keys,
         w.key_size,
         w.value_size,
-        human(w.live_sst_bytes())
+        human(w.live_sst_bytes()),
+        if w.data_expires {
+            "data expires (--data-expires): FIFO may be recommended"
+        } else {
+            "data does not expire: FIFO is not recommended (see --data-expires)"
+        }
     )?;
     writeln!(
         out,
@@ -421,14 +450,17 @@ fn print_table(out: &mut dyn Write, w: &Workload, ranked: &[Estimate]) -> Result
             human(e.filter_bytes + e.index_bytes),
             e.write_secs * 1e6,
             e.device_utilisation * 100.0,
-            notes(e)
+            notes(e, w)
         )?;
+        for line in costs(e, w).lines() {
+            writeln!(out, "       {line}")?;
+        }
     }
     Ok(())
 }
 
-fn notes(e: &Estimate) -> String {
-    let mut all = demerits(e);
+fn notes(e: &Estimate, w: &Workload) -> String {
+    let mut all = demerits(e, w);
     all.extend(
         e.shape
             .notes
@@ -533,10 +565,7 @@ fn opt(v: Option<f64>, prec: usize) -> String {
 }
 
 fn run_db(a: &Args, path: &std::path::Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let args = DbArgs {
-        db: path.to_path_buf(),
-        merge_operator: None,
-    };
+    let args = DbArgs::persisted(path.to_path_buf());
     let db = args.open_read_only()?;
     let stats = db.stats();
     let measured_wa = stats.compaction.write_amp;
