@@ -59,7 +59,7 @@ impl fmt::Display for CliError {
             CliError::Usage(m) => write!(f, "usage: {m}"),
             CliError::Engine(e @ shale::Error::MergeFailed(_)) => write!(
                 f,
-                "{e} (the default family's operator is not persisted: pass --merge-operator NAME)"
+                "{e} (the DB's merge operator is not one this tool has: pass --merge-operator NAME)"
             ),
             CliError::Engine(e) => write!(f, "{e}"),
             CliError::Output(e) => write!(f, "writing output: {e}"),

@@ -1,12 +1,24 @@
 //! Opening the DB a command works on: read-only (the default: every change
 //! the open makes stays in an in-memory overlay, see `overlay_fs`) or for
-//! writing (only `put`, `delete`, `compact`). Every family the MANIFEST
-//! lists opens with its persisted options.
+//! writing (only `put`, `delete`, `compact`).
+//!
+//! Every command opens the DB with the options it was last opened with
+//! (`shale::load_latest_options`: the DB-wide options and every family's
+//! from the newest OPTIONS file), so a write command never replaces a DB's
+//! configuration with the defaults. `--default-options` opens with Shale's
+//! defaults instead (a DB without an OPTIONS file always does, with a
+//! note), and `--option NAME=VALUE` overrides one option. Code the file
+//! names but the tool does not have (a custom merge operator or compaction
+//! filter) is a note for reading commands and an error for writing ones,
+//! since a compaction without its filter would keep what the filter drops.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use shale::{Cf, Db, MaxOperator, MergeOperator, Options, StringAppendOperator, UInt64AddOperator};
+use shale::{
+    Cf, Db, MaxOperator, MergeOperator, Options, StringAppendOperator, SuppliedCode,
+    UInt64AddOperator,
+};
 
 use crate::error::CliError;
 use crate::overlay_fs::OverlayFs;
@@ -16,31 +28,85 @@ use crate::overlay_fs::OverlayFs;
 pub struct DbArgs {
     /// The DB directory.
     pub db: PathBuf,
-    /// Merge operator of the default family, needed to read keys that hold
-    /// merge operands there: uint64add, max, or stringappend[:DELIM] (DELIM
-    /// a string, default ","). Other families use the operator persisted
-    /// with their options.
+    /// Merge operator of the default family, for a DB whose OPTIONS file
+    /// names none (or to replace the one it names): uint64add, max, or
+    /// stringappend[:DELIM] (DELIM a string, default ","). The shipped
+    /// operators a DB was configured with come back without this flag.
     #[arg(long, value_name = "NAME")]
     pub merge_operator: Option<String>,
+    /// Open with Shale's default options instead of the ones in the DB's
+    /// newest OPTIONS file (a writing command then persists the defaults).
+    #[arg(long)]
+    pub default_options: bool,
+    /// Override one option (repeatable): a DB-wide option, or a column
+    /// family option, which is set for every family (e.g.
+    /// `--option disable_auto_compactions=true`). Names as in the OPTIONS
+    /// file.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    pub options: Vec<String>,
 }
 
 impl DbArgs {
-    fn options(&self) -> Result<Options, CliError> {
+    /// Arguments for `db` with every option as the DB persisted it.
+    pub fn persisted(db: PathBuf) -> DbArgs {
+        DbArgs {
+            db,
+            merge_operator: None,
+            default_options: false,
+            options: Vec::new(),
+        }
+    }
+
+    /// The options to open with (see the module comment); `writing`
+    /// refuses code the tool does not have.
+    fn options(&self, writing: bool) -> Result<Options, CliError> {
         let merge_operator = match self.merge_operator.as_deref() {
             None => None,
             Some(name) => Some(merge_operator(name)?),
         };
-        Ok(Options {
-            create_if_missing: false,
-            merge_operator,
-            ..Options::default()
-        })
+        let mut o = if self.default_options {
+            Options::default()
+        } else if !has_options_file(&self.db) {
+            eprintln!(
+                "shale: note: {} has no OPTIONS file; opening with the default options",
+                self.db.display()
+            );
+            Options::default()
+        } else {
+            let code = SuppliedCode {
+                merge_operators: merge_operator.iter().cloned().collect(),
+                compaction_filters: Vec::new(),
+            };
+            let loaded = shale::load_latest_options(&self.db, &code)?;
+            if writing {
+                loaded.require_all_code().map_err(|e| {
+                    CliError::Usage(format!(
+                        "{e}; a writing command would run without it \
+                         (use the program that owns this DB, or --default-options)"
+                    ))
+                })?;
+            } else {
+                for u in &loaded.unresolved {
+                    eprintln!("shale: note: opening without {u} (not available to this tool)");
+                }
+            }
+            loaded.options
+        };
+        if merge_operator.is_some() {
+            o.merge_operator = merge_operator;
+        }
+        for kv in &self.options {
+            set_option(&mut o, kv)?;
+        }
+        o.create_if_missing = false;
+        o.validate()?;
+        Ok(o)
     }
 
     /// Opens the DB without changing its directory.
     pub fn open_read_only(&self) -> Result<Db, CliError> {
         self.exists()?;
-        let mut o = self.options()?;
+        let mut o = self.options(false)?;
         let fs = OverlayFs::new();
         o.fs = fs.clone();
         let db = Db::open(&self.db, o)?;
@@ -51,19 +117,52 @@ impl DbArgs {
     /// Opens the DB for writing (takes its LOCK).
     pub fn open_for_writing(&self) -> Result<Db, CliError> {
         self.exists()?;
-        Ok(Db::open(&self.db, self.options()?)?)
+        Ok(Db::open(&self.db, self.options(true)?)?)
     }
 
     fn exists(&self) -> Result<(), CliError> {
         if self.db.join("CURRENT").exists() {
-            Ok(())
-        } else {
-            Err(CliError::Usage(format!(
-                "{}: not a Shale DB (no CURRENT file; `shale repair` rebuilds one)",
-                self.db.display()
-            )))
+            return Ok(());
         }
+        if !self.db.exists() {
+            return Err(CliError::Usage(format!(
+                "{}: no DB there (the path does not exist)",
+                self.db.display()
+            )));
+        }
+        // A directory with DB files but no CURRENT can be repaired; any
+        // other directory is not a DB.
+        crate::cmd::require_db_files(&self.db)?;
+        Err(CliError::Usage(format!(
+            "{}: not a Shale DB (no CURRENT file; its tables and WALs remain: \
+             `shale repair` rebuilds the MANIFEST and CURRENT from them)",
+            self.db.display()
+        )))
     }
+}
+
+/// True when `dir` holds an `OPTIONS-NNNNNN` file.
+fn has_options_file(dir: &std::path::Path) -> bool {
+    shale::tools::OptionsFile::latest_in(dir).is_ok()
+}
+
+/// Applies one `--option NAME=VALUE`: a DB-wide option, else a family
+/// option set for the default family and every other one.
+fn set_option(o: &mut Options, kv: &str) -> Result<(), CliError> {
+    let (k, v) = kv
+        .split_once('=')
+        .ok_or_else(|| CliError::Usage(format!("--option {kv:?}: expected NAME=VALUE")))?;
+    if o.set_db_option(k, v).is_ok() {
+        return Ok(());
+    }
+    let mut cf = o.cf_options();
+    cf.set_option(k, v)
+        .map_err(|e| CliError::Usage(format!("--option {kv}: {e}")))?;
+    o.set_cf_options(cf);
+    for (_, cf) in &mut o.column_families {
+        cf.set_option(k, v)?;
+    }
+    Ok(())
 }
 
 fn merge_operator(name: &str) -> Result<Arc<dyn MergeOperator>, CliError> {

@@ -191,7 +191,10 @@ fn dump_shows_what_the_engine_reads() {
     })
     .collect();
     assert_eq!(dumped.len(), model.len());
-    let without = shale(&["dump", dir, "--cf", "default"]);
+    // The persisted options name the operator: the dump needs no flag.
+    let persisted = json_lines(&ok(&["dump", dir, "--cf", "default", "--json"]));
+    assert_eq!(persisted.len(), model.len());
+    let without = shale(&["dump", dir, "--cf", "default", "--default-options"]);
     assert_eq!(without.code, 2, "merge operands without an operator");
     assert!(
         without.stderr.contains("pass --merge-operator NAME"),

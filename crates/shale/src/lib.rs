@@ -60,3 +60,4 @@ pub use stats::report::{
     LevelCompaction, LevelStats, MemoryStats, OpStats, RateLimiterStats, StallCauseStats,
     StallExplanation, StallReason, StallState, StallStats, Stats, WalStats,
 };
+pub use tools::{destroy_db, load_latest_options, DestroyReport, LoadedOptions, SuppliedCode};

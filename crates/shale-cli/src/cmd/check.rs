@@ -3,6 +3,11 @@
 //! replay, the OPTIONS file) and reports each problem with its file and
 //! offset. Exit code 0 when clean, 1 when corruption (or a missing file)
 //! was found, 2 when the check could not run.
+//!
+//! On a DB another process has open (its LOCK held) it never reports the
+//! running DB's own changes as damage: files deleted or changed while they
+//! were read are skipped with a note, and the summary says the DB is in
+//! use (`shale::tools::check_db`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,6 +41,8 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
             })).collect::<Vec<_>>(),
             "problems": r.problems.iter().map(error_json).collect::<Vec<_>>(),
             "notes": r.notes,
+            "in_use": r.in_use,
+            "skipped": r.skipped,
         });
         writeln!(out, "{v}")?;
     } else {
@@ -48,9 +55,17 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
         for p in &r.problems {
             writeln!(out, "PROBLEM: {p}")?;
         }
+        let in_use = if r.in_use {
+            format!(
+                " (the DB is in use: {} skipped as the running DB changed them)",
+                r.skipped
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "{} file(s) checked, {} problem(s)",
+            "{} file(s) checked, {} problem(s){in_use}",
             r.checked.len(),
             r.problems.len()
         )?;

@@ -27,7 +27,7 @@ mod key_range;
 mod manifest_writer;
 mod obsolete;
 mod open;
-mod options_file;
+pub(crate) mod options_file;
 mod properties;
 mod read;
 mod set_options;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::fs::FileSystem;
-use crate::options::{CfOptions, Options};
+use crate::options::{db_text, CfOptions, Options};
 use crate::version::filename::{options_file_name, parse_file_name, FileType};
 
 use super::info_log::InfoLog;
@@ -32,43 +32,7 @@ pub(crate) fn render(o: &Options, families: &[(String, CfOptions)]) -> String {
                 ("options_file_version", OPTIONS_FILE_VERSION.to_string()),
             ],
         ),
-        (
-            "DBOptions",
-            vec![
-                ("paranoid_checks", o.paranoid_checks.to_string()),
-                ("max_background_jobs", o.max_background_jobs.to_string()),
-                ("max_subcompactions", o.max_subcompactions.to_string()),
-                ("wal_recovery_mode", format!("{:?}", o.wal_recovery_mode)),
-                ("manual_wal_flush", o.manual_wal_flush.to_string()),
-                ("wal_mmap_writes", o.wal_mmap_writes.to_string()),
-                ("bytes_per_sync", o.bytes_per_sync.to_string()),
-                ("wal_bytes_per_sync", o.wal_bytes_per_sync.to_string()),
-                ("recycle_log_file_num", o.recycle_log_file_num.to_string()),
-                ("delayed_write_rate", o.delayed_write_rate.to_string()),
-                ("max_total_wal_size", o.max_total_wal_size.to_string()),
-                ("max_open_files", o.max_open_files.to_string()),
-                ("use_direct_reads", o.use_direct_reads.to_string()),
-                (
-                    "use_direct_io_for_flush_and_compaction",
-                    o.use_direct_io_for_flush_and_compaction.to_string(),
-                ),
-                (
-                    "max_bgerror_resume_count",
-                    o.max_bgerror_resume_count.to_string(),
-                ),
-                (
-                    "bgerror_resume_retry_interval",
-                    o.bgerror_resume_retry_interval.to_string(),
-                ),
-                (
-                    "compaction_readahead_size",
-                    o.compaction_readahead_size.to_string(),
-                ),
-                ("info_log_level", o.info_log_level.name().to_string()),
-                ("max_log_file_size", o.max_log_file_size.to_string()),
-                ("keep_log_file_num", o.keep_log_file_num.to_string()),
-            ],
-        ),
+        ("DBOptions", db_text::db_lines(o)),
         (
             "CFOptions \"default\"",
             vec![
@@ -143,13 +107,10 @@ pub(crate) fn render(o: &Options, families: &[(String, CfOptions)]) -> String {
                 ),
                 ("block_size_deviation", o.block_size_deviation.to_string()),
                 ("bloom_bits_per_key", o.bloom_bits_per_key.to_string()),
-                ("cache_size", o.cache_size.to_string()),
-                ("cache_type", format!("{:?}", o.cache_type)),
-                (
-                    "max_auto_readahead_size",
-                    o.max_auto_readahead_size.to_string(),
-                ),
-            ],
+            ]
+            .into_iter()
+            .chain(db_text::table_lines(o))
+            .collect(),
         ),
     ];
     let style = o.cf_options().style_lines();

@@ -527,6 +527,11 @@ impl FileSystem for FaultInjectionFs {
         self.inner.create_dir_all(dir)
     }
 
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        self.guard(FaultOp::Remove, dir)?;
+        self.inner.remove_dir(dir)
+    }
+
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         self.guard(FaultOp::SyncDir, dir)?;
         self.inner.sync_dir(dir)

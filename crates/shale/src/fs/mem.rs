@@ -756,6 +756,25 @@ impl FileSystem for MemFileSystem {
         Ok(())
     }
 
+    /// Removes `dir` at once (not modelled as a pending directory
+    /// operation: nothing a crash test checks depends on it).
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        let mut st = self.lock_state();
+        if !st.dirs.contains(dir) {
+            return Err(not_found("rmdir", dir));
+        }
+        let in_dir = |p: &PathBuf| p.parent() == Some(dir);
+        if st.names.keys().any(in_dir) || st.dirs.iter().any(in_dir) {
+            return Err(Error::io_path(
+                "rmdir",
+                dir,
+                io::Error::from(io::ErrorKind::DirectoryNotEmpty),
+            ));
+        }
+        st.dirs.remove(dir);
+        Ok(())
+    }
+
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         let mut st = self.lock_state();
         if !st.dirs.contains(dir) {

@@ -18,7 +18,8 @@
 //!   that read large ranges can ask for aligned ones and save a copy.
 
 /// The `FileSystem` calls on names and directories (`rename`, `remove`,
-/// `list`, `create_dir_all`, `sync_dir`, `exists`, `file_size`, `lock`),
+/// `list`, `create_dir_all`, `remove_dir`, `sync_dir`, `exists`,
+/// `file_size`, `lock`),
 /// passed unchanged to `self.$inner`: for the wrappers that act only on
 /// file contents (`ReadHookFs`, the IO accounting).
 macro_rules! forward_namespace_calls {
@@ -34,6 +35,9 @@ macro_rules! forward_namespace_calls {
         }
         fn create_dir_all(&self, dir: &Path) -> Result<()> {
             self.$inner.create_dir_all(dir)
+        }
+        fn remove_dir(&self, dir: &Path) -> Result<()> {
+            self.$inner.remove_dir(dir)
         }
         fn sync_dir(&self, dir: &Path) -> Result<()> {
             self.$inner.sync_dir(dir)
@@ -288,6 +292,16 @@ pub trait FileSystem: Send + Sync {
     fn list(&self, dir: &Path) -> Result<Vec<String>>;
     /// Creates a directory and its parents.
     fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Removes an empty directory (an `Io` error of kind
+    /// `DirectoryNotEmpty` when it is not). `NotSupported` where the file
+    /// system has no such call (the default): callers then leave the
+    /// directory in place.
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        Err(crate::error::Error::NotSupported(format!(
+            "remove_dir {}: this file system cannot remove directories",
+            dir.display()
+        )))
+    }
     /// Makes creations, renames and removals in `dir` durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
     /// True when the path exists.

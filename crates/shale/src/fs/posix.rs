@@ -299,6 +299,10 @@ impl FileSystem for PosixFileSystem {
         fs::remove_file(path).map_err(|e| Error::io_path("remove", path, e))
     }
 
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        fs::remove_dir(dir).map_err(|e| Error::io_path("rmdir", dir, e))
+    }
+
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         let mut out = Vec::new();
         for entry in fs::read_dir(dir).map_err(|e| Error::io_path("list", dir, e))? {

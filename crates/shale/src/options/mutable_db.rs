@@ -13,24 +13,17 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 
-use super::text_value::TextValue;
+use super::db_text::{db_fields, set_db_option};
 use super::Options;
 
-/// The options `Db::set_db_options` takes, by their OPTIONS file names
-/// (the one list `set` parses from).
-fn fields(o: &mut Options) -> [(&'static str, &mut dyn TextValue); 7] {
-    [
-        ("max_background_jobs", &mut o.max_background_jobs),
-        ("max_subcompactions", &mut o.max_subcompactions),
-        ("delayed_write_rate", &mut o.delayed_write_rate),
-        ("max_total_wal_size", &mut o.max_total_wal_size),
-        ("bytes_per_sync", &mut o.bytes_per_sync),
-        ("wal_bytes_per_sync", &mut o.wal_bytes_per_sync),
-        (
-            "compaction_readahead_size",
-            &mut o.compaction_readahead_size,
-        ),
-    ]
+/// The options `Db::set_db_options` takes: those of the OPTIONS file's
+/// list (`db_text`) marked changeable while open.
+fn names() -> Vec<&'static str> {
+    db_fields(&mut Options::default())
+        .iter()
+        .filter(|f| f.changeable_while_open)
+        .map(|f| f.name)
+        .collect()
 }
 
 /// The current values (see the module comment).
@@ -109,18 +102,15 @@ impl MutableDbOptions {
 /// in the list `Db::set_db_options` takes, or a bad value, is
 /// `InvalidArgument`.
 pub(crate) fn set(o: &mut Options, name: &str, value: &str) -> Result<()> {
-    let mut fields = fields(o);
-    let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
-    let Some((_, field)) = fields.iter_mut().find(|(n, _)| *n == name) else {
+    let names = names();
+    if !names.contains(&name) {
         return Err(Error::InvalidArgument(format!(
             "set_db_options: {name:?} is not a DB option that changes while open \
              (those are {}; column family options go to set_options)",
             names.join(", ")
         )));
-    };
-    field
-        .set(value)
-        .ok_or_else(|| Error::InvalidArgument(format!("option {name}: bad value {value:?}")))
+    }
+    set_db_option(o, name, value)
 }
 
 #[cfg(test)]
@@ -130,10 +120,8 @@ mod tests {
     #[test]
     fn every_name_sets_its_field_and_stores_and_reads_back() {
         let mut o = Options::default();
-        let names: Vec<&str> = fields(&mut Options::default())
-            .iter()
-            .map(|(n, _)| *n)
-            .collect();
+        let names = names();
+        assert_eq!(names.len(), 7);
         for (i, name) in names.iter().enumerate() {
             set(&mut o, name, &(1000 + i).to_string()).unwrap();
         }
@@ -150,7 +138,9 @@ mod tests {
             back.wal_bytes_per_sync,
             back.compaction_readahead_size as u64,
         ];
-        assert_eq!(got, [1000, 1001, 1002, 1003, 1004, 1005, 1006]);
+        // Names in OPTIONS-file order: jobs, subcompactions, the bytes_per_sync
+        // pair, delayed_write_rate, max_total_wal_size, readahead.
+        assert_eq!(got, [1000, 1001, 1004, 1005, 1002, 1003, 1006]);
         assert!(set(&mut o, "max_open_files", "10").is_err());
         assert!(set(&mut o, "delayed_write_rate", "fast").is_err());
     }

@@ -25,6 +25,17 @@
 //! returned at the first: the report says everything that is wrong. Files
 //! the MANIFEST does not list (orphan tables and blob files, obsolete WALs)
 //! are only noted. Read-only; takes no lock.
+//!
+//! A DB in use: when another handle holds the DB's `LOCK` at the start or
+//! the end of the check (probed, never held, and only where a LOCK file
+//! exists, so nothing is written), the running DB may delete, replace or
+//! append to files while they are read. A problem about a file that is
+//! then gone, or whose size changed during the check, or that is the WAL
+//! being written (the newest at the start, or a newer one), is not damage: it
+//! becomes a note saying the file could not be checked
+//! ([`CheckReport::skipped`] counts them) and [`CheckReport::in_use`] is
+//! set. Damage in a file that stayed as it was is still a problem. Stop the
+//! process for a complete check.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -34,7 +45,7 @@ use crate::blob::BlobIndex;
 use crate::error::{Error, Result};
 use crate::fs::default_fs;
 use crate::version::filename::{
-    blob_file_name, manifest_file_name, parse_file_name, table_file_name, FileType,
+    blob_file_name, manifest_file_name, parse_file_name, table_file_name, FileType, LOCK_FILE_NAME,
 };
 use crate::version::read_current;
 
@@ -66,6 +77,12 @@ pub struct CheckReport {
     /// Observations that are not damage (orphan tables and blob files, a
     /// torn WAL tail).
     pub notes: Vec<String>,
+    /// True when another handle held the DB's `LOCK` (see the module
+    /// comment).
+    pub in_use: bool,
+    /// Files the DB in use deleted or changed while they were checked
+    /// (each with a note), so not checked.
+    pub skipped: usize,
 }
 
 impl CheckReport {
@@ -108,6 +125,92 @@ struct LiveFiles {
 
 /// Checks the DB in `dir`. `Err` only when `dir` cannot be listed.
 pub fn check_db(dir: &Path) -> Result<CheckReport> {
+    let locked_before = lock_is_held(dir);
+    let before = file_sizes(dir);
+    let mut r = check_files(dir)?;
+    r.in_use = locked_before || lock_is_held(dir);
+    if r.in_use {
+        settle_live_changes(dir, &before, &mut r);
+    }
+    Ok(r)
+}
+
+/// True when another handle holds the LOCK of the DB in `dir` (probed and
+/// released at once; a directory without a LOCK file is not locked, and
+/// none is created).
+fn lock_is_held(dir: &Path) -> bool {
+    let path = dir.join(LOCK_FILE_NAME);
+    let fs = default_fs();
+    fs.exists(&path) && matches!(fs.lock(&path), Err(Error::Locked(_)))
+}
+
+/// Every file of `dir` with its size now.
+fn file_sizes(dir: &Path) -> BTreeMap<String, u64> {
+    let fs = default_fs();
+    fs.list(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|n| Some((n.clone(), fs.file_size(&dir.join(&n)).ok()?)))
+        .collect()
+}
+
+/// For a DB in use: problems about files that are gone or changed since
+/// `before` become notes (see the module comment).
+fn settle_live_changes(dir: &Path, before: &BTreeMap<String, u64>, r: &mut CheckReport) {
+    let now = file_sizes(dir);
+    // The newest WAL at the start is the one being written (a memory-mapped
+    // WAL does not even change size as it fills); later ones are new.
+    let live_wal = before
+        .keys()
+        .filter_map(|n| match parse_file_name(n) {
+            Some((FileType::Log, num)) => Some(num),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(u64::MAX);
+    let being_written =
+        |name: &str| matches!(parse_file_name(name), Some((FileType::Log, n)) if n >= live_wal);
+    let changed = |name: &str| {
+        !now.contains_key(name) || now.get(name) != before.get(name) || being_written(name)
+    };
+    let mut kept = Vec::new();
+    for e in std::mem::take(&mut r.problems) {
+        let name = match &e {
+            Error::Corruption { file, .. } => Path::new(file)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned()),
+            Error::Io {
+                kind: std::io::ErrorKind::NotFound,
+                context,
+                ..
+            } => Some(context.clone()),
+            _ => None,
+        };
+        match name {
+            Some(n) if matches!(e, Error::Io { .. }) || changed(&n) => {
+                r.skipped += 1;
+                r.notes.push(format!(
+                    "{n}: not checked: deleted or changed by the process that has the DB open \
+                     while it was read ({e})"
+                ));
+            }
+            _ => kept.push(e),
+        }
+    }
+    r.problems = kept;
+    r.notes.insert(
+        0,
+        format!(
+            "the DB is in use (another process holds its LOCK): every file that stayed \
+             as it was is checked; {} file(s) deleted or changed while checked were skipped. \
+             Stop the process for a complete check.",
+            r.skipped
+        ),
+    );
+}
+
+/// The check itself (see the module comment).
+fn check_files(dir: &Path) -> Result<CheckReport> {
     let fs = default_fs();
     let names: HashSet<String> = fs.list(dir)?.into_iter().collect();
     let mut r = CheckReport::default();
@@ -564,6 +667,39 @@ fn check_wal(path: &Path, number: u64, r: &mut CheckReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A table deleted under a DB another handle holds open is skipped with
+    /// a note, not reported as damage; the same loss in a closed DB is a
+    /// problem.
+    #[test]
+    fn a_file_gone_from_a_db_in_use_is_skipped_not_damage() {
+        let d = tempfile::tempdir().unwrap();
+        let o = crate::options::Options {
+            create_if_missing: true,
+            ..Default::default()
+        };
+        let db = crate::db::Db::open(d.path(), o).unwrap();
+        db.put(b"k", b"v").unwrap();
+        db.flush().unwrap();
+        let r = check_db(d.path()).unwrap();
+        assert!(r.in_use && r.is_clean() && r.skipped == 0, "{r:?}");
+        let table = default_fs()
+            .list(d.path())
+            .unwrap()
+            .into_iter()
+            .find(|n| n.ends_with(".sst"))
+            .unwrap();
+        std::fs::remove_file(d.path().join(&table)).unwrap();
+        let r = check_db(d.path()).unwrap();
+        assert!(r.in_use && r.is_clean(), "{r:?}");
+        assert_eq!(r.skipped, 1, "{r:?}");
+        assert!(r.notes[0].contains("in use"), "{r:?}");
+        assert!(r.notes.iter().any(|n| n.starts_with(&table)), "{r:?}");
+        drop(db);
+        let r = check_db(d.path()).unwrap();
+        assert!(!r.in_use && r.skipped == 0, "{r:?}");
+        assert_eq!(r.problems.len(), 1, "{r:?}");
+    }
 
     fn listed(cf: u32, size: u64) -> LiveBlobFile {
         LiveBlobFile {

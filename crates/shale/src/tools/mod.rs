@@ -12,7 +12,11 @@
 //! - [`check_db`]: verifies every checksum of every live file of a DB
 //!   (tables, blob files, WALs, MANIFEST);
 //! - [`repair_db`]: rebuilds a MANIFEST from the tables, blob files and
-//!   WALs present.
+//!   WALs present;
+//! - [`destroy_db`]: removes a DB's own files (RocksDB's `DestroyDB`),
+//!   refused while the DB is open;
+//! - [`load_latest_options`]: the options of the newest OPTIONS file
+//!   (RocksDB's `LoadLatestOptions`), to reopen a DB as it was configured.
 //!
 //! Formats: docs/format/ (manifest.md, wal.md, batch.md, sst.md, blob.md)
 //! and the OPTIONS section of docs/FORMAT.md. The decoding is the engine's
@@ -22,15 +26,18 @@
 //! Invariants: nothing here panics on file contents or allocates by a size
 //! read from disk without the engine's bounds; damage is always
 //! `Error::Corruption { file, offset, what }` naming the file (the path as
-//! given) and the byte offset. Everything except [`repair_db`] only reads
-//! and takes no lock: run it on a DB no process has open, or accept that a
-//! live DB may change underneath. `repair_db` takes the DB's `LOCK`.
+//! given) and the byte offset. Everything except [`repair_db`] and
+//! [`destroy_db`] only reads and takes no lock: run it on a DB no process has open, or accept that a
+//! live DB may change underneath. `repair_db` and `destroy_db` take the
+//! DB's `LOCK`.
 //!
 //! Thread-safety: readers are single-owner values; no shared state.
 
 mod blob_file;
 mod check;
+mod destroy;
 mod keys;
+mod load_options;
 mod manifest;
 mod options_file;
 mod repair;
@@ -39,7 +46,9 @@ mod sst;
 mod wal;
 
 pub use check::{check_db, CheckReport, CheckedFile};
+pub use destroy::{destroy_db, DestroyReport};
 pub use keys::{EntryKind, InternalKey};
+pub use load_options::{load_latest_options, LoadedOptions, SuppliedCode};
 pub use manifest::{
     BlobFileAddition, BlobFileGarbage, DeletedFile, ManifestEdit, ManifestReader, NewFile,
 };

@@ -1,0 +1,342 @@
+//! [`load_latest_options`]: the options a DB was last opened with, read
+//! from its newest `OPTIONS-NNNNNN` file (RocksDB's `LoadLatestOptions`),
+//! so that a tool or a restarted service reopens the DB as it was
+//! configured instead of with the defaults.
+//!
+//! What an OPTIONS file cannot hold is code: a merge operator or a
+//! compaction filter is written by name. Shipped merge operators come back
+//! by themselves; any other named operator or filter is taken from the
+//! caller's [`SuppliedCode`] by its `name()`, and one not supplied is
+//! listed in [`LoadedOptions::unresolved`] (the family then opens without
+//! it: call [`LoadedOptions::require_all_code`] to refuse instead).
+//!
+//! Invariants: reads one file of at most 1 MiB (`OptionsFile::read`);
+//! every name in it must be an option this build knows (an unknown name or
+//! a bad value is `InvalidArgument` naming the file, the section and the
+//! option; a file from a newer `options_file_version` is `NotSupported`);
+//! the result is validated as `Db::open` would.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::OptionsFile;
+use crate::compaction::user_filter::CompactionFilter;
+use crate::db::options_file::OPTIONS_FILE_VERSION;
+use crate::error::{Error, Result};
+use crate::merge::MergeOperator;
+use crate::options::db_text::{is_db_option_of_default_family, set_db_option};
+use crate::options::{CfOptions, Options};
+
+/// Code an OPTIONS file names but cannot hold, supplied by the caller and
+/// matched by `name()`.
+#[derive(Clone, Default)]
+pub struct SuppliedCode {
+    /// Merge operators beyond the shipped ones (`uint64add`, `max`,
+    /// `stringappend`, which come back without being supplied).
+    pub merge_operators: Vec<Arc<dyn MergeOperator>>,
+    /// Compaction filters.
+    pub compaction_filters: Vec<Arc<dyn CompactionFilter>>,
+}
+
+/// What [`load_latest_options`] read.
+#[derive(Clone)]
+pub struct LoadedOptions {
+    /// The DB-wide options and the `default` family's, with every other
+    /// family in `column_families`; ready for `Db::open` once the caller
+    /// has set what files do not hold (`fs`, `clock`, listeners, the
+    /// rate limiter).
+    pub options: Options,
+    /// The file read.
+    pub file: PathBuf,
+    /// Code the file names that was neither shipped nor supplied, one
+    /// line each (`family "users": merge_operator "my-counter"`).
+    pub unresolved: Vec<String>,
+}
+
+impl LoadedOptions {
+    /// `InvalidArgument` naming every unresolved operator and filter, if
+    /// any: for callers that must not open a family without its code (a
+    /// compaction without its filter keeps what the filter would drop).
+    pub fn require_all_code(&self) -> Result<()> {
+        if self.unresolved.is_empty() {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "{} names code this program does not have: {}",
+            self.file.display(),
+            self.unresolved.join("; ")
+        )))
+    }
+}
+
+impl std::fmt::Debug for LoadedOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedOptions")
+            .field("file", &self.file)
+            .field("unresolved", &self.unresolved)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads the newest OPTIONS file of the DB in `dir` (see the module
+/// comment). No OPTIONS file is `InvalidArgument`.
+pub fn load_latest_options(dir: impl AsRef<Path>, code: &SuppliedCode) -> Result<LoadedOptions> {
+    let file = OptionsFile::latest_in(dir.as_ref())?;
+    let parsed = OptionsFile::read(&file)?;
+    let bad = |section: &str, e: Error| match e {
+        Error::InvalidArgument(m) => {
+            Error::InvalidArgument(format!("{} [{section}]: {m}", file.display()))
+        }
+        e => e,
+    };
+    if let Some(v) = parsed.get("Version", "options_file_version") {
+        let v: u32 = v.parse().map_err(|_| {
+            Error::InvalidArgument(format!(
+                "{}: options_file_version {v:?} is not a number",
+                file.display()
+            ))
+        })?;
+        if v > OPTIONS_FILE_VERSION {
+            return Err(Error::NotSupported(format!(
+                "{}: options_file_version {v} is newer than this build reads ({OPTIONS_FILE_VERSION})",
+                file.display()
+            )));
+        }
+    }
+    let mut options = Options::default();
+    let mut unresolved = Vec::new();
+    // Each family's lines from its CFOptions and TableOptions sections, in
+    // the order the families first appear.
+    let mut families: Vec<(String, Vec<(&str, &str)>)> = Vec::new();
+    for s in &parsed.sections {
+        if s.name == "DBOptions" {
+            for (k, v) in &s.entries {
+                set_db_option(&mut options, k, v).map_err(|e| bad(&s.name, e))?;
+            }
+            continue;
+        }
+        let Some(family) = family_of(&s.name) else {
+            continue;
+        };
+        let at = match families.iter().position(|(n, _)| n == family) {
+            Some(i) => i,
+            None => {
+                families.push((family.to_string(), Vec::new()));
+                families.len() - 1
+            }
+        };
+        families[at]
+            .1
+            .extend(s.entries.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    }
+    for (name, lines) in families {
+        let is_default = name == "default";
+        let mut cf = CfOptions::default();
+        for (k, v) in lines {
+            let section = format!("family \"{name}\"");
+            match k {
+                _ if is_default && is_db_option_of_default_family(k) => {
+                    set_db_option(&mut options, k, v).map_err(|e| bad(&section, e))?
+                }
+                "merge_operator" => {
+                    cf.merge_operator = crate::merge::from_name(v)
+                        .or_else(|| code.merge_operators.iter().find(|m| m.name() == v).cloned());
+                    if cf.merge_operator.is_none() {
+                        unresolved.push(format!("{section}: merge_operator {v:?}"));
+                    }
+                }
+                "compaction_filter" => {
+                    cf.compaction_filter = code
+                        .compaction_filters
+                        .iter()
+                        .find(|f| f.name() == v)
+                        .cloned();
+                    if cf.compaction_filter.is_none() {
+                        unresolved.push(format!("{section}: compaction_filter {v:?}"));
+                    }
+                }
+                _ => cf.set_option(k, v).map_err(|e| bad(&section, e))?,
+            }
+        }
+        if is_default {
+            options.set_cf_options(cf);
+        } else {
+            options.column_families.push((name, cf));
+        }
+    }
+    options.validate().map_err(|e| bad("validation", e))?;
+    Ok(LoadedOptions {
+        options,
+        file,
+        unresolved,
+    })
+}
+
+/// The family a `CFOptions "name"` or `TableOptions/BlockBasedTable
+/// "name"` section belongs to.
+fn family_of(section: &str) -> Option<&str> {
+    let rest = section
+        .strip_prefix("CFOptions ")
+        .or_else(|| section.strip_prefix("TableOptions/BlockBasedTable "))?;
+    rest.strip_prefix('"')?.strip_suffix('"')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::user_filter::FilterDecision;
+    use crate::db::Db;
+    use crate::merge::UInt64AddOperator;
+    use crate::options::{CompactionStyle, Compression, WalRecoveryMode};
+
+    struct KeepAll;
+    impl CompactionFilter for KeepAll {
+        fn name(&self) -> &str {
+            "keep-all"
+        }
+        fn filter(&self, _level: usize, _key: &[u8], _value: &[u8]) -> FilterDecision {
+            FilterDecision::Keep
+        }
+    }
+
+    struct MyMerge;
+    impl MergeOperator for MyMerge {
+        fn name(&self) -> &str {
+            "my-merge"
+        }
+        fn full_merge(
+            &self,
+            _key: &[u8],
+            existing: Option<&[u8]>,
+            operands: &[&[u8]],
+        ) -> crate::error::Result<Vec<u8>> {
+            let mut v = existing.unwrap_or_default().to_vec();
+            for o in operands {
+                v.extend_from_slice(o);
+            }
+            Ok(v)
+        }
+    }
+
+    fn configured() -> Options {
+        let users = CfOptions {
+            compression_per_level: vec![Compression::Zstd],
+            write_buffer_size: 3 << 20,
+            merge_operator: Some(Arc::new(MyMerge)),
+            compaction_filter: Some(Arc::new(KeepAll)),
+            compaction_style: CompactionStyle::Universal,
+            ..CfOptions::default()
+        };
+        Options {
+            create_if_missing: true,
+            create_missing_column_families: true,
+            max_background_jobs: 5,
+            wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
+            max_open_files: 321,
+            cache_size: 7 << 20,
+            compression_per_level: vec![Compression::Lz4],
+            bloom_bits_per_key: 7,
+            write_buffer_size: 5 << 20,
+            merge_operator: Some(Arc::new(UInt64AddOperator)),
+            column_families: vec![("users".to_string(), users)],
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn reads_back_what_the_db_was_opened_with() {
+        let d = tempfile::tempdir().unwrap();
+        Db::open(d.path(), configured()).unwrap().close().unwrap();
+        let code = SuppliedCode {
+            merge_operators: vec![Arc::new(MyMerge)],
+            compaction_filters: vec![Arc::new(KeepAll)],
+        };
+        let l = load_latest_options(d.path(), &code).unwrap();
+        l.require_all_code().unwrap();
+        let o = &l.options;
+        assert_eq!(o.max_background_jobs, 5);
+        assert_eq!(o.wal_recovery_mode, WalRecoveryMode::AbsoluteConsistency);
+        assert_eq!(o.max_open_files, 321);
+        assert_eq!(o.cache_size, 7 << 20);
+        assert_eq!(o.compression_per_level, vec![Compression::Lz4]);
+        assert_eq!(o.bloom_bits_per_key, 7);
+        assert_eq!(o.write_buffer_size, 5 << 20);
+        assert_eq!(
+            o.merge_operator.as_ref().map(|m| m.name()),
+            Some("uint64add")
+        );
+        let (name, users) = &o.column_families[0];
+        assert_eq!(name, "users");
+        assert_eq!(users.compression_per_level, vec![Compression::Zstd]);
+        assert_eq!(users.write_buffer_size, 3 << 20);
+        assert_eq!(users.compaction_style, CompactionStyle::Universal);
+        assert_eq!(
+            users.merge_operator.as_ref().map(|m| m.name()),
+            Some("my-merge")
+        );
+        assert_eq!(
+            users.compaction_filter.as_ref().map(|f| f.name()),
+            Some("keep-all")
+        );
+        // The loaded options render the same OPTIONS text as the originals.
+        let render = |o: &Options| crate::db::options_file::render(o, &o.column_families);
+        assert_eq!(render(o), render(&configured()));
+        // And they reopen the DB.
+        let mut reopen = l.options.clone();
+        reopen.create_if_missing = false;
+        Db::open(d.path(), reopen).unwrap().close().unwrap();
+    }
+
+    #[test]
+    fn code_not_supplied_is_listed_and_can_be_refused() {
+        let d = tempfile::tempdir().unwrap();
+        Db::open(d.path(), configured()).unwrap().close().unwrap();
+        let l = load_latest_options(d.path(), &SuppliedCode::default()).unwrap();
+        assert_eq!(
+            l.unresolved,
+            vec![
+                "family \"users\": merge_operator \"my-merge\"".to_string(),
+                "family \"users\": compaction_filter \"keep-all\"".to_string(),
+            ]
+        );
+        let e = l.require_all_code().unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidArgument(m) if m.contains("my-merge")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_names_newer_versions_and_missing_files_are_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let none = load_latest_options(d.path(), &SuppliedCode::default()).unwrap_err();
+        assert!(matches!(none, Error::InvalidArgument(_)), "{none:?}");
+        let write = |text: &str| std::fs::write(d.path().join("OPTIONS-000007"), text).unwrap();
+        write("[Version]\noptions_file_version=1\n[DBOptions]\nmax_open_files=12\nfrobnicate=1\n");
+        let e = load_latest_options(d.path(), &SuppliedCode::default()).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidArgument(m) if m.contains("OPTIONS-000007 [DBOptions]") && m.contains("frobnicate")),
+            "{e:?}"
+        );
+        write("[Version]\noptions_file_version=2\n");
+        let e = load_latest_options(d.path(), &SuppliedCode::default()).unwrap_err();
+        assert!(matches!(e, Error::NotSupported(_)), "{e:?}");
+        write("[CFOptions \"default\"]\nwrite_buffer_size=lots\n");
+        let e = load_latest_options(d.path(), &SuppliedCode::default()).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidArgument(m) if m.contains("write_buffer_size")),
+            "{e:?}"
+        );
+        // An older, shorter file: what it does not name keeps its default.
+        write(
+            "[DBOptions]\nmax_open_files=40\n[CFOptions \"default\"]\nwrite_buffer_size=1048576\n",
+        );
+        let l = load_latest_options(d.path(), &SuppliedCode::default()).unwrap();
+        assert_eq!(l.options.max_open_files, 40);
+        assert_eq!(l.options.write_buffer_size, 1 << 20);
+        assert_eq!(
+            l.options.max_background_jobs,
+            Options::default().max_background_jobs
+        );
+    }
+}
