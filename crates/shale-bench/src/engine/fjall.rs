@@ -45,6 +45,35 @@ fn err(e: fjall::Error) -> Error {
     Error(format!("fjall: {e}"))
 }
 
+/// Removes the fjall DB at `path`: fjall has no destroy call, so this
+/// removes the entries of its layout (`version`, `lock`, `keyspaces/`,
+/// `N.jnl`) while holding its lock, keeping anything else (see
+/// `super::destroy`). A non-empty directory without fjall's `version`
+/// marker is refused.
+pub fn destroy(path: &Path) -> Result<()> {
+    let Some(names) = super::destroy::entries(path)? else {
+        return Ok(());
+    };
+    let marker = std::fs::read(path.join("version")).unwrap_or_default();
+    if !names.is_empty() && !marker.starts_with(b"FJL") {
+        return Err(super::destroy::not_a_db(path, "fjall", &names));
+    }
+    let _lock = if names.iter().any(|n| n == "lock") {
+        match super::destroy::try_flock(&path.join("lock"))? {
+            Some(f) => Some(f),
+            None => return Err(super::destroy::in_use(path, "fjall")),
+        }
+    } else {
+        None
+    };
+    let owned = |n: &str| {
+        matches!(n, "version" | "lock" | "keyspaces")
+            || n.strip_suffix(".jnl")
+                .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+    };
+    super::destroy::remove_owned(path, &names, owned)
+}
+
 fn compression(t: &str) -> Result<CompressionType> {
     Ok(match t.to_ascii_lowercase().as_str() {
         "none" => CompressionType::None,
@@ -670,6 +699,35 @@ impl EngineIter for FjallIter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `destroy` removes only the DB's own files, refuses a DB in use and
+    /// a directory that is not a fjall DB (issue 36, defect 1).
+    #[test]
+    fn destroy_keeps_what_is_not_the_dbs_and_refuses_a_db_in_use() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("db");
+        let e = FjallEngine::open(&flags(&[]), &dir).unwrap();
+        e.put(0, b"k", b"v", &WriteOpts::default()).unwrap();
+        let err = destroy(&dir).unwrap_err();
+        assert!(err.0.contains("in use"), "{err}");
+        drop(e);
+        std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+        destroy(&dir).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("notes.txt")]);
+        let err = destroy(&dir).unwrap_err();
+        assert!(
+            err.0.contains("not a fjall DB") || err.0.contains("not a RocksDB DB"),
+            "{err}"
+        );
+        std::fs::remove_file(dir.join("notes.txt")).unwrap();
+        destroy(&dir).unwrap();
+        assert!(!dir.exists());
+        destroy(&dir).unwrap();
+    }
 
     fn flags(extra: &[&str]) -> Flags {
         let mut a = vec!["--engine=fjall", "--compression_type=none"];

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::error::{bail, Result};
 use crate::flags::{Category, Flags};
 
+pub mod destroy;
 #[cfg(feature = "fjall")]
 pub mod fjall;
 pub mod memory;
@@ -446,18 +447,7 @@ pub fn create_families(
     }
 }
 
-/// Removes the DB at `path` (the engine must be closed).
-pub fn destroy(flags: &Flags, path: &Path) -> Result<()> {
-    if flags.engine == "memory" {
-        memory::MemoryEngine::destroy(path);
-        return Ok(());
-    }
-    match std::fs::remove_dir_all(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => bail!("cannot remove DB directory {}: {e}", path.display()),
-    }
-}
+pub use destroy::destroy;
 
 #[cfg(test)]
 mod tests {

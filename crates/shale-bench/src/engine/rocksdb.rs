@@ -38,6 +38,24 @@ fn err(e: rocksdb::Error) -> Error {
     Error(format!("rocksdb: {e}"))
 }
 
+/// Removes the RocksDB DB at `path` with RocksDB's own `DestroyDB` (only
+/// the files it names, refused while the DB's LOCK is held), after
+/// refusing a non-empty directory that holds no RocksDB DB.
+pub fn destroy(path: &Path) -> Result<()> {
+    let Some(names) = super::destroy::entries(path)? else {
+        return Ok(());
+    };
+    let is_rocks = |n: &String| n == "CURRENT" || n == "IDENTITY" || n.starts_with("MANIFEST-");
+    if !names.is_empty() && !names.iter().any(is_rocks) {
+        return Err(super::destroy::not_a_db(path, "RocksDB", &names));
+    }
+    if names.iter().any(|n| n == "LOCK") && super::destroy::try_flock(&path.join("LOCK"))?.is_none()
+    {
+        return Err(super::destroy::in_use(path, "RocksDB"));
+    }
+    DB::destroy(&Options::default(), path).map_err(err)
+}
+
 fn compression(t: &str) -> Result<DBCompressionType> {
     Ok(match t.to_ascii_lowercase().as_str() {
         "none" => DBCompressionType::None,
@@ -790,6 +808,39 @@ impl EngineIter for RocksIter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `destroy` removes only the DB's own files, refuses a DB in use and
+    /// a directory that is not a rocksdb DB (issue 36, defect 1).
+    #[test]
+    fn destroy_keeps_what_is_not_the_dbs_and_refuses_a_db_in_use() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("db");
+        let e = RocksEngine::open(
+            &Flags::parse(&["--engine=rocksdb", "--compression_type=none"]).unwrap(),
+            &dir,
+        )
+        .unwrap();
+        e.put(0, b"k", b"v", &WriteOpts::default()).unwrap();
+        let err = destroy(&dir).unwrap_err();
+        assert!(err.0.contains("in use"), "{err}");
+        drop(e);
+        std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+        destroy(&dir).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("notes.txt")]);
+        let err = destroy(&dir).unwrap_err();
+        assert!(
+            err.0.contains("not a rocksdb DB") || err.0.contains("not a RocksDB DB"),
+            "{err}"
+        );
+        std::fs::remove_file(dir.join("notes.txt")).unwrap();
+        destroy(&dir).unwrap();
+        assert!(!dir.exists());
+        destroy(&dir).unwrap();
+    }
 
     #[test]
     fn parses_stall_line() {

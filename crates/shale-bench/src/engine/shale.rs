@@ -557,6 +557,21 @@ impl ShaleEngine {
     }
 }
 
+/// Removes the Shale DB at `path` with the engine's `destroy_db`: only its
+/// own files, refused while another process has it open or when the
+/// directory holds no Shale DB (see `super::destroy`).
+pub fn destroy(path: &Path) -> Result<()> {
+    match shale::destroy_db(path, &shale::Options::default()) {
+        Ok(_) => Ok(()),
+        Err(shale::Error::Locked(_)) => Err(super::destroy::in_use(path, "Shale")),
+        Err(shale::Error::InvalidArgument(_)) => {
+            let names = super::destroy::entries(path)?.unwrap_or_default();
+            Err(super::destroy::not_a_db(path, "Shale", &names))
+        }
+        Err(e) => bail!("cannot destroy the Shale DB at {}: {e}", path.display()),
+    }
+}
+
 fn wo(o: &WriteOpts) -> shale::WriteOptions {
     shale::WriteOptions {
         sync: o.sync,
