@@ -436,3 +436,62 @@ fn blob_files_rejoin_the_family_whose_tables_reference_them() {
         );
     }
 }
+
+/// Without a MANIFEST, every table rejoins the family it records (SST
+/// format version 2), created with the options the OPTIONS file has for
+/// it, and every key reads from its own family (issue 37: all tables went
+/// to `default` before, serving one family's values under another's keys).
+#[test]
+fn families_come_back_from_the_tables_with_their_options() {
+    use shale::{CfOptions, Compression, Db, Options};
+    let d = tempfile::tempdir().unwrap();
+    let o = Options {
+        create_if_missing: true,
+        create_missing_column_families: true,
+        column_families: vec![(
+            "users".to_string(),
+            CfOptions {
+                compression_per_level: vec![Compression::Zstd],
+                ..CfOptions::default()
+            },
+        )],
+        ..Options::default()
+    };
+    let db = Db::open(d.path(), o).unwrap();
+    let users = db.cf("users").unwrap();
+    for i in 0..100u32 {
+        let k = format!("k{i:03}");
+        db.put(k.as_bytes(), b"in-default").unwrap();
+        db.put_cf(&users, k.as_bytes(), b"in-users").unwrap();
+    }
+    db.flush().unwrap();
+    db.flush_cf(&users).unwrap();
+    db.close().unwrap();
+    for e in std::fs::read_dir(d.path()).unwrap() {
+        let p = e.unwrap().path();
+        let n = p.file_name().unwrap().to_string_lossy().into_owned();
+        if n == "CURRENT" || n.starts_with("MANIFEST-") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let (code, v) = repair_json(d.path());
+    assert_eq!(code, 0, "{v:#}");
+    let loaded = shale::load_latest_options(d.path(), &Default::default()).unwrap();
+    let (name, cf) = &loaded.options.column_families[0];
+    assert_eq!(name, "users");
+    assert_eq!(cf.compression_per_level, vec![Compression::Zstd]);
+    let db = Db::open(d.path(), loaded.options).unwrap();
+    let users = db.cf("users").unwrap();
+    for i in 0..100u32 {
+        let k = format!("k{i:03}");
+        assert_eq!(
+            db.get(k.as_bytes()).unwrap().as_deref(),
+            Some(&b"in-default"[..])
+        );
+        assert_eq!(
+            db.get_cf(&users, k.as_bytes()).unwrap().as_deref(),
+            Some(&b"in-users"[..])
+        );
+    }
+    db.close().unwrap();
+}

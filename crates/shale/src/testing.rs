@@ -213,6 +213,7 @@ impl SstWriter {
             whole_key_filtering: o.whole_key_filtering,
             compression: o.compression,
             db_id: o.db_id,
+            column_family: None,
             block_align: o.block_align,
             block_size_deviation: 10,
         };

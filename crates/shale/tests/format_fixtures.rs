@@ -140,3 +140,62 @@ fn a_format_v1_db_checks_clean_and_its_tables_dump() {
         assert!(r.verify().unwrap().is_empty());
     }
 }
+
+/// Tables of format version 1 record no column family: a repair without a
+/// MANIFEST places them in `default` and says so with a warning (the
+/// documented limit of version 1); version-2 tables record theirs.
+#[test]
+fn repair_places_format_v1_tables_in_default_with_a_warning() {
+    let d = copy_of("format-v1");
+    for n in ["CURRENT", "MANIFEST-000001"] {
+        std::fs::remove_file(d.path().join(n)).unwrap();
+    }
+    let r = shale::tools::repair_db(d.path()).unwrap();
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("WARNING") && n.contains("record no column family")),
+        "{:?}",
+        r.notes
+    );
+    // The two version-1 tables join `default`; the WAL's records of family
+    // id 1 (no table names it) go to `recovered_cf_1`.
+    for (t, f, _) in &r.tables {
+        let want = match t.as_str() {
+            "000005.sst" | "000006.sst" => "default",
+            _ => f.as_str(),
+        };
+        assert_eq!(f, want, "{:?}", r.tables);
+    }
+    assert!(
+        r.tables.iter().any(|(_, f, _)| f == "recovered_cf_1"),
+        "{:?}",
+        r.tables
+    );
+}
+
+#[test]
+fn tables_of_the_current_format_record_their_family() {
+    let d = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), options()).unwrap();
+    let users = db.cf("users").unwrap();
+    db.put_cf(&users, b"u", b"1").unwrap();
+    db.flush_cf(&users).unwrap();
+    db.put(b"d", b"1").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let mut seen = Vec::new();
+    for e in std::fs::read_dir(d.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "sst") {
+            let props = shale::tools::SstReader::open(&p).unwrap().properties();
+            assert_eq!(props.format_version, 2);
+            seen.push(props.column_family.expect("recorded"));
+        }
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        vec![(0, "default".to_string()), (1, "users".to_string())]
+    );
+}

@@ -51,6 +51,14 @@ fn properties(p: &SstProperties) -> Vec<(&'static str, Value)> {
         ("format_version", json!(p.format_version)),
         ("unique_id", json!(p.unique_id)),
         ("db_id", json!(p.db_id)),
+        (
+            "column_family_id",
+            json!(p.column_family.as_ref().map(|(id, _)| id)),
+        ),
+        (
+            "column_family_name",
+            json!(p.column_family.as_ref().map(|(_, n)| n)),
+        ),
     ]
 }
 

@@ -45,18 +45,23 @@ use super::obsolete::delete_obsolete_files;
 use super::snapshot::{Admission, InstallHold};
 use super::{DbInner, DbState};
 
-/// SST options for files written to `level` of a family with `opts`.
+/// SST options for files written to `level` of family `cf` (with `opts`;
+/// its name recorded in each table as the family was named in `st`).
 pub(crate) fn table_options(
     db: &DbInner,
+    st: &DbState,
+    cf: u32,
     opts: &CfOptions,
     level: usize,
     bottommost: bool,
 ) -> TableOptions {
-    opts.table_options(
+    let mut t = opts.table_options(
         level,
         opts.compression_for_level(level, bottommost),
         &db.dir.display().to_string(),
-    )
+    );
+    t.column_family = st.versions.family(cf).map(|f| (cf, f.name.clone()));
+    t
 }
 
 /// How compaction inputs are read: `compaction_readahead_size` bytes per
@@ -825,7 +830,7 @@ fn job_for<'p>(
     plan: &'p Plan,
 ) -> Option<(CompactionJob<'p>, TableOptions, u64)> {
     let opts = &st.cf(cf)?.cf.opts();
-    let mut topts = table_options(db, opts, plan.output_level, plan.bottommost);
+    let mut topts = table_options(db, st, cf, opts, plan.output_level, plan.bottommost);
     if plan.uncompressed {
         topts.compression = crate::sst::Compression::None;
     }

@@ -98,7 +98,7 @@ fn run(
     let Some(opts) = st.cf(cf).map(|c| c.cf.opts().clone()) else {
         return Ok(Vec::new());
     };
-    let topts = super::compaction_runner::table_options(db, &opts, 0, false);
+    let topts = super::compaction_runner::table_options(db, st, cf, &opts, 0, false);
     let mut job = FlushJob {
         cf,
         mem: Arc::clone(mem),

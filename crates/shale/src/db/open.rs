@@ -775,7 +775,8 @@ fn flush_recovered(
     let mut iter = mem.iter();
     iter.seek_to_first();
     let compression = opts.compression_for_level(0, false);
-    let topts = opts.table_options(0, compression, &dir.display().to_string());
+    let mut topts = opts.table_options(0, compression, &dir.display().to_string());
+    topts.column_family = versions.family(cf).map(|f| (cf, f.name.clone()));
     // Recovery runs no user code: merges are collapsed by the flushes and
     // compactions that follow.
     let frags = mem.range_fragments();

@@ -415,6 +415,7 @@ impl CfOptions {
             whole_key_filtering: self.whole_key_filtering,
             compression,
             db_id: db_id.to_string(),
+            column_family: None,
             block_align: self.block_align,
             block_size_deviation: self.block_size_deviation,
         }

@@ -176,6 +176,7 @@ impl TableBuilder {
             file_number,
             format_version: u64::from(FORMAT_VERSION),
             db_id: opts.db_id.clone(),
+            column_family: opts.column_family.clone(),
             ..TableProperties::default()
         };
         TableBuilder {

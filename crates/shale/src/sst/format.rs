@@ -21,8 +21,13 @@ use crate::error::{Error, Result};
 /// u64; stored little-endian). FROZEN.
 pub(crate) const MAGIC: u64 = 0x5348_414c_4553_5354;
 
-/// The only format version this code writes and reads.
-pub(crate) const FORMAT_VERSION: u32 = 1;
+/// The format version this code writes: 2 records the table's column
+/// family in its properties (docs/format/sst.md, "Version log").
+pub(crate) const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this code reads (every version it ever
+/// wrote: `tests/fixtures/format-v1` is one).
+pub(crate) const OLDEST_FORMAT_VERSION: u32 = 1;
 
 /// Bytes after every block: 1 byte compression type + fixed32 checksum.
 pub(crate) const BLOCK_TRAILER_LEN: usize = 5;
@@ -171,9 +176,10 @@ impl Footer {
             .get(HANDLES_LEN + 4..)
             .and_then(decode_fixed32)
             .unwrap_or(0);
-        if format_version != FORMAT_VERSION {
+        if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&format_version) {
             return Err(Error::NotSupported(format!(
-                "{file}: SST format version {format_version} (this build reads version {FORMAT_VERSION})"
+                "{file}: SST format version {format_version} (this build reads versions \
+                 {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION})"
             )));
         }
         let mut handles = buf.get(..HANDLES_LEN).unwrap_or(&[]);
@@ -254,17 +260,35 @@ mod tests {
                 other => panic!("byte {i}: expected corruption, got {other:?}"),
             }
         }
-        // A well-formed footer of an unknown version is NotSupported.
+        // A well-formed footer of an unknown version is NotSupported (0 and
+        // the version after this build's); every version it wrote reads.
+        for unknown in [0, FORMAT_VERSION + 1] {
+            let mut b = Vec::new();
+            Footer {
+                format_version: unknown,
+                ..footer()
+            }
+            .encode_to(&mut b);
+            assert!(matches!(
+                Footer::decode(&b, "f", 0),
+                Err(Error::NotSupported(_))
+            ));
+        }
+        for known in OLDEST_FORMAT_VERSION..=FORMAT_VERSION {
+            let mut b = Vec::new();
+            Footer {
+                format_version: known,
+                ..footer()
+            }
+            .encode_to(&mut b);
+            assert_eq!(Footer::decode(&b, "f", 0).unwrap().format_version, known);
+        }
         let mut b = Vec::new();
         Footer {
-            format_version: 2,
+            format_version: FORMAT_VERSION + 1,
             ..footer()
         }
         .encode_to(&mut b);
-        assert!(matches!(
-            Footer::decode(&b, "f", 0),
-            Err(Error::NotSupported(_))
-        ));
         assert!(Footer::decode(&b[1..], "f", 0).unwrap_err().is_corruption());
     }
 

@@ -89,6 +89,10 @@ pub(crate) struct TableOptions {
     pub compression: Compression,
     /// Id of the DB, stored as the `shale.db.id` property. Default empty.
     pub db_id: String,
+    /// The column family (id, name) the table belongs to, stored as the
+    /// `shale.column.family.*` properties (repair restores families from
+    /// them). Default `None` (a table written outside a DB).
+    pub column_family: Option<(u32, String)>,
     /// Data blocks start at multiples of [`TableOptions::alignment`] and,
     /// with their trailer, fit in `block_size` unless a single entry is
     /// larger (RocksDB's `block_align`): with 4 KiB blocks a block read is
@@ -122,6 +126,7 @@ impl Default for TableOptions {
             whole_key_filtering: true,
             compression: Compression::None,
             db_id: String::new(),
+            column_family: None,
             block_align: false,
             block_size_deviation: 10,
         }

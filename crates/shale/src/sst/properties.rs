@@ -17,6 +17,8 @@ use crate::iter::InternalIterator;
 use crate::sst::block::{Block, BlockIterator};
 use crate::sst::block_builder::BlockBuilder;
 
+const COLUMN_FAMILY_ID: &str = "shale.column.family.id";
+const COLUMN_FAMILY_NAME: &str = "shale.column.family.name";
 const COMPRESSION: &str = "shale.compression";
 const CREATION_TIME: &str = "shale.creation.time";
 const DATA_SIZE: &str = "shale.data.size";
@@ -77,6 +79,10 @@ pub(crate) struct TableProperties {
     /// Name of the prefix extractor whose prefixes the filter holds
     /// (empty: none; written only when set).
     pub prefix_extractor: String,
+    /// The column family the table belongs to, (id, name), as RocksDB's
+    /// `rocksdb.column.family.id` / `.name` (format version 2; `None` in
+    /// older tables and in tables written outside a DB).
+    pub column_family: Option<(u32, String)>,
 }
 
 impl TableProperties {
@@ -91,6 +97,10 @@ impl TableProperties {
             b.add(name.as_bytes(), &num);
         };
         // Bytewise name order.
+        if let Some((id, name)) = &self.column_family {
+            put_num(b, COLUMN_FAMILY_ID, u64::from(*id));
+            b.add(COLUMN_FAMILY_NAME.as_bytes(), name.as_bytes());
+        }
         b.add(COMPRESSION.as_bytes(), self.compression_name.as_bytes());
         put_num(b, CREATION_TIME, self.creation_time);
         put_num(b, DATA_SIZE, self.data_size);
@@ -125,6 +135,7 @@ impl TableProperties {
     pub(crate) fn decode(block: Arc<Block>) -> Result<TableProperties> {
         let (file, offset) = (block.file().to_string(), block.offset());
         let mut p = TableProperties::default();
+        let (mut cf_id, mut cf_name) = (None, None);
         let mut it = BlockIterator::new(block);
         it.seek_to_first();
         while it.valid() {
@@ -138,6 +149,12 @@ impl TableProperties {
             };
             let text = || String::from_utf8_lossy(v).into_owned();
             match std::str::from_utf8(name).unwrap_or("") {
+                COLUMN_FAMILY_ID => {
+                    cf_id = Some(u32::try_from(num()?).map_err(|_| {
+                        Error::corruption(&file, offset, "column family id over 32 bits")
+                    })?)
+                }
+                COLUMN_FAMILY_NAME => cf_name = Some(text()),
                 COMPRESSION => p.compression_name = text(),
                 CREATION_TIME => p.creation_time = num()?,
                 DATA_SIZE => p.data_size = num()?,
@@ -163,6 +180,17 @@ impl TableProperties {
             it.next();
         }
         it.status()?;
+        p.column_family = match (cf_id, cf_name) {
+            (Some(id), Some(name)) => Some((id, name)),
+            (None, None) => None,
+            _ => {
+                return Err(Error::corruption(
+                    &file,
+                    offset,
+                    "column family id without its name, or name without its id",
+                ))
+            }
+        };
         Ok(p)
     }
 }
@@ -193,6 +221,7 @@ mod tests {
             unique_id: "0123456789abcdef0123456789abcdef".into(),
             db_id: "db-1".into(),
             prefix_extractor: "rocksdb.FixedPrefix.8".into(),
+            column_family: Some((7, "users".into())),
         }
     }
 
@@ -216,7 +245,7 @@ mod tests {
             it.next();
             n += 1;
         }
-        assert_eq!(n, 20);
+        assert_eq!(n, 22);
     }
 
     #[test]

@@ -127,7 +127,7 @@ fn roundtrip_100k_entries_each_compression() {
         assert_eq!(p.compression_name, c.name());
         assert_eq!(p.db_id, "test-db");
         assert_eq!(p.file_number, 7);
-        assert_eq!(p.format_version, 1);
+        assert_eq!(p.format_version, u64::from(format::FORMAT_VERSION));
         assert_eq!(p.unique_id.len(), 32);
         assert!(p.num_data_blocks > 100);
         assert!(p.filter_size > n * 10 / 8);
@@ -609,7 +609,7 @@ fn unknown_format_version_is_not_supported() {
     let n = bytes.len();
     let footer_start = n - format::FOOTER_LEN;
     let mut f = format::Footer::decode(&bytes[footer_start..], "x", 0).unwrap();
-    f.format_version = 2;
+    f.format_version = format::FORMAT_VERSION + 1;
     let mut enc = Vec::new();
     f.encode_to(&mut enc);
     bytes[footer_start..].copy_from_slice(&enc);

@@ -1,7 +1,16 @@
-//! [`load_latest_options`]: the options a DB was last opened with, read
-//! from its newest `OPTIONS-NNNNNN` file (RocksDB's `LoadLatestOptions`),
-//! so that a tool or a restarted service reopens the DB as it was
-//! configured instead of with the defaults.
+//! [`load_latest_options`]: the options a DB was last opened with (RocksDB's
+//! `LoadLatestOptions`), so that a tool or a restarted service reopens the
+//! DB as it was configured instead of with the defaults.
+//!
+//! Where each part comes from: the DB-wide options and the `default`
+//! family's from the newest `OPTIONS-NNNNNN` file (written at every open
+//! and `set_options`); every other family, and its options, from the live
+//! MANIFEST (the one `CURRENT` names), which records each create, drop and
+//! `set_options` of a family as it happens. Shale does not rewrite the
+//! OPTIONS file at each create and drop (RocksDB does, which makes creating
+//! thousands of families one by one quadratic), so the OPTIONS file alone
+//! may lack the families created since the last open; its family sections
+//! are used only when no MANIFEST reads whole (a DB being repaired).
 //!
 //! What an OPTIONS file cannot hold is code: a merge operator or a
 //! compaction filter is written by name. Shipped merge operators come back
@@ -19,6 +28,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::manifest::ManifestReader;
 use super::OptionsFile;
 use crate::compaction::user_filter::CompactionFilter;
 use crate::db::options_file::OPTIONS_FILE_VERSION;
@@ -107,7 +117,7 @@ pub fn load_latest_options(dir: impl AsRef<Path>, code: &SuppliedCode) -> Result
     let mut unresolved = Vec::new();
     // Each family's lines from its CFOptions and TableOptions sections, in
     // the order the families first appear.
-    let mut families: Vec<(String, Vec<(&str, &str)>)> = Vec::new();
+    let mut families: Vec<(String, Vec<(String, String)>)> = Vec::new();
     for s in &parsed.sections {
         if s.name == "DBOptions" {
             for (k, v) in &s.entries {
@@ -125,14 +135,26 @@ pub fn load_latest_options(dir: impl AsRef<Path>, code: &SuppliedCode) -> Result
                 families.len() - 1
             }
         };
-        families[at]
-            .1
-            .extend(s.entries.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        families[at].1.extend(s.entries.iter().cloned());
+    }
+    // The live families from the MANIFEST, when it reads whole, replace the
+    // OPTIONS file's sections of families other than `default`.
+    if let Some(live) = manifest_families(dir.as_ref()) {
+        families.retain(|(n, _)| n == "default");
+        for (name, text) in live {
+            let lines = text
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            families.push((name, lines));
+        }
     }
     for (name, lines) in families {
         let is_default = name == "default";
         let mut cf = CfOptions::default();
-        for (k, v) in lines {
+        for (k, v) in &lines {
+            let (k, v) = (k.as_str(), v.as_str());
             let section = format!("family \"{name}\"");
             match k {
                 _ if is_default && is_db_option_of_default_family(k) => {
@@ -170,6 +192,35 @@ pub fn load_latest_options(dir: impl AsRef<Path>, code: &SuppliedCode) -> Result
         file,
         unresolved,
     })
+}
+
+/// The live families other than `default` of the MANIFEST `dir/CURRENT`
+/// names, with their persisted options text, in id order; `None` when it
+/// cannot be read to its end (a damaged or missing MANIFEST: the OPTIONS
+/// file's sections are used then).
+fn manifest_families(dir: &Path) -> Option<Vec<(String, String)>> {
+    let path = super::current_manifest(dir).ok()?;
+    let mut r = ManifestReader::open(&path).ok()?;
+    let mut live: std::collections::BTreeMap<u32, (String, String)> = Default::default();
+    let (damage, _) = r.applied_edits(|e| {
+        if e.column_family == 0 {
+            return;
+        }
+        if e.cf_drop {
+            live.remove(&e.column_family);
+            return;
+        }
+        if let Some(name) = e.cf_add {
+            live.insert(e.column_family, (name, String::new()));
+        }
+        if let (Some(o), Some(f)) = (e.cf_options, live.get_mut(&e.column_family)) {
+            f.1 = o;
+        }
+    });
+    if damage.is_some() {
+        return None;
+    }
+    Some(live.into_values().collect())
 }
 
 /// The family a `CFOptions "name"` or `TableOptions/BlockBasedTable
@@ -285,6 +336,38 @@ mod tests {
         let mut reopen = l.options.clone();
         reopen.create_if_missing = false;
         Db::open(d.path(), reopen).unwrap().close().unwrap();
+    }
+
+    /// Families created and dropped while open are loaded, with their
+    /// options (from the MANIFEST: the OPTIONS file names only the families
+    /// of the last open and `set_options`).
+    #[test]
+    fn families_created_and_dropped_while_open_are_in_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let db = Db::open(d.path(), configured()).unwrap();
+        let late = CfOptions {
+            write_buffer_size: 9 << 20,
+            ..CfOptions::default()
+        };
+        db.create_cf("late", late).unwrap();
+        let names = |dir: &Path| -> Vec<String> {
+            let l = load_latest_options(dir, &SuppliedCode::default()).unwrap();
+            l.options
+                .column_families
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect()
+        };
+        assert_eq!(
+            names(d.path()),
+            vec!["users".to_string(), "late".to_string()]
+        );
+        let l = load_latest_options(d.path(), &SuppliedCode::default()).unwrap();
+        assert_eq!(l.options.column_families[1].1.write_buffer_size, 9 << 20);
+        let users = db.cf("users").unwrap();
+        db.drop_cf(&users).unwrap();
+        assert_eq!(names(d.path()), vec!["late".to_string()]);
+        db.close().unwrap();
     }
 
     #[test]

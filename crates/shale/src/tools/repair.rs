@@ -3,9 +3,18 @@
 //!
 //! 1. Families and table owners come from the newest MANIFEST that still
 //!    reads (up to its first damage): names, ids, persisted options, log
-//!    numbers, the family of each table it lists. Without one, only the
-//!    default family is known; every table joins it, and WAL records of
-//!    other family ids go to families named `recovered_cf_<id>`.
+//!    numbers, the family of each table it lists. A table it does not list
+//!    (all of them without a MANIFEST) joins the family its properties
+//!    record (format version 2: `shale.column.family.id` and `.name`),
+//!    which is created with the options the newest OPTIONS file has for
+//!    that name; a family id whose name a larger id also records was
+//!    dropped, and its tables are set aside. Tables of format version 1
+//!    record no family: they join the default family, with a warning. WAL
+//!    records of an id no MANIFEST or table names go to a family named
+//!    `recovered_cf_<id>`. Without a MANIFEST's log numbers, a WAL record
+//!    at or below the largest sequence number of its family's recorded
+//!    tables is not replayed: it was flushed (and may since have been
+//!    compacted away by a later delete).
 //! 2. Every WAL recovery could still need (at or above the smallest family
 //!    log number the old MANIFEST gives; all of them without one) is read
 //!    past its damage, its records replayed into one memtable per family
@@ -19,8 +28,7 @@
 //!    flush or compaction a crash cut short, or an input not yet deleted:
 //!    its data is in the WALs or other tables, and an old input could bring
 //!    deleted keys back) moves to `lost/` too; with a damaged or no
-//!    MANIFEST it joins the default family (tables do not record their
-//!    family).
+//!    MANIFEST it joins its recorded family (step 1).
 //! 4. Every blob file is read whole (header, every record, footer). One
 //!    that the kept tables reference (entries of kind `BlobIndex`) joins
 //!    each family whose tables do, with its footer's blob count and bytes
@@ -38,13 +46,14 @@
 //! 6. A family whose L0 tables overlap in both keys and sequence numbers
 //!    (a point read takes the first L0 file holding the key, by largest
 //!    sequence number, which is then not always the newest version) is
-//!    compacted by opening the repaired DB (with the level count of its
-//!    OPTIONS file).
+//!    compacted by opening the repaired DB (with the options of its OPTIONS
+//!    file).
 //!
 //! What was lost is the data of the tables moved to `lost/` and of those
 //! the old MANIFEST lists that are gone, the blobs of referenced blob files
 //! that are damaged or gone, the damaged stretches of WALs, and (without a
-//! readable MANIFEST) which family each table belonged to. Nothing is
+//! readable MANIFEST) which family each table of format version 1 belonged
+//! to. Nothing is
 //! deleted: every file set aside is in `lost/`. Requires: no process has
 //! the DB open (the LOCK is taken).
 
@@ -189,6 +198,15 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
     let mut next_number = max_number.max(old.next_file_number).max(1) + 1;
     let mut last_seq = old.last_sequence;
 
+    // The family each table records (format version 2), for the tables no
+    // readable MANIFEST places; and the families' options by name from the
+    // newest OPTIONS file.
+    let recorded = if old.whole {
+        Recorded::default()
+    } else {
+        Recorded::read(&*fs, dir, &tables, &old)
+    };
+
     // WALs → L0 tables.
     let min_log = old
         .families
@@ -227,11 +245,15 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
                     if old.from_manifest {
                         continue; // a family the MANIFEST dropped
                     }
-                    old.families.insert(cf, recovered_family(cf, &mut report));
+                    let fam = recorded.family(cf, &mut report);
+                    old.families.insert(cf, fam);
                     old.max_column_family = old.max_column_family.max(cf);
                 }
                 if old.families.get(&cf).is_some_and(|f| num < f.log_number) {
                     continue; // flushed already
+                }
+                if recorded.flushed.get(&cf).is_some_and(|&f| seq <= f) {
+                    continue; // in the family's tables already (see `Recorded`)
                 }
                 let kind = raw_kind(e.kind);
                 let mut value = e.value.clone();
@@ -258,7 +280,7 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
     // Tables: read each whole.
     tables.sort_unstable();
     tables.dedup();
-    let mut unowned = 0;
+    let (mut unowned, mut placed_by_property) = (0, 0);
     let mut refs: BTreeMap<u64, Vec<TableRefs>> = BTreeMap::new();
     for &num in &tables {
         let name = table_file_name(num);
@@ -292,10 +314,31 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
                         report.set_aside.push(name);
                         continue;
                     }
-                    None => {
-                        unowned += 1;
-                        0
-                    }
+                    None => match recorded.tables.get(&num) {
+                        Some(&(cf, _)) if recorded.superseded(cf) => {
+                            report.notes.push(format!(
+                                "{name}: of column family id {cf}, whose name a newer family \
+                                 has (so it was dropped); set aside"
+                            ));
+                            set_aside(&name)?;
+                            report.set_aside.push(name);
+                            continue;
+                        }
+                        Some(&(cf, _)) => {
+                            if let std::collections::btree_map::Entry::Vacant(v) =
+                                old.families.entry(cf)
+                            {
+                                v.insert(recorded.family(cf, &mut report));
+                                old.max_column_family = old.max_column_family.max(cf);
+                            }
+                            placed_by_property += 1;
+                            cf
+                        }
+                        None => {
+                            unowned += 1;
+                            0
+                        }
+                    },
                 };
                 last_seq = last_seq.max(meta.largest_seq);
                 let fam = old
@@ -321,13 +364,26 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
             }
         }
     }
-    if unowned > 0 && !old.from_manifest {
+    if placed_by_property > 0 {
         report.notes.push(format!(
-            "no MANIFEST could be read: {unowned} table(s) placed in the default family"
+            "{}: {placed_by_property} table(s) placed in the column family each records",
+            if old.from_manifest {
+                "tables the damaged MANIFEST did not list"
+            } else {
+                "no MANIFEST could be read"
+            }
         ));
-    } else if unowned > 0 {
+    }
+    if unowned > 0 {
         report.notes.push(format!(
-            "{unowned} table(s) the damaged MANIFEST did not list placed in the default family"
+            "WARNING: {unowned} table(s) {} record no column family (SST format version 1): \
+             placed in the default family; if they belonged to another family, their keys now \
+             read there",
+            if old.from_manifest {
+                "the damaged MANIFEST did not list"
+            } else {
+                "found without a MANIFEST"
+            }
         ));
     }
 
@@ -417,7 +473,8 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
     drop(_lock);
 
     if !needs_compaction.is_empty() {
-        compact(dir, &needs_compaction)?;
+        let all: Vec<String> = old.families.values().map(|f| f.name.clone()).collect();
+        compact(dir, &needs_compaction, &all)?;
         report.notes.push(format!(
             "compacted {} (L0 tables overlapping in keys and sequence numbers)",
             needs_compaction.join(", ")
@@ -426,12 +483,99 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
     Ok(report)
 }
 
-fn recovered_family(cf: u32, report: &mut RepairReport) -> Family {
-    let name = format!("recovered_cf_{cf}");
-    report.notes.push(format!(
-        "WAL records of column family id {cf}, unknown without a MANIFEST: family {name}"
-    ));
-    Family::new(name)
+/// What the tables record of their families (format version 2), for the
+/// tables no readable MANIFEST places, and the families' options by name
+/// from the newest OPTIONS file.
+#[derive(Default)]
+struct Recorded {
+    /// Table number → (family id, name) from its properties.
+    tables: HashMap<u64, (u32, String)>,
+    /// Family id → name, from the tables.
+    names: BTreeMap<u32, String>,
+    /// Family id → the largest sequence number of its recorded tables:
+    /// every write of the family up to it was flushed (memtables flush
+    /// oldest first), so WAL records at or below it are in tables already
+    /// (or were compacted away: replaying them would bring back what a
+    /// later delete removed).
+    flushed: BTreeMap<u32, u64>,
+    /// Family name → persisted options text (`CfOptions::to_text`).
+    options: HashMap<String, String>,
+    /// The OPTIONS file the options came from.
+    options_file: Option<String>,
+}
+
+impl Recorded {
+    /// Reads the properties of each of `tables` the MANIFEST state `old`
+    /// does not place (a table that does not open is skipped here; the
+    /// whole read later sets it aside), and the OPTIONS file.
+    fn read(fs: &dyn FileSystem, dir: &Path, tables: &[u64], old: &OldState) -> Recorded {
+        let mut r = Recorded::default();
+        for &num in tables.iter().filter(|n| !old.table_family.contains_key(n)) {
+            let path = dir.join(table_file_name(num));
+            let Ok(file) = fs.open_random(&path) else {
+                continue;
+            };
+            let name = path.display().to_string();
+            let Ok(t) = Table::open(file, name, num, None, false) else {
+                continue;
+            };
+            let props = t.properties();
+            if let Some((id, fam)) = props.column_family.clone() {
+                r.names.entry(id).or_insert_with(|| fam.clone());
+                let f = r.flushed.entry(id).or_default();
+                *f = (*f).max(props.largest_seqno);
+                r.tables.insert(num, (id, fam));
+            }
+        }
+        if let Ok(loaded) = super::load_latest_options(dir, &super::SuppliedCode::default()) {
+            for (name, cf) in &loaded.options.column_families {
+                r.options.insert(name.clone(), cf.to_text());
+            }
+            r.options_file = loaded
+                .file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+        }
+        r
+    }
+
+    /// True when family `id`'s recorded name is also recorded for a larger
+    /// id: ids are never reused and names are unique among live families,
+    /// so `id` was dropped and the name created again.
+    fn superseded(&self, id: u32) -> bool {
+        self.names
+            .get(&id)
+            .is_some_and(|n| self.names.range(id + 1..).any(|(_, m)| m == n))
+    }
+
+    /// Family `id` for a repaired DB whose MANIFEST does not know it: the
+    /// name its tables record (else `recovered_cf_<id>`), the options the
+    /// OPTIONS file has for that name (else the defaults).
+    fn family(&self, id: u32, report: &mut RepairReport) -> Family {
+        let Some(name) = self.names.get(&id) else {
+            let name = format!("recovered_cf_{id}");
+            report.notes.push(format!(
+                "column family id {id} is known only from WAL records (no MANIFEST or table \
+                 names it): family {name}, default options"
+            ));
+            return Family::new(name);
+        };
+        let mut f = Family::new(name.clone());
+        match (self.options.get(name), &self.options_file) {
+            (Some(o), Some(file)) => {
+                f.options = o.clone();
+                report.notes.push(format!(
+                    "column family {name} (id {id}) restored from its tables, with its options \
+                     from {file}"
+                ));
+            }
+            _ => report.notes.push(format!(
+                "column family {name} (id {id}) restored from its tables; no OPTIONS file has \
+                 its options: it opens with the defaults"
+            )),
+        }
+        f
+    }
 }
 
 fn raw_kind(k: super::keys::EntryKind) -> ValueKind {
@@ -571,6 +715,7 @@ fn flush_mems(
             table_opts: TableOptions {
                 db_id: old.db_id.clone().unwrap_or_default(),
                 compression: Compression::None,
+                column_family: old.families.get(&cf).map(|f| (cf, f.name.clone())),
                 ..TableOptions::default()
             },
             target_file_size: u64::MAX,
@@ -719,17 +864,30 @@ fn l0_ambiguous(files: &[(usize, FileMeta)]) -> bool {
     })
 }
 
-/// Opens the repaired DB and compacts `families` whole.
-fn compact(dir: &Path, families: &[String]) -> Result<()> {
-    // The level count is structural: the DB's own, from its OPTIONS file.
-    let num_levels = OptionsFile::latest_in(dir)
-        .and_then(|p| OptionsFile::read(&p))
-        .ok()
-        .and_then(|o| o.get("CFOptions \"default\"", "num_levels")?.parse().ok());
-    let mut opts = crate::options::Options::default();
-    if let Some(n) = num_levels {
-        opts.num_levels = n;
-    }
+/// Opens the repaired DB (whose families are `all`) and compacts
+/// `families` whole, with the options of its newest OPTIONS file (never
+/// replacing them with the defaults; without a readable one, the defaults
+/// with the file's level count).
+fn compact(dir: &Path, families: &[String], all: &[String]) -> Result<()> {
+    let opts = match super::load_latest_options(dir, &super::SuppliedCode::default()) {
+        Ok(l) => {
+            let mut o = l.options;
+            o.column_families.retain(|(n, _)| all.contains(n));
+            o
+        }
+        Err(_) => {
+            // The level count is structural: the DB's own.
+            let num_levels = OptionsFile::latest_in(dir)
+                .and_then(|p| OptionsFile::read(&p))
+                .ok()
+                .and_then(|o| o.get("CFOptions \"default\"", "num_levels")?.parse().ok());
+            let mut opts = crate::options::Options::default();
+            if let Some(n) = num_levels {
+                opts.num_levels = n;
+            }
+            opts
+        }
+    };
     let db = crate::db::Db::open(dir, opts)?;
     for name in families {
         if let Some(cf) = db.cf(name) {

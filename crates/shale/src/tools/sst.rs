@@ -63,6 +63,9 @@ pub struct SstProperties {
     pub unique_id: String,
     /// Id of the DB that wrote it (may be empty).
     pub db_id: String,
+    /// The column family it belongs to, (id, name); `None` for tables of
+    /// format version 1 (which do not record it).
+    pub column_family: Option<(u32, String)>,
 }
 
 /// One index entry: the data block whose keys are all ≤ `separator`.
@@ -154,6 +157,7 @@ impl SstReader {
             format_version: p.format_version,
             unique_id: p.unique_id.clone(),
             db_id: p.db_id.clone(),
+            column_family: p.column_family.clone(),
         }
     }
 
