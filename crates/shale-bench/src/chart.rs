@@ -4,8 +4,12 @@
 //! per pass), drawn by shale-chart; and the same numbers as `FILE.csv`.
 //!
 //! Consecutive runs of one benchmark share its panels; a benchmark run
-//! again later in the list gets panels of its own. Pure functions of the
-//! data, plus `write`.
+//! again later in the list gets panels of its own. The intervals are the
+//! reporter's: finer for shorter benchmarks (tens of points for a
+//! sub-second one), each rate over its interval's real length and drawn at
+//! its real end, the last ending at the benchmark's last op (see
+//! `reporter`); a note under the title says how long they were. Pure
+//! functions of the data, plus `write`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -55,6 +59,45 @@ pub(crate) fn p99_points(iv: &[Interval]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A run's nominal interval length (s): the median of its intervals'
+/// lengths (the first and last may be shorter or longer); `None` when it
+/// has none or they predate recorded lengths.
+pub(crate) fn nominal_len(iv: &[Interval]) -> Option<f64> {
+    let mut lens: Vec<f64> = iv.iter().map(|p| p.len_secs).filter(|l| *l > 0.0).collect();
+    lens.sort_by(f64::total_cmp);
+    lens.get(lens.len() / 2).copied()
+}
+
+/// `secs` as `7.8 ms` or `1 s`.
+fn duration_text(secs: f64) -> String {
+    let (v, unit) = if secs < 1.0 {
+        (secs * 1e3, "ms")
+    } else {
+        (secs, "s")
+    };
+    let t = format!("{v:.1}");
+    format!("{} {unit}", t.strip_suffix(".0").unwrap_or(&t))
+}
+
+/// The note on the intervals' lengths, if any run recorded them.
+fn interval_note(runs: &[Run]) -> Option<String> {
+    let lens: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| nominal_len(&r.intervals))
+        .collect();
+    let lo = lens.iter().copied().reduce(f64::min)?;
+    let hi = lens.iter().copied().reduce(f64::max)?;
+    let (lo, hi) = (duration_text(lo), duration_text(hi));
+    let span = if lo == hi {
+        format!("one point per {lo} interval")
+    } else {
+        format!("one point per interval of {lo} to {hi}, finer for shorter benchmarks")
+    };
+    Some(format!(
+        "{span}; each rate over its interval's real length, the last interval ending at the last op"
+    ))
+}
+
 /// The figure: two panels per group of consecutive runs of a benchmark.
 pub fn figure(runs: &[Run], note: &str) -> Figure {
     let mut f = Figure::new("shale-bench: throughput and p99 latency per interval");
@@ -63,6 +106,9 @@ pub fn figure(runs: &[Run], note: &str) -> Figure {
     }
     if runs.is_empty() {
         f.note("no measured benchmark ran");
+    }
+    if let Some(n) = interval_note(runs) {
+        f.note(n);
     }
     for group in runs.chunk_by(|a, b| a.benchmark == b.benchmark) {
         let Some(name) = group.first().map(|r| &r.benchmark) else {
@@ -84,15 +130,16 @@ pub fn figure(runs: &[Run], note: &str) -> Figure {
     f
 }
 
-/// The CSV: `benchmark,secs,ops,ops_per_sec,p99_us`.
+/// The CSV: `benchmark,secs,ops,ops_per_sec,p99_us,len_secs` (`secs` is
+/// the interval's end, `len_secs` its length).
 pub fn csv(runs: &[Run]) -> String {
-    let mut s = String::from("benchmark,secs,ops,ops_per_sec,p99_us\n");
+    let mut s = String::from("benchmark,secs,ops,ops_per_sec,p99_us,len_secs\n");
     for r in runs {
         for p in &r.intervals {
             let _ = writeln!(
                 s,
-                "{},{:.3},{},{:.1},{:.1}",
-                r.label, p.secs, p.ops, p.ops_per_sec, p.p99_us
+                "{},{:.4},{},{:.1},{:.1},{:.4}",
+                r.label, p.secs, p.ops, p.ops_per_sec, p.p99_us, p.len_secs
             );
         }
     }
@@ -120,6 +167,7 @@ mod tests {
             ops,
             ops_per_sec: ops as f64,
             p99_us,
+            len_secs: 1.0,
         }
     }
 
@@ -156,7 +204,14 @@ mod tests {
         let svg = figure(&runs(), "engine memory").to_svg();
         let p = parse(&svg).unwrap();
         assert!(p.texts_outside().is_empty(), "{:?}", p.texts_outside());
-        assert_eq!(p.notes, vec!["engine memory"]);
+        assert_eq!(
+            p.notes,
+            vec![
+                "engine memory",
+                "one point per 1 s interval; each rate over its interval's real length, \
+                 the last interval ending at the last op"
+            ]
+        );
         let titles: Vec<&str> = p.panels.iter().map(|p| p.title.as_str()).collect();
         assert_eq!(
             titles,
@@ -200,8 +255,9 @@ mod tests {
     fn csv_has_every_interval_and_write_makes_both_files() {
         let c = csv(&runs());
         assert_eq!(c.lines().count(), 8);
-        assert!(c.contains("fill<x>,2.000,300,300.0,9.0"));
-        assert!(c.contains("readrandom (run 2/2),1.000,3900,3900.0,25.0"));
+        assert!(c.starts_with("benchmark,secs,ops,ops_per_sec,p99_us,len_secs\n"));
+        assert!(c.contains("fill<x>,2.0000,300,300.0,9.0,1.0000\n"));
+        assert!(c.contains("readrandom (run 2/2),1.0000,3900,3900.0,25.0,1.0000\n"));
         let d = tempfile::tempdir().unwrap();
         write(&d.path().join("c.svg"), &runs(), "").unwrap();
         assert!(d.path().join("c.csv").exists());
@@ -209,6 +265,54 @@ mod tests {
         assert_eq!(parse(&back).unwrap().panels.len(), 4);
         let err = write(&d.path().join("no/such/dir/c.svg"), &runs(), "").unwrap_err();
         assert!(err.0.contains("cannot write"), "{err}");
+    }
+
+    /// A sub-second benchmark (here 0.1 s of the reporter's 7.8 ms
+    /// intervals, the last one partial) draws a line of many points, each at
+    /// its interval's end, and the note says how long the intervals were.
+    #[test]
+    fn sub_second_run_draws_a_line_and_names_its_interval() {
+        let w = 1.0 / 128.0;
+        let mut ivs: Vec<Interval> = (1..=12)
+            .map(|i| Interval {
+                secs: i as f64 * w,
+                ops: 7812,
+                ops_per_sec: 7812.0 / w,
+                p99_us: 3.0,
+                len_secs: w,
+            })
+            .collect();
+        ivs.push(Interval {
+            secs: 0.1,
+            ops: 6250,
+            ops_per_sec: 6250.0 / (0.1 - 12.0 * w),
+            p99_us: 3.0,
+            len_secs: 0.1 - 12.0 * w,
+        });
+        let mut long = runs();
+        long.truncate(1);
+        let rs = vec![run("fillseq", "fillseq", ivs.clone()), long.remove(0)];
+        let f = figure(&rs, "");
+        let p = parse(&f.to_svg()).unwrap();
+        assert!(p.texts_outside().is_empty(), "{:?}", p.texts_outside());
+        assert_eq!(
+            p.notes,
+            vec![
+                "one point per interval of 7.8 ms to 1 s, finer for shorter benchmarks; \
+                 each rate over its interval's real length, the last interval ending at the last op"
+            ]
+        );
+        let line = &p.panel("fillseq: throughput").unwrap().lines[0];
+        assert_eq!(line.points.len(), 13);
+        assert_eq!(p.panel("fillseq: p99").unwrap().lines[0].points.len(), 13);
+        let (x, y) = ops_points(&ivs).last().copied().unwrap();
+        assert_eq!(x, 0.1);
+        assert!((y - 1e6).abs() < 1e-3, "{y}");
+        assert_eq!(nominal_len(&ivs), Some(w));
+        assert_eq!(nominal_len(&[]), None);
+        assert_eq!(duration_text(0.015625), "15.6 ms");
+        assert_eq!(duration_text(0.125), "125 ms");
+        assert_eq!(duration_text(2.0), "2 s");
     }
 
     #[test]

@@ -237,7 +237,7 @@ define_flags! {
     block_size: i64 = 4096, Eng, "Data block size.";
     block_restart_interval: i64 = 16, Eng, "Keys between restart points.";
     block_size_deviation: i64 = 10, Eng, "Cut a data block before an entry that would take it past --block_size once it is more than 100 - this percent full (BlockBasedTableOptions::block_size_deviation; 0 = off). shale: Options::block_size_deviation; rocksdb: set after open through SetOptions (the crate has no setter).";
-    compression_type: String = "snappy".to_string(), Eng, "Block compression (none, lz4, zstd; RocksDB also snappy, zlib, bzip2, lz4hc).";
+    compression_type: String = "snappy".to_string(), Eng, "Block compression (none, lz4, zstd; RocksDB also snappy, zlib, bzip2, lz4hc). Not given: snappy, as db_bench, which Shale lacks, so --engine=shale uses lz4.";
     min_level_to_compress: i64 = -1, Eng, "Levels below this are uncompressed (-1 = all compressed).";
     compaction_style: i64 = 0, Eng, "0 level, 1 universal, 2 FIFO (fjall: 0 only).";
     fifo_compaction_max_table_files_size_mb: i64 = 0, Eng, "FIFO (--compaction_style=2): total table MiB past which the oldest tables are dropped (CompactionOptionsFIFO::max_table_files_size). db_bench's default 0 drops every table at once in RocksDB; shale refuses 0 (set it).";

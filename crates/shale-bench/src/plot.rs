@@ -161,6 +161,7 @@ mod tests {
                     ops: o as u64,
                     ops_per_sec: o,
                     p99_us: 10.0 + i as f64,
+                    len_secs: 1.0,
                 })
                 .collect(),
             level_write_amp: amp,

@@ -227,12 +227,7 @@ pub fn run(flags: &Flags, out: &mut Out<'_>) -> Result<Vec<BenchRecord>> {
         )?;
     }
     if !flags.chart.is_empty() {
-        let note = format!(
-            "engine {}, db {}; one point per {}-second reporting interval",
-            flags.engine,
-            flags.db,
-            flags.report_interval_seconds.max(1)
-        );
+        let note = format!("engine {}, db {}", flags.engine, flags.db);
         chart::write(Path::new(&flags.chart), &kept.series, &note)?;
     }
     Ok(kept.records)

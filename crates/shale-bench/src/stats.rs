@@ -85,6 +85,13 @@ pub struct LiveCounters {
     pub ops: AtomicU64,
     /// Latency buckets so far.
     pub hist: AtomicHistogram,
+    /// When the thread's clock last started (`now_micros`, at least 1;
+    /// 0 = never): the reporter's intervals begin at the first start.
+    pub started: AtomicU64,
+    /// When the thread's clock stopped (`now_micros`, at least 1; 0 = not
+    /// since the last start): the reporter's last interval ends at the last
+    /// stop, not at the later moment the reporter itself is stopped.
+    pub stopped: AtomicU64,
 }
 
 /// One thread's measurements.
@@ -155,12 +162,17 @@ impl Stats {
         self.finish = now;
         self.message.clear();
         self.hist.iter_mut().for_each(|h| *h = None);
+        self.live.stopped.store(0, Ordering::Relaxed);
+        self.live.started.store(now.max(1), Ordering::Release);
     }
 
     /// Stops the clock.
     pub fn stop(&mut self) {
         self.finish = now_micros();
         self.seconds = (self.finish - self.start) as f64 * 1e-6;
+        self.live
+            .stopped
+            .store(self.finish.max(1), Ordering::Release);
     }
 
     /// Do not merge this thread into the result (the *whilewriting writer).
@@ -514,6 +526,21 @@ mod tests {
         let text = m.histogram_text();
         assert!(text.starts_with("Microseconds per read:\nCount: 2 Average: "));
         assert!(text.contains("Microseconds per write:\nCount: 1 "));
+    }
+
+    /// The reporter times a run from the first clock start to the last stop:
+    /// `start` publishes the start and clears the stop, `stop` publishes it.
+    #[test]
+    fn start_and_stop_are_published_to_the_reporter() {
+        let live = Arc::new(LiveCounters::default());
+        let mut s = Stats::new(0, ReportCfg::default(), live.clone());
+        s.stop();
+        assert_eq!(live.stopped.load(Ordering::Relaxed), s.finish.max(1));
+        s.start();
+        assert_eq!(live.started.load(Ordering::Relaxed), s.start.max(1));
+        assert_eq!(live.stopped.load(Ordering::Relaxed), 0);
+        s.stop();
+        assert!(live.stopped.load(Ordering::Relaxed) >= live.started.load(Ordering::Relaxed));
     }
 
     #[test]

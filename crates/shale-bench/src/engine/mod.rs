@@ -386,14 +386,11 @@ pub fn effective_compression(flags: &Flags) -> String {
 /// `--use_blob_cache=0` (no blob cache) cannot be had there.
 pub const SHARED_BLOB_CACHE_ENGINES: &[&str] = &["shale", "fjall"];
 
-/// Header warnings about defaults the selected engine had to replace, and
-/// about `--use_blob_cache=0` where blobs are cached anyway.
+/// Header warnings: `--use_blob_cache=0` where blobs are cached anyway.
+/// (A default an engine replaces, such as db_bench's snappy for Shale, is
+/// shown by the header's `Compression:` line, not warned about.)
 pub fn warnings(flags: &Flags) -> Vec<String> {
-    let mut w = match flags.engine.as_str() {
-        #[cfg(feature = "shale-engine")]
-        "shale" => shale::warnings(flags),
-        _ => Vec::new(),
-    };
+    let mut w = Vec::new();
     if flags.enable_blob_files
         && !flags.use_blob_cache
         && SHARED_BLOB_CACHE_ENGINES.contains(&flags.engine.as_str())

@@ -24,23 +24,20 @@ fn non_negative(name: &str, v: i64) -> Result<usize> {
     Ok(v as usize)
 }
 
-/// The compression Shale uses for `--compression_type`, and a warning when
-/// db_bench's default (snappy, which Shale lacks) was replaced.
-fn compression(f: &Flags) -> Result<(shale::Compression, Option<String>)> {
+/// The compression Shale uses for `--compression_type`: LZ4 when the flag
+/// is not given (db_bench's default, snappy, is not in Shale; the header's
+/// `Compression:` line shows what runs, and `--help` says so), else the
+/// flag's, which must be one Shale has.
+fn compression(f: &Flags) -> Result<shale::Compression> {
     let t = f.compression_type.to_ascii_lowercase();
     if t == "snappy" && !f.is_explicit("compression_type") {
-        return Ok((
-            shale::Compression::Lz4,
-            Some("--compression_type not given: db_bench's default snappy is not in Shale, using lz4".into()),
-        ));
+        return Ok(shale::Compression::Lz4);
     }
-    shale::Compression::parse(&t)
-        .map(|c| (c, None))
-        .map_err(|_| {
-            Error(format!(
+    shale::Compression::parse(&t).map_err(|_| {
+        Error(format!(
             "--compression_type={t} is not supported by --engine=shale (supported: none, lz4, zstd)"
         ))
-        })
+    })
 }
 
 /// RocksDB's `WALRecoveryMode` numbering (as `--wal_recovery_mode`).
@@ -89,11 +86,6 @@ pub fn statistics_text(property: impl Fn(&str) -> Option<String>) -> String {
         }
     }
     s
-}
-
-/// Header warnings for this flag set (defaults Shale had to replace).
-pub fn warnings(f: &Flags) -> Vec<String> {
-    compression(f).ok().and_then(|c| c.1).into_iter().collect()
 }
 
 /// db_bench's blob flags as Shale's `BlobOptions` (same names and
@@ -286,7 +278,7 @@ fn compaction_style(
 /// honour.
 pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     f.reject_category(Category::Rocks, "shale")?;
-    let (comp, _) = compression(f)?;
+    let comp = compression(f)?;
     let compression_per_level = if f.min_level_to_compress >= 0 {
         let k = f.min_level_to_compress as usize;
         let mut v = vec![shale::Compression::None; k];
@@ -780,7 +772,8 @@ mod tests {
         let d = options_from_flags(&Flags::parse::<&str>(&[]).unwrap()).unwrap();
         assert_eq!(d.bloom_bits_per_key, 0); // -1 = no filter, as db_bench
         assert_eq!(d.compression_per_level, vec![shale::Compression::Lz4]);
-        assert_eq!(warnings(&Flags::parse::<&str>(&[]).unwrap()).len(), 1);
+        // Defaults run without a warning (the header shows LZ4).
+        assert!(super::super::warnings(&Flags::parse::<&str>(&[]).unwrap()).is_empty());
         for (bad, name) in [
             ("--compression_type=snappy", "compression_type"),
             ("--cache_type=fast_lru_cache", "cache_type"),
