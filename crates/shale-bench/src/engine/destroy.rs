@@ -103,9 +103,9 @@ pub fn remove_owned(dir: &Path, names: &[String], owned: impl Fn(&str) -> bool) 
     Ok(())
 }
 
-/// An exclusive, non-blocking `flock` on `path` (the way fjall and RocksDB
-/// lock their DBs), released when the file closes; `Ok(None)` when another
-/// handle holds it.
+/// An exclusive, non-blocking `flock` on `path` (the way fjall locks its
+/// DBs; RocksDB uses fcntl record locks, which its own DestroyDB checks),
+/// released when the file closes; `Ok(None)` when another handle holds it.
 pub fn try_flock(path: &Path) -> Result<Option<std::fs::File>> {
     use std::os::fd::AsRawFd;
     let f = std::fs::OpenOptions::new()

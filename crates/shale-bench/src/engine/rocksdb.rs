@@ -49,11 +49,16 @@ pub fn destroy(path: &Path) -> Result<()> {
     if !names.is_empty() && !names.iter().any(is_rocks) {
         return Err(super::destroy::not_a_db(path, "RocksDB", &names));
     }
-    if names.iter().any(|n| n == "LOCK") && super::destroy::try_flock(&path.join("LOCK"))?.is_none()
-    {
-        return Err(super::destroy::in_use(path, "RocksDB"));
-    }
-    DB::destroy(&Options::default(), path).map_err(err)
+    // RocksDB locks with fcntl record locks, which flock does not see:
+    // DestroyDB takes the lock itself and fails while another handle (in
+    // this process or another) holds it.
+    DB::destroy(&Options::default(), path).map_err(|e| {
+        if e.to_string().to_ascii_lowercase().contains("lock") {
+            super::destroy::in_use(path, "RocksDB")
+        } else {
+            err(e)
+        }
+    })
 }
 
 fn compression(t: &str) -> Result<DBCompressionType> {
