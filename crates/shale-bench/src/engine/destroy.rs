@@ -127,6 +127,34 @@ pub fn try_flock(path: &Path) -> Result<Option<std::fs::File>> {
     }
 }
 
+/// The contract every engine's `destroy` keeps (issue 36, defect 1), for
+/// the engines behind features: a DB `open` made is refused while the
+/// returned handle lives; after, only its files go (a user's file stays,
+/// and so does the directory); a directory holding only that file is not a
+/// `engine` DB; an empty one is removed; a missing one is fine.
+#[cfg(all(test, any(feature = "rocksdb", feature = "fjall")))]
+pub fn check_destroy_contract<E>(
+    engine: &str,
+    open: impl Fn(&Path) -> E,
+    destroy: impl Fn(&Path) -> Result<()>,
+) {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("db");
+    let handle = open(&dir);
+    let err = destroy(&dir).unwrap_err();
+    assert!(err.0.contains("in use"), "{err}");
+    drop(handle);
+    std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    destroy(&dir).unwrap();
+    assert_eq!(entries(&dir).unwrap().unwrap(), vec!["notes.txt"]);
+    let err = destroy(&dir).unwrap_err();
+    assert!(err.0.contains(&format!("not a {engine} DB")), "{err}");
+    std::fs::remove_file(dir.join("notes.txt")).unwrap();
+    destroy(&dir).unwrap();
+    assert!(!dir.exists());
+    destroy(&dir).unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
