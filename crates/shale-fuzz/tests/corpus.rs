@@ -93,13 +93,33 @@ fn valid_seeds_decode_and_repair_is_identity() {
     }
 }
 
+/// The fixed seed every run mutates with (so a run is comparable with the
+/// last), and one fresh seed per run (from the clock, printed: a failure
+/// names the seed that reproduces it with `SHALE_FUZZ_SEED=<seed>`, which
+/// then replaces the fresh one). A seed that fails becomes a fixed
+/// regression seed in `REGRESSION_SEEDS`.
 #[test]
 fn seed_corpus_plus_random_mutations() {
-    let seed: u64 = std::env::var("SHALE_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_f022);
-    println!("SHALE_FUZZ_SEED={seed}");
+    let fresh: u64 = match std::env::var("SHALE_FUZZ_SEED") {
+        Ok(s) => s
+            .parse()
+            .unwrap_or_else(|_| panic!("SHALE_FUZZ_SEED={s:?} is not a number")),
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+    };
+    for seed in REGRESSION_SEEDS.iter().copied().chain([fresh]) {
+        println!("SHALE_FUZZ_SEED={seed} (reproduce: SHALE_FUZZ_SEED={seed} cargo test -p shale-fuzz --test corpus seed_corpus_plus_random_mutations)");
+        mutations_from(seed);
+    }
+}
+
+/// Seeds run on every run: the original fixed one, then any that failed.
+const REGRESSION_SEEDS: &[u64] = &[0x5eed_f022];
+
+/// The seed corpus of every target plus `MUTATIONS` random mutations drawn
+/// from `seed`; every decoder must return (an error or a value) for each.
+fn mutations_from(seed: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
     for (name, f) in TARGETS {
         let mut inputs = seeds(name);
