@@ -2422,6 +2422,36 @@ fn model_random_seeds() {
     }
 }
 
+/// One fresh seed per run, besides the fixed ones (from the clock unless
+/// `SHALE_FRESH_SEED` names it), so CI explores a new workload every time;
+/// the failure message names the seed, which then becomes a fixed
+/// regression test like the one below. Shorter than the fixed seeds' runs
+/// and time-capped, to keep CI's share small.
+#[test]
+fn model_one_fresh_seed() {
+    let seed: u64 = std::env::var("SHALE_FRESH_SEED").map_or_else(
+        |_| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)
+        },
+        |s| s.parse().unwrap(),
+    );
+    println!("model_one_fresh_seed: SHALE_SEED={seed} SHALE_OPS=1500");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(|| run_seed(seed, 1500));
+        let _ = tx.send(r.is_ok());
+    });
+    let again = format!(
+        "reproduce with SHALE_SEED={seed} SHALE_OPS=1500 cargo test --release --test model model_random_seeds"
+    );
+    match rx.recv_timeout(std::time::Duration::from_secs(300)) {
+        Ok(ok) => assert!(ok, "fresh seed {seed} failed: {again}"),
+        Err(_) => panic!("fresh seed {seed} still running after 300 s: {again}"),
+    }
+}
+
 /// Regression (fixed in `db/blob_glue.rs::forced_gc_below`): this seed's
 /// run (cutoff 1, threshold 0, blob options changed by `set_options`)
 /// reached a shape where the forced blob collection, which compared the
