@@ -80,8 +80,8 @@ pub struct CheckReport {
     /// True when another handle held the DB's `LOCK` (see the module
     /// comment).
     pub in_use: bool,
-    /// Files the DB in use deleted or changed while they were checked
-    /// (each with a note), so not checked.
+    /// Problems set aside because the DB in use deleted or changed their
+    /// file while it was checked (each with a note).
     pub skipped: usize,
 }
 
@@ -202,7 +202,7 @@ fn settle_live_changes(dir: &Path, before: &BTreeMap<String, u64>, r: &mut Check
         0,
         format!(
             "the DB is in use (another process holds its LOCK): every file that stayed \
-             as it was is checked; {} file(s) deleted or changed while checked were skipped. \
+             as it was is checked; {} problem(s) in files deleted or changed while checked were skipped. \
              Stop the process for a complete check.",
             r.skipped
         ),

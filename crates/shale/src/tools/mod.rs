@@ -27,9 +27,10 @@
 //! read from disk without the engine's bounds; damage is always
 //! `Error::Corruption { file, offset, what }` naming the file (the path as
 //! given) and the byte offset. Everything except [`repair_db`] and
-//! [`destroy_db`] only reads and takes no lock: run it on a DB no process has open, or accept that a
-//! live DB may change underneath. `repair_db` and `destroy_db` take the
-//! DB's `LOCK`.
+//! [`destroy_db`] only reads and takes no lock: run it on a DB no process
+//! has open, or accept that a live DB may change underneath
+//! ([`check_db`] says when it does). `repair_db` and `destroy_db` take
+//! the DB's `LOCK`.
 //!
 //! Thread-safety: readers are single-owner values; no shared state.
 
