@@ -8,6 +8,7 @@
 mod base;
 mod batch;
 mod blob;
+mod build;
 mod cache;
 mod cf;
 mod codec;
@@ -28,6 +29,7 @@ mod sst;
 mod stats;
 #[doc(hidden)]
 pub mod sync_point;
+mod table_cache;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod testing;
@@ -38,8 +40,8 @@ mod wal;
 pub use base::expiry::{Clock, SystemClock};
 pub use base::{FileNum, PrefixExtractor, SeqNo};
 pub use batch::{ColumnFamilyId, WriteBatch};
+pub use build::user_filter::{CompactionFilter, FilterDecision};
 pub use cf::Cf;
-pub use compaction::user_filter::{CompactionFilter, FilterDecision};
 pub use db::{Db, DbIterator, DbRange, KeyRange, PinnableValue, ReclaimProgress, Snapshot};
 pub use error::{Error, Result};
 pub use events::{

@@ -1,5 +1,5 @@
 //! Output cutting at insert-stream ends and at partitions
-//! (`compaction::cuts`), flush outputs installed below L0, and L0 files
+//! (`build::cuts`), flush outputs installed below L0, and L0 files
 //! moved into the base level one by one.
 //!
 //! The promise: N interleaved ascending insert streams are written once by

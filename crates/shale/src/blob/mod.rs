@@ -13,7 +13,7 @@
 //! serves reads (open readers, the block cache at bottom priority);
 //! `recycle` keeps the buffers of blobs the cache evicted for the next read;
 //! `options` holds a family's blob options. Which values go to blob files
-//! and the garbage of a job are decided in `compaction::blob_output`; blob
+//! and the garbage of a job are decided in `build::blob_output`; blob
 //! files are tracked in the MANIFEST (`version::edit`).
 //!
 //! Invariants: a blob file is complete (footer written) and synced, and its

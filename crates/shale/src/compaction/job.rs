@@ -25,11 +25,11 @@ use crate::sst::Compression;
 use crate::stats::{thread_cpu_micros, LevelCompactionStats};
 use crate::version::{FileMeta, Version, VersionEdit};
 
-use super::blob_output::{add_refs, garbage, BlobRefMeter, BlobRefs};
-use super::filter::{BaseLevelCheck, EntryFilter, FilterCounts};
-use super::output::{write_outputs_cut, GrandparentCutter, OutputSpec, Outputs};
 use super::picker::{key_is_bottommost, Plan};
-use super::user_filter::CompactionFilter;
+use crate::build::blob_output::{add_refs, garbage, BlobRefMeter, BlobRefs};
+use crate::build::filter::{BaseLevelCheck, EntryFilter, FilterCounts};
+use crate::build::user_filter::CompactionFilter;
+use crate::build::writer::{write_outputs_cut, GrandparentCutter, OutputSpec, Outputs};
 use crate::merge::MergeOperator;
 use crate::range_del::Fragments;
 
@@ -55,13 +55,13 @@ pub(crate) struct CompactionJob<'a> {
     pub now: u64,
     /// Key-value separation of the outputs (`None`: the family has no blob
     /// files and writes none).
-    pub blob_output: Option<crate::compaction::blob_output::BlobOutputSpec>,
+    pub blob_output: Option<crate::build::blob_output::BlobOutputSpec>,
     /// Where outputs must end (`sst_partitioner_factory`).
-    pub partitioner: Option<super::cuts::SstPartitioner>,
+    pub partitioner: Option<crate::build::cuts::SstPartitioner>,
     /// Ends outputs where an ascending insert stream of the inputs ends
     /// (`detect_insert_streams`; `None` for intra-L0 outputs and non-leveled
     /// families).
-    pub streams: Option<super::cuts::StreamDetector>,
+    pub streams: Option<crate::build::cuts::StreamDetector>,
 }
 
 /// What `CompactionJob::run` produced.

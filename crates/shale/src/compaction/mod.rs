@@ -12,17 +12,14 @@
 //! (`blob_output`: values to blob files, blob garbage), and where outputs
 //! end besides their size (`cuts`: the user's partitioner, insert streams). The DB runs jobs against its state in db/compaction_runner.rs.
 
-pub(crate) mod blob_output;
-pub(crate) mod cuts;
 pub(crate) mod delete_only;
 pub(crate) mod fifo;
-pub(crate) mod filter;
+
 pub(crate) mod job;
-pub(crate) mod output;
+
 pub(crate) mod picker;
 pub(crate) mod sizing;
-pub(crate) mod style;
+
 pub(crate) mod subcompaction;
 pub(crate) mod universal;
 pub(crate) mod universal_incremental;
-pub(crate) mod user_filter;

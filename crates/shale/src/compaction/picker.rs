@@ -32,10 +32,10 @@
 
 use std::sync::Arc;
 
-use super::cuts::SstPartitioner;
-use super::style::{CompactionStyle, UniversalCompactionOptions};
 use crate::base::SeqNo;
+use crate::build::cuts::SstPartitioner;
 use crate::events::CompactionReason;
+use crate::options::{CompactionStyle, UniversalCompactionOptions};
 use crate::version::{FileMeta, Version};
 
 pub(crate) use super::sizing::{level_targets, scores, LevelTargets};

@@ -38,8 +38,8 @@
 
 use std::sync::Arc;
 
-use super::style::{UniversalCompactionOptions, UniversalStopStyle};
 use crate::events::CompactionReason;
+use crate::options::{UniversalCompactionOptions, UniversalStopStyle};
 use crate::version::{FileMeta, Version};
 
 use super::picker::{PickerOptions, Plan};

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::compaction::picker::tests::{opts, version_with};
-use crate::compaction::style::CompactionStyle;
+use crate::options::CompactionStyle;
 
 const MB: u64 = 1 << 20;
 
@@ -241,7 +241,7 @@ fn disjoint_runs_move_trivially_when_allowed() {
     assert_eq!(p.output_level, 5);
     // A partitioner whose partitions split a file: rewritten, not moved.
     let mut cut = o.clone();
-    cut.partitioner = Some(crate::compaction::cuts::SstPartitioner::FixedPrefix(9));
+    cut.partitioner = Some(crate::build::cuts::SstPartitioner::FixedPrefix(9));
     assert!(!pick(&v, &cut).unwrap().trivial_move);
     // Overlapping files are merged.
     let v = version_with(

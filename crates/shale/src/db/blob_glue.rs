@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::blob::source::BlobSource;
-use crate::compaction::blob_output::{BlobOutputSpec, Relocation};
+use crate::build::blob_output::{BlobOutputSpec, Relocation};
 use crate::options::{BlobOptions, CfOptions, PrepopulateBlobCache};
 use crate::version::Version;
 

@@ -25,8 +25,8 @@ use std::time::Instant;
 use parking_lot::MutexGuard;
 
 use crate::base::SeqNo;
+use crate::build::writer::OutputSpec;
 use crate::compaction::job::{file_list, CompactionJob, CompactionResult};
-use crate::compaction::output::OutputSpec;
 use crate::compaction::picker::{self, PickerOptions, Plan, RunningOutput};
 use crate::compaction::{subcompaction, universal};
 use crate::error::{Error, Result};

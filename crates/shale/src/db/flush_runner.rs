@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use parking_lot::MutexGuard;
 
-use crate::compaction::output::OutputSpec;
+use crate::build::writer::OutputSpec;
 use crate::compaction::picker;
 use crate::error::Result;
 use crate::events::{FlushJobInfo, TableFileCreationReason, TableFileInfo};

@@ -22,20 +22,19 @@ mod error_handler;
 mod event_glue;
 mod fifo_runner;
 mod flush_runner;
-mod info_log;
+
 mod key_range;
 mod manifest_writer;
 mod obsolete;
 mod open;
-pub(crate) mod options_file;
+
 mod properties;
 mod read;
 mod set_options;
 mod snapshot;
 mod stall_explain;
 mod stats_report;
-mod table_cache;
-mod table_lru;
+
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -63,9 +62,9 @@ pub use read::PinnableValue;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::SnapshotList;
 
+use crate::events::info_log::InfoLog;
+use crate::table_cache::TableCache;
 pub(crate) use error_handler::Reason;
-use info_log::InfoLog;
-use table_cache::TableCache;
 
 /// State guarded by the DB mutex.
 pub(crate) struct DbState {

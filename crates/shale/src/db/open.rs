@@ -37,9 +37,9 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use crate::batch::WriteBatch;
+use crate::build::filter::EntryFilter;
+use crate::build::writer::{write_outputs, OutputSpec};
 use crate::cf::{CfRegistry, CfState, ColumnFamily};
-use crate::compaction::filter::EntryFilter;
-use crate::compaction::output::{write_outputs, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::io::accounting::{self, AccountingFs, IoCounters, Purpose};
@@ -54,11 +54,11 @@ use crate::wal::{replay, LogReader, LogWriter, WalRecoveryMode};
 
 use crate::blob::source::BlobSource;
 
-use super::info_log::InfoLog;
-use super::table_cache::{effective_max_open_files, TableCache};
 use super::write::{insert_batch, MemTarget, WriteQueue};
 use super::{DbInner, DbState, SnapshotList};
+use crate::events::info_log::InfoLog;
 use crate::events::Notifier;
+use crate::table_cache::{effective_max_open_files, TableCache};
 
 /// `DbInner::max_read_request` when the file system cannot tell the
 /// device's request size.
@@ -264,8 +264,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         .filter(|f| f.id != 0)
         .map(|f| (f.name.clone(), f.opts.clone()))
         .collect();
-    let text = super::options_file::render(&opts, &others);
-    super::options_file::write(&fs, dir, number, &text, &log)?;
+    let text = crate::options::file::render(&opts, &others);
+    crate::options::file::write(&fs, dir, number, &text, &log)?;
 
     let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let registry = CfRegistry::default();

@@ -32,9 +32,9 @@ use crate::sst::{BlockMemo, PointEntry, ReadaheadPolicy};
 use crate::version::{FileMeta, Version};
 
 use super::db_iter::DbIterator;
-use super::table_cache::TableCache;
 use super::DbInner;
 use crate::cf::SuperVersion;
+use crate::table_cache::TableCache;
 
 const INLINE_CAP: usize = 128;
 

@@ -165,11 +165,11 @@ fn write_options_file(
         .map(|c| (c.cf.name.clone(), (**c.cf.opts()).clone()))
         .collect();
     drop(st);
-    let r = super::options_file::write(
+    let r = crate::options::file::write(
         &db.fs,
         &db.dir,
         number,
-        &super::options_file::render(&current_options(db), &families),
+        &crate::options::file::render(&current_options(db), &families),
         &db.log,
     );
     db.state.lock().pending_outputs.remove(&number);

@@ -51,6 +51,8 @@
 //! later events: a panic in one callback does not take the DB down or
 //! silence the other callbacks.
 
+pub(crate) mod info_log;
+pub(crate) mod log_options;
 mod notifier;
 
 pub(crate) use notifier::{Event, Notifier};

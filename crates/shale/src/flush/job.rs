@@ -2,7 +2,7 @@
 //! computation: the entries every snapshot may still need (tombstones
 //! included: data below may exist) go to one output file, or several when
 //! the family's partitioner or the end of an insert stream cuts it
-//! (`compaction::cuts`; the files are then disjoint); the result is
+//! (`build::cuts`; the files are then disjoint); the result is
 //! described as a MANIFEST edit (the table and the family's new log number)
 //! and level statistics. It knows nothing of the DB's state; the caller
 //! allocates file numbers, logs the edit and installs it.
@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::base::SeqNo;
-use crate::compaction::cuts::{SstPartitioner, StreamDetector};
-use crate::compaction::filter::{EntryFilter, FilterCounts};
-use crate::compaction::output::{write_outputs, OutputSpec, Outputs};
-use crate::compaction::user_filter::CompactionFilter;
+use crate::build::cuts::{SstPartitioner, StreamDetector};
+use crate::build::filter::{EntryFilter, FilterCounts};
+use crate::build::user_filter::CompactionFilter;
+use crate::build::writer::{write_outputs, OutputSpec, Outputs};
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::memtable::MemTable;
@@ -41,7 +41,7 @@ pub(crate) struct FlushJob {
     pub now: u64,
     /// Key-value separation of the outputs (`None`: the family has no blob
     /// files and writes none).
-    pub blob_output: Option<crate::compaction::blob_output::BlobOutputSpec>,
+    pub blob_output: Option<crate::build::blob_output::BlobOutputSpec>,
     /// Where outputs must end (`sst_partitioner_factory`).
     pub partitioner: Option<SstPartitioner>,
     /// Ends outputs where an insert stream ends (`None`: one output).

@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::base::PrefixExtractor;
-use crate::compaction::cuts::{SstPartitioner, StreamDetector};
-use crate::compaction::user_filter::CompactionFilter;
+use crate::build::cuts::{SstPartitioner, StreamDetector};
+use crate::build::user_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 use crate::sst::TableOptions;
@@ -183,7 +183,7 @@ pub struct CfOptions {
     pub sst_partitioner_factory: Option<SstPartitioner>,
     /// Flush outputs, and compaction outputs below L0, end where an
     /// ascending insert stream of the memtable (of the merged inputs) ends
-    /// (`compaction::cuts`), so interleaved streams land in disjoint tables
+    /// (`build::cuts`), so interleaved streams land in disjoint tables
     /// that later move down levels without rewrites. `None` (the
     /// default): on for leveled families, off for universal (each L0 file
     /// is a sorted run there) and FIFO; `Some(true)` with those styles is

@@ -1,5 +1,5 @@
 //! Validation and the persisted text of a family's compaction style and
-//! its options (the types live in `compaction::style`, re-exported here).
+//! its options (the types live in `compaction_types.rs`, re-exported here).
 //!
 //! Text form (the MANIFEST's and the OPTIONS file's `name=value` lines):
 //! a style and each option are written only when they differ from the
@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 use super::text_value::TextValue;
 
-pub use crate::compaction::style::{
+pub use super::compaction_types::{
     CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle,
 };
 

@@ -11,9 +11,9 @@
 use crate::error::{Error, Result};
 use crate::wal::WalRecoveryMode;
 
-use super::log::InfoLogLevel;
 use super::text_value::TextValue;
 use super::{CacheType, Options};
+use crate::events::log_options::InfoLogLevel;
 
 /// One DB-wide option: its OPTIONS-file name, the field, and whether
 /// `Db::set_db_options` may change it while the DB is open.

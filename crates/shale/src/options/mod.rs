@@ -8,8 +8,10 @@
 mod blob;
 mod cf;
 mod compaction_style;
+mod compaction_types;
 pub(crate) mod db_text;
-mod log;
+pub(crate) mod file;
+
 pub(crate) mod mutable_db;
 mod text_value;
 
@@ -20,15 +22,15 @@ use crate::cache::CacheOptions;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 
-pub use crate::compaction::cuts::SstPartitioner;
+pub use crate::build::cuts::SstPartitioner;
+pub use crate::events::log_options::InfoLogLevel;
+pub(crate) use crate::events::log_options::InfoLogOptions;
 pub use crate::sst::Compression;
 pub use blob::{BlobOptions, PrepopulateBlobCache};
 pub use cf::CfOptions;
 pub use compaction_style::{
     CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle,
 };
-pub use log::InfoLogLevel;
-pub(crate) use log::InfoLogOptions;
 /// The smallest bounded `max_open_files` (RocksDB raises smaller values).
 pub(crate) const MIN_MAX_OPEN_FILES: i32 = 20;
 /// The smallest `memory_budget`: one small memtable and a few blocks.
@@ -236,7 +238,7 @@ pub struct Options {
     /// The `default` family's compaction filter: asked about each key's
     /// newest value that no snapshot can see, as flush and compaction
     /// rewrite it (keep, remove, change). Default `None`.
-    pub compaction_filter: Option<Arc<dyn crate::compaction::user_filter::CompactionFilter>>,
+    pub compaction_filter: Option<Arc<dyn crate::build::user_filter::CompactionFilter>>,
     /// Write rate in bytes per second while writes are delayed (L0 slowdown
     /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
     /// protect reads and compaction; higher values let writes run ahead.

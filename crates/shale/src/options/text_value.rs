@@ -2,8 +2,8 @@
 //! shared piece of the option groups (compaction style, blob files) that
 //! list their fields once and write and parse them from that list.
 
+use super::compaction_types::UniversalStopStyle;
 use crate::blob::options::PrepopulateBlobCache;
-use crate::compaction::style::UniversalStopStyle;
 use crate::sst::Compression;
 
 /// A value written and parsed by an options list.

@@ -387,7 +387,7 @@ impl TableBuilder {
     /// [`finish`](Self::finish) without the sync: every byte is handed to
     /// the OS and the file is returned, for the caller to sync before
     /// anything names the table (a job with many outputs syncs them
-    /// together: see `compaction::output`).
+    /// together: see `build::writer`).
     pub(crate) fn finish_unsynced(mut self) -> Result<(BuiltTable, Box<dyn WritableFile>)> {
         let built = self.finish_inner(false)?;
         Ok((built, self.w.file))

@@ -30,11 +30,11 @@ use std::sync::Arc;
 
 use super::manifest::ManifestReader;
 use super::OptionsFile;
-use crate::compaction::user_filter::CompactionFilter;
-use crate::db::options_file::OPTIONS_FILE_VERSION;
+use crate::build::user_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 use crate::options::db_text::{is_db_option_of_default_family, set_db_option};
+use crate::options::file::OPTIONS_FILE_VERSION;
 use crate::options::{CfOptions, Options};
 
 /// Code an OPTIONS file names but cannot hold, supplied by the caller and
@@ -235,7 +235,7 @@ fn family_of(section: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::user_filter::FilterDecision;
+    use crate::build::user_filter::FilterDecision;
     use crate::db::Db;
     use crate::merge::UInt64AddOperator;
     use crate::options::{CompactionStyle, Compression, WalRecoveryMode};
@@ -330,7 +330,7 @@ mod tests {
             Some("keep-all")
         );
         // The loaded options render the same OPTIONS text as the originals.
-        let render = |o: &Options| crate::db::options_file::render(o, &o.column_families);
+        let render = |o: &Options| crate::options::file::render(o, &o.column_families);
         assert_eq!(render(o), render(&configured()));
         // And they reopen the DB.
         let mut reopen = l.options.clone();

@@ -64,8 +64,8 @@ use std::sync::Arc;
 
 use crate::base::{compare_internal, make_internal_key, parse_internal_key, ValueKind, MAX_SEQNO};
 use crate::blob::BlobIndex;
-use crate::compaction::filter::EntryFilter;
-use crate::compaction::output::{write_outputs, OutputSpec};
+use crate::build::filter::EntryFilter;
+use crate::build::writer::{write_outputs, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::{default_fs, FileSystem};
 use crate::iter::InternalIterator;

@@ -11,7 +11,7 @@ use crate::fs::FileSystem;
 use crate::options::{db_text, CfOptions, Options};
 use crate::version::filename::{options_file_name, parse_file_name, FileType};
 
-use super::info_log::InfoLog;
+use crate::events::info_log::InfoLog;
 
 /// Format version of the options file.
 pub(crate) const OPTIONS_FILE_VERSION: u32 = 1;

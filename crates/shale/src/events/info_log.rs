@@ -22,8 +22,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
+use super::log_options::{InfoLogLevel, InfoLogOptions};
 use crate::fs::{FileSystem, WritableFile};
-use crate::options::{InfoLogLevel, InfoLogOptions};
 
 /// Prefix of rotated logs; the suffix is the rotation time in micros.
 const OLD_PREFIX: &str = "LOG.old.";

@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use crate::base::{parse_internal_key, SeqNo, ValueKind, TRAILER_LEN};
 use crate::blob::source::{BlobSource, Fill};
-use crate::compaction::user_filter::{CompactionFilter, FilterDecision};
+use crate::build::user_filter::{CompactionFilter, FilterDecision};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::merge::MergeOperator;

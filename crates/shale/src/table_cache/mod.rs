@@ -44,6 +44,8 @@
 //! lock before `retired`. Readers are dropped (files closed) after the
 //! locks are released.
 
+mod lru;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -65,7 +67,7 @@ use crate::sst::{BlockCacheHook, Table};
 use crate::version::filename::table_file_name;
 use crate::version::FileMeta;
 
-use super::table_lru::Lru;
+use self::lru::Lru;
 
 const SHARDS: usize = 16;
 
