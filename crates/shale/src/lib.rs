@@ -7,6 +7,7 @@
 
 mod base;
 mod batch;
+mod bg;
 mod blob;
 mod build;
 mod cache;
@@ -23,8 +24,10 @@ mod iter;
 mod memory;
 mod memtable;
 mod merge;
+mod observe;
 mod options;
 mod range_del;
+mod shared;
 mod sst;
 mod stats;
 #[doc(hidden)]

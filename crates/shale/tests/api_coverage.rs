@@ -96,7 +96,7 @@ fn every_public_call_and_option_is_randomized() {
         "db/mod.rs",
         "db/db_iter.rs",
         "batch/write_batch.rs",
-        "db/snapshot.rs",
+        "base/snapshots.rs",
         "db/read.rs",
         "cf/mod.rs",
         "options/mod.rs",

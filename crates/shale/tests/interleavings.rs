@@ -1928,7 +1928,7 @@ fn a_crash_during_a_compaction_leaves_no_orphan_blob_file_after_reopen() {
     no_leaked_blob_files(&db, crashed.path(), "reopened from the crash copy");
 }
 
-/// Regression (fixed in `db/set_options.rs` and `db/obsolete.rs`: the
+/// Regression (fixed in `db/set_options.rs` and `shared/obsolete.rs`: the
 /// OPTIONS file's number is a pending output until it is renamed; found by
 /// the model test): `set_options` writes a new OPTIONS file through a
 /// temporary file, and an obsolete-file pass (after a flush) running

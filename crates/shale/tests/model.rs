@@ -2452,7 +2452,7 @@ fn model_one_fresh_seed() {
     }
 }
 
-/// Regression (fixed in `db/blob_glue.rs::forced_gc_below`): this seed's
+/// Regression (fixed in `shared/blob_glue.rs::forced_gc_below`): this seed's
 /// run (cutoff 1, threshold 0, blob options changed by `set_options`)
 /// reached a shape where the forced blob collection, which compared the
 /// garbage share of every blob file below the cutoff with the threshold

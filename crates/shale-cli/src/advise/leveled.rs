@@ -1,5 +1,5 @@
 //! The leveled model: level sizes (dynamic or static, as
-//! `compaction::sizing` sizes them), per-level write-amp with the dedup of
+//! `version::sizing` sizes them), per-level write-amp with the dedup of
 //! overwrites, space-amp, and the number of levels that minimises write-amp
 //! (Lambert W). See docs/ADVISOR.md for the derivations.
 //!

@@ -89,7 +89,7 @@ pub fn run(a: &Args, out: &mut dyn Write) -> Result<Outcome, CliError> {
         for &n in &names {
             let v = db.property_cf(cf, n).ok_or_else(|| {
                 CliError::Usage(format!(
-                    "unknown property '{n}' (see crates/shale/src/db/properties.rs)"
+                    "unknown property '{n}' (see crates/shale/src/observe/properties.rs)"
                 ))
             })?;
             props.insert(n.to_string(), Value::String(v));

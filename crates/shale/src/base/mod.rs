@@ -6,6 +6,7 @@ pub(crate) mod expiry;
 mod internal_key;
 mod kind;
 mod prefix;
+pub(crate) mod snapshots;
 mod striped;
 
 pub(crate) use internal_key::{

@@ -48,7 +48,7 @@ pub(crate) type BlobRefs = BTreeMap<u64, (u64, u64)>;
 
 /// Which blob references a compaction relocates: those into files
 /// numbered below `below`, except the files of `keep` (sorted; see
-/// `db::blob_glue::relocation`). The default relocates none.
+/// `shared::blob_glue::relocation`). The default relocates none.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Relocation {
     pub below: u64,

@@ -9,7 +9,7 @@
 //! read them, so before installing, a job whose filter removed or changed
 //! a value that such a snapshot reads discards its outputs and runs again
 //! without the filter, and new snapshots wait while a job that filtered
-//! installs (`db::snapshot`, `SnapshotList::admit`). The filter may be asked
+//! installs (`base::snapshots`, `SnapshotList::admit`). The filter may be asked
 //! about the same key more than once (each time the key is rewritten, and
 //! by a run whose outputs are discarded) and must be deterministic for
 //! results to be stable.

@@ -1,25 +1,47 @@
-//! Compaction: which entries survive a merge (`filter`), the writer of output
-//! tables shared with flushes (`output`), one planned compaction as a
-//! computation (`job`: inputs → outputs, edit, statistics), and the picker
-//! that chooses what to compact (`picker`, with level targets and scores in
-//! `sizing`; `universal` for tiered families, with
-//! `universal_incremental`'s key-range slices of its space-amplification
-//! merges), and the split of one job into key ranges run in parallel
-//! (`subcompaction`), the user's per-key hook (`user_filter`), and the
-//! removal of files wholly under range tombstones (`delete_only`), and the
-//! FIFO style's picker (`fifo`: whole tables dropped by size or age,
-//! small newest L0 tables merged), and key-value separation in the outputs
-//! (`blob_output`: values to blob files, blob garbage), and where outputs
-//! end besides their size (`cuts`: the user's partitioner, insert streams). The DB runs jobs against its state in db/compaction_runner.rs.
+//! Compaction: choosing what to compact and running it.
+//!
+//! Choosing (pure functions of a `Version` and the family's options): the
+//! leveled picker (`picker`, ranking levels by `version::sizing`), the
+//! universal one (`universal`, with `universal_incremental`'s key-range
+//! slices of its space-amplification merges), FIFO's (`fifo`: whole tables
+//! dropped by size or age, small newest L0 tables merged), and the removal
+//! of files wholly under range tombstones (`delete_only`).
+//!
+//! Running: one planned compaction as a computation (`job`: inputs →
+//! outputs through `build/`, edit, statistics), split into key ranges run
+//! in parallel (`subcompaction`); `runner` runs jobs against the DB's state
+//! (picks under the DB mutex, writes outside it, logs the edit, installs),
+//! and `fifo_runner` runs FIFO's drops. The scheduler (`bg/`) calls the
+//! runners.
 
 pub(crate) mod delete_only;
+pub(crate) mod execute;
 pub(crate) mod fifo;
-
+pub(crate) mod fifo_runner;
 pub(crate) mod job;
-
 pub(crate) mod picker;
-pub(crate) mod sizing;
-
+pub(crate) mod plan;
+pub(crate) mod runner;
+pub(crate) mod schedule;
+pub(crate) mod sorted_runs;
 pub(crate) mod subcompaction;
 pub(crate) mod universal;
 pub(crate) mod universal_incremental;
+
+use crate::options::CompactionStyle;
+use crate::version::Version;
+
+use plan::{PickerOptions, Plan, RunningOutput};
+
+/// The most urgent runnable compaction of `v` under the family's style.
+pub(crate) fn pick_for_style(
+    v: &Version,
+    o: &PickerOptions,
+    running: &[RunningOutput],
+    cursors: &mut [usize],
+) -> Option<Plan> {
+    match o.style {
+        CompactionStyle::Universal => universal::pick(v, o),
+        _ => picker::pick(v, o, running, cursors),
+    }
+}

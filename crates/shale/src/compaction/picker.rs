@@ -32,163 +32,13 @@
 
 use std::sync::Arc;
 
-use crate::base::SeqNo;
-use crate::build::cuts::SstPartitioner;
 use crate::events::CompactionReason;
-use crate::options::{CompactionStyle, UniversalCompactionOptions};
+use crate::options::CompactionStyle;
 use crate::version::{FileMeta, Version};
 
-pub(crate) use super::sizing::{level_targets, scores, LevelTargets};
+pub(crate) use crate::version::sizing::{level_targets, scores, LevelTargets};
 
-/// Options the picker reads (a narrow view of `Options`).
-#[derive(Debug, Clone)]
-pub(crate) struct PickerOptions {
-    pub num_levels: usize,
-    pub l0_trigger: usize,
-    pub max_bytes_for_level_base: u64,
-    pub multiplier: f64,
-    pub dynamic: bool,
-    pub max_compaction_bytes: u64,
-    /// Compression byte of files written to each level (trivial moves need
-    /// a match); the last entry applies to deeper levels.
-    pub compression_per_level: Vec<u8>,
-    /// Compression byte of the bottommost level, when it differs.
-    pub bottommost_compression: Option<u8>,
-    /// A manual compaction rewrites even a single file of the last level
-    /// (RocksDB's `BottommostLevelCompaction::kIfHaveCompactionFilter`,
-    /// its default: set when the family has a compaction filter).
-    pub rewrite_bottommost: bool,
-    /// The clock (Unix seconds): files whose every value expired by then
-    /// are compacted on their own. 0: none is.
-    pub now: u64,
-    /// The oldest live snapshot: a last-level file with tombstones is
-    /// rewritten only when none is older than its newest entry (else the
-    /// tombstones would stay and the rewrite would repeat).
-    pub oldest_snapshot: Option<SeqNo>,
-    /// The family's compaction style: which picker runs.
-    pub style: CompactionStyle,
-    /// Universal compaction's options (`l0_trigger` is its run trigger).
-    pub universal: UniversalCompactionOptions,
-    /// Forced blob garbage collection: tables referencing blob files
-    /// numbered below this are rewritten (0: none; see
-    /// `db::blob_glue::forced_gc_below`).
-    pub blob_gc_below: u64,
-    /// One past the newest blob file garbage collection relocates from
-    /// (`db::blob_glue::relocated_end`): tables whose oldest blob file is
-    /// below it are not moved trivially.
-    pub blob_relocate_below: u64,
-    /// The family's output partitioner: a file spanning two partitions is
-    /// rewritten (cut) rather than moved.
-    pub partitioner: Option<SstPartitioner>,
-}
-
-/// The user-key range a running compaction writes at its output level.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RunningOutput {
-    pub output_level: usize,
-    pub smallest: Vec<u8>,
-    pub largest: Vec<u8>,
-}
-
-/// What to compact.
-#[derive(Debug, Clone)]
-pub(crate) struct Plan {
-    pub level: usize,
-    pub output_level: usize,
-    pub inputs: Vec<Arc<FileMeta>>,
-    /// Whole levels strictly between `level` and `output_level`, each a
-    /// sorted run merged in (universal compaction only; empty otherwise).
-    pub middle: Vec<(usize, Vec<Arc<FileMeta>>)>,
-    pub output_inputs: Vec<Arc<FileMeta>>,
-    /// Files of `output_level + 1` overlapping the plan (outputs are cut
-    /// where they would overlap more than `max_compaction_bytes` of them).
-    pub grandparents: Vec<Arc<FileMeta>>,
-    /// Move the input files by a MANIFEST edit alone.
-    pub trivial_move: bool,
-    /// Write the outputs uncompressed whatever the level's compression
-    /// (universal's `compression_size_percent`).
-    pub uncompressed: bool,
-    /// No data below the output level overlaps the inputs.
-    pub bottommost: bool,
-    pub score: f64,
-    /// Why the picker chose it: reported to listeners and the LOG.
-    pub reason: CompactionReason,
-}
-
-impl Plan {
-    /// A plan of `inputs` of `level` and `output_inputs` of
-    /// `output_level`, picked for `reason`, with nothing else yet (no
-    /// middle levels, grandparents, move or score): `finish_plan` fills in
-    /// the rest.
-    pub(crate) fn new(
-        level: usize,
-        output_level: usize,
-        inputs: Vec<Arc<FileMeta>>,
-        output_inputs: Vec<Arc<FileMeta>>,
-        reason: CompactionReason,
-    ) -> Plan {
-        Plan {
-            level,
-            output_level,
-            inputs,
-            middle: Vec::new(),
-            output_inputs,
-            grandparents: Vec::new(),
-            trivial_move: false,
-            uncompressed: false,
-            bottommost: false,
-            score: 0.0,
-            reason,
-        }
-    }
-
-    /// Every input file: the input level's, the middle levels', the output
-    /// level's.
-    pub(crate) fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileMeta>> {
-        self.inputs
-            .iter()
-            .chain(self.middle.iter().flat_map(|(_, f)| f.iter()))
-            .chain(self.output_inputs.iter())
-    }
-
-    /// The user-key range the plan writes at its output level.
-    pub(crate) fn output_range(&self) -> Option<RunningOutput> {
-        let (lo, hi) = user_range(self.all_inputs())?;
-        Some(RunningOutput {
-            output_level: self.output_level,
-            smallest: lo,
-            largest: hi,
-        })
-    }
-}
-
-/// Smallest and largest user key of `files`.
-pub(crate) fn user_range<'a>(
-    files: impl Iterator<Item = &'a Arc<FileMeta>>,
-) -> Option<(Vec<u8>, Vec<u8>)> {
-    let mut range: Option<(&[u8], &[u8])> = None;
-    for f in files {
-        let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
-        range = Some(match range {
-            None => (lo, hi),
-            Some((a, b)) => (a.min(lo), b.max(hi)),
-        });
-    }
-    range.map(|(a, b)| (a.to_vec(), b.to_vec()))
-}
-
-/// The most urgent runnable compaction of `v` under the family's style.
-pub(crate) fn pick_for_style(
-    v: &Version,
-    o: &PickerOptions,
-    running: &[RunningOutput],
-    cursors: &mut [usize],
-) -> Option<Plan> {
-    match o.style {
-        CompactionStyle::Universal => super::universal::pick(v, o),
-        _ => pick(v, o, running, cursors),
-    }
-}
+pub(crate) use super::plan::{user_range, PickerOptions, Plan, RunningOutput};
 
 /// Picks the most urgent runnable compaction, if any level scores ≥ 1.
 pub(crate) fn pick(
@@ -239,7 +89,8 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
     let dense = |level: usize, f: &FileMeta| {
         (f.num_deletions >= DENSE_MIN_DELETIONS && f.num_deletions * 2 > f.num_entries)
             || (f.num_range_deletions > 0
-                && super::sizing::compensated_size(v, level, f) >= f.file_size.saturating_mul(2))
+                && crate::version::sizing::compensated_size(v, level, f)
+                    >= f.file_size.saturating_mul(2))
     };
     // L0 moves whole (its files overlap): all of it into the base level.
     if v.files(0)
@@ -283,7 +134,8 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
             let dense =
                 f.num_deletions >= DENSE_MIN_DELETIONS && f.num_deletions * 2 > f.num_entries;
             let ranged = f.num_range_deletions > 0
-                && super::sizing::compensated_size(v, level, f) >= f.file_size.saturating_mul(2);
+                && crate::version::sizing::compensated_size(v, level, f)
+                    >= f.file_size.saturating_mul(2);
             if !(dense || ranged || expired) {
                 continue;
             }
@@ -697,7 +549,8 @@ fn pick_level(
         let overlap: u64 = next.iter().map(|n| n.file_size).sum();
         // RocksDB's kMinOverlappingRatio over the compensated size: files
         // dense with tombstones go first.
-        let ratio = overlap as f64 / super::sizing::compensated_size(v, level, f).max(1) as f64;
+        let ratio =
+            overlap as f64 / crate::version::sizing::compensated_size(v, level, f).max(1) as f64;
         if best.as_ref().is_none_or(|b| ratio < b.0) {
             best = Some((ratio, i, next));
         }
@@ -861,6 +714,8 @@ pub(crate) fn key_is_bottommost(v: &Version, output_level: usize, user_key: &[u8
 pub(crate) mod tests {
     use super::*;
     use crate::base::{make_internal_key, ValueKind};
+    use crate::build::cuts::SstPartitioner;
+    use crate::options::UniversalCompactionOptions;
 
     const MB: u64 = 1 << 20;
 

@@ -42,50 +42,11 @@ use crate::events::CompactionReason;
 use crate::options::{UniversalCompactionOptions, UniversalStopStyle};
 use crate::version::{FileMeta, Version};
 
-use super::picker::{PickerOptions, Plan};
+use super::plan::{PickerOptions, Plan};
 use super::universal_incremental;
 
-/// One sorted run: an L0 file, or a whole level ≥ 1.
-#[derive(Debug, Clone)]
-pub(crate) struct SortedRun {
-    pub level: usize,
-    pub files: Vec<Arc<FileMeta>>,
-    pub size: u64,
-    pub being_compacted: bool,
-}
-
-/// The sorted runs of `v`, newest first.
-pub(crate) fn sorted_runs(v: &Version) -> Vec<SortedRun> {
-    let mut runs: Vec<SortedRun> = v
-        .files(0)
-        .iter()
-        .map(|f| SortedRun {
-            level: 0,
-            files: vec![Arc::clone(f)],
-            size: f.file_size,
-            being_compacted: f.is_being_compacted(),
-        })
-        .collect();
-    for level in 1..v.num_levels() {
-        let files = v.files(level);
-        if files.is_empty() {
-            continue;
-        }
-        runs.push(SortedRun {
-            level,
-            files: files.to_vec(),
-            size: files.iter().map(|f| f.file_size).sum(),
-            being_compacted: files.iter().any(|f| f.is_being_compacted()),
-        });
-    }
-    runs
-}
-
-/// The number of sorted runs of `v` (what write stalls count for a
-/// universal family, in place of L0 files).
-pub(crate) fn num_sorted_runs(v: &Version) -> usize {
-    v.num_files(0) + (1..v.num_levels()).filter(|&l| v.num_files(l) > 0).count()
-}
+pub(crate) use super::sorted_runs::{sorted_runs, SortedRun};
+pub(crate) use crate::version::sizing::num_sorted_runs;
 
 /// The most urgent universal compaction of `v`, if one is due.
 pub(crate) fn pick(v: &Version, o: &PickerOptions) -> Option<Plan> {

@@ -47,8 +47,8 @@
 
 use std::sync::Arc;
 
-use super::picker::{PickerOptions, Plan};
-use super::universal::SortedRun;
+use super::plan::{PickerOptions, Plan};
+use super::sorted_runs::SortedRun;
 use crate::events::CompactionReason;
 use crate::version::FileMeta;
 

@@ -58,7 +58,7 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
     }
     // Writes to a new family can only come after its handle exists, so its
     // memtable starts at the WAL current now (or a later one).
-    let wal_number = db.writer.wal.lock().number;
+    let wal_number = db.wals.current.lock().number;
     let mut edits: Vec<VersionEdit> = families
         .iter()
         .map(|(name, opts)| VersionEdit {
@@ -69,7 +69,7 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
             ..VersionEdit::default()
         })
         .collect();
-    super::manifest_writer::log_and_apply_group(db, &mut st, &mut edits)?;
+    crate::shared::manifest::log_and_apply_group(db, &mut st, &mut edits)?;
     let num_levels = st.versions.num_levels();
     let mut out = Vec::with_capacity(families.len());
     for (edit, (name, opts)) in edits.iter().zip(families) {
@@ -79,7 +79,7 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
             name.to_string(),
             opts.clone(),
             db.instance,
-            super::new_memtable(db, opts, wal_number),
+            crate::shared::memtables::new_memtable(db, opts, wal_number),
             st.versions.current(id),
         ));
         st.sum_write_buffers += opts.write_buffer_size as u64;
@@ -121,7 +121,7 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
         cf_drop: true,
         ..VersionEdit::default()
     };
-    super::manifest_writer::log_and_apply(db, &mut st, &mut edit)?;
+    crate::shared::manifest::log_and_apply(db, &mut st, &mut edit)?;
     if let Some(state) = st.cfs.remove(&cf.id) {
         st.sum_write_buffers = st
             .sum_write_buffers
@@ -145,7 +145,7 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
         ],
     );
     // Its WALs and (once unreferenced) tables are obsolete now.
-    super::obsolete::delete_obsolete_files(db, &mut st);
+    crate::shared::obsolete::delete_obsolete_files(db, &mut st);
     db.bg_cv.notify_all();
     Ok(())
 }

@@ -95,7 +95,7 @@ impl Drop for DbIterator {
     /// dropped family): release them now and ask the background threads to
     /// delete the files, rather than wait for the next flush or compaction.
     fn drop(&mut self) {
-        self.iter = Box::new(super::read::ErrorIterator(Error::ShutdownInProgress));
+        self.iter = Box::new(crate::iter::error::ErrorIterator(Error::ShutdownInProgress));
         let stale = Arc::strong_count(&self.sv) == 1;
         if stale {
             self.sv = self.db.default_cf.super_version.load_full();

@@ -1,407 +1,49 @@
-//! The DB: open and recovery, the write path (group commit), reads, iterators,
-//! snapshots, column families, background flush and compaction, properties.
+//! The DB's handle, [`Db`], and its calls: open and recovery (`open`),
+//! the write path (`write`: group commit), reads (`read`), iterators
+//! (`db_iter`, `key_range`), column-family administration (`cf_admin`)
+//! and option changes (`set_options`). The state the handle shares with
+//! the background jobs is `shared::DbInner` (see `shared/` for the
+//! concurrency model); the jobs themselves are in `flush/`, `compaction/`
+//! and `bg/`, and what the DB reports about itself in `observe/`.
 //!
-//! Concurrency model:
-//! - `DbInner::state` (the DB mutex) guards the version set, every column
-//!   family's memtable lists (`cf::CfState`), the scheduling state and the
-//!   background-error state.
-//!   MANIFEST writes release it (`manifest_writer`: one writer at a time);
-//!   the memtable switch still creates the next WAL under it.
-//! - Writers queue in `write::WriteQueue`; the leader of a group writes the WAL
-//!   and the memtable for the whole group.
+//! - Writers queue in `write::WriteQueue` (owned by the handle); the leader
+//!   of a group writes the WAL and the memtable for the whole group.
 //! - Readers load their family's `SuperVersion` from an `ArcSwap` and the
 //!   visible sequence number from an atomic: no mutex on the read path.
 
-mod background;
-mod blob_glue;
-mod cache_glue;
 mod cf_admin;
-mod compaction_runner;
 mod db_iter;
-mod error_handler;
-mod event_glue;
-mod fifo_runner;
-mod flush_runner;
-
 mod key_range;
-mod manifest_writer;
-mod obsolete;
 mod open;
-
-mod properties;
 mod read;
 mod set_options;
-mod snapshot;
-mod stall_explain;
-mod stats_report;
-
 mod write;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
-use crate::base::SeqNo;
 use crate::batch::WriteBatch;
-use crate::cf::{Cf, CfRegistry, CfState, ColumnFamily};
+use crate::cf::{Cf, ColumnFamily};
 use crate::error::{Error, Result};
-use crate::fs::{FileLock, FileSystem};
-use crate::memory::{Ledger, Part};
-use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
-use crate::stats::{DbStats, StallCondition};
-use crate::version::VersionSet;
+use crate::shared::DbInner;
 
+pub use crate::base::snapshots::Snapshot;
+pub use crate::compaction::runner::ReclaimProgress;
 pub use db_iter::{DbIterator, DbRange};
 pub use key_range::KeyRange;
 pub use read::PinnableValue;
-pub use snapshot::Snapshot;
-pub(crate) use snapshot::SnapshotList;
-
-use crate::events::info_log::InfoLog;
-use crate::table_cache::TableCache;
-pub(crate) use error_handler::Reason;
-
-/// State guarded by the DB mutex.
-pub(crate) struct DbState {
-    pub versions: VersionSet,
-    /// Every live column family's memtables and scheduling state, by id.
-    pub cfs: BTreeMap<u32, CfState>,
-    /// Families that may have an immutable memtable to flush, in the order
-    /// they asked (entries may be stale: checked when taken).
-    pub flush_queue: VecDeque<u32>,
-    /// Families whose LSM changed since a compaction was last looked for.
-    pub compaction_queue: BTreeSet<u32>,
-    /// Families whose active memtable filled (or that a budget asked to
-    /// flush): switched by the next write leader.
-    pub pending_switch: Vec<u32>,
-    /// Families whose current version asks writers to slow down or stop.
-    pub stalled: BTreeMap<u32, StallCondition>,
-    /// WALs before the current one that are not yet deleted, oldest first,
-    /// with their sizes.
-    pub closed_wals: VecDeque<(u64, u64)>,
-    /// Obsolete WALs kept for reuse as new WALs (`recycle_log_file_num`),
-    /// oldest first: only ones this instance closed and synced.
-    pub recycle_wals: VecDeque<u64>,
-    /// Sum of every family's `write_buffer_size` (for `max_total_wal_size`).
-    pub sum_write_buffers: u64,
-    /// The WAL whose families were last asked to flush because the live
-    /// WALs grew past `max_total_wal_size` (asked once per WAL).
-    pub wal_flush_requested: u64,
-    /// Number of running flushes (at most one per family).
-    pub flushes_running: usize,
-    /// Number of running compactions.
-    pub compactions_running: usize,
-    /// Manual compactions waiting or running.
-    pub manual_compactions: usize,
-    /// File numbers being written by jobs (not yet in a version): never
-    /// deleted as obsolete.
-    pub pending_outputs: std::collections::HashSet<u64>,
-    /// The outstanding background error and the recovery state.
-    pub errors: error_handler::ErrorState,
-}
-
-impl DbState {
-    /// The state of family `id` (`None` once dropped).
-    pub(crate) fn cf(&self, id: u32) -> Option<&CfState> {
-        self.cfs.get(&id)
-    }
-
-    /// The DB-wide stall condition: the worst of every family's.
-    pub(crate) fn worst_stall(&self) -> StallCondition {
-        let mut worst = StallCondition::Normal;
-        for c in self.stalled.values() {
-            match (worst, c) {
-                (_, StallCondition::Stopped(_)) => return *c,
-                (StallCondition::Normal, StallCondition::Delayed(_)) => worst = *c,
-                _ => {}
-            }
-        }
-        worst
-    }
-
-    /// True when some family has an immutable memtable or a running flush.
-    pub(crate) fn any_flush_work(&self) -> bool {
-        self.flushes_running > 0
-            || self
-                .flush_queue
-                .iter()
-                .any(|id| self.cfs.get(id).is_some_and(|c| !c.imm.is_empty()))
-    }
-}
-
-pub(crate) struct DbInner {
-    pub dir: PathBuf,
-    pub opts: Options,
-    /// `opts.fs`, wrapped to count every IO by purpose into `io`.
-    pub fs: Arc<dyn FileSystem>,
-    /// Bytes and requests read and written, by purpose.
-    pub io: Arc<crate::io::accounting::IoCounters>,
-    /// The `LOCK` file's lock, released by `close` (or the last handle's
-    /// drop) even while iterators or ranges still hold this struct.
-    lock: Mutex<Option<Box<dyn FileLock>>>,
-    /// Highest sequence number visible to readers.
-    pub visible_seq: AtomicU64,
-    /// Identity of this open instance (handles of other opens are refused).
-    pub instance: u64,
-    /// The `default` family (id 0; never dropped).
-    pub default_cf: Arc<ColumnFamily>,
-    /// Live families by id and name, for lookups without the DB mutex.
-    pub cfs: CfRegistry,
-    /// Families whose memtable a write group filled, reported by the write
-    /// leader (which holds the WAL lock, not the DB mutex) for the next
-    /// leader to switch.
-    pub full_cfs: Mutex<Vec<u32>>,
-    /// The memory ledger: memtables, table readers and background buffers
-    /// charged by their owners, and `memory_budget` enforced over them and
-    /// the block cache (see `crate::memory`).
-    pub memory: Arc<Ledger>,
-    /// The largest read the DB's device serves as one request
-    /// (`FileSystem::max_request_bytes`, 512 KiB when unknown): compaction
-    /// readahead never asks for more.
-    pub max_read_request: usize,
-    pub state: Mutex<DbState>,
-    /// Signalled when background work finishes or is scheduled.
-    pub bg_cv: Condvar,
-    pub writer: write::WriteQueue,
-    pub snapshots: Arc<SnapshotList>,
-    pub table_cache: Arc<TableCache>,
-    pub block_cache: Option<Arc<cache_glue::SharedBlockCache>>,
-    /// Reads of blob values (every family's blob files).
-    pub blobs: Arc<crate::blob::source::BlobSource>,
-    pub stats: DbStats,
-    pub log: Arc<InfoLog>,
-    /// Delivers events to `opts.listeners` (see `crate::events`).
-    pub events: Arc<crate::events::Notifier>,
-    pub shutting_down: AtomicBool,
-    /// Set when the DB starts closing (before the flush of unpersisted
-    /// memtables): table writes stop waiting on `opts.rate_limiter`.
-    pub io_cancel: Arc<AtomicBool>,
-    /// Set while a hard or fatal background error is outstanding (mirrors
-    /// `DbState::errors`): writes are refused.
-    pub stop_writes: AtomicBool,
-    /// Signalled when a MANIFEST write finishes (`manifest_writer`).
-    pub manifest_cv: Condvar,
-    pub wal_recovery_report: String,
-    /// Families whose persisted options could not be read at open (opened
-    /// with defaults), one line each.
-    pub cf_options_report: String,
-    /// Set by writes that skipped the WAL: close flushes the memtables so a
-    /// clean shutdown loses nothing (as RocksDB does).
-    pub unpersisted: AtomicBool,
-    /// Serializes obsolete-file deletion passes.
-    pub purge_lock: Mutex<()>,
-    /// Serializes `set_options` and `set_db_options` calls (and their
-    /// OPTIONS files).
-    pub options_lock: Mutex<()>,
-    /// The DB-wide options `set_db_options` changes: read from here, not
-    /// from `opts`.
-    pub mutable: crate::options::mutable_db::MutableDbOptions,
-    /// A reader released a super version that was no longer current: the
-    /// background threads run an obsolete-file pass.
-    pub purge_requested: AtomicBool,
-    /// Set by a leader's full `make_room` pass that found nothing to do
-    /// beyond the per-write checks (no stall, no pending switch, no closed
-    /// WAL, no error); cleared under the DB mutex by whatever may change
-    /// that (a version with a stall, a switch, an error, a family created
-    /// or dropped) and by an inserter reporting a full memtable. While set,
-    /// leaders skip the DB mutex (see `write::make_room`).
-    pub room_clear: AtomicBool,
-}
-
-impl DbInner {
-    /// Publishes a new super version of family `cf` from `state`, and
-    /// refreshes what depends on its version: its stall condition (counted
-    /// once per version that causes one) and its place in the compaction
-    /// queue. Requires the DB mutex (the caller passes the guarded state).
-    pub(crate) fn install_super_version(&self, state: &mut DbState, cf: u32) {
-        let version = state.versions.current(cf);
-        let Some(c) = state.cfs.get_mut(&cf) else {
-            return;
-        };
-        c.install_super_version(std::sync::Arc::clone(&version));
-        self.refresh_stall(state, cf, true);
-    }
-
-    /// Holds the memtables' share of `memory_budget` for the families open
-    /// now (after a family is created or dropped, or its write buffers
-    /// resized). Requires the DB mutex.
-    pub(crate) fn refresh_memtable_reserve(&self, state: &DbState) {
-        let max = state
-            .cfs
-            .values()
-            .map(|c| c.cf.opts().memtables_max())
-            .fold(0, usize::saturating_add);
-        self.memory
-            .set_memtable_reserve(memtable_reserve(&self.opts, max));
-    }
-
-    /// Recomputes family `cf`'s stall condition from its current version
-    /// and options, and queues it for the compaction picker; a stall is
-    /// counted in the stats when `count` (once per version that causes it:
-    /// not again when only the options changed). Requires the DB mutex.
-    pub(crate) fn refresh_stall(&self, state: &mut DbState, cf: u32, count: bool) {
-        let version = state.versions.current(cf);
-        let Some(c) = state.cfs.get_mut(&cf) else {
-            return;
-        };
-        let cond = background::stall_condition(&c.cf.opts(), &version, state.versions.num_levels());
-        let prev = std::mem::replace(&mut c.stall, cond);
-        event_glue::stall_changed(self, cf, &c.cf.name, prev, cond);
-        match cond {
-            StallCondition::Normal => {
-                state.stalled.remove(&cf);
-            }
-            StallCondition::Stopped(cause) | StallCondition::Delayed(cause) => {
-                self.room_clear.store(false, Ordering::SeqCst);
-                if count {
-                    let l0_busy = compaction_runner::l0_compaction_running(self);
-                    self.stats.count_stall(cause, l0_busy);
-                }
-                state.stalled.insert(cf, cond);
-            }
-        }
-        state.compaction_queue.insert(cf);
-    }
-
-    /// Records a background error (see `error_handler` for what it stops).
-    pub(crate) fn set_bg_error(&self, state: &mut DbState, e: Error, reason: Reason) {
-        error_handler::set_bg_error(self, state, e, reason);
-    }
-
-    /// Allocates a file number for a job's output table and protects it from
-    /// obsolete-file deletion until the job installs or drops it; the number
-    /// is also recorded in the job's own `allocated` list.
-    pub(crate) fn new_output_number(&self, allocated: &mut Vec<u64>) -> u64 {
-        let mut s = self.state.lock();
-        let n = s.versions.new_file_number();
-        s.pending_outputs.insert(n);
-        allocated.push(n);
-        n
-    }
-
-    /// The rate limit for a job's table writes at `priority` (`None`
-    /// without `Options::rate_limiter`).
-    pub(crate) fn rate_limit(
-        &self,
-        priority: crate::io::IoPriority,
-    ) -> Option<crate::io::RateLimit> {
-        self.opts
-            .rate_limiter
-            .as_ref()
-            .map(|limiter| crate::io::RateLimit {
-                limiter: Arc::clone(limiter),
-                priority,
-                cancel: Arc::clone(&self.io_cancel),
-            })
-    }
-
-    pub(crate) fn check_writable(&self) -> Result<()> {
-        if self.stop_writes.load(Ordering::Acquire) {
-            if let Some(e) = self.state.lock().errors.write_error() {
-                return Err(e);
-            }
-        }
-        if self.shutting_down.load(Ordering::Acquire) {
-            return Err(Error::ShutdownInProgress);
-        }
-        Ok(())
-    }
-
-    /// `ShutdownInProgress` once the DB is closing or closed (reads).
-    pub(crate) fn check_open(&self) -> Result<()> {
-        if self.shutting_down.load(Ordering::Acquire) {
-            return Err(Error::ShutdownInProgress);
-        }
-        Ok(())
-    }
-
-    /// Bytes of the WALs not yet deleted (the closed ones and the current
-    /// one). Requires the DB mutex; takes the WAL lock.
-    pub(crate) fn live_wal_bytes(&self, st: &DbState) -> u64 {
-        let current = self
-            .writer
-            .wal
-            .lock()
-            .writer
-            .as_ref()
-            .map_or(0, |w| w.file_size());
-        st.closed_wals.iter().map(|w| w.1).sum::<u64>() + current
-    }
-
-    /// Asks the background threads for an obsolete-file pass (a reader let
-    /// go of tables nothing else may hold).
-    pub(crate) fn request_purge(&self) {
-        if !self.purge_requested.swap(true, Ordering::AcqRel) {
-            self.bg_cv.notify_one();
-        }
-    }
-
-    pub(crate) fn last_visible(&self) -> SeqNo {
-        self.visible_seq.load(Ordering::Acquire)
-    }
-}
-
-/// A new, empty memtable for a family with options `opts`, starting at WAL
-/// `wal_number`, charged to the DB's memtable budget. Its arena chunk and
-/// bloom filter are allocated by its first write.
-pub(crate) fn new_memtable(db: &DbInner, opts: &CfOptions, wal_number: u64) -> Arc<MemTable> {
-    Arc::new(
-        MemTable::charged(
-            wal_number,
-            opts.memtable_bloom_bytes(db.opts.write_buffer_budget()),
-            Some(db.memory.meter(Part::Memtables)),
-            opts.write_buffer_size,
-        )
-        .with_prefix(opts.prefix_extractor, opts.memtable_whole_key_filtering),
-    )
-}
-
-/// Bytes of `memory_budget` held for memtables that can hold
-/// `memtables_max` at once: their share of the budget
-/// (`Options::write_buffer_budget`), or all they can hold if that is less.
-pub(crate) fn memtable_reserve(opts: &Options, memtables_max: usize) -> usize {
-    opts.write_buffer_budget().min(memtables_max)
-}
-
-/// Creates a WAL file: through a memory mapping with `wal_mmap_writes`,
-/// written back every `wal_bytes_per_sync` bytes.
-pub(crate) fn create_wal_file(
-    fs: &Arc<dyn crate::fs::FileSystem>,
-    opts: &Options,
-    wal_bytes_per_sync: u64,
-    path: &std::path::Path,
-) -> Result<Box<dyn crate::fs::WritableFile>> {
-    let file = if opts.wal_mmap_writes {
-        fs.create_mapped(path)?
-    } else {
-        fs.create(path)?
-    };
-    Ok(crate::io::RangeSyncer::wrap(file, wal_bytes_per_sync))
-}
-
-/// Opens the obsolete WAL `old` (kept by `recycle_log_file_num`) as the new
-/// WAL `path`: renamed and overwritten in place, as `create_wal_file`
-/// otherwise.
-pub(crate) fn reuse_wal_file(
-    fs: &Arc<dyn crate::fs::FileSystem>,
-    opts: &Options,
-    wal_bytes_per_sync: u64,
-    old: &std::path::Path,
-    path: &std::path::Path,
-) -> Result<Box<dyn crate::fs::WritableFile>> {
-    let file = fs.reuse_writable(old, path, opts.wal_mmap_writes)?;
-    Ok(crate::io::RangeSyncer::wrap(file, wal_bytes_per_sync))
-}
 
 /// Owns the background threads; dropping the last `Db` clone drops this,
 /// which stops and joins them.
 struct DbHandle {
     inner: Arc<DbInner>,
+    /// The queue of writes (only writes use it).
+    writes: write::WriteQueue,
     threads: Mutex<Vec<JoinHandle<()>>>,
     closed: AtomicBool,
 }
@@ -429,7 +71,7 @@ impl DbHandle {
         // Writes made with `disable_wal` live only in memtables: flush them.
         let mut flush_result = Ok(());
         if inner.unpersisted.load(Ordering::Acquire) {
-            flush_result = background::flush_all_and_wait(inner);
+            flush_result = crate::bg::scheduler::flush_all_and_wait(inner);
         }
         {
             // Under the DB mutex: a memtable switch (which opens a new WAL)
@@ -458,7 +100,7 @@ impl DbHandle {
         // Hand whatever the WAL buffered to the OS and close it: a write
         // group arriving later finds no WAL and fails.
         let wal_result = {
-            let mut wal = inner.writer.wal.lock();
+            let mut wal = inner.wals.current.lock();
             match wal.writer.take() {
                 Some(mut w) => w.flush(),
                 None => Ok(()),
@@ -478,19 +120,6 @@ impl Drop for DbHandle {
     fn drop(&mut self) {
         let _ = self.shutdown();
     }
-}
-
-/// One step of [`Db::reclaim_cf`]: a compaction from `level` into
-/// `output_level` finished, leaving `bytes_in_range` bytes of table files
-/// overlapping the range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReclaimProgress {
-    /// The level compacted.
-    pub level: usize,
-    /// The level written.
-    pub output_level: usize,
-    /// Bytes of the files overlapping the range now.
-    pub bytes_in_range: u64,
 }
 
 /// A handle to an open DB. Cheap to clone; all clones share the DB. The DB
@@ -513,10 +142,11 @@ impl Db {
         let inner = open::open(path.as_ref(), opts)?;
         let inner = Arc::new(inner);
         // Files a crash left behind (unfinished tables, replayed WALs).
-        obsolete::delete_obsolete_files(&inner, &mut inner.state.lock());
-        let threads = background::start(&inner);
+        crate::shared::obsolete::delete_obsolete_files(&inner, &mut inner.state.lock());
+        let threads = crate::bg::scheduler::start(&inner);
         Ok(Db {
             handle: Arc::new(DbHandle {
+                writes: write::WriteQueue::new(),
                 inner,
                 threads: Mutex::new(threads),
                 closed: AtomicBool::new(false),
@@ -527,7 +157,7 @@ impl Db {
     /// The names of the column families of the DB at `path`, read from its
     /// MANIFEST without opening it (`opts.fs` is the file system used).
     pub fn list_cfs(path: impl AsRef<Path>, opts: &Options) -> Result<Vec<String>> {
-        VersionSet::list_column_families(opts.fs.as_ref(), path.as_ref())
+        crate::version::VersionSet::list_column_families(opts.fs.as_ref(), path.as_ref())
     }
 
     fn inner(&self) -> &Arc<DbInner> {
@@ -743,14 +373,14 @@ impl Db {
 
     /// Applies a batch atomically (across every family it names).
     pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-        write::write(self.inner(), batch, opts)
+        write::write(self.inner(), &self.handle.writes, batch, opts)
     }
 
     /// Hands WAL bytes buffered in process (`manual_wal_flush`) to the OS,
     /// and with `sync` makes them durable.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
         self.inner().check_open()?;
-        self.inner().writer.flush_wal(self.inner(), sync)
+        write::flush_wal(self.inner(), sync)
     }
 
     /// Reads `key` at the latest state.
@@ -923,20 +553,20 @@ impl Db {
 
     /// Flushes the `default` family's memtable to an SST and waits for it.
     pub fn flush(&self) -> Result<()> {
-        background::flush_and_wait(self.inner(), 0)
+        crate::bg::scheduler::flush_and_wait(self.inner(), 0)
     }
 
     /// Flushes family `cf`'s memtable to an SST and waits for it.
     pub fn flush_cf(&self, cf: &Cf) -> Result<()> {
         let id = self.family(cf)?.id;
-        background::flush_and_wait(self.inner(), id)
+        crate::bg::scheduler::flush_and_wait(self.inner(), id)
     }
 
     /// Compacts the user keys in [`start`, `end`] (`None` = unbounded on
     /// that side) of the `default` family down the LSM, level by level, and
     /// waits. `start > end` is `InvalidArgument`.
     pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        background::compact_range(self.inner(), 0, start, end)
+        crate::bg::scheduler::compact_range(self.inner(), 0, start, end)
     }
 
     /// `compact_range` in family `cf`.
@@ -947,7 +577,7 @@ impl Db {
         end: Option<&[u8]>,
     ) -> Result<()> {
         let id = self.family(cf)?.id;
-        background::compact_range(self.inner(), id, start, end)
+        crate::bg::scheduler::compact_range(self.inner(), id, start, end)
     }
 
     /// Removes from disk every byte in `[start, end]` (`None`: unbounded)
@@ -974,12 +604,18 @@ impl Db {
         let id = self.family(cf)?.id;
         let before = {
             let st = self.inner().state.lock();
-            compaction_runner::bytes_in_range(&st.versions.current(id), start, end)
+            crate::compaction::runner::bytes_in_range(&st.versions.current(id), start, end)
         };
-        background::compact_range_with(self.inner(), id, start, end, Some(&mut progress))?;
+        crate::bg::scheduler::compact_range_with(
+            self.inner(),
+            id,
+            start,
+            end,
+            Some(&mut progress),
+        )?;
         let after = {
             let st = self.inner().state.lock();
-            compaction_runner::bytes_in_range(&st.versions.current(id), start, end)
+            crate::compaction::runner::bytes_in_range(&st.versions.current(id), start, end)
         };
         Ok(before.saturating_sub(after))
     }
@@ -995,19 +631,19 @@ impl Db {
     /// `shale.bg-error-*` properties; see `Options::max_bgerror_resume_count`
     /// for automatic resumes.
     pub fn resume(&self) -> Result<()> {
-        error_handler::resume_now(self.inner())
+        crate::bg::resume::resume_now(self.inner())
     }
 
     /// Waits until no flush or compaction is pending or running.
     pub fn wait_for_compaction(&self) -> Result<()> {
-        background::wait_for_idle(self.inner())
+        crate::bg::scheduler::wait_for_idle(self.inner())
     }
 
     /// A DB property (`shale.stats`, `shale.levelstats`,
     /// `shale.num-files-at-level<N>`, ...) of the `default` family and the
     /// DB; `None` for unknown names.
     pub fn property(&self, name: &str) -> Option<String> {
-        properties::property(self.inner(), 0, name)
+        crate::observe::properties::property(self.inner(), 0, name)
     }
 
     /// The DB's statistics now, typed: per family the LSM shape and
@@ -1016,7 +652,7 @@ impl Db {
     /// `stalls_now`, which explains each write slowdown or stop in force.
     /// Counters are cumulative since open; reading them resets nothing.
     pub fn stats(&self) -> crate::Stats {
-        stats_report::collect(self.inner())
+        crate::observe::stats_report::collect(self.inner())
     }
 
     /// A property of family `cf` (the per-family ones answered for it, the
@@ -1024,7 +660,7 @@ impl Db {
     /// family.
     pub fn property_cf(&self, cf: &Cf, name: &str) -> Option<String> {
         let id = self.family(cf).ok()?.id;
-        properties::property(self.inner(), id, name)
+        crate::observe::properties::property(self.inner(), id, name)
     }
 
     /// The DB directory.

@@ -54,10 +54,12 @@ use crate::wal::{replay, LogReader, LogWriter, WalRecoveryMode};
 
 use crate::blob::source::BlobSource;
 
-use super::write::{insert_batch, MemTarget, WriteQueue};
-use super::{DbInner, DbState, SnapshotList};
+use super::write::{insert_batch, MemTarget};
+use crate::base::snapshots::SnapshotList;
 use crate::events::info_log::InfoLog;
 use crate::events::Notifier;
+use crate::shared::wal_files::WalFiles;
+use crate::shared::{DbInner, DbState};
 use crate::table_cache::{effective_max_open_files, TableCache};
 
 /// `DbInner::max_read_request` when the file system cannot tell the
@@ -69,7 +71,7 @@ static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     opts.validate()?;
-    let block_cache = super::cache_glue::make_block_cache(&opts)?;
+    let block_cache = crate::table_cache::block_cache::make_block_cache(&opts)?;
     // Every file operation of the DB is counted by purpose; opening
     // (recovery included) is `Other`.
     let io = Arc::new(IoCounters::default());
@@ -143,7 +145,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     }
     let memory = Ledger::with_memtable_reserve(
         opts.memory_budget,
-        super::memtable_reserve(&opts, memtables_max),
+        crate::shared::memtables::memtable_reserve(&opts, memtables_max),
     );
     if opts.memory_budget > 0 && crate::memory::pages::fix_mmap_threshold() {
         log.info("memory_budget: glibc M_MMAP_THRESHOLD fixed at 131072 for this process (large buffers are mapped and freed to the kernel)");
@@ -210,7 +212,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let stats = DbStats::new(opts.num_levels);
 
     let wal_number = versions.new_file_number();
-    let wal_file = super::create_wal_file(
+    let wal_file = crate::shared::wal_files::create_wal_file(
         &fs,
         &opts,
         opts.wal_bytes_per_sync,
@@ -333,7 +335,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         max_read_request,
         state: Mutex::new(state),
         bg_cv: Condvar::new(),
-        writer: WriteQueue::new(wal, wal_number, last, opts.recycle_log_file_num > 0),
+        wals: WalFiles::new(wal, wal_number, last, opts.recycle_log_file_num > 0),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         block_cache,
@@ -802,7 +804,7 @@ fn flush_recovered(
         // Values go to blob files as a flush's would (RocksDB's recovery
         // flush does the same), blob files finished and synced before the
         // group edit that names them.
-        blob: super::blob_glue::recovery_spec(blobs, cf, opts),
+        blob: crate::shared::blob_glue::recovery_spec(blobs, cf, opts),
         partitioner: opts.flush_partitioner(),
         streams: opts.stream_detector(opts.write_buffer_size as u64),
     };

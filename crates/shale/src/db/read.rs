@@ -34,6 +34,7 @@ use crate::version::{FileMeta, Version};
 use super::db_iter::DbIterator;
 use super::DbInner;
 use crate::cf::SuperVersion;
+use crate::iter::error::ErrorIterator;
 use crate::table_cache::TableCache;
 
 const INLINE_CAP: usize = 128;
@@ -856,28 +857,4 @@ pub(crate) fn error_iterator(db: &Arc<DbInner>, e: Error) -> DbIterator {
         None,
         None,
     )
-}
-
-/// An empty iterator that reports an error (a table failed to open).
-pub(crate) struct ErrorIterator(pub(crate) Error);
-
-impl InternalIterator for ErrorIterator {
-    fn valid(&self) -> bool {
-        false
-    }
-    fn seek_to_first(&mut self) {}
-    fn seek_to_last(&mut self) {}
-    fn seek(&mut self, _: &[u8]) {}
-    fn seek_for_prev(&mut self, _: &[u8]) {}
-    fn next(&mut self) {}
-    fn prev(&mut self) {}
-    fn key(&self) -> &[u8] {
-        &[]
-    }
-    fn value(&self) -> &[u8] {
-        &[]
-    }
-    fn status(&self) -> Result<()> {
-        Err(self.0.clone())
-    }
 }

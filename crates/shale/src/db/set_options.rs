@@ -69,7 +69,7 @@ pub(crate) fn set_options(
             cf_options: Some(new.to_text()),
             ..VersionEdit::default()
         };
-        if !super::manifest_writer::log_and_apply_if_live(db, &mut st, &mut edit)? {
+        if !crate::shared::manifest::log_and_apply_if_live(db, &mut st, &mut edit)? {
             return refuse("set_options: the family was dropped".into());
         }
     }
@@ -124,7 +124,7 @@ pub(crate) fn set_db_options(
         let mut t = threads.lock();
         db.check_open()?;
         db.mutable.store(&new);
-        super::background::add_threads(db, &mut t);
+        crate::bg::scheduler::add_threads(db, &mut t);
     }
     let mut st = db.state.lock();
     db.room_clear.store(false, Ordering::SeqCst);
@@ -154,7 +154,7 @@ pub(crate) fn current_options(db: &DbInner) -> crate::options::Options {
 /// renamed, so an obsolete-file pass running meanwhile leaves it alone.
 fn write_options_file(
     db: &Arc<DbInner>,
-    mut st: parking_lot::MutexGuard<'_, super::DbState>,
+    mut st: parking_lot::MutexGuard<'_, crate::shared::DbState>,
 ) -> Result<()> {
     let number = st.versions.new_file_number();
     st.pending_outputs.insert(number);

@@ -44,8 +44,7 @@
 //! entries are all visible; sequence numbers become visible in order.
 
 use std::collections::VecDeque;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -54,14 +53,13 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::base::{SeqNo, ValueKind};
 use crate::batch::{Owner, WriteBatch};
 use crate::error::{Error, Result};
-use crate::fs::FileSystem;
 use crate::memory::Part;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::version::filename::log_file_name;
-use crate::wal::{LogWriter, PredecessorWal, WalRecoveryMode};
 
-use super::{DbInner, DbState, Reason};
+use crate::shared::memtables::{memtable_budget, memtable_stop, switch_memtable};
+use crate::shared::wal_files::backoff;
+use crate::shared::{DbInner, DbState, Reason};
 
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
@@ -255,49 +253,51 @@ struct Slot {
     cv: Condvar,
 }
 
-/// The WAL being written, owned by the current leader.
-pub(crate) struct WalState {
-    pub writer: Option<LogWriter>,
-    pub number: u64,
-    /// The last sequence number given to a group (published or not).
-    pub last_allocated: SeqNo,
-}
-
+/// The queue of write requests: the request at its head leads the next
+/// group (see the module header). Owned by the DB handle (`Db`): only
+/// writes use it.
 pub(crate) struct WriteQueue {
     queue: Mutex<VecDeque<Arc<Slot>>>,
-    pub(crate) wal: Mutex<WalState>,
-    /// The current WAL is memory-mapped: appending a record hands it to the
-    /// OS, so non-sync writes need no group (see `write`). Set with the
-    /// writer, under the WAL lock.
-    wal_mapped: AtomicBool,
-    /// WALs closed by a memtable switch and not yet synced, oldest first
-    /// (see `switch_memtable`). Lock order: `wal`, then `closed`.
-    closed: Mutex<VecDeque<LogWriter>>,
-    /// Writers of closed WALs that are synced or obsolete, waiting to be
-    /// dropped outside the DB mutex and the WAL lock (`drop_retired_wals`):
-    /// dropping a memory-mapped writer unmaps it and truncates the file to
-    /// its records, and a truncation frees blocks, which on a file system
-    /// mounted with `discard` waits for the device (measured 11 ms per WAL
-    /// on this project's VM, stalling every writer). Only without
-    /// `recycle_log_file_num`: a recycled file must not be cut by its old
-    /// writer's late drop, so with recycling writers drop at once.
-    retired: Mutex<Vec<LogWriter>>,
-    /// False with `recycle_log_file_num` > 0 (see `retired`).
-    retire: bool,
-    /// A WAL was created (or renamed for reuse) since the DB directory was
-    /// last synced: `sync_closed_wals` syncs it before anything that must
-    /// survive a power loss relies on a WAL's directory entry.
-    pub(crate) wal_dir_unsynced: AtomicBool,
     /// The leader's group and batch vectors, kept between groups so that a
     /// group allocates nothing (only a leader takes it, and gives it back
     /// before its inserts: rarely contended).
     scratch: Mutex<(Vec<Arc<Slot>>, Vec<WriteBatch>)>,
 }
 
+impl WriteQueue {
+    pub(crate) fn new() -> Self {
+        WriteQueue {
+            queue: Mutex::new(VecDeque::new()),
+            scratch: Mutex::new((Vec::new(), Vec::new())),
+        }
+    }
+}
+
 thread_local! {
     /// This thread's request slot, reused by its next write once nobody
     /// else holds it (a write allocates no slot in the common case).
     static SLOT: std::cell::RefCell<Option<Arc<Slot>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `Db::flush_wal`: flushes (and optionally syncs) the WAL.
+pub(crate) fn flush_wal(db: &DbInner, sync: bool) -> Result<()> {
+    let mut wal = db.wals.current.lock();
+    let Some(w) = wal.writer.as_mut() else {
+        return Ok(());
+    };
+    let r = if sync {
+        db.wals
+            .sync_closed_wals(db.fs.as_ref(), &db.dir)
+            .and_then(|()| w.sync())
+    } else {
+        w.flush()
+    };
+    drop(wal);
+    if let Err(e) = &r {
+        let mut st = db.state.lock();
+        db.set_bg_error(&mut st, e.clone(), Reason::Wal);
+    }
+    r
 }
 
 /// A slot for a new request: this thread's previous one if it is free.
@@ -332,143 +332,12 @@ fn return_slot(slot: Arc<Slot>) {
     let _ = SLOT.try_with(|s| *s.borrow_mut() = Some(slot));
 }
 
-impl WriteQueue {
-    /// A queue writing `writer` (WAL `number`), whose next group gets
-    /// sequence numbers after `last_seq`.
-    pub(crate) fn new(writer: LogWriter, number: u64, last_seq: SeqNo, recycling: bool) -> Self {
-        WriteQueue {
-            retired: Mutex::new(Vec::new()),
-            retire: !recycling,
-            wal_dir_unsynced: AtomicBool::new(false),
-            queue: Mutex::new(VecDeque::new()),
-            wal_mapped: AtomicBool::new(writer.appends_reach_os()),
-            wal: Mutex::new(WalState {
-                writer: Some(writer),
-                number,
-                last_allocated: last_seq,
-            }),
-            closed: Mutex::new(VecDeque::new()),
-            scratch: Mutex::new((Vec::new(), Vec::new())),
-        }
-    }
-
-    /// True when WAL `number` is known synced: it is not among the closed
-    /// WALs waiting for a sync (`false` too when another thread holds that
-    /// list: never waits, as the caller holds the DB mutex).
-    pub(crate) fn closed_wal_synced(&self, number: u64) -> bool {
-        self.closed
-            .try_lock()
-            .is_some_and(|c| c.iter().all(|w| w.log_number() != number))
-    }
-
-    /// Drops the writers of closed, unsynced WALs older than `log_number`
-    /// (obsolete: their writes are in durable tables) without syncing them.
-    /// Skipped while a sync holds them (called under the DB mutex, which
-    /// must not wait for IO); the next call prunes them.
-    pub(crate) fn forget_closed_wals_before(&self, log_number: u64) {
-        if let Some(mut closed) = self.closed.try_lock() {
-            while closed.front().is_some_and(|w| w.log_number() < log_number) {
-                let w = closed.pop_front().expect("front checked");
-                self.retire(w);
-            }
-        }
-    }
-
-    /// Drops `w` now, or keeps it for `drop_retired_wals` (see `retired`).
-    fn retire(&self, w: LogWriter) {
-        if self.retire {
-            self.retired.lock().push(w);
-        }
-    }
-
-    /// Drops the writers of closed WALs that are synced or obsolete (see
-    /// `retired`). Called without the DB mutex and the WAL lock.
-    pub(crate) fn drop_retired_wals(&self) {
-        let retired = std::mem::take(&mut *self.retired.lock());
-        drop(retired);
-    }
-
-    /// Syncs the closed WALs not yet synced, oldest first, and drops their
-    /// writers. On return every WAL closed before the call is durable. A
-    /// sync write calls this before syncing the current WAL, and a flush
-    /// before logging its edit (see `switch_memtable`). May be called with
-    /// the WAL lock held, not with `closed`.
-    pub(crate) fn sync_closed_wals(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
-        let mut closed = self.closed.lock();
-        while let Some(w) = closed.front_mut() {
-            w.sync()?;
-            let w = closed.pop_front().expect("front checked");
-            self.retire(w);
-        }
-        // Under `closed`, so a concurrent caller cannot return before the
-        // directory sync another one started has finished.
-        if self.wal_dir_unsynced.swap(false, Ordering::AcqRel) {
-            if let Err(e) = fs.sync_dir(dir) {
-                self.wal_dir_unsynced.store(true, Ordering::Release);
-                return Err(e);
-            }
-        }
-        Ok(())
-    }
-
-    /// Takes the WAL lock and waits until no group is in flight: every
-    /// allocated sequence number is inserted and published, and none is
-    /// allocated until the guard is dropped. A memtable switch needs this.
-    /// Inserting and publishing take neither the DB mutex nor the WAL lock,
-    /// so callers may hold the DB mutex.
-    ///
-    /// A group is in flight from its sequence allocation (under the WAL
-    /// lock) until it publishes, and groups publish in allocation order:
-    /// none is in flight once `visible` reaches the last allocated number.
-    /// (Writers count nothing else: a shared counter bumped twice per write
-    /// cost concurrent writers a cache-line transfer each time.)
-    pub(crate) fn lock_wal_quiesced(&self, visible: &AtomicU64) -> MutexGuard<'_, WalState> {
-        let wal = self.wal.lock();
-        let mut spins = 0u32;
-        while visible.load(Ordering::Acquire) != wal.last_allocated {
-            backoff(&mut spins);
-        }
-        wal
-    }
-
-    /// Flushes (and optionally syncs) the WAL.
-    pub(crate) fn flush_wal(&self, db: &DbInner, sync: bool) -> Result<()> {
-        let mut wal = self.wal.lock();
-        let Some(w) = wal.writer.as_mut() else {
-            return Ok(());
-        };
-        let r = if sync {
-            self.sync_closed_wals(db.fs.as_ref(), &db.dir)
-                .and_then(|()| w.sync())
-        } else {
-            w.flush()
-        };
-        drop(wal);
-        if let Err(e) = &r {
-            let mut st = db.state.lock();
-            db.set_bg_error(&mut st, e.clone(), Reason::Wal);
-        }
-        r
-    }
-}
-
-/// One step of a wait for another thread's imminent progress: spins, then
-/// yields the core (two cores are shared by every thread). The waits it
-/// serves last about one memtable insert of another running writer (a few
-/// microseconds): 512 spins (roughly 10-30 us) cover that, where a yield
-/// per wait (a system call and a pass through the scheduler) cost
-/// concurrent writers ~10% of their cycles.
-#[inline]
-fn backoff(spins: &mut u32) {
-    if *spins < 512 {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
-    *spins = spins.saturating_add(1);
-}
-
-pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+pub(crate) fn write(
+    db: &Arc<DbInner>,
+    wq: &WriteQueue,
+    batch: WriteBatch,
+    opts: &WriteOptions,
+) -> Result<()> {
     if opts.sync && opts.disable_wal {
         return Err(Error::InvalidArgument(
             "WriteOptions: sync and disable_wal together (nothing to sync)".into(),
@@ -479,7 +348,7 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
         // Nothing to write, but `sync` still promises that every earlier
         // write is durable when this returns.
         return if opts.sync {
-            db.writer.flush_wal(db, true)
+            flush_wal(db, true)
         } else {
             Ok(())
         };
@@ -505,12 +374,12 @@ pub(crate) fn write(db: &Arc<DbInner>, batch: WriteBatch, opts: &WriteOptions) -
     };
     if db.opts.allow_concurrent_memtable_write
         && !opts.sync
-        && (opts.disable_wal || db.writer.wal_mapped.load(Ordering::Relaxed))
+        && (opts.disable_wal || db.wals.mapped.load(Ordering::Relaxed))
     {
         return write_unqueued(db, batch, !opts.disable_wal);
     }
     let slot = take_slot(batch, opts);
-    let r = queue_and_write(db, &slot);
+    let r = queue_and_write(db, wq, &slot);
     return_slot(slot);
     r
 }
@@ -541,9 +410,9 @@ fn write_unqueued(db: &Arc<DbInner>, mut batch: WriteBatch, wal: bool) -> Result
 
 /// Queues `slot` and waits until a leader has written it, or hands it its
 /// insert, or it reaches the front and leads a group.
-fn queue_and_write(db: &Arc<DbInner>, slot: &Arc<Slot>) -> Result<()> {
+fn queue_and_write(db: &Arc<DbInner>, wq: &WriteQueue, slot: &Arc<Slot>) -> Result<()> {
     let job = {
-        let mut q = db.writer.queue.lock();
+        let mut q = wq.queue.lock();
         q.push_back(Arc::clone(slot));
         let mut spin_until: Option<Instant> = None;
         loop {
@@ -576,7 +445,7 @@ fn queue_and_write(db: &Arc<DbInner>, slot: &Arc<Slot>) -> Result<()> {
     };
     match job {
         Some(job) => job.run(),
-        None => lead(db, slot),
+        None => lead(db, wq, slot),
     }
 }
 
@@ -672,12 +541,12 @@ fn with_default_ttl(db: &DbInner, batch: WriteBatch) -> Result<WriteBatch> {
 }
 
 /// Runs the group headed by `leader` (the queue's front).
-fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
+fn lead(db: &Arc<DbInner>, wq: &WriteQueue, leader: &Arc<Slot>) -> Result<()> {
     let room = make_room(db);
-    let (mut group, mut batches) = std::mem::take(&mut *db.writer.scratch.lock());
+    let (mut group, mut batches) = std::mem::take(&mut *wq.scratch.lock());
     let (mut sync, mut any_wal) = (false, false);
     {
-        let q = db.writer.queue.lock();
+        let q = wq.queue.lock();
         let leader_sync = leader.req.lock().sync;
         let mut bytes = 0usize;
         for s in q.iter() {
@@ -716,13 +585,13 @@ fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
     };
     let result = match written {
         Ok(w) if concurrent => {
-            return insert_pipelined(db, w, group, batches);
+            return insert_pipelined(db, wq, w, group, batches);
         }
         Ok(_) => Ok(()), // inserted and published under the WAL lock
         Err(e) => Err(e),
     };
     // Finish the group and hand leadership to the next request.
-    let mut q = db.writer.queue.lock();
+    let mut q = wq.queue.lock();
     for s in &group {
         let front = q.pop_front();
         debug_assert!(front.is_some_and(|f| Arc::ptr_eq(&f, s)));
@@ -738,15 +607,15 @@ fn lead(db: &Arc<DbInner>, leader: &Arc<Slot>) -> Result<()> {
         next.cv.notify_one();
     }
     drop(q);
-    return_scratch(db, group, batches);
+    return_scratch(wq, group, batches);
     result
 }
 
 /// Gives the group vectors back for the next leader.
-fn return_scratch(db: &DbInner, mut group: Vec<Arc<Slot>>, mut batches: Vec<WriteBatch>) {
+fn return_scratch(wq: &WriteQueue, mut group: Vec<Arc<Slot>>, mut batches: Vec<WriteBatch>) {
     group.clear();
     batches.clear();
-    *db.writer.scratch.lock() = (group, batches);
+    *wq.scratch.lock() = (group, batches);
 }
 
 /// A group whose records are in the WAL: sequence numbers `first..=last`,
@@ -768,7 +637,7 @@ fn write_wal(
     requests: usize,
     insert_now: bool,
 ) -> Result<Written> {
-    let mut wal = db.writer.wal.lock();
+    let mut wal = db.wals.current.lock();
     if wal.writer.is_none() {
         // Closed (see `DbHandle::shutdown`).
         return Err(Error::ShutdownInProgress);
@@ -801,7 +670,7 @@ fn write_wal(
             // Earlier WALs first: this group must not become durable while
             // writes before it are not.
             res = db
-                .writer
+                .wals
                 .sync_closed_wals(db.fs.as_ref(), &db.dir)
                 .and_then(|()| w.sync());
         }
@@ -856,6 +725,7 @@ fn publish(db: &DbInner, w: &Written) {
 /// is the leader), inserts the leader's, waits for the followers, publishes.
 fn insert_pipelined(
     db: &Arc<DbInner>,
+    wq: &WriteQueue,
     w: Written,
     group: Vec<Arc<Slot>>,
     mut batches: Vec<WriteBatch>,
@@ -869,7 +739,7 @@ fn insert_pipelined(
         // Followers wait on their condvar with the queue lock: hand them
         // their jobs under it so no wake-up is lost (lock order: queue,
         // request).
-        let mut q = db.writer.queue.lock();
+        let mut q = wq.queue.lock();
         for (i, s) in group.iter().enumerate() {
             let front = q.pop_front();
             debug_assert!(front.is_some_and(|f| Arc::ptr_eq(&f, s)));
@@ -894,7 +764,7 @@ fn insert_pipelined(
     let own = batches
         .first_mut()
         .map(|b| std::mem::replace(b, WriteBatch::moved_out()));
-    return_scratch(db, group, batches);
+    return_scratch(wq, group, batches);
     // In the WAL, not yet in the memtable: the window in which later groups
     // may insert first and a memtable switch must wait.
     crate::sync_point!("Write::BeforeMemtableInsert");
@@ -1124,35 +994,6 @@ fn room_is_clear(db: &DbInner) -> bool {
     budget == 0 || db.memory.get(Part::Memtables) <= budget / 8 * 7
 }
 
-/// What the memtables may use before the largest active one is switched
-/// (0: no DB-wide limit): `db_write_buffer_size`, or half of
-/// `memory_budget`, lowered to what table readers and buffers leave of the
-/// budget, but not below 1/8 of it (so a budget overcommitted by its table
-/// readers flushes early, not continuously).
-pub(super) fn memtable_budget(db: &DbInner) -> usize {
-    let share = db.opts.write_buffer_budget();
-    let limit = db.memory.limit();
-    if limit == 0 {
-        return share;
-    }
-    let others = db.memory.get(Part::TableReaders) + db.memory.get(Part::Buffers);
-    share.min(limit.saturating_sub(others)).max(limit / 8)
-}
-
-/// Memtable bytes at which writers wait for running flushes (0: never):
-/// twice [`memtable_budget`], and with a memory budget at most what table
-/// readers and buffers leave of it (never below the budget itself).
-pub(super) fn memtable_stop(db: &DbInner) -> usize {
-    let budget = memtable_budget(db);
-    let stop = budget.saturating_mul(2);
-    let limit = db.memory.limit();
-    if limit == 0 {
-        return stop;
-    }
-    let others = db.memory.get(Part::TableReaders) + db.memory.get(Part::Buffers);
-    stop.min(limit.saturating_sub(others).max(budget))
-}
-
 /// `max_total_wal_size`: once the live WALs exceed it, switches the
 /// memtables of every family that still has writes in the oldest live WAL
 /// (once per oldest WAL; their flushes go first), so that it can be
@@ -1256,166 +1097,5 @@ fn limit_memtable_memory(db: &Arc<DbInner>, st: &mut DbState) -> Result<()> {
     if let Some(id) = largest {
         switch_memtable(db, st, id)?;
     }
-    Ok(())
-}
-
-/// Makes family `cf`'s active memtable immutable and gives it a new one,
-/// starting a new WAL unless the current one is still empty (then the old
-/// memtable's writes are all in earlier, synced WALs). Requires the DB
-/// mutex; takes the WAL lock (lock order: state, then wal).
-pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> Result<()> {
-    if db.shutting_down.load(Ordering::Acquire) {
-        return Err(Error::ShutdownInProgress);
-    }
-    if !st.cfs.contains_key(&cf) {
-        return Ok(());
-    }
-    db.room_clear.store(false, Ordering::SeqCst);
-    // A WAL holding no record yet is kept: the memtable's writes are all in
-    // earlier WALs. Checked under the same WAL lock that swaps the memtable,
-    // so no group can write it in between.
-    {
-        let wal = db.writer.lock_wal_quiesced(&db.visible_seq);
-        if wal.writer.as_ref().is_some_and(|w| w.has_no_records()) {
-            return install_new_memtable(db, st, cf, wal);
-        }
-    }
-    let number = st.versions.new_file_number();
-    let path = db.dir.join(log_file_name(number));
-    // An obsolete WAL kept by `recycle_log_file_num` is reused when there
-    // is one (a failed reuse falls back to a new file; the old one, if
-    // still there, is deleted as obsolete).
-    let mut recycled = None;
-    let mut file = None;
-    if let Some(old) = st.recycle_wals.pop_front() {
-        let old_path = db.dir.join(log_file_name(old));
-        match super::reuse_wal_file(
-            &db.fs,
-            &db.opts,
-            db.mutable.wal_bytes_per_sync(),
-            &old_path,
-            &path,
-        ) {
-            Ok(f) => {
-                file = Some(f);
-                recycled = Some(old);
-            }
-            Err(e) => db
-                .log
-                .warn(&format!("could not recycle WAL {old} as {number}: {e}")),
-        }
-    }
-    let file = match file.map_or_else(
-        || super::create_wal_file(&db.fs, &db.opts, db.mutable.wal_bytes_per_sync(), &path),
-        Ok,
-    ) {
-        Ok(f) => f,
-        Err(e) => {
-            db.set_bg_error(st, e.clone(), Reason::Wal);
-            return Err(e);
-        }
-    };
-    // The recovery modes that refuse a short older WAL also refuse a
-    // missing one, so with them the switch makes the old WAL durable and
-    // the new one's directory entry too (see below).
-    let sync_now = matches!(
-        db.opts.wal_recovery_mode,
-        WalRecoveryMode::TolerateCorruptedTailRecords | WalRecoveryMode::AbsoluteConsistency
-    );
-    // The new WAL's directory entry must be durable before a sync write
-    // to it is acknowledged: `sync_closed_wals` syncs the directory first
-    // (RocksDB's `log_dir_synced_`), not this switch, which runs under the
-    // DB mutex (a directory fsync took 11 ms on this project's VM). A power
-    // loss may so keep a later WAL's entry and not this one's: recovery
-    // stops at the hole (the next WAL's predecessor record names this one).
-    if sync_now {
-        if let Err(e) = db.fs.sync_dir(&db.dir) {
-            db.set_bg_error(st, e.clone(), Reason::Wal);
-            return Err(e);
-        }
-    } else {
-        db.writer.wal_dir_unsynced.store(true, Ordering::Release);
-    }
-    let mut new_writer = LogWriter::new(file, number);
-    // Swap WAL, memtable and super version together under the WAL lock: the
-    // leader loads the memtables under this lock, so no group can write the
-    // new WAL but insert into the old memtable.
-    let mut wal = db.writer.lock_wal_quiesced(&db.visible_seq);
-    if let Some(mut old) = wal.writer.take() {
-        // After a power loss the unsynced writes that survive must form a
-        // prefix of commit order, but a later WAL's blocks may reach the
-        // disk before an earlier WAL's tail. The new WAL's first record
-        // names the old one and its final size, and point-in-time recovery
-        // stops at a WAL shorter than its successor says (docs/RELIABILITY.md,
-        // "WAL switch"). The old WAL is handed to the OS now and synced
-        // later, outside this lock: before any sync write (which must not
-        // become durable ahead of earlier writes) and before a flush is
-        // logged (a flushed family must not hold writes another family
-        // loses). The recovery modes that refuse a short older WAL keep the
-        // old rule instead: sync it here (`sync_now`).
-        let predecessor = PredecessorWal {
-            log_number: wal.number,
-            size: old.file_size(),
-            last_sequence: wal.last_allocated,
-        };
-        // Handing the records to the OS is all the switch needs: the old
-        // writer is never appended to again. Unmapping and cutting the
-        // file's reserved tail (`finish`) wait for the device on some file
-        // systems and are left to `WriteQueue::drop_retired_wals`, outside
-        // this lock and the DB mutex, unless recycling must see the file
-        // cut now or the WAL is synced here anyway.
-        let finish_now = sync_now || !db.writer.retire;
-        let r = (if finish_now {
-            old.finish()
-        } else {
-            old.flush()
-        })
-        .and_then(|()| if sync_now { old.sync() } else { Ok(()) })
-        .and_then(|()| new_writer.add_predecessor(&predecessor))
-        .and_then(|()| match recycled {
-            // Old records follow the new ones: the reader must know.
-            Some(old) => new_writer.add_recycled(old),
-            None => Ok(()),
-        })
-        .and_then(|()| new_writer.flush());
-        if let Err(e) = r {
-            wal.writer = Some(old);
-            drop(wal);
-            db.set_bg_error(st, e.clone(), Reason::Wal);
-            return Err(e);
-        }
-        st.closed_wals.push_back((wal.number, predecessor.size));
-        if !sync_now {
-            db.writer.closed.lock().push_back(old);
-        }
-    }
-    wal.number = new_writer.log_number();
-    db.writer
-        .wal_mapped
-        .store(new_writer.appends_reach_os(), Ordering::Relaxed);
-    wal.writer = Some(new_writer);
-    install_new_memtable(db, st, cf, wal)
-}
-
-/// The second half of a switch: family `cf` gets a new memtable starting at
-/// the current WAL, its old one becomes immutable and is queued for flush.
-/// Takes the WAL lock's guard (released once the super version is out).
-fn install_new_memtable(
-    db: &Arc<DbInner>,
-    st: &mut DbState,
-    cf: u32,
-    wal: parking_lot::MutexGuard<'_, WalState>,
-) -> Result<()> {
-    let number = wal.number;
-    let Some(c) = st.cfs.get_mut(&cf) else {
-        return Ok(());
-    };
-    let fresh = super::new_memtable(db, &c.cf.opts(), number);
-    let old = std::mem::replace(&mut c.mem, fresh);
-    c.imm.push(old);
-    db.install_super_version(st, cf);
-    drop(wal);
-    st.flush_queue.push_back(cf);
-    db.bg_cv.notify_all();
     Ok(())
 }

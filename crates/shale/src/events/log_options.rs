@@ -1,6 +1,6 @@
 //! Options of the `LOG` file (the human-readable info log): its level and
 //! rotation, as RocksDB's `info_log_level`, `max_log_file_size` and
-//! `keep_log_file_num`. `db::info_log` takes the narrow [`InfoLogOptions`].
+//! `keep_log_file_num`. `events::info_log` takes the narrow [`InfoLogOptions`].
 
 /// Severity of a LOG line; lines below `Options::info_log_level` are not
 /// written. Ordered as RocksDB's `InfoLogLevel`.
@@ -36,7 +36,7 @@ impl InfoLogLevel {
     }
 }
 
-/// What `db::info_log` needs of `Options`.
+/// What `events::info_log` needs of `Options`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct InfoLogOptions {
     pub level: InfoLogLevel,

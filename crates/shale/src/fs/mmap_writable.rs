@@ -319,7 +319,7 @@ impl WritableFile for MmapWritable {
     /// Writeback of pages dirtied through the mapping: the same page cache,
     /// so `sync_file_range` covers them.
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        super::posix::range_sync(&self.file, &self.path, offset, len)
+        super::range_sync::range_sync(&self.file, &self.path, offset, len)
     }
 }
 

@@ -7,6 +7,7 @@
 
 use crate::error::Result;
 
+pub(crate) mod error;
 pub(crate) mod level;
 pub(crate) mod merging;
 pub(crate) mod prefix_gate;

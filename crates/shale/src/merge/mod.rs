@@ -4,7 +4,7 @@
 //! of a value. Readers combine the operands of a key, oldest first, with the
 //! newest value or tombstone below them through the column family's
 //! [`MergeOperator`]; flush and compaction combine them where no snapshot
-//! needs the intermediate states (`compaction/filter.rs`).
+//! needs the intermediate states (`build/filter.rs`).
 //!
 //! Invariants: operands are never dropped unresolved. When a merge cannot
 //! be resolved (no operator configured, or the operator fails), readers get
@@ -68,9 +68,7 @@ impl PartialEq for dyn MergeOperator {
 }
 
 /// A shipped operator rebuilt from its persisted name, if it is one.
-pub(crate) fn from_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
-    operators::from_name(name)
-}
+pub(crate) use operators::from_name;
 
 /// Resolves a merge of `operands` (oldest first) over `existing`.
 pub(crate) fn resolve(

@@ -126,7 +126,7 @@ impl MergeOperator for MaxOperator {
     }
 }
 
-pub(super) fn from_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
+pub(crate) fn from_name(name: &str) -> Option<Arc<dyn MergeOperator>> {
     match name {
         "uint64add" => Some(Arc::new(UInt64AddOperator)),
         "max" => Some(Arc::new(MaxOperator)),

@@ -449,6 +449,18 @@ impl CfOptions {
         (holds as f64 * self.memtable_bloom_size_ratio) as usize
     }
 
+    /// What level sizing (targets, scores, pending bytes) reads of these
+    /// options, in a DB of `num_levels` levels.
+    pub(crate) fn level_sizing(&self, num_levels: usize) -> crate::version::sizing::LevelSizing {
+        crate::version::sizing::LevelSizing {
+            num_levels,
+            l0_trigger: self.level0_file_num_compaction_trigger,
+            max_bytes_for_level_base: self.max_bytes_for_level_base,
+            multiplier: self.max_bytes_for_level_multiplier,
+            dynamic: self.level_compaction_dynamic_level_bytes,
+        }
+    }
+
     /// `max_compaction_bytes` with 0 resolved to 25 × `target_file_size_base`.
     pub(crate) fn max_compaction_bytes(&self) -> u64 {
         if self.max_compaction_bytes == 0 {

@@ -148,7 +148,7 @@ impl Default for UniversalCompactionOptions {
 /// FIFO honours here). A FIFO family keeps every table in L0 (the DB-wide
 /// `num_levels` does not matter to it; a family with tables below L0 is
 /// refused at open), has no L0 write stalls, and loses its oldest data by
-/// design: see `compaction::fifo` and `db::fifo_runner`.
+/// design: see `compaction::fifo` and `compaction::fifo_runner`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FifoCompactionOptions {
     /// Total table bytes past which the oldest tables are dropped (until

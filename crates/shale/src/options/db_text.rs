@@ -1,5 +1,5 @@
 //! The DB-wide options as the OPTIONS file holds them: one list, in file
-//! order, that the file is written from (`db::options_file::render`) and
+//! order, that the file is written from (`options::file::render`) and
 //! read back from ([`set_db_option`], used by
 //! `tools::load_latest_options`), and from which `Db::set_db_options`
 //! takes the options that change while open.
@@ -189,6 +189,17 @@ impl TextValue for CacheType {
             _ => return None,
         };
         Some(())
+    }
+}
+
+impl Options {
+    /// Sets the DB-wide option `name` from its text `value`, in the form
+    /// of the OPTIONS file (`set_db_option("max_open_files", "500")`): the
+    /// counterpart of [`CfOptions::set_option`]; does not validate the
+    /// whole (see [`Options::validate`]). An unknown name or a bad value is
+    /// `InvalidArgument`.
+    pub fn set_db_option(&mut self, name: &str, value: &str) -> Result<()> {
+        set_db_option(self, name, value)
     }
 }
 

@@ -11,7 +11,6 @@ mod compaction_style;
 mod compaction_types;
 pub(crate) mod db_text;
 pub(crate) mod file;
-
 pub(crate) mod mutable_db;
 mod text_value;
 
@@ -615,15 +614,6 @@ impl Options {
         self.compaction_options_universal = cf.compaction_options_universal;
         self.compaction_options_fifo = cf.compaction_options_fifo;
         self.blob = cf.blob;
-    }
-
-    /// Sets the DB-wide option `name` from its text `value`, in the form
-    /// of the OPTIONS file (`set_db_option("max_open_files", "500")`): the
-    /// counterpart of [`CfOptions::set_option`]; does not validate the
-    /// whole (see [`Options::validate`]). An unknown name or a bad value is
-    /// `InvalidArgument`.
-    pub fn set_db_option(&mut self, name: &str, value: &str) -> Result<()> {
-        db_text::set_db_option(self, name, value)
     }
 
     /// What the memtables of all families may use before the largest is

@@ -33,7 +33,6 @@ use crate::sst::format::{verify_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, F
 use crate::sst::index_search::IndexSearch;
 use crate::sst::properties::TableProperties;
 use crate::sst::readahead::{aligned_span, Readahead};
-use crate::sst::table_iter::TableIterator;
 use crate::sst::{
     METAINDEX_FILTER, METAINDEX_PREFIX_FILTER, METAINDEX_PROPERTIES, METAINDEX_RANGE_DEL,
 };
@@ -822,33 +821,6 @@ impl Table {
             key,
             value_range,
         }))
-    }
-
-    /// A two-level iterator over the whole table.
-    #[cfg(any(test, feature = "fuzzing"))]
-    pub(crate) fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
-        TableIterator::new(Arc::clone(self), fill_cache)
-    }
-
-    /// An iterator with an explicit readahead policy.
-    pub(crate) fn iter_with(
-        self: &Arc<Self>,
-        fill_cache: bool,
-        policy: crate::sst::ReadaheadPolicy,
-    ) -> TableIterator {
-        TableIterator::with_readahead(Arc::clone(self), fill_cache, policy)
-    }
-
-    /// `iter_with`, reading data blocks through `file` (another handle on
-    /// this table's file: a compaction's direct handle) instead of the
-    /// table's own.
-    pub(crate) fn iter_reading(
-        self: &Arc<Self>,
-        fill_cache: bool,
-        policy: crate::sst::ReadaheadPolicy,
-        file: Arc<dyn RandomAccessFile>,
-    ) -> TableIterator {
-        TableIterator::with_readahead(Arc::clone(self), fill_cache, policy).reading_from(file)
     }
 
     /// About `max` sample points of the table's keys, in key order: the

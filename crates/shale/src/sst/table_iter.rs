@@ -266,3 +266,33 @@ impl InternalIterator for TableIterator {
         }
     }
 }
+/// Iterators over a table (here, not in `reader.rs`: the iterator holds
+/// its table, so the reader does not name the iterator).
+impl Table {
+    /// A two-level iterator over the whole table.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
+        TableIterator::new(Arc::clone(self), fill_cache)
+    }
+
+    /// An iterator with an explicit readahead policy.
+    pub(crate) fn iter_with(
+        self: &Arc<Self>,
+        fill_cache: bool,
+        policy: crate::sst::ReadaheadPolicy,
+    ) -> TableIterator {
+        TableIterator::with_readahead(Arc::clone(self), fill_cache, policy)
+    }
+
+    /// `iter_with`, reading data blocks through `file` (another handle on
+    /// this table's file: a compaction's direct handle) instead of the
+    /// table's own.
+    pub(crate) fn iter_reading(
+        self: &Arc<Self>,
+        fill_cache: bool,
+        policy: crate::sst::ReadaheadPolicy,
+        file: Arc<dyn crate::fs::RandomAccessFile>,
+    ) -> TableIterator {
+        TableIterator::with_readahead(Arc::clone(self), fill_cache, policy).reading_from(file)
+    }
+}

@@ -629,29 +629,6 @@ fn thread_safety_contracts() {
     send_sync::<TableEntry>();
 }
 
-/// `sst/` must not depend on the engine above it.
-#[test]
-fn layering_sst_never_imports_engine_modules() {
-    let sources = [
-        include_str!("mod.rs"),
-        include_str!("block.rs"),
-        include_str!("block_builder.rs"),
-        include_str!("builder.rs"),
-        include_str!("compression.rs"),
-        include_str!("filter.rs"),
-        include_str!("format.rs"),
-        include_str!("properties.rs"),
-        include_str!("reader.rs"),
-        include_str!("table_iter.rs"),
-    ];
-    for src in sources {
-        for banned in ["version", "db", "memtable", "cache", "compaction", "flush"] {
-            let pat = format!("crate::{banned}::");
-            assert!(!src.contains(&pat), "sst/ uses {pat}");
-        }
-    }
-}
-
 /// Keys `{p:06}{i:04}` for even `p` only: odd prefixes are absent.
 fn prefixed_entries() -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();

@@ -1,7 +1,7 @@
 //! Engine statistics: write-path counters, write stalls by cause (with the
 //! write controller's token bucket that paces delayed writes), per-level
 //! compaction statistics and the list of running compactions, in RocksDB's
-//! vocabulary so its operators can read them (see `db/properties.rs` for the
+//! vocabulary so its operators can read them (see `observe/properties.rs` for the
 //! printed tables).
 //!
 //! Thread safety: counters are relaxed atomics; per-level stats, the write

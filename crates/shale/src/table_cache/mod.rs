@@ -44,6 +44,7 @@
 //! lock before `retired`. Readers are dropped (files closed) after the
 //! locks are released.
 
+pub(crate) mod block_cache;
 mod lru;
 
 use std::borrow::Cow;

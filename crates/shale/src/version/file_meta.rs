@@ -59,10 +59,10 @@ pub(crate) struct FileMeta {
     /// Set while a compaction job has this file as an input. Not persisted.
     pub being_compacted: AtomicBool,
     /// The open reader, once a read has opened it through an unbounded
-    /// table cache (see `db::table_cache`). Not persisted.
+    /// table cache (see `table_cache`). Not persisted.
     pub table: OnceLock<Arc<Table>>,
     /// The user keys its range tombstones span (first start, last end),
-    /// an estimate's input (`compaction::sizing::compensated_size`).
+    /// an estimate's input (`version::sizing::compensated_size`).
     /// Persisted (sub-field `RANGE_DEL_SPAN`); unknown for tables listed by
     /// a MANIFEST written before it was, whose whole key range stands in.
     pub range_del_span: OnceLock<(Vec<u8>, Vec<u8>)>,

@@ -7,7 +7,7 @@
 //! - At most one `ManifestWrite` exists per `VersionSet` at a time: while it
 //!   is in flight the MANIFEST writer lives here, not in the set, and
 //!   `begin_apply` refuses to prepare another (the DB queues callers on a
-//!   condition variable, see `db/manifest_writer.rs`).
+//!   condition variable, see `shared/manifest.rs`).
 //! - Everything `run` needs (the encoded records, the new version, the file
 //!   numbers) was captured by `begin_apply`; `run` reads no `VersionSet`
 //!   state, so the set may be read (and file numbers handed out) meanwhile.

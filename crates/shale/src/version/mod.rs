@@ -11,6 +11,7 @@ mod file_meta;
 pub(crate) mod filename;
 mod manifest_write;
 mod set;
+pub(crate) mod sizing;
 #[allow(clippy::module_inception)]
 mod version;
 

@@ -3,7 +3,7 @@
 //! that sets it, and what to consider changing.
 //!
 //! The conditions are the ones the write path applies (`write::make_room`
-//! and `background::stall_condition`), re-read from the same state without
+//! and `super::stall::stall_condition`), re-read from the same state without
 //! changing it:
 //! - a family's LSM shape: L0 files against `level0_slowdown_writes_trigger`
 //!   / `level0_stop_writes_trigger`, pending compaction bytes against the
@@ -19,13 +19,14 @@
 //! Requires the DB mutex (the caller passes the guarded state); takes the
 //! WAL lock briefly (for the current WAL's size), as the write path does.
 
-use crate::compaction::sizing;
 use crate::memory::Part;
 use crate::stats::report::{StallExplanation, StallReason, StallState};
 use crate::stats::{StallCause, StallCondition};
+use crate::version::sizing;
 
-use super::compaction_runner::{l0_compaction_running, picker_options};
-use super::{DbInner, DbState};
+use crate::compaction::runner::picker_options;
+use crate::shared::stall::l0_compaction_running;
+use crate::shared::{DbInner, DbState};
 
 /// The stalls in force now, families' first (by id), then the DB-wide ones.
 pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
@@ -176,7 +177,7 @@ pub(crate) fn explain(db: &DbInner, st: &DbState) -> Vec<StallExplanation> {
             });
         }
     }
-    let stop = super::write::memtable_stop(db);
+    let stop = crate::shared::memtables::memtable_stop(db);
     let mem = db.memory.get(Part::Memtables);
     if stop > 0 && mem >= stop && st.any_flush_work() {
         let budget = db.opts.db_write_buffer_size;

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::base::SeqNo;
+use super::SeqNo;
 
 /// Live snapshots: seqno -> number of handles.
 #[derive(Default)]

@@ -27,7 +27,7 @@ use parking_lot::MutexGuard;
 use crate::error::Result;
 use crate::version::VersionEdit;
 
-use super::{DbInner, DbState};
+use crate::shared::{DbInner, DbState};
 
 /// Logs `edit` to the MANIFEST and installs the resulting version; the DB
 /// mutex (held by the caller through `st`) is released during the IO. On

@@ -43,9 +43,8 @@ use crate::options::{CfOptions, CompactionStyle};
 use crate::stats::LevelCompactionStats;
 use crate::version::{FileMeta, VersionEdit};
 
-use super::event_glue;
-use super::obsolete::delete_obsolete_files;
-use super::{DbInner, DbState};
+use crate::shared::obsolete::delete_obsolete_files;
+use crate::shared::{DbInner, DbState};
 
 /// True when family `cf` (live) uses FIFO compaction.
 pub(crate) fn is_fifo(st: &DbState, cf: u32) -> bool {
@@ -72,7 +71,7 @@ pub(crate) fn pick(db: &DbInner, st: &DbState, cf: u32) -> Option<FifoPlan> {
     let c = st.cf(cf)?;
     let o = picker_options(&c.cf.opts(), db.opts.clock.now_secs());
     let v = st.versions.current(cf);
-    let running = super::compaction_runner::running_outputs(db, cf);
+    let running = crate::compaction::runner::running_outputs(db, cf);
     fifo::pick(&v, &o, &running)
 }
 
@@ -87,13 +86,13 @@ pub(crate) fn drop_files_if_due<'a>(
         .cfs
         .keys()
         .copied()
-        .filter(|&cf| is_fifo(&st, cf) && super::compaction_runner::auto_compactions(&st, cf))
+        .filter(|&cf| is_fifo(&st, cf) && crate::compaction::runner::auto_compactions(&st, cf))
         .collect();
     for cf in families {
         if let Some(FifoPlan::Drop { files, reason }) = pick(db, &st, cf) {
             let r = drop_files(db, &mut st, cf, &files, reason);
             if let Err(e) = r {
-                db.set_bg_error(&mut st, e, super::Reason::Compaction);
+                db.set_bg_error(&mut st, e, crate::shared::Reason::Compaction);
             }
             db.bg_cv.notify_all();
             return (st, true);
@@ -115,12 +114,12 @@ pub(crate) fn run_manual<'a>(
         match plan {
             FifoPlan::Drop { files, reason } => {
                 if let Err(e) = drop_files(db, &mut st, cf, &files, reason) {
-                    db.set_bg_error(&mut st, e.clone(), super::Reason::Compaction);
+                    db.set_bg_error(&mut st, e.clone(), crate::shared::Reason::Compaction);
                     return (st, Err(e));
                 }
             }
             FifoPlan::IntraL0(plan) => {
-                let r = super::compaction_runner::run_manual_plan(
+                let r = crate::compaction::runner::run_manual_plan(
                     db,
                     &mut st,
                     cf,
@@ -157,16 +156,16 @@ fn drop_files(
     }
     let id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
     let at_l0: Vec<(usize, Arc<FileMeta>)> = files.iter().map(|f| (0, Arc::clone(f))).collect();
-    let info = event_glue::drop_job_info(st, cf, id, reason.compaction_reason(), &at_l0);
-    event_glue::compaction(db, true, || info(Ok(())));
+    let info = crate::shared::events::drop_job_info(st, cf, id, reason.compaction_reason(), &at_l0);
+    crate::shared::events::compaction(db, true, || info(Ok(())));
     st.compactions_running += 1;
-    let r = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
+    let r = crate::shared::manifest::log_and_apply_if_live(db, st, &mut edit);
     st.compactions_running -= 1;
     for f in files {
         f.set_being_compacted(false);
     }
     let status = r.as_ref().map(|_| ()).map_err(Clone::clone);
-    event_glue::compaction(db, false, || info(status));
+    crate::shared::events::compaction(db, false, || info(status));
     if !r? {
         return Ok(()); // the family was dropped meanwhile
     }

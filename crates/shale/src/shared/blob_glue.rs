@@ -12,7 +12,7 @@ use crate::build::blob_output::{BlobOutputSpec, Relocation};
 use crate::options::{BlobOptions, CfOptions, PrepopulateBlobCache};
 use crate::version::Version;
 
-use super::DbInner;
+use crate::shared::DbInner;
 
 /// The blob side of a job of family `cf` writing `output_level` on
 /// version `v` (`flush`: a memtable flush). `None` when the family has no

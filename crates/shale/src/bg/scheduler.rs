@@ -3,7 +3,7 @@
 //! `compact_range`, `wait_for_compaction`).
 //!
 //! Scheduling state lives in `DbState` under the DB mutex; threads sleep on
-//! `DbInner::bg_cv`. A background error (see `error_handler`) pauses
+//! `DbInner::bg_cv`. A background error (see `shared::errors`) pauses
 //! compactions, a hard one flushes too; the threads run the automatic
 //! resume when it is due. Flushes run one per column family at a time (a
 //! family's flushes install in WAL order), up to the flush share of the
@@ -20,13 +20,8 @@ use std::time::Duration;
 use parking_lot::MutexGuard;
 
 use crate::error::{Error, Result};
-use crate::options::CfOptions;
-use crate::version::Version;
 
-use super::compaction_runner;
-use super::error_handler;
-use super::flush_runner;
-use super::{DbInner, DbState, Reason};
+use crate::shared::{DbInner, DbState, Reason};
 
 pub(crate) fn start(db: &Arc<DbInner>) -> Vec<JoinHandle<()>> {
     let mut threads = Vec::new();
@@ -55,11 +50,11 @@ fn bg_loop(db: &Arc<DbInner>) {
         if db.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        if error_handler::auto_resume_if_due(db, &mut st) {
+        if super::resume::auto_resume_if_due(db, &mut st) {
             continue;
         }
         if db.purge_requested.swap(false, Ordering::AcqRel) {
-            super::obsolete::delete_obsolete_files(db, &mut st);
+            crate::shared::obsolete::delete_obsolete_files(db, &mut st);
             continue;
         }
         // A hard error stops flushes (its resume flushes); any error pauses
@@ -74,23 +69,23 @@ fn bg_loop(db: &Arc<DbInner>) {
             && st.manual_compactions == 0
             && st.compactions_running < max_compactions(db)
         {
-            let (st2, dropped) = compaction_runner::drop_covered_files(db, st);
+            let (st2, dropped) = crate::compaction::schedule::drop_covered_files(db, st);
             st = st2;
             if dropped {
                 continue;
             }
-            let (st2, dropped) = super::fifo_runner::drop_files_if_due(db, st);
+            let (st2, dropped) = crate::compaction::fifo_runner::drop_files_if_due(db, st);
             st = st2;
             if dropped {
                 continue;
             }
-            if let Some((cf, plan)) = compaction_runner::pick(db, &mut st) {
-                st = compaction_runner::run(db, st, cf, plan);
+            if let Some((cf, plan)) = crate::compaction::schedule::pick(db, &mut st) {
+                st = crate::compaction::runner::run(db, st, cf, plan);
                 continue;
             }
         }
         let idle = Duration::from_millis(500);
-        let wait = error_handler::time_to_auto_resume(&st)
+        let wait = super::resume::time_to_auto_resume(&st)
             .map_or(idle, |d| d.clamp(Duration::from_millis(1), idle));
         db.bg_cv.wait_for(&mut st, wait);
     }
@@ -130,39 +125,12 @@ pub(crate) fn max_compactions(db: &DbInner) -> usize {
     jobs.saturating_sub(flushes).max(1)
 }
 
-/// Flushes family `cf`'s oldest immutable memtable (`cf` is marked as
-/// flushing meanwhile). Requires the DB mutex.
-pub(crate) fn flush_one(
-    db: &Arc<DbInner>,
-    st: &mut MutexGuard<'_, DbState>,
-    cf: u32,
-) -> Result<()> {
-    let Some(c) = st.cfs.get_mut(&cf) else {
-        return Ok(());
-    };
-    let Some(mem) = c.imm.first().cloned() else {
-        return Ok(());
-    };
-    c.flush_running = true;
-    st.flushes_running += 1;
-    let result = flush_runner::flush(db, st, cf, mem);
-    st.flushes_running -= 1;
-    if let Some(c) = st.cfs.get_mut(&cf) {
-        c.flush_running = false;
-        if !c.imm.is_empty() {
-            st.flush_queue.push_back(cf);
-        }
-    }
-    db.bg_cv.notify_all();
-    result
-}
-
 fn run_flush<'a>(
     db: &'a Arc<DbInner>,
     mut st: MutexGuard<'a, DbState>,
     cf: u32,
 ) -> MutexGuard<'a, DbState> {
-    if let Err(e) = flush_one(db, &mut st, cf) {
+    if let Err(e) = crate::flush::runner::flush_one(db, &mut st, cf) {
         // Retried by the resume (which flushes every family's memtables).
         db.set_bg_error(&mut st, e, Reason::Flush);
     }
@@ -178,7 +146,7 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cf: u32) -> Result<()> {
             return Err(e);
         }
         if st.cf(cf).is_some_and(|c| c.mem.num_entries() > 0) {
-            super::write::switch_memtable(db, &mut st, cf)?;
+            crate::shared::memtables::switch_memtable(db, &mut st, cf)?;
         }
     }
     wait_for_flushes(db, |st| {
@@ -201,7 +169,7 @@ pub(crate) fn flush_all_and_wait(db: &Arc<DbInner>) -> Result<()> {
             .map(|(&id, _)| id)
             .collect();
         for id in full {
-            super::write::switch_memtable(db, &mut st, id)?;
+            crate::shared::memtables::switch_memtable(db, &mut st, id)?;
         }
     }
     wait_for_flushes(db, |st| {
@@ -253,12 +221,12 @@ fn wait_for_idle_locked(db: &Arc<DbInner>) -> Result<()> {
         }
         let busy = st.any_flush_work()
             || st.compactions_running > 0
-            || compaction_runner::needs_compaction(db, &st)
-            || compaction_runner::delete_only_pending(db, &st);
+            || crate::compaction::schedule::needs_compaction(db, &st)
+            || crate::compaction::schedule::delete_only_pending(db, &st);
         if !busy {
             // Versions released since the last job (iterators, snapshots of
             // the LSM) may have left files with no reference: delete them.
-            super::obsolete::delete_obsolete_files(db, &mut st);
+            crate::shared::obsolete::delete_obsolete_files(db, &mut st);
             return Ok(());
         }
         if db.shutting_down.load(Ordering::Acquire) {
@@ -287,7 +255,7 @@ pub(crate) fn compact_range_with(
     cf: u32,
     start: Option<&[u8]>,
     end: Option<&[u8]>,
-    mut reclaim: Option<&mut dyn FnMut(&super::ReclaimProgress)>,
+    mut reclaim: Option<&mut dyn FnMut(&crate::compaction::runner::ReclaimProgress)>,
 ) -> Result<()> {
     if let (Some(a), Some(b)) = (start, end) {
         if a > b {
@@ -312,7 +280,8 @@ pub(crate) fn compact_range_with(
         // (its reserved ranges are in `running` too): the manual plans
         // are picked without regard to running outputs.
         if st.compactions_running == 0 && db.stats.running.lock().is_empty() {
-            let (st2, r) = compaction_runner::run_manual(db, st, cf, start, end, reclaim.take());
+            let (st2, r) =
+                crate::compaction::schedule::run_manual(db, st, cf, start, end, reclaim.take());
             st = st2;
             break r;
         }
@@ -324,53 +293,4 @@ pub(crate) fn compact_range_with(
     drop(st);
     db.events.wait_delivered();
     r
-}
-
-/// The stall condition of a family's LSM shape `v` under its options
-/// (computed once per version, when it is installed: it scans every level).
-pub(crate) fn stall_condition(
-    o: &CfOptions,
-    v: &Version,
-    num_levels: usize,
-) -> crate::stats::StallCondition {
-    use crate::stats::{StallCause, StallCondition};
-    if o.compaction_style == crate::options::CompactionStyle::Fifo || o.disable_auto_compactions {
-        // RocksDB's sanitizing: no L0 or pending-bytes stall under FIFO
-        // (see `fifo_runner`); and none without automatic compactions,
-        // which would never lift it (RocksDB's
-        // `GetWriteStallConditionAndCause`).
-        return StallCondition::Normal;
-    }
-    let universal = o.compaction_style == crate::options::CompactionStyle::Universal;
-    // A universal family counts sorted runs where a leveled one counts L0
-    // files (RocksDB's `l0_delay_trigger_count`), and has no pending-bytes
-    // estimate (RocksDB computes it for leveled compaction only).
-    let l0 = if universal {
-        crate::compaction::universal::num_sorted_runs(v)
-    } else {
-        v.num_files(0)
-    };
-    let pending = if !universal
-        && (o.soft_pending_compaction_bytes_limit > 0 || o.hard_pending_compaction_bytes_limit > 0)
-    {
-        crate::compaction::sizing::pending_compaction_bytes(
-            v,
-            &compaction_runner::picker_options(o, num_levels),
-        )
-    } else {
-        0
-    };
-    let hard = o.hard_pending_compaction_bytes_limit;
-    let soft = o.soft_pending_compaction_bytes_limit;
-    if l0 >= o.level0_stop_writes_trigger {
-        StallCondition::Stopped(StallCause::L0Stop)
-    } else if hard > 0 && pending >= hard {
-        StallCondition::Stopped(StallCause::PendingStop)
-    } else if l0 >= o.level0_slowdown_writes_trigger {
-        StallCondition::Delayed(StallCause::L0Slowdown)
-    } else if soft > 0 && pending >= soft {
-        StallCondition::Delayed(StallCause::PendingSlowdown)
-    } else {
-        StallCondition::Normal
-    }
 }

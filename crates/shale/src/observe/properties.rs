@@ -25,12 +25,13 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::compaction::{picker, sizing};
+use crate::compaction::picker;
 use crate::memory::Part;
 use crate::stats::{LevelCompactionStats, StallCause, WriteCounters};
+use crate::version::sizing;
 
-use super::compaction_runner::picker_options;
-use super::DbInner;
+use crate::compaction::runner::picker_options;
+use crate::shared::DbInner;
 
 const GB: f64 = (1u64 << 30) as f64;
 const MB: f64 = (1u64 << 20) as f64;
@@ -45,7 +46,7 @@ fn reclaimable_per_level(v: &crate::version::Version, now: u64) -> Vec<u64> {
             v.files(level)
                 .iter()
                 .map(|f| {
-                    let mut b = crate::compaction::sizing::compensated_size(v, level, f)
+                    let mut b = crate::version::sizing::compensated_size(v, level, f)
                         .saturating_sub(f.file_size);
                     if f.expiry_entries > 0 && f.expiry_max <= now && f.num_entries > 0 {
                         b += f.file_size * f.expiry_entries.min(f.num_entries) / f.num_entries;
@@ -60,7 +61,7 @@ fn reclaimable_per_level(v: &crate::version::Version, now: u64) -> Vec<u64> {
 /// `shale.rate-limiter`: the rate and, per priority, the bytes, requests
 /// and wait of `Options::rate_limiter` (one `name: value` line each).
 fn rate_limiter_text(l: &crate::io::RateLimiter) -> String {
-    let r = super::stats_report::rate_limiter_stats(l);
+    let r = crate::observe::stats_report::rate_limiter_stats(l);
     format!(
         "bytes_per_second: {}\nmax_bytes_per_second: {}\nauto_tuned: {}\n\
          flush_bytes: {}\nflush_requests: {}\nflush_wait_micros: {}\n\
@@ -159,9 +160,10 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
         "shale.num-running-flushes" => st.flushes_running.to_string(),
         "shale.mem-table-flush-pending" => u8::from(!c.imm.is_empty()).to_string(),
         "shale.num-immutable-mem-table" => c.imm.len().to_string(),
-        "shale.compaction-pending" => {
-            u8::from(super::compaction_runner::needs_compaction_cf(db, &st, cf)).to_string()
-        }
+        "shale.compaction-pending" => u8::from(crate::compaction::schedule::needs_compaction_cf(
+            db, &st, cf,
+        ))
+        .to_string(),
         "shale.estimate-pending-compaction-bytes" => match o.style {
             // RocksDB estimates it for leveled compaction only.
             crate::options::CompactionStyle::Universal => "0".to_string(),
@@ -185,7 +187,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
                 .sum::<u64>())
         .to_string(),
         "shale.size-all-mem-tables-db" => db.memory.get(Part::Memtables).to_string(),
-        "shale.io-stats" => super::stats_report::io_stats(db).table(),
+        "shale.io-stats" => crate::observe::stats_report::io_stats(db).table(),
         "shale.memory-budget" => db.memory.limit().to_string(),
         "shale.memory-table-readers" => db.memory.get(Part::TableReaders).to_string(),
         "shale.memory-buffers" => db.memory.get(Part::Buffers).to_string(),
@@ -292,11 +294,11 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
         "shale.estimate-table-readers-mem" => db.table_cache.readers_memory().to_string(),
         n if n.starts_with("shale.") && n.contains("blob") => {
             drop(st);
-            return super::blob_glue::property(db, &v, n);
+            return crate::shared::blob_glue::property(db, &v, n);
         }
         _ => {
             drop(st);
-            return super::cache_glue::property(db, &name);
+            return super::cache_properties::property(db, &name);
         }
     })
 }
@@ -306,7 +308,7 @@ pub(crate) fn property(db: &Arc<DbInner>, cf: u32, name: &str) -> Option<String>
 fn io_counter(db: &DbInner, name: &str) -> Option<String> {
     let (dir, rest) = name.split_once('-')?;
     let (what, purpose) = rest.split_once('-')?;
-    let p = super::stats_report::io_stats(db)
+    let p = crate::observe::stats_report::io_stats(db)
         .purposes
         .into_iter()
         .find(|p| p.purpose == purpose)?;
@@ -408,7 +410,7 @@ struct Shape {
 fn shape(db: &Arc<DbInner>, cf: u32) -> Shape {
     let st = db.state.lock();
     let v = st.versions.current(cf);
-    let o = super::compaction_runner::family_picker_options(&st, cf)
+    let o = crate::compaction::runner::family_picker_options(&st, cf)
         .unwrap_or_else(|| picker_options(&db.opts.cf_options(), st.versions.num_levels()));
     let t = picker::level_targets(&v, &o);
     let scores = picker::scores(&v, &o, &t);
@@ -532,7 +534,7 @@ fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
     }
     let uptime = db.stats.started.elapsed().as_secs_f64();
     let stats = &db.stats;
-    let (blob_files, blob_size, blob_live, blob_garbage) = super::blob_glue::blob_sums(&v);
+    let (blob_files, blob_size, blob_live, blob_garbage) = crate::shared::blob_glue::blob_sums(&v);
     let _ = writeln!(
         out,
         "\nBlob file count: {blob_files}, total size: {:.1} GB, garbage size: {:.1} GB, space amp: {:.2}",
@@ -601,7 +603,7 @@ fn stats_text(db: &Arc<DbInner>, cf: u32) -> String {
     db_stats_lines(&mut out, "Cumulative", &now, uptime, false);
     db_stats_lines(&mut out, "Interval", &now.since(&prev), db_int_secs, true);
     out.push_str("\n** IO Stats (cumulative, by purpose) **\n");
-    out.push_str(&super::stats_report::io_stats(db).table());
+    out.push_str(&crate::observe::stats_report::io_stats(db).table());
     out
 }
 

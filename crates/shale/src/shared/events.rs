@@ -19,8 +19,8 @@ use crate::stats::StallCondition;
 use crate::version::filename::table_file_name;
 use crate::version::FileMeta;
 
-use super::error_handler::{Reason, Severity};
-use super::{DbInner, DbState};
+use super::error_state::{Reason, Severity};
+use crate::shared::{DbInner, DbState};
 
 /// The name of family `cf` (empty once dropped).
 pub(crate) fn cf_name(st: &DbState, cf: u32) -> String {

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::cache::Priority;
-use crate::compaction::{picker, sizing};
+use crate::compaction::picker;
 use crate::io::accounting::{self, Purpose};
 use crate::memory::Part;
 use crate::stats::report::{
@@ -20,9 +20,10 @@ use crate::stats::report::{
     StallReason, StallState, StallStats, Stats, WalStats,
 };
 use crate::stats::{StallCause, StallCondition};
+use crate::version::sizing;
 
-use super::compaction_runner::picker_options;
-use super::DbInner;
+use crate::compaction::runner::picker_options;
+use crate::shared::DbInner;
 
 /// The typed statistics of the DB now.
 pub(crate) fn collect(db: &Arc<DbInner>) -> Stats {
@@ -69,7 +70,7 @@ pub(crate) fn collect(db: &Arc<DbInner>) -> Stats {
             },
         });
     }
-    let stalls_now = super::stall_explain::explain(db, &st);
+    let stalls_now = crate::observe::stall_explain::explain(db, &st);
     let wal_live_files = st.closed_wals.len() + 1;
     let wal_live_bytes = db.live_wal_bytes(&st);
     let background = BackgroundStats {

@@ -19,12 +19,12 @@ use parking_lot::MutexGuard;
 
 use crate::version::filename::{parse_file_name, FileType};
 
-use super::{DbInner, DbState};
+use crate::shared::{DbInner, DbState};
 
 pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) {
     let mut live = st.versions.live_files();
     live.extend(st.pending_outputs.iter().copied());
-    let current_wal = db.writer.wal.lock().number;
+    let current_wal = db.wals.current.lock().number;
     // WALs no family needs in memory, but never one that recovery would
     // still read (a family idle since its last flush keeps an old log
     // number in the MANIFEST until a flush edit carries the DB-wide
@@ -38,14 +38,13 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
         st.closed_wals.pop_front();
         // Kept for reuse: a WAL this instance closed, known synced (so its
         // file holds exactly its records, see `fs::reuse_writable`).
-        if st.recycle_wals.len() < db.opts.recycle_log_file_num
-            && db.writer.closed_wal_synced(number)
+        if st.recycle_wals.len() < db.opts.recycle_log_file_num && db.wals.closed_wal_synced(number)
         {
             st.recycle_wals.push_back(number);
         }
     }
     // Obsolete WALs a flush did not sync (one family): their writers go.
-    db.writer.forget_closed_wals_before(log_number);
+    db.wals.forget_closed_wals_before(log_number);
     let recycling: Vec<u64> = st.recycle_wals.iter().copied().collect();
     let manifest = st.versions.manifest_file_number();
     // A MANIFEST being rolled to (the write runs without the DB mutex) or
@@ -55,7 +54,7 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
     let limit = st.versions.next_file_number();
     MutexGuard::unlocked(st, || {
         crate::sync_point!("DeleteObsoleteFiles:Unlocked");
-        db.writer.drop_retired_wals();
+        db.wals.drop_retired_wals();
         // One pass at a time, so two passes never delete the same file.
         let _purge = db.purge_lock.lock();
         let Ok(names) = db.fs.list(&db.dir) else {
@@ -97,7 +96,7 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
                         .warn(&format!("could not delete obsolete {name}: {e}"));
                 }
                 if kind == FileType::Table {
-                    super::event_glue::table_deleted(db, number, r);
+                    crate::shared::events::table_deleted(db, number, r);
                 }
             }
         }

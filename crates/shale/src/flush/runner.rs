@@ -6,7 +6,7 @@
 //! stream's end cuts it; those that fit the base level are installed
 //! there, see `place_below_l0`); the job's edit (new file, the family's new log number, last
 //! sequence) is logged to the MANIFEST (the mutex is released for that IO
-//! too, see `manifest_writer`), and only then
+//! too, see `shared::manifest`), and only then
 //! is the memtable dropped from the family's super version and its WAL made
 //! obsolete (once no other family needs it). The oldest immutable memtable
 //! stays `imm[0]` throughout: one flush per family runs at a time
@@ -17,7 +17,7 @@
 //! table was written can read, the table is discarded too and the job runs
 //! once more, without the filter (see `SnapshotList::admit`).
 //!
-//! Events (`event_glue`, delivered later on the event thread): flush begin
+//! Events (`shared::events`, delivered later on the event thread): flush begin
 //! before the table is written, table created once it is written and
 //! synced (before the edit; a discarded run's table too, so its deletion
 //! follows a creation), flush completed after the install or the
@@ -41,10 +41,9 @@ use crate::sst::TableOptions;
 use crate::stats::RunningJob;
 use crate::version::VersionEdit;
 
-use super::event_glue;
-use super::obsolete::delete_obsolete_files;
-use super::snapshot::Admission;
-use super::{DbInner, DbState};
+use crate::base::snapshots::Admission;
+use crate::shared::obsolete::delete_obsolete_files;
+use crate::shared::{DbInner, DbState};
 
 pub(crate) fn flush(
     db: &Arc<DbInner>,
@@ -57,7 +56,7 @@ pub(crate) fn flush(
     }
     let _io = accounting::scope(Purpose::Flush);
     let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
-    let name = event_glue::cf_name(st, cf);
+    let name = crate::shared::events::cf_name(st, cf);
     let (num_entries, num_deletes) = (mem.num_entries() as u64, mem.num_deletes() as u64);
     let info = |files: Vec<TableFileInfo>, status: Result<()>| FlushJobInfo {
         cf_name: name.clone(),
@@ -68,14 +67,14 @@ pub(crate) fn flush(
         output_files: files,
         status,
     };
-    event_glue::flush(db, true, || info(Vec::new(), Ok(())));
+    crate::shared::events::flush(db, true, || info(Vec::new(), Ok(())));
     let r = run(db, st, cf, &mem, job_id);
     // Installed (or failed): this job's reference goes now, so the
     // memtable's memory is freed before the listeners and the deletion of
     // obsolete files (a WAL unlink on a file system that discards on
     // unlink can take a while), not after them.
     drop(mem);
-    event_glue::flush(db, false, || match &r {
+    crate::shared::events::flush(db, false, || match &r {
         Ok(files) => info(files.clone(), Ok(())),
         Err(e) => info(Vec::new(), Err(e.clone())),
     });
@@ -98,7 +97,7 @@ fn run(
     let Some(opts) = st.cf(cf).map(|c| c.cf.opts().clone()) else {
         return Ok(Vec::new());
     };
-    let topts = super::compaction_runner::table_options(db, st, cf, &opts, 0, false);
+    let topts = crate::shared::table_options::table_options(db, st, cf, &opts, 0, false);
     let mut job = FlushJob {
         cf,
         mem: Arc::clone(mem),
@@ -107,7 +106,7 @@ fn run(
         merge_op: opts.merge_operator.clone(),
         user_filter: opts.compaction_filter.clone(),
         now: db.opts.clock.now_secs(),
-        blob_output: super::blob_glue::output_spec(
+        blob_output: crate::shared::blob_glue::output_spec(
             db,
             cf,
             &opts,
@@ -128,7 +127,7 @@ fn run(
             Admission::RunAgain => {
                 for f in &r.outputs.files {
                     let reason = TableFileCreationReason::Flush;
-                    event_glue::table_created(db, st, cf, job_id, reason, f, 0);
+                    crate::shared::events::table_created(db, st, cf, job_id, reason, f, 0);
                 }
                 // The table is wrong for a snapshot taken while it was
                 // written: it becomes obsolete, and the job runs again.
@@ -161,7 +160,7 @@ fn run(
     // the flush were installed. A family written from now on writes into
     // the current WAL or a later one.
     if st.cfs.len() > 1 {
-        let current_wal = db.writer.wal.lock().number;
+        let current_wal = db.wals.current.lock().number;
         let others = st
             .cfs
             .iter()
@@ -173,7 +172,7 @@ fn run(
     let reserved = place_below_l0(db, st, cf, &mut edit);
     for (level, f) in &edit.new_files {
         let reason = TableFileCreationReason::Flush;
-        event_glue::table_created(db, st, cf, job_id, reason, f, *level);
+        crate::shared::events::table_created(db, st, cf, job_id, reason, f, *level);
         db.log.event(
             "table_file_creation",
             &[
@@ -186,7 +185,7 @@ fn run(
             ],
         );
     }
-    let logged = super::manifest_writer::log_and_apply_if_live(db, st, &mut edit);
+    let logged = crate::shared::manifest::log_and_apply_if_live(db, st, &mut edit);
     db.stats
         .running
         .lock()
@@ -231,7 +230,7 @@ fn run(
     Ok(edit
         .new_files
         .iter()
-        .map(|(level, f)| event_glue::file_info(f, *level))
+        .map(|(level, f)| crate::shared::events::file_info(f, *level))
         .collect())
 }
 
@@ -249,11 +248,11 @@ fn place_below_l0(db: &DbInner, st: &DbState, cf: u32, edit: &mut VersionEdit) -
     if edit.new_files.len() < 2 || st.manual_compactions > 0 {
         return Vec::new();
     }
-    let Some(o) = super::compaction_runner::family_picker_options(st, cf) else {
+    let Some(o) = crate::compaction::runner::family_picker_options(st, cf) else {
         return Vec::new();
     };
     let v = st.versions.current(cf);
-    let running = super::compaction_runner::running_outputs(db, cf);
+    let running = crate::compaction::runner::running_outputs(db, cf);
     let mut reserved = Vec::new();
     for (level, f) in &mut edit.new_files {
         let to = picker::flush_output_level(&v, &o, &running, f);
@@ -321,7 +320,7 @@ fn write_table(
         // loss this family would keep writes that a family replaying them
         // loses (see `switch_memtable`).
         if sync_closed {
-            db.writer.sync_closed_wals(db.fs.as_ref(), &db.dir)?;
+            db.wals.sync_closed_wals(db.fs.as_ref(), &db.dir)?;
         }
         Ok(r)
     });
@@ -346,4 +345,31 @@ fn release(st: &mut DbState, allocated: &[u64]) {
 /// A sequence number for a LOG event field (`null` for an empty memtable).
 fn json_seq(s: Option<crate::base::SeqNo>) -> String {
     s.map_or_else(|| "null".to_string(), |s| s.to_string())
+}
+
+/// Flushes family `cf`'s oldest immutable memtable (`cf` is marked as
+/// flushing meanwhile). Requires the DB mutex.
+pub(crate) fn flush_one(
+    db: &Arc<DbInner>,
+    st: &mut MutexGuard<'_, DbState>,
+    cf: u32,
+) -> Result<()> {
+    let Some(c) = st.cfs.get_mut(&cf) else {
+        return Ok(());
+    };
+    let Some(mem) = c.imm.first().cloned() else {
+        return Ok(());
+    };
+    c.flush_running = true;
+    st.flushes_running += 1;
+    let result = flush(db, st, cf, mem);
+    st.flushes_running -= 1;
+    if let Some(c) = st.cfs.get_mut(&cf) {
+        c.flush_running = false;
+        if !c.imm.is_empty() {
+            st.flush_queue.push_back(cf);
+        }
+    }
+    db.bg_cv.notify_all();
+    result
 }

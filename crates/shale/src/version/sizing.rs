@@ -1,6 +1,9 @@
 //! Level sizing for leveled compaction: the target size of every level, the
 //! compaction score of every level and the estimate of bytes compaction
-//! still has to rewrite. Pure functions of a `Version` and `PickerOptions`.
+//! still has to rewrite. Pure functions of a `Version` and a family's
+//! [`LevelSizing`] (RocksDB computes them in `VersionStorageInfo`): the
+//! compaction picker ranks levels by them and the write path stalls on
+//! the pending-bytes estimate.
 //!
 //! Targets: with `level_compaction_dynamic_level_bytes` they are sized
 //! backwards from the largest level (RocksDB's `CalculateBaseBytes`): the
@@ -15,9 +18,26 @@
 //! Invariant: the base level is never below the first non-empty level, so
 //! L0 data never skips a level that holds older data for the same keys.
 
-use crate::version::{FileMeta, Version};
+use super::{FileMeta, Version};
 
-use super::picker::PickerOptions;
+/// What level sizing reads of a family's options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LevelSizing {
+    pub num_levels: usize,
+    /// `level0_file_num_compaction_trigger`.
+    pub l0_trigger: usize,
+    pub max_bytes_for_level_base: u64,
+    /// `max_bytes_for_level_multiplier`.
+    pub multiplier: f64,
+    /// `level_compaction_dynamic_level_bytes`.
+    pub dynamic: bool,
+}
+
+impl From<&LevelSizing> for LevelSizing {
+    fn from(o: &LevelSizing) -> Self {
+        *o
+    }
+}
 
 /// Level sizing: the base level and a target per level (0 = no target).
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +49,8 @@ pub(crate) struct LevelTargets {
 }
 
 /// Targets of every level for the current shape.
-pub(crate) fn level_targets(v: &Version, o: &PickerOptions) -> LevelTargets {
+pub(crate) fn level_targets(v: &Version, o: impl Into<LevelSizing>) -> LevelTargets {
+    let o = &o.into();
     let n = o.num_levels;
     let mut targets = vec![0u64; n];
     if !o.dynamic {
@@ -141,7 +162,8 @@ pub(crate) fn compensated_size(v: &Version, level: usize, f: &FileMeta) -> u64 {
 /// Scores of levels 0..num_levels (the last level has none): L0 by file
 /// count over the trigger (and by compensated size over the base target),
 /// Ln by compensated bytes not being compacted over the level's target.
-pub(crate) fn scores(v: &Version, o: &PickerOptions, t: &LevelTargets) -> Vec<f64> {
+pub(crate) fn scores(v: &Version, o: impl Into<LevelSizing>, t: &LevelTargets) -> Vec<f64> {
+    let o = &o.into();
     let mut s = vec![0.0; o.num_levels];
     let l0_idle: Vec<_> = v
         .files(0)
@@ -175,7 +197,8 @@ pub(crate) fn scores(v: &Version, o: &PickerOptions, t: &LevelTargets) -> Vec<f6
 /// every level under its target: L0 (with the base level) once L0 triggers,
 /// then for each level over target the excess times the fan-out into the
 /// next level, carrying the excess down.
-pub(crate) fn pending_compaction_bytes(v: &Version, o: &PickerOptions) -> u64 {
+pub(crate) fn pending_compaction_bytes(v: &Version, o: impl Into<LevelSizing>) -> u64 {
+    let o = &o.into();
     let t = level_targets(v, o);
     let mut total = 0u64;
     let l0 = v.level_bytes(0);
@@ -204,6 +227,12 @@ pub(crate) fn pending_compaction_bytes(v: &Version, o: &PickerOptions) -> u64 {
         }
     }
     total
+}
+
+/// The number of sorted runs of `v` (what write stalls count for a
+/// universal family, in place of L0 files).
+pub(crate) fn num_sorted_runs(v: &Version) -> usize {
+    v.num_files(0) + (1..v.num_levels()).filter(|&l| v.num_files(l) > 0).count()
 }
 
 #[cfg(test)]

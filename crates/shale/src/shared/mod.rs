@@ -1,0 +1,30 @@
+//! What the DB's handle (`db/`) and its background jobs (`flush/`,
+//! `compaction/`, `bg/`) share: the DB's state ([`DbInner`], with
+//! [`DbState`] under the DB mutex) and the steps every one of them takes on
+//! it: logging a version edit to the MANIFEST (`manifest`), switching a
+//! memtable and its WAL (`memtables`, `wal_files`), deleting obsolete
+//! files (`obsolete`), recording a background error (`errors`), reporting
+//! events to the LOG and the listeners (`events`), the live snapshots
+//! (`snapshots`), and the glue that hands the block cache and the blob
+//! files to the readers (`block_cache`, `blob_glue`).
+//!
+//! Nothing here starts a job or calls a job's runner: the scheduler (`bg/`)
+//! does, so this layer sits below flush and compaction and the jobs call
+//! down into it.
+
+pub(crate) mod blob_glue;
+
+pub(crate) mod error_state;
+pub(crate) mod errors;
+pub(crate) mod events;
+mod inner;
+pub(crate) mod manifest;
+pub(crate) mod memtables;
+pub(crate) mod obsolete;
+
+pub(crate) mod stall;
+pub(crate) mod table_options;
+pub(crate) mod wal_files;
+
+pub(crate) use error_state::Reason;
+pub(crate) use inner::{DbInner, DbState};
