@@ -7,7 +7,7 @@
 # and 100K readrandom. Prints ops/s, read_B/op (the process's read_bytes
 # from /proc/self/io: what the device delivered, kernel readahead
 # included) and block_reads/op. Needs root (drop_caches).
-# docs/PERFORMANCE.md, "Aligned data blocks".
+# docs/perf/io.md, "Aligned data blocks".
 #
 # Build first:  CARGO_TARGET_DIR=<dir> cargo build --release -p shale-bench --features rocksdb
 # Usage:        BIN=<dir>/release/shale-bench bench/block_align.sh [ROUNDS] [DIR]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device bytes per point read on a cold page cache, advise_random_on_open on
-# and off, Shale beside RocksDB (docs/PERFORMANCE.md, "IO control"). Needs
+# and off, Shale beside RocksDB (docs/perf/io.md, "IO control"). Needs
 # root (drops the page cache before each run).
 #
 # Build first:  CARGO_TARGET_DIR=<dir> cargo build --release -p shale-bench --features rocksdb

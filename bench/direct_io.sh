@@ -4,7 +4,7 @@
 # an 8 MiB block cache on the page cache the fill left (not dropped), so the
 # difference is what bypassing the page cache costs and where reads go
 # (read_B/op: the process's read_bytes from /proc/self/io, i.e. bytes that
-# reached the device). docs/PERFORMANCE.md, "Direct IO".
+# reached the device). docs/perf/io.md, "Direct IO".
 #
 # Build first:  CARGO_TARGET_DIR=<dir> cargo build --release -p shale-bench
 # Usage:        BIN=<dir>/release/shale-bench bench/direct_io.sh [ROUNDS] [DIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# IO-bound steps beside RocksDB (docs/PERFORMANCE.md, "IO-bound"): the
+# IO-bound steps beside RocksDB (docs/perf/io.md, "IO-bound"): the
 # seeds' iobuf and iodir set-ups scaled to this machine. A DB of NUM keys of
 # VALUE bytes (default 13M x 400 B, 5.4 GB uncompressed), a block cache of
 # 10% of it, and the process confined by a memory cgroup (v1) to a quarter

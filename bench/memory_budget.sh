@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One memory budget beside RocksDB (docs/PERFORMANCE.md, "One memory budget"):
+# One memory budget beside RocksDB (docs/perf/memory.md, "One memory budget"):
 # per budget and engine, 10M fillrandom then 60 s readwhilewriting on that DB,
 # each step a fresh process (peak RSS per step), engines alternating.
 #

@@ -57,7 +57,7 @@
 #   interrupted) run only prints the medians of its results.txt.
 # At NUM=5000000 on 2 shared cores a round of the 3 styles x 2 engines takes
 # 12-20 minutes (RocksDB's runs 1.5-2x as long as Shale's); results in
-# docs/PERFORMANCE.md, "Compaction styles beside RocksDB".
+# docs/perf/compaction-styles.md, "Compaction styles beside RocksDB".
 set -euo pipefail
 
 TARGET=${CARGO_TARGET_DIR:-target}
