@@ -64,7 +64,7 @@ fn reader(data: &[u8], chunk: usize) -> LogReader {
 }
 
 /// What recovery does with a record: decode, validate, insert (mirrors
-/// `db::open::replay_wals` and `db::write::insert_batch`).
+/// `db::recover::replay_wals` and `db::write::insert_batch`).
 fn apply_record(mem: &MemTable, payload: &[u8], offset: u64) -> Result<()> {
     let batch = batch_from_data(payload.to_vec())?;
     batch_validate(&batch, WAL_FILE, offset)?;

@@ -1,8 +1,8 @@
 //! Running one compaction plan's job: split into key ranges run in
 //! parallel (`run_in_ranges`, subcompactions), each range's job built
 //! (`job_for`) and run, rerun when a snapshot taken meanwhile must see
-//! what its filter changed (`run_until_admitted`), and the results
-//! installed (`execute`, `execute_job`). Called by `runner::run`.
+//! what its filter changed (`run_until_admitted`). Called by the runner
+//! (`runner.rs`), which installs the results (`execute`, `execute_job`).
 
 use std::sync::Arc;
 

@@ -7,12 +7,16 @@
 //! dropped by size or age, small newest L0 tables merged), and the removal
 //! of files wholly under range tombstones (`delete_only`).
 //!
+//! What the pickers share: `plan` (`PickerOptions`, `Plan`) and
+//! `sorted_runs`.
+//!
 //! Running: one planned compaction as a computation (`job`: inputs →
 //! outputs through `build/`, edit, statistics), split into key ranges run
-//! in parallel (`subcompaction`); `runner` runs jobs against the DB's state
-//! (picks under the DB mutex, writes outside it, logs the edit, installs),
-//! and `fifo_runner` runs FIFO's drops. The scheduler (`bg/`) calls the
-//! runners.
+//! in parallel (`subcompaction`, `execute`); `runner` runs plans against
+//! the DB's state (marks inputs under the DB mutex, writes outside it,
+//! logs the edit, installs), `fifo_runner` runs FIFO's drops, and
+//! `schedule` answers the scheduler (`bg/`): is a compaction due, which
+//! one, and manual compactions of a range.
 
 pub(crate) mod delete_only;
 pub(crate) mod execute;

@@ -1,6 +1,7 @@
 //! The DB's handle, [`Db`], and its calls: open and recovery (`open`),
-//! the write path (`write`: group commit), reads (`read`), iterators
-//! (`db_iter`, `key_range`), column-family administration (`cf_admin`)
+//! (recovery's WAL replay in `recover`), the write path (`write`: group
+//! commit), reads (`read`), iterators (`iterate` builds them, `db_iter`,
+//! `key_range`), column-family administration (`cf_admin`)
 //! and option changes (`set_options`). The state the handle shares with
 //! the background jobs is `shared::DbInner` (see `shared/` for the
 //! concurrency model); the jobs themselves are in `flush/`, `compaction/`
@@ -13,9 +14,11 @@
 
 mod cf_admin;
 mod db_iter;
+mod iterate;
 mod key_range;
 mod open;
 mod read;
+mod recover;
 mod set_options;
 mod write;
 
@@ -467,15 +470,15 @@ impl Db {
 
     /// A raw cursor (unpositioned: call a seek first).
     pub fn iter(&self, opts: &ReadOptions<'_>) -> DbIterator {
-        read::new_iterator(self.inner(), &self.inner().default_cf, opts)
+        iterate::new_iterator(self.inner(), &self.inner().default_cf, opts)
     }
 
     /// A raw cursor over family `cf` (a dropped family's cursor reports
     /// `InvalidArgument` from `status`).
     pub fn iter_cf(&self, cf: &Cf, opts: &ReadOptions<'_>) -> DbIterator {
         match self.family(cf) {
-            Ok(c) => read::new_iterator(self.inner(), c, opts),
-            Err(e) => read::error_iterator(self.inner(), e),
+            Ok(c) => iterate::new_iterator(self.inner(), c, opts),
+            Err(e) => iterate::error_iterator(self.inner(), e),
         }
     }
 
@@ -529,12 +532,12 @@ impl Db {
                 let e2 = e.clone();
                 let inner = Arc::clone(self.inner());
                 return DbRange::new(
-                    read::error_iterator(self.inner(), e),
-                    Box::new(move || read::error_iterator(&inner, e2)),
+                    iterate::error_iterator(self.inner(), e),
+                    Box::new(move || iterate::error_iterator(&inner, e2)),
                 );
             }
         };
-        let front = read::new_iterator(self.inner(), cf, &ro);
+        let front = iterate::new_iterator(self.inner(), cf, &ro);
         // The back cursor is made on the first `next_back()`, over the
         // super version and sequence number the front pinned (regression
         // test `range_back_half_reads_the_state_of_its_creation`).
@@ -546,7 +549,7 @@ impl Db {
                 let mut back = ReadOptions::new();
                 back.iterate_lower_bound = ro.iterate_lower_bound;
                 back.iterate_upper_bound = ro.iterate_upper_bound;
-                read::new_iterator_in(&inner, sv, &back, seq, merge_op, None)
+                iterate::new_iterator_in(&inner, sv, &back, seq, merge_op, None)
             }),
         )
     }

@@ -21,7 +21,7 @@
 //! RSS 1.5x the budget at 64 MiB), where a steady cache keeps RSS at the
 //! budget. The write path reads the
 //! ledger to flush memtables early and, as a last resort, to stop writers
-//! (`db/write.rs`). The sum can pass the budget only by blocks pinned by
+//! (`db/write/room.rs`). The sum can pass the budget only by blocks pinned by
 //! readers and by what a single allocation adds before the cache shrinks.
 //!
 //! Thread-safety: every method takes `&self`; a read of the sum is a

@@ -2,8 +2,8 @@
 //! words with its cause, the value measured, the threshold and the option
 //! that sets it, and what to consider changing.
 //!
-//! The conditions are the ones the write path applies (`write::make_room`
-//! and `super::stall::stall_condition`), re-read from the same state without
+//! The conditions are the ones the write path applies (`make_room` in
+//! `db/write/room.rs` and `shared::stall::stall_condition`), re-read from the same state without
 //! changing it:
 //! - a family's LSM shape: L0 files against `level0_slowdown_writes_trigger`
 //!   / `level0_stop_writes_trigger`, pending compaction bytes against the

@@ -178,7 +178,7 @@ pub(crate) struct DbInner {
     /// WAL, no error); cleared under the DB mutex by whatever may change
     /// that (a version with a stall, a switch, an error, a family created
     /// or dropped) and by an inserter reporting a full memtable. While set,
-    /// leaders skip the DB mutex (see `write::make_room`).
+    /// leaders skip the DB mutex (see `db/write/room.rs`, `make_room`).
     pub room_clear: AtomicBool,
 }
 

@@ -171,7 +171,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
         // Handing the records to the OS is all the switch needs: the old
         // writer is never appended to again. Unmapping and cutting the
         // file's reserved tail (`finish`) wait for the device on some file
-        // systems and are left to `WriteQueue::drop_retired_wals`, outside
+        // systems and are left to `WalFiles::drop_retired_wals`, outside
         // this lock and the DB mutex, unless recycling must see the file
         // cut now or the WAL is synced here anyway.
         let finish_now = sync_now || !db.wals.retire;

@@ -4,16 +4,16 @@
 //! it: logging a version edit to the MANIFEST (`manifest`), switching a
 //! memtable and its WAL (`memtables`, `wal_files`), deleting obsolete
 //! files (`obsolete`), recording a background error (`errors`), reporting
-//! events to the LOG and the listeners (`events`), the live snapshots
-//! (`snapshots`), and the glue that hands the block cache and the blob
-//! files to the readers (`block_cache`, `blob_glue`).
+//! events to the LOG and the listeners (`events`), when writes stall
+//! (`stall`), the options of a job's output tables (`table_options`), and
+//! the glue that hands the blob files to the readers and writers
+//! (`blob_glue`). The background-error severities are `error_state`.
 //!
 //! Nothing here starts a job or calls a job's runner: the scheduler (`bg/`)
 //! does, so this layer sits below flush and compaction and the jobs call
 //! down into it.
 
 pub(crate) mod blob_glue;
-
 pub(crate) mod error_state;
 pub(crate) mod errors;
 pub(crate) mod events;
@@ -21,7 +21,6 @@ mod inner;
 pub(crate) mod manifest;
 pub(crate) mod memtables;
 pub(crate) mod obsolete;
-
 pub(crate) mod stall;
 pub(crate) mod table_options;
 pub(crate) mod wal_files;

@@ -3,7 +3,7 @@
 //! LSM shape (L0 files or sorted runs, the pending-compaction estimate)
 //! under its options, computed once per installed version
 //! (`DbInner::refresh_stall`); the write path applies it
-//! (`db::write`), and `observe::stall_explain` explains it.
+//! (`db/write/room.rs`), and `observe::stall_explain` explains it.
 
 use std::sync::atomic::Ordering;
 

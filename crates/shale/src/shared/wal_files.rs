@@ -68,7 +68,7 @@ pub(crate) struct WalFiles {
     /// writer, under the WAL lock.
     pub(crate) mapped: AtomicBool,
     /// WALs closed by a memtable switch and not yet synced, oldest first
-    /// (see `switch_memtable`). Lock order: `wal`, then `closed`.
+    /// (see `switch_memtable`). Lock order: `current`, then `closed`.
     pub(crate) closed: Mutex<VecDeque<LogWriter>>,
     /// Writers of closed WALs that are synced or obsolete, waiting to be
     /// dropped outside the DB mutex and the WAL lock (`drop_retired_wals`):

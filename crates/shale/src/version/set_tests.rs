@@ -10,9 +10,9 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::fs::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, PosixFileSystem, Trigger};
-use crate::version::current::set_current;
+use crate::version::current::{read_current, set_current};
 use crate::version::file_meta::FileMeta;
-use crate::version::filename::{parse_file_name, table_file_name, FileType};
+use crate::version::filename::{manifest_file_name, parse_file_name, table_file_name, FileType};
 use crate::version::version::tests::file;
 
 const LEVELS: usize = 4;
