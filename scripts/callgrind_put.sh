@@ -29,7 +29,7 @@ sum_fn() {
 }
 total=$(awk -v n="$num" '/PROGRAM TOTALS/ {v=$1; gsub(",","",v); printf "%8.0f", v/n}' "$out/self.txt")
 echo "$bench num=$num: Ir/op total $total"
-for f in 'shale::db::write::write' 'shale::db::write::insert_batch' \
+for f in 'shale::db::write::commit::write' 'shale::db::write::insert::insert_batch' \
          'shale::memtable::skiplist::SkipList::insert' \
          'shale::wal::writer::LogWriter::add_record' 'malloc' 'free' \
          'shale::wal::format::CrcSeeds::record_crc'; do

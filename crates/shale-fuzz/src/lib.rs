@@ -5,7 +5,7 @@
 //!
 //! Each function takes arbitrary bytes, runs one decoder over them the way
 //! the engine does (through `shale::testing`, the engine's doc-hidden
-//! decoder surface behind feature `fuzzing`), and returns the decoder's
+//! decoder surface behind feature `testing`), and returns the decoder's
 //! `Result`. Bad input must give `Err` (normally `Corruption` naming the
 //! file); it must never panic, hang or allocate without bound. The functions
 //! also check *differential* invariants that hold for any input (a reference

@@ -1,9 +1,9 @@
 //! A narrow window onto the on-disk decoders and writers, for the decoder
 //! harness crate `crates/shale-fuzz` (whose checks cargo-fuzz runs from
 //! `/fuzz` and `cargo test -p shale-fuzz` runs over the seed corpus).
-//! Compiled with feature `fuzzing`, and in this crate's own tests so that
-//! `cargo test -p shale` type-checks it. Hidden from the docs; not a stable
-//! API.
+//! Compiled with feature `testing` (this crate's own tests enable it
+//! through its dev-dependency on itself, so `cargo test -p shale`
+//! type-checks it). Hidden from the docs; not a stable API.
 //!
 //! Invariants: this module holds no checks and no logic of its own. Each
 //! item forwards to exactly one engine type or function and behaves as it
@@ -366,6 +366,17 @@ impl BatchRecord<'_> {
     pub fn is_value(&self) -> bool {
         self.kind == ValueKind::Value
     }
+}
+
+/// `WriteBatch::push_entry`: appends `r` as it was decoded, whatever its
+/// kind.
+pub fn batch_push_record(b: &mut WriteBatch, r: &BatchRecord<'_>) {
+    b.push_entry(&crate::batch::BatchEntry {
+        kind: r.kind,
+        cf: r.cf,
+        key: r.key,
+        value: r.value,
+    })
 }
 
 /// `WriteBatch::from_data`: a batch over bytes read from a log (header only

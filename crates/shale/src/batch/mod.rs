@@ -27,6 +27,8 @@
 //! and never panic.
 
 mod iter;
+#[cfg(feature = "testing")]
+pub(crate) use iter::BatchEntry;
 mod write_batch;
 
 pub(crate) use write_batch::Owner;

@@ -177,7 +177,7 @@ impl BlobFileBuilder {
     /// Writes the footer, syncs the file (`WritableFile::sync`) and returns
     /// what was written (tests and the fuzzing surface; jobs sync their
     /// blob files together, see `build::blob_output`).
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn finish(self) -> Result<BlobFileInfo> {
         let (info, mut file) = self.finish_unsynced()?;
         file.sync()?;

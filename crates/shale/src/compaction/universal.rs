@@ -276,5 +276,4 @@ fn files_disjoint<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> bool {
 }
 
 #[cfg(test)]
-#[path = "universal_tests.rs"]
 mod tests;

@@ -57,6 +57,7 @@ pub(crate) use forward_namespace_calls;
 
 mod aligned;
 mod direct;
+#[cfg(feature = "testing")]
 mod fault;
 mod file_system;
 mod mem;
@@ -73,6 +74,7 @@ use crate::error::Result;
 
 pub(crate) use aligned::round_up;
 pub use aligned::AlignedBuf;
+#[cfg(feature = "testing")]
 pub use fault::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, InjectedFault, Trigger};
 pub use file_system::{
     is_direct_io_refusal, AccessPattern, FileLock, FileOptions, FileSystem, RandomAccessFile,

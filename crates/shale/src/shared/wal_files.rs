@@ -121,8 +121,9 @@ impl WalFiles {
     pub(crate) fn forget_closed_wals_before(&self, log_number: u64) {
         if let Some(mut closed) = self.closed.try_lock() {
             while closed.front().is_some_and(|w| w.log_number() < log_number) {
-                let w = closed.pop_front().expect("front checked");
-                self.retire(w);
+                if let Some(w) = closed.pop_front() {
+                    self.retire(w);
+                }
             }
         }
     }
@@ -150,8 +151,9 @@ impl WalFiles {
         let mut closed = self.closed.lock();
         while let Some(w) = closed.front_mut() {
             w.sync()?;
-            let w = closed.pop_front().expect("front checked");
-            self.retire(w);
+            if let Some(w) = closed.pop_front() {
+                self.retire(w);
+            }
         }
         // Under `closed`, so a concurrent caller cannot return before the
         // directory sync another one started has finished.

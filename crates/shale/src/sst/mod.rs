@@ -46,7 +46,7 @@ pub(crate) use format::BlockHandle;
 pub(crate) use readahead::ReadaheadPolicy;
 pub(crate) use reader::{BlockCacheHook, BlockKind, BlockMemo, PointEntry, Table};
 // Used by the decoder fuzz entry points and the table tests.
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) use format::{FORMAT_VERSION, MAGIC};
 #[cfg(test)]
 pub(crate) use {builder::BuiltTable, reader::TableEntry, table_iter::TableIterator};

@@ -114,14 +114,14 @@ impl TableStats {
 /// is materialized in `key` (one allocation per lookup: the buffer the
 /// block seek decoded it into). Only the table tests and the fuzz harness
 /// use it; the read path uses [`Table::get_point`].
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) struct TableEntry {
     block: Arc<Block>,
     key: Vec<u8>,
     value_range: std::ops::Range<usize>,
 }
 
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, feature = "testing"))]
 impl TableEntry {
     /// The entry's internal key.
     pub(crate) fn ikey(&self) -> &[u8] {
@@ -341,7 +341,7 @@ pub(crate) struct Table {
     file_number: u64,
     cache: Option<Arc<dyn BlockCacheHook>>,
     /// Offset where the data blocks end (first meta block).
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(any(test, feature = "testing"))]
     data_end: u64,
     index_h: BlockHandle,
     /// The index block when the table owns it; `None` when it lives in the
@@ -434,7 +434,7 @@ impl Table {
             footer_offset,
         };
         let stats = TableStats::default();
-        #[cfg(any(test, feature = "fuzzing"))]
+        #[cfg(any(test, feature = "testing"))]
         let mut data_end = footer.index.offset.min(footer.metaindex.offset);
 
         // Metaindex: name -> handle; unknown names are ignored.
@@ -459,7 +459,7 @@ impl Table {
             };
             let h = BlockHandle::decode_exact(it.value())
                 .ok_or_else(|| r.corruption(footer.metaindex.offset, "bad handle in metaindex"))?;
-            #[cfg(any(test, feature = "fuzzing"))]
+            #[cfg(any(test, feature = "testing"))]
             {
                 data_end = data_end.min(h.offset);
             }
@@ -494,7 +494,7 @@ impl Table {
             r,
             file_number,
             cache,
-            #[cfg(any(test, feature = "fuzzing"))]
+            #[cfg(any(test, feature = "testing"))]
             data_end,
             index_h: footer.index,
             index_search: None,
@@ -680,7 +680,7 @@ impl Table {
 
     /// Approximate file offset where `ikey` would be: the offset of the
     /// data block that would hold it, or the end of the data area.
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
         let Ok(index) = self.index_block() else {
             return self.data_end;

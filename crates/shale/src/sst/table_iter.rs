@@ -20,7 +20,7 @@ use crate::base::compare_internal;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::sst::block::BlockIterator;
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, feature = "testing"))]
 use crate::sst::readahead::MAX_AUTO_READAHEAD;
 use crate::sst::readahead::{Readahead, ReadaheadPolicy};
 use crate::sst::reader::Table;
@@ -38,7 +38,7 @@ pub(crate) struct TableIterator {
 }
 
 impl TableIterator {
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn new(table: Arc<Table>, fill_cache: bool) -> TableIterator {
         TableIterator::with_readahead(
             table,
@@ -270,7 +270,7 @@ impl InternalIterator for TableIterator {
 /// its table, so the reader does not name the iterator).
 impl Table {
     /// A two-level iterator over the whole table.
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
         TableIterator::new(Arc::clone(self), fill_cache)
     }

@@ -502,5 +502,4 @@ pub(crate) fn read_manifest(
 }
 
 #[cfg(test)]
-#[path = "set_tests.rs"]
 mod tests;

@@ -32,11 +32,11 @@ pub(crate) use {
 /// Size of a log block.
 ///
 /// FROZEN: on-disk (docs/format/wal.md).
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) const BLOCK_SIZE: usize = format::BLOCK_SIZE;
 
 /// Size of a physical record header: masked CRC32C (4) + length (2) + type (1).
 ///
 /// FROZEN: on-disk (docs/format/wal.md).
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) const HEADER_LEN: usize = format::HEADER_LEN;

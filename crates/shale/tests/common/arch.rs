@@ -15,7 +15,7 @@
 //!
 //! Test code is skipped: files whose module path has a part named `tests`,
 //! `*_tests`, `test_util` or `testing` (the test-support module behind the
-//! `fuzzing` feature), modules declared under a test `cfg`
+//! `testing` feature), modules declared under a test `cfg`
 //! (`#[cfg(test)] mod bench;`), and test-gated items inside files.
 #![allow(dead_code)]
 

@@ -7,11 +7,11 @@ use crate::base::{extract_user_key, PrefixExtractor, TRAILER_LEN};
 use crate::error::Result;
 
 use super::{BlockMemo, BlockRef, PointEntry, Table, KEY_BUF};
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, feature = "testing"))]
 use {super::TableEntry, crate::iter::InternalIterator, crate::sst::block::BlockIterator};
 
 impl Table {
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(any(test, feature = "testing"))]
     /// False when the filter rules `user_key` out; true without a filter.
     /// A prefix-only filter is consulted (by `user_key`'s prefix) only when
     /// `prefix` is the extractor the table was written with.
@@ -153,7 +153,7 @@ impl Table {
     /// `lookup_ikey` (filtered out, or past the block the index points to —
     /// that block's index key bounds every later entry's user key from
     /// below by something greater than the lookup's).
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<TableEntry>> {
         debug_assert!(lookup_ikey.len() >= TRAILER_LEN);
         if !self.may_contain(extract_user_key(lookup_ikey), None)? {
