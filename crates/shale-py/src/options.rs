@@ -108,16 +108,14 @@ pub fn db_options(
         create_if_missing,
         ..Options::default()
     };
-    let mut cf = o.cf_options();
     if let Some(kw) = kwargs {
         for (k, v) in kw.iter() {
             let name: String = k.extract()?;
-            if !apply_cf(&mut cf, &name, &v)? && !apply_db(&mut o, &name, &v)? {
+            if !apply_cf(&mut o.cf, &name, &v)? && !apply_db(&mut o, &name, &v)? {
                 return Err(unknown(&name, true));
             }
         }
     }
-    o.set_cf_options(cf);
     o.validate().map_err(to_py)?;
     Ok(o)
 }

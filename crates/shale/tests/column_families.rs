@@ -9,9 +9,15 @@ use std::path::Path;
 use shale::{Cf, CfOptions, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
 
 fn opts() -> Options {
-    Options {
-        write_buffer_size: 64 << 10,
-        ..common::quiet_options()
+    {
+        let base = common::quiet_options();
+        Options {
+            cf: CfOptions {
+                write_buffer_size: 64 << 10,
+                ..base.cf
+            },
+            ..base
+        }
     }
 }
 

@@ -644,17 +644,20 @@ fn compression(rng: &mut SmallRng) -> Compression {
 fn small_options(rng: &mut SmallRng) -> Options {
     let mut o = Options {
         create_if_missing: true,
-        write_buffer_size: rng.gen_range(4096..64 * 1024),
-        block_size: [64, 256, 4096][rng.gen_range(0..3)],
-        block_restart_interval: [1, 4, 16][rng.gen_range(0..3)],
-        bloom_bits_per_key: [0, 10][rng.gen_range(0..2)],
-        // 2 compacts L0 almost at once; 100 keeps L0 files overlapping and
-        // every deeper shape to the manual compactions below.
-        level0_file_num_compaction_trigger: [2, 4, 100][rng.gen_range(0..3)],
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        max_bytes_for_level_base: 64 * 1024,
-        target_file_size_base: 16 * 1024,
+        cf: CfOptions {
+            write_buffer_size: rng.gen_range(4096..64 * 1024),
+            block_size: [64, 256, 4096][rng.gen_range(0..3)],
+            block_restart_interval: [1, 4, 16][rng.gen_range(0..3)],
+            bloom_bits_per_key: [0, 10][rng.gen_range(0..2)],
+            // 2 compacts L0 almost at once; 100 keeps L0 files overlapping and
+            // every deeper shape to the manual compactions below.
+            level0_file_num_compaction_trigger: [2, 4, 100][rng.gen_range(0..3)],
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            max_bytes_for_level_base: 64 * 1024,
+            target_file_size_base: 16 * 1024,
+            ..Default::default()
+        },
         num_levels: rng.gen_range(2..=7),
         ..Options::default()
     };
@@ -687,10 +690,10 @@ fn small_options(rng: &mut SmallRng) -> Options {
     if rng.gen_bool(0.3) {
         o.bottommost_compression = Some(compression(rng));
     }
-    o.block_align = common::random_block_align(
+    o.cf.block_align = common::random_block_align(
         rng,
-        &mut o.compression_per_level,
-        &mut o.bottommost_compression,
+        &mut o.cf.compression_per_level,
+        &mut o.cf.bottommost_compression,
     );
     if rng.gen_bool(0.3) {
         o.max_compaction_bytes = rng.gen_range(16 << 10..256 << 10);
@@ -1172,7 +1175,7 @@ fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     if rng.gen_bool(0.2) {
         // The `default` family's options set as a whole, drawn as another
         // family's are.
-        o.set_cf_options(small_cf_options(rng, "default", o.num_levels));
+        o.cf = small_cf_options(rng, "default", o.num_levels);
     }
     // The style was drawn for the level count `small_options` drew.
     if o.num_levels < 3 {

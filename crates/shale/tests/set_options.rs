@@ -44,9 +44,12 @@ fn flush_tables(db: &Db, cf: &shale::Cf, n: usize) {
 fn options() -> Options {
     Options {
         create_if_missing: true,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 20,
-        level0_stop_writes_trigger: 36,
+        cf: CfOptions {
+            level0_file_num_compaction_trigger: 2,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }
@@ -169,14 +172,17 @@ fn refused_changes_change_nothing() {
     assert!(e.to_string().contains("unknown option"), "{e}");
     // Universal `incremental` needs three levels: refused on a DB of two.
     let dir2 = tempfile::tempdir().unwrap();
-    let db2 = Db::open(
-        dir2.path(),
+    let db2 = Db::open(dir2.path(), {
+        let base = options();
         Options {
             num_levels: 2,
-            compaction_style: shale::CompactionStyle::Universal,
-            ..options()
-        },
-    )
+            cf: CfOptions {
+                compaction_style: shale::CompactionStyle::Universal,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     let r = db2.set_options(&[("compaction_options_universal.incremental", "true")]);
     assert!(is_invalid(&r), "{r:?}");
@@ -406,15 +412,18 @@ fn changes_are_persisted_for_families_and_shown_for_default() {
 #[test]
 fn options_change_while_writers_and_readers_run() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = options();
         Options {
-            write_buffer_size: 64 << 10,
-            target_file_size_base: 64 << 10,
-            max_bytes_for_level_base: 256 << 10,
-            ..options()
-        },
-    )
+            cf: CfOptions {
+                write_buffer_size: 64 << 10,
+                target_file_size_base: 64 << 10,
+                max_bytes_for_level_base: 256 << 10,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..2u8)
@@ -603,7 +612,7 @@ fn the_prefix_extractor_changes_while_open() {
         o
     };
     let mut opts = options();
-    opts.set_cf_options(filtered("rocksdb.FixedPrefix.2"));
+    opts.cf = filtered("rocksdb.FixedPrefix.2");
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let other = db
         .create_cf("other", filtered("rocksdb.FixedPrefix.2"))

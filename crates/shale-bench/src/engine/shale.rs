@@ -348,54 +348,87 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     };
     let opts = shale::Options {
         create_if_missing: true,
-        write_buffer_size: non_negative("write_buffer_size", f.write_buffer_size)?,
-        max_write_buffer_number: non_negative(
-            "max_write_buffer_number",
-            f.max_write_buffer_number,
-        )?,
-        memtable_bloom_size_ratio: f.memtable_bloom_size_ratio,
-        block_size: non_negative("block_size", f.block_size)?,
-        block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
-        block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
-        block_align: f.block_align,
-        block_size_deviation: u32::try_from(f.block_size_deviation).map_err(|_| {
-            Error(format!(
-                "--block_size_deviation={} is not supported by --engine=shale (0..=100)",
-                f.block_size_deviation
-            ))
-        })?,
-        bloom_bits_per_key,
-        bloom_bits_per_key_per_level,
-        prefix_extractor,
-        memtable_whole_key_filtering: f.memtable_whole_key_filtering,
-        compression_per_level,
+        cf: shale::CfOptions {
+            write_buffer_size: non_negative("write_buffer_size", f.write_buffer_size)?,
+            max_write_buffer_number: non_negative(
+                "max_write_buffer_number",
+                f.max_write_buffer_number,
+            )?,
+            memtable_bloom_size_ratio: f.memtable_bloom_size_ratio,
+            block_size: non_negative("block_size", f.block_size)?,
+            block_restart_interval: non_negative(
+                "block_restart_interval",
+                f.block_restart_interval,
+            )?,
+            block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
+            block_align: f.block_align,
+            block_size_deviation: u32::try_from(f.block_size_deviation).map_err(|_| {
+                Error(format!(
+                    "--block_size_deviation={} is not supported by --engine=shale (0..=100)",
+                    f.block_size_deviation
+                ))
+            })?,
+            bloom_bits_per_key,
+            bloom_bits_per_key_per_level,
+            prefix_extractor,
+            memtable_whole_key_filtering: f.memtable_whole_key_filtering,
+            compression_per_level,
+            disable_auto_compactions: f.disable_auto_compactions,
+            level0_file_num_compaction_trigger: non_negative(
+                "level0_file_num_compaction_trigger",
+                f.level0_file_num_compaction_trigger,
+            )?,
+            level0_slowdown_writes_trigger: non_negative(
+                "level0_slowdown_writes_trigger",
+                f.level0_slowdown_writes_trigger,
+            )?,
+            level0_stop_writes_trigger: non_negative(
+                "level0_stop_writes_trigger",
+                f.level0_stop_writes_trigger,
+            )?,
+            max_bytes_for_level_base: non_negative(
+                "max_bytes_for_level_base",
+                f.max_bytes_for_level_base,
+            )? as u64,
+            max_bytes_for_level_multiplier: f.max_bytes_for_level_multiplier,
+            level_compaction_dynamic_level_bytes: f.level_compaction_dynamic_level_bytes,
+            level_compaction_dynamic_file_size: f.level_compaction_dynamic_file_size,
+            target_file_size_base: non_negative("target_file_size_base", f.target_file_size_base)?
+                as u64,
+            target_file_size_multiplier: non_negative(
+                "target_file_size_multiplier",
+                f.target_file_size_multiplier,
+            )? as u64,
+            max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)?
+                as u64,
+            soft_pending_compaction_bytes_limit: non_negative(
+                "soft_pending_compaction_bytes_limit",
+                f.soft_pending_compaction_bytes_limit,
+            )? as u64,
+            hard_pending_compaction_bytes_limit: non_negative(
+                "hard_pending_compaction_bytes_limit",
+                f.hard_pending_compaction_bytes_limit,
+            )? as u64,
+            merge_operator: merge_operator(f)?,
+            blob: blob_options(f)?,
+            detect_insert_streams: match f.detect_insert_streams {
+                -1 => None,
+                0 => Some(false),
+                1 => Some(true),
+                v => {
+                    bail!("invalid value {v} for --detect_insert_streams (-1 default, 0 off, 1 on)")
+                }
+            },
+            sst_partitioner_factory: match non_negative(
+                "sst_partitioner_fixed_prefix_len",
+                f.sst_partitioner_fixed_prefix_len,
+            )? {
+                0 => None,
+                n => Some(shale::SstPartitioner::FixedPrefix(n)),
+            },
+            ..Default::default()
+        },
         num_levels: non_negative("num_levels", f.num_levels)?,
-        disable_auto_compactions: f.disable_auto_compactions,
-        level0_file_num_compaction_trigger: non_negative(
-            "level0_file_num_compaction_trigger",
-            f.level0_file_num_compaction_trigger,
-        )?,
-        level0_slowdown_writes_trigger: non_negative(
-            "level0_slowdown_writes_trigger",
-            f.level0_slowdown_writes_trigger,
-        )?,
-        level0_stop_writes_trigger: non_negative(
-            "level0_stop_writes_trigger",
-            f.level0_stop_writes_trigger,
-        )?,
-        max_bytes_for_level_base: non_negative(
-            "max_bytes_for_level_base",
-            f.max_bytes_for_level_base,
-        )? as u64,
-        max_bytes_for_level_multiplier: f.max_bytes_for_level_multiplier,
-        level_compaction_dynamic_level_bytes: f.level_compaction_dynamic_level_bytes,
-        level_compaction_dynamic_file_size: f.level_compaction_dynamic_file_size,
-        target_file_size_base: non_negative("target_file_size_base", f.target_file_size_base)?
-            as u64,
-        target_file_size_multiplier: non_negative(
-            "target_file_size_multiplier",
-            f.target_file_size_multiplier,
-        )? as u64,
         max_background_jobs: non_negative("max_background_jobs", f.max_background_jobs)?,
         // 0 means 1, as the rocksdb engine maps it.
         max_subcompactions: non_negative("subcompactions", f.subcompactions)?.max(1),
@@ -421,15 +454,6 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             )),
             None => None,
         },
-        max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)? as u64,
-        soft_pending_compaction_bytes_limit: non_negative(
-            "soft_pending_compaction_bytes_limit",
-            f.soft_pending_compaction_bytes_limit,
-        )? as u64,
-        hard_pending_compaction_bytes_limit: non_negative(
-            "hard_pending_compaction_bytes_limit",
-            f.hard_pending_compaction_bytes_limit,
-        )? as u64,
         delayed_write_rate: non_negative("delayed_write_rate", f.delayed_write_rate)? as u64,
         compaction_readahead_size: non_negative(
             "compaction_readahead_size",
@@ -449,21 +473,6 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
         max_open_files: i32::try_from(f.open_files)
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
-        merge_operator: merge_operator(f)?,
-        blob: blob_options(f)?,
-        detect_insert_streams: match f.detect_insert_streams {
-            -1 => None,
-            0 => Some(false),
-            1 => Some(true),
-            v => bail!("invalid value {v} for --detect_insert_streams (-1 default, 0 off, 1 on)"),
-        },
-        sst_partitioner_factory: match non_negative(
-            "sst_partitioner_fixed_prefix_len",
-            f.sst_partitioner_fixed_prefix_len,
-        )? {
-            0 => None,
-            n => Some(shale::SstPartitioner::FixedPrefix(n)),
-        },
         ..shale::Options::default()
     };
     let mut opts = opts;

@@ -145,7 +145,7 @@ pub(crate) fn set_db_options(
 pub(crate) fn current_options(db: &DbInner) -> crate::options::Options {
     let mut o = db.opts.clone();
     db.mutable.apply_to(&mut o);
-    o.set_cf_options((**db.default_cf.opts()).clone());
+    o.cf = (**db.default_cf.opts()).clone();
     o
 }
 

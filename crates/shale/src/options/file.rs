@@ -200,7 +200,10 @@ mod tests {
     #[test]
     fn renders_every_section_and_value() {
         let o = Options {
-            write_buffer_size: 12345,
+            cf: CfOptions {
+                write_buffer_size: 12345,
+                ..Default::default()
+            },
             max_open_files: 300,
             use_direct_io_for_flush_and_compaction: true,
             max_log_file_size: 1 << 20,

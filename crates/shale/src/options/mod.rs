@@ -16,7 +16,6 @@ mod text_value;
 
 use std::sync::Arc;
 
-pub use crate::base::PrefixExtractor;
 use crate::cache::CacheOptions;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
@@ -51,6 +50,10 @@ pub enum CacheType {
 /// Options for opening a DB.
 #[derive(Clone)]
 pub struct Options {
+    /// The `default` family's options. `Options` dereferences to them
+    /// (`opts.write_buffer_size` is `opts.cf.write_buffer_size`): see the
+    /// `Deref` impl.
+    pub cf: CfOptions,
     /// Create the DB if it does not exist. Default false.
     pub create_if_missing: bool,
     /// Fail open if the DB exists. Default false.
@@ -62,76 +65,6 @@ pub struct Options {
     /// this says, a table missing from the directory always fails open, and
     /// WAL damage is `wal_recovery_mode`'s. Default true.
     pub paranoid_checks: bool,
-    /// Bytes in a memtable before it is switched and flushed. Default 64 MiB.
-    pub write_buffer_size: usize,
-    /// Memtables (active + immutable) kept before writes stall. Default 2.
-    pub max_write_buffer_number: usize,
-    /// Size of each memtable's bloom filter over its user keys, as a share
-    /// of `write_buffer_size` (RocksDB's `memtable_prefix_bloom_size_ratio`:
-    /// whole keys without a `prefix_extractor`; with one, prefixes, and
-    /// whole keys too per `memtable_whole_key_filtering`).
-    /// Point reads of keys a memtable does not hold skip its skiplist. The
-    /// filter counts toward the memtable's size. 0 disables; at most 0.25.
-    /// Default 0.02 (RocksDB: 0, off).
-    pub memtable_bloom_size_ratio: f64,
-    /// Target size of an uncompressed data block. Default 4 KiB.
-    pub block_size: usize,
-    /// Keys between restart points in a data block. Default 16.
-    pub block_restart_interval: usize,
-    /// A data block also starts a new restart point once the entries since
-    /// the last one span this many bytes; 0 restarts by count only (as
-    /// RocksDB). A point lookup binary-searches the restart points and then
-    /// scans one interval entry by entry, so with large values a byte bound
-    /// turns a scan of up to `block_restart_interval` cache-missing entries
-    /// into a few more binary-search steps, at the cost of 4 bytes and the
-    /// shared key prefix per extra restart. Default 1024.
-    pub block_restart_bytes: usize,
-    /// Aligned data blocks (RocksDB's `block_align`): each starts at a
-    /// multiple of min(`block_size`, 4 KiB) and, with its 5-byte trailer,
-    /// fits in `block_size` unless one entry is larger; zeros pad the gap.
-    /// A point read of a block is then one page from the device instead of
-    /// the two an unaligned 4 KiB block straddles, at the cost of the
-    /// padding. Requires no compression on any level and a power-of-two
-    /// `block_size` (else `InvalidArgument`). Default false.
-    pub block_align: bool,
-    /// A data block is cut before an entry that would take it past
-    /// `block_size` once it is at least `100 - block_size_deviation` percent
-    /// full (RocksDB's `block_size_deviation`; otherwise it is cut after the
-    /// entry that reaches `block_size`), so blocks stay near `block_size`
-    /// rather than one entry over it. 0 turns this off (as does 100, as in
-    /// RocksDB); above 100 is `InvalidArgument`. Ignored with `block_align`,
-    /// which always cuts before. Default 10.
-    pub block_size_deviation: u32,
-    /// Bloom filter bits per key; 0 disables the filter. Default 10.
-    pub bloom_bits_per_key: u32,
-    /// Bloom bits per key by output level, Monkey-style (more bits where
-    /// fewer keys live): flushes use entry 0, a compaction the entry of its
-    /// output level, the last entry applies to deeper levels. Empty (the
-    /// default) uses `bloom_bits_per_key` for every level. Each in [0, 100].
-    pub bloom_bits_per_key_per_level: Vec<f64>,
-    /// Maps user keys to prefixes (RocksDB's `prefix_extractor`): SST and
-    /// memtable filters then hold each key's prefix, seeks with
-    /// `ReadOptions::prefix_same_as_start` skip tables and memtables whose
-    /// filter rules the seek key's prefix out, and stop at the first key
-    /// with another prefix. Persisted by name (`rocksdb.FixedPrefix.8`);
-    /// tables written with another extractor are read without their prefix
-    /// filter. Default `None`.
-    pub prefix_extractor: Option<PrefixExtractor>,
-    /// With a prefix extractor, SST filters also hold whole keys, so point
-    /// reads are filtered by key (`false`: by prefix only, smaller
-    /// filters). Without an extractor filters are always whole-key.
-    /// Default true.
-    pub whole_key_filtering: bool,
-    /// With a prefix extractor, memtable blooms also hold whole keys (for
-    /// point reads). Default false, as RocksDB. Without an extractor the
-    /// memtable bloom always holds whole keys.
-    pub memtable_whole_key_filtering: bool,
-    /// Compression per level (the last entry applies to deeper levels).
-    /// Default: none for every level.
-    pub compression_per_level: Vec<Compression>,
-    /// Compression for the bottommost level, overriding
-    /// `compression_per_level` there. Default: same as the level's.
-    pub bottommost_compression: Option<Compression>,
     /// WAL recovery mode. Default `PointInTime`.
     pub wal_recovery_mode: WalRecoveryMode,
     /// Keep WAL writes in a process buffer until `flush_wal` (they may be
@@ -179,29 +112,6 @@ pub struct Options {
     pub allow_concurrent_memtable_write: bool,
     /// Number of LSM levels. Default 7.
     pub num_levels: usize,
-    /// No automatic compaction of this family (RocksDB's
-    /// `disable_auto_compactions`): the picker, delete-only drops and FIFO
-    /// drops leave it alone, and its writes do not stall on L0 files or
-    /// pending compaction bytes (memtable stalls remain); `compact_range`
-    /// still compacts it. For bulk loads: load, `compact_range`, reopen
-    /// without it. Default false.
-    pub disable_auto_compactions: bool,
-    /// L0 file count that triggers a compaction. Default 4.
-    pub level0_file_num_compaction_trigger: usize,
-    /// L0 file count that slows writes. Default 20.
-    pub level0_slowdown_writes_trigger: usize,
-    /// L0 file count that stops writes. Default 36.
-    pub level0_stop_writes_trigger: usize,
-    /// Target size of L1 (or the base level). Default 256 MiB.
-    pub max_bytes_for_level_base: u64,
-    /// Growth factor between levels. Default 10.
-    pub max_bytes_for_level_multiplier: f64,
-    /// Size levels backwards from the last one. Default true.
-    pub level_compaction_dynamic_level_bytes: bool,
-    /// Target SST size of L1. Default 64 MiB.
-    pub target_file_size_base: u64,
-    /// Growth of the target SST size per level. Default 1.
-    pub target_file_size_multiplier: u64,
     /// Background flush + compaction threads. Default 2.
     pub max_background_jobs: usize,
     /// Threads one compaction may use (RocksDB's option of that name): a
@@ -210,34 +120,6 @@ pub struct Options {
     /// the extra threads beside `max_background_jobs`. Same output, more
     /// cores; 1 runs every compaction on one thread. Default 1.
     pub max_subcompactions: usize,
-    /// Most bytes one compaction may read, and the grandparent-overlap limit
-    /// at which compaction outputs are cut early and above which a file is
-    /// not trivially moved; 0 = 25 × `target_file_size_base` (RocksDB's
-    /// default). Larger values allow bigger, longer compactions.
-    pub max_compaction_bytes: u64,
-    /// Cut compaction outputs at the next level's file boundaries once they
-    /// hold 50-90% of the target file size (RocksDB's option of that name),
-    /// so each output overlaps few files below and later compactions out of
-    /// its level rewrite less; the cost is files of varying size. Default
-    /// true.
-    pub level_compaction_dynamic_file_size: bool,
-    /// Writes are delayed (at `delayed_write_rate`) once the estimated bytes
-    /// compaction must rewrite reach this; 0 disables. Default 64 GiB.
-    pub soft_pending_compaction_bytes_limit: u64,
-    /// Writes stop until compaction catches up once the estimated pending
-    /// compaction bytes reach this; 0 disables. Default 256 GiB.
-    pub hard_pending_compaction_bytes_limit: u64,
-    /// The `default` family's merge operator (`Db::merge`): combines a
-    /// key's operands, oldest first, with its value, on reads and where
-    /// flush and compaction can. `None` (the default) refuses merges with
-    /// `InvalidArgument`. Shipped: [`UInt64AddOperator`](crate::UInt64AddOperator),
-    /// [`StringAppendOperator`](crate::StringAppendOperator),
-    /// [`MaxOperator`](crate::MaxOperator).
-    pub merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
-    /// The `default` family's compaction filter: asked about each key's
-    /// newest value that no snapshot can see, as flush and compaction
-    /// rewrite it (keep, remove, change). Default `None`.
-    pub compaction_filter: Option<Arc<dyn crate::build::user_filter::CompactionFilter>>,
     /// Write rate in bytes per second while writes are delayed (L0 slowdown
     /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
     /// protect reads and compaction; higher values let writes run ahead.
@@ -393,24 +275,6 @@ pub struct Options {
     /// Clock for expiring keys (`put_with_ttl`, `default_ttl_secs`).
     /// Default the system clock; tests inject their own.
     pub clock: Arc<dyn crate::base::expiry::Clock>,
-    /// The `default` family's TTL: every put in it (not merges) expires
-    /// this many seconds after it is written. 0 (the default): puts do not
-    /// expire unless written with `put_with_ttl`.
-    pub default_ttl_secs: u64,
-    /// How the `default` family's tables are compacted. Default `Level`.
-    pub compaction_style: CompactionStyle,
-    /// The `default` family's universal compaction options.
-    pub compaction_options_universal: UniversalCompactionOptions,
-    /// The `default` family's FIFO compaction options.
-    pub compaction_options_fifo: FifoCompactionOptions,
-    /// The `default` family's key-value separation (blob files).
-    pub blob: BlobOptions,
-    /// The `default` family's output partitioner (RocksDB's
-    /// `sst_partitioner_factory`; see [`CfOptions`]). Default `None`.
-    pub sst_partitioner_factory: Option<SstPartitioner>,
-    /// Cut the `default` family's flush and compaction outputs at insert-stream ends (see
-    /// [`CfOptions`]). Default `None`: on for leveled compaction.
-    pub detect_insert_streams: Option<bool>,
     /// Callbacks told about flushes, compactions, table files, write
     /// stalls and background errors, called in this order for each event
     /// (see `shale::EventListener` for the ordering and threading
@@ -427,6 +291,23 @@ pub struct Options {
     /// Old LOG files kept (the newest); older ones are deleted at each
     /// rotation. Default 1000 (RocksDB's); at least 1.
     pub keep_log_file_num: usize,
+}
+
+/// RocksDB's `Options` inherits from `DBOptions` and
+/// `ColumnFamilyOptions`; in Rust, `Deref` to the `default` family's
+/// [`CfOptions`] stands in for that inheritance, so `opts.block_size` reads
+/// and `opts.block_size = n` writes `opts.cf.block_size`.
+impl std::ops::Deref for Options {
+    type Target = CfOptions;
+    fn deref(&self) -> &CfOptions {
+        &self.cf
+    }
+}
+
+impl std::ops::DerefMut for Options {
+    fn deref_mut(&mut self) -> &mut CfOptions {
+        &mut self.cf
+    }
 }
 
 impl std::fmt::Debug for Options {
@@ -448,24 +329,10 @@ impl std::fmt::Debug for Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            cf: CfOptions::default(),
             create_if_missing: false,
             error_if_exists: false,
             paranoid_checks: true,
-            write_buffer_size: 64 << 20,
-            max_write_buffer_number: 2,
-            memtable_bloom_size_ratio: 0.02,
-            block_size: 4096,
-            block_restart_interval: 16,
-            block_restart_bytes: 1024,
-            block_align: false,
-            block_size_deviation: 10,
-            bloom_bits_per_key: 10,
-            bloom_bits_per_key_per_level: Vec::new(),
-            prefix_extractor: None,
-            whole_key_filtering: true,
-            memtable_whole_key_filtering: false,
-            compression_per_level: vec![Compression::None],
-            bottommost_compression: None,
             wal_recovery_mode: WalRecoveryMode::PointInTime,
             manual_wal_flush: false,
             wal_mmap_writes: true,
@@ -474,23 +341,8 @@ impl Default for Options {
             recycle_log_file_num: 0,
             allow_concurrent_memtable_write: true,
             num_levels: 7,
-            disable_auto_compactions: false,
-            level0_file_num_compaction_trigger: 4,
-            level0_slowdown_writes_trigger: 20,
-            level0_stop_writes_trigger: 36,
-            max_bytes_for_level_base: 256 << 20,
-            max_bytes_for_level_multiplier: 10.0,
-            level_compaction_dynamic_level_bytes: true,
-            target_file_size_base: 64 << 20,
-            target_file_size_multiplier: 1,
             max_background_jobs: 2,
             max_subcompactions: 1,
-            max_compaction_bytes: 0,
-            level_compaction_dynamic_file_size: true,
-            soft_pending_compaction_bytes_limit: 64 << 30,
-            hard_pending_compaction_bytes_limit: 256 << 30,
-            merge_operator: None,
-            compaction_filter: None,
             delayed_write_rate: 16 << 20,
             max_bgerror_resume_count: i32::MAX as u64,
             bgerror_resume_retry_interval: 1_000_000,
@@ -515,13 +367,6 @@ impl Default for Options {
             column_families: Vec::new(),
             fs: crate::fs::default_fs(),
             clock: Arc::new(crate::base::expiry::SystemClock),
-            default_ttl_secs: 0,
-            compaction_style: CompactionStyle::Level,
-            compaction_options_universal: UniversalCompactionOptions::default(),
-            compaction_options_fifo: FifoCompactionOptions::default(),
-            blob: BlobOptions::default(),
-            sst_partitioner_factory: None,
-            detect_insert_streams: None,
             listeners: Vec::new(),
             info_log_level: InfoLogLevel::Info,
             max_log_file_size: 0,
@@ -531,89 +376,9 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The `default` family's options (the flat per-family fields).
+    /// A copy of the `default` family's options (`self.cf.clone()`).
     pub fn cf_options(&self) -> CfOptions {
-        CfOptions {
-            write_buffer_size: self.write_buffer_size,
-            max_write_buffer_number: self.max_write_buffer_number,
-            memtable_bloom_size_ratio: self.memtable_bloom_size_ratio,
-            block_size: self.block_size,
-            block_restart_interval: self.block_restart_interval,
-            block_restart_bytes: self.block_restart_bytes,
-            block_align: self.block_align,
-            block_size_deviation: self.block_size_deviation,
-            bloom_bits_per_key: self.bloom_bits_per_key,
-            bloom_bits_per_key_per_level: self.bloom_bits_per_key_per_level.clone(),
-            prefix_extractor: self.prefix_extractor,
-            whole_key_filtering: self.whole_key_filtering,
-            memtable_whole_key_filtering: self.memtable_whole_key_filtering,
-            compression_per_level: self.compression_per_level.clone(),
-            bottommost_compression: self.bottommost_compression,
-            disable_auto_compactions: self.disable_auto_compactions,
-            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
-            level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
-            level0_stop_writes_trigger: self.level0_stop_writes_trigger,
-            max_bytes_for_level_base: self.max_bytes_for_level_base,
-            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
-            level_compaction_dynamic_level_bytes: self.level_compaction_dynamic_level_bytes,
-            target_file_size_base: self.target_file_size_base,
-            target_file_size_multiplier: self.target_file_size_multiplier,
-            max_compaction_bytes: self.max_compaction_bytes,
-            level_compaction_dynamic_file_size: self.level_compaction_dynamic_file_size,
-            soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
-            hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
-            merge_operator: self.merge_operator.clone(),
-            compaction_filter: self.compaction_filter.clone(),
-            default_ttl_secs: self.default_ttl_secs,
-            compaction_style: self.compaction_style,
-            compaction_options_universal: self.compaction_options_universal.clone(),
-            compaction_options_fifo: self.compaction_options_fifo.clone(),
-            blob: self.blob.clone(),
-            sst_partitioner_factory: self.sst_partitioner_factory,
-            detect_insert_streams: self.detect_insert_streams,
-        }
-    }
-
-    /// Sets the `default` family's options (the flat per-family fields)
-    /// from `cf`: the inverse of [`Options::cf_options`].
-    pub fn set_cf_options(&mut self, cf: CfOptions) {
-        self.write_buffer_size = cf.write_buffer_size;
-        self.max_write_buffer_number = cf.max_write_buffer_number;
-        self.memtable_bloom_size_ratio = cf.memtable_bloom_size_ratio;
-        self.block_size = cf.block_size;
-        self.block_restart_interval = cf.block_restart_interval;
-        self.block_restart_bytes = cf.block_restart_bytes;
-        self.block_align = cf.block_align;
-        self.block_size_deviation = cf.block_size_deviation;
-        self.bloom_bits_per_key = cf.bloom_bits_per_key;
-        self.bloom_bits_per_key_per_level = cf.bloom_bits_per_key_per_level;
-        self.prefix_extractor = cf.prefix_extractor;
-        self.whole_key_filtering = cf.whole_key_filtering;
-        self.memtable_whole_key_filtering = cf.memtable_whole_key_filtering;
-        self.compression_per_level = cf.compression_per_level;
-        self.bottommost_compression = cf.bottommost_compression;
-        self.disable_auto_compactions = cf.disable_auto_compactions;
-        self.level0_file_num_compaction_trigger = cf.level0_file_num_compaction_trigger;
-        self.level0_slowdown_writes_trigger = cf.level0_slowdown_writes_trigger;
-        self.level0_stop_writes_trigger = cf.level0_stop_writes_trigger;
-        self.max_bytes_for_level_base = cf.max_bytes_for_level_base;
-        self.max_bytes_for_level_multiplier = cf.max_bytes_for_level_multiplier;
-        self.level_compaction_dynamic_level_bytes = cf.level_compaction_dynamic_level_bytes;
-        self.target_file_size_base = cf.target_file_size_base;
-        self.target_file_size_multiplier = cf.target_file_size_multiplier;
-        self.max_compaction_bytes = cf.max_compaction_bytes;
-        self.level_compaction_dynamic_file_size = cf.level_compaction_dynamic_file_size;
-        self.soft_pending_compaction_bytes_limit = cf.soft_pending_compaction_bytes_limit;
-        self.hard_pending_compaction_bytes_limit = cf.hard_pending_compaction_bytes_limit;
-        self.merge_operator = cf.merge_operator;
-        self.sst_partitioner_factory = cf.sst_partitioner_factory;
-        self.detect_insert_streams = cf.detect_insert_streams;
-        self.compaction_filter = cf.compaction_filter;
-        self.default_ttl_secs = cf.default_ttl_secs;
-        self.compaction_style = cf.compaction_style;
-        self.compaction_options_universal = cf.compaction_options_universal;
-        self.compaction_options_fifo = cf.compaction_options_fifo;
-        self.blob = cf.blob;
+        self.cf.clone()
     }
 
     /// What the memtables of all families may use before the largest is
@@ -659,7 +424,7 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         self.cache_options().validate()?;
-        let default = self.cf_options();
+        let default = &self.cf;
         default
             .validate()
             .and_then(|()| default.validate_levels(self.num_levels))
@@ -863,53 +628,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn set_cf_options_is_the_inverse_of_cf_options() {
-        let cf = CfOptions {
-            write_buffer_size: 3 << 20,
-            max_write_buffer_number: 5,
-            block_size: 16 << 10,
-            block_size_deviation: 0,
-            bloom_bits_per_key: 7,
-            compression_per_level: vec![Compression::Zstd],
-            bottommost_compression: Some(Compression::Lz4),
-            level0_file_num_compaction_trigger: 9,
-            disable_auto_compactions: true,
-            max_bytes_for_level_base: 7 << 20,
-            target_file_size_base: 1 << 20,
-            default_ttl_secs: 60,
-            merge_operator: Some(Arc::new(crate::UInt64AddOperator)),
-            compaction_style: CompactionStyle::Universal,
-            compaction_options_universal: UniversalCompactionOptions {
-                size_ratio: 10,
-                ..Default::default()
-            },
-            compaction_options_fifo: FifoCompactionOptions {
-                ttl_secs: 5,
-                ..Default::default()
-            },
-            ..CfOptions::default()
-        };
-        let mut o = Options::default();
-        o.set_cf_options(cf.clone());
-        assert_eq!(o.cf_options(), cf);
-    }
-
-    #[test]
     fn validation() {
         assert!(Options::default().validate().is_ok());
         let o = Options {
-            write_buffer_size: 0,
+            cf: crate::CfOptions {
+                write_buffer_size: 0,
+                ..Default::default()
+            },
             ..Options::default()
         };
         assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
         let o = Options {
-            max_bytes_for_level_multiplier: 1.5,
+            cf: crate::CfOptions {
+                max_bytes_for_level_multiplier: 1.5,
+                ..Default::default()
+            },
             ..Options::default()
         };
         assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
         let o = Options {
-            soft_pending_compaction_bytes_limit: 10,
-            hard_pending_compaction_bytes_limit: 5,
+            cf: crate::CfOptions {
+                soft_pending_compaction_bytes_limit: 10,
+                hard_pending_compaction_bytes_limit: 5,
+                ..Default::default()
+            },
             ..Options::default()
         };
         assert!(matches!(o.validate(), Err(Error::InvalidArgument(_))));
