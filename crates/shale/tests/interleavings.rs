@@ -1973,7 +1973,9 @@ fn an_obsolete_file_pass_while_set_options_writes_its_options_file() {
     let pause = Pause::at("OptionsFile::BeforeRename");
     let setter = {
         let db = db.clone();
-        std::thread::spawn(move || db.set_options(&[("level0_stop_writes_trigger", "199")]))
+        std::thread::spawn(move || {
+            db.set_options_from_strings(&[("level0_stop_writes_trigger", "199")])
+        })
     };
     pause.reached();
     for i in 0..3 {
@@ -2025,7 +2027,7 @@ fn raising_the_stop_trigger_releases_stopped_writers_at_once() {
         db.flush().unwrap();
     }
     let pause = Pause::at("CompactionJob::AfterOutputs");
-    db.set_options(&[("disable_auto_compactions", "false")])
+    db.set_options_from_strings(&[("disable_auto_compactions", "false")])
         .unwrap();
     pause.reached();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -2041,7 +2043,7 @@ fn raising_the_stop_trigger_releases_stopped_writers_at_once() {
         rx.recv_timeout(Duration::from_millis(300)).is_err(),
         "the write went on past a stop at 5 L0 files"
     );
-    db.set_options(&[
+    db.set_options_from_strings(&[
         ("level0_slowdown_writes_trigger", "50"),
         ("level0_stop_writes_trigger", "50"),
     ])

@@ -381,10 +381,12 @@ fn the_memtable_share_follows_families_and_write_buffer_changes() {
     let cache = |db: &Db| db.stats().memory.block_cache_capacity;
     assert_eq!(reserve(&db), 4 * MIB as u64);
     let cache0 = cache(&db);
-    db.set_options(&[("write_buffer_size", "4194304")]).unwrap();
+    db.set_options_from_strings(&[("write_buffer_size", "4194304")])
+        .unwrap();
     assert_eq!(reserve(&db), 8 * MIB as u64);
     assert_eq!(cache(&db), cache0 - 4 * MIB as u64);
-    db.set_options(&[("max_write_buffer_number", "3")]).unwrap();
+    db.set_options_from_strings(&[("max_write_buffer_number", "3")])
+        .unwrap();
     assert_eq!(reserve(&db), 12 * MIB as u64);
     let cf_opts = shale::CfOptions {
         write_buffer_size: 8 * MIB,
@@ -394,7 +396,7 @@ fn the_memtable_share_follows_families_and_write_buffer_changes() {
     let cf = db.create_cf("big", cf_opts).unwrap();
     assert_eq!(reserve(&db), 28 * MIB as u64);
     // Capped at the memtables' share of the budget (half of it).
-    db.set_options_cf(&cf, &[("max_write_buffer_number", "4")])
+    db.set_options_cf_from_strings(&cf, &[("max_write_buffer_number", "4")])
         .unwrap();
     assert_eq!(reserve(&db), 32 * MIB as u64);
     assert_eq!(
@@ -404,10 +406,12 @@ fn the_memtable_share_follows_families_and_write_buffer_changes() {
     db.drop_cf(&cf).unwrap();
     assert_eq!(reserve(&db), 12 * MIB as u64);
     // A refused change leaves it.
-    assert!(db.set_options(&[("write_buffer_size", "x")]).is_err());
+    assert!(db
+        .set_options_from_strings(&[("write_buffer_size", "x")])
+        .is_err());
     assert_eq!(reserve(&db), 12 * MIB as u64);
     // Back down: the cache takes the room back.
-    db.set_options(&[
+    db.set_options_from_strings(&[
         ("write_buffer_size", "2097152"),
         ("max_write_buffer_number", "2"),
     ])

@@ -1136,12 +1136,16 @@ fn set_options(db: &Db, f: &mut Fam, num_levels: usize, rng: &mut SmallRng, ctx:
     let changes = common::random_option_changes(rng, fifo, num_levels);
     let want = common::options_after(&before, &changes);
     let pairs: Vec<(&str, &str)> = changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    // The default family through its own call for an odd number of changes
-    // (no draw: the seeds' streams stay as they were).
-    let r = if f.cf.id() == 0 && pairs.len() % 2 == 1 {
-        db.set_options(&pairs)
-    } else {
-        db.set_options_cf(&f.cf, &pairs)
+    // Typed (`CfOption`) when every change parses into one, for two
+    // changes; else as text. The default family through its own
+    // call for an odd number of changes (no draw: the seeds' streams stay
+    // as they were).
+    let typed = typed_changes(&before, &pairs).filter(|_| pairs.len() == 2);
+    let r = match typed {
+        Some(t) if f.cf.id() == 0 => db.set_options(&t),
+        Some(t) => db.set_options_cf(&f.cf, &t),
+        None if f.cf.id() == 0 && pairs.len() % 2 == 1 => db.set_options_from_strings(&pairs),
+        None => db.set_options_cf_from_strings(&f.cf, &pairs),
     };
     let got = db.cf_options(&f.cf).unwrap();
     match want {
@@ -1163,6 +1167,20 @@ fn set_options(db: &Db, f: &mut Fam, num_levels: usize, rng: &mut SmallRng, ctx:
             );
         }
     }
+}
+
+/// `pairs` as typed changes, each parsed against the options the ones
+/// before it leave (`CfOption::parse`); `None` when one does not parse (an
+/// unknown or fixed name, a bad value: only the text form can say those).
+fn typed_changes(before: &CfOptions, pairs: &[(&str, &str)]) -> Option<Vec<shale::CfOption>> {
+    let mut o = before.clone();
+    let mut out = Vec::new();
+    for (k, v) in pairs {
+        let c = shale::CfOption::parse(k, v, &o).ok()?;
+        c.clone().apply(&mut o);
+        out.push(c);
+    }
+    Some(out)
 }
 
 fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
@@ -2318,7 +2336,15 @@ fn run_seed(seed: u64, ops: usize) {
                 let (changes, refused) = common::random_db_option_changes(&mut rng);
                 let pairs: Vec<(&str, &str)> =
                     changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                let r = db.set_db_options(&pairs);
+                // Typed (`DbOption`) when every change parses into one.
+                let typed: Option<Vec<shale::DbOption>> = pairs
+                    .iter()
+                    .map(|(k, v)| shale::DbOption::parse(k, v).ok())
+                    .collect();
+                let r = match typed {
+                    Some(t) => db.set_db_options(&t),
+                    None => db.set_db_options_from_strings(&pairs),
+                };
                 if refused {
                     assert!(is_invalid(&r), "{ctx}: set_db_options {pairs:?}: {r:?}");
                 } else {

@@ -552,7 +552,7 @@ fn power_loss(seed: u64, cycles: u64) {
                 let changes = common::random_option_changes(&mut set_rng, false, 7);
                 let pairs: Vec<(&str, &str)> =
                     changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                let r = db.set_options(&pairs);
+                let r = db.set_options_from_strings(&pairs);
                 match common::options_after(&before, &changes) {
                     Some(_) => {
                         r.unwrap_or_else(|e| panic!("{ctx}: set_options({pairs:?}): {e}"));
@@ -1946,7 +1946,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
                 let changes = common::random_option_changes(&mut set_rng, fifo, 7);
                 let pairs: Vec<(&str, &str)> =
                     changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                let r = db.set_options_cf(cf, &pairs);
+                let r = db.set_options_cf_from_strings(cf, &pairs);
                 match common::options_after(&before, &changes) {
                     Some(want) => {
                         r.unwrap_or_else(|e| panic!("{ctx}: set_options({name}, {pairs:?}): {e}"));

@@ -10,6 +10,7 @@ mod cf;
 mod compaction_style;
 mod compaction_types;
 pub(crate) mod db_text;
+pub(crate) mod declare;
 pub(crate) mod file;
 pub(crate) mod mutable_db;
 mod text_value;
@@ -25,7 +26,7 @@ pub use crate::events::log_options::InfoLogLevel;
 pub(crate) use crate::events::log_options::InfoLogOptions;
 pub use crate::sst::Compression;
 pub use blob::{BlobOptions, PrepopulateBlobCache};
-pub use cf::CfOptions;
+pub use cf::{CfOption, CfOptions};
 pub use compaction_style::{
     CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle,
 };
@@ -38,6 +39,43 @@ pub(crate) const MIN_MEMORY_BUDGET: usize = 1 << 20;
 pub(crate) const MIN_MAX_LOG_FILE_SIZE: u64 = 1024;
 pub use crate::wal::WalRecoveryMode;
 
+use declare::declare_options;
+
+/// One declared option (`CfOptions::option_infos`,
+/// `Options::db_option_infos`): the list that bindings and tools check
+/// their own option tables against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionInfo {
+    /// The Rust field, with the group for a nested one
+    /// (`write_buffer_size`, `compaction_options_fifo.ttl_secs`,
+    /// `blob.min_blob_size`).
+    pub field: String,
+    /// The name in the OPTIONS file and the string API
+    /// (`compaction_options_fifo.ttl`); `None` for an option not persisted
+    /// (objects and code supplied at each open, open-time switches).
+    pub name: Option<String>,
+    /// Changes while the DB is open (`Db::set_options`,
+    /// `Db::set_db_options`).
+    pub mutable: bool,
+}
+
+impl OptionInfo {
+    fn of(decl: &'static [declare::Declared]) -> Vec<OptionInfo> {
+        let mutable: Vec<(String, bool)> = declare::flatten(decl)
+            .into_iter()
+            .map(|(_, f, m, _)| (f, m))
+            .collect();
+        declare::fields(decl)
+            .into_iter()
+            .map(|(field, name)| OptionInfo {
+                mutable: mutable.iter().any(|(f, m)| *f == field && *m),
+                field,
+                name,
+            })
+            .collect()
+    }
+}
+
 /// Block cache implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheType {
@@ -47,250 +85,319 @@ pub enum CacheType {
     Clock,
 }
 
-/// Options for opening a DB.
-#[derive(Clone)]
-pub struct Options {
-    /// The `default` family's options. `Options` dereferences to them
-    /// (`opts.write_buffer_size` is `opts.cf.write_buffer_size`): see the
-    /// `Deref` impl.
-    pub cf: CfOptions,
-    /// Create the DB if it does not exist. Default false.
-    pub create_if_missing: bool,
-    /// Fail open if the DB exists. Default false.
-    pub error_if_exists: bool,
-    /// At open, open every live table (read and verify its footer, index
-    /// and filter blocks), so a damaged table fails `Db::open` with
-    /// `Corruption` instead of failing the first read that reaches it.
-    /// Nothing else: block checksums are verified on every read whatever
-    /// this says, a table missing from the directory always fails open, and
-    /// WAL damage is `wal_recovery_mode`'s. Default true.
-    pub paranoid_checks: bool,
-    /// WAL recovery mode. Default `PointInTime`.
-    pub wal_recovery_mode: WalRecoveryMode,
-    /// Keep WAL writes in a process buffer until `flush_wal` (they may be
-    /// lost on a process crash). Default false.
-    pub manual_wal_flush: bool,
-    /// Write WAL files through a shared memory mapping (Linux, where the
-    /// file system can `fallocate`; elsewhere `write(2)`): an append is a
-    /// copy into the page cache, no system call. The durability contract is
-    /// unchanged: the bytes belong to the OS when the write returns (a
-    /// process crash keeps them), `sync` is `fdatasync`. Space is reserved a
-    /// megabyte ahead, so a full disk is an error, not a SIGBUS. Not
-    /// RocksDB's `allow_mmap_writes` (which maps every file): tables are
-    /// written with `write(2)` either way. Default true.
-    pub wal_mmap_writes: bool,
-    /// Tables written by flush and compaction: every time this many more
-    /// bytes were written, ask the OS to start writing back the range
-    /// written since the last request, except the last 1 MiB
-    /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, Linux; elsewhere nothing),
-    /// so writeback is spread over the file instead of one burst at its
-    /// `fdatasync` (RocksDB's option of that name, same rule; see
-    /// `io::RangeSyncer`). Durability is unchanged. 0 turns it off.
-    /// Default 0 (as RocksDB; db_bench's default is 0 too).
-    pub bytes_per_sync: u64,
-    /// The same for WAL files (RocksDB's `wal_bytes_per_sync`): it bounds
-    /// the dirty WAL pages a sync write or a memtable switch later has to
-    /// wait for. 0 turns it off. Default 0.
-    pub wal_bytes_per_sync: u64,
-    /// Keep up to this many obsolete WAL files and reuse them as new WALs
-    /// (renamed, overwritten from offset 0: RocksDB's
-    /// `recycle_log_file_num`). A reused file's blocks are already
-    /// allocated and written, so a sync appending into it changes no file
-    /// metadata (no extent conversion or size update for the journal to
-    /// commit). The old records left after the new ones fail the checksum,
-    /// which is seeded with the log number, and end the log
-    /// (docs/format/wal.md, "Recycled logs"). Only WALs this DB instance
-    /// created and synced are reused. Allowed only with the
-    /// `PointInTime` and `SkipAnyCorruptedRecords` recovery modes: the
-    /// strict modes must fail on a damaged record, and after a power loss a
-    /// record torn over old bytes cannot be told from damage (RocksDB
-    /// refuses the same combinations). 0 turns it off. Default 0.
-    pub recycle_log_file_num: usize,
-    /// Let the members of a commit group insert their own batches into the
-    /// memtable in parallel after the group's WAL write (RocksDB's option of
-    /// the same name). Default true.
-    pub allow_concurrent_memtable_write: bool,
-    /// Number of LSM levels. Default 7.
-    pub num_levels: usize,
-    /// Background flush + compaction threads. Default 2.
-    pub max_background_jobs: usize,
-    /// Threads one compaction may use (RocksDB's option of that name): a
-    /// compaction is split by key into up to this many ranges of about
-    /// equal input bytes (each at least half a target file), run at once,
-    /// the extra threads beside `max_background_jobs`. Same output, more
-    /// cores; 1 runs every compaction on one thread. Default 1.
-    pub max_subcompactions: usize,
-    /// Write rate in bytes per second while writes are delayed (L0 slowdown
-    /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
-    /// protect reads and compaction; higher values let writes run ahead.
-    pub delayed_write_rate: u64,
-    /// Automatic resumes after a soft or hard background error (a failed
-    /// compaction, flush or MANIFEST write), counted since a flush or
-    /// compaction last succeeded; 0 disables them (`Db::resume` still
-    /// works). Fatal errors (WAL write or sync, corruption) are never
-    /// resumed. Default `i32::MAX` (RocksDB's `max_bgerror_resume_count`).
-    pub max_bgerror_resume_count: u64,
-    /// Microseconds from a background error (or a failed resume) to the next
-    /// automatic resume. Default 1 000 000 (RocksDB's
-    /// `bgerror_resume_retry_interval`); must be > 0.
-    pub bgerror_resume_retry_interval: u64,
-    /// Block cache capacity in bytes; 0 disables the cache. Default 32 MiB.
-    pub cache_size: usize,
-    /// Block cache implementation. Default LRU.
-    pub cache_type: CacheType,
-    /// The block cache has `2^cache_numshardbits` shards; -1 (default)
-    /// picks automatically (shards of at least 512 KiB, at most 64).
-    pub cache_numshardbits: i32,
-    /// LRU: share of the cache for the high-priority pool (index and filter
-    /// blocks). Default 0.5.
-    pub cache_high_pri_pool_ratio: f64,
-    /// LRU: share of the cache for the low-priority pool (data blocks);
-    /// the rest is the bottom pool. Default 0.0.
-    pub cache_low_pri_pool_ratio: f64,
-    /// Refuse to cache a block when the cache cannot make room (everything
-    /// else pinned) instead of exceeding the capacity. Default false.
-    pub cache_strict_capacity_limit: bool,
-    /// Keep SST index blocks and bloom filters in the block cache (high
-    /// priority, charged to its capacity, evictable) instead of in each open
-    /// table. Bounds the memory of many open tables by the cache capacity at
-    /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
-    /// Default false.
-    pub cache_index_and_filter_blocks: bool,
-    /// Limits the bytes per second that flushes and compactions write to
-    /// table files (RocksDB's `rate_limiter`; build one with
-    /// [`RateLimiter::new`](crate::RateLimiter::new) or
-    /// [`RateLimiter::generic`](crate::RateLimiter::generic), share it
-    /// between DBs to give them one budget). Flush writes go first
-    /// (`IoPriority::High`), compaction writes after (`Low`) but never
-    /// starved. Only table writes are limited: reads, WAL and MANIFEST
-    /// writes and the flush of recovered WALs at open are not. A closing DB
-    /// stops waiting on it. Not persisted in the OPTIONS file (a shared
-    /// object, like `listeners`). Default `None`: no limit, nothing waits.
-    pub rate_limiter: Option<Arc<crate::io::RateLimiter>>,
-    /// Most files the DB keeps open (RocksDB's option of the same name).
-    /// -1 (the default): unlimited; every table, once opened, stays open
-    /// with its index and filter in memory until its file is deleted, and
-    /// point reads reach it without any lock (blob file readers too).
-    /// `n >= 20`: the table cache keeps at most `n - 10` readers, table and
-    /// blob file readers together (ten descriptors are left for the WAL,
-    /// MANIFEST and other files; RocksDB's blob file cache shares its table
-    /// cache likewise), evicting the least recently used and reopening on
-    /// demand; an evicted reader still in use stays open until its user is
-    /// done. A bound above the process's open-file limit (`ulimit -n`) is
-    /// lowered to that limit at open, as RocksDB does. Values from 0 to 19
-    /// and below -1 are rejected (RocksDB silently raises them to 20).
-    pub max_open_files: i32,
-    /// Bytes read per IO from each compaction input table, from its first
-    /// block on (one read then serves many blocks); 0 reads ahead
-    /// automatically as iterators do (growing from 8 KiB to
-    /// `max_auto_readahead_size`). Default 2 MiB (RocksDB 8.6+).
-    pub compaction_readahead_size: usize,
-    /// Cap of automatic iterator readahead. Default 256 KiB.
-    pub max_auto_readahead_size: usize,
-    /// Tell the OS that table files are read at random when they are
-    /// opened (`posix_fadvise(RANDOM)`, RocksDB's option of this name): a
-    /// point read then reads its block, not the kernel's readahead window
-    /// around it. Scans and compactions read ahead by themselves
-    /// (`max_auto_readahead_size`, `compaction_readahead_size`). Default
-    /// true.
-    pub advise_random_on_open: bool,
-    /// Read table files for user reads (point reads, iterators) with
-    /// direct IO (`O_DIRECT`), around the OS page cache (RocksDB's option
-    /// of this name): the block cache is then the only cache of table
-    /// data, so size it (`cache_size`) for the working set. Iterator
-    /// readahead reads aligned ranges into the iterator's own aligned
-    /// buffer; `advise_random_on_open` has nothing to advise and is
-    /// skipped. Compaction inputs are read through the same direct handles
-    /// (as RocksDB, whose compactions use the cached table readers). WAL,
-    /// MANIFEST, OPTIONS and LOG files stay buffered. At open the DB checks
-    /// that its directory's file system takes direct IO and fails with
-    /// `InvalidArgument` naming the option and the file if it does not
-    /// (EINVAL). Rejected where the platform has no `O_DIRECT` (non-Linux).
-    /// Default false.
-    pub use_direct_reads: bool,
-    /// Write the tables of flushes and compactions with direct IO
-    /// (`O_DIRECT`: aligned buffers, the padded last block cut off by
-    /// `ftruncate`), and read compaction inputs with it
-    /// (`compaction_readahead_size` per read into aligned buffers, capped
-    /// at the device's request size as without it) through a handle of the
-    /// compaction's own (RocksDB's option of this name). A background job
-    /// then leaves the page cache to the reads that use it. WAL, MANIFEST,
-    /// OPTIONS and LOG stay buffered, and `wal_mmap_writes` is unaffected
-    /// (so, unlike RocksDB's `allow_mmap_writes`, it combines with this).
-    /// Refusal and platforms as for `use_direct_reads`. Default false.
-    pub use_direct_io_for_flush_and_compaction: bool,
-    /// One memtable budget for the whole DB (RocksDB's
-    /// `db_write_buffer_size`, with its write buffer manager's rule): once
-    /// the active memtables of all column families use more than 7/8 of
-    /// this many bytes (or all memtables the whole of it and the active
-    /// ones half), the largest active memtable is switched and flushed.
-    /// Writers wait only when the memtables use twice the budget while
-    /// flushes are running (they free memory: no wedge, unlike RocksDB's
-    /// `allow_stall`, facebook/rocksdb#11780). 0 (the default): no DB-wide
-    /// budget.
-    pub db_write_buffer_size: usize,
-    /// One memory budget for the DB, in bytes (RocksDB's write buffer
-    /// manager charged to the block cache, generalised): memtables, open
-    /// table readers' indexes and filters, background IO buffers
-    /// (compaction readahead, the index and filter of tables being built)
-    /// and the block cache share it. The block cache's capacity floats: it
-    /// gets what the others leave (at most `cache_size`, so set `cache_size`
-    /// to the budget to let it take all the room), evicting as they grow;
-    /// the memtables' share (below; or, if less, what the families open
-    /// at open can hold: `write_buffer_size` × `max_write_buffer_number`
-    /// each) is held for them even while they use less, so the cache stays
-    /// steady (a cache that follows every flush leaves freed heap
-    /// resident).
-    /// The memtables flush their largest at 7/8 of `db_write_buffer_size`,
-    /// or of half the budget when that is 0, lowered while table readers and
-    /// buffers leave less (never below 1/8 of the budget); writers wait
-    /// only when the memtables reach what the others leave while flushes
-    /// run. The sum passes the budget only by blocks that readers pin; the
-    /// accounting is `Db::stats().memory` and `shale.memory-*` properties.
-    /// Compaction readahead is capped at 1/128 of the budget per input and
-    /// compaction outputs are cut once their builder holds 1/32 of it. On
-    /// glibc, opening a DB with a budget fixes the process's
-    /// `M_MMAP_THRESHOLD` at 128 KiB (said in the LOG), so freed large
-    /// buffers go back to the kernel instead of staying in the heap; with
-    /// another allocator, RSS also includes what it retains.
-    /// 0 (the default): no budget (each part bounded by its own option).
-    pub memory_budget: usize,
-    /// Once the live WAL files exceed this many bytes, the column families
-    /// still holding unflushed writes in the oldest WAL are flushed so that
-    /// it can be deleted (an idle family never pins old WALs). 0 (the
-    /// default): 4 × the sum of every family's `write_buffer_size`, as
-    /// RocksDB.
-    pub max_total_wal_size: u64,
-    /// Create the families named in `column_families` that do not exist at
-    /// open. Default false (such a name fails open with `InvalidArgument`).
-    pub create_missing_column_families: bool,
-    /// Options of column families at open, by name. A listed family opens
-    /// with these options (and they are persisted for it); an existing
-    /// family not listed opens with the options persisted in the MANIFEST
-    /// at its create (or last open). The `default` family always takes the
-    /// flat fields of `Options` and may not be listed. Default empty.
-    pub column_families: Vec<(String, CfOptions)>,
-    /// File system used for every file operation. Default POSIX.
-    pub fs: Arc<dyn FileSystem>,
-    /// Clock for expiring keys (`put_with_ttl`, `default_ttl_secs`).
-    /// Default the system clock; tests inject their own.
-    pub clock: Arc<dyn crate::base::expiry::Clock>,
-    /// Callbacks told about flushes, compactions, table files, write
-    /// stalls and background errors, called in this order for each event
-    /// (see `shale::EventListener` for the ordering and threading
-    /// guarantees). Default none (then no event thread runs). Not persisted
-    /// in the OPTIONS file (code, not configuration).
-    pub listeners: Vec<Arc<dyn crate::events::EventListener>>,
-    /// Lines of the `LOG` file below this level are not written. Default
-    /// `Info` (every line but debug ones).
-    pub info_log_level: InfoLogLevel,
-    /// `LOG` is renamed `LOG.old.<micros>` and a new one started before a
-    /// line would take it past this many bytes (it is also rotated at
-    /// open). 0 (the default, as RocksDB): rotated only at open.
-    pub max_log_file_size: u64,
-    /// Old LOG files kept (the newest); older ones are deleted at each
-    /// rotation. Default 1000 (RocksDB's); at least 1.
-    pub keep_log_file_num: usize,
+declare_options! {
+    /// Options for opening a DB: the DB-wide ones (RocksDB's `DBOptions`)
+    /// and, in [`cf`](Options::cf), the `default` family's
+    /// ([`CfOptions`], RocksDB's `ColumnFamilyOptions`). `Options`
+    /// dereferences to `cf` (see the `Deref` impl), so
+    /// `opts.write_buffer_size` is the `default` family's.
+    #[derive(Clone)]
+    pub struct Options;
+    /// A change of one DB-wide option while the DB is open
+    /// (`Db::set_db_options`, RocksDB's `SetDBOptions`): a variant for each
+    /// option that may change then, documented as the field it sets.
+    #[derive(Clone, Debug, PartialEq)]
+    pub enum DbOption;
+    {
+        /// The `default` family's options. `Options` dereferences to them
+        /// (`opts.write_buffer_size` is `opts.cf.write_buffer_size`): see the
+        /// `Deref` impl.
+        cf / Cf: CfOptions = CfOptions::default(),
+            fixed none;
+        /// At open, open every live table (read and verify its footer, index
+        /// and filter blocks), so a damaged table fails `Db::open` with
+        /// `Corruption` instead of failing the first read that reaches it.
+        /// Nothing else: block checksums are verified on every read whatever
+        /// this says, a table missing from the directory always fails open, and
+        /// WAL damage is `wal_recovery_mode`'s. Default true.
+        paranoid_checks / ParanoidChecks: bool = true,
+            fixed always Db "paranoid_checks";
+        /// Background flush + compaction threads. Default 2.
+        max_background_jobs / MaxBackgroundJobs: usize = 2,
+            mutable always Db "max_background_jobs",
+            check(v) *v == 0 => "max_background_jobs must be > 0".into();
+        /// Threads one compaction may use (RocksDB's option of that name): a
+        /// compaction is split by key into up to this many ranges of about
+        /// equal input bytes (each at least half a target file), run at once,
+        /// the extra threads beside `max_background_jobs`. Same output, more
+        /// cores; 1 runs every compaction on one thread. Default 1.
+        max_subcompactions / MaxSubcompactions: usize = 1,
+            mutable always Db "max_subcompactions",
+            check(v) !(1..=64).contains(v) => format!("max_subcompactions {v} not in 1..=64");
+        /// WAL recovery mode. Default `PointInTime`.
+        wal_recovery_mode / WalRecoveryMode: WalRecoveryMode = WalRecoveryMode::PointInTime,
+            fixed always Db "wal_recovery_mode";
+        /// Keep WAL writes in a process buffer until `flush_wal` (they may be
+        /// lost on a process crash). Default false.
+        manual_wal_flush / ManualWalFlush: bool = false,
+            fixed always Db "manual_wal_flush";
+        /// Write WAL files through a shared memory mapping (Linux, where the
+        /// file system can `fallocate`; elsewhere `write(2)`): an append is a
+        /// copy into the page cache, no system call. The durability contract is
+        /// unchanged: the bytes belong to the OS when the write returns (a
+        /// process crash keeps them), `sync` is `fdatasync`. Space is reserved a
+        /// megabyte ahead, so a full disk is an error, not a SIGBUS. Not
+        /// RocksDB's `allow_mmap_writes` (which maps every file): tables are
+        /// written with `write(2)` either way. Default true.
+        wal_mmap_writes / WalMmapWrites: bool = true,
+            fixed always Db "wal_mmap_writes";
+        /// Tables written by flush and compaction: every time this many more
+        /// bytes were written, ask the OS to start writing back the range
+        /// written since the last request, except the last 1 MiB
+        /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, Linux; elsewhere nothing),
+        /// so writeback is spread over the file instead of one burst at its
+        /// `fdatasync` (RocksDB's option of that name, same rule; see
+        /// `io::RangeSyncer`). Durability is unchanged. 0 turns it off.
+        /// Default 0 (as RocksDB; db_bench's default is 0 too).
+        bytes_per_sync / BytesPerSync: u64 = 0,
+            mutable always Db "bytes_per_sync";
+        /// The same for WAL files (RocksDB's `wal_bytes_per_sync`): it bounds
+        /// the dirty WAL pages a sync write or a memtable switch later has to
+        /// wait for. 0 turns it off. Default 0.
+        wal_bytes_per_sync / WalBytesPerSync: u64 = 0,
+            mutable always Db "wal_bytes_per_sync";
+        /// Keep up to this many obsolete WAL files and reuse them as new WALs
+        /// (renamed, overwritten from offset 0: RocksDB's
+        /// `recycle_log_file_num`). A reused file's blocks are already
+        /// allocated and written, so a sync appending into it changes no file
+        /// metadata (no extent conversion or size update for the journal to
+        /// commit). The old records left after the new ones fail the checksum,
+        /// which is seeded with the log number, and end the log
+        /// (docs/format/wal.md, "Recycled logs"). Only WALs this DB instance
+        /// created and synced are reused. Allowed only with the
+        /// `PointInTime` and `SkipAnyCorruptedRecords` recovery modes: the
+        /// strict modes must fail on a damaged record, and after a power loss a
+        /// record torn over old bytes cannot be told from damage (RocksDB
+        /// refuses the same combinations). 0 turns it off. Default 0.
+        recycle_log_file_num / RecycleLogFileNum: usize = 0,
+            fixed always Db "recycle_log_file_num";
+        /// Write rate in bytes per second while writes are delayed (L0 slowdown
+        /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
+        /// protect reads and compaction; higher values let writes run ahead.
+        delayed_write_rate / DelayedWriteRate: u64 = 16 << 20,
+            mutable always Db "delayed_write_rate",
+            check(v) *v == 0 => "delayed_write_rate must be > 0".into();
+        /// Once the live WAL files exceed this many bytes, the column families
+        /// still holding unflushed writes in the oldest WAL are flushed so that
+        /// it can be deleted (an idle family never pins old WALs). 0 (the
+        /// default): 4 × the sum of every family's `write_buffer_size`, as
+        /// RocksDB.
+        max_total_wal_size / MaxTotalWalSize: u64 = 0,
+            mutable always Db "max_total_wal_size";
+        /// Most files the DB keeps open (RocksDB's option of the same name).
+        /// -1 (the default): unlimited; every table, once opened, stays open
+        /// with its index and filter in memory until its file is deleted, and
+        /// point reads reach it without any lock (blob file readers too).
+        /// `n >= 20`: the table cache keeps at most `n - 10` readers, table and
+        /// blob file readers together (ten descriptors are left for the WAL,
+        /// MANIFEST and other files; RocksDB's blob file cache shares its table
+        /// cache likewise), evicting the least recently used and reopening on
+        /// demand; an evicted reader still in use stays open until its user is
+        /// done. A bound above the process's open-file limit (`ulimit -n`) is
+        /// lowered to that limit at open, as RocksDB does. Values from 0 to 19
+        /// and below -1 are rejected (RocksDB silently raises them to 20).
+        max_open_files / MaxOpenFiles: i32 = -1,
+            fixed always Db "max_open_files",
+            check(v) *v != -1 && *v < MIN_MAX_OPEN_FILES => format!(
+                "max_open_files {v} must be -1 (unlimited) or at least {MIN_MAX_OPEN_FILES}"
+            );
+        /// Read table files for user reads (point reads, iterators) with
+        /// direct IO (`O_DIRECT`), around the OS page cache (RocksDB's option
+        /// of this name): the block cache is then the only cache of table
+        /// data, so size it (`cache_size`) for the working set. Iterator
+        /// readahead reads aligned ranges into the iterator's own aligned
+        /// buffer; `advise_random_on_open` has nothing to advise and is
+        /// skipped. Compaction inputs are read through the same direct handles
+        /// (as RocksDB, whose compactions use the cached table readers). WAL,
+        /// MANIFEST, OPTIONS and LOG files stay buffered. At open the DB checks
+        /// that its directory's file system takes direct IO and fails with
+        /// `InvalidArgument` naming the option and the file if it does not
+        /// (EINVAL). Rejected where the platform has no `O_DIRECT` (non-Linux).
+        /// Default false.
+        use_direct_reads / UseDirectReads: bool = false,
+            fixed always Db "use_direct_reads";
+        /// Write the tables of flushes and compactions with direct IO
+        /// (`O_DIRECT`: aligned buffers, the padded last block cut off by
+        /// `ftruncate`), and read compaction inputs with it
+        /// (`compaction_readahead_size` per read into aligned buffers, capped
+        /// at the device's request size as without it) through a handle of the
+        /// compaction's own (RocksDB's option of this name). A background job
+        /// then leaves the page cache to the reads that use it. WAL, MANIFEST,
+        /// OPTIONS and LOG stay buffered, and `wal_mmap_writes` is unaffected
+        /// (so, unlike RocksDB's `allow_mmap_writes`, it combines with this).
+        /// Refusal and platforms as for `use_direct_reads`. Default false.
+        use_direct_io_for_flush_and_compaction / UseDirectIoForFlushAndCompaction: bool = false,
+            fixed always Db "use_direct_io_for_flush_and_compaction";
+        /// Automatic resumes after a soft or hard background error (a failed
+        /// compaction, flush or MANIFEST write), counted since a flush or
+        /// compaction last succeeded; 0 disables them (`Db::resume` still
+        /// works). Fatal errors (WAL write or sync, corruption) are never
+        /// resumed. Default `i32::MAX` (RocksDB's `max_bgerror_resume_count`).
+        max_bgerror_resume_count / MaxBgerrorResumeCount: u64 = i32::MAX as u64,
+            fixed always Db "max_bgerror_resume_count";
+        /// Microseconds from a background error (or a failed resume) to the next
+        /// automatic resume. Default 1 000 000 (RocksDB's
+        /// `bgerror_resume_retry_interval`); must be > 0.
+        bgerror_resume_retry_interval / BgerrorResumeRetryInterval: u64 = 1_000_000,
+            fixed always Db "bgerror_resume_retry_interval",
+            check(v) *v == 0 => "bgerror_resume_retry_interval must be > 0".into();
+        /// Bytes read per IO from each compaction input table, from its first
+        /// block on (one read then serves many blocks); 0 reads ahead
+        /// automatically as iterators do (growing from 8 KiB to
+        /// `max_auto_readahead_size`). Default 2 MiB (RocksDB 8.6+).
+        compaction_readahead_size / CompactionReadaheadSize: usize = 2 << 20,
+            mutable always Db "compaction_readahead_size";
+        /// Lines of the `LOG` file below this level are not written. Default
+        /// `Info` (every line but debug ones).
+        info_log_level / InfoLogLevel: InfoLogLevel = InfoLogLevel::Info,
+            fixed always Db "info_log_level";
+        /// `LOG` is renamed `LOG.old.<micros>` and a new one started before a
+        /// line would take it past this many bytes (it is also rotated at
+        /// open). 0 (the default, as RocksDB): rotated only at open.
+        max_log_file_size / MaxLogFileSize: u64 = 0,
+            fixed always Db "max_log_file_size",
+            check(v) *v != 0 && *v < MIN_MAX_LOG_FILE_SIZE => format!(
+                "max_log_file_size {v} must be 0 (unlimited) or at least {MIN_MAX_LOG_FILE_SIZE}"
+            );
+        /// Old LOG files kept (the newest); older ones are deleted at each
+        /// rotation. Default 1000 (RocksDB's); at least 1.
+        keep_log_file_num / KeepLogFileNum: usize = 1000,
+            fixed always Db "keep_log_file_num",
+            check(v) *v == 0 => "keep_log_file_num must be > 0".into();
+        /// Block cache capacity in bytes; 0 disables the cache. Default 32 MiB.
+        cache_size / CacheSize: usize = 32 << 20,
+            fixed always DefaultTable "cache_size";
+        /// Block cache implementation. Default LRU.
+        cache_type / CacheType: CacheType = CacheType::Lru,
+            fixed always DefaultTable "cache_type";
+        /// Cap of automatic iterator readahead. Default 256 KiB.
+        max_auto_readahead_size / MaxAutoReadaheadSize: usize = 256 << 10,
+            fixed always DefaultTable "max_auto_readahead_size";
+        /// Number of LSM levels. Default 7.
+        num_levels / NumLevels: usize = 7,
+            fixed always DefaultCf "num_levels",
+            check(v) !(2..=20).contains(v) => format!("num_levels {v} not in 2..=20");
+        /// Create the DB if it does not exist. Default false.
+        create_if_missing / CreateIfMissing: bool = false,
+            fixed none;
+        /// Fail open if the DB exists. Default false.
+        error_if_exists / ErrorIfExists: bool = false,
+            fixed none;
+        /// Let the members of a commit group insert their own batches into the
+        /// memtable in parallel after the group's WAL write (RocksDB's option of
+        /// the same name). Default true.
+        allow_concurrent_memtable_write / AllowConcurrentMemtableWrite: bool = true,
+            fixed none;
+        /// The block cache has `2^cache_numshardbits` shards; -1 (default)
+        /// picks automatically (shards of at least 512 KiB, at most 64).
+        cache_numshardbits / CacheNumshardbits: i32 = -1,
+            fixed none;
+        /// LRU: share of the cache for the high-priority pool (index and filter
+        /// blocks). Default 0.5.
+        cache_high_pri_pool_ratio / CacheHighPriPoolRatio: f64 = 0.5,
+            fixed none;
+        /// LRU: share of the cache for the low-priority pool (data blocks);
+        /// the rest is the bottom pool. Default 0.0.
+        cache_low_pri_pool_ratio / CacheLowPriPoolRatio: f64 = 0.0,
+            fixed none;
+        /// Refuse to cache a block when the cache cannot make room (everything
+        /// else pinned) instead of exceeding the capacity. Default false.
+        cache_strict_capacity_limit / CacheStrictCapacityLimit: bool = false,
+            fixed none;
+        /// Keep SST index blocks and bloom filters in the block cache (high
+        /// priority, charged to its capacity, evictable) instead of in each open
+        /// table. Bounds the memory of many open tables by the cache capacity at
+        /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
+        /// Default false.
+        cache_index_and_filter_blocks / CacheIndexAndFilterBlocks: bool = false,
+            fixed none;
+        /// Limits the bytes per second that flushes and compactions write to
+        /// table files (RocksDB's `rate_limiter`; build one with
+        /// [`RateLimiter::new`](crate::RateLimiter::new) or
+        /// [`RateLimiter::generic`](crate::RateLimiter::generic), share it
+        /// between DBs to give them one budget). Flush writes go first
+        /// (`IoPriority::High`), compaction writes after (`Low`) but never
+        /// starved. Only table writes are limited: reads, WAL and MANIFEST
+        /// writes and the flush of recovered WALs at open are not. A closing DB
+        /// stops waiting on it. Not persisted in the OPTIONS file (a shared
+        /// object, like `listeners`). Default `None`: no limit, nothing waits.
+        rate_limiter / RateLimiter: Option<Arc<crate::io::RateLimiter>> = None,
+            fixed none;
+        /// Tell the OS that table files are read at random when they are
+        /// opened (`posix_fadvise(RANDOM)`, RocksDB's option of this name): a
+        /// point read then reads its block, not the kernel's readahead window
+        /// around it. Scans and compactions read ahead by themselves
+        /// (`max_auto_readahead_size`, `compaction_readahead_size`). Default
+        /// true.
+        advise_random_on_open / AdviseRandomOnOpen: bool = true,
+            fixed none;
+        /// One memtable budget for the whole DB (RocksDB's
+        /// `db_write_buffer_size`, with its write buffer manager's rule): once
+        /// the active memtables of all column families use more than 7/8 of
+        /// this many bytes (or all memtables the whole of it and the active
+        /// ones half), the largest active memtable is switched and flushed.
+        /// Writers wait only when the memtables use twice the budget while
+        /// flushes are running (they free memory: no wedge, unlike RocksDB's
+        /// `allow_stall`, facebook/rocksdb#11780). 0 (the default): no DB-wide
+        /// budget.
+        db_write_buffer_size / DbWriteBufferSize: usize = 0,
+            fixed none;
+        /// One memory budget for the DB, in bytes (RocksDB's write buffer
+        /// manager charged to the block cache, generalised): memtables, open
+        /// table readers' indexes and filters, background IO buffers
+        /// (compaction readahead, the index and filter of tables being built)
+        /// and the block cache share it. The block cache's capacity floats: it
+        /// gets what the others leave (at most `cache_size`, so set `cache_size`
+        /// to the budget to let it take all the room), evicting as they grow;
+        /// the memtables' share (below; or, if less, what the families open
+        /// at open can hold: `write_buffer_size` × `max_write_buffer_number`
+        /// each) is held for them even while they use less, so the cache stays
+        /// steady (a cache that follows every flush leaves freed heap
+        /// resident).
+        /// The memtables flush their largest at 7/8 of `db_write_buffer_size`,
+        /// or of half the budget when that is 0, lowered while table readers and
+        /// buffers leave less (never below 1/8 of the budget); writers wait
+        /// only when the memtables reach what the others leave while flushes
+        /// run. The sum passes the budget only by blocks that readers pin; the
+        /// accounting is `Db::stats().memory` and `shale.memory-*` properties.
+        /// Compaction readahead is capped at 1/128 of the budget per input and
+        /// compaction outputs are cut once their builder holds 1/32 of it. On
+        /// glibc, opening a DB with a budget fixes the process's
+        /// `M_MMAP_THRESHOLD` at 128 KiB (said in the LOG), so freed large
+        /// buffers go back to the kernel instead of staying in the heap; with
+        /// another allocator, RSS also includes what it retains.
+        /// 0 (the default): no budget (each part bounded by its own option).
+        memory_budget / MemoryBudget: usize = 0,
+            fixed none,
+            check(v) *v > 0 && *v < MIN_MEMORY_BUDGET => format!(
+                "memory_budget {v} is below the smallest budget, {MIN_MEMORY_BUDGET} bytes"
+            );
+        /// Create the families named in `column_families` that do not exist at
+        /// open. Default false (such a name fails open with `InvalidArgument`).
+        create_missing_column_families / CreateMissingColumnFamilies: bool = false,
+            fixed none;
+        /// Options of column families at open, by name. A listed family opens
+        /// with these options (and they are persisted for it); an existing
+        /// family not listed opens with the options persisted in the MANIFEST
+        /// at its create (or last open). The `default` family always takes the
+        /// flat fields of `Options` and may not be listed. Default empty.
+        column_families / ColumnFamilies: Vec<(String, CfOptions)> = Vec::new(),
+            fixed none;
+        /// File system used for every file operation. Default POSIX.
+        fs / Fs: Arc<dyn FileSystem> = crate::fs::default_fs(),
+            fixed none;
+        /// Clock for expiring keys (`put_with_ttl`, `default_ttl_secs`).
+        /// Default the system clock; tests inject their own.
+        clock / Clock: Arc<dyn crate::base::expiry::Clock> = Arc::new(crate::base::expiry::SystemClock),
+            fixed none;
+        /// Callbacks told about flushes, compactions, table files, write
+        /// stalls and background errors, called in this order for each event
+        /// (see `shale::EventListener` for the ordering and threading
+        /// guarantees). Default none (then no event thread runs). Not persisted
+        /// in the OPTIONS file (code, not configuration).
+        listeners / Listeners: Vec<Arc<dyn crate::events::EventListener>> = Vec::new(),
+            fixed none;
+    }
 }
 
 /// RocksDB's `Options` inherits from `DBOptions` and
@@ -326,56 +433,16 @@ impl std::fmt::Debug for Options {
     }
 }
 
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            cf: CfOptions::default(),
-            create_if_missing: false,
-            error_if_exists: false,
-            paranoid_checks: true,
-            wal_recovery_mode: WalRecoveryMode::PointInTime,
-            manual_wal_flush: false,
-            wal_mmap_writes: true,
-            bytes_per_sync: 0,
-            wal_bytes_per_sync: 0,
-            recycle_log_file_num: 0,
-            allow_concurrent_memtable_write: true,
-            num_levels: 7,
-            max_background_jobs: 2,
-            max_subcompactions: 1,
-            delayed_write_rate: 16 << 20,
-            max_bgerror_resume_count: i32::MAX as u64,
-            bgerror_resume_retry_interval: 1_000_000,
-            cache_size: 32 << 20,
-            cache_type: CacheType::Lru,
-            cache_numshardbits: -1,
-            cache_high_pri_pool_ratio: 0.5,
-            cache_low_pri_pool_ratio: 0.0,
-            cache_strict_capacity_limit: false,
-            cache_index_and_filter_blocks: false,
-            rate_limiter: None,
-            max_open_files: -1,
-            compaction_readahead_size: 2 << 20,
-            max_auto_readahead_size: 256 << 10,
-            advise_random_on_open: true,
-            use_direct_reads: false,
-            use_direct_io_for_flush_and_compaction: false,
-            db_write_buffer_size: 0,
-            memory_budget: 0,
-            max_total_wal_size: 0,
-            create_missing_column_families: false,
-            column_families: Vec::new(),
-            fs: crate::fs::default_fs(),
-            clock: Arc::new(crate::base::expiry::SystemClock),
-            listeners: Vec::new(),
-            info_log_level: InfoLogLevel::Info,
-            max_log_file_size: 0,
-            keep_log_file_num: 1000,
-        }
-    }
-}
-
 impl Options {
+    /// Every DB-wide option (not those of `cf`: see
+    /// [`CfOptions::option_infos`]), in declaration order.
+    pub fn db_option_infos() -> Vec<OptionInfo> {
+        OptionInfo::of(Self::DECLARED)
+            .into_iter()
+            .filter(|o| o.field != "cf")
+            .collect()
+    }
+
     /// A copy of the `default` family's options (`self.cf.clone()`).
     pub fn cf_options(&self) -> CfOptions {
         self.cf.clone()
@@ -424,17 +491,15 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         self.cache_options().validate()?;
-        let default = &self.cf;
-        default
+        self.cf
             .validate()
-            .and_then(|()| default.validate_levels(self.num_levels))
+            .and_then(|()| self.cf.validate_levels(self.num_levels))
             .map_err(|e| in_family("default", e))?;
         let mut names = std::collections::HashSet::new();
         for (name, o) in &self.column_families {
             if name == "default" {
                 return bad(
-                    "column_families lists \"default\": its options are the flat fields of Options"
-                        .into(),
+                    "column_families lists \"default\": its options are Options::cf".into(),
                 );
             }
             if !names.insert(name.as_str()) {
@@ -444,28 +509,17 @@ impl Options {
                 .and_then(|()| o.validate_levels(self.num_levels))
                 .map_err(|e| in_family(name, e))?;
         }
+        self.check_fields()?;
         if self.memory_budget > 0 && self.db_write_buffer_size > self.memory_budget {
             return bad(format!(
                 "db_write_buffer_size {} is larger than memory_budget {}",
                 self.db_write_buffer_size, self.memory_budget
             ));
         }
-        if self.memory_budget > 0 && self.memory_budget < MIN_MEMORY_BUDGET {
-            return bad(format!(
-                "memory_budget {} is below the smallest budget, {MIN_MEMORY_BUDGET} bytes",
-                self.memory_budget
-            ));
-        }
         if self.cache_index_and_filter_blocks && self.cache_size == 0 {
             return bad(
                 "cache_index_and_filter_blocks needs a block cache (cache_size > 0)".into(),
             );
-        }
-        if self.max_open_files != -1 && self.max_open_files < MIN_MAX_OPEN_FILES {
-            return bad(format!(
-                "max_open_files {} must be -1 (unlimited) or at least {}",
-                self.max_open_files, MIN_MAX_OPEN_FILES
-            ));
         }
         if self.recycle_log_file_num > 0
             && matches!(
@@ -481,24 +535,6 @@ impl Options {
                 self.recycle_log_file_num, self.wal_recovery_mode
             ));
         }
-        if !(2..=20).contains(&self.num_levels) {
-            return bad(format!("num_levels {} not in 2..=20", self.num_levels));
-        }
-        if self.max_background_jobs == 0 {
-            return bad("max_background_jobs must be > 0".into());
-        }
-        if !(1..=64).contains(&self.max_subcompactions) {
-            return bad(format!(
-                "max_subcompactions {} not in 1..=64",
-                self.max_subcompactions
-            ));
-        }
-        if self.delayed_write_rate == 0 {
-            return bad("delayed_write_rate must be > 0".into());
-        }
-        if self.bgerror_resume_retry_interval == 0 {
-            return bad("bgerror_resume_retry_interval must be > 0".into());
-        }
         if (self.use_direct_reads || self.use_direct_io_for_flush_and_compaction)
             && !crate::fs::DIRECT_IO_PLATFORM
         {
@@ -506,15 +542,6 @@ impl Options {
                 "use_direct_reads / use_direct_io_for_flush_and_compaction: this platform has no O_DIRECT"
                     .into(),
             );
-        }
-        if self.keep_log_file_num == 0 {
-            return bad("keep_log_file_num must be > 0".into());
-        }
-        if self.max_log_file_size != 0 && self.max_log_file_size < MIN_MAX_LOG_FILE_SIZE {
-            return bad(format!(
-                "max_log_file_size {} must be 0 (unlimited) or at least {MIN_MAX_LOG_FILE_SIZE}",
-                self.max_log_file_size
-            ));
         }
         Ok(())
     }
