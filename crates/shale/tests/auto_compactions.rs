@@ -149,7 +149,7 @@ fn the_option_is_per_family() {
             "off",
             CfOptions {
                 disable_auto_compactions: true,
-                ..options(false, CompactionStyle::Level).cf_options()
+                ..options(false, CompactionStyle::Level).cf
             },
         )
         .unwrap();

@@ -292,7 +292,7 @@ fn invalid_cf_options_are_refused_at_create_and_at_open_naming_family_and_option
             }
         }
     }
-    // `default` takes the flat fields of Options and may not be listed.
+    // `default` takes `Options::cf` and may not be listed.
     let o = Options {
         column_families: vec![("default".into(), CfOptions::default())],
         ..opts()

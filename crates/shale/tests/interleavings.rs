@@ -1687,7 +1687,7 @@ fn reads_and_compactions_while_a_flush_with_blob_files_is_paused() {
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), blob_options()).unwrap();
-    let other = db.create_cf("other", blob_options().cf_options()).unwrap();
+    let other = db.create_cf("other", blob_options().cf).unwrap();
     let n = 150u32;
     let (mut want, mut want_other) = (Want::new(), Want::new());
     for round in 0..2 {
@@ -1762,7 +1762,7 @@ fn reads_and_compactions_while_a_flush_with_blob_files_is_paused() {
     let db = Db::open(
         dir.path(),
         shale::Options {
-            column_families: vec![("other".to_string(), blob_options().cf_options())],
+            column_families: vec![("other".to_string(), blob_options().cf)],
             ..blob_options()
         },
     )
@@ -1788,7 +1788,7 @@ fn drop_cf_while_a_compaction_writing_blob_files_is_paused() {
     let mut want = Want::new();
     put_round(&db, None, 0..n, 0, &mut want);
     db.flush().unwrap();
-    let cf = db.create_cf("doomed", blob_options().cf_options()).unwrap();
+    let cf = db.create_cf("doomed", blob_options().cf).unwrap();
     for round in 0..3 {
         put_round(&db, Some(&cf), 0..n, round, &mut Want::new());
         db.flush_cf(&cf).unwrap();

@@ -821,12 +821,12 @@ fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions, num_levels: usi
 }
 
 /// Options of family `name` (other than `default`, unless the whole
-/// `default` options are drawn): the same ranges as the flat fields
-/// `small_options` draws for `default`, and the family's style.
+/// `default` options are drawn): the same ranges as `small_options` draws
+/// for `default` (`Options::cf`), and the family's style.
 fn small_cf_options(rng: &mut SmallRng, name: &str, num_levels: usize) -> CfOptions {
     if rng.gen_bool(0.1) {
-        // The flat fields of a whole `Options`, as `default` takes them.
-        let mut o = small_options(rng).cf_options();
+        // The `cf` of a whole `Options`, as `default` takes it.
+        let mut o = small_options(rng).cf;
         draw_style(rng, name, &mut o, num_levels);
         o.validate().unwrap();
         return o;

@@ -711,7 +711,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     ) = compaction_style(f)?;
     let families = non_negative("num_column_families", f.num_column_families)?;
     if families > 1 {
-        let cf_opts = opts.cf_options();
+        let cf_opts = opts.cf.clone();
         opts.create_missing_column_families = true;
         opts.column_families = super::cf_names(families)
             .into_iter()
@@ -733,7 +733,7 @@ pub fn create_families(
 ) -> Result<CreateTiming> {
     let mut opts = options_from_flags(f)?;
     opts.column_families.clear();
-    let cf_opts = opts.cf_options();
+    let cf_opts = opts.cf.clone();
     let db = shale::Db::open(path, opts)?;
     let secs = if batched {
         let list: Vec<(&str, shale::CfOptions)> = names

@@ -270,7 +270,7 @@ pub fn random_cf_options(seed: u64, opts: &Options, i: u32, blob: Option<bool>) 
         level0_file_num_compaction_trigger: l0_trigger,
         level0_slowdown_writes_trigger: l0_trigger * 5,
         level0_stop_writes_trigger: l0_trigger * 9,
-        ..opts.cf_options()
+        ..opts.cf.clone()
     };
     // A FIFO DB keeps FIFO in every family (fixed at creation); the others
     // draw leveled or universal per family and run.

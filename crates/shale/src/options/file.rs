@@ -256,7 +256,7 @@ mod tests {
         o.blob.prepopulate_blob_cache = PrepopulateBlobCache::FlushOnly;
         o.memtable_bloom_size_ratio = 0.1;
         o.block_restart_bytes = 7;
-        let mut fam = o.cf_options();
+        let mut fam = o.cf.clone();
         fam.write_buffer_size = 999;
         fam.compaction_style = CompactionStyle::Fifo;
         fam.blob.enable_blob_files = false;

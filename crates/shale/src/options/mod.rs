@@ -2,8 +2,14 @@
 //!
 //! Subsystems take narrow structs derived from [`Options`] (for example the
 //! SST builder takes `sst::TableOptions`), never the whole thing. Per-family
-//! options are [`CfOptions`] (`cf.rs`); the flat per-family fields of
-//! `Options` configure the `default` family.
+//! options are [`CfOptions`] (`cf.rs`); `Options` holds the DB-wide ones
+//! and, in its field `cf`, the `default` family's (RocksDB's shape).
+//!
+//! Every option is declared once (`declare_options!`, `declare.rs`): its
+//! doc, type, default, text name and section in the OPTIONS file, whether
+//! it changes while open, and its own check; the structs, `Default`, the
+//! persisted text (`text_value.rs` writes each type), the typed changes
+//! [`CfOption`] and [`DbOption`] and the lists of names derive from it.
 
 mod blob;
 mod cf;
@@ -379,8 +385,8 @@ declare_options! {
         /// Options of column families at open, by name. A listed family opens
         /// with these options (and they are persisted for it); an existing
         /// family not listed opens with the options persisted in the MANIFEST
-        /// at its create (or last open). The `default` family always takes the
-        /// flat fields of `Options` and may not be listed. Default empty.
+        /// at its create (or last open). The `default` family always takes
+        /// [`Options::cf`] and may not be listed. Default empty.
         column_families / ColumnFamilies: Vec<(String, CfOptions)> = Vec::new(),
             fixed none;
         /// File system used for every file operation. Default POSIX.
