@@ -6,7 +6,8 @@
 //! readable whatever the options say now, and the new values apply to the
 //! next flush or compaction.
 
-use crate::options::declare::declare_options;
+use crate::base::declare::{bad_value, declare_options, TextValue};
+use crate::error::Result;
 use crate::sst::Compression;
 
 /// Whether flushes also put the blobs they write into the block cache.
@@ -36,6 +37,16 @@ impl PrepopulateBlobCache {
             "kFlushOnly" | "flush_only" | "1" => Some(PrepopulateBlobCache::FlushOnly),
             _ => None,
         }
+    }
+}
+
+impl TextValue for PrepopulateBlobCache {
+    fn text(&self) -> String {
+        self.name().to_string()
+    }
+    fn set(&mut self, name: &str, v: &str) -> Result<()> {
+        *self = PrepopulateBlobCache::parse(v).ok_or_else(|| bad_value(name, v))?;
+        Ok(())
     }
 }
 

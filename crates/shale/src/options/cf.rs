@@ -20,8 +20,8 @@ use super::blob::{self, BlobOptions};
 use super::compaction_style::{
     self, CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions,
 };
-use super::declare::{declare_options, flatten, Section};
 use super::Compression;
+use crate::base::declare::{declare_options, flatten, OptionInfo, Section};
 
 declare_options! {
     /// Options of one column family (RocksDB's `ColumnFamilyOptions`, with
@@ -510,9 +510,9 @@ impl CfOptions {
     }
 
     /// Every option of a family, in the order the persisted text lists
-    /// them: see [`OptionInfo`](super::OptionInfo).
-    pub fn option_infos() -> Vec<super::OptionInfo> {
-        super::OptionInfo::of(Self::DECLARED)
+    /// them: see [`OptionInfo`].
+    pub fn option_infos() -> Vec<OptionInfo> {
+        OptionInfo::of(Self::DECLARED)
     }
 
     /// Sets option `k` from its text `v`, in the form of the OPTIONS file
@@ -536,7 +536,7 @@ impl CfOption {
     /// bad value or an option that changes only on reopen is
     /// `InvalidArgument`.
     pub fn parse(name: &str, value: &str, current: &CfOptions) -> Result<CfOption> {
-        super::declare::parse_change(
+        crate::base::declare::parse_change(
             CfOptions::DECLARED,
             current,
             name,

@@ -6,8 +6,8 @@
 //! them; `options` re-exports them and validates and persists them
 //! (`options/compaction_style.rs`).
 
+use crate::base::declare::declare_options;
 use crate::error::{Error, Result};
-use crate::options::declare::declare_options;
 
 /// How a family's tables are compacted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

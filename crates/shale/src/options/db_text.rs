@@ -8,8 +8,8 @@
 
 use crate::error::{Error, Result};
 
-use super::declare::{flatten, Section};
 use super::Options;
+use crate::base::declare::{flatten, Section};
 
 /// `(name, text)` of every DB-wide option of `o` in `section`, in file
 /// order.

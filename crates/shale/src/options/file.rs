@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::base::declare::Section;
 use crate::error::Result;
 use crate::fs::FileSystem;
-use crate::options::declare::Section;
 use crate::options::{db_text, CfOptions, Options};
 use crate::version::filename::{options_file_name, parse_file_name, FileType};
 

@@ -16,7 +16,6 @@ mod cf;
 mod compaction_style;
 mod compaction_types;
 pub(crate) mod db_text;
-pub(crate) mod declare;
 pub(crate) mod file;
 pub(crate) mod mutable_db;
 mod text_value;
@@ -45,42 +44,8 @@ pub(crate) const MIN_MEMORY_BUDGET: usize = 1 << 20;
 pub(crate) const MIN_MAX_LOG_FILE_SIZE: u64 = 1024;
 pub use crate::wal::WalRecoveryMode;
 
-use declare::declare_options;
-
-/// One declared option (`CfOptions::option_infos`,
-/// `Options::db_option_infos`): the list that bindings and tools check
-/// their own option tables against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OptionInfo {
-    /// The Rust field, with the group for a nested one
-    /// (`write_buffer_size`, `compaction_options_fifo.ttl_secs`,
-    /// `blob.min_blob_size`).
-    pub field: String,
-    /// The name in the OPTIONS file and the string API
-    /// (`compaction_options_fifo.ttl`); `None` for an option not persisted
-    /// (objects and code supplied at each open, open-time switches).
-    pub name: Option<String>,
-    /// Changes while the DB is open (`Db::set_options`,
-    /// `Db::set_db_options`).
-    pub mutable: bool,
-}
-
-impl OptionInfo {
-    fn of(decl: &'static [declare::Declared]) -> Vec<OptionInfo> {
-        let mutable: Vec<(String, bool)> = declare::flatten(decl)
-            .into_iter()
-            .map(|(_, f, m, _)| (f, m))
-            .collect();
-        declare::fields(decl)
-            .into_iter()
-            .map(|(field, name)| OptionInfo {
-                mutable: mutable.iter().any(|(f, m)| *f == field && *m),
-                field,
-                name,
-            })
-            .collect()
-    }
-}
+use crate::base::declare::declare_options;
+pub use crate::base::declare::OptionInfo;
 
 /// Block cache implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

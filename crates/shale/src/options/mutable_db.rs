@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::error::{Error, Result};
 
 use super::db_text::set_db_option;
-use super::declare::flatten;
 use super::Options;
+use crate::base::declare::flatten;
 
 /// The options `Db::set_db_options` takes: those declared `mutable` (the
 /// variants of [`DbOption`](super::DbOption)), in OPTIONS file order.
@@ -119,7 +119,7 @@ impl super::DbOption {
     /// value)])`: the string form parsed. A name that is not a DB option
     /// changing while open, or a bad value, is `InvalidArgument`.
     pub fn parse(name: &str, value: &str) -> Result<super::DbOption> {
-        super::declare::parse_change(
+        crate::base::declare::parse_change(
             Options::DECLARED,
             &Options::default(),
             name,

@@ -7,9 +7,8 @@
 use std::sync::Arc;
 
 use super::compaction_types::{CompactionStyle, UniversalStopStyle};
-use super::declare::{bad_value, TextValue};
+use crate::base::declare::{bad_value, TextValue};
 use crate::base::PrefixExtractor;
-use crate::blob::options::PrepopulateBlobCache;
 use crate::build::cuts::SstPartitioner;
 use crate::build::user_filter::CompactionFilter;
 use crate::error::Result;
@@ -39,17 +38,6 @@ impl TextValue for CompactionStyle {
     }
     fn set(&mut self, _name: &str, v: &str) -> Result<()> {
         *self = CompactionStyle::parse(v)?;
-        Ok(())
-    }
-}
-
-/// A blob file's compression (one value).
-impl TextValue for Compression {
-    fn text(&self) -> String {
-        self.name().to_string()
-    }
-    fn set(&mut self, name: &str, v: &str) -> Result<()> {
-        *self = Compression::parse(v).map_err(|_| bad_value(name, v))?;
         Ok(())
     }
 }
@@ -160,16 +148,6 @@ impl TextValue for Option<Arc<dyn CompactionFilter>> {
             .map_or_else(|| NONE.to_string(), |f| f.name().to_string())
     }
     fn set(&mut self, _name: &str, _v: &str) -> Result<()> {
-        Ok(())
-    }
-}
-
-impl TextValue for PrepopulateBlobCache {
-    fn text(&self) -> String {
-        self.name().to_string()
-    }
-    fn set(&mut self, name: &str, v: &str) -> Result<()> {
-        *self = PrepopulateBlobCache::parse(v).ok_or_else(|| bad_value(name, v))?;
         Ok(())
     }
 }

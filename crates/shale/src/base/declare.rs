@@ -1,4 +1,6 @@
-//! The one declaration of every option: [`declare_options!`] takes, per
+//! The one declaration of every option (the machinery; the declarations
+//! are in `options` and, for blob files, `blob::options`, which is why it
+//! lives here, below both): [`declare_options!`] takes, per
 //! option struct, each field's doc, name, type, default, text name and
 //! section in the OPTIONS file (and the MANIFEST's options text), whether
 //! `Db::set_options` / `Db::set_db_options` may change it while the DB is
@@ -133,6 +135,42 @@ pub(crate) fn fields(decl: &'static [Declared]) -> Vec<(String, Option<String>)>
     out
 }
 
+/// One declared option (`CfOptions::option_infos`,
+/// `Options::db_option_infos`): the list that bindings and tools check
+/// their own option tables against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionInfo {
+    /// The Rust field, with the group for a nested one
+    /// (`write_buffer_size`, `compaction_options_fifo.ttl_secs`,
+    /// `blob.min_blob_size`).
+    pub field: String,
+    /// The name in the OPTIONS file and the string API
+    /// (`compaction_options_fifo.ttl`); `None` for an option not persisted
+    /// (objects and code supplied at each open, open-time switches).
+    pub name: Option<String>,
+    /// Changes while the DB is open (`Db::set_options`,
+    /// `Db::set_db_options`).
+    pub mutable: bool,
+}
+
+impl OptionInfo {
+    /// Every option of `decl`, groups flattened.
+    pub(crate) fn of(decl: &'static [Declared]) -> Vec<OptionInfo> {
+        let mutable: Vec<(String, bool)> = flatten(decl)
+            .into_iter()
+            .map(|(_, f, m, _)| (f, m))
+            .collect();
+        fields(decl)
+            .into_iter()
+            .map(|(field, name)| OptionInfo {
+                mutable: mutable.iter().any(|(f, m)| *f == field && *m),
+                field,
+                name,
+            })
+            .collect()
+    }
+}
+
 /// The typed change (`Change::from_field`) that setting option `name`
 /// to its text `v` makes to `current` (`set_text`); `InvalidArgument` for
 /// a bad value, an unknown name or one of an option that changes only on
@@ -213,9 +251,9 @@ macro_rules! declare_options {
         #[allow(dead_code)]
         impl $Name {
             /// Every option of the struct, in declaration order.
-            pub(crate) const DECLARED: &'static [$crate::options::declare::Declared] = &[
+            pub(crate) const DECLARED: &'static [$crate::base::declare::Declared] = &[
                 $(
-                    $crate::options::declare::Declared {
+                    $crate::base::declare::Declared {
                         field: stringify!($field),
                         mutable: declare_options!(@mutable $mutability),
                         persist: declare_options!(@persist ($ty) $persist $($section $text)?),
@@ -225,9 +263,9 @@ macro_rules! declare_options {
 
             /// The persisted `name=value` lines, in declaration order.
             #[allow(clippy::vec_init_then_push)]
-            pub(crate) fn text_lines(&self) -> Vec<$crate::options::declare::Line> {
+            pub(crate) fn text_lines(&self) -> Vec<$crate::base::declare::Line> {
                 #[allow(unused_imports)]
-                use $crate::options::declare::TextValue as _;
+                use $crate::base::declare::TextValue as _;
                 let d = Self::default();
                 let mut out = Vec::new();
                 $( declare_options!(@line self d out $field $persist $($section $text)?); )*
@@ -245,7 +283,7 @@ macro_rules! declare_options {
                 v: &str,
             ) -> $crate::error::Result<bool> {
                 #[allow(unused_imports)]
-                use $crate::options::declare::TextValue as _;
+                use $crate::base::declare::TextValue as _;
                 $( declare_options!(@set self name full v $field $persist $($section $text)?); )*
                 let _ = (name, full, v);
                 Ok(false)
@@ -269,16 +307,16 @@ macro_rules! declare_options {
     (@mutable mutable) => { true };
     (@mutable fixed) => { false };
 
-    (@persist ($ty:ty) none) => { $crate::options::declare::Persist::None };
+    (@persist ($ty:ty) none) => { $crate::base::declare::Persist::None };
     (@persist ($ty:ty) always $section:ident $text:literal) => {
-        $crate::options::declare::Persist::Always($crate::options::declare::Section::$section, $text)
+        $crate::base::declare::Persist::Always($crate::base::declare::Section::$section, $text)
     };
     (@persist ($ty:ty) sparse $section:ident $text:literal) => {
-        $crate::options::declare::Persist::Sparse($crate::options::declare::Section::$section, $text)
+        $crate::base::declare::Persist::Sparse($crate::base::declare::Section::$section, $text)
     };
     (@persist ($ty:ty) group $section:ident $text:literal) => {
-        $crate::options::declare::Persist::Group(
-            $crate::options::declare::Section::$section,
+        $crate::base::declare::Persist::Group(
+            $crate::base::declare::Section::$section,
             $text,
             <$ty>::DECLARED,
         )
@@ -286,8 +324,8 @@ macro_rules! declare_options {
 
     (@line $s:ident $d:ident $out:ident $field:ident none) => {};
     (@line $s:ident $d:ident $out:ident $field:ident always $section:ident $text:literal) => {
-        $out.push($crate::options::declare::Line {
-            section: $crate::options::declare::Section::$section,
+        $out.push($crate::base::declare::Line {
+            section: $crate::base::declare::Section::$section,
             name: $text.to_string(),
             value: $s.$field.text(),
         });
@@ -295,8 +333,8 @@ macro_rules! declare_options {
     (@line $s:ident $d:ident $out:ident $field:ident sparse $section:ident $text:literal) => {
         let value = $s.$field.text();
         if value != $d.$field.text() {
-            $out.push($crate::options::declare::Line {
-                section: $crate::options::declare::Section::$section,
+            $out.push($crate::base::declare::Line {
+                section: $crate::base::declare::Section::$section,
                 name: $text.to_string(),
                 value,
             });
@@ -304,8 +342,8 @@ macro_rules! declare_options {
     };
     (@line $s:ident $d:ident $out:ident $field:ident group $section:ident $text:literal) => {
         for l in $s.$field.text_lines() {
-            $out.push($crate::options::declare::Line {
-                section: $crate::options::declare::Section::$section,
+            $out.push($crate::base::declare::Line {
+                section: $crate::base::declare::Section::$section,
                 name: format!("{}{}", $text, l.name),
                 value: l.value,
             });
