@@ -72,7 +72,7 @@ fn fillrandom_spreads_keys_over_families_and_readrandom_finds_them() {
     opts.column_families = cf_names(3)
         .into_iter()
         .skip(1)
-        .map(|n| (n, opts.cf_options()))
+        .map(|n| (n, opts.cf.clone()))
         .collect();
     let sdb = shale::Db::open(&db, opts).unwrap();
     let cfs: Vec<shale::Cf> = cf_names(3).iter().map(|n| sdb.cf(n).unwrap()).collect();

@@ -101,7 +101,10 @@ impl Replay {
 /// Every key of the DB at `db` and its value, read through `op`.
 fn contents(db: &Path, op: Arc<dyn shale::MergeOperator>) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let opts = shale::Options {
-        merge_operator: Some(op),
+        cf: shale::CfOptions {
+            merge_operator: Some(op),
+            ..Default::default()
+        },
         ..shale::Options::default()
     };
     let sdb = shale::Db::open(db, opts).unwrap();

@@ -155,10 +155,8 @@ fn set_option(o: &mut Options, kv: &str) -> Result<(), CliError> {
     if o.set_db_option(k, v).is_ok() {
         return Ok(());
     }
-    let mut cf = o.cf_options();
-    cf.set_option(k, v)
+    o.cf.set_option(k, v)
         .map_err(|e| CliError::Usage(format!("--option {kv}: {e}")))?;
-    o.set_cf_options(cf);
     for (_, cf) in &mut o.column_families {
         cf.set_option(k, v)?;
     }

@@ -611,11 +611,14 @@ fn bad_input_says_what_is_wrong() {
 fn make_leveled_db(dir: &std::path::Path) {
     let o = Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        max_bytes_for_level_base: 256 << 10,
-        max_bytes_for_level_multiplier: 4.0,
-        level_compaction_dynamic_level_bytes: true,
-        target_file_size_base: 64 << 10,
+        cf: shale::CfOptions {
+            write_buffer_size: 64 << 10,
+            max_bytes_for_level_base: 256 << 10,
+            max_bytes_for_level_multiplier: 4.0,
+            level_compaction_dynamic_level_bytes: true,
+            target_file_size_base: 64 << 10,
+            ..Default::default()
+        },
         ..Options::default()
     };
     let db = Db::open(dir, o).unwrap();

@@ -14,20 +14,23 @@ use common::*;
 use serde_json::Value;
 
 fn workload(dir: &std::path::Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let db = shale::Db::open(
-        dir,
+    let db = shale::Db::open(dir, {
+        let base = options();
         shale::Options {
-            merge_operator: Some(Arc::new(shale::StringAppendOperator::new(b"+"))),
-            write_buffer_size: 64 << 10,
-            target_file_size_base: 8 << 10,
-            compression_per_level: vec![
-                shale::Compression::None,
-                shale::Compression::Lz4,
-                shale::Compression::Zstd,
-            ],
-            ..options()
-        },
-    )
+            cf: shale::CfOptions {
+                merge_operator: Some(Arc::new(shale::StringAppendOperator::new(b"+"))),
+                write_buffer_size: 64 << 10,
+                target_file_size_base: 8 << 10,
+                compression_per_level: vec![
+                    shale::Compression::None,
+                    shale::Compression::Lz4,
+                    shale::Compression::Zstd,
+                ],
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     let mut x: u64 = 42;
     let mut rnd = |n: u64| {

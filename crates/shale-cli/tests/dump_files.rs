@@ -219,14 +219,17 @@ fn options_show_and_diff() {
         .unwrap()
         .close()
         .unwrap();
-    shale::Db::open(
-        b.path(),
+    shale::Db::open(b.path(), {
+        let base = options();
         shale::Options {
-            write_buffer_size: 1 << 20,
+            cf: shale::CfOptions {
+                write_buffer_size: 1 << 20,
+                ..base.cf
+            },
             max_open_files: 100,
-            ..options()
-        },
-    )
+            ..base
+        }
+    })
     .unwrap()
     .close()
     .unwrap();
@@ -272,13 +275,16 @@ fn compressed_tables_dump_and_verify() {
         (shale::Compression::Zstd, "ZSTD"),
     ] {
         let d = tempfile::tempdir().unwrap();
-        let db = shale::Db::open(
-            d.path(),
+        let db = shale::Db::open(d.path(), {
+            let base = options();
             shale::Options {
-                compression_per_level: vec![c],
-                ..options()
-            },
-        )
+                cf: shale::CfOptions {
+                    compression_per_level: vec![c],
+                    ..base.cf
+                },
+                ..base
+            }
+        })
         .unwrap();
         for i in 0..500 {
             db.put(

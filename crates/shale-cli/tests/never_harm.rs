@@ -26,13 +26,16 @@ fn tuned() -> Options {
     Options {
         create_if_missing: true,
         create_missing_column_families: true,
-        compression_per_level: vec![Compression::Lz4],
-        bottommost_compression: Some(Compression::Zstd),
-        write_buffer_size: 3 << 20,
-        bloom_bits_per_key: 7,
+        cf: CfOptions {
+            compression_per_level: vec![Compression::Lz4],
+            bottommost_compression: Some(Compression::Zstd),
+            write_buffer_size: 3 << 20,
+            bloom_bits_per_key: 7,
+            level0_file_num_compaction_trigger: 6,
+            ..Default::default()
+        },
         max_open_files: 400,
         max_background_jobs: 3,
-        level0_file_num_compaction_trigger: 6,
         column_families: vec![(
             "users".to_string(),
             CfOptions {
@@ -114,9 +117,15 @@ impl MergeOperator for Concat {
 #[test]
 fn a_write_command_refuses_a_db_whose_code_it_lacks() {
     let d = tempfile::tempdir().unwrap();
-    let o = Options {
-        merge_operator: Some(Arc::new(Concat)),
-        ..tuned()
+    let o = {
+        let base = tuned();
+        Options {
+            cf: CfOptions {
+                merge_operator: Some(Arc::new(Concat)),
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(d.path(), o).unwrap();
     db.put(b"plain", b"value").unwrap();
@@ -163,10 +172,13 @@ fn check_never_calls_a_db_in_use_corrupt() {
     let d = tempfile::tempdir().unwrap();
     let o = Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        target_file_size_base: 64 << 10,
-        max_bytes_for_level_base: 256 << 10,
-        level0_file_num_compaction_trigger: 2,
+        cf: CfOptions {
+            write_buffer_size: 64 << 10,
+            target_file_size_base: 64 << 10,
+            max_bytes_for_level_base: 256 << 10,
+            level0_file_num_compaction_trigger: 2,
+            ..Default::default()
+        },
         ..Options::default()
     };
     let db = Arc::new(Db::open(d.path(), o).unwrap());

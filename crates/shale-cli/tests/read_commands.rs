@@ -223,15 +223,18 @@ fn usage_errors_exit_2_and_help_exits_0() {
 #[test]
 fn a_read_only_open_runs_no_compaction() {
     let d = tempfile::tempdir().unwrap();
-    let db = shale::Db::open(
-        d.path(),
+    let db = shale::Db::open(d.path(), {
+        let base = options();
         shale::Options {
-            level0_file_num_compaction_trigger: 100,
-            level0_slowdown_writes_trigger: 200,
-            level0_stop_writes_trigger: 300,
-            ..options()
-        },
-    )
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 100,
+                level0_slowdown_writes_trigger: 200,
+                level0_stop_writes_trigger: 300,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     // Overlapping tables: no trivial move can take them down.
     for t in 0..8 {

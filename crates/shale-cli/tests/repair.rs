@@ -395,7 +395,7 @@ fn blob_files_rejoin_the_family_whose_tables_reference_them() {
     let d = tempfile::tempdir().unwrap();
     let db = shale::Db::open(d.path(), options()).unwrap();
     let blob_cf = shale::CfOptions {
-        blob: blob_options().blob,
+        blob: blob_options().cf.blob,
         ..shale::CfOptions::default()
     };
     let users = db.create_cf("users", blob_cf).unwrap();

@@ -123,9 +123,12 @@ fn workload_db(dir: &std::path::Path) -> Db {
     let opts = Options {
         create_if_missing: true,
         cache_size: 8 << 20,
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
+        cf: shale::CfOptions {
+            level0_file_num_compaction_trigger: 100,
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            ..Default::default()
+        },
         ..Options::default()
     };
     let db = Db::open(dir, opts).unwrap();

@@ -363,7 +363,7 @@ impl PyDb {
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         slf.py()
-            .allow_threads(|| r.db.set_options_cf(family, &changes))
+            .allow_threads(|| r.db.set_options_cf_from_strings(family, &changes))
             .map_err(to_py)
     }
 
@@ -386,7 +386,7 @@ impl PyDb {
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         slf.py()
-            .allow_threads(|| r.db.set_db_options(&changes))
+            .allow_threads(|| r.db.set_db_options_from_strings(&changes))
             .map_err(to_py)
     }
 

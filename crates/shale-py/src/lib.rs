@@ -19,6 +19,7 @@ mod batch;
 mod db;
 mod errors;
 mod iter;
+mod keywords;
 mod options;
 mod reader;
 mod snapshot;

@@ -23,81 +23,22 @@ use shale::{CacheType, CfOptions, Compression, MergeOperator, Options, Prepopula
 
 use crate::errors::{invalid, to_py};
 
-/// Per-family option names (`CfOptions`), for the help text of errors.
-const CF_NAMES: &[&str] = &[
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "memtable_bloom_size_ratio",
-    "block_size",
-    "block_restart_interval",
-    "block_align",
-    "block_size_deviation",
-    "bloom_bits_per_key",
-    "whole_key_filtering",
-    "prefix_extractor",
-    "compression",
-    "bottommost_compression",
-    "disable_auto_compactions",
-    "level0_file_num_compaction_trigger",
-    "level0_slowdown_writes_trigger",
-    "level0_stop_writes_trigger",
-    "max_bytes_for_level_base",
-    "max_bytes_for_level_multiplier",
-    "target_file_size_base",
-    "max_compaction_bytes",
-    "merge_operator",
-    "default_ttl_secs",
-    "compaction_style",
-    "universal_size_ratio",
-    "universal_min_merge_width",
-    "universal_max_merge_width",
-    "universal_max_size_amplification_percent",
-    "universal_compression_size_percent",
-    "universal_stop_style",
-    "universal_allow_trivial_move",
-    "universal_incremental",
-    "fifo_max_table_files_size",
-    "fifo_allow_compaction",
-    "fifo_ttl",
-    "enable_blob_files",
-    "min_blob_size",
-    "blob_file_size",
-    "blob_compression_type",
-    "enable_blob_garbage_collection",
-    "blob_garbage_collection_age_cutoff",
-    "blob_garbage_collection_min_garbage_ratio",
-    "blob_garbage_collection_force_threshold",
-    "blob_compaction_readahead_size",
-    "blob_file_starting_level",
-    "prepopulate_blob_cache",
-    "detect_insert_streams",
-    "sst_partitioner_fixed_prefix_len",
-];
+use crate::keywords::{CF_KEYWORDS, DB_KEYWORDS, WITHOUT_KEYWORD};
 
-/// DB-wide option names (`Options` only).
-const DB_NAMES: &[&str] = &[
-    "error_if_exists",
-    "paranoid_checks",
-    "manual_wal_flush",
-    "num_levels",
-    "max_background_jobs",
-    "max_subcompactions",
-    "cache_size",
-    "cache_type",
-    "max_open_files",
-    "db_write_buffer_size",
-    "memory_budget",
-    "max_total_wal_size",
-    "create_missing_column_families",
-    "use_direct_reads",
-    "use_direct_io_for_flush_and_compaction",
-    "advise_random_on_open",
-    "compaction_readahead_size",
-    "bytes_per_sync",
-    "wal_bytes_per_sync",
-    "recycle_log_file_num",
-    "rate_limiter_bytes_per_sec",
-];
+/// Per-family keywords (`CfOptions`), for the help text of errors.
+fn cf_names() -> Vec<&'static str> {
+    CF_KEYWORDS.iter().map(|(k, _)| *k).collect()
+}
+
+/// DB-wide keywords (`Options` only).
+fn db_names() -> Vec<&'static str> {
+    DB_KEYWORDS.iter().map(|(k, _)| *k).collect()
+}
+
+/// True when `name` is a DB-wide keyword.
+fn is_db_keyword(name: &str) -> bool {
+    DB_KEYWORDS.iter().any(|(k, _)| *k == name)
+}
 
 /// The options of `DB(path, create_if_missing=..., **kwargs)`.
 pub fn db_options(
@@ -108,16 +49,14 @@ pub fn db_options(
         create_if_missing,
         ..Options::default()
     };
-    let mut cf = o.cf_options();
     if let Some(kw) = kwargs {
         for (k, v) in kw.iter() {
             let name: String = k.extract()?;
-            if !apply_cf(&mut cf, &name, &v)? && !apply_db(&mut o, &name, &v)? {
+            if !apply_cf(&mut o.cf, &name, &v)? && !apply_db(&mut o, &name, &v)? {
                 return Err(unknown(&name, true));
             }
         }
     }
-    o.set_cf_options(cf);
     o.validate().map_err(to_py)?;
     Ok(o)
 }
@@ -129,7 +68,7 @@ pub fn cf_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<CfOptions> {
         for (k, v) in kw.iter() {
             let name: String = k.extract()?;
             if !apply_cf(&mut cf, &name, &v)? {
-                return Err(unknown(&name, DB_NAMES.contains(&name.as_str())));
+                return Err(unknown(&name, is_db_keyword(&name)));
             }
         }
     }
@@ -138,15 +77,20 @@ pub fn cf_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<CfOptions> {
 }
 
 fn unknown(name: &str, db_wide_known: bool) -> PyErr {
-    if db_wide_known && DB_NAMES.contains(&name) {
+    if let Some((_, why)) = WITHOUT_KEYWORD.iter().find(|(f, _)| *f == name) {
+        return invalid(format!(
+            "option '{name}' is not available from Python: {why}"
+        ));
+    }
+    if db_wide_known && is_db_keyword(name) {
         return invalid(format!(
             "option '{name}' is DB-wide: pass it to shale.DB(), not to a column family"
         ));
     }
     invalid(format!(
         "unknown option '{name}' (per family: {}; DB-wide: {})",
-        CF_NAMES.join(", "),
-        DB_NAMES.join(", ")
+        cf_names().join(", "),
+        db_names().join(", ")
     ))
 }
 
@@ -158,9 +102,13 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
         "memtable_bloom_size_ratio" => o.memtable_bloom_size_ratio = v.extract()?,
         "block_size" => o.block_size = v.extract()?,
         "block_restart_interval" => o.block_restart_interval = v.extract()?,
+        "block_restart_bytes" => o.block_restart_bytes = v.extract()?,
         "block_align" => o.block_align = v.extract()?,
         "block_size_deviation" => o.block_size_deviation = v.extract()?,
         "bloom_bits_per_key" => o.bloom_bits_per_key = v.extract()?,
+        // A list of floats, by output level (the last applies deeper).
+        "bloom_bits_per_key_per_level" => o.bloom_bits_per_key_per_level = v.extract()?,
+        "memtable_whole_key_filtering" => o.memtable_whole_key_filtering = v.extract()?,
         "compression" => o.compression_per_level = vec![compression(v)?],
         "bottommost_compression" => {
             o.bottommost_compression = if v.is_none() {
@@ -177,8 +125,21 @@ fn apply_cf(o: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<boo
         "level0_stop_writes_trigger" => o.level0_stop_writes_trigger = v.extract()?,
         "max_bytes_for_level_base" => o.max_bytes_for_level_base = v.extract()?,
         "max_bytes_for_level_multiplier" => o.max_bytes_for_level_multiplier = v.extract()?,
+        "level_compaction_dynamic_level_bytes" => {
+            o.level_compaction_dynamic_level_bytes = v.extract()?
+        }
         "target_file_size_base" => o.target_file_size_base = v.extract()?,
+        "target_file_size_multiplier" => o.target_file_size_multiplier = v.extract()?,
         "max_compaction_bytes" => o.max_compaction_bytes = v.extract()?,
+        "level_compaction_dynamic_file_size" => {
+            o.level_compaction_dynamic_file_size = v.extract()?
+        }
+        "soft_pending_compaction_bytes_limit" => {
+            o.soft_pending_compaction_bytes_limit = v.extract()?
+        }
+        "hard_pending_compaction_bytes_limit" => {
+            o.hard_pending_compaction_bytes_limit = v.extract()?
+        }
         "merge_operator" => o.merge_operator = merge_operator(v)?,
         "default_ttl_secs" => o.default_ttl_secs = v.extract()?,
         // "level", "universal", "fifo" (or RocksDB's kCompactionStyle* names).
@@ -279,6 +240,30 @@ fn apply_db(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool>
         "error_if_exists" => o.error_if_exists = v.extract()?,
         "paranoid_checks" => o.paranoid_checks = v.extract()?,
         "manual_wal_flush" => o.manual_wal_flush = v.extract()?,
+        "wal_mmap_writes" => o.wal_mmap_writes = v.extract()?,
+        "allow_concurrent_memtable_write" => o.allow_concurrent_memtable_write = v.extract()?,
+        "delayed_write_rate" => o.delayed_write_rate = v.extract()?,
+        "max_bgerror_resume_count" => o.max_bgerror_resume_count = v.extract()?,
+        "bgerror_resume_retry_interval" => o.bgerror_resume_retry_interval = v.extract()?,
+        "cache_numshardbits" => o.cache_numshardbits = v.extract()?,
+        "cache_high_pri_pool_ratio" => o.cache_high_pri_pool_ratio = v.extract()?,
+        "cache_low_pri_pool_ratio" => o.cache_low_pri_pool_ratio = v.extract()?,
+        "cache_strict_capacity_limit" => o.cache_strict_capacity_limit = v.extract()?,
+        "cache_index_and_filter_blocks" => o.cache_index_and_filter_blocks = v.extract()?,
+        "max_auto_readahead_size" => o.max_auto_readahead_size = v.extract()?,
+        "max_log_file_size" => o.max_log_file_size = v.extract()?,
+        "keep_log_file_num" => o.keep_log_file_num = v.extract()?,
+        // The OPTIONS file's names: "PointInTime", "AbsoluteConsistency",
+        // "TolerateCorruptedTailRecords", "SkipAnyCorruptedRecords".
+        "wal_recovery_mode" => {
+            let s: String = v.extract()?;
+            o.set_db_option("wal_recovery_mode", &s).map_err(to_py)?
+        }
+        // RocksDB's names: "DEBUG_LEVEL", "INFO_LEVEL", "WARN_LEVEL", ...
+        "info_log_level" => {
+            let s: String = v.extract()?;
+            o.set_db_option("info_log_level", &s).map_err(to_py)?
+        }
         "num_levels" => o.num_levels = v.extract()?,
         "max_background_jobs" => o.max_background_jobs = v.extract()?,
         "max_subcompactions" => o.max_subcompactions = v.extract()?,
@@ -361,7 +346,7 @@ pub fn set_changes(options: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)
     let mut out = Vec::with_capacity(options.len());
     for (k, v) in options.iter() {
         let key = option_name(&k)?;
-        if DB_NAMES.contains(&key.as_str()) {
+        if is_db_keyword(&key) {
             return Err(invalid(format!(
                 "option '{key}' is DB-wide: it is set when opening shale.DB() \
                  (some change while open through set_db_options())"
@@ -418,29 +403,27 @@ fn option_text(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 /// The engine's name (and text) for a keyword name of `shale.DB()` that
-/// differs from it; any other name as it is.
+/// differs from it (`keywords::CF_KEYWORDS`, the engine's names from its
+/// option list); any other name as it is.
 fn engine_name(key: String, text: String) -> (String, String) {
-    let name = match key.as_str() {
-        "compression" => "compression_per_level".to_string(),
-        "sst_partitioner_fixed_prefix_len" => "sst_partitioner_factory".to_string(),
-        "universal_stop_style" => {
-            let text = match text.as_str() {
-                "similar_size" => "kCompactionStopStyleSimilarSize".to_string(),
-                "total_size" => "kCompactionStopStyleTotalSize".to_string(),
-                _ => text,
-            };
-            return ("compaction_options_universal.stop_style".to_string(), text);
+    let Some((_, field)) = CF_KEYWORDS.iter().find(|(k, _)| *k == key) else {
+        return (key, text);
+    };
+    let name = CfOptions::option_infos()
+        .into_iter()
+        .find(|i| i.field == *field)
+        .and_then(|i| i.name)
+        // A keyword of an option that is not persisted: as given (the
+        // engine refuses it by name).
+        .unwrap_or(key);
+    let text = match (name.as_str(), text.as_str()) {
+        ("compaction_options_universal.stop_style", "similar_size") => {
+            "kCompactionStopStyleSimilarSize".to_string()
         }
-        k if CF_NAMES.contains(&k) => {
-            if let Some(f) = k.strip_prefix("universal_") {
-                format!("compaction_options_universal.{f}")
-            } else if let Some(f) = k.strip_prefix("fifo_") {
-                format!("compaction_options_fifo.{f}")
-            } else {
-                key
-            }
+        ("compaction_options_universal.stop_style", "total_size") => {
+            "kCompactionStopStyleTotalSize".to_string()
         }
-        _ => key,
+        _ => text,
     };
     (name, text)
 }

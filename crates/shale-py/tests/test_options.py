@@ -176,3 +176,46 @@ def test_universal_incremental(path):
 def test_bad_compaction_style_options_are_refused(path, kw):
     with pytest.raises(shale.InvalidArgumentError):
         shale.DB(path, **kw)
+
+
+def _keywords():
+    """The keywords of crates/shale-py/src/keywords.rs, by table."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parent.parent / "src" / "keywords.rs").read_text()
+    tables = {}
+    for name in ("CF_KEYWORDS", "DB_KEYWORDS"):
+        body = text.split(f"pub const {name}")[1].split("];")[0]
+        tables[name] = re.findall(r'\(\s*"([a-z0-9_]+)",\s*"', body)
+    return tables
+
+
+def test_every_keyword_is_applied(path):
+    """Each keyword of the table has its own handling: a value of no
+    option's type is a TypeError (or an error naming the option), never
+    'unknown option' (the engine's workspace test checks the table against
+    the engine's option list)."""
+    tables = _keywords()
+    assert len(tables["CF_KEYWORDS"]) > 40 and len(tables["DB_KEYWORDS"]) > 20
+    for kw in tables["CF_KEYWORDS"] + tables["DB_KEYWORDS"]:
+        if kw == "create_if_missing":
+            continue
+        with pytest.raises((TypeError, shale.InvalidArgumentError)) as e:
+            shale.DB(path, **{kw: object()})
+        assert "unknown option" not in str(e.value), kw
+    with shale.DB(path) as db:
+        for kw in tables["CF_KEYWORDS"]:
+            with pytest.raises((TypeError, shale.InvalidArgumentError)) as e:
+                db.create_column_family("f", **{kw: object()})
+            assert "unknown option" not in str(e.value), kw
+        for kw in tables["DB_KEYWORDS"]:
+            if kw == "create_if_missing":
+                continue
+            with pytest.raises(shale.InvalidArgumentError, match="DB-wide"):
+                db.create_column_family("f", **{kw: 1})
+
+
+def test_options_without_a_keyword_say_why(path):
+    with pytest.raises(shale.InvalidArgumentError, match="compaction_filter.*not available"):
+        shale.DB(path, compaction_filter="x")

@@ -40,12 +40,15 @@ const CHECK_LIMIT: Duration = Duration::from_secs(10);
 fn options() -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 4096,
-        level0_file_num_compaction_trigger: 2,
-        max_bytes_for_level_base: 16 << 10,
-        max_bytes_for_level_multiplier: 2.0,
-        target_file_size_base: 4 << 10,
-        block_size: 256,
+        cf: shale::CfOptions {
+            write_buffer_size: 4096,
+            level0_file_num_compaction_trigger: 2,
+            max_bytes_for_level_base: 16 << 10,
+            max_bytes_for_level_multiplier: 2.0,
+            target_file_size_base: 4 << 10,
+            block_size: 256,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }

@@ -49,11 +49,14 @@ const KEYS: usize = 24;
 fn opts(fs: &MemFileSystem) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 4096,
-        level0_file_num_compaction_trigger: 2,
-        max_bytes_for_level_base: 16 << 10,
-        target_file_size_base: 4 << 10,
-        block_size: 256,
+        cf: shale::CfOptions {
+            write_buffer_size: 4096,
+            level0_file_num_compaction_trigger: 2,
+            max_bytes_for_level_base: 16 << 10,
+            target_file_size_base: 4 << 10,
+            block_size: 256,
+            ..Default::default()
+        },
         fs: Arc::new(fs.clone()),
         ..Options::default()
     }

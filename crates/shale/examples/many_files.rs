@@ -34,9 +34,12 @@ fn opts(max_open_files: i32) -> Options {
     Options {
         create_if_missing: true,
         max_open_files,
-        write_buffer_size: 1 << 20,
-        target_file_size_base: 8 << 10,
-        max_bytes_for_level_base: 4 << 20,
+        cf: shale::CfOptions {
+            write_buffer_size: 1 << 20,
+            target_file_size_base: 8 << 10,
+            max_bytes_for_level_base: 4 << 20,
+            ..Default::default()
+        },
         cache_size: 8 << 20,
         ..Options::default()
     }

@@ -74,9 +74,9 @@ pub use events::{
 pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
-    BlobOptions, CacheType, CfOptions, CompactionStyle, Compression, FifoCompactionOptions,
-    InfoLogLevel, Options, PrepopulateBlobCache, ReadOptions, SstPartitioner,
-    UniversalCompactionOptions, UniversalStopStyle, WalRecoveryMode, WriteOptions,
+    BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,
+    FifoCompactionOptions, InfoLogLevel, OptionInfo, Options, PrepopulateBlobCache, ReadOptions,
+    SstPartitioner, UniversalCompactionOptions, UniversalStopStyle, WalRecoveryMode, WriteOptions,
 };
 pub use stats::report::{
     BackgroundStats, CacheStats, CfStats, CompactionStats, IoPurposeStats, IoStats,

@@ -58,25 +58,55 @@ fn create_if_missing_and_error_if_exists() {
 fn invalid_options_fail_at_open() {
     let dir = tempfile::tempdir().unwrap();
     let cases = vec![
-        Options {
-            write_buffer_size: 0,
-            ..opts()
+        {
+            let base = opts();
+            Options {
+                cf: shale::CfOptions {
+                    write_buffer_size: 0,
+                    ..base.cf
+                },
+                ..base
+            }
         },
-        Options {
-            max_bytes_for_level_multiplier: 1.0,
-            ..opts()
+        {
+            let base = opts();
+            Options {
+                cf: shale::CfOptions {
+                    max_bytes_for_level_multiplier: 1.0,
+                    ..base.cf
+                },
+                ..base
+            }
         },
-        Options {
-            level0_stop_writes_trigger: 1,
-            ..opts()
+        {
+            let base = opts();
+            Options {
+                cf: shale::CfOptions {
+                    level0_stop_writes_trigger: 1,
+                    ..base.cf
+                },
+                ..base
+            }
         },
-        Options {
-            block_restart_interval: 0,
-            ..opts()
+        {
+            let base = opts();
+            Options {
+                cf: shale::CfOptions {
+                    block_restart_interval: 0,
+                    ..base.cf
+                },
+                ..base
+            }
         },
-        Options {
-            compression_per_level: vec![],
-            ..opts()
+        {
+            let base = opts();
+            Options {
+                cf: shale::CfOptions {
+                    compression_per_level: vec![],
+                    ..base.cf
+                },
+                ..base
+            }
         },
     ];
     for o in cases {
@@ -320,13 +350,16 @@ fn properties_exist() {
 #[test]
 fn concurrent_writers_and_readers() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = opts();
         Options {
-            write_buffer_size: 64 * 1024,
-            ..opts()
-        },
-    )
+            cf: shale::CfOptions {
+                write_buffer_size: 64 * 1024,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     std::thread::scope(|s| {
         for t in 0..4u32 {
@@ -359,14 +392,17 @@ fn concurrent_writers_and_readers() {
 fn parallel_memtable_inserts_publish_in_order() {
     for concurrent in [true, false] {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(
-            dir.path(),
+        let db = Db::open(dir.path(), {
+            let base = opts();
             Options {
-                write_buffer_size: 256 * 1024,
+                cf: shale::CfOptions {
+                    write_buffer_size: 256 * 1024,
+                    ..base.cf
+                },
                 allow_concurrent_memtable_write: concurrent,
-                ..opts()
-            },
-        )
+                ..base
+            }
+        })
         .unwrap();
         const WRITERS: u32 = 4;
         const N: u32 = 3000;

@@ -34,6 +34,14 @@ const EXEMPT: &[(&str, &str)] = &[
     ),
     ("path", "accessor; tests/api.rs"),
     (
+        "option_infos",
+        "the declared option list, read by tests: tests/set_options.rs, shale-py and shale-bench mapping tests",
+    ),
+    (
+        "db_option_infos",
+        "the declared option list, read by tests: options unit tests, shale-py and shale-bench mapping tests",
+    ),
+    (
         "property",
         "read-only; tests/compaction.rs and properties unit tests",
     ),
@@ -71,9 +79,22 @@ fn pub_methods(file: &str) -> Vec<String> {
         .collect()
 }
 
-/// `pub NAME:` fields of the struct `name` in `file`.
+/// `pub NAME:` fields of the struct `name` in `file`, or, for a struct
+/// declared with `declare_options!` (`pub struct NAME;`), the fields of
+/// its declaration (`NAME / Variant: Type = default, ...`).
 fn pub_fields(file: &str, name: &str) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap();
+    if let Some(start) = text.find(&format!("pub struct {name};")) {
+        let body = &text[start..];
+        let end = body.find("\n}\n").unwrap();
+        return body[..end]
+            .lines()
+            .filter_map(|l| l.strip_prefix("        "))
+            .filter(|l| !l.starts_with(' ') && l.contains(" / "))
+            .filter_map(|l| l.split(" / ").next())
+            .map(|s| s.trim().to_string())
+            .collect();
+    }
     let start = text
         .find(&format!("pub struct {name}"))
         .unwrap_or_else(|| panic!("{name} not in {file}"));
@@ -109,6 +130,16 @@ fn every_public_call_and_option_is_randomized() {
         names.extend(pub_fields(&src("options/mod.rs"), s));
     }
     names.extend(pub_fields(&src("options/cf.rs"), "CfOptions"));
+    let options = pub_fields(&src("options/mod.rs"), "Options");
+    let cf = pub_fields(&src("options/cf.rs"), "CfOptions");
+    assert!(
+        options.len() > 40 && options.contains(&"memory_budget".to_string()),
+        "parsed too little of Options: {options:?}"
+    );
+    assert!(
+        cf.len() > 35 && cf.contains(&"write_buffer_size".to_string()),
+        "parsed too little of CfOptions: {cf:?}"
+    );
     assert!(names.len() > 60, "parsed too little: {names:?}");
     let corpus: String = RANDOMIZED
         .iter()

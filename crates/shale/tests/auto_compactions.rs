@@ -28,17 +28,20 @@ fn files(db: &Db) -> u64 {
 fn options(disabled: bool, style: CompactionStyle) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 256 << 10,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 3,
-        level0_stop_writes_trigger: 4,
-        compaction_style: style,
-        compaction_options_universal: UniversalCompactionOptions::default(),
-        compaction_options_fifo: FifoCompactionOptions {
-            max_table_files_size: 256 << 10,
+        cf: CfOptions {
+            write_buffer_size: 256 << 10,
+            level0_file_num_compaction_trigger: 2,
+            level0_slowdown_writes_trigger: 3,
+            level0_stop_writes_trigger: 4,
+            compaction_style: style,
+            compaction_options_universal: UniversalCompactionOptions::default(),
+            compaction_options_fifo: FifoCompactionOptions {
+                max_table_files_size: 256 << 10,
+                ..Default::default()
+            },
+            disable_auto_compactions: disabled,
             ..Default::default()
         },
-        disable_auto_compactions: disabled,
         ..Options::default()
     }
 }
@@ -146,7 +149,7 @@ fn the_option_is_per_family() {
             "off",
             CfOptions {
                 disable_auto_compactions: true,
-                ..options(false, CompactionStyle::Level).cf_options()
+                ..options(false, CompactionStyle::Level).cf
             },
         )
         .unwrap();

@@ -93,15 +93,18 @@ fn assert_no_stray_tables(db: &Db, mem: &MemFileSystem, ctx: &str) {
 fn enospc_during_compaction_is_soft_and_resumes_automatically() {
     let mem = MemFileSystem::new();
     let fs = FaultInjectionFs::new(Arc::new(mem.clone()));
-    let db = Db::open(
-        DIR,
+    let db = Db::open(DIR, {
+        let base = fault_options(Arc::new(fs.clone()));
         Options {
-            level0_file_num_compaction_trigger: 2,
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 2,
+                ..base.cf
+            },
             max_bgerror_resume_count: i32::MAX as u64,
             bgerror_resume_retry_interval: 100_000,
-            ..fault_options(Arc::new(fs.clone()))
-        },
-    )
+            ..base
+        }
+    })
     .expect("open");
     put_range(&db, 0..300);
     db.flush().expect("flush 1");

@@ -34,10 +34,13 @@ fn blob_opts(min: u64, gc: bool) -> BlobOptions {
 fn options(blob: BlobOptions) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 256 << 10,
-        target_file_size_base: 256 << 10,
-        max_bytes_for_level_base: 1 << 20,
-        blob,
+        cf: shale::CfOptions {
+            write_buffer_size: 256 << 10,
+            target_file_size_base: 256 << 10,
+            max_bytes_for_level_base: 1 << 20,
+            blob,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }
@@ -232,9 +235,15 @@ fn blob_files_turned_off_on_reopen_bring_values_back_inline() {
 #[test]
 fn merges_over_blob_values_resolve() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        merge_operator: Some(std::sync::Arc::new(StringAppendOperator::new(b","))),
-        ..options(blob_opts(10, true))
+    let opts = {
+        let base = options(blob_opts(10, true));
+        Options {
+            cf: shale::CfOptions {
+                merge_operator: Some(std::sync::Arc::new(StringAppendOperator::new(b","))),
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     let base = value(1, 0, 300);
@@ -415,15 +424,21 @@ fn blob_reads_are_accounted_as_their_own_purpose() {
 fn blob_readers_stay_within_max_open_files() {
     const BOUND: u64 = 10; // max_open_files 20, less the 10 reserved
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        max_open_files: 20,
-        // No blob in the block cache: every read reaches a blob file.
-        cache_size: 0,
-        blob: BlobOptions {
-            blob_file_size: 8 << 10,
-            ..blob_opts(100, true)
-        },
-        ..options(BlobOptions::default())
+    let o = {
+        let base = options(BlobOptions::default());
+        Options {
+            max_open_files: 20,
+            // No blob in the block cache: every read reaches a blob file.
+            cache_size: 0,
+            cf: shale::CfOptions {
+                blob: BlobOptions {
+                    blob_file_size: 8 << 10,
+                    ..blob_opts(100, true)
+                },
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), o.clone()).unwrap();
     let mut model = BTreeMap::new();
@@ -479,13 +494,19 @@ fn blob_readers_stay_within_max_open_files() {
 fn recovery_at_open_writes_large_values_to_blob_files() {
     for starting_level in [0, 1] {
         let mem = Arc::new(MemFileSystem::new());
-        let o = |fs: Arc<MemFileSystem>| Options {
-            fs,
-            blob: BlobOptions {
-                blob_file_starting_level: starting_level,
-                ..blob_opts(100, false)
-            },
-            ..options(BlobOptions::default())
+        let o = |fs: Arc<MemFileSystem>| {
+            let base = options(BlobOptions::default());
+            Options {
+                fs,
+                cf: shale::CfOptions {
+                    blob: BlobOptions {
+                        blob_file_starting_level: starting_level,
+                        ..blob_opts(100, false)
+                    },
+                    ..base.cf
+                },
+                ..base
+            }
         };
         let db = Db::open("/db", o(Arc::clone(&mem))).unwrap();
         let mut model = BTreeMap::new();
@@ -571,9 +592,15 @@ fn min_garbage_ratio_relocates_only_files_with_that_much_garbage() {
             blob_garbage_collection_min_garbage_ratio: ratio,
             ..blob_opts(64, true)
         };
-        let opts = Options {
-            disable_auto_compactions: true,
-            ..options(blob)
+        let opts = {
+            let base = options(blob);
+            Options {
+                cf: shale::CfOptions {
+                    disable_auto_compactions: true,
+                    ..base.cf
+                },
+                ..base
+            }
         };
         let db = Db::open(dir.path(), opts).unwrap();
         let mut model = BTreeMap::new();

@@ -29,12 +29,15 @@ fn value(i: u32) -> Vec<u8> {
 fn options(fs: Arc<dyn FileSystem>, block_align: bool) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 256 << 10,
-        target_file_size_base: 256 << 10,
-        max_bytes_for_level_base: 1 << 20,
+        cf: CfOptions {
+            write_buffer_size: 256 << 10,
+            target_file_size_base: 256 << 10,
+            max_bytes_for_level_base: 1 << 20,
+            bloom_bits_per_key: 0,
+            block_align,
+            ..Default::default()
+        },
         cache_size: 0,
-        bloom_bits_per_key: 0,
-        block_align,
         fs,
         ..Options::default()
     }
@@ -50,23 +53,41 @@ fn block_align_with_compression_or_an_odd_block_size_is_refused() {
         Err(e) => panic!("{what}: {e}"),
     };
     refused(
-        Options {
-            compression_per_level: vec![Compression::None, Compression::Lz4],
-            ..options(fs.clone(), true)
+        {
+            let base = options(fs.clone(), true);
+            Options {
+                cf: CfOptions {
+                    compression_per_level: vec![Compression::None, Compression::Lz4],
+                    ..base.cf
+                },
+                ..base
+            }
         },
         "lz4 on level 1",
     );
     refused(
-        Options {
-            bottommost_compression: Some(Compression::Zstd),
-            ..options(fs.clone(), true)
+        {
+            let base = options(fs.clone(), true);
+            Options {
+                cf: CfOptions {
+                    bottommost_compression: Some(Compression::Zstd),
+                    ..base.cf
+                },
+                ..base
+            }
         },
         "zstd at the bottom",
     );
     refused(
-        Options {
-            block_size: 3000,
-            ..options(fs.clone(), true)
+        {
+            let base = options(fs.clone(), true);
+            Options {
+                cf: CfOptions {
+                    block_size: 3000,
+                    ..base.cf
+                },
+                ..base
+            }
         },
         "block_size 3000",
     );
@@ -196,13 +217,19 @@ fn block_size_deviation_is_checked_changes_on_reopen_and_keeps_blocks_in_size() 
     let fs: Arc<dyn FileSystem> = Arc::new(PosixFileSystem::default());
     // No compaction (an L0 trigger and a base level never reached): the
     // tables of a round are its flushes'.
-    let with = |deviation| Options {
-        block_size_deviation: deviation,
-        max_bytes_for_level_base: 1 << 30,
-        level0_file_num_compaction_trigger: 1000,
-        level0_slowdown_writes_trigger: 1000,
-        level0_stop_writes_trigger: 1000,
-        ..options(fs.clone(), false)
+    let with = |deviation| {
+        let base = options(fs.clone(), false);
+        Options {
+            cf: CfOptions {
+                block_size_deviation: deviation,
+                max_bytes_for_level_base: 1 << 30,
+                level0_file_num_compaction_trigger: 1000,
+                level0_slowdown_writes_trigger: 1000,
+                level0_stop_writes_trigger: 1000,
+                ..base.cf
+            },
+            ..base
+        }
     };
     match Db::open(dir.path(), with(101)) {
         Err(Error::InvalidArgument(m)) => assert!(m.contains("block_size_deviation"), "{m}"),

@@ -9,7 +9,10 @@ use shale::{CfOptions, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions
 fn opts() -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 10,
+        cf: CfOptions {
+            write_buffer_size: 64 << 10,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }

@@ -9,9 +9,15 @@ use std::path::Path;
 use shale::{Cf, CfOptions, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
 
 fn opts() -> Options {
-    Options {
-        write_buffer_size: 64 << 10,
-        ..common::quiet_options()
+    {
+        let base = common::quiet_options();
+        Options {
+            cf: CfOptions {
+                write_buffer_size: 64 << 10,
+                ..base.cf
+            },
+            ..base
+        }
     }
 }
 
@@ -286,7 +292,7 @@ fn invalid_cf_options_are_refused_at_create_and_at_open_naming_family_and_option
             }
         }
     }
-    // `default` takes the flat fields of Options and may not be listed.
+    // `default` takes `Options::cf` and may not be listed.
     let o = Options {
         column_families: vec![("default".into(), CfOptions::default())],
         ..opts()

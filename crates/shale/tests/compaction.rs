@@ -36,14 +36,17 @@ fn value(rng: &mut SmallRng, max: usize) -> Vec<u8> {
 fn small_options() -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 8 * 1024,
-        block_size: 512,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 20,
-        level0_stop_writes_trigger: 36,
-        max_bytes_for_level_base: 32 * 1024,
-        max_bytes_for_level_multiplier: 4.0,
-        target_file_size_base: 8 * 1024,
+        cf: shale::CfOptions {
+            write_buffer_size: 8 * 1024,
+            block_size: 512,
+            level0_file_num_compaction_trigger: 2,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            max_bytes_for_level_base: 32 * 1024,
+            max_bytes_for_level_multiplier: 4.0,
+            target_file_size_base: 8 * 1024,
+            ..Default::default()
+        },
         max_background_jobs: 4,
         num_levels: 7,
         ..Options::default()
@@ -293,12 +296,18 @@ fn snapshot_keeps_old_version_through_compactions() {
 fn tombstones_dropped_at_the_bottom_but_kept_above_older_data() {
     let n = 2000u64;
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        num_levels: 3,
-        level_compaction_dynamic_level_bytes: false,
-        max_bytes_for_level_base: 1 << 30, // L1 never compacts by size
-        level0_file_num_compaction_trigger: 1,
-        ..small_options()
+    let opts = {
+        let base = small_options();
+        Options {
+            num_levels: 3,
+            cf: shale::CfOptions {
+                level_compaction_dynamic_level_bytes: false,
+                max_bytes_for_level_base: 1 << 30, // L1 never compacts by size
+                level0_file_num_compaction_trigger: 1,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..n {
@@ -381,9 +390,15 @@ fn sequential_keys_move_without_rewriting() {
 #[test]
 fn no_trivial_move_when_the_output_compression_differs() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        compression_per_level: vec![Compression::None, Compression::Lz4],
-        ..small_options()
+    let opts = {
+        let base = small_options();
+        Options {
+            cf: shale::CfOptions {
+                compression_per_level: vec![Compression::None, Compression::Lz4],
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     fill_sequential(&db, 5000);
@@ -422,16 +437,22 @@ fn slow_fs(delay_micros: u64) -> (Arc<dyn FileSystem>, Arc<AtomicU64>) {
 fn writes_stall_while_compaction_lags_and_then_proceed() {
     let dir = tempfile::tempdir().unwrap();
     let (fs, delay) = slow_fs(1000);
-    let opts = Options {
-        fs,
-        write_buffer_size: 4096,
-        block_size: 256,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 2,
-        level0_stop_writes_trigger: 3,
-        max_background_jobs: 2,
-        delayed_write_rate: 256 * 1024,
-        ..small_options()
+    let opts = {
+        let base = small_options();
+        Options {
+            fs,
+            cf: shale::CfOptions {
+                write_buffer_size: 4096,
+                block_size: 256,
+                level0_file_num_compaction_trigger: 2,
+                level0_slowdown_writes_trigger: 2,
+                level0_stop_writes_trigger: 3,
+                ..base.cf
+            },
+            max_background_jobs: 2,
+            delayed_write_rate: 256 * 1024,
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     let mut rng = SmallRng::seed_from_u64(9);
@@ -478,17 +499,23 @@ fn writes_stall_while_compaction_lags_and_then_proceed() {
 fn disjoint_ranges_compact_concurrently() {
     let dir = tempfile::tempdir().unwrap();
     let (fs, delay) = slow_fs(0);
-    let opts = Options {
-        fs,
-        num_levels: 4,
-        level_compaction_dynamic_level_bytes: false,
-        max_bytes_for_level_base: 16 * 1024,
-        target_file_size_base: 8 * 1024,
-        level0_file_num_compaction_trigger: 8,
-        level0_slowdown_writes_trigger: 40,
-        level0_stop_writes_trigger: 60,
-        max_background_jobs: 4,
-        ..small_options()
+    let opts = {
+        let base = small_options();
+        Options {
+            fs,
+            num_levels: 4,
+            cf: shale::CfOptions {
+                level_compaction_dynamic_level_bytes: false,
+                max_bytes_for_level_base: 16 * 1024,
+                target_file_size_base: 8 * 1024,
+                level0_file_num_compaction_trigger: 8,
+                level0_slowdown_writes_trigger: 40,
+                level0_stop_writes_trigger: 60,
+                ..base.cf
+            },
+            max_background_jobs: 4,
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     // Fill L2 in two separate key ranges, then put both again (newer) into
@@ -561,18 +588,21 @@ fn max_overlapping_compactions(log: &str) -> usize {
 fn subcompactions_split_a_compaction_and_keep_every_key() {
     for n in [1usize, 2, 4] {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(
-            dir.path(),
+        let db = Db::open(dir.path(), {
+            let base = small_options();
             Options {
                 max_subcompactions: n,
-                write_buffer_size: 64 * 1024,
-                target_file_size_base: 16 * 1024,
-                level0_file_num_compaction_trigger: 100,
-                level0_slowdown_writes_trigger: 200,
-                level0_stop_writes_trigger: 300,
-                ..small_options()
-            },
-        )
+                cf: shale::CfOptions {
+                    write_buffer_size: 64 * 1024,
+                    target_file_size_base: 16 * 1024,
+                    level0_file_num_compaction_trigger: 100,
+                    level0_slowdown_writes_trigger: 200,
+                    level0_stop_writes_trigger: 300,
+                    ..base.cf
+                },
+                ..base
+            }
+        })
         .unwrap();
         let mut rng = SmallRng::seed_from_u64(7 + n as u64);
         let mut model = Model::new();

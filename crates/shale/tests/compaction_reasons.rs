@@ -65,8 +65,11 @@ impl Clock for ManualClock {
 fn options(r: &Arc<Reasons>) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        target_file_size_base: 64 << 10,
+        cf: shale::CfOptions {
+            write_buffer_size: 64 << 10,
+            target_file_size_base: 64 << 10,
+            ..Default::default()
+        },
         listeners: vec![Arc::clone(r) as Arc<dyn EventListener>],
         ..Options::default()
     }
@@ -95,12 +98,18 @@ fn assert_logged(dir: &std::path::Path, name: &str) {
 fn leveled_l0_count_and_level_size_compactions_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let r = Arc::new(Reasons::default());
-    let o = Options {
-        write_buffer_size: 16 << 10,
-        target_file_size_base: 16 << 10,
-        max_bytes_for_level_base: 32 << 10,
-        level0_file_num_compaction_trigger: 2,
-        ..options(&r)
+    let o = {
+        let base = options(&r);
+        Options {
+            cf: shale::CfOptions {
+                write_buffer_size: 16 << 10,
+                target_file_size_base: 16 << 10,
+                max_bytes_for_level_base: 32 << 10,
+                level0_file_num_compaction_trigger: 2,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), o).unwrap();
     // Keys in a scattered order, so every flush overlaps the levels below.
@@ -264,9 +273,15 @@ fn forced_blob_garbage_collection_says_so() {
         blob_garbage_collection_force_threshold: 0.25,
         ..BlobOptions::default()
     };
-    let o = Options {
-        blob: blob(false),
-        ..options(&r)
+    let o = {
+        let base = options(&r);
+        Options {
+            cf: shale::CfOptions {
+                blob: blob(false),
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), o.clone()).unwrap();
     // Blob file 1 holds 100 values, blob file 2 their overwrites of half:
@@ -280,7 +295,10 @@ fn forced_blob_garbage_collection_says_so() {
     // (50 of 150 values), over the 25% threshold: the tables of file 1 are
     // forced (the compactions open schedules find it).
     let o = Options {
-        blob: blob(true),
+        cf: shale::CfOptions {
+            blob: blob(true),
+            ..o.cf
+        },
         ..o
     };
     let db = Db::open(dir.path(), o).unwrap();
@@ -299,15 +317,21 @@ fn forced_blob_garbage_collection_says_so() {
 }
 
 fn universal(r: &Arc<Reasons>, trigger: usize) -> Options {
-    Options {
-        // The base run is written by one flush.
-        write_buffer_size: 4 << 20,
-        compaction_style: CompactionStyle::Universal,
-        compaction_options_universal: UniversalCompactionOptions::default(),
-        level0_file_num_compaction_trigger: trigger,
-        level0_slowdown_writes_trigger: 20,
-        level0_stop_writes_trigger: 36,
-        ..options(r)
+    {
+        let base = options(r);
+        Options {
+            cf: shale::CfOptions {
+                // The base run is written by one flush.
+                write_buffer_size: 4 << 20,
+                compaction_style: CompactionStyle::Universal,
+                compaction_options_universal: UniversalCompactionOptions::default(),
+                level0_file_num_compaction_trigger: trigger,
+                level0_slowdown_writes_trigger: 20,
+                level0_stop_writes_trigger: 36,
+                ..base.cf
+            },
+            ..base
+        }
     }
 }
 
@@ -370,10 +394,16 @@ fn universal_sorted_run_count_says_so() {
 }
 
 fn fifo(r: &Arc<Reasons>, f: FifoCompactionOptions) -> Options {
-    Options {
-        compaction_style: CompactionStyle::Fifo,
-        compaction_options_fifo: f,
-        ..options(r)
+    {
+        let base = options(r);
+        Options {
+            cf: shale::CfOptions {
+                compaction_style: CompactionStyle::Fifo,
+                compaction_options_fifo: f,
+                ..base.cf
+            },
+            ..base
+        }
     }
 }
 
@@ -433,9 +463,15 @@ fn fifo_intra_l0_merges_say_so() {
         allow_compaction: true,
         ttl_secs: 0,
     };
-    let o = Options {
-        level0_file_num_compaction_trigger: 4,
-        ..fifo(&r, f)
+    let o = {
+        let base = fifo(&r, f);
+        Options {
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 4,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), o).unwrap();
     for round in 0..6 {

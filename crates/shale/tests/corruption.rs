@@ -38,12 +38,15 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 fn opts() -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        block_size: 512,
-        // No compaction at reopen: the damaged files stay where they are.
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 200,
-        level0_stop_writes_trigger: 300,
+        cf: shale::CfOptions {
+            write_buffer_size: 64 << 10,
+            block_size: 512,
+            // No compaction at reopen: the damaged files stay where they are.
+            level0_file_num_compaction_trigger: 100,
+            level0_slowdown_writes_trigger: 200,
+            level0_stop_writes_trigger: 300,
+            ..Default::default()
+        },
         max_background_jobs: 1,
         cache_size: 1 << 20,
         ..Options::default()
@@ -831,14 +834,20 @@ fn wal_batch_with_impossible_sequence_is_corruption() {
 /// on `fs` (in memory: the sweep reopens the DB some 1,700 times, and a
 /// reopen on a real disk costs its fsyncs).
 fn blob_opts(fs: &MemFileSystem) -> Options {
-    Options {
-        blob: BlobOptions {
-            enable_blob_files: true,
-            min_blob_size: 64,
-            ..BlobOptions::default()
-        },
-        fs: Arc::new(fs.clone()),
-        ..opts()
+    {
+        let base = opts();
+        Options {
+            cf: shale::CfOptions {
+                blob: BlobOptions {
+                    enable_blob_files: true,
+                    min_blob_size: 64,
+                    ..BlobOptions::default()
+                },
+                ..base.cf
+            },
+            fs: Arc::new(fs.clone()),
+            ..base
+        }
     }
 }
 

@@ -64,12 +64,15 @@ const FAR: u64 = 1 << 40;
 fn opts() -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 64 * 1024,
-        level0_file_num_compaction_trigger: 2,
-        max_bytes_for_level_base: 256 * 1024,
-        target_file_size_base: 64 * 1024,
-        merge_operator: Some(std::sync::Arc::new(UInt64AddOperator)),
-        compaction_filter: Some(std::sync::Arc::new(CrashFilter)),
+        cf: shale::CfOptions {
+            write_buffer_size: 64 * 1024,
+            level0_file_num_compaction_trigger: 2,
+            max_bytes_for_level_base: 256 * 1024,
+            target_file_size_base: 64 * 1024,
+            merge_operator: Some(std::sync::Arc::new(UInt64AddOperator)),
+            compaction_filter: Some(std::sync::Arc::new(CrashFilter)),
+            ..Default::default()
+        },
         ..Options::default()
     }
 }

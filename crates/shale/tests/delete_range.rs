@@ -12,10 +12,13 @@ use shale::{
 fn opts() -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        target_file_size_base: 32 << 10,
-        max_bytes_for_level_base: 128 << 10,
-        merge_operator: Some(Arc::new(StringAppendOperator::new(b","))),
+        cf: CfOptions {
+            write_buffer_size: 64 << 10,
+            target_file_size_base: 32 << 10,
+            max_bytes_for_level_base: 128 << 10,
+            merge_operator: Some(Arc::new(StringAppendOperator::new(b","))),
+            ..Default::default()
+        },
         ..Options::default()
     }
 }
@@ -229,16 +232,19 @@ fn space_comes_back_after_a_range_deletion() {
 #[test]
 fn tombstone_dense_files_are_compacted_away() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = opts();
         Options {
-            // Level targets far above the data: only the tombstone trigger
-            // can move the deletes down.
-            max_bytes_for_level_base: 256 << 20,
-            level_compaction_dynamic_level_bytes: false,
-            ..opts()
-        },
-    )
+            cf: CfOptions {
+                // Level targets far above the data: only the tombstone trigger
+                // can move the deletes down.
+                max_bytes_for_level_base: 256 << 20,
+                level_compaction_dynamic_level_bytes: false,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     let value = vec![7u8; 200];
     for i in 0..20_000 {

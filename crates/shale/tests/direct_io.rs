@@ -31,10 +31,13 @@ fn value(i: u32) -> Vec<u8> {
 fn small(fs: Arc<dyn FileSystem>) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        target_file_size_base: 64 << 10,
-        max_bytes_for_level_base: 256 << 10,
-        level0_file_num_compaction_trigger: 2,
+        cf: shale::CfOptions {
+            write_buffer_size: 64 << 10,
+            target_file_size_base: 64 << 10,
+            max_bytes_for_level_base: 256 << 10,
+            level0_file_num_compaction_trigger: 2,
+            ..Default::default()
+        },
         cache_size: 256 << 10,
         compaction_readahead_size: 16 << 10,
         fs,
@@ -315,7 +318,10 @@ fn readahead_on_a_direct_handle_reads_aligned_ranges() {
             create_if_missing: true,
             use_direct_reads: true,
             cache_size: 0,
-            bloom_bits_per_key: 0,
+            cf: shale::CfOptions {
+                bloom_bits_per_key: 0,
+                ..Default::default()
+            },
             fs,
             ..Options::default()
         },

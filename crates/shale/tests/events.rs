@@ -204,11 +204,14 @@ fn listener_order_under_concurrent_flushes_and_compactions() {
         dir.path(),
         Options {
             create_if_missing: true,
-            write_buffer_size: 32 << 10,
-            max_write_buffer_number: 4,
-            level0_file_num_compaction_trigger: 2,
-            max_bytes_for_level_base: 128 << 10,
-            target_file_size_base: 32 << 10,
+            cf: shale::CfOptions {
+                write_buffer_size: 32 << 10,
+                max_write_buffer_number: 4,
+                level0_file_num_compaction_trigger: 2,
+                max_bytes_for_level_base: 128 << 10,
+                target_file_size_base: 32 << 10,
+                ..Default::default()
+            },
             max_background_jobs: 4,
             listeners: vec![rec.clone() as Arc<dyn EventListener>],
             ..Options::default()
@@ -420,15 +423,18 @@ fn stall_condition_changes_at_the_slowdown_trigger_and_back() {
     sync_point::reset();
     let dir = tempfile::tempdir().expect("tempdir");
     let rec = Arc::new(Recorder::default());
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = common::quiet_options();
         Options {
-            level0_file_num_compaction_trigger: 3,
-            level0_slowdown_writes_trigger: 3,
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 3,
+                level0_slowdown_writes_trigger: 3,
+                ..base.cf
+            },
             listeners: vec![rec.clone() as Arc<dyn EventListener>],
-            ..common::quiet_options()
-        },
-    )
+            ..base
+        }
+    })
     .expect("open");
     let stalls = |r: &Recorder| -> Vec<Ev> {
         r.snapshot()

@@ -49,9 +49,12 @@ fn fifo(max: u64, allow_compaction: bool, ttl_secs: u64) -> FifoCompactionOption
 fn options(f: FifoCompactionOptions) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        compaction_style: CompactionStyle::Fifo,
-        compaction_options_fifo: f,
+        cf: CfOptions {
+            write_buffer_size: 64 << 10,
+            compaction_style: CompactionStyle::Fifo,
+            compaction_options_fifo: f,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }
@@ -165,9 +168,15 @@ fn ttl_drops_old_tables_under_an_injected_clock() {
 fn allow_compaction_lowers_the_l0_file_count() {
     let count = |allow: bool| {
         let dir = tempfile::tempdir().unwrap();
-        let o = Options {
-            level0_file_num_compaction_trigger: 4,
-            ..options(fifo(1 << 30, allow, 0))
+        let o = {
+            let base = options(fifo(1 << 30, allow, 0));
+            Options {
+                cf: CfOptions {
+                    level0_file_num_compaction_trigger: 4,
+                    ..base.cf
+                },
+                ..base
+            }
         };
         let db = Db::open(dir.path(), o).unwrap();
         for round in 0..12 {
@@ -196,9 +205,15 @@ fn allow_compaction_lowers_the_l0_file_count() {
 #[test]
 fn intra_l0_merges_count_in_write_amp() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        level0_file_num_compaction_trigger: 4,
-        ..options(fifo(1 << 30, true, 0))
+    let o = {
+        let base = options(fifo(1 << 30, true, 0));
+        Options {
+            cf: CfOptions {
+                level0_file_num_compaction_trigger: 4,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), o).unwrap();
     for round in 0..12 {
@@ -353,18 +368,21 @@ fn refused_option_combinations_are_invalid_argument() {
     // Incremental universal compaction is refused with two levels (no
     // level between L0 and the last to cut slices from).
     invalid(
-        Db::open(
-            dir.path(),
+        Db::open(dir.path(), {
+            let base = options(fifo(1 << 30, false, 0));
             Options {
                 num_levels: 2,
-                compaction_style: CompactionStyle::Universal,
-                compaction_options_universal: shale::UniversalCompactionOptions {
-                    incremental: true,
-                    ..Default::default()
+                cf: CfOptions {
+                    compaction_style: CompactionStyle::Universal,
+                    compaction_options_universal: shale::UniversalCompactionOptions {
+                        incremental: true,
+                        ..Default::default()
+                    },
+                    ..base.cf
                 },
-                ..options(fifo(1 << 30, false, 0))
-            },
-        ),
+                ..base
+            }
+        }),
         "incremental",
     );
     // create_cf validates too.
@@ -419,11 +437,17 @@ fn refused_option_combinations_are_invalid_argument() {
 #[test]
 fn l0_stall_triggers_do_not_stop_a_fifo_family() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 2,
-        level0_stop_writes_trigger: 3,
-        ..options(fifo(1 << 30, false, 0))
+    let o = {
+        let base = options(fifo(1 << 30, false, 0));
+        Options {
+            cf: CfOptions {
+                level0_file_num_compaction_trigger: 2,
+                level0_slowdown_writes_trigger: 2,
+                level0_stop_writes_trigger: 3,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), o).unwrap();
     for round in 0..8 {
@@ -497,17 +521,23 @@ fn fifo_model_reads_a_suffix_of_the_writes() {
     let mut rng = SmallRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock(AtomicU64::new(10_000)));
-    let draw = |rng: &mut SmallRng| Options {
-        create_if_missing: true,
-        write_buffer_size: rng.gen_range(4096..16 << 10),
-        level0_file_num_compaction_trigger: [2, 4][rng.gen_range(0..2)],
-        max_background_jobs: rng.gen_range(1..=3),
-        clock: Arc::clone(&clock) as Arc<dyn Clock>,
-        ..options(fifo(
+    let draw = |rng: &mut SmallRng| {
+        let base = options(fifo(
             rng.gen_range(8 << 10..48 << 10),
             rng.gen_bool(0.5),
             [0, 30][rng.gen_range(0..2)],
-        ))
+        ));
+        Options {
+            create_if_missing: true,
+            cf: CfOptions {
+                write_buffer_size: rng.gen_range(4096..16 << 10),
+                level0_file_num_compaction_trigger: [2, 4][rng.gen_range(0..2)],
+                ..base.cf
+            },
+            max_background_jobs: rng.gen_range(1..=3),
+            clock: Arc::clone(&clock) as Arc<dyn Clock>,
+            ..base
+        }
     };
     let mut db = Db::open(dir.path(), draw(&mut rng)).unwrap();
     let mut writes: Vec<W> = Vec::new();

@@ -55,7 +55,10 @@ fn options() -> Options {
     Options {
         create_if_missing: true,
         create_missing_column_families: true,
-        compression_per_level: vec![shale::Compression::None],
+        cf: CfOptions {
+            compression_per_level: vec![shale::Compression::None],
+            ..Default::default()
+        },
         column_families: vec![("users".to_string(), CfOptions::default())],
         ..Options::default()
     }

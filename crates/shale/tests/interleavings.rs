@@ -430,10 +430,16 @@ fn intra_l0_compaction_keeps_tombstones_over_older_l0_files() {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let opts = shale::Options {
-        level0_file_num_compaction_trigger: 2,
-        max_background_jobs: 4,
-        ..quiet_options()
+    let opts = {
+        let base = quiet_options();
+        shale::Options {
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 2,
+                ..base.cf
+            },
+            max_background_jobs: 4,
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let pause = Pause::at("CompactionJob::AfterOutputs");
@@ -785,10 +791,16 @@ fn delete_only_compaction_waits_for_a_snapshot_over_a_paused_compactions_outputs
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let opts = shale::Options {
-        level0_file_num_compaction_trigger: 2,
-        max_background_jobs: 4,
-        ..quiet_options()
+    let opts = {
+        let base = quiet_options();
+        shale::Options {
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 2,
+                ..base.cf
+            },
+            max_background_jobs: 4,
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let n = 200;
@@ -881,9 +893,15 @@ impl shale::CompactionFilter for Upper {
 }
 
 fn upper_options() -> shale::Options {
-    shale::Options {
-        compaction_filter: Some(Arc::new(Upper)),
-        ..quiet_options()
+    {
+        let base = quiet_options();
+        shale::Options {
+            cf: shale::CfOptions {
+                compaction_filter: Some(Arc::new(Upper)),
+                ..base.cf
+            },
+            ..base
+        }
     }
 }
 
@@ -1171,16 +1189,19 @@ fn a_universal_merge_paused_while_newer_runs_merge_above_it() {
     let dir = tempfile::tempdir().unwrap();
     let options = || shale::Options {
         create_if_missing: true,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        max_background_jobs: 4,
-        compaction_style: CompactionStyle::Universal,
-        compaction_options_universal: UniversalCompactionOptions {
-            size_ratio: 100,
-            max_size_amplification_percent: u32::MAX,
+        cf: shale::CfOptions {
+            level0_file_num_compaction_trigger: 2,
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            compaction_style: CompactionStyle::Universal,
+            compaction_options_universal: UniversalCompactionOptions {
+                size_ratio: 100,
+                max_size_amplification_percent: u32::MAX,
+                ..Default::default()
+            },
             ..Default::default()
         },
+        max_background_jobs: 4,
         ..shale::Options::default()
     };
     let db = Db::open(dir.path(), options()).unwrap();
@@ -1258,19 +1279,22 @@ fn an_incremental_slice_paused_while_newer_runs_merge_above_it() {
     let dir = tempfile::tempdir().unwrap();
     let options = |amp: u32| shale::Options {
         create_if_missing: true,
-        write_buffer_size: 1 << 20,
-        target_file_size_base: 4 << 10,
-        max_compaction_bytes: 24 << 10,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        max_background_jobs: 4,
-        compaction_style: CompactionStyle::Universal,
-        compaction_options_universal: UniversalCompactionOptions {
-            max_size_amplification_percent: amp,
-            incremental: true,
+        cf: shale::CfOptions {
+            write_buffer_size: 1 << 20,
+            target_file_size_base: 4 << 10,
+            max_compaction_bytes: 24 << 10,
+            level0_file_num_compaction_trigger: 2,
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            compaction_style: CompactionStyle::Universal,
+            compaction_options_universal: UniversalCompactionOptions {
+                max_size_amplification_percent: amp,
+                incremental: true,
+                ..Default::default()
+            },
             ..Default::default()
         },
+        max_background_jobs: 4,
         ..shale::Options::default()
     };
     let put_round = |db: &Db, round: u32, every: usize| {
@@ -1398,16 +1422,22 @@ impl shale::EventListener for JobLevels {
 /// relocates every blob it meets and the blob files it read go once no
 /// reader holds them.
 fn blob_options() -> shale::Options {
-    shale::Options {
-        blob: shale::BlobOptions {
-            enable_blob_files: true,
-            min_blob_size: 16,
-            blob_file_size: 16 << 10,
-            enable_blob_garbage_collection: true,
-            blob_garbage_collection_age_cutoff: 1.0,
-            ..shale::BlobOptions::default()
-        },
-        ..quiet_options()
+    {
+        let base = quiet_options();
+        shale::Options {
+            cf: shale::CfOptions {
+                blob: shale::BlobOptions {
+                    enable_blob_files: true,
+                    min_blob_size: 16,
+                    blob_file_size: 16 << 10,
+                    enable_blob_garbage_collection: true,
+                    blob_garbage_collection_age_cutoff: 1.0,
+                    ..shale::BlobOptions::default()
+                },
+                ..base.cf
+            },
+            ..base
+        }
     }
 }
 
@@ -1657,7 +1687,7 @@ fn reads_and_compactions_while_a_flush_with_blob_files_is_paused() {
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), blob_options()).unwrap();
-    let other = db.create_cf("other", blob_options().cf_options()).unwrap();
+    let other = db.create_cf("other", blob_options().cf).unwrap();
     let n = 150u32;
     let (mut want, mut want_other) = (Want::new(), Want::new());
     for round in 0..2 {
@@ -1732,7 +1762,7 @@ fn reads_and_compactions_while_a_flush_with_blob_files_is_paused() {
     let db = Db::open(
         dir.path(),
         shale::Options {
-            column_families: vec![("other".to_string(), blob_options().cf_options())],
+            column_families: vec![("other".to_string(), blob_options().cf)],
             ..blob_options()
         },
     )
@@ -1758,7 +1788,7 @@ fn drop_cf_while_a_compaction_writing_blob_files_is_paused() {
     let mut want = Want::new();
     put_round(&db, None, 0..n, 0, &mut want);
     db.flush().unwrap();
-    let cf = db.create_cf("doomed", blob_options().cf_options()).unwrap();
+    let cf = db.create_cf("doomed", blob_options().cf).unwrap();
     for round in 0..3 {
         put_round(&db, Some(&cf), 0..n, round, &mut Want::new());
         db.flush_cf(&cf).unwrap();
@@ -1943,7 +1973,9 @@ fn an_obsolete_file_pass_while_set_options_writes_its_options_file() {
     let pause = Pause::at("OptionsFile::BeforeRename");
     let setter = {
         let db = db.clone();
-        std::thread::spawn(move || db.set_options(&[("level0_stop_writes_trigger", "199")]))
+        std::thread::spawn(move || {
+            db.set_options_from_strings(&[("level0_stop_writes_trigger", "199")])
+        })
     };
     pause.reached();
     for i in 0..3 {
@@ -1974,16 +2006,19 @@ fn raising_the_stop_trigger_releases_stopped_writers_at_once() {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = quiet_options();
         shale::Options {
-            level0_file_num_compaction_trigger: 2,
-            level0_slowdown_writes_trigger: 3,
-            level0_stop_writes_trigger: 4,
-            disable_auto_compactions: true,
-            ..quiet_options()
-        },
-    )
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 2,
+                level0_slowdown_writes_trigger: 3,
+                level0_stop_writes_trigger: 4,
+                disable_auto_compactions: true,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     for t in 0..5 {
         for i in 0..20 {
@@ -1992,7 +2027,7 @@ fn raising_the_stop_trigger_releases_stopped_writers_at_once() {
         db.flush().unwrap();
     }
     let pause = Pause::at("CompactionJob::AfterOutputs");
-    db.set_options(&[("disable_auto_compactions", "false")])
+    db.set_options_from_strings(&[("disable_auto_compactions", "false")])
         .unwrap();
     pause.reached();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -2008,7 +2043,7 @@ fn raising_the_stop_trigger_releases_stopped_writers_at_once() {
         rx.recv_timeout(Duration::from_millis(300)).is_err(),
         "the write went on past a stop at 5 L0 files"
     );
-    db.set_options(&[
+    db.set_options_from_strings(&[
         ("level0_slowdown_writes_trigger", "50"),
         ("level0_stop_writes_trigger", "50"),
     ])

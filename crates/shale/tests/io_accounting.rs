@@ -27,10 +27,13 @@ fn small_lsm(dir: &Path, wal_mmap_writes: bool) -> Db {
         dir,
         Options {
             create_if_missing: true,
-            write_buffer_size: 1 << 20,
-            target_file_size_base: 1 << 20,
-            max_bytes_for_level_base: 4 << 20,
-            level0_file_num_compaction_trigger: 2,
+            cf: shale::CfOptions {
+                write_buffer_size: 1 << 20,
+                target_file_size_base: 1 << 20,
+                max_bytes_for_level_base: 4 << 20,
+                level0_file_num_compaction_trigger: 2,
+                ..Default::default()
+            },
             cache_size: 0,
             wal_mmap_writes,
             ..Options::default()

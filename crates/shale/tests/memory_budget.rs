@@ -59,14 +59,20 @@ fn the_block_cache_gets_what_the_rest_of_the_budget_leaves() {
     let dir = tempfile::tempdir().unwrap();
     let budget = 8 * MIB;
     let share = 2 * MIB;
-    let opts = Options {
-        memory_budget: budget,
-        db_write_buffer_size: share,
-        cache_size: budget,
-        write_buffer_size: 64 * MIB,
-        cache_index_and_filter_blocks: true,
-        compaction_readahead_size: 0,
-        ..common::quiet_options()
+    let opts = {
+        let base = common::quiet_options();
+        Options {
+            memory_budget: budget,
+            db_write_buffer_size: share,
+            cache_size: budget,
+            cf: shale::CfOptions {
+                write_buffer_size: 64 * MIB,
+                ..base.cf
+            },
+            cache_index_and_filter_blocks: true,
+            compaction_readahead_size: 0,
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     assert_eq!(num(&db, "shale.memory-budget"), budget as u64);
@@ -122,12 +128,18 @@ fn the_block_cache_gets_what_the_rest_of_the_budget_leaves() {
 fn memtables_flush_within_their_part_of_the_budget() {
     let dir = tempfile::tempdir().unwrap();
     let budget = 4 * MIB;
-    let opts = Options {
-        memory_budget: budget,
-        cache_size: budget,
-        write_buffer_size: 64 * MIB,
-        max_write_buffer_number: 4,
-        ..common::quiet_options()
+    let opts = {
+        let base = common::quiet_options();
+        Options {
+            memory_budget: budget,
+            cache_size: budget,
+            cf: shale::CfOptions {
+                write_buffer_size: 64 * MIB,
+                max_write_buffer_number: 4,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     let value = vec![1u8; 300];
@@ -160,19 +172,25 @@ fn memtables_flush_within_their_part_of_the_budget() {
 fn concurrent_work_stays_within_the_budget_and_idle_buffers_read_zero() {
     let dir = tempfile::tempdir().unwrap();
     let budget = 8 * MIB;
-    let opts = Options {
-        memory_budget: budget,
-        cache_size: budget,
-        write_buffer_size: 2 * MIB,
-        target_file_size_base: MIB as u64,
-        max_bytes_for_level_base: 4 * MIB as u64,
-        level0_file_num_compaction_trigger: 2,
-        bloom_bits_per_key: 10,
-        cache_index_and_filter_blocks: true,
-        max_background_jobs: 2,
-        ..Options {
+    let opts = {
+        let base = Options {
             create_if_missing: true,
             ..Options::default()
+        };
+        Options {
+            memory_budget: budget,
+            cache_size: budget,
+            cf: shale::CfOptions {
+                write_buffer_size: 2 * MIB,
+                target_file_size_base: MIB as u64,
+                max_bytes_for_level_base: 4 * MIB as u64,
+                level0_file_num_compaction_trigger: 2,
+                bloom_bits_per_key: 10,
+                ..base.cf
+            },
+            cache_index_and_filter_blocks: true,
+            max_background_jobs: 2,
+            ..base
         }
     };
     let db = Arc::new(Db::open(dir.path(), opts).unwrap());
@@ -240,11 +258,17 @@ fn concurrent_work_stays_within_the_budget_and_idle_buffers_read_zero() {
 #[test]
 fn table_readers_are_charged_while_open() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        memory_budget: 16 * MIB,
-        cache_size: 16 * MIB,
-        bloom_bits_per_key: 10,
-        ..common::quiet_options()
+    let opts = {
+        let base = common::quiet_options();
+        Options {
+            memory_budget: 16 * MIB,
+            cache_size: 16 * MIB,
+            cf: shale::CfOptions {
+                bloom_bits_per_key: 10,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     assert_eq!(num(&db, "shale.memory-table-readers"), 0);
@@ -305,11 +329,17 @@ fn table_readers_are_charged_while_open() {
 #[test]
 fn a_small_db_write_buffer_size_does_not_flush_nearly_empty_memtables() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        db_write_buffer_size: 2 * MIB,
-        write_buffer_size: 64 * MIB,
-        max_write_buffer_number: 4,
-        ..common::quiet_options()
+    let opts = {
+        let base = common::quiet_options();
+        Options {
+            db_write_buffer_size: 2 * MIB,
+            cf: shale::CfOptions {
+                write_buffer_size: 64 * MIB,
+                max_write_buffer_number: 4,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     let value = vec![1u8; 300];
@@ -333,22 +363,30 @@ fn a_small_db_write_buffer_size_does_not_flush_nearly_empty_memtables() {
 fn the_memtable_share_follows_families_and_write_buffer_changes() {
     let dir = tempfile::tempdir().unwrap();
     let budget = 64 * MIB;
-    let opts = Options {
-        memory_budget: budget,
-        cache_size: budget,
-        write_buffer_size: 2 * MIB,
-        max_write_buffer_number: 2,
-        ..common::quiet_options()
+    let opts = {
+        let base = common::quiet_options();
+        Options {
+            memory_budget: budget,
+            cache_size: budget,
+            cf: shale::CfOptions {
+                write_buffer_size: 2 * MIB,
+                max_write_buffer_number: 2,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     let reserve = |db: &Db| num(db, "shale.memory-memtable-reserve");
     let cache = |db: &Db| db.stats().memory.block_cache_capacity;
     assert_eq!(reserve(&db), 4 * MIB as u64);
     let cache0 = cache(&db);
-    db.set_options(&[("write_buffer_size", "4194304")]).unwrap();
+    db.set_options_from_strings(&[("write_buffer_size", "4194304")])
+        .unwrap();
     assert_eq!(reserve(&db), 8 * MIB as u64);
     assert_eq!(cache(&db), cache0 - 4 * MIB as u64);
-    db.set_options(&[("max_write_buffer_number", "3")]).unwrap();
+    db.set_options_from_strings(&[("max_write_buffer_number", "3")])
+        .unwrap();
     assert_eq!(reserve(&db), 12 * MIB as u64);
     let cf_opts = shale::CfOptions {
         write_buffer_size: 8 * MIB,
@@ -358,7 +396,7 @@ fn the_memtable_share_follows_families_and_write_buffer_changes() {
     let cf = db.create_cf("big", cf_opts).unwrap();
     assert_eq!(reserve(&db), 28 * MIB as u64);
     // Capped at the memtables' share of the budget (half of it).
-    db.set_options_cf(&cf, &[("max_write_buffer_number", "4")])
+    db.set_options_cf_from_strings(&cf, &[("max_write_buffer_number", "4")])
         .unwrap();
     assert_eq!(reserve(&db), 32 * MIB as u64);
     assert_eq!(
@@ -368,10 +406,12 @@ fn the_memtable_share_follows_families_and_write_buffer_changes() {
     db.drop_cf(&cf).unwrap();
     assert_eq!(reserve(&db), 12 * MIB as u64);
     // A refused change leaves it.
-    assert!(db.set_options(&[("write_buffer_size", "x")]).is_err());
+    assert!(db
+        .set_options_from_strings(&[("write_buffer_size", "x")])
+        .is_err());
     assert_eq!(reserve(&db), 12 * MIB as u64);
     // Back down: the cache takes the room back.
-    db.set_options(&[
+    db.set_options_from_strings(&[
         ("write_buffer_size", "2097152"),
         ("max_write_buffer_number", "2"),
     ])

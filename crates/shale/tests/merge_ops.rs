@@ -20,9 +20,15 @@ fn opts() -> Options {
 }
 
 fn counter_opts() -> Options {
-    Options {
-        merge_operator: Some(Arc::new(UInt64AddOperator)),
-        ..opts()
+    {
+        let base = opts();
+        Options {
+            cf: CfOptions {
+                merge_operator: Some(Arc::new(UInt64AddOperator)),
+                ..base.cf
+            },
+            ..base
+        }
     }
 }
 
@@ -143,13 +149,16 @@ fn failing_merges_fail_reads_and_keep_their_operands() {
 #[test]
 fn collapsing_keeps_what_snapshots_read() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = opts();
         Options {
-            merge_operator: Some(Arc::new(StringAppendOperator::new(b","))),
-            ..opts()
-        },
-    )
+            cf: CfOptions {
+                merge_operator: Some(Arc::new(StringAppendOperator::new(b","))),
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     db.put(b"k", b"a").unwrap();
     db.merge(b"k", b"b").unwrap();
@@ -183,13 +192,16 @@ fn collapsing_keeps_what_snapshots_read() {
 #[test]
 fn cursor_moves_around_resolved_merges() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = opts();
         Options {
-            merge_operator: Some(Arc::new(MaxOperator)),
-            ..opts()
-        },
-    )
+            cf: CfOptions {
+                merge_operator: Some(Arc::new(MaxOperator)),
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     for (k, ops) in [(b"a", ["3", "9"]), (b"b", ["1", "5"]), (b"c", ["7", "2"])] {
         for o in ops {
@@ -262,15 +274,18 @@ fn single_delete_vanishes_with_its_value_at_the_first_compaction() {
 #[test]
 fn single_delete_of_a_rewritten_key_keeps_the_older_put_deleted() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = opts();
         Options {
             num_levels: 3,
-            level_compaction_dynamic_level_bytes: false,
-            level0_file_num_compaction_trigger: 1,
-            ..opts()
-        },
-    )
+            cf: CfOptions {
+                level_compaction_dynamic_level_bytes: false,
+                level0_file_num_compaction_trigger: 1,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     db.put(b"k", b"old").unwrap();
     db.put(b"z", b"z").unwrap();
@@ -319,13 +334,16 @@ impl CompactionFilter for DropAll {
 fn compaction_filter_never_touches_what_a_snapshot_reads() {
     let dir = tempfile::tempdir().unwrap();
     let filter = Arc::new(DropAll(AtomicUsize::new(0)));
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = opts();
         Options {
-            compaction_filter: Some(Arc::clone(&filter) as Arc<dyn CompactionFilter>),
-            ..opts()
-        },
-    )
+            cf: CfOptions {
+                compaction_filter: Some(Arc::clone(&filter) as Arc<dyn CompactionFilter>),
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     db.put(b"a", b"x").unwrap();
     db.put(b"b", b"shout").unwrap();
@@ -389,18 +407,21 @@ impl CompactionFilter for Upper {
 #[test]
 fn snapshots_read_the_same_while_filtering_jobs_run() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = opts();
         Options {
-            compaction_filter: Some(Arc::new(Upper)),
+            cf: CfOptions {
+                compaction_filter: Some(Arc::new(Upper)),
+                target_file_size_base: 1 << 10,
+                block_size: 128,
+                level0_file_num_compaction_trigger: 2,
+                ..base.cf
+            },
             // Small tables and blocks, so that jobs split into ranges.
             max_subcompactions: 2,
-            target_file_size_base: 1 << 10,
-            block_size: 128,
-            level0_file_num_compaction_trigger: 2,
-            ..opts()
-        },
-    )
+            ..base
+        }
+    })
     .unwrap();
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let readers: Vec<_> = (0..2)

@@ -644,17 +644,20 @@ fn compression(rng: &mut SmallRng) -> Compression {
 fn small_options(rng: &mut SmallRng) -> Options {
     let mut o = Options {
         create_if_missing: true,
-        write_buffer_size: rng.gen_range(4096..64 * 1024),
-        block_size: [64, 256, 4096][rng.gen_range(0..3)],
-        block_restart_interval: [1, 4, 16][rng.gen_range(0..3)],
-        bloom_bits_per_key: [0, 10][rng.gen_range(0..2)],
-        // 2 compacts L0 almost at once; 100 keeps L0 files overlapping and
-        // every deeper shape to the manual compactions below.
-        level0_file_num_compaction_trigger: [2, 4, 100][rng.gen_range(0..3)],
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        max_bytes_for_level_base: 64 * 1024,
-        target_file_size_base: 16 * 1024,
+        cf: CfOptions {
+            write_buffer_size: rng.gen_range(4096..64 * 1024),
+            block_size: [64, 256, 4096][rng.gen_range(0..3)],
+            block_restart_interval: [1, 4, 16][rng.gen_range(0..3)],
+            bloom_bits_per_key: [0, 10][rng.gen_range(0..2)],
+            // 2 compacts L0 almost at once; 100 keeps L0 files overlapping and
+            // every deeper shape to the manual compactions below.
+            level0_file_num_compaction_trigger: [2, 4, 100][rng.gen_range(0..3)],
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            max_bytes_for_level_base: 64 * 1024,
+            target_file_size_base: 16 * 1024,
+            ..Default::default()
+        },
         num_levels: rng.gen_range(2..=7),
         ..Options::default()
     };
@@ -687,10 +690,10 @@ fn small_options(rng: &mut SmallRng) -> Options {
     if rng.gen_bool(0.3) {
         o.bottommost_compression = Some(compression(rng));
     }
-    o.block_align = common::random_block_align(
+    o.cf.block_align = common::random_block_align(
         rng,
-        &mut o.compression_per_level,
-        &mut o.bottommost_compression,
+        &mut o.cf.compression_per_level,
+        &mut o.cf.bottommost_compression,
     );
     if rng.gen_bool(0.3) {
         o.max_compaction_bytes = rng.gen_range(16 << 10..256 << 10);
@@ -818,12 +821,12 @@ fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions, num_levels: usi
 }
 
 /// Options of family `name` (other than `default`, unless the whole
-/// `default` options are drawn): the same ranges as the flat fields
-/// `small_options` draws for `default`, and the family's style.
+/// `default` options are drawn): the same ranges as `small_options` draws
+/// for `default` (`Options::cf`), and the family's style.
 fn small_cf_options(rng: &mut SmallRng, name: &str, num_levels: usize) -> CfOptions {
     if rng.gen_bool(0.1) {
-        // The flat fields of a whole `Options`, as `default` takes them.
-        let mut o = small_options(rng).cf_options();
+        // The `cf` of a whole `Options`, as `default` takes it.
+        let mut o = small_options(rng).cf;
         draw_style(rng, name, &mut o, num_levels);
         o.validate().unwrap();
         return o;
@@ -1133,12 +1136,16 @@ fn set_options(db: &Db, f: &mut Fam, num_levels: usize, rng: &mut SmallRng, ctx:
     let changes = common::random_option_changes(rng, fifo, num_levels);
     let want = common::options_after(&before, &changes);
     let pairs: Vec<(&str, &str)> = changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    // The default family through its own call for an odd number of changes
-    // (no draw: the seeds' streams stay as they were).
-    let r = if f.cf.id() == 0 && pairs.len() % 2 == 1 {
-        db.set_options(&pairs)
-    } else {
-        db.set_options_cf(&f.cf, &pairs)
+    // Typed (`CfOption`) when every change parses into one, for two
+    // changes; else as text. The default family through its own
+    // call for an odd number of changes (no draw: the seeds' streams stay
+    // as they were).
+    let typed = typed_changes(&before, &pairs).filter(|_| pairs.len() == 2);
+    let r = match typed {
+        Some(t) if f.cf.id() == 0 => db.set_options(&t),
+        Some(t) => db.set_options_cf(&f.cf, &t),
+        None if f.cf.id() == 0 && pairs.len() % 2 == 1 => db.set_options_from_strings(&pairs),
+        None => db.set_options_cf_from_strings(&f.cf, &pairs),
     };
     let got = db.cf_options(&f.cf).unwrap();
     match want {
@@ -1162,6 +1169,20 @@ fn set_options(db: &Db, f: &mut Fam, num_levels: usize, rng: &mut SmallRng, ctx:
     }
 }
 
+/// `pairs` as typed changes, each parsed against the options the ones
+/// before it leave (`CfOption::parse`); `None` when one does not parse (an
+/// unknown or fixed name, a bad value: only the text form can say those).
+fn typed_changes(before: &CfOptions, pairs: &[(&str, &str)]) -> Option<Vec<shale::CfOption>> {
+    let mut o = before.clone();
+    let mut out = Vec::new();
+    for (k, v) in pairs {
+        let c = shale::CfOption::parse(k, v, &o).ok()?;
+        c.clone().apply(&mut o);
+        out.push(c);
+    }
+    Some(out)
+}
+
 fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     let mut o = Options {
         num_levels: old.num_levels,
@@ -1172,7 +1193,7 @@ fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     if rng.gen_bool(0.2) {
         // The `default` family's options set as a whole, drawn as another
         // family's are.
-        o.set_cf_options(small_cf_options(rng, "default", o.num_levels));
+        o.cf = small_cf_options(rng, "default", o.num_levels);
     }
     // The style was drawn for the level count `small_options` drew.
     if o.num_levels < 3 {
@@ -2315,7 +2336,15 @@ fn run_seed(seed: u64, ops: usize) {
                 let (changes, refused) = common::random_db_option_changes(&mut rng);
                 let pairs: Vec<(&str, &str)> =
                     changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                let r = db.set_db_options(&pairs);
+                // Typed (`DbOption`) when every change parses into one.
+                let typed: Option<Vec<shale::DbOption>> = pairs
+                    .iter()
+                    .map(|(k, v)| shale::DbOption::parse(k, v).ok())
+                    .collect();
+                let r = match typed {
+                    Some(t) => db.set_db_options(&t),
+                    None => db.set_db_options_from_strings(&pairs),
+                };
                 if refused {
                     assert!(is_invalid(&r), "{ctx}: set_db_options {pairs:?}: {r:?}");
                 } else {

@@ -109,14 +109,17 @@ fn pause_once_at(point: &'static str) -> (Arc<std::sync::Barrier>, Arc<std::sync
 fn opts(fs: &MemFileSystem) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 16 * 1024,
-        level0_file_num_compaction_trigger: 2,
-        max_bytes_for_level_base: 64 * 1024,
-        target_file_size_base: 32 * 1024,
-        block_size: 1024,
+        cf: CfOptions {
+            write_buffer_size: 16 * 1024,
+            level0_file_num_compaction_trigger: 2,
+            max_bytes_for_level_base: 64 * 1024,
+            target_file_size_base: 32 * 1024,
+            block_size: 1024,
+            merge_operator: append(),
+            ..Default::default()
+        },
         cache_size: 1 << 20,
         fs: Arc::new(fs.clone()),
-        merge_operator: append(),
         ..Options::default()
     }
 }
@@ -140,19 +143,22 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
         recycle_log_file_num: [0, 0, 1, 4][rng.gen_range(0..4)],
         bytes_per_sync: [0, 4096, 1 << 20][rng.gen_range(0..3)],
         wal_bytes_per_sync: [0, 4096, 1 << 20][rng.gen_range(0..3)],
-        // Leveled or universal compaction (issue 15), switching on reopen.
-        compaction_style: if universal {
-            shale::CompactionStyle::Universal
-        } else {
-            shale::CompactionStyle::Level
-        },
-        compaction_options_universal: shale::UniversalCompactionOptions {
-            size_ratio: [0, 1, 10][rng.gen_range(0..3)],
-            max_size_amplification_percent: [50, 200][rng.gen_range(0..2)],
-            allow_trivial_move: rng.gen_bool(0.5),
-            // Slices of the level above the last (needs ≥ 3 levels).
-            incremental: base.num_levels >= 3 && rng.gen_bool(0.5),
-            ..Default::default()
+        cf: CfOptions {
+            // Leveled or universal compaction (issue 15), switching on reopen.
+            compaction_style: if universal {
+                shale::CompactionStyle::Universal
+            } else {
+                shale::CompactionStyle::Level
+            },
+            compaction_options_universal: shale::UniversalCompactionOptions {
+                size_ratio: [0, 1, 10][rng.gen_range(0..3)],
+                max_size_amplification_percent: [50, 200][rng.gen_range(0..2)],
+                allow_trivial_move: rng.gen_bool(0.5),
+                // Slices of the level above the last (needs ≥ 3 levels).
+                incremental: base.num_levels >= 3 && rng.gen_bool(0.5),
+                ..Default::default()
+            },
+            ..base.cf
         },
         ..base
     };
@@ -161,10 +167,10 @@ fn shaped(base: Options, rng: &mut SmallRng) -> Options {
     (o.sst_partitioner_factory, o.detect_insert_streams) =
         common::random_output_cuts(rng, o.compaction_style);
     // Aligned data blocks (issue 16), after those; then the block cut rule.
-    o.block_align = common::random_block_align(
+    o.cf.block_align = common::random_block_align(
         rng,
-        &mut o.compression_per_level,
-        &mut o.bottommost_compression,
+        &mut o.cf.compression_per_level,
+        &mut o.cf.bottommost_compression,
     );
     o.block_size_deviation = common::random_block_size_deviation(rng);
     o.disable_auto_compactions = rng.gen_bool(0.1);
@@ -204,7 +210,10 @@ fn random_blob(rng: &mut SmallRng) -> BlobOptions {
 /// `o` with the default family's blob options drawn (`random_blob`).
 fn with_blob(o: Options, rng: &mut SmallRng) -> Options {
     Options {
-        blob: random_blob(rng),
+        cf: CfOptions {
+            blob: random_blob(rng),
+            ..o.cf
+        },
         ..o
     }
 }
@@ -543,7 +552,7 @@ fn power_loss(seed: u64, cycles: u64) {
                 let changes = common::random_option_changes(&mut set_rng, false, 7);
                 let pairs: Vec<(&str, &str)> =
                     changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                let r = db.set_options(&pairs);
+                let r = db.set_options_from_strings(&pairs);
                 match common::options_after(&before, &changes) {
                     Some(_) => {
                         r.unwrap_or_else(|e| panic!("{ctx}: set_options({pairs:?}): {e}"));
@@ -680,13 +689,16 @@ fn power_loss_cycles_long() {
 fn recovering_the_same_wal_cuts_the_same_tables() {
     let _shared = shale::sync_point::shared();
     let fs = MemFileSystem::new();
-    let db = Db::open(
-        DIR,
+    let db = Db::open(DIR, {
+        let base = opts(&fs);
         Options {
-            write_buffer_size: 4 << 20,
-            ..opts(&fs)
-        },
-    )
+            cf: CfOptions {
+                write_buffer_size: 4 << 20,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .expect("create");
     for i in 0..3000 {
         let (k, v) = put_kv(i);
@@ -696,12 +708,18 @@ fn recovering_the_same_wal_cuts_the_same_tables() {
     let image = fs.crash_process();
     drop(db);
     // Nothing compacts the recovered L0 tables before they are looked at.
-    let quiet = |fs: &MemFileSystem| Options {
-        max_bytes_for_level_base: 1 << 30,
-        level0_file_num_compaction_trigger: 1000,
-        level0_slowdown_writes_trigger: 1000,
-        level0_stop_writes_trigger: 1000,
-        ..opts(fs)
+    let quiet = |fs: &MemFileSystem| {
+        let base = opts(fs);
+        Options {
+            cf: CfOptions {
+                max_bytes_for_level_base: 1 << 30,
+                level0_file_num_compaction_trigger: 1000,
+                level0_slowdown_writes_trigger: 1000,
+                level0_stop_writes_trigger: 1000,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let mut first: Option<String> = None;
     for round in 0..12 {
@@ -745,9 +763,15 @@ fn recovered_prefix(db: &Db, ctx: &str) -> u32 {
 /// The exhaustive workload: `puts` puts (every 7th synced), a flush half
 /// way, a full compaction, a close; the families' blob options are `blob`.
 fn exhaustive(puts: u32, blob: BlobOptions) {
-    let opts = |fs: &MemFileSystem| Options {
-        blob: blob.clone(),
-        ..opts(fs)
+    let opts = |fs: &MemFileSystem| {
+        let base = opts(fs);
+        Options {
+            cf: CfOptions {
+                blob: blob.clone(),
+                ..base.cf
+            },
+            ..base
+        }
     };
     let fs = MemFileSystem::new();
     fs.capture_at(0..=1_000_000);
@@ -823,12 +847,18 @@ fn crash_the_recovery(image: &MemFileSystem, ctx: &str, blob: &BlobOptions) -> u
         (p("shale.levelstats"), p("shale.num-blob-files"))
     };
     // No compaction after open: the table shape is then recovery's alone.
-    let opts = |fs: &MemFileSystem| Options {
-        blob: blob.clone(),
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
-        ..opts(fs)
+    let opts = |fs: &MemFileSystem| {
+        let base = opts(fs);
+        Options {
+            cf: CfOptions {
+                blob: blob.clone(),
+                level0_file_num_compaction_trigger: 100,
+                level0_slowdown_writes_trigger: 100,
+                level0_stop_writes_trigger: 100,
+                ..base.cf
+            },
+            ..base
+        }
     };
     recover_after_each_recovery_io(image, ctx, opts, |db| (scan(db), shape(db)))
 }
@@ -997,11 +1027,17 @@ fn no_missing_or_orphan_tables_after_power_loss() {
             db.compact_range(None, None).expect("compact");
         }
         let image = fs.crash(0.0, rng.gen());
-        let no_compaction = Options {
-            level0_file_num_compaction_trigger: 1000,
-            level0_slowdown_writes_trigger: 1000,
-            level0_stop_writes_trigger: 1000,
-            ..opts(&image)
+        let no_compaction = {
+            let base = opts(&image);
+            Options {
+                cf: CfOptions {
+                    level0_file_num_compaction_trigger: 1000,
+                    level0_slowdown_writes_trigger: 1000,
+                    level0_stop_writes_trigger: 1000,
+                    ..base.cf
+                },
+                ..base
+            }
         };
         let db2 = Db::open(DIR, no_compaction)
             .unwrap_or_else(|e| panic!("seed {seed} round {round}: open: {e}"));
@@ -1076,19 +1112,25 @@ fn flushed_table_survives_power_loss_right_after_flush() {
 fn blob_files_survive_power_loss_right_after_a_flush() {
     let _shared = shale::sync_point::shared();
     let fs = MemFileSystem::new();
-    let o = |fs: &MemFileSystem| Options {
-        // No flush but the test's own.
-        write_buffer_size: 8 << 20,
-        blob: BlobOptions {
-            enable_blob_files: true,
-            min_blob_size: 100,
-            // Several blob files per flush.
-            blob_file_size: 32 << 10,
-            enable_blob_garbage_collection: true,
-            blob_garbage_collection_age_cutoff: 1.0,
-            ..BlobOptions::default()
-        },
-        ..opts(fs)
+    let o = |fs: &MemFileSystem| {
+        let base = opts(fs);
+        Options {
+            cf: CfOptions {
+                // No flush but the test's own.
+                write_buffer_size: 8 << 20,
+                blob: BlobOptions {
+                    enable_blob_files: true,
+                    min_blob_size: 100,
+                    // Several blob files per flush.
+                    blob_file_size: 32 << 10,
+                    enable_blob_garbage_collection: true,
+                    blob_garbage_collection_age_cutoff: 1.0,
+                    ..BlobOptions::default()
+                },
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(DIR, o(&fs)).expect("create");
     let mut model = Model::new();
@@ -1192,15 +1234,21 @@ fn orphan_blob_file_past_the_manifest_s_next_file_number_is_deleted_at_open() {
     let _x = shale::sync_point::exclusive();
     shale::sync_point::reset();
     let fs = MemFileSystem::new();
-    let o = |fs: &MemFileSystem| Options {
-        blob: BlobOptions {
-            enable_blob_files: true,
-            min_blob_size: 10,
-            // Several blob files for one flush.
-            blob_file_size: 2 << 10,
-            ..BlobOptions::default()
-        },
-        ..opts(fs)
+    let o = |fs: &MemFileSystem| {
+        let base = opts(fs);
+        Options {
+            cf: CfOptions {
+                blob: BlobOptions {
+                    enable_blob_files: true,
+                    min_blob_size: 10,
+                    // Several blob files for one flush.
+                    blob_file_size: 2 << 10,
+                    ..BlobOptions::default()
+                },
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(DIR, o(&fs)).expect("create");
     let value = |i: u32| format!("{i:04}").repeat(50).into_bytes();
@@ -1253,9 +1301,15 @@ fn sync_write_in_a_new_wal_keeps_earlier_writes() {
     let _shared = shale::sync_point::shared();
     for attempt in 0..20 {
         let fs = MemFileSystem::new();
-        let o = Options {
-            write_buffer_size: 4096,
-            ..opts(&fs)
+        let o = {
+            let base = opts(&fs);
+            Options {
+                cf: CfOptions {
+                    write_buffer_size: 4096,
+                    ..base.cf
+                },
+                ..base
+            }
         };
         let db = Db::open(DIR, o.clone()).expect("create");
         let n = 12u32;
@@ -1294,11 +1348,17 @@ fn sync_write_in_a_new_wal_keeps_earlier_writes() {
 /// A DB on `fs` whose memtables switch every ~25 puts of
 /// `put_numbered` (8 KiB write buffers, up to 8 waiting for a flush).
 fn switching_db(fs: &MemFileSystem, mode: WalRecoveryMode) -> Db {
-    let o = Options {
-        write_buffer_size: 8 * 1024,
-        max_write_buffer_number: 8,
-        wal_recovery_mode: mode,
-        ..opts(fs)
+    let o = {
+        let base = opts(fs);
+        Options {
+            cf: CfOptions {
+                write_buffer_size: 8 * 1024,
+                max_write_buffer_number: 8,
+                ..base.cf
+            },
+            wal_recovery_mode: mode,
+            ..base
+        }
     };
     Db::open(DIR, o).expect("create")
 }
@@ -1587,11 +1647,17 @@ fn a_recycled_wal_s_old_bytes_do_not_stop_recovery_before_the_next_wal() {
     let _x = shale::sync_point::exclusive();
     shale::sync_point::reset();
     let fs = MemFileSystem::new();
-    let o = Options {
-        recycle_log_file_num: 2,
-        // No switch but the test's own flushes.
-        write_buffer_size: 4 << 20,
-        ..opts(&fs)
+    let o = {
+        let base = opts(&fs);
+        Options {
+            recycle_log_file_num: 2,
+            cf: CfOptions {
+                // No switch but the test's own flushes.
+                write_buffer_size: 4 << 20,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(DIR, o.clone()).expect("create");
     let put = |k: &str, v: &[u8]| {
@@ -1880,7 +1946,7 @@ fn cf_power_loss(seed: u64, cycles: u64) {
                 let changes = common::random_option_changes(&mut set_rng, fifo, 7);
                 let pairs: Vec<(&str, &str)> =
                     changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                let r = db.set_options_cf(cf, &pairs);
+                let r = db.set_options_cf_from_strings(cf, &pairs);
                 match common::options_after(&before, &changes) {
                     Some(want) => {
                         r.unwrap_or_else(|e| panic!("{ctx}: set_options({name}, {pairs:?}): {e}"));
@@ -2320,12 +2386,18 @@ fn crash_the_cf_recovery(image: &MemFileSystem, ctx: &str) -> usize {
     // is then recovery's alone.
     // Neither L0 counts nor level sizes trigger a compaction.
     let opts = |fs: &MemFileSystem| {
-        let quiet = Options {
-            level0_file_num_compaction_trigger: 100,
-            level0_slowdown_writes_trigger: 100,
-            level0_stop_writes_trigger: 100,
-            max_bytes_for_level_base: 1 << 40,
-            ..opts(fs)
+        let quiet = {
+            let base = opts(fs);
+            Options {
+                cf: CfOptions {
+                    level0_file_num_compaction_trigger: 100,
+                    level0_slowdown_writes_trigger: 100,
+                    level0_stop_writes_trigger: 100,
+                    max_bytes_for_level_base: 1 << 40,
+                    ..base.cf
+                },
+                ..base
+            }
         };
         // No MANIFEST yet (an image from before the DB's creation): no
         // families to configure; any other problem fails the open below.

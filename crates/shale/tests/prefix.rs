@@ -28,11 +28,14 @@ fn prefix_seeks_skip_tables_and_survive_another_extractor() {
     let dir = tempfile::tempdir().unwrap();
     let opts = |e| Options {
         create_if_missing: true,
-        prefix_extractor: Some(e),
-        whole_key_filtering: false,
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
+        cf: shale::CfOptions {
+            prefix_extractor: Some(e),
+            whole_key_filtering: false,
+            level0_file_num_compaction_trigger: 100,
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            ..Default::default()
+        },
         ..Options::default()
     };
     let db = Db::open(dir.path(), opts(PrefixExtractor::Fixed(4))).unwrap();
@@ -74,9 +77,15 @@ fn prefix_seeks_skip_tables_and_survive_another_extractor() {
     db.close().unwrap();
 
     // No extractor: prefix_same_as_start is refused.
-    let o = Options {
-        prefix_extractor: None,
-        ..opts(PrefixExtractor::Fixed(4))
+    let o = {
+        let base = opts(PrefixExtractor::Fixed(4));
+        Options {
+            cf: shale::CfOptions {
+                prefix_extractor: None,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), o).unwrap();
     let mut it = db.iter(&ro);
@@ -98,11 +107,14 @@ fn prev_from_a_merged_key_at_the_end_of_a_prefix_run_keeps_every_source() {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         create_if_missing: true,
-        prefix_extractor: Some(PrefixExtractor::Fixed(2)),
-        merge_operator: Some(std::sync::Arc::new(shale::StringAppendOperator::new(b","))),
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
+        cf: shale::CfOptions {
+            prefix_extractor: Some(PrefixExtractor::Fixed(2)),
+            merge_operator: Some(std::sync::Arc::new(shale::StringAppendOperator::new(b","))),
+            level0_file_num_compaction_trigger: 100,
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            ..Default::default()
+        },
         ..Options::default()
     };
     let db = Db::open(dir.path(), opts).unwrap();

@@ -100,9 +100,12 @@ fn flush_and_compaction_writes_follow_the_limit_for_30_seconds() {
         dir.path(),
         Options {
             create_if_missing: true,
-            write_buffer_size: MIB as usize,
-            target_file_size_base: MIB,
-            max_bytes_for_level_base: 4 * MIB,
+            cf: shale::CfOptions {
+                write_buffer_size: MIB as usize,
+                target_file_size_base: MIB,
+                max_bytes_for_level_base: 4 * MIB,
+                ..Default::default()
+            },
             rate_limiter: Some(Arc::clone(&limiter)),
             ..Options::default()
         },
@@ -188,9 +191,12 @@ fn a_flush_goes_first_while_a_compaction_waits() {
         dir.path(),
         Options {
             create_if_missing: true,
-            level0_file_num_compaction_trigger: 100,
-            level0_slowdown_writes_trigger: 100,
-            level0_stop_writes_trigger: 100,
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 100,
+                level0_slowdown_writes_trigger: 100,
+                level0_stop_writes_trigger: 100,
+                ..Default::default()
+            },
             rate_limiter: Some(Arc::clone(&limiter)),
             ..Options::default()
         },
@@ -239,8 +245,11 @@ fn close_while_a_flush_waits(disable_wal: bool) {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         create_if_missing: true,
-        write_buffer_size: 256 << 10,
-        max_write_buffer_number: 4,
+        cf: shale::CfOptions {
+            write_buffer_size: 256 << 10,
+            max_write_buffer_number: 4,
+            ..Default::default()
+        },
         rate_limiter: Some(Arc::clone(&limiter)),
         ..Options::default()
     };

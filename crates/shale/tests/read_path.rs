@@ -78,9 +78,12 @@ fn cached_meta_db(dir: &std::path::Path, cache_type: CacheType, on: bool) -> Db 
         dir,
         Options {
             create_if_missing: true,
-            write_buffer_size: 64 << 10,
-            target_file_size_base: 64 << 10,
-            max_bytes_for_level_base: 256 << 10,
+            cf: shale::CfOptions {
+                write_buffer_size: 64 << 10,
+                target_file_size_base: 64 << 10,
+                max_bytes_for_level_base: 256 << 10,
+                ..Default::default()
+            },
             // Far smaller than the index and filter blocks of all tables.
             cache_size: 64 << 10,
             cache_type,

@@ -34,7 +34,10 @@ fn setup() -> (tempfile::TempDir, Db, Arc<Counters>) {
         Options {
             create_if_missing: true,
             cache_size: 0,
-            bloom_bits_per_key: 0,
+            cf: shale::CfOptions {
+                bloom_bits_per_key: 0,
+                ..Default::default()
+            },
             fs,
             ..Options::default()
         },
@@ -133,9 +136,12 @@ fn compaction_input_reads(ra: usize, max_request: Option<usize>) -> (Vec<usize>,
             create_if_missing: true,
             cache_size: 0,
             compaction_readahead_size: ra,
-            level0_file_num_compaction_trigger: 100,
-            level0_slowdown_writes_trigger: 100,
-            level0_stop_writes_trigger: 100,
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 100,
+                level0_slowdown_writes_trigger: 100,
+                level0_stop_writes_trigger: 100,
+                ..Default::default()
+            },
             fs: Arc::new(fs),
             ..Options::default()
         },

@@ -258,9 +258,15 @@ fn options_that_cannot_be_honoured_are_rejected() {
     drop(db);
     // A NaN or infinite level multiplier.
     for m in [f64::NAN, f64::INFINITY, 1.5] {
-        let o = Options {
-            max_bytes_for_level_multiplier: m,
-            ..quiet_options()
+        let o = {
+            let base = quiet_options();
+            Options {
+                cf: shale::CfOptions {
+                    max_bytes_for_level_multiplier: m,
+                    ..base.cf
+                },
+                ..base
+            }
         };
         assert!(
             invalid(Db::open(dir.path(), o).map(|_| ())),
@@ -461,11 +467,17 @@ fn memtable_switches_leave_the_directory_sync_to_the_next_sync_write() {
 #[test]
 fn a_range_tombstone_over_empty_keys_does_not_mark_its_table() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        write_buffer_size: 64 << 10,
-        target_file_size_base: 16 << 10,
-        level0_file_num_compaction_trigger: 4,
-        ..quiet_options()
+    let o = {
+        let base = quiet_options();
+        Options {
+            cf: shale::CfOptions {
+                write_buffer_size: 64 << 10,
+                target_file_size_base: 16 << 10,
+                level0_file_num_compaction_trigger: 4,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), o.clone()).unwrap();
     for i in 0..3000u32 {

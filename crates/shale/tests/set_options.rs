@@ -14,7 +14,7 @@ use std::sync::Arc;
 mod common;
 
 use shale::tools::OptionsFile;
-use shale::{CfOptions, Clock, Db, Error, Options};
+use shale::{CfOption, CfOptions, Clock, Db, DbOption, Error, Options};
 
 fn num(db: &Db, cf: &shale::Cf, name: &str) -> u64 {
     db.property_cf(cf, name).unwrap().parse().unwrap()
@@ -44,9 +44,12 @@ fn flush_tables(db: &Db, cf: &shale::Cf, n: usize) {
 fn options() -> Options {
     Options {
         create_if_missing: true,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 20,
-        level0_stop_writes_trigger: 36,
+        cf: CfOptions {
+            level0_file_num_compaction_trigger: 2,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }
@@ -62,6 +65,8 @@ fn every_changeable_option_takes_a_value_and_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     let cf = db.create_cf("a", CfOptions::default()).unwrap();
+    // The same changes typed, each parsed from its text (`CfOption::parse`).
+    let typed = db.create_cf("typed", CfOptions::default()).unwrap();
     let changes = [
         ("write_buffer_size", "1048576"),
         ("max_write_buffer_number", "3"),
@@ -106,9 +111,23 @@ fn every_changeable_option_takes_a_value_and_reads_back() {
         let mut want = before.clone();
         want.set_option(k, v).unwrap();
         assert_ne!(want, before, "{k}={v} is the current value");
-        db.set_options_cf(&cf, &[(k, v)])
+        db.set_options_cf_from_strings(&cf, &[(k, v)])
             .unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         assert_eq!(db.cf_options(&cf).unwrap(), want, "{k}={v}");
+        let change = CfOption::parse(k, v, &db.cf_options(&typed).unwrap()).unwrap();
+        db.set_options_cf(&typed, &[change])
+            .unwrap_or_else(|e| panic!("typed {k}={v}: {e}"));
+        assert_eq!(db.cf_options(&typed).unwrap(), want, "typed {k}={v}");
+    }
+    // Every option that changes while open was changed above.
+    let changed: Vec<&str> = changes.iter().map(|(k, _)| *k).collect();
+    for info in CfOptions::option_infos().iter().filter(|i| i.mutable) {
+        let name = info.name.as_deref().unwrap();
+        let group = info.field.contains('.');
+        assert!(
+            changed.contains(&name) || group,
+            "{name} changes while open but is not in this test"
+        );
     }
     let o = db.cf_options(&cf).unwrap();
     assert_eq!(o.write_buffer_size, 1 << 20);
@@ -116,6 +135,64 @@ fn every_changeable_option_takes_a_value_and_reads_back() {
     assert_eq!(o.compression_per_level.len(), 2);
     assert!(o.blob.enable_blob_files && o.disable_auto_compactions);
     assert_eq!(o.default_ttl_secs, 3600);
+}
+
+/// Typed changes: applied all or none like text ones; a combination
+/// `validate` refuses, or an empty list, is `InvalidArgument`; the string
+/// form names exactly the options that have a variant.
+#[test]
+fn typed_changes_apply_all_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    db.set_options(&[
+        CfOption::WriteBufferSize(8 << 20),
+        CfOption::Level0FileNumCompactionTrigger(8),
+    ])
+    .unwrap();
+    let o = db.cf_options(&db.default_cf()).unwrap();
+    assert_eq!(o.write_buffer_size, 8 << 20);
+    assert_eq!(o.level0_file_num_compaction_trigger, 8);
+    // Above the slowdown trigger (20): refused whole.
+    let r = db.set_options(&[
+        CfOption::WriteBufferSize(1 << 20),
+        CfOption::Level0FileNumCompactionTrigger(100),
+    ]);
+    assert!(is_invalid(&r), "{r:?}");
+    assert_eq!(db.cf_options(&db.default_cf()).unwrap(), o);
+    assert!(is_invalid(&db.set_options(&[])));
+    let mut u = o.compaction_options_universal.clone();
+    u.size_ratio = 7;
+    db.set_options(&[CfOption::CompactionOptionsUniversal(u)])
+        .unwrap();
+    let o = db.cf_options(&db.default_cf()).unwrap();
+    assert_eq!(o.compaction_options_universal.size_ratio, 7);
+    db.set_db_options(&[
+        DbOption::MaxBackgroundJobs(3),
+        DbOption::BytesPerSync(1 << 20),
+    ])
+    .unwrap();
+    assert!(is_invalid(
+        &db.set_db_options(&[DbOption::MaxBackgroundJobs(0)])
+    ));
+    assert!(is_invalid(&db.set_db_options(&[])));
+    let text = std::fs::read_to_string(OptionsFile::latest_in(dir.path()).unwrap()).unwrap();
+    assert!(text.contains("\nmax_background_jobs=3\n"), "{text}");
+    assert!(text.contains("\nbytes_per_sync=1048576\n"), "{text}");
+    // A fixed or unknown name has no variant: parsing it is refused.
+    for (k, v) in [
+        ("block_align", "true"),
+        ("merge_operator", "max"),
+        ("nope", "1"),
+    ] {
+        let r = CfOption::parse(k, v, &o);
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "{k}: {r:?}");
+    }
+    assert!(DbOption::parse("max_open_files", "100").is_err());
+    assert_eq!(
+        DbOption::parse("delayed_write_rate", "1000").unwrap(),
+        DbOption::DelayedWriteRate(1000)
+    );
+    db.close().unwrap();
 }
 
 /// An empty list, an unknown name, an option that changes only on reopen,
@@ -151,7 +228,7 @@ fn refused_changes_change_nothing() {
         ],
     ];
     for changes in refused {
-        let r = db.set_options_cf(&cf, changes);
+        let r = db.set_options_cf_from_strings(&cf, changes);
         assert!(is_invalid(&r), "{changes:?}: {r:?}");
         assert_eq!(
             db.cf_options(&cf).unwrap(),
@@ -160,28 +237,35 @@ fn refused_changes_change_nothing() {
         );
     }
     // The message says why.
-    let e = db.set_options(&[("compaction_style", "x")]).unwrap_err();
+    let e = db
+        .set_options_from_strings(&[("compaction_style", "x")])
+        .unwrap_err();
     assert!(
         e.to_string().contains("cannot change while the DB is open"),
         "{e}"
     );
-    let e = db.set_options(&[("no_such_option", "1")]).unwrap_err();
+    let e = db
+        .set_options_from_strings(&[("no_such_option", "1")])
+        .unwrap_err();
     assert!(e.to_string().contains("unknown option"), "{e}");
     // Universal `incremental` needs three levels: refused on a DB of two.
     let dir2 = tempfile::tempdir().unwrap();
-    let db2 = Db::open(
-        dir2.path(),
+    let db2 = Db::open(dir2.path(), {
+        let base = options();
         Options {
             num_levels: 2,
-            compaction_style: shale::CompactionStyle::Universal,
-            ..options()
-        },
-    )
+            cf: CfOptions {
+                compaction_style: shale::CompactionStyle::Universal,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
-    let r = db2.set_options(&[("compaction_options_universal.incremental", "true")]);
+    let r = db2.set_options_from_strings(&[("compaction_options_universal.incremental", "true")]);
     assert!(is_invalid(&r), "{r:?}");
     db.drop_cf(&cf).unwrap();
-    let r = db.set_options_cf(&cf, &[("write_buffer_size", "1048576")]);
+    let r = db.set_options_cf_from_strings(&cf, &[("write_buffer_size", "1048576")]);
     assert!(is_invalid(&r), "dropped family: {r:?}");
 }
 
@@ -192,7 +276,7 @@ fn a_smaller_write_buffer_switches_memtables_at_the_next_writes() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     let cf = db.default_cf();
-    db.set_options(&[("disable_auto_compactions", "true")])
+    db.set_options_from_strings(&[("disable_auto_compactions", "true")])
         .unwrap();
     let put = |from: usize| {
         for i in from..from + 200 {
@@ -201,7 +285,8 @@ fn a_smaller_write_buffer_switches_memtables_at_the_next_writes() {
     };
     put(0);
     assert_eq!(l0(&db, &cf), 0, "64 MiB memtable flushed early");
-    db.set_options(&[("write_buffer_size", "65536")]).unwrap();
+    db.set_options_from_strings(&[("write_buffer_size", "65536")])
+        .unwrap();
     put(200);
     db.wait_for_compaction().unwrap();
     let flushed = l0(&db, &cf);
@@ -209,7 +294,7 @@ fn a_smaller_write_buffer_switches_memtables_at_the_next_writes() {
         flushed >= 2,
         "only {flushed} L0 files under a 64 KiB buffer"
     );
-    db.set_options(&[("write_buffer_size", "67108864")])
+    db.set_options_from_strings(&[("write_buffer_size", "67108864")])
         .unwrap();
     put(400);
     db.wait_for_compaction().unwrap();
@@ -226,12 +311,12 @@ fn turning_auto_compactions_on_or_lowering_the_trigger_compacts_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     let cf = db.default_cf();
-    db.set_options(&[("disable_auto_compactions", "true")])
+    db.set_options_from_strings(&[("disable_auto_compactions", "true")])
         .unwrap();
     flush_tables(&db, &cf, 5);
     db.wait_for_compaction().unwrap();
     assert_eq!(l0(&db, &cf), 5);
-    db.set_options(&[("disable_auto_compactions", "false")])
+    db.set_options_from_strings(&[("disable_auto_compactions", "false")])
         .unwrap();
     db.wait_for_compaction().unwrap();
     assert!(l0(&db, &cf) < 2, "backlog left: {} L0 files", l0(&db, &cf));
@@ -249,7 +334,7 @@ fn turning_auto_compactions_on_or_lowering_the_trigger_compacts_at_once() {
     flush_tables(&db, &b, 4);
     db.wait_for_compaction().unwrap();
     assert_eq!(l0(&db, &b), 4, "compacted below its trigger");
-    db.set_options_cf(&b, &[("level0_file_num_compaction_trigger", "3")])
+    db.set_options_cf_from_strings(&b, &[("level0_file_num_compaction_trigger", "3")])
         .unwrap();
     db.wait_for_compaction().unwrap();
     assert_eq!(l0(&db, &b), 0, "a lower trigger left L0 alone");
@@ -263,7 +348,7 @@ fn tables_written_after_a_change_use_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     let cf = db.default_cf();
-    db.set_options(&[("disable_auto_compactions", "true")])
+    db.set_options_from_strings(&[("disable_auto_compactions", "true")])
         .unwrap();
     let size = |db: &Db| num(db, &cf, "shale.total-sst-files-size");
     let fill = |t: u8| {
@@ -275,7 +360,8 @@ fn tables_written_after_a_change_use_it() {
     };
     fill(1);
     let plain = size(&db);
-    db.set_options(&[("compression_per_level", "LZ4")]).unwrap();
+    db.set_options_from_strings(&[("compression_per_level", "LZ4")])
+        .unwrap();
     fill(2);
     let lz4 = size(&db) - plain;
     assert!(
@@ -284,7 +370,7 @@ fn tables_written_after_a_change_use_it() {
     );
 
     assert_eq!(common::files_ending(dir.path(), ".blob"), 0);
-    db.set_options(&[("enable_blob_files", "true"), ("min_blob_size", "1024")])
+    db.set_options_from_strings(&[("enable_blob_files", "true"), ("min_blob_size", "1024")])
         .unwrap();
     fill(3);
     assert!(
@@ -325,7 +411,7 @@ fn a_default_ttl_set_at_run_time_expires_later_puts_only() {
     let a = db.create_cf("a", CfOptions::default()).unwrap();
     for cf in [db.default_cf(), a.clone()] {
         db.put_cf(&cf, b"before", b"v").unwrap();
-        db.set_options_cf(&cf, &[("default_ttl_secs", "10")])
+        db.set_options_cf_from_strings(&cf, &[("default_ttl_secs", "10")])
             .unwrap();
         db.put_cf(&cf, b"after", b"v").unwrap();
     }
@@ -344,7 +430,7 @@ fn changes_are_persisted_for_families_and_shown_for_default() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     let a = db.create_cf("a", CfOptions::default()).unwrap();
-    db.set_options_cf(
+    db.set_options_cf_from_strings(
         &a,
         &[
             ("write_buffer_size", "1048576"),
@@ -352,7 +438,7 @@ fn changes_are_persisted_for_families_and_shown_for_default() {
         ],
     )
     .unwrap();
-    db.set_options(&[("level0_stop_writes_trigger", "77")])
+    db.set_options_from_strings(&[("level0_stop_writes_trigger", "77")])
         .unwrap();
     let file = OptionsFile::read(&OptionsFile::latest_in(dir.path()).unwrap()).unwrap();
     assert_eq!(
@@ -406,15 +492,18 @@ fn changes_are_persisted_for_families_and_shown_for_default() {
 #[test]
 fn options_change_while_writers_and_readers_run() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
+    let db = Db::open(dir.path(), {
+        let base = options();
         Options {
-            write_buffer_size: 64 << 10,
-            target_file_size_base: 64 << 10,
-            max_bytes_for_level_base: 256 << 10,
-            ..options()
-        },
-    )
+            cf: CfOptions {
+                write_buffer_size: 64 << 10,
+                target_file_size_base: 64 << 10,
+                max_bytes_for_level_base: 256 << 10,
+                ..base.cf
+            },
+            ..base
+        }
+    })
     .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..2u8)
@@ -473,8 +562,10 @@ fn options_change_while_writers_and_readers_run() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
     let mut n = 0;
     while std::time::Instant::now() < deadline {
-        db.set_options(changes[n % changes.len()]).unwrap();
-        db.set_db_options(db_changes[n % db_changes.len()]).unwrap();
+        db.set_options_from_strings(changes[n % changes.len()])
+            .unwrap();
+        db.set_db_options_from_strings(db_changes[n % db_changes.len()])
+            .unwrap();
         n += 1;
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -482,7 +573,7 @@ fn options_change_while_writers_and_readers_run() {
     for w in writers {
         assert!(w.join().unwrap() > 0, "a writer made no progress");
     }
-    db.set_options(&[("disable_auto_compactions", "false")])
+    db.set_options_from_strings(&[("disable_auto_compactions", "false")])
         .unwrap();
     db.wait_for_compaction().unwrap();
     assert!(n >= changes.len(), "only {n} changes");
@@ -508,7 +599,7 @@ fn db_options_change_show_in_the_options_file_and_refusals_change_nothing() {
         ("wal_bytes_per_sync", "524288"),
         ("compaction_readahead_size", "4194304"),
     ];
-    db.set_db_options(&changes).unwrap();
+    db.set_db_options_from_strings(&changes).unwrap();
     for (k, v) in changes {
         // max_total_wal_size is not in the OPTIONS file's DBOptions.
         if let Some(got) = shown(k) {
@@ -525,7 +616,7 @@ fn db_options_change_show_in_the_options_file_and_refusals_change_nothing() {
         &[("bytes_per_sync", "1"), ("max_subcompactions", "0")],
     ];
     for c in refused {
-        let r = db.set_db_options(c);
+        let r = db.set_db_options_from_strings(c);
         assert!(is_invalid(&r), "{c:?}: {r:?}");
         assert_eq!(shown("bytes_per_sync").as_deref(), Some("1048576"), "{c:?}");
         assert_eq!(shown("max_subcompactions").as_deref(), Some("2"), "{c:?}");
@@ -562,7 +653,8 @@ fn raising_max_background_jobs_starts_threads() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     assert!(!named("shale-bg-9"));
-    db.set_db_options(&[("max_background_jobs", "10")]).unwrap();
+    db.set_db_options_from_strings(&[("max_background_jobs", "10")])
+        .unwrap();
     // A new thread sets its own name once it runs: under load that can
     // come a while after the spawn returned (this once failed in a loop of
     // the test binaries beside other load). No job is queued meanwhile.
@@ -571,7 +663,8 @@ fn raising_max_background_jobs_starts_threads() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     assert!(named("shale-bg-9"), "no tenth background thread");
-    db.set_db_options(&[("max_background_jobs", "1")]).unwrap();
+    db.set_db_options_from_strings(&[("max_background_jobs", "1")])
+        .unwrap();
     flush_tables(&db, &db.default_cf(), 4);
     db.wait_for_compaction().unwrap();
     assert!(l0(&db, &db.default_cf()) < 2);
@@ -603,7 +696,7 @@ fn the_prefix_extractor_changes_while_open() {
         o
     };
     let mut opts = options();
-    opts.set_cf_options(filtered("rocksdb.FixedPrefix.2"));
+    opts.cf = filtered("rocksdb.FixedPrefix.2");
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let other = db
         .create_cf("other", filtered("rocksdb.FixedPrefix.2"))
@@ -681,7 +774,8 @@ fn the_prefix_extractor_changes_while_open() {
     {
         if n > 0 {
             for cf in &cfs {
-                db.set_options_cf(cf, &[("prefix_extractor", era)]).unwrap();
+                db.set_options_cf_from_strings(cf, &[("prefix_extractor", era)])
+                    .unwrap();
             }
         }
         for i in (n as u32 * 9)..(n as u32 * 9 + 35) {

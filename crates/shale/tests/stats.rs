@@ -171,13 +171,19 @@ fn delayed_writes_run_at_the_delayed_write_rate() {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        write_buffer_size: 8 << 20,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 2,
-        level0_stop_writes_trigger: 100,
-        delayed_write_rate: 1 << 20,
-        ..quiet_options()
+    let opts = {
+        let base = quiet_options();
+        Options {
+            cf: shale::CfOptions {
+                write_buffer_size: 8 << 20,
+                level0_file_num_compaction_trigger: 2,
+                level0_slowdown_writes_trigger: 2,
+                level0_stop_writes_trigger: 100,
+                ..base.cf
+            },
+            delayed_write_rate: 1 << 20,
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     let p = Pause::at("CompactionJob::AfterOutputs");
@@ -217,11 +223,17 @@ fn l0_slowdown_and_stop_are_explained() {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 3,
-        level0_stop_writes_trigger: 4,
-        ..quiet_options()
+    let opts = {
+        let base = quiet_options();
+        Options {
+            cf: shale::CfOptions {
+                level0_file_num_compaction_trigger: 2,
+                level0_slowdown_writes_trigger: 3,
+                level0_stop_writes_trigger: 4,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     let p = Pause::at("CompactionJob::AfterOutputs");
@@ -285,11 +297,17 @@ fn pending_compaction_bytes_are_explained() {
         let _x = sync_point::exclusive();
         sync_point::reset();
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options {
-            level0_file_num_compaction_trigger: 2,
-            soft_pending_compaction_bytes_limit: 1,
-            hard_pending_compaction_bytes_limit: if hard { 1 } else { 0 },
-            ..quiet_options()
+        let opts = {
+            let base = quiet_options();
+            Options {
+                cf: shale::CfOptions {
+                    level0_file_num_compaction_trigger: 2,
+                    soft_pending_compaction_bytes_limit: 1,
+                    hard_pending_compaction_bytes_limit: if hard { 1 } else { 0 },
+                    ..base.cf
+                },
+                ..base
+            }
         };
         let db = Db::open(dir.path(), opts).unwrap();
         let p = Pause::at("CompactionJob::AfterOutputs");
@@ -377,10 +395,16 @@ fn memtable_limit_is_explained() {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        write_buffer_size: 64 << 10,
-        max_write_buffer_number: 2,
-        ..quiet_options()
+    let opts = {
+        let base = quiet_options();
+        Options {
+            cf: shale::CfOptions {
+                write_buffer_size: 64 << 10,
+                max_write_buffer_number: 2,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let (blocked, s) = BlockedWriter::start(dir.path(), opts, 3000, StallReason::MemtableLimit);
     let e = only(&s, StallReason::MemtableLimit);
@@ -411,11 +435,17 @@ fn wal_size_limit_is_explained() {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        write_buffer_size: 64 << 10,
-        max_write_buffer_number: 8,
-        max_total_wal_size: 1,
-        ..quiet_options()
+    let opts = {
+        let base = quiet_options();
+        Options {
+            cf: shale::CfOptions {
+                write_buffer_size: 64 << 10,
+                max_write_buffer_number: 8,
+                ..base.cf
+            },
+            max_total_wal_size: 1,
+            ..base
+        }
     };
     let (blocked, s) = BlockedWriter::start(dir.path(), opts, 3000, StallReason::WalSize);
     let e = only(&s, StallReason::WalSize);
@@ -438,11 +468,17 @@ fn write_buffer_memory_is_explained() {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        write_buffer_size: 1 << 20,
-        max_write_buffer_number: 16,
-        db_write_buffer_size: 64 << 10,
-        ..quiet_options()
+    let opts = {
+        let base = quiet_options();
+        Options {
+            cf: shale::CfOptions {
+                write_buffer_size: 1 << 20,
+                max_write_buffer_number: 16,
+                ..base.cf
+            },
+            db_write_buffer_size: 64 << 10,
+            ..base
+        }
     };
     let (blocked, s) = BlockedWriter::start(dir.path(), opts, 5000, StallReason::WriteBufferMemory);
     let e = only(&s, StallReason::WriteBufferMemory);
@@ -466,12 +502,18 @@ fn memory_budget_stall_is_explained() {
     let _x = sync_point::exclusive();
     sync_point::reset();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        write_buffer_size: 1 << 20,
-        max_write_buffer_number: 16,
-        db_write_buffer_size: 256 << 10,
-        memory_budget: 1 << 20,
-        ..quiet_options()
+    let opts = {
+        let base = quiet_options();
+        Options {
+            cf: shale::CfOptions {
+                write_buffer_size: 1 << 20,
+                max_write_buffer_number: 16,
+                ..base.cf
+            },
+            db_write_buffer_size: 256 << 10,
+            memory_budget: 1 << 20,
+            ..base
+        }
     };
     let (blocked, s) =
         BlockedWriter::start(dir.path(), opts, 20000, StallReason::WriteBufferMemory);

@@ -83,9 +83,12 @@ fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
 fn options() -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 1 << 20,
-        target_file_size_base: 1 << 20,
-        max_bytes_for_level_base: 1 << 20,
+        cf: CfOptions {
+            write_buffer_size: 1 << 20,
+            target_file_size_base: 1 << 20,
+            max_bytes_for_level_base: 1 << 20,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }
@@ -126,9 +129,15 @@ fn with_detection_off_streams_are_rewritten() {
     let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
     let mut model = BTreeMap::new();
-    let opts = Options {
-        detect_insert_streams: Some(false),
-        ..options()
+    let opts = {
+        let base = options();
+        Options {
+            cf: CfOptions {
+                detect_insert_streams: Some(false),
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts).unwrap();
     write_streams(&db, 8, 0, 10_000, &mut model);
@@ -168,10 +177,16 @@ fn random_inserts_flush_to_one_table_each() {
 fn the_partitioner_cuts_flush_and_compaction_outputs_at_prefixes() {
     let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        sst_partitioner_factory: Some(SstPartitioner::FixedPrefix(8)),
-        detect_insert_streams: Some(false),
-        ..common::quiet_options()
+    let opts = {
+        let base = common::quiet_options();
+        Options {
+            cf: CfOptions {
+                sst_partitioner_factory: Some(SstPartitioner::FixedPrefix(8)),
+                detect_insert_streams: Some(false),
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let mut model = BTreeMap::new();
@@ -213,19 +228,31 @@ fn the_partitioner_cuts_flush_and_compaction_outputs_at_prefixes() {
 fn unsupported_stream_and_partitioner_options_are_refused() {
     let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
-    let universal = Options {
-        compaction_style: CompactionStyle::Universal,
-        detect_insert_streams: Some(true),
-        ..common::quiet_options()
+    let universal = {
+        let base = common::quiet_options();
+        Options {
+            cf: CfOptions {
+                compaction_style: CompactionStyle::Universal,
+                detect_insert_streams: Some(true),
+                ..base.cf
+            },
+            ..base
+        }
     };
     match Db::open(dir.path(), universal) {
         Err(Error::InvalidArgument(m)) => assert!(m.contains("detect_insert_streams"), "{m}"),
         other => panic!("expected InvalidArgument, got {:?}", other.map(|_| ())),
     }
     // Universal with the default (None): no detection, accepted.
-    let universal = Options {
-        compaction_style: CompactionStyle::Universal,
-        ..common::quiet_options()
+    let universal = {
+        let base = common::quiet_options();
+        Options {
+            cf: CfOptions {
+                compaction_style: CompactionStyle::Universal,
+                ..base.cf
+            },
+            ..base
+        }
     };
     Db::open(dir.path(), universal).unwrap().close().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -254,9 +281,15 @@ fn a_manual_compaction_waits_for_a_flush_installing_below_l0() {
     let dir = tempfile::tempdir().unwrap();
     // 4 MiB memtables: a run must fill 64 KiB to end an output; 700 keys
     // of 100 bytes per stream fill 80 KB.
-    let opts = Options {
-        write_buffer_size: 4 << 20,
-        ..common::quiet_options()
+    let opts = {
+        let base = common::quiet_options();
+        Options {
+            cf: CfOptions {
+                write_buffer_size: 4 << 20,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Arc::new(Db::open(dir.path(), opts).unwrap());
     let mut model = BTreeMap::new();
@@ -301,9 +334,15 @@ fn a_manual_compaction_waits_for_a_flush_installing_below_l0() {
 fn streams_and_random_writers_with_concurrent_compactions_keep_every_write() {
     let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        level0_file_num_compaction_trigger: 2,
-        ..options()
+    let opts = {
+        let base = options();
+        Options {
+            cf: CfOptions {
+                level0_file_num_compaction_trigger: 2,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Arc::new(Db::open(dir.path(), opts.clone()).unwrap());
     let writers: Vec<_> = (0..3u64)
@@ -359,17 +398,23 @@ fn streams_and_random_writers_with_concurrent_compactions_keep_every_write() {
 fn a_fifo_family_with_a_partitioner_compacts_and_stops() {
     let _shared = shale::sync_point::shared();
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        compaction_style: CompactionStyle::Fifo,
-        compaction_options_fifo: shale::FifoCompactionOptions {
-            max_table_files_size: 1 << 30,
-            allow_compaction: true,
-            ttl_secs: 0,
-        },
-        sst_partitioner_factory: Some(SstPartitioner::FixedPrefix(8)),
-        // Merges of at least two small L0 tables (FIFO's intra-L0 rule).
-        level0_file_num_compaction_trigger: 2,
-        ..common::quiet_options()
+    let opts = {
+        let base = common::quiet_options();
+        Options {
+            cf: CfOptions {
+                compaction_style: CompactionStyle::Fifo,
+                compaction_options_fifo: shale::FifoCompactionOptions {
+                    max_table_files_size: 1 << 30,
+                    allow_compaction: true,
+                    ttl_secs: 0,
+                },
+                sst_partitioner_factory: Some(SstPartitioner::FixedPrefix(8)),
+                // Merges of at least two small L0 tables (FIFO's intra-L0 rule).
+                level0_file_num_compaction_trigger: 2,
+                ..base.cf
+            },
+            ..base
+        }
     };
     let db = Arc::new(Db::open(dir.path(), opts).unwrap());
     let mut model = BTreeMap::new();
@@ -470,12 +515,18 @@ fn compactions_cut_outputs_where_streams_end() {
     let spanning = |detect_in_compaction: bool| -> (usize, usize) {
         let dir = tempfile::tempdir().unwrap();
         let mut model = BTreeMap::new();
-        let flushed_off = Options {
-            detect_insert_streams: Some(false),
-            level0_file_num_compaction_trigger: 100,
-            level0_slowdown_writes_trigger: 100,
-            level0_stop_writes_trigger: 100,
-            ..options()
+        let flushed_off = {
+            let base = options();
+            Options {
+                cf: CfOptions {
+                    detect_insert_streams: Some(false),
+                    level0_file_num_compaction_trigger: 100,
+                    level0_slowdown_writes_trigger: 100,
+                    level0_stop_writes_trigger: 100,
+                    ..base.cf
+                },
+                ..base
+            }
         };
         let db = Db::open(dir.path(), flushed_off).unwrap();
         write_streams(&db, 8, 0, 6_000, &mut model);
@@ -483,9 +534,15 @@ fn compactions_cut_outputs_where_streams_end() {
         // Flushed without detection: tables span streams.
         assert!(tables(&db).iter().any(|(_, lo, hi)| lo[..8] != hi[..8]));
         db.close().unwrap();
-        let o = Options {
-            detect_insert_streams: Some(detect_in_compaction),
-            ..options()
+        let o = {
+            let base = options();
+            Options {
+                cf: CfOptions {
+                    detect_insert_streams: Some(detect_in_compaction),
+                    ..base.cf
+                },
+                ..base
+            }
         };
         let db = Db::open(dir.path(), o).unwrap();
         db.compact_range(None, None).unwrap();

@@ -122,12 +122,15 @@ fn opts(fs: Arc<dyn FileSystem>, max_open_files: i32) -> Options {
         create_if_missing: true,
         fs,
         max_open_files,
-        write_buffer_size: 32 << 10,
-        target_file_size_base: 8 << 10,
-        max_bytes_for_level_base: 64 << 10,
-        // At most 12 L0 files, all inputs of an L0 compaction at once.
-        level0_slowdown_writes_trigger: 8,
-        level0_stop_writes_trigger: 12,
+        cf: shale::CfOptions {
+            write_buffer_size: 32 << 10,
+            target_file_size_base: 8 << 10,
+            max_bytes_for_level_base: 64 << 10,
+            // At most 12 L0 files, all inputs of an L0 compaction at once.
+            level0_slowdown_writes_trigger: 8,
+            level0_stop_writes_trigger: 12,
+            ..Default::default()
+        },
         cache_size: 256 << 10,
         ..Options::default()
     }

@@ -25,10 +25,13 @@ fn setup(dir: &std::path::Path) -> (Db, Arc<ManualClock>) {
         dir,
         Options {
             create_if_missing: true,
-            write_buffer_size: 64 << 10,
-            target_file_size_base: 32 << 10,
-            max_bytes_for_level_base: 128 << 10,
-            merge_operator: Some(Arc::new(StringAppendOperator::new(b","))),
+            cf: CfOptions {
+                write_buffer_size: 64 << 10,
+                target_file_size_base: 32 << 10,
+                max_bytes_for_level_base: 128 << 10,
+                merge_operator: Some(Arc::new(StringAppendOperator::new(b","))),
+                ..Default::default()
+            },
             clock: Arc::clone(&clock) as Arc<dyn Clock>,
             ..Options::default()
         },

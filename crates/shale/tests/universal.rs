@@ -16,13 +16,16 @@ fn universal(u: UniversalCompactionOptions) -> Options {
     Options {
         create_if_missing: true,
         fs: Arc::new(MemFileSystem::new()),
-        write_buffer_size: 16 << 10,
-        target_file_size_base: 16 << 10,
-        level0_file_num_compaction_trigger: 4,
-        level0_slowdown_writes_trigger: 20,
-        level0_stop_writes_trigger: 36,
-        compaction_style: CompactionStyle::Universal,
-        compaction_options_universal: u,
+        cf: CfOptions {
+            write_buffer_size: 16 << 10,
+            target_file_size_base: 16 << 10,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            compaction_style: CompactionStyle::Universal,
+            compaction_options_universal: u,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }
@@ -207,10 +210,13 @@ fn the_style_switches_on_reopen_both_ways() {
     let leveled = Options {
         create_if_missing: true,
         fs: Arc::new(fs.clone()),
-        write_buffer_size: 16 << 10,
-        target_file_size_base: 16 << 10,
-        max_bytes_for_level_base: 64 << 10,
-        level0_file_num_compaction_trigger: 2,
+        cf: CfOptions {
+            write_buffer_size: 16 << 10,
+            target_file_size_base: 16 << 10,
+            max_bytes_for_level_base: 64 << 10,
+            level0_file_num_compaction_trigger: 2,
+            ..Default::default()
+        },
         ..Options::default()
     };
     let db = Db::open("/db", leveled.clone()).unwrap();
@@ -236,7 +242,10 @@ fn a_family_compacts_in_its_own_style() {
     let o = Options {
         create_if_missing: true,
         fs: Arc::new(MemFileSystem::new()),
-        write_buffer_size: 16 << 10,
+        cf: CfOptions {
+            write_buffer_size: 16 << 10,
+            ..Default::default()
+        },
         ..Options::default()
     };
     let db = Db::open("/db", o).unwrap();

@@ -81,7 +81,10 @@ fn run(
 ) -> (Db, Peak) {
     let opts = Options {
         create_if_missing: true,
-        write_buffer_size: WRITE_BUFFER,
+        cf: CfOptions {
+            write_buffer_size: WRITE_BUFFER,
+            ..Default::default()
+        },
         max_total_wal_size: limit,
         fs: Arc::clone(&fs),
         ..Options::default()
@@ -174,7 +177,10 @@ fn idle_value(db: &Db) -> Option<Vec<u8>> {
 
 fn reopen_opts(fs: Arc<dyn FileSystem>) -> Options {
     Options {
-        write_buffer_size: WRITE_BUFFER,
+        cf: CfOptions {
+            write_buffer_size: WRITE_BUFFER,
+            ..Default::default()
+        },
         fs,
         ..Options::default()
     }

@@ -30,7 +30,10 @@ const HEADER: usize = 7;
 fn opts(fs: &MemFileSystem, mode: WalRecoveryMode) -> Options {
     Options {
         create_if_missing: true,
-        write_buffer_size: 64 << 20,
+        cf: shale::CfOptions {
+            write_buffer_size: 64 << 20,
+            ..Default::default()
+        },
         wal_recovery_mode: mode,
         fs: Arc::new(fs.clone()),
         ..Options::default()

@@ -227,7 +227,10 @@ fn range_sync_cadence_through_the_seam() {
         create_if_missing: true,
         bytes_per_sync: 64 << 10,
         wal_bytes_per_sync: 256 << 10,
-        write_buffer_size: 16 << 20,
+        cf: shale::CfOptions {
+            write_buffer_size: 16 << 20,
+            ..Default::default()
+        },
         fs: Arc::new(fs.clone()),
         ..Options::default()
     };

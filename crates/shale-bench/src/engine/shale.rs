@@ -274,6 +274,234 @@ fn compaction_style(
     Ok((style, u, fifo))
 }
 
+/// The engine option each db_bench flag sets in [`options_from_flags`]:
+/// `(shale::OptionInfo::field, flag)`, one row per option (the flag that
+/// decides it; a few also read others, named in `options_from_flags`).
+/// A test checks this table against the engine's option declaration
+/// (`CfOptions::option_infos`, `Options::db_option_infos`) both ways, with
+/// [`OPTIONS_WITHOUT_FLAG`]: keep the three in step with the mapping.
+pub const OPTION_FLAGS: &[(&str, &str)] = &[
+    ("write_buffer_size", "write_buffer_size"),
+    ("max_write_buffer_number", "max_write_buffer_number"),
+    ("memtable_bloom_size_ratio", "memtable_bloom_size_ratio"),
+    ("block_size", "block_size"),
+    ("block_restart_interval", "block_restart_interval"),
+    ("block_restart_bytes", "block_restart_bytes"),
+    ("block_align", "block_align"),
+    ("block_size_deviation", "block_size_deviation"),
+    ("bloom_bits_per_key", "bloom_bits"),
+    ("bloom_bits_per_key_per_level", "bloom_bits_per_level"),
+    ("prefix_extractor", "prefix_size"),
+    (
+        "memtable_whole_key_filtering",
+        "memtable_whole_key_filtering",
+    ),
+    ("compression_per_level", "compression_type"),
+    ("disable_auto_compactions", "disable_auto_compactions"),
+    (
+        "level0_file_num_compaction_trigger",
+        "level0_file_num_compaction_trigger",
+    ),
+    (
+        "level0_slowdown_writes_trigger",
+        "level0_slowdown_writes_trigger",
+    ),
+    ("level0_stop_writes_trigger", "level0_stop_writes_trigger"),
+    ("max_bytes_for_level_base", "max_bytes_for_level_base"),
+    (
+        "max_bytes_for_level_multiplier",
+        "max_bytes_for_level_multiplier",
+    ),
+    (
+        "level_compaction_dynamic_level_bytes",
+        "level_compaction_dynamic_level_bytes",
+    ),
+    ("target_file_size_base", "target_file_size_base"),
+    ("target_file_size_multiplier", "target_file_size_multiplier"),
+    ("max_compaction_bytes", "max_compaction_bytes"),
+    (
+        "level_compaction_dynamic_file_size",
+        "level_compaction_dynamic_file_size",
+    ),
+    (
+        "soft_pending_compaction_bytes_limit",
+        "soft_pending_compaction_bytes_limit",
+    ),
+    (
+        "hard_pending_compaction_bytes_limit",
+        "hard_pending_compaction_bytes_limit",
+    ),
+    ("merge_operator", "merge_operator"),
+    ("compaction_style", "compaction_style"),
+    (
+        "compaction_options_universal.size_ratio",
+        "universal_size_ratio",
+    ),
+    (
+        "compaction_options_universal.min_merge_width",
+        "universal_min_merge_width",
+    ),
+    (
+        "compaction_options_universal.max_merge_width",
+        "universal_max_merge_width",
+    ),
+    (
+        "compaction_options_universal.max_size_amplification_percent",
+        "universal_max_size_amplification_percent",
+    ),
+    (
+        "compaction_options_universal.compression_size_percent",
+        "universal_compression_size_percent",
+    ),
+    (
+        "compaction_options_universal.allow_trivial_move",
+        "universal_allow_trivial_move",
+    ),
+    (
+        "compaction_options_universal.incremental",
+        "universal_incremental",
+    ),
+    (
+        "compaction_options_fifo.max_table_files_size",
+        "fifo_compaction_max_table_files_size_mb",
+    ),
+    (
+        "compaction_options_fifo.allow_compaction",
+        "fifo_compaction_allow_compaction",
+    ),
+    ("compaction_options_fifo.ttl_secs", "fifo_compaction_ttl"),
+    ("blob.enable_blob_files", "enable_blob_files"),
+    ("blob.min_blob_size", "min_blob_size"),
+    ("blob.blob_file_size", "blob_file_size"),
+    ("blob.blob_compression_type", "blob_compression_type"),
+    (
+        "blob.enable_blob_garbage_collection",
+        "enable_blob_garbage_collection",
+    ),
+    (
+        "blob.blob_garbage_collection_age_cutoff",
+        "blob_garbage_collection_age_cutoff",
+    ),
+    (
+        "blob.blob_garbage_collection_min_garbage_ratio",
+        "blob_garbage_collection_min_garbage_ratio",
+    ),
+    (
+        "blob.blob_garbage_collection_force_threshold",
+        "blob_garbage_collection_force_threshold",
+    ),
+    (
+        "blob.blob_compaction_readahead_size",
+        "blob_compaction_readahead_size",
+    ),
+    ("blob.blob_file_starting_level", "blob_file_starting_level"),
+    ("blob.prepopulate_blob_cache", "prepopulate_blob_cache"),
+    ("detect_insert_streams", "detect_insert_streams"),
+    (
+        "sst_partitioner_factory",
+        "sst_partitioner_fixed_prefix_len",
+    ),
+    ("paranoid_checks", "paranoid_checks"),
+    ("wal_recovery_mode", "wal_recovery_mode"),
+    ("manual_wal_flush", "manual_wal_flush"),
+    ("wal_mmap_writes", "wal_mmap_writes"),
+    ("bytes_per_sync", "bytes_per_sync"),
+    ("wal_bytes_per_sync", "wal_bytes_per_sync"),
+    ("recycle_log_file_num", "recycle_log_file_num"),
+    (
+        "allow_concurrent_memtable_write",
+        "allow_concurrent_memtable_write",
+    ),
+    ("num_levels", "num_levels"),
+    ("max_background_jobs", "max_background_jobs"),
+    ("max_subcompactions", "subcompactions"),
+    ("delayed_write_rate", "delayed_write_rate"),
+    ("cache_size", "cache_size"),
+    ("cache_type", "cache_type"),
+    ("cache_numshardbits", "cache_numshardbits"),
+    (
+        "cache_index_and_filter_blocks",
+        "cache_index_and_filter_blocks",
+    ),
+    ("rate_limiter", "rate_limiter_bytes_per_sec"),
+    ("max_open_files", "open_files"),
+    ("compaction_readahead_size", "compaction_readahead_size"),
+    ("max_auto_readahead_size", "max_auto_readahead_size"),
+    ("advise_random_on_open", "advise_random_on_open"),
+    ("use_direct_reads", "use_direct_reads"),
+    (
+        "use_direct_io_for_flush_and_compaction",
+        "use_direct_io_for_flush_and_compaction",
+    ),
+    ("db_write_buffer_size", "db_write_buffer_size"),
+    ("memory_budget", "memory_budget"),
+    ("create_missing_column_families", "num_column_families"),
+    ("column_families", "num_column_families"),
+];
+
+/// Engine options no flag sets (they keep the engine's default), each with
+/// the reason.
+pub const OPTIONS_WITHOUT_FLAG: &[(&str, &str)] = &[
+    (
+        "create_if_missing",
+        "always true: a run creates its DB unless --use_existing_db finds one",
+    ),
+    (
+        "error_if_exists",
+        "a run reuses or destroys its DB (--use_existing_db, --db)",
+    ),
+    (
+        "bottommost_compression",
+        "db_bench's --bottommost_compression is not in this tool",
+    ),
+    ("whole_key_filtering", "db_bench has no flag for it"),
+    (
+        "default_ttl_secs",
+        "db_bench has no TTL flag (RocksDB's TTL is DBWithTTL's)",
+    ),
+    (
+        "compaction_filter",
+        "code; db_bench's filter flags are not in this tool",
+    ),
+    (
+        "compaction_options_universal.stop_style",
+        "db_bench has no flag for it",
+    ),
+    (
+        "max_bgerror_resume_count",
+        "background errors are failures in a benchmark",
+    ),
+    (
+        "bgerror_resume_retry_interval",
+        "background errors are failures in a benchmark",
+    ),
+    (
+        "cache_high_pri_pool_ratio",
+        "db_bench's --cache_high_pri_pool_ratio is not in this tool",
+    ),
+    (
+        "cache_low_pri_pool_ratio",
+        "db_bench's --cache_low_pri_pool_ratio is not in this tool",
+    ),
+    (
+        "cache_strict_capacity_limit",
+        "db_bench has no flag for it in this tool",
+    ),
+    (
+        "max_total_wal_size",
+        "db_bench's --max_total_wal_size is not in this tool",
+    ),
+    ("fs", "benchmarks run on the POSIX file system"),
+    ("clock", "benchmarks run on the system clock"),
+    (
+        "listeners",
+        "the tool reads properties and stats instead of events",
+    ),
+    ("info_log_level", "the LOG keeps the engine's defaults"),
+    ("max_log_file_size", "the LOG keeps the engine's defaults"),
+    ("keep_log_file_num", "the LOG keeps the engine's defaults"),
+];
+
 /// Builds `shale::Options` from the flags, or says which flag Shale cannot
 /// honour.
 pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
@@ -348,54 +576,87 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     };
     let opts = shale::Options {
         create_if_missing: true,
-        write_buffer_size: non_negative("write_buffer_size", f.write_buffer_size)?,
-        max_write_buffer_number: non_negative(
-            "max_write_buffer_number",
-            f.max_write_buffer_number,
-        )?,
-        memtable_bloom_size_ratio: f.memtable_bloom_size_ratio,
-        block_size: non_negative("block_size", f.block_size)?,
-        block_restart_interval: non_negative("block_restart_interval", f.block_restart_interval)?,
-        block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
-        block_align: f.block_align,
-        block_size_deviation: u32::try_from(f.block_size_deviation).map_err(|_| {
-            Error(format!(
-                "--block_size_deviation={} is not supported by --engine=shale (0..=100)",
-                f.block_size_deviation
-            ))
-        })?,
-        bloom_bits_per_key,
-        bloom_bits_per_key_per_level,
-        prefix_extractor,
-        memtable_whole_key_filtering: f.memtable_whole_key_filtering,
-        compression_per_level,
+        cf: shale::CfOptions {
+            write_buffer_size: non_negative("write_buffer_size", f.write_buffer_size)?,
+            max_write_buffer_number: non_negative(
+                "max_write_buffer_number",
+                f.max_write_buffer_number,
+            )?,
+            memtable_bloom_size_ratio: f.memtable_bloom_size_ratio,
+            block_size: non_negative("block_size", f.block_size)?,
+            block_restart_interval: non_negative(
+                "block_restart_interval",
+                f.block_restart_interval,
+            )?,
+            block_restart_bytes: non_negative("block_restart_bytes", f.block_restart_bytes)?,
+            block_align: f.block_align,
+            block_size_deviation: u32::try_from(f.block_size_deviation).map_err(|_| {
+                Error(format!(
+                    "--block_size_deviation={} is not supported by --engine=shale (0..=100)",
+                    f.block_size_deviation
+                ))
+            })?,
+            bloom_bits_per_key,
+            bloom_bits_per_key_per_level,
+            prefix_extractor,
+            memtable_whole_key_filtering: f.memtable_whole_key_filtering,
+            compression_per_level,
+            disable_auto_compactions: f.disable_auto_compactions,
+            level0_file_num_compaction_trigger: non_negative(
+                "level0_file_num_compaction_trigger",
+                f.level0_file_num_compaction_trigger,
+            )?,
+            level0_slowdown_writes_trigger: non_negative(
+                "level0_slowdown_writes_trigger",
+                f.level0_slowdown_writes_trigger,
+            )?,
+            level0_stop_writes_trigger: non_negative(
+                "level0_stop_writes_trigger",
+                f.level0_stop_writes_trigger,
+            )?,
+            max_bytes_for_level_base: non_negative(
+                "max_bytes_for_level_base",
+                f.max_bytes_for_level_base,
+            )? as u64,
+            max_bytes_for_level_multiplier: f.max_bytes_for_level_multiplier,
+            level_compaction_dynamic_level_bytes: f.level_compaction_dynamic_level_bytes,
+            level_compaction_dynamic_file_size: f.level_compaction_dynamic_file_size,
+            target_file_size_base: non_negative("target_file_size_base", f.target_file_size_base)?
+                as u64,
+            target_file_size_multiplier: non_negative(
+                "target_file_size_multiplier",
+                f.target_file_size_multiplier,
+            )? as u64,
+            max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)?
+                as u64,
+            soft_pending_compaction_bytes_limit: non_negative(
+                "soft_pending_compaction_bytes_limit",
+                f.soft_pending_compaction_bytes_limit,
+            )? as u64,
+            hard_pending_compaction_bytes_limit: non_negative(
+                "hard_pending_compaction_bytes_limit",
+                f.hard_pending_compaction_bytes_limit,
+            )? as u64,
+            merge_operator: merge_operator(f)?,
+            blob: blob_options(f)?,
+            detect_insert_streams: match f.detect_insert_streams {
+                -1 => None,
+                0 => Some(false),
+                1 => Some(true),
+                v => {
+                    bail!("invalid value {v} for --detect_insert_streams (-1 default, 0 off, 1 on)")
+                }
+            },
+            sst_partitioner_factory: match non_negative(
+                "sst_partitioner_fixed_prefix_len",
+                f.sst_partitioner_fixed_prefix_len,
+            )? {
+                0 => None,
+                n => Some(shale::SstPartitioner::FixedPrefix(n)),
+            },
+            ..Default::default()
+        },
         num_levels: non_negative("num_levels", f.num_levels)?,
-        disable_auto_compactions: f.disable_auto_compactions,
-        level0_file_num_compaction_trigger: non_negative(
-            "level0_file_num_compaction_trigger",
-            f.level0_file_num_compaction_trigger,
-        )?,
-        level0_slowdown_writes_trigger: non_negative(
-            "level0_slowdown_writes_trigger",
-            f.level0_slowdown_writes_trigger,
-        )?,
-        level0_stop_writes_trigger: non_negative(
-            "level0_stop_writes_trigger",
-            f.level0_stop_writes_trigger,
-        )?,
-        max_bytes_for_level_base: non_negative(
-            "max_bytes_for_level_base",
-            f.max_bytes_for_level_base,
-        )? as u64,
-        max_bytes_for_level_multiplier: f.max_bytes_for_level_multiplier,
-        level_compaction_dynamic_level_bytes: f.level_compaction_dynamic_level_bytes,
-        level_compaction_dynamic_file_size: f.level_compaction_dynamic_file_size,
-        target_file_size_base: non_negative("target_file_size_base", f.target_file_size_base)?
-            as u64,
-        target_file_size_multiplier: non_negative(
-            "target_file_size_multiplier",
-            f.target_file_size_multiplier,
-        )? as u64,
         max_background_jobs: non_negative("max_background_jobs", f.max_background_jobs)?,
         // 0 means 1, as the rocksdb engine maps it.
         max_subcompactions: non_negative("subcompactions", f.subcompactions)?.max(1),
@@ -421,15 +682,6 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
             )),
             None => None,
         },
-        max_compaction_bytes: non_negative("max_compaction_bytes", f.max_compaction_bytes)? as u64,
-        soft_pending_compaction_bytes_limit: non_negative(
-            "soft_pending_compaction_bytes_limit",
-            f.soft_pending_compaction_bytes_limit,
-        )? as u64,
-        hard_pending_compaction_bytes_limit: non_negative(
-            "hard_pending_compaction_bytes_limit",
-            f.hard_pending_compaction_bytes_limit,
-        )? as u64,
         delayed_write_rate: non_negative("delayed_write_rate", f.delayed_write_rate)? as u64,
         compaction_readahead_size: non_negative(
             "compaction_readahead_size",
@@ -449,21 +701,6 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
         max_open_files: i32::try_from(f.open_files)
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
-        merge_operator: merge_operator(f)?,
-        blob: blob_options(f)?,
-        detect_insert_streams: match f.detect_insert_streams {
-            -1 => None,
-            0 => Some(false),
-            1 => Some(true),
-            v => bail!("invalid value {v} for --detect_insert_streams (-1 default, 0 off, 1 on)"),
-        },
-        sst_partitioner_factory: match non_negative(
-            "sst_partitioner_fixed_prefix_len",
-            f.sst_partitioner_fixed_prefix_len,
-        )? {
-            0 => None,
-            n => Some(shale::SstPartitioner::FixedPrefix(n)),
-        },
         ..shale::Options::default()
     };
     let mut opts = opts;
@@ -474,7 +711,7 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
     ) = compaction_style(f)?;
     let families = non_negative("num_column_families", f.num_column_families)?;
     if families > 1 {
-        let cf_opts = opts.cf_options();
+        let cf_opts = opts.cf.clone();
         opts.create_missing_column_families = true;
         opts.column_families = super::cf_names(families)
             .into_iter()
@@ -496,7 +733,7 @@ pub fn create_families(
 ) -> Result<CreateTiming> {
     let mut opts = options_from_flags(f)?;
     opts.column_families.clear();
-    let cf_opts = opts.cf_options();
+    let cf_opts = opts.cf.clone();
     let db = shale::Db::open(path, opts)?;
     let secs = if batched {
         let list: Vec<(&str, shale::CfOptions)> = names
@@ -1195,5 +1432,53 @@ mod tests {
         assert!(count("shale.compaction-bytes-written") > 0, "{s}");
         assert!(count("shale.block-reads") > 0, "{s}");
         e.close().unwrap();
+    }
+}
+
+#[cfg(test)]
+mod option_table_tests {
+    use super::{OPTIONS_WITHOUT_FLAG, OPTION_FLAGS};
+    use crate::flags::FLAG_DEFS;
+    use std::collections::BTreeSet;
+
+    /// Every engine option is set by a flag or listed with the reason it
+    /// is not; every row names an engine option and a flag of this tool.
+    #[test]
+    fn every_engine_option_has_a_flag_or_a_reason() {
+        let options: BTreeSet<String> = shale::CfOptions::option_infos()
+            .into_iter()
+            .chain(shale::Options::db_option_infos())
+            .map(|i| i.field)
+            .collect();
+        assert!(options.contains("blob.min_blob_size") && options.contains("memory_budget"));
+        let mapped: BTreeSet<&str> = OPTION_FLAGS.iter().map(|(o, _)| *o).collect();
+        let exempt: BTreeSet<&str> = OPTIONS_WITHOUT_FLAG.iter().map(|(o, _)| *o).collect();
+        let mut problems = Vec::new();
+        for o in &options {
+            match (mapped.contains(o.as_str()), exempt.contains(o.as_str())) {
+                (false, false) => problems.push(format!(
+                    "engine option {o} has no flag (map it in options_from_flags and \
+                     OPTION_FLAGS, or list it in OPTIONS_WITHOUT_FLAG with the reason)"
+                )),
+                (true, true) => problems.push(format!("{o} is mapped and listed as unmapped")),
+                _ => {}
+            }
+        }
+        for (o, flag) in OPTION_FLAGS {
+            if !options.contains(*o) {
+                problems.push(format!("OPTION_FLAGS names {o}, which is no engine option"));
+            }
+            if !FLAG_DEFS.iter().any(|d| d.name == *flag) {
+                problems.push(format!("OPTION_FLAGS names --{flag}, which is no flag"));
+            }
+        }
+        for (o, _) in OPTIONS_WITHOUT_FLAG {
+            if !options.contains(*o) {
+                problems.push(format!(
+                    "OPTIONS_WITHOUT_FLAG names {o}, which is no engine option"
+                ));
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
     }
 }

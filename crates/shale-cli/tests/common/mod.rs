@@ -163,13 +163,19 @@ pub fn flip_byte(path: &Path, offset: u64) {
 /// Options with key-value separation: values of 64 bytes or more go to
 /// blob files (no garbage collection: garbage stays in the files).
 pub fn blob_options() -> Options {
-    Options {
-        blob: BlobOptions {
-            enable_blob_files: true,
-            min_blob_size: 64,
-            ..BlobOptions::default()
-        },
-        ..options()
+    {
+        let base = options();
+        Options {
+            cf: CfOptions {
+                blob: BlobOptions {
+                    enable_blob_files: true,
+                    min_blob_size: 64,
+                    ..BlobOptions::default()
+                },
+                ..base.cf
+            },
+            ..base
+        }
     }
 }
 

@@ -119,16 +119,24 @@ class WriteBatch:
 class DB(Reader):
     """An open DB bound to one column family (`default` unless from column_family()).
 
-    Options are RocksDB's names. Per family: write_buffer_size,
+    Options are RocksDB's names (the table is crates/shale-py/src/keywords.rs,
+    checked against the engine's option list). Per family: write_buffer_size,
     max_write_buffer_number, memtable_bloom_size_ratio, block_size,
-    block_restart_interval, bloom_bits_per_key, whole_key_filtering (bool),
+    block_restart_interval, block_restart_bytes, block_align (bool),
+    block_size_deviation, bloom_bits_per_key, bloom_bits_per_key_per_level
+    (list of float, by output level), whole_key_filtering (bool),
+    memtable_whole_key_filtering (bool),
     prefix_extractor ("rocksdb.FixedPrefix.<n>", "rocksdb.CappedPrefix.<n>";
     prefix bloom filters for items(prefix=...) and prefix seeks; changes with
     set_options too), compression ("none", "lz4",
     "zstd"), bottommost_compression, level0_file_num_compaction_trigger,
     level0_slowdown_writes_trigger, level0_stop_writes_trigger,
     max_bytes_for_level_base, max_bytes_for_level_multiplier,
-    target_file_size_base, max_compaction_bytes, merge_operator ("uint64add",
+    level_compaction_dynamic_level_bytes (bool), target_file_size_base,
+    target_file_size_multiplier, max_compaction_bytes,
+    level_compaction_dynamic_file_size (bool),
+    soft_pending_compaction_bytes_limit, hard_pending_compaction_bytes_limit,
+    merge_operator ("uint64add",
     "max", "stringappend", "stringappend:<delimiter>"), default_ttl_secs,
     compaction_style ("level", "universal", "fifo"), universal_size_ratio,
     universal_min_merge_width, universal_max_merge_width,
@@ -155,8 +163,15 @@ class DB(Reader):
     create_missing_column_families, use_direct_reads,
     use_direct_io_for_flush_and_compaction, advise_random_on_open,
     compaction_readahead_size, bytes_per_sync, wal_bytes_per_sync,
-    recycle_log_file_num, rate_limiter_bytes_per_sec (0: none). Any other name
-    raises InvalidArgumentError.
+    recycle_log_file_num, rate_limiter_bytes_per_sec (0: none), wal_recovery_mode
+    ("PointInTime", "AbsoluteConsistency", "TolerateCorruptedTailRecords",
+    "SkipAnyCorruptedRecords"), wal_mmap_writes, allow_concurrent_memtable_write,
+    delayed_write_rate, max_bgerror_resume_count, bgerror_resume_retry_interval,
+    cache_numshardbits, cache_high_pri_pool_ratio, cache_low_pri_pool_ratio,
+    cache_strict_capacity_limit, cache_index_and_filter_blocks,
+    max_auto_readahead_size, info_log_level ("DEBUG_LEVEL", "INFO_LEVEL", ...),
+    max_log_file_size, keep_log_file_num. Any other name raises
+    InvalidArgumentError.
 
     While the DB is open, set_options() changes a family's options
     (RocksDB's SetOptions) and get_options() reads the main ones back;

@@ -51,35 +51,38 @@ pub fn random_options(seed: u64, num_levels: u32, blob: Option<bool>) -> Options
     let l0_trigger = pick(&mut rng, &[2, 4, 8]);
     let mut o = Options {
         create_if_missing: true,
-        write_buffer_size: pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]),
-        max_write_buffer_number: pick(&mut rng, &[2, 3, 4]),
-        block_size: pick(&mut rng, &[256, 1024, 4096, 16 << 10]),
-        block_restart_interval: pick(&mut rng, &[1, 4, 16]),
-        bloom_bits_per_key: pick(&mut rng, &[0, 5, 10, 16]),
-        compression_per_level: vec![compression],
-        bottommost_compression: rng.gen_ratio(1, 3).then_some(Compression::Zstd),
+        cf: CfOptions {
+            write_buffer_size: pick(&mut rng, &[16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20]),
+            max_write_buffer_number: pick(&mut rng, &[2, 3, 4]),
+            block_size: pick(&mut rng, &[256, 1024, 4096, 16 << 10]),
+            block_restart_interval: pick(&mut rng, &[1, 4, 16]),
+            bloom_bits_per_key: pick(&mut rng, &[0, 5, 10, 16]),
+            compression_per_level: vec![compression],
+            bottommost_compression: rng.gen_ratio(1, 3).then_some(Compression::Zstd),
+            level0_file_num_compaction_trigger: l0_trigger,
+            level0_slowdown_writes_trigger: l0_trigger * 5,
+            level0_stop_writes_trigger: l0_trigger * 9,
+            max_bytes_for_level_base: pick(&mut rng, &[64 << 10, 256 << 10, 1 << 20, 8 << 20]),
+            max_bytes_for_level_multiplier: pick(&mut rng, &[2.0, 4.0, 10.0]),
+            level_compaction_dynamic_level_bytes: rng.gen_bool(0.5),
+            target_file_size_base: pick(&mut rng, &[32 << 10, 256 << 10, 2 << 20]),
+            level_compaction_dynamic_file_size: rng.gen_bool(0.7),
+            merge_operator: Some(Arc::new(StressMergeOperator)),
+            ..Default::default()
+        },
         num_levels: num_levels as usize,
-        level0_file_num_compaction_trigger: l0_trigger,
-        level0_slowdown_writes_trigger: l0_trigger * 5,
-        level0_stop_writes_trigger: l0_trigger * 9,
-        max_bytes_for_level_base: pick(&mut rng, &[64 << 10, 256 << 10, 1 << 20, 8 << 20]),
-        max_bytes_for_level_multiplier: pick(&mut rng, &[2.0, 4.0, 10.0]),
-        level_compaction_dynamic_level_bytes: rng.gen_bool(0.5),
-        target_file_size_base: pick(&mut rng, &[32 << 10, 256 << 10, 2 << 20]),
         max_background_jobs: pick(&mut rng, &[1, 2, 4]),
         cache_size: pick(&mut rng, &[0, 64 << 10, 8 << 20]),
         // One memory budget over memtables, table readers, buffers and the
         // cache (which then gets what the rest leaves), or none.
         memory_budget: pick(&mut rng, &[0, 0, 1 << 20, 4 << 20, 16 << 20]),
         advise_random_on_open: rng.gen_bool(0.7),
-        level_compaction_dynamic_file_size: rng.gen_bool(0.7),
         max_subcompactions: pick(&mut rng, &[1, 2, 4]),
         // Direct IO (O_DIRECT) for user reads and for flushes and
         // compactions; dropped by `keep_direct_io_if_supported` where the
         // DB's file system refuses it.
         use_direct_reads: rng.gen_bool(0.3),
         use_direct_io_for_flush_and_compaction: rng.gen_bool(0.3),
-        merge_operator: Some(Arc::new(StressMergeOperator)),
         // Flush and compaction writes paced by a limiter from slow (jobs
         // wait, writes stall behind them) to roomy, auto-tuned or not; or
         // none.
@@ -267,7 +270,7 @@ pub fn random_cf_options(seed: u64, opts: &Options, i: u32, blob: Option<bool>) 
         level0_file_num_compaction_trigger: l0_trigger,
         level0_slowdown_writes_trigger: l0_trigger * 5,
         level0_stop_writes_trigger: l0_trigger * 9,
-        ..opts.cf_options()
+        ..opts.cf.clone()
     };
     // A FIFO DB keeps FIFO in every family (fixed at creation); the others
     // draw leveled or universal per family and run.

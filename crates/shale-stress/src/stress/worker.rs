@@ -742,7 +742,7 @@ fn set_options(sh: &Shared<'_>, cf: u32, rng: &mut SmallRng) -> Result<(), Strin
         }];
         return sh
             .db
-            .set_db_options(&changes)
+            .set_db_options_from_strings(&changes)
             .map_err(|e| format!("set_db_options({changes:?}): {e}"));
     }
     let c = &sh.cfs[cf as usize];
@@ -792,7 +792,7 @@ fn set_options(sh: &Shared<'_>, cf: u32, rng: &mut SmallRng) -> Result<(), Strin
     let mut want = before.clone();
     let valid =
         changes.iter().all(|(k, v)| want.set_option(k, v).is_ok()) && want.validate().is_ok();
-    match (valid, sh.db.set_options_cf(c, &changes)) {
+    match (valid, sh.db.set_options_cf_from_strings(c, &changes)) {
         (true, Ok(())) | (false, Err(shale::Error::InvalidArgument(_))) => Ok(()),
         (_, r) => Err(format!(
             "set_options_cf({cf}, {changes:?}) (valid: {valid}): {r:?}"

@@ -1,7 +1,10 @@
 //! The bottom vocabulary of the engine: sequence numbers, value kinds,
-//! internal keys and their ordering, and striped counters. Depends on
-//! nothing above `error`/`codec`.
+//! internal keys and their ordering, and striped counters; and the
+//! machinery that declares options (`declare`: `declare_options!`, used by
+//! `options` and `blob::options`). Depends on nothing above
+//! `error`/`codec`.
 
+pub(crate) mod declare;
 pub(crate) mod expiry;
 mod internal_key;
 mod kind;

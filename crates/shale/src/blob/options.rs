@@ -6,6 +6,8 @@
 //! readable whatever the options say now, and the new values apply to the
 //! next flush or compaction.
 
+use crate::base::declare::{bad_value, declare_options, TextValue};
+use crate::error::Result;
 use crate::sst::Compression;
 
 /// Whether flushes also put the blobs they write into the block cache.
@@ -38,67 +40,66 @@ impl PrepopulateBlobCache {
     }
 }
 
-/// Key-value separation of one column family.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BlobOptions {
-    /// Values of at least `min_blob_size` bytes are written to blob files
-    /// by flushes and compactions (from `blob_file_starting_level` on);
-    /// the tables keep a small reference. Default false.
-    pub enable_blob_files: bool,
-    /// Smallest value moved to a blob file. Default 0 (every value).
-    pub min_blob_size: u64,
-    /// A blob file is closed and a new one started past this size.
-    /// Default 256 MiB.
-    pub blob_file_size: u64,
-    /// Compression of each blob. Default none.
-    pub blob_compression_type: Compression,
-    /// Compactions relocate the blobs of the oldest
-    /// `blob_garbage_collection_age_cutoff` share of blob files, so those
-    /// files empty and are deleted. Default false.
-    pub enable_blob_garbage_collection: bool,
-    /// Share (0..=1) of the blob files, oldest first, whose live blobs
-    /// garbage collection relocates. Default 0.25.
-    pub blob_garbage_collection_age_cutoff: f64,
-    /// Shale's own (RocksDB has no such option): a blob file below the age
-    /// cutoff has its blobs relocated only once at least this share
-    /// (0..=1) of its blob bytes is garbage. Default 0.0: every file below
-    /// the cutoff, RocksDB's rule. Under RocksDB's rule a compaction that
-    /// reads the oldest files relocates them however little garbage they
-    /// hold, so the bytes relocated grow with the number of compactions;
-    /// with a ratio they grow with the garbage (see docs/BLOB.md). The
-    /// oldest batch of a forced collection is relocated whatever its
-    /// files' shares.
-    pub blob_garbage_collection_min_garbage_ratio: f64,
-    /// When the garbage share of the oldest blob files reaches this
-    /// (0..=1), the tables referencing them are compacted for that alone.
-    /// Default 1.0 (only files entirely garbage, which are dropped anyway).
-    pub blob_garbage_collection_force_threshold: f64,
-    /// Bytes read ahead from a blob file by compactions that relocate its
-    /// blobs (0: one read per blob). Default 0.
-    pub blob_compaction_readahead_size: u64,
-    /// The first level whose compactions write blob files; 0 (the default)
-    /// also has flushes write them.
-    pub blob_file_starting_level: usize,
-    /// Whether flushes insert the blobs they write into the block cache.
-    /// Default `Disable`.
-    pub prepopulate_blob_cache: PrepopulateBlobCache,
+impl TextValue for PrepopulateBlobCache {
+    fn text(&self) -> String {
+        self.name().to_string()
+    }
+    fn set(&mut self, name: &str, v: &str) -> Result<()> {
+        *self = PrepopulateBlobCache::parse(v).ok_or_else(|| bad_value(name, v))?;
+        Ok(())
+    }
 }
 
-impl Default for BlobOptions {
-    fn default() -> Self {
-        BlobOptions {
-            enable_blob_files: false,
-            min_blob_size: 0,
-            blob_file_size: 256 << 20,
-            blob_compression_type: Compression::None,
-            enable_blob_garbage_collection: false,
-            blob_garbage_collection_age_cutoff: 0.25,
-            blob_garbage_collection_min_garbage_ratio: 0.0,
-            blob_garbage_collection_force_threshold: 1.0,
-            blob_compaction_readahead_size: 0,
-            blob_file_starting_level: 0,
-            prepopulate_blob_cache: PrepopulateBlobCache::Disable,
-        }
+declare_options! {
+    /// Key-value separation of one column family.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct BlobOptions;
+    {
+        /// Values of at least `min_blob_size` bytes are written to blob files
+        /// by flushes and compactions (from `blob_file_starting_level` on);
+        /// the tables keep a small reference. Default false.
+        enable_blob_files / EnableBlobFiles: bool = false, mutable sparse Cf "enable_blob_files";
+        /// Smallest value moved to a blob file. Default 0 (every value).
+        min_blob_size / MinBlobSize: u64 = 0, mutable sparse Cf "min_blob_size";
+        /// A blob file is closed and a new one started past this size.
+        /// Default 256 MiB.
+        blob_file_size / BlobFileSize: u64 = 256 << 20, mutable sparse Cf "blob_file_size",
+            check(v) *v == 0 => "blob_file_size must be > 0".into();
+        /// Compression of each blob. Default none.
+        blob_compression_type / BlobCompressionType: Compression = Compression::None, mutable sparse Cf "blob_compression_type";
+        /// Compactions relocate the blobs of the oldest
+        /// `blob_garbage_collection_age_cutoff` share of blob files, so those
+        /// files empty and are deleted. Default false.
+        enable_blob_garbage_collection / EnableBlobGarbageCollection: bool = false, mutable sparse Cf "enable_blob_garbage_collection";
+        /// Share (0..=1) of the blob files, oldest first, whose live blobs
+        /// garbage collection relocates. Default 0.25.
+        blob_garbage_collection_age_cutoff / BlobGarbageCollectionAgeCutoff: f64 = 0.25, mutable sparse Cf "blob_garbage_collection_age_cutoff",
+            check(v) !(0.0..=1.0).contains(v) => format!("blob_garbage_collection_age_cutoff {v} not in [0, 1]");
+        /// Shale's own (RocksDB has no such option): a blob file below the age
+        /// cutoff has its blobs relocated only once at least this share
+        /// (0..=1) of its blob bytes is garbage. Default 0.0: every file below
+        /// the cutoff, RocksDB's rule. Under RocksDB's rule a compaction that
+        /// reads the oldest files relocates them however little garbage they
+        /// hold, so the bytes relocated grow with the number of compactions;
+        /// with a ratio they grow with the garbage (see docs/BLOB.md). The
+        /// oldest batch of a forced collection is relocated whatever its
+        /// files' shares.
+        blob_garbage_collection_min_garbage_ratio / BlobGarbageCollectionMinGarbageRatio: f64 = 0.0, mutable sparse Cf "blob_garbage_collection_min_garbage_ratio",
+            check(v) !(0.0..=1.0).contains(v) => format!("blob_garbage_collection_min_garbage_ratio {v} not in [0, 1]");
+        /// When the garbage share of the oldest blob files reaches this
+        /// (0..=1), the tables referencing them are compacted for that alone.
+        /// Default 1.0 (only files entirely garbage, which are dropped anyway).
+        blob_garbage_collection_force_threshold / BlobGarbageCollectionForceThreshold: f64 = 1.0, mutable sparse Cf "blob_garbage_collection_force_threshold",
+            check(v) !(0.0..=1.0).contains(v) => format!("blob_garbage_collection_force_threshold {v} not in [0, 1]");
+        /// Bytes read ahead from a blob file by compactions that relocate its
+        /// blobs (0: one read per blob). Default 0.
+        blob_compaction_readahead_size / BlobCompactionReadaheadSize: u64 = 0, mutable sparse Cf "blob_compaction_readahead_size";
+        /// The first level whose compactions write blob files; 0 (the default)
+        /// also has flushes write them.
+        blob_file_starting_level / BlobFileStartingLevel: usize = 0, mutable sparse Cf "blob_file_starting_level";
+        /// Whether flushes insert the blobs they write into the block cache.
+        /// Default `Disable`.
+        prepopulate_blob_cache / PrepopulateBlobCache: PrepopulateBlobCache = PrepopulateBlobCache::Disable, mutable sparse Cf "prepopulate_blob_cache";
     }
 }
 

@@ -32,7 +32,7 @@ use parking_lot::Mutex;
 use crate::batch::WriteBatch;
 use crate::cf::{Cf, ColumnFamily};
 use crate::error::{Error, Result};
-use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
+use crate::options::{CfOption, CfOptions, DbOption, Options, ReadOptions, WriteOptions};
 use crate::shared::DbInner;
 
 pub use crate::base::snapshots::Snapshot;
@@ -198,45 +198,67 @@ impl Db {
     }
 
     /// Changes options of the `default` family while the DB is open
-    /// (RocksDB's `SetOptions`): `changes` are `(name, value)` pairs in the
-    /// OPTIONS file's text (`("write_buffer_size", "8388608")`,
-    /// `("compression_per_level", "None:LZ4")`,
-    /// `("compaction_options_universal.size_ratio", "10")`). All apply or
-    /// none: an empty list, an unknown name, a bad value, an option that
-    /// changes only on reopen (the compaction style, block alignment, merge
-    /// operator, ...) or a combination `CfOptions::validate` refuses is
-    /// `InvalidArgument`. Each takes effect at the next decision that reads
-    /// it: memtable sizes at the next memtable, table options at the next
-    /// table written, triggers and level targets at the next compaction
-    /// pick and stall check (made at once), the prefix extractor at the
-    /// next read or iterator created (prefix filters built with another
-    /// extractor are then passed over, as RocksDB does). The default
-    /// family's changes last until the DB is closed (it reopens with
-    /// `Options`); another
-    /// family's are persisted and reopen with it unless it is opened with
-    /// options of its own.
-    pub fn set_options(&self, changes: &[(&str, &str)]) -> Result<()> {
-        set_options::set_options(self.inner(), &self.inner().default_cf, changes)
+    /// (RocksDB's `SetOptions`): `db.set_options(&[CfOption::WriteBufferSize(8
+    /// << 20), CfOption::Level0FileNumCompactionTrigger(8)])`. [`CfOption`]
+    /// has a variant for each option that may change while open; the rest
+    /// (the compaction style, block alignment, merge operator, ...) change
+    /// only on reopen. All apply or none: an empty list or a combination
+    /// `CfOptions::validate` refuses is `InvalidArgument`. Each takes effect
+    /// at the next decision that reads it: memtable sizes at the next
+    /// memtable, table options at the next table written, triggers and level
+    /// targets at the next compaction pick and stall check (made at once),
+    /// the prefix extractor at the next read or iterator created (prefix
+    /// filters built with another extractor are then passed over, as
+    /// RocksDB does). The default family's changes last until the DB is
+    /// closed (it reopens with `Options`); another family's are persisted
+    /// and reopen with it unless it is opened with options of its own.
+    pub fn set_options(&self, changes: &[CfOption]) -> Result<()> {
+        let cf = &self.inner().default_cf;
+        set_options::set_options(self.inner(), cf, set_options::CfChanges::Typed(changes))
+    }
+
+    /// `set_options` with `(name, value)` pairs in the OPTIONS file's text
+    /// (`("write_buffer_size", "8388608")`, `("compression_per_level",
+    /// "None:LZ4")`, `("compaction_options_universal.size_ratio", "10")`), for
+    /// tools and bindings that take options as text. An unknown name, a bad
+    /// value or an option that changes only on reopen is also
+    /// `InvalidArgument`.
+    pub fn set_options_from_strings(&self, changes: &[(&str, &str)]) -> Result<()> {
+        let cf = &self.inner().default_cf;
+        set_options::set_options(self.inner(), cf, set_options::CfChanges::Text(changes))
     }
 
     /// Changes DB-wide options while the DB is open (RocksDB's
-    /// `SetDBOptions`): `max_background_jobs` (more threads start at once;
-    /// fewer lets the extra ones idle), `max_subcompactions`,
-    /// `delayed_write_rate`, `max_total_wal_size`, `bytes_per_sync` and
-    /// `wal_bytes_per_sync` (for files started after), and
-    /// `compaction_readahead_size`, as `(name, value)` text pairs. All
-    /// apply or none: an empty list, any other name or a bad value is
-    /// `InvalidArgument`. The changes last until the DB is closed and show
-    /// in a new OPTIONS file. The rate limiter changes through
-    /// `RateLimiter::set_bytes_per_second`.
-    pub fn set_db_options(&self, changes: &[(&str, &str)]) -> Result<()> {
-        set_options::set_db_options(self.inner(), &self.handle.threads, changes)
+    /// `SetDBOptions`): a [`DbOption`] for each of `max_background_jobs`
+    /// (more threads start at once; fewer lets the extra ones idle),
+    /// `max_subcompactions`, `delayed_write_rate`, `max_total_wal_size`,
+    /// `bytes_per_sync` and `wal_bytes_per_sync` (for files started after),
+    /// and `compaction_readahead_size`. All apply or none: an empty list or
+    /// values `Options::validate` refuses is `InvalidArgument`. The changes
+    /// last until the DB is closed and show in a new OPTIONS file. The rate
+    /// limiter changes through `RateLimiter::set_bytes_per_second`.
+    pub fn set_db_options(&self, changes: &[DbOption]) -> Result<()> {
+        let c = set_options::DbChanges::Typed(changes);
+        set_options::set_db_options(self.inner(), &self.handle.threads, c)
+    }
+
+    /// `set_db_options` with `(name, value)` pairs in the OPTIONS file's
+    /// text; any other name or a bad value is also `InvalidArgument`.
+    pub fn set_db_options_from_strings(&self, changes: &[(&str, &str)]) -> Result<()> {
+        let c = set_options::DbChanges::Text(changes);
+        set_options::set_db_options(self.inner(), &self.handle.threads, c)
     }
 
     /// `set_options` for family `cf`.
-    pub fn set_options_cf(&self, cf: &Cf, changes: &[(&str, &str)]) -> Result<()> {
+    pub fn set_options_cf(&self, cf: &Cf, changes: &[CfOption]) -> Result<()> {
         let c = self.family(cf)?;
-        set_options::set_options(self.inner(), c, changes)
+        set_options::set_options(self.inner(), c, set_options::CfChanges::Typed(changes))
+    }
+
+    /// `set_options_from_strings` for family `cf`.
+    pub fn set_options_cf_from_strings(&self, cf: &Cf, changes: &[(&str, &str)]) -> Result<()> {
+        let c = self.family(cf)?;
+        set_options::set_options(self.inner(), c, set_options::CfChanges::Text(changes))
     }
 
     /// The current options of family `cf` (as changed by `set_options`).

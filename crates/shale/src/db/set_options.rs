@@ -2,9 +2,11 @@
 //! `SetOptions`) and the DB-wide ones of `options::mutable_db` (RocksDB's
 //! `SetDBOptions`).
 //!
-//! Only the options `CfOptions::changeable_while_open` names can change;
-//! any other name, an unknown one or a bad value is `InvalidArgument` and
-//! nothing changes. A change is all or nothing: the new options are
+//! Changes come typed ([`CfOption`], [`DbOption`]: a variant for each
+//! option that may change while open, so no other can be named) or as the
+//! OPTIONS file's text (`*_from_strings`), where only the options
+//! `CfOptions::changeable_while_open` names can change and any other name,
+//! an unknown one or a bad value is `InvalidArgument` and nothing changes. A change is all or nothing: the new options are
 //! validated whole, persisted (a MANIFEST edit for a family other than
 //! `default`, whose options come from `Options` at each open; a new
 //! `OPTIONS` file for `default`), then published in one swap.
@@ -23,15 +25,69 @@ use std::sync::Arc;
 
 use crate::cf::ColumnFamily;
 use crate::error::{Error, Result};
-use crate::options::{in_family, CfOptions};
+use crate::options::{in_family, CfOption, CfOptions, DbOption};
 use crate::version::VersionEdit;
 
 use super::DbInner;
 
+/// A family's changes, typed or as the OPTIONS file's text.
+pub(crate) enum CfChanges<'a> {
+    Typed(&'a [CfOption]),
+    Text(&'a [(&'a str, &'a str)]),
+}
+
+impl CfChanges<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            CfChanges::Typed(c) => c.is_empty(),
+            CfChanges::Text(c) => c.is_empty(),
+        }
+    }
+
+    /// Refuses names that are not options changeable while open (a typed
+    /// change is one by construction).
+    fn check_names(&self) -> std::result::Result<(), String> {
+        let CfChanges::Text(changes) = self else {
+            return Ok(());
+        };
+        for (k, _) in *changes {
+            if !CfOptions::changeable_while_open(k) {
+                return Err(if CfOptions::is_option(k) {
+                    format!("set_options: {k} cannot change while the DB is open (reopen with it)")
+                } else {
+                    format!("set_options: unknown option {k:?}")
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn apply(&self, o: &mut CfOptions) -> Result<()> {
+        match self {
+            CfChanges::Typed(c) => c.iter().for_each(|c| c.clone().apply(o)),
+            CfChanges::Text(c) => {
+                for (k, v) in *c {
+                    o.set_option(k, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The changes for the LOG.
+    fn describe(&self) -> String {
+        let text: Vec<String> = match self {
+            CfChanges::Typed(c) => c.iter().map(|c| format!("{c:?}")).collect(),
+            CfChanges::Text(c) => c.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        };
+        text.join(" ")
+    }
+}
+
 pub(crate) fn set_options(
     db: &Arc<DbInner>,
     cf: &Arc<ColumnFamily>,
-    changes: &[(&str, &str)],
+    changes: CfChanges<'_>,
 ) -> Result<()> {
     db.check_open()?;
     if changes.is_empty() {
@@ -40,14 +96,8 @@ pub(crate) fn set_options(
         ));
     }
     let refuse = |m: String| Err(in_family(&cf.name, Error::InvalidArgument(m)));
-    for (k, _) in changes {
-        if !CfOptions::changeable_while_open(k) {
-            return refuse(if CfOptions::is_option(k) {
-                format!("set_options: {k} cannot change while the DB is open (reopen with it)")
-            } else {
-                format!("set_options: unknown option {k:?}")
-            });
-        }
+    if let Err(m) = changes.check_names() {
+        return refuse(m);
     }
     // One change at a time, and the OPTIONS file written in that order.
     let _serial = db.options_lock.lock();
@@ -57,9 +107,9 @@ pub(crate) fn set_options(
     }
     let old = Arc::clone(&cf.opts());
     let mut new = (*old).clone();
-    for (k, v) in changes {
-        new.set_option(k, v).map_err(|e| in_family(&cf.name, e))?;
-    }
+    changes
+        .apply(&mut new)
+        .map_err(|e| in_family(&cf.name, e))?;
     new.validate()
         .and_then(|()| new.validate_levels(db.opts.num_levels))
         .map_err(|e| in_family(&cf.name, e))?;
@@ -87,15 +137,20 @@ pub(crate) fn set_options(
     // under a smaller write buffer, or a stall may have begun or ended.
     db.room_clear.store(false, Ordering::SeqCst);
     db.bg_cv.notify_all();
-    let text: Vec<String> = changes.iter().map(|(k, v)| format!("{k}={v}")).collect();
     db.log.event(
         "options_changed",
         &[
             format!("\"cf\": {:?}", cf.name),
-            format!("\"changes\": {:?}", text.join(" ")),
+            format!("\"changes\": {:?}", changes.describe()),
         ],
     );
     write_options_file(db, st)
+}
+
+/// DB-wide changes, typed or as the OPTIONS file's text.
+pub(crate) enum DbChanges<'a> {
+    Typed(&'a [DbOption]),
+    Text(&'a [(&'a str, &'a str)]),
 }
 
 /// Changes DB-wide options (see the module comment): validated as a whole
@@ -104,19 +159,34 @@ pub(crate) fn set_options(
 pub(crate) fn set_db_options(
     db: &Arc<DbInner>,
     threads: &parking_lot::Mutex<Vec<std::thread::JoinHandle<()>>>,
-    changes: &[(&str, &str)],
+    changes: DbChanges<'_>,
 ) -> Result<()> {
     db.check_open()?;
-    if changes.is_empty() {
+    let empty = match changes {
+        DbChanges::Typed(c) => c.is_empty(),
+        DbChanges::Text(c) => c.is_empty(),
+    };
+    if empty {
         return Err(Error::InvalidArgument(
             "set_db_options: no option given".into(),
         ));
     }
     let _serial = db.options_lock.lock();
     let mut new = current_options(db);
-    for (k, v) in changes {
-        crate::options::mutable_db::set(&mut new, k, v)?;
-    }
+    let text: Vec<String> = match changes {
+        DbChanges::Typed(c) => {
+            for c in c {
+                c.clone().apply(&mut new);
+            }
+            c.iter().map(|c| format!("{c:?}")).collect()
+        }
+        DbChanges::Text(c) => {
+            for (k, v) in c {
+                crate::options::mutable_db::set(&mut new, k, v)?;
+            }
+            c.iter().map(|(k, v)| format!("{k}={v}")).collect()
+        }
+    };
     new.validate()?;
     {
         // Under the threads' lock: a close takes it after it stops the
@@ -129,7 +199,6 @@ pub(crate) fn set_db_options(
     let mut st = db.state.lock();
     db.room_clear.store(false, Ordering::SeqCst);
     db.bg_cv.notify_all();
-    let text: Vec<String> = changes.iter().map(|(k, v)| format!("{k}={v}")).collect();
     db.log.event(
         "db_options_changed",
         &[format!("\"changes\": {:?}", text.join(" "))],
@@ -145,7 +214,7 @@ pub(crate) fn set_db_options(
 pub(crate) fn current_options(db: &DbInner) -> crate::options::Options {
     let mut o = db.opts.clone();
     db.mutable.apply_to(&mut o);
-    o.set_cf_options((**db.default_cf.opts()).clone());
+    o.cf = (**db.default_cf.opts()).clone();
     o
 }
 

@@ -1,12 +1,12 @@
 //! `CfOptions`: the options of one column family (memtables, table format,
-//! LSM shape and compaction triggers), validated at open and at create, and
-//! their `name=value` text, persisted in the MANIFEST with the family's
-//! create (and again when the family is opened with other options).
+//! LSM shape and compaction triggers), declared once with their text
+//! (`declare_options!`), validated at open and at create, and persisted as
+//! `name=value` text in the MANIFEST with the family's create (and again
+//! when the family is opened with other options or changed while open).
 //!
-//! The flat fields of `Options` configure the `default` family
-//! (`Options::cf_options`); every other family has its own `CfOptions`.
+//! [`Options`](crate::Options) holds the `default` family's in its field
+//! `cf`; every other family has its own `CfOptions`.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::base::PrefixExtractor;
@@ -21,217 +21,242 @@ use super::compaction_style::{
     self, CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions,
 };
 use super::Compression;
+use crate::base::declare::{declare_options, flatten, OptionInfo, Section};
 
-/// The options `Db::set_options` changes (besides the universal, FIFO and
-/// blob options, which all do).
-const CHANGEABLE_WHILE_OPEN: [&str; 27] = [
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "memtable_bloom_size_ratio",
-    "memtable_whole_key_filtering",
-    "block_size",
-    "block_restart_interval",
-    "block_restart_bytes",
-    "block_size_deviation",
-    "bloom_bits_per_key",
-    "bloom_bits_per_key_per_level",
-    "whole_key_filtering",
-    "prefix_extractor",
-    "compression_per_level",
-    "bottommost_compression",
-    "disable_auto_compactions",
-    "level0_file_num_compaction_trigger",
-    "level0_slowdown_writes_trigger",
-    "level0_stop_writes_trigger",
-    "max_bytes_for_level_base",
-    "max_bytes_for_level_multiplier",
-    "target_file_size_base",
-    "target_file_size_multiplier",
-    "max_compaction_bytes",
-    "level_compaction_dynamic_file_size",
-    "soft_pending_compaction_bytes_limit",
-    "hard_pending_compaction_bytes_limit",
-    "default_ttl_secs",
-];
-
-/// The options that change only on reopen: they shape what is already
-/// written (block alignment, partitions, level sizing, the compaction
-/// style) or are code (merge operator, compaction filter). The prefix
-/// extractor changes while open: every memtable and table records the
-/// extractor its prefix filter was built with and answers "maybe" to
-/// another (RocksDB's rule), and each read takes the family's extractor
-/// once.
-const FIXED_WHILE_OPEN: [&str; 6] = [
-    "block_align",
-    "sst_partitioner_factory",
-    "detect_insert_streams",
-    "level_compaction_dynamic_level_bytes",
-    "merge_operator",
-    "compaction_filter",
-];
-
-/// Options of one column family. `Default` gives the same defaults as the
-/// matching fields of [`Options`](crate::Options); see those fields for
-/// the meaning of each.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CfOptions {
-    /// Bytes in a memtable before it is switched and flushed. Default 64 MiB.
-    pub write_buffer_size: usize,
-    /// Memtables (active + immutable) kept before writes stall. Default 2.
-    pub max_write_buffer_number: usize,
-    /// Memtable bloom filter size as a share of `write_buffer_size`
-    /// (0 = none, at most 0.25). Default 0.02.
-    pub memtable_bloom_size_ratio: f64,
-    /// Target size of an uncompressed data block. Default 4 KiB.
-    pub block_size: usize,
-    /// Keys between restart points in a data block. Default 16.
-    pub block_restart_interval: usize,
-    /// Bytes between restart points (0 = by count only). Default 1024.
-    pub block_restart_bytes: usize,
-    /// Aligned data blocks (RocksDB's `block_align`): each starts at a
-    /// multiple of min(`block_size`, 4 KiB) and, with its 5-byte trailer,
-    /// fits in `block_size` unless one entry is larger; zeros pad the gap.
-    /// A point read of a block is then one page from the device instead of
-    /// the two an unaligned 4 KiB block straddles, at the cost of the
-    /// padding. Requires no compression on any level and a power-of-two
-    /// `block_size` (else `InvalidArgument`). Default false.
-    pub block_align: bool,
-    /// A data block is cut before an entry that would take it past
-    /// `block_size` once it is at least `100 - block_size_deviation` percent
-    /// full (RocksDB's `block_size_deviation`; otherwise it is cut after the
-    /// entry that reaches `block_size`), so blocks stay near `block_size`
-    /// rather than one entry over it. 0 turns this off (as does 100, as in
-    /// RocksDB); above 100 is `InvalidArgument`. Ignored with `block_align`,
-    /// which always cuts before. Default 10.
-    pub block_size_deviation: u32,
-    /// Bloom filter bits per key; 0 disables the filter. Default 10.
-    pub bloom_bits_per_key: u32,
-    /// Bloom bits per key by output level (flush writes L0; compaction its
-    /// output level); the last entry applies to deeper levels; empty (the
-    /// default) uses `bloom_bits_per_key` everywhere. Each in [0, 100].
-    pub bloom_bits_per_key_per_level: Vec<f64>,
-    /// Maps keys to prefixes for prefix bloom filters and
-    /// `ReadOptions::prefix_same_as_start`. Default `None`.
-    pub prefix_extractor: Option<PrefixExtractor>,
-    /// SST filters hold whole keys (point reads use them); with an
-    /// extractor and `false`, only prefixes. Default true.
-    pub whole_key_filtering: bool,
-    /// With an extractor, memtable blooms also hold whole keys. Default
-    /// false (RocksDB's). Without an extractor they always hold whole keys.
-    pub memtable_whole_key_filtering: bool,
-    /// Compression per level (the last entry applies to deeper levels).
-    pub compression_per_level: Vec<Compression>,
-    /// Compression of the bottommost level, overriding the level's.
-    pub bottommost_compression: Option<Compression>,
-    /// No automatic compaction of this family (RocksDB's
-    /// `disable_auto_compactions`): the picker, delete-only drops and FIFO
-    /// drops leave it alone, and its writes do not stall on L0 files or
-    /// pending compaction bytes (memtable stalls remain); `compact_range`
-    /// still compacts it. For bulk loads: load, `compact_range`, reopen
-    /// without it. Default false.
-    pub disable_auto_compactions: bool,
-    /// L0 file count that triggers a compaction. Default 4.
-    pub level0_file_num_compaction_trigger: usize,
-    /// L0 file count that slows writes. Default 20.
-    pub level0_slowdown_writes_trigger: usize,
-    /// L0 file count that stops writes. Default 36.
-    pub level0_stop_writes_trigger: usize,
-    /// Target size of L1 (or the base level). Default 256 MiB.
-    pub max_bytes_for_level_base: u64,
-    /// Growth factor between levels (finite, >= 2). Default 10.
-    pub max_bytes_for_level_multiplier: f64,
-    /// Size levels backwards from the last one. Default true.
-    pub level_compaction_dynamic_level_bytes: bool,
-    /// Target SST size of L1. Default 64 MiB.
-    pub target_file_size_base: u64,
-    /// Growth of the target SST size per level. Default 1.
-    pub target_file_size_multiplier: u64,
-    /// Most bytes one compaction reads; 0 = 25 × `target_file_size_base`.
-    pub max_compaction_bytes: u64,
-    /// Cut compaction outputs at the next level's file boundaries once they
-    /// hold 50-90% of the target file size (RocksDB's option of that name):
-    /// smaller files, less rewriting in later compactions. Default true.
-    pub level_compaction_dynamic_file_size: bool,
-    /// Pending compaction bytes that delay writes; 0 disables. Default 64 GiB.
-    pub soft_pending_compaction_bytes_limit: u64,
-    /// Pending compaction bytes that stop writes; 0 disables. Default 256 GiB.
-    pub hard_pending_compaction_bytes_limit: u64,
-    /// Combines merge operands (`Db::merge`); `None` refuses merges.
-    /// Persisted by name: the shipped operators come back when the family
-    /// is opened with its persisted options. Default `None`.
-    pub merge_operator: Option<Arc<dyn MergeOperator>>,
-    /// Per-key hook of flush and compaction; not persisted. Default `None`.
-    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
-    /// Every put in the family expires this many seconds after it is
-    /// written (0: only `put_with_ttl` puts expire). Default 0.
-    pub default_ttl_secs: u64,
-    /// How the family's tables are compacted. Default `Level`.
-    pub compaction_style: CompactionStyle,
-    /// Options of universal compaction (used when `compaction_style` is
-    /// `Universal`).
-    pub compaction_options_universal: UniversalCompactionOptions,
-    /// Options of FIFO compaction (used when `compaction_style` is `Fifo`).
-    pub compaction_options_fifo: FifoCompactionOptions,
-    /// Key-value separation: large values in blob files (RocksDB's
-    /// integrated BlobDB). Default off.
-    pub blob: BlobOptions,
-    /// Compaction outputs below L0 never span two of its partitions
-    /// (RocksDB's `sst_partitioner_factory`); in leveled families flush
-    /// outputs neither (RocksDB cuts no flush). Outputs written to L0 by a
-    /// compaction (intra-L0 merges) are never cut: a merge that reduces
-    /// the L0 file count must make fewer files. Default `None`.
-    pub sst_partitioner_factory: Option<SstPartitioner>,
-    /// Flush outputs, and compaction outputs below L0, end where an
-    /// ascending insert stream of the memtable (of the merged inputs) ends
-    /// (`build::cuts`), so interleaved streams land in disjoint tables
-    /// that later move down levels without rewrites. `None` (the
-    /// default): on for leveled families, off for universal (each L0 file
-    /// is a sorted run there) and FIFO; `Some(true)` with those styles is
-    /// refused.
-    pub detect_insert_streams: Option<bool>,
-}
-
-impl Default for CfOptions {
-    fn default() -> Self {
-        CfOptions {
-            write_buffer_size: 64 << 20,
-            max_write_buffer_number: 2,
-            memtable_bloom_size_ratio: 0.02,
-            block_size: 4096,
-            block_restart_interval: 16,
-            block_restart_bytes: 1024,
-            block_align: false,
-            block_size_deviation: 10,
-            bloom_bits_per_key: 10,
-            bloom_bits_per_key_per_level: Vec::new(),
-            prefix_extractor: None,
-            whole_key_filtering: true,
-            memtable_whole_key_filtering: false,
-            compression_per_level: vec![Compression::None],
-            bottommost_compression: None,
-            disable_auto_compactions: false,
-            level0_file_num_compaction_trigger: 4,
-            level0_slowdown_writes_trigger: 20,
-            level0_stop_writes_trigger: 36,
-            max_bytes_for_level_base: 256 << 20,
-            max_bytes_for_level_multiplier: 10.0,
-            level_compaction_dynamic_level_bytes: true,
-            target_file_size_base: 64 << 20,
-            target_file_size_multiplier: 1,
-            max_compaction_bytes: 0,
-            level_compaction_dynamic_file_size: true,
-            soft_pending_compaction_bytes_limit: 64 << 30,
-            hard_pending_compaction_bytes_limit: 256 << 30,
-            merge_operator: None,
-            compaction_filter: None,
-            default_ttl_secs: 0,
-            compaction_style: CompactionStyle::Level,
-            compaction_options_universal: UniversalCompactionOptions::default(),
-            compaction_options_fifo: FifoCompactionOptions::default(),
-            blob: BlobOptions::default(),
-            sst_partitioner_factory: None,
-            detect_insert_streams: None,
-        }
+declare_options! {
+    /// Options of one column family (RocksDB's `ColumnFamilyOptions`, with
+    /// its `BlockBasedTableOptions`). The `default` family's are
+    /// [`Options::cf`](crate::Options::cf).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CfOptions;
+    /// A change of one option of a family while the DB is open
+    /// (`Db::set_options`): a variant for each option that may change then
+    /// (RocksDB's mutable column family options, with its table options),
+    /// documented as the field it sets. Each takes effect at the next
+    /// decision that reads it (the next memtable, table, compaction pick or
+    /// stall check). The other options shape what is already written
+    /// (compaction style, partitioner, block alignment, level sizing) or are
+    /// code (merge operator, compaction filter) and change only on reopen.
+    #[derive(Clone, Debug, PartialEq)]
+    pub enum CfOption;
+    {
+        /// Bytes in a memtable before it is switched and flushed. Default 64 MiB.
+        write_buffer_size / WriteBufferSize: usize = 64 << 20,
+            mutable always Cf "write_buffer_size",
+            check(v) *v < 4096 => format!("write_buffer_size {v} < 4096");
+        /// Memtables (active + immutable) kept before writes stall. Default 2.
+        max_write_buffer_number / MaxWriteBufferNumber: usize = 2,
+            mutable always Cf "max_write_buffer_number",
+            check(v) *v < 2 => format!("max_write_buffer_number {v} < 2");
+        /// Size of each memtable's bloom filter over its user keys, as a share
+        /// of `write_buffer_size` (RocksDB's `memtable_prefix_bloom_size_ratio`:
+        /// whole keys without a `prefix_extractor`; with one, prefixes, and
+        /// whole keys too per `memtable_whole_key_filtering`).
+        /// Point reads of keys a memtable does not hold skip its skiplist. The
+        /// filter counts toward the memtable's size. 0 disables; at most 0.25.
+        /// Default 0.02 (RocksDB: 0, off).
+        memtable_bloom_size_ratio / MemtableBloomSizeRatio: f64 = 0.02,
+            mutable always Cf "memtable_bloom_size_ratio",
+            check(v) !(0.0..=0.25).contains(v) => format!("memtable_bloom_size_ratio {v} not in [0, 0.25]");
+        /// Target size of an uncompressed data block. Default 4 KiB.
+        block_size / BlockSize: usize = 4096,
+            mutable always Table "block_size",
+            check(v) *v == 0 || *v > (1 << 30) => format!("block_size {v} out of range");
+        /// Keys between restart points in a data block. Default 16.
+        block_restart_interval / BlockRestartInterval: usize = 16,
+            mutable always Table "block_restart_interval",
+            check(v) *v == 0 => "block_restart_interval must be > 0".into();
+        /// A data block also starts a new restart point once the entries since
+        /// the last one span this many bytes; 0 restarts by count only (as
+        /// RocksDB). A point lookup binary-searches the restart points and then
+        /// scans one interval entry by entry, so with large values a byte bound
+        /// turns a scan of up to `block_restart_interval` cache-missing entries
+        /// into a few more binary-search steps, at the cost of 4 bytes and the
+        /// shared key prefix per extra restart. Default 1024.
+        block_restart_bytes / BlockRestartBytes: usize = 1024,
+            mutable always Table "block_restart_bytes";
+        /// Aligned data blocks (RocksDB's `block_align`): each starts at a
+        /// multiple of min(`block_size`, 4 KiB) and, with its 5-byte trailer,
+        /// fits in `block_size` unless one entry is larger; zeros pad the gap.
+        /// A point read of a block is then one page from the device instead of
+        /// the two an unaligned 4 KiB block straddles, at the cost of the
+        /// padding. Requires no compression on any level and a power-of-two
+        /// `block_size` (else `InvalidArgument`). Default false.
+        block_align / BlockAlign: bool = false,
+            fixed always Table "block_align";
+        /// A data block is cut before an entry that would take it past
+        /// `block_size` once it is at least `100 - block_size_deviation` percent
+        /// full (RocksDB's `block_size_deviation`; otherwise it is cut after the
+        /// entry that reaches `block_size`), so blocks stay near `block_size`
+        /// rather than one entry over it. 0 turns this off (as does 100, as in
+        /// RocksDB); above 100 is `InvalidArgument`. Ignored with `block_align`,
+        /// which always cuts before. Default 10.
+        block_size_deviation / BlockSizeDeviation: u32 = 10,
+            mutable always Table "block_size_deviation",
+            check(v) *v > 100 => format!("block_size_deviation {v} > 100");
+        /// Bloom filter bits per key; 0 disables the filter. Default 10.
+        bloom_bits_per_key / BloomBitsPerKey: u32 = 10,
+            mutable always Table "bloom_bits_per_key",
+            check(v) *v > 100 => format!("bloom_bits_per_key {v} > 100");
+        /// Bloom bits per key by output level, Monkey-style (more bits where
+        /// fewer keys live): flushes use entry 0, a compaction the entry of its
+        /// output level, the last entry applies to deeper levels. Empty (the
+        /// default) uses `bloom_bits_per_key` for every level. Each in [0, 100].
+        bloom_bits_per_key_per_level / BloomBitsPerKeyPerLevel: Vec<f64> = Vec::new(),
+            mutable sparse Table "bloom_bits_per_key_per_level",
+            check(v) v.iter().any(|b| !(0.0..=100.0).contains(b)) => format!(
+                "bloom_bits_per_key_per_level entry {} not in [0, 100]",
+                v.iter().find(|b| !(0.0..=100.0).contains(*b)).unwrap_or(&0.0)
+            );
+        /// Maps user keys to prefixes (RocksDB's `prefix_extractor`): SST and
+        /// memtable filters then hold each key's prefix, seeks with
+        /// `ReadOptions::prefix_same_as_start` skip tables and memtables whose
+        /// filter rules the seek key's prefix out, and stop at the first key
+        /// with another prefix. Persisted by name (`rocksdb.FixedPrefix.8`);
+        /// tables written with another extractor are read without their prefix
+        /// filter. Changes while open: every memtable and table records the
+        /// extractor its prefix filter was built with and answers "maybe" to
+        /// another (RocksDB's rule), and each read takes the family's
+        /// extractor once. Default `None`.
+        prefix_extractor / PrefixExtractor: Option<PrefixExtractor> = None,
+            mutable sparse Cf "prefix_extractor",
+            check(v) v.is_some_and(|e| e.is_empty() || e.len() > 1 << 20) => format!(
+                "prefix_extractor {}: length must be in 1..=1048576",
+                v.map(|e| e.name()).unwrap_or_default()
+            );
+        /// Compaction outputs below L0 never span two of its partitions
+        /// (RocksDB's `sst_partitioner_factory`); in leveled families flush
+        /// outputs neither (RocksDB cuts no flush). Outputs written to L0 by a
+        /// compaction (intra-L0 merges) are never cut: a merge that reduces
+        /// the L0 file count must make fewer files. Default `None`.
+        sst_partitioner_factory / SstPartitionerFactory: Option<SstPartitioner> = None,
+            fixed sparse Cf "sst_partitioner_factory";
+        /// Flush outputs, and compaction outputs below L0, end where an
+        /// ascending insert stream of the memtable (of the merged inputs) ends
+        /// (`build::cuts`), so interleaved streams land in disjoint tables
+        /// that later move down levels without rewrites. `None` (the
+        /// default): on for leveled families, off for universal (each L0 file
+        /// is a sorted run there) and FIFO; `Some(true)` with those styles is
+        /// refused.
+        detect_insert_streams / DetectInsertStreams: Option<bool> = None,
+            fixed sparse Cf "detect_insert_streams";
+        /// With a prefix extractor, SST filters also hold whole keys, so point
+        /// reads are filtered by key (`false`: by prefix only, smaller
+        /// filters). Without an extractor filters are always whole-key.
+        /// Default true.
+        whole_key_filtering / WholeKeyFiltering: bool = true,
+            mutable sparse Table "whole_key_filtering";
+        /// With a prefix extractor, memtable blooms also hold whole keys (for
+        /// point reads). Default false, as RocksDB. Without an extractor the
+        /// memtable bloom always holds whole keys.
+        memtable_whole_key_filtering / MemtableWholeKeyFiltering: bool = false,
+            mutable sparse Cf "memtable_whole_key_filtering";
+        /// Compression per level (the last entry applies to deeper levels).
+        /// Default: none for every level.
+        compression_per_level / CompressionPerLevel: Vec<Compression> = vec![Compression::None],
+            mutable always Cf "compression_per_level",
+            check(v) v.is_empty() => "compression_per_level must not be empty".into();
+        /// Compression for the bottommost level, overriding
+        /// `compression_per_level` there. Default: same as the level's.
+        bottommost_compression / BottommostCompression: Option<Compression> = None,
+            mutable always Cf "bottommost_compression";
+        /// No automatic compaction of this family (RocksDB's
+        /// `disable_auto_compactions`): the picker, delete-only drops and FIFO
+        /// drops leave it alone, and its writes do not stall on L0 files or
+        /// pending compaction bytes (memtable stalls remain); `compact_range`
+        /// still compacts it. For bulk loads: load, `compact_range`, reopen
+        /// without it. Default false.
+        disable_auto_compactions / DisableAutoCompactions: bool = false,
+            mutable always Cf "disable_auto_compactions";
+        /// L0 file count that triggers a compaction. Default 4.
+        level0_file_num_compaction_trigger / Level0FileNumCompactionTrigger: usize = 4,
+            mutable always Cf "level0_file_num_compaction_trigger",
+            check(v) *v == 0 => "level0_file_num_compaction_trigger must be > 0".into();
+        /// L0 file count that slows writes. Default 20.
+        level0_slowdown_writes_trigger / Level0SlowdownWritesTrigger: usize = 20,
+            mutable always Cf "level0_slowdown_writes_trigger";
+        /// L0 file count that stops writes. Default 36.
+        level0_stop_writes_trigger / Level0StopWritesTrigger: usize = 36,
+            mutable always Cf "level0_stop_writes_trigger";
+        /// Target size of L1 (or the base level). Default 256 MiB.
+        max_bytes_for_level_base / MaxBytesForLevelBase: u64 = 256 << 20,
+            mutable always Cf "max_bytes_for_level_base",
+            check(v) *v == 0 => "max_bytes_for_level_base and target_file_size_base must be > 0".into();
+        /// Growth factor between levels (finite, >= 2). Default 10.
+        max_bytes_for_level_multiplier / MaxBytesForLevelMultiplier: f64 = 10.0,
+            mutable always Cf "max_bytes_for_level_multiplier",
+            check(v) !v.is_finite() || *v < 2.0 => format!(
+                "max_bytes_for_level_multiplier {v} must be a finite number >= 2"
+            );
+        /// Size levels backwards from the last one. Default true.
+        level_compaction_dynamic_level_bytes / LevelCompactionDynamicLevelBytes: bool = true,
+            fixed always Cf "level_compaction_dynamic_level_bytes";
+        /// Target SST size of L1. Default 64 MiB.
+        target_file_size_base / TargetFileSizeBase: u64 = 64 << 20,
+            mutable always Cf "target_file_size_base",
+            check(v) *v == 0 => "max_bytes_for_level_base and target_file_size_base must be > 0".into();
+        /// Growth of the target SST size per level. Default 1.
+        target_file_size_multiplier / TargetFileSizeMultiplier: u64 = 1,
+            mutable always Cf "target_file_size_multiplier",
+            check(v) *v == 0 => "target_file_size_multiplier must be > 0".into();
+        /// Most bytes one compaction may read, and the grandparent-overlap limit
+        /// at which compaction outputs are cut early and above which a file is
+        /// not trivially moved; 0 = 25 × `target_file_size_base` (RocksDB's
+        /// default). Larger values allow bigger, longer compactions.
+        max_compaction_bytes / MaxCompactionBytes: u64 = 0,
+            mutable always Cf "max_compaction_bytes";
+        /// Cut compaction outputs at the next level's file boundaries once they
+        /// hold 50-90% of the target file size (RocksDB's option of that name),
+        /// so each output overlaps few files below and later compactions out of
+        /// its level rewrite less; the cost is files of varying size. Default
+        /// true.
+        level_compaction_dynamic_file_size / LevelCompactionDynamicFileSize: bool = true,
+            mutable always Cf "level_compaction_dynamic_file_size";
+        /// Writes are delayed (at `delayed_write_rate`) once the estimated bytes
+        /// compaction must rewrite reach this; 0 disables. Default 64 GiB.
+        soft_pending_compaction_bytes_limit / SoftPendingCompactionBytesLimit: u64 = 64 << 30,
+            mutable always Cf "soft_pending_compaction_bytes_limit";
+        /// Writes stop until compaction catches up once the estimated pending
+        /// compaction bytes reach this; 0 disables. Default 256 GiB.
+        hard_pending_compaction_bytes_limit / HardPendingCompactionBytesLimit: u64 = 256 << 30,
+            mutable always Cf "hard_pending_compaction_bytes_limit";
+        /// The merge operator (`Db::merge`): combines a key's operands, oldest
+        /// first, with its value, on reads and where flush and compaction can.
+        /// `None` (the default) refuses merges with `InvalidArgument`.
+        /// Shipped: [`UInt64AddOperator`](crate::UInt64AddOperator),
+        /// [`StringAppendOperator`](crate::StringAppendOperator),
+        /// [`MaxOperator`](crate::MaxOperator). Persisted by name: the
+        /// shipped operators come back when the family is opened with its
+        /// persisted options.
+        merge_operator / MergeOperator: Option<Arc<dyn MergeOperator>> = None,
+            fixed sparse Cf "merge_operator";
+        /// Every put in the family (not merges) expires this many seconds
+        /// after it is written. 0 (the default): puts do not expire unless
+        /// written with `put_with_ttl`.
+        default_ttl_secs / DefaultTtlSecs: u64 = 0,
+            mutable sparse Cf "default_ttl_secs";
+        /// The compaction filter: asked about each key's newest value that no
+        /// snapshot can see, as flush and compaction rewrite it (keep, remove,
+        /// change). Written by name; code the program supplies at each open.
+        /// Default `None`.
+        compaction_filter / CompactionFilter: Option<Arc<dyn CompactionFilter>> = None,
+            fixed sparse Cf "compaction_filter";
+        /// How the family's tables are compacted. Default `Level`.
+        compaction_style / CompactionStyle: CompactionStyle = CompactionStyle::Level,
+            fixed sparse Cf "compaction_style";
+        /// Options of universal compaction (used when `compaction_style` is
+        /// `Universal`).
+        compaction_options_universal / CompactionOptionsUniversal: UniversalCompactionOptions =
+            UniversalCompactionOptions::default(),
+            mutable group Cf "compaction_options_universal.";
+        /// Options of FIFO compaction (used when `compaction_style` is `Fifo`).
+        compaction_options_fifo / CompactionOptionsFifo: FifoCompactionOptions =
+            FifoCompactionOptions::default(),
+            mutable group Cf "compaction_options_fifo.";
+        /// Key-value separation: large values in blob files (RocksDB's
+        /// integrated BlobDB). Default off.
+        blob / Blob: BlobOptions = BlobOptions::default(),
+            mutable group Cf "";
     }
 }
 
@@ -239,36 +264,7 @@ impl CfOptions {
     /// Checks every option; `InvalidArgument` names the first bad one.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
-        if !(0.0..=0.25).contains(&self.memtable_bloom_size_ratio) {
-            return bad(format!(
-                "memtable_bloom_size_ratio {} not in [0, 0.25]",
-                self.memtable_bloom_size_ratio
-            ));
-        }
-        if self.write_buffer_size < 4096 {
-            return bad(format!(
-                "write_buffer_size {} < 4096",
-                self.write_buffer_size
-            ));
-        }
-        if self.max_write_buffer_number < 2 {
-            return bad(format!(
-                "max_write_buffer_number {} < 2",
-                self.max_write_buffer_number
-            ));
-        }
-        if self.block_size == 0 || self.block_size > (1 << 30) {
-            return bad(format!("block_size {} out of range", self.block_size));
-        }
-        if self.block_restart_interval == 0 {
-            return bad("block_restart_interval must be > 0".into());
-        }
-        if self.block_size_deviation > 100 {
-            return bad(format!(
-                "block_size_deviation {} > 100",
-                self.block_size_deviation
-            ));
-        }
+        self.check_fields()?;
         if self.block_align {
             if !self.block_size.is_power_of_two() {
                 return bad(format!(
@@ -287,35 +283,6 @@ impl CfOptions {
                     .into());
             }
         }
-        if self.bloom_bits_per_key > 100 {
-            return bad(format!(
-                "bloom_bits_per_key {} > 100",
-                self.bloom_bits_per_key
-            ));
-        }
-        if let Some(b) = self
-            .bloom_bits_per_key_per_level
-            .iter()
-            .find(|b| !(0.0..=100.0).contains(*b))
-        {
-            return bad(format!(
-                "bloom_bits_per_key_per_level entry {b} not in [0, 100]"
-            ));
-        }
-        if let Some(e) = self.prefix_extractor {
-            if e.is_empty() || e.len() > 1 << 20 {
-                return bad(format!(
-                    "prefix_extractor {}: length must be in 1..=1048576",
-                    e.name()
-                ));
-            }
-        }
-        if self.compression_per_level.is_empty() {
-            return bad("compression_per_level must not be empty".into());
-        }
-        if self.level0_file_num_compaction_trigger == 0 {
-            return bad("level0_file_num_compaction_trigger must be > 0".into());
-        }
         if self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger
             || self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger
         {
@@ -325,18 +292,6 @@ impl CfOptions {
                 self.level0_slowdown_writes_trigger,
                 self.level0_stop_writes_trigger
             ));
-        }
-        let m = self.max_bytes_for_level_multiplier;
-        if !m.is_finite() || m < 2.0 {
-            return bad(format!(
-                "max_bytes_for_level_multiplier {m} must be a finite number >= 2"
-            ));
-        }
-        if self.max_bytes_for_level_base == 0 || self.target_file_size_base == 0 {
-            return bad("max_bytes_for_level_base and target_file_size_base must be > 0".into());
-        }
-        if self.target_file_size_multiplier == 0 {
-            return bad("target_file_size_multiplier must be > 0".into());
         }
         if self.soft_pending_compaction_bytes_limit > 0
             && self.hard_pending_compaction_bytes_limit > 0
@@ -497,152 +452,34 @@ impl CfOptions {
     /// The compaction style's `name=value` lines (only what differs from
     /// the defaults).
     pub(crate) fn style_lines(&self) -> Vec<(String, String)> {
-        compaction_style::text_lines(
-            self.compaction_style,
-            &self.compaction_options_universal,
-            &self.compaction_options_fifo,
-        )
+        self.lines()
+            .into_iter()
+            .filter(|(k, _, _)| k == "compaction_style" || k.starts_with("compaction_options_"))
+            .map(|(k, v, _)| (k, v))
+            .collect()
+    }
+
+    /// The persisted lines: name, text, and the OPTIONS file section.
+    pub(crate) fn lines(&self) -> Vec<(String, String, Section)> {
+        self.text_lines()
+            .into_iter()
+            .map(|l| (l.name, l.value, l.section))
+            .collect()
     }
 
     /// The options as `name=value` lines (the MANIFEST's persisted form).
     pub(crate) fn to_text(&self) -> String {
-        let comp: Vec<&str> = self
-            .compression_per_level
-            .iter()
-            .map(|c| c.name())
-            .collect();
-        let mut s = String::new();
-        let mut line = |k: &str, v: String| {
-            let _ = writeln!(s, "{k}={v}");
-        };
-        line("write_buffer_size", self.write_buffer_size.to_string());
-        line(
-            "max_write_buffer_number",
-            self.max_write_buffer_number.to_string(),
-        );
-        line(
-            "memtable_bloom_size_ratio",
-            self.memtable_bloom_size_ratio.to_string(),
-        );
-        line("block_size", self.block_size.to_string());
-        line(
-            "block_restart_interval",
-            self.block_restart_interval.to_string(),
-        );
-        line("block_restart_bytes", self.block_restart_bytes.to_string());
-        line("block_align", self.block_align.to_string());
-        line(
-            "block_size_deviation",
-            self.block_size_deviation.to_string(),
-        );
-        line("bloom_bits_per_key", self.bloom_bits_per_key.to_string());
-        if !self.bloom_bits_per_key_per_level.is_empty() {
-            let v: Vec<String> = self
-                .bloom_bits_per_key_per_level
-                .iter()
-                .map(f64::to_string)
-                .collect();
-            line("bloom_bits_per_key_per_level", v.join(":"));
-        }
-        if let Some(e) = self.prefix_extractor {
-            line("prefix_extractor", e.name());
-        }
-        if let Some(p) = self.sst_partitioner_factory {
-            line("sst_partitioner_factory", p.name());
-        }
-        if let Some(d) = self.detect_insert_streams {
-            line("detect_insert_streams", d.to_string());
-        }
-        // Written when not the default, so older options text reads the same.
-        if !self.whole_key_filtering {
-            line("whole_key_filtering", "false".into());
-        }
-        if self.memtable_whole_key_filtering {
-            line("memtable_whole_key_filtering", "true".into());
-        }
-        line("compression_per_level", comp.join(":"));
-        line(
-            "bottommost_compression",
-            self.bottommost_compression
-                .map_or("Disabled", |c| c.name())
-                .to_string(),
-        );
-        line(
-            "disable_auto_compactions",
-            self.disable_auto_compactions.to_string(),
-        );
-        line(
-            "level0_file_num_compaction_trigger",
-            self.level0_file_num_compaction_trigger.to_string(),
-        );
-        line(
-            "level0_slowdown_writes_trigger",
-            self.level0_slowdown_writes_trigger.to_string(),
-        );
-        line(
-            "level0_stop_writes_trigger",
-            self.level0_stop_writes_trigger.to_string(),
-        );
-        line(
-            "max_bytes_for_level_base",
-            self.max_bytes_for_level_base.to_string(),
-        );
-        line(
-            "max_bytes_for_level_multiplier",
-            self.max_bytes_for_level_multiplier.to_string(),
-        );
-        line(
-            "level_compaction_dynamic_level_bytes",
-            self.level_compaction_dynamic_level_bytes.to_string(),
-        );
-        line(
-            "target_file_size_base",
-            self.target_file_size_base.to_string(),
-        );
-        line(
-            "target_file_size_multiplier",
-            self.target_file_size_multiplier.to_string(),
-        );
-        line(
-            "max_compaction_bytes",
-            self.max_compaction_bytes.to_string(),
-        );
-        line(
-            "level_compaction_dynamic_file_size",
-            self.level_compaction_dynamic_file_size.to_string(),
-        );
-        line(
-            "soft_pending_compaction_bytes_limit",
-            self.soft_pending_compaction_bytes_limit.to_string(),
-        );
-        line(
-            "hard_pending_compaction_bytes_limit",
-            self.hard_pending_compaction_bytes_limit.to_string(),
-        );
-        if let Some(m) = &self.merge_operator {
-            line("merge_operator", m.name().to_string());
-        }
-        if self.default_ttl_secs > 0 {
-            line("default_ttl_secs", self.default_ttl_secs.to_string());
-        }
-        if let Some(f) = &self.compaction_filter {
-            line("compaction_filter", f.name().to_string());
-        }
-        for (k, v) in self
-            .style_lines()
+        self.text_lines()
             .into_iter()
-            .chain(blob::text_lines(&self.blob))
-        {
-            line(&k, v);
-        }
-        s
+            .map(|l| format!("{}={}\n", l.name, l.value))
+            .collect()
     }
 
     /// Parses `to_text` output: options missing from `text` keep their
     /// defaults (a merge operator that is not a shipped one, and any
-    /// compaction filter, are left unset); an unknown name or a bad value is `InvalidArgument` (the
-    /// caller reports it and falls back to the defaults). The result is
-    /// validated.
+    /// compaction filter, are left unset); an unknown name or a bad value
+    /// is `InvalidArgument` (the caller reports it and falls back to the
+    /// defaults). The result is validated.
     pub(crate) fn from_text(text: &str) -> Result<CfOptions> {
         let mut o = CfOptions::default();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -658,122 +495,56 @@ impl CfOptions {
     }
 
     /// True for the options `Db::set_options` changes while the DB is open
-    /// (RocksDB's mutable column family options, with its table options):
-    /// each takes effect at the next decision that reads it (the next
-    /// memtable, table, compaction pick or stall check). The rest shape
-    /// what is already written (compaction style, partitioner, block
-    /// alignment, level sizing) or are code (merge
-    /// operator, compaction filter) and change only on reopen.
+    /// (those with a [`CfOption`] variant, and the members of the
+    /// universal, FIFO and blob groups).
     pub(crate) fn changeable_while_open(name: &str) -> bool {
-        CHANGEABLE_WHILE_OPEN.contains(&name)
-            || (name != "compaction_style" && compaction_style::is_option(name))
-            || blob::is_option(name)
+        flatten(Self::DECLARED)
+            .iter()
+            .any(|(n, _, mutable, _)| n == name && *mutable)
     }
 
     /// True when `name` is an option of a family (changeable while open or
     /// not).
     pub(crate) fn is_option(name: &str) -> bool {
-        Self::changeable_while_open(name)
-            || FIXED_WHILE_OPEN.contains(&name)
-            || compaction_style::is_option(name)
+        flatten(Self::DECLARED).iter().any(|(n, ..)| n == name)
+    }
+
+    /// Every option of a family, in the order the persisted text lists
+    /// them: see [`OptionInfo`].
+    pub fn option_infos() -> Vec<OptionInfo> {
+        OptionInfo::of(Self::DECLARED)
     }
 
     /// Sets option `k` from its text `v`, in the form of the OPTIONS file
-    /// and `Db::set_options` (`set_option("compression_per_level",
+    /// and `Db::set_options_from_strings` (`set_option("compression_per_level",
     /// "NoCompression:LZ4")`); does not validate the whole (see
     /// [`CfOptions::validate`]). An unknown name or a bad value is
     /// `InvalidArgument`.
     pub fn set_option(&mut self, k: &str, v: &str) -> Result<()> {
-        let o = self;
-        let bad = || Error::InvalidArgument(format!("option {k}: bad value {v:?}"));
-        fn num<T: std::str::FromStr>(v: &str, bad: impl Fn() -> Error) -> Result<T> {
-            v.parse().map_err(|_| bad())
+        if self.set_text(k, k, v)? {
+            return Ok(());
         }
-        match k {
-            "write_buffer_size" => o.write_buffer_size = num(v, bad)?,
-            "max_write_buffer_number" => o.max_write_buffer_number = num(v, bad)?,
-            "memtable_bloom_size_ratio" => o.memtable_bloom_size_ratio = num(v, bad)?,
-            "block_size" => o.block_size = num(v, bad)?,
-            "block_restart_interval" => o.block_restart_interval = num(v, bad)?,
-            "block_restart_bytes" => o.block_restart_bytes = num(v, bad)?,
-            "block_align" => o.block_align = num(v, bad)?,
-            "block_size_deviation" => o.block_size_deviation = num(v, bad)?,
-            "bloom_bits_per_key" => o.bloom_bits_per_key = num(v, bad)?,
-            "bloom_bits_per_key_per_level" => {
-                o.bloom_bits_per_key_per_level = v
-                    .split(':')
-                    .map(|x| num(x, bad))
-                    .collect::<Result<Vec<f64>>>()?
-            }
-            "prefix_extractor" => {
-                o.prefix_extractor = match v {
-                    "nullptr" | "" => None,
-                    n => Some(PrefixExtractor::parse(n).ok_or_else(bad)?),
-                }
-            }
-            "sst_partitioner_factory" => {
-                o.sst_partitioner_factory = match v {
-                    "nullptr" | "" => None,
-                    t => Some(SstPartitioner::parse(t)?),
-                }
-            }
-            "detect_insert_streams" => o.detect_insert_streams = Some(num(v, bad)?),
-            "whole_key_filtering" => o.whole_key_filtering = num(v, bad)?,
-            "memtable_whole_key_filtering" => o.memtable_whole_key_filtering = num(v, bad)?,
-            "compression_per_level" => {
-                o.compression_per_level = v
-                    .split(':')
-                    .map(Compression::parse)
-                    .collect::<Result<Vec<_>>>()?
-            }
-            "bottommost_compression" => {
-                o.bottommost_compression = match v {
-                    "Disabled" => None,
-                    c => Some(Compression::parse(c)?),
-                }
-            }
-            "disable_auto_compactions" => o.disable_auto_compactions = num(v, bad)?,
-            "level0_file_num_compaction_trigger" => {
-                o.level0_file_num_compaction_trigger = num(v, bad)?
-            }
-            "level0_slowdown_writes_trigger" => o.level0_slowdown_writes_trigger = num(v, bad)?,
-            "level0_stop_writes_trigger" => o.level0_stop_writes_trigger = num(v, bad)?,
-            "max_bytes_for_level_base" => o.max_bytes_for_level_base = num(v, bad)?,
-            "max_bytes_for_level_multiplier" => o.max_bytes_for_level_multiplier = num(v, bad)?,
-            "level_compaction_dynamic_level_bytes" => {
-                o.level_compaction_dynamic_level_bytes = num(v, bad)?
-            }
-            "target_file_size_base" => o.target_file_size_base = num(v, bad)?,
-            "target_file_size_multiplier" => o.target_file_size_multiplier = num(v, bad)?,
-            "max_compaction_bytes" => o.max_compaction_bytes = num(v, bad)?,
-            "level_compaction_dynamic_file_size" => {
-                o.level_compaction_dynamic_file_size = num(v, bad)?
-            }
-            "soft_pending_compaction_bytes_limit" => {
-                o.soft_pending_compaction_bytes_limit = num(v, bad)?
-            }
-            "hard_pending_compaction_bytes_limit" => {
-                o.hard_pending_compaction_bytes_limit = num(v, bad)?
-            }
-            "default_ttl_secs" => o.default_ttl_secs = num(v, bad)?,
-            // A shipped operator comes back; another must be supplied.
-            "merge_operator" => o.merge_operator = crate::merge::from_name(v),
-            // Code, not data: the caller supplies it again.
-            "compaction_filter" => {}
-            _ => {
-                if !compaction_style::parse_line(
-                    k,
-                    v,
-                    &mut o.compaction_style,
-                    &mut o.compaction_options_universal,
-                    &mut o.compaction_options_fifo,
-                )? && !blob::parse_line(k, v, &mut o.blob)?
-                {
-                    return Err(Error::InvalidArgument(format!("unknown option {k:?}")));
-                }
-            }
-        }
-        Ok(())
+        Err(Error::InvalidArgument(format!("unknown option {k:?}")))
+    }
+}
+
+impl CfOption {
+    /// The typed change that `Db::set_options_from_strings(&[(name,
+    /// value)])` makes to a family whose options are `current` (a member of
+    /// a group, `compaction_options_universal.size_ratio`, gives the whole
+    /// group with it changed): the string form parsed. An unknown name, a
+    /// bad value or an option that changes only on reopen is
+    /// `InvalidArgument`.
+    pub fn parse(name: &str, value: &str, current: &CfOptions) -> Result<CfOption> {
+        crate::base::declare::parse_change(
+            CfOptions::DECLARED,
+            current,
+            name,
+            value,
+            |o, n, v| o.set_text(n, n, v),
+            CfOption::from_field,
+            "set_options",
+        )
     }
 }
 

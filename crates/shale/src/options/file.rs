@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::base::declare::Section;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::options::{db_text, CfOptions, Options};
@@ -16,153 +17,130 @@ use crate::events::info_log::InfoLog;
 /// Format version of the options file.
 pub(crate) const OPTIONS_FILE_VERSION: u32 = 1;
 
+/// The `default` family's `[CFOptions]` section opens with these (RocksDB's
+/// names, `num_levels` the DB-wide one), in this order; its compaction
+/// style lines and its other options follow, in declaration order.
+const DEFAULT_CF_HEAD: [&str; 18] = [
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "num_levels",
+    "disable_auto_compactions",
+    "level0_file_num_compaction_trigger",
+    "level0_slowdown_writes_trigger",
+    "level0_stop_writes_trigger",
+    "max_bytes_for_level_base",
+    "max_bytes_for_level_multiplier",
+    "level_compaction_dynamic_level_bytes",
+    "target_file_size_base",
+    "target_file_size_multiplier",
+    "max_compaction_bytes",
+    "level_compaction_dynamic_file_size",
+    "soft_pending_compaction_bytes_limit",
+    "hard_pending_compaction_bytes_limit",
+    "compression_per_level",
+    "bottommost_compression",
+];
+
+/// The `default` family's table section: these, then the DB-wide options
+/// of that section (`Section::DefaultTable`).
+const DEFAULT_TABLE_HEAD: [&str; 4] = [
+    "block_size",
+    "block_restart_interval",
+    "block_size_deviation",
+    "bloom_bits_per_key",
+];
+
 /// Renders `o` (the DB-wide options and the `default` family's) and the
 /// other column families' (`families`, by name): one `[section]` per group,
-/// one `name=value` line per option. Each family has a `[CFOptions "name"]`
-/// section and a `[TableOptions/BlockBasedTable "name"]` one with its table
-/// format options, every option of `CfOptions` listed (the `default`
-/// family's beyond the RocksDB-named ones first).
+/// one `name=value` line per option, every value as its declaration writes
+/// it. Each family has a `[CFOptions "name"]` section and a
+/// `[TableOptions/BlockBasedTable "name"]` one with its table format
+/// options (`Section::Table`), every persisted option of `CfOptions`
+/// listed (the `default` family's in the layout of `DEFAULT_CF_HEAD` and
+/// `DEFAULT_TABLE_HEAD`, its other options after the head of its
+/// `[CFOptions]` section).
 pub(crate) fn render(o: &Options, families: &[(String, CfOptions)]) -> String {
-    let comp: Vec<&str> = o.compression_per_level.iter().map(|c| c.name()).collect();
-    let sections: [(&str, Vec<(&str, String)>); 4] = [
+    let cf_lines = o.cf.lines();
+    let db_cf = db_text::cf_section_lines(o);
+    let value = |name: &str| -> String {
+        cf_lines
+            .iter()
+            .map(|(k, v, _)| (k, v))
+            .chain(db_cf.iter().map(|(k, v)| (k, v)))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone())
+            // The layout names declared, always-written options only
+            // (`renders_as_before_the_declaration` compares the text).
+            .unwrap_or_default()
+    };
+    let head = |names: &[&'static str]| -> Vec<(String, String)> {
+        names.iter().map(|n| (n.to_string(), value(n))).collect()
+    };
+    let style = o.cf.style_lines();
+    // The default family's options the heads and style lines do not name.
+    let extra: Vec<(String, String)> = cf_lines
+        .iter()
+        .filter(|(k, _, _)| {
+            let k = k.as_str();
+            !DEFAULT_CF_HEAD.contains(&k)
+                && !DEFAULT_TABLE_HEAD.contains(&k)
+                && !style.iter().any(|(s, _)| s == k)
+        })
+        .map(|(k, v, _)| (k.clone(), v.clone()))
+        .collect();
+    let sections: [(&str, Vec<(String, String)>); 4] = [
         (
             "Version",
             vec![
-                ("shale_version", env!("CARGO_PKG_VERSION").to_string()),
-                ("options_file_version", OPTIONS_FILE_VERSION.to_string()),
+                (
+                    "shale_version".into(),
+                    env!("CARGO_PKG_VERSION").to_string(),
+                ),
+                (
+                    "options_file_version".into(),
+                    OPTIONS_FILE_VERSION.to_string(),
+                ),
             ],
         ),
         ("DBOptions", db_text::db_lines(o)),
         (
             "CFOptions \"default\"",
-            vec![
-                ("write_buffer_size", o.write_buffer_size.to_string()),
-                (
-                    "max_write_buffer_number",
-                    o.max_write_buffer_number.to_string(),
-                ),
-                ("num_levels", o.num_levels.to_string()),
-                (
-                    "disable_auto_compactions",
-                    o.disable_auto_compactions.to_string(),
-                ),
-                (
-                    "level0_file_num_compaction_trigger",
-                    o.level0_file_num_compaction_trigger.to_string(),
-                ),
-                (
-                    "level0_slowdown_writes_trigger",
-                    o.level0_slowdown_writes_trigger.to_string(),
-                ),
-                (
-                    "level0_stop_writes_trigger",
-                    o.level0_stop_writes_trigger.to_string(),
-                ),
-                (
-                    "max_bytes_for_level_base",
-                    o.max_bytes_for_level_base.to_string(),
-                ),
-                (
-                    "max_bytes_for_level_multiplier",
-                    o.max_bytes_for_level_multiplier.to_string(),
-                ),
-                (
-                    "level_compaction_dynamic_level_bytes",
-                    o.level_compaction_dynamic_level_bytes.to_string(),
-                ),
-                ("target_file_size_base", o.target_file_size_base.to_string()),
-                (
-                    "target_file_size_multiplier",
-                    o.target_file_size_multiplier.to_string(),
-                ),
-                ("max_compaction_bytes", o.max_compaction_bytes.to_string()),
-                (
-                    "level_compaction_dynamic_file_size",
-                    o.level_compaction_dynamic_file_size.to_string(),
-                ),
-                (
-                    "soft_pending_compaction_bytes_limit",
-                    o.soft_pending_compaction_bytes_limit.to_string(),
-                ),
-                (
-                    "hard_pending_compaction_bytes_limit",
-                    o.hard_pending_compaction_bytes_limit.to_string(),
-                ),
-                ("compression_per_level", comp.join(":")),
-                (
-                    "bottommost_compression",
-                    o.bottommost_compression
-                        .map_or("Disabled", |c| c.name())
-                        .to_string(),
-                ),
-            ],
+            head(&DEFAULT_CF_HEAD)
+                .into_iter()
+                .chain(style)
+                .chain(extra)
+                .collect(),
         ),
         (
             "TableOptions/BlockBasedTable \"default\"",
-            vec![
-                ("block_size", o.block_size.to_string()),
-                (
-                    "block_restart_interval",
-                    o.block_restart_interval.to_string(),
-                ),
-                ("block_size_deviation", o.block_size_deviation.to_string()),
-                ("bloom_bits_per_key", o.bloom_bits_per_key.to_string()),
-            ]
-            .into_iter()
-            .chain(db_text::table_lines(o))
-            .collect(),
+            head(&DEFAULT_TABLE_HEAD)
+                .into_iter()
+                .chain(db_text::table_lines(o))
+                .collect(),
         ),
     ];
-    let style = o.cf_options().style_lines();
-    // The default family's options the sections above do not name.
-    let named: Vec<&str> = sections
-        .iter()
-        .flat_map(|(_, lines)| lines.iter().map(|(k, _)| *k))
-        .chain(style.iter().map(|(k, _)| k.as_str()))
-        .collect();
-    let default_text = o.cf_options().to_text();
-    let extra: Vec<(&str, &str)> = option_lines(&default_text)
-        .filter(|(k, _)| !named.contains(k))
-        .collect();
     let mut s = String::from("# Shale options file\n");
     for (name, lines) in &sections {
         let _ = writeln!(s, "[{name}]");
         for (k, v) in lines {
             let _ = writeln!(s, "{k}={v}");
         }
-        if name.starts_with("CFOptions") {
-            for (k, v) in &style {
-                let _ = writeln!(s, "{k}={v}");
-            }
-            for (k, v) in &extra {
-                let _ = writeln!(s, "{k}={v}");
-            }
-        }
         s.push('\n');
     }
     for (name, cf) in families {
-        let text = cf.to_text();
-        let (table, rest): (Vec<_>, Vec<_>) =
-            option_lines(&text).partition(|(k, _)| is_table_option(k));
+        let (table, rest): (Vec<_>, Vec<_>) = cf
+            .lines()
+            .into_iter()
+            .partition(|(_, _, section)| *section == Section::Table);
         for (section, lines) in [("CFOptions", rest), ("TableOptions/BlockBasedTable", table)] {
             let _ = writeln!(s, "[{section} \"{name}\"]");
-            for (k, v) in lines {
+            for (k, v, _) in lines {
                 let _ = writeln!(s, "{k}={v}");
             }
             s.push('\n');
         }
     }
     s
-}
-
-/// The `name=value` lines of `CfOptions::to_text` output.
-fn option_lines(text: &str) -> impl Iterator<Item = (&str, &str)> {
-    text.lines().filter_map(|l| l.split_once('='))
-}
-
-/// Options of the table format (RocksDB's `BlockBasedTableOptions`).
-fn is_table_option(name: &str) -> bool {
-    name.starts_with("block_") || name.starts_with("bloom_") || name == "whole_key_filtering"
 }
 
 /// Writes `text` as `OPTIONS-<number>` (through a synced temporary file

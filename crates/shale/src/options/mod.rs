@@ -2,8 +2,14 @@
 //!
 //! Subsystems take narrow structs derived from [`Options`] (for example the
 //! SST builder takes `sst::TableOptions`), never the whole thing. Per-family
-//! options are [`CfOptions`] (`cf.rs`); the flat per-family fields of
-//! `Options` configure the `default` family.
+//! options are [`CfOptions`] (`cf.rs`); `Options` holds the DB-wide ones
+//! and, in its field `cf`, the `default` family's (RocksDB's shape).
+//!
+//! Every option is declared once (`declare_options!`, `declare.rs`): its
+//! doc, type, default, text name and section in the OPTIONS file, whether
+//! it changes while open, and its own check; the structs, `Default`, the
+//! persisted text (`text_value.rs` writes each type), the typed changes
+//! [`CfOption`] and [`DbOption`] and the lists of names derive from it.
 
 mod blob;
 mod cf;
@@ -16,7 +22,6 @@ mod text_value;
 
 use std::sync::Arc;
 
-pub use crate::base::PrefixExtractor;
 use crate::cache::CacheOptions;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
@@ -26,7 +31,7 @@ pub use crate::events::log_options::InfoLogLevel;
 pub(crate) use crate::events::log_options::InfoLogOptions;
 pub use crate::sst::Compression;
 pub use blob::{BlobOptions, PrepopulateBlobCache};
-pub use cf::CfOptions;
+pub use cf::{CfOption, CfOptions};
 pub use compaction_style::{
     CompactionStyle, FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle,
 };
@@ -39,6 +44,9 @@ pub(crate) const MIN_MEMORY_BUDGET: usize = 1 << 20;
 pub(crate) const MIN_MAX_LOG_FILE_SIZE: u64 = 1024;
 pub use crate::wal::WalRecoveryMode;
 
+use crate::base::declare::declare_options;
+pub use crate::base::declare::OptionInfo;
+
 /// Block cache implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheType {
@@ -48,385 +56,336 @@ pub enum CacheType {
     Clock,
 }
 
-/// Options for opening a DB.
-#[derive(Clone)]
-pub struct Options {
-    /// Create the DB if it does not exist. Default false.
-    pub create_if_missing: bool,
-    /// Fail open if the DB exists. Default false.
-    pub error_if_exists: bool,
-    /// At open, open every live table (read and verify its footer, index
-    /// and filter blocks), so a damaged table fails `Db::open` with
-    /// `Corruption` instead of failing the first read that reaches it.
-    /// Nothing else: block checksums are verified on every read whatever
-    /// this says, a table missing from the directory always fails open, and
-    /// WAL damage is `wal_recovery_mode`'s. Default true.
-    pub paranoid_checks: bool,
-    /// Bytes in a memtable before it is switched and flushed. Default 64 MiB.
-    pub write_buffer_size: usize,
-    /// Memtables (active + immutable) kept before writes stall. Default 2.
-    pub max_write_buffer_number: usize,
-    /// Size of each memtable's bloom filter over its user keys, as a share
-    /// of `write_buffer_size` (RocksDB's `memtable_prefix_bloom_size_ratio`:
-    /// whole keys without a `prefix_extractor`; with one, prefixes, and
-    /// whole keys too per `memtable_whole_key_filtering`).
-    /// Point reads of keys a memtable does not hold skip its skiplist. The
-    /// filter counts toward the memtable's size. 0 disables; at most 0.25.
-    /// Default 0.02 (RocksDB: 0, off).
-    pub memtable_bloom_size_ratio: f64,
-    /// Target size of an uncompressed data block. Default 4 KiB.
-    pub block_size: usize,
-    /// Keys between restart points in a data block. Default 16.
-    pub block_restart_interval: usize,
-    /// A data block also starts a new restart point once the entries since
-    /// the last one span this many bytes; 0 restarts by count only (as
-    /// RocksDB). A point lookup binary-searches the restart points and then
-    /// scans one interval entry by entry, so with large values a byte bound
-    /// turns a scan of up to `block_restart_interval` cache-missing entries
-    /// into a few more binary-search steps, at the cost of 4 bytes and the
-    /// shared key prefix per extra restart. Default 1024.
-    pub block_restart_bytes: usize,
-    /// Aligned data blocks (RocksDB's `block_align`): each starts at a
-    /// multiple of min(`block_size`, 4 KiB) and, with its 5-byte trailer,
-    /// fits in `block_size` unless one entry is larger; zeros pad the gap.
-    /// A point read of a block is then one page from the device instead of
-    /// the two an unaligned 4 KiB block straddles, at the cost of the
-    /// padding. Requires no compression on any level and a power-of-two
-    /// `block_size` (else `InvalidArgument`). Default false.
-    pub block_align: bool,
-    /// A data block is cut before an entry that would take it past
-    /// `block_size` once it is at least `100 - block_size_deviation` percent
-    /// full (RocksDB's `block_size_deviation`; otherwise it is cut after the
-    /// entry that reaches `block_size`), so blocks stay near `block_size`
-    /// rather than one entry over it. 0 turns this off (as does 100, as in
-    /// RocksDB); above 100 is `InvalidArgument`. Ignored with `block_align`,
-    /// which always cuts before. Default 10.
-    pub block_size_deviation: u32,
-    /// Bloom filter bits per key; 0 disables the filter. Default 10.
-    pub bloom_bits_per_key: u32,
-    /// Bloom bits per key by output level, Monkey-style (more bits where
-    /// fewer keys live): flushes use entry 0, a compaction the entry of its
-    /// output level, the last entry applies to deeper levels. Empty (the
-    /// default) uses `bloom_bits_per_key` for every level. Each in [0, 100].
-    pub bloom_bits_per_key_per_level: Vec<f64>,
-    /// Maps user keys to prefixes (RocksDB's `prefix_extractor`): SST and
-    /// memtable filters then hold each key's prefix, seeks with
-    /// `ReadOptions::prefix_same_as_start` skip tables and memtables whose
-    /// filter rules the seek key's prefix out, and stop at the first key
-    /// with another prefix. Persisted by name (`rocksdb.FixedPrefix.8`);
-    /// tables written with another extractor are read without their prefix
-    /// filter. Default `None`.
-    pub prefix_extractor: Option<PrefixExtractor>,
-    /// With a prefix extractor, SST filters also hold whole keys, so point
-    /// reads are filtered by key (`false`: by prefix only, smaller
-    /// filters). Without an extractor filters are always whole-key.
-    /// Default true.
-    pub whole_key_filtering: bool,
-    /// With a prefix extractor, memtable blooms also hold whole keys (for
-    /// point reads). Default false, as RocksDB. Without an extractor the
-    /// memtable bloom always holds whole keys.
-    pub memtable_whole_key_filtering: bool,
-    /// Compression per level (the last entry applies to deeper levels).
-    /// Default: none for every level.
-    pub compression_per_level: Vec<Compression>,
-    /// Compression for the bottommost level, overriding
-    /// `compression_per_level` there. Default: same as the level's.
-    pub bottommost_compression: Option<Compression>,
-    /// WAL recovery mode. Default `PointInTime`.
-    pub wal_recovery_mode: WalRecoveryMode,
-    /// Keep WAL writes in a process buffer until `flush_wal` (they may be
-    /// lost on a process crash). Default false.
-    pub manual_wal_flush: bool,
-    /// Write WAL files through a shared memory mapping (Linux, where the
-    /// file system can `fallocate`; elsewhere `write(2)`): an append is a
-    /// copy into the page cache, no system call. The durability contract is
-    /// unchanged: the bytes belong to the OS when the write returns (a
-    /// process crash keeps them), `sync` is `fdatasync`. Space is reserved a
-    /// megabyte ahead, so a full disk is an error, not a SIGBUS. Not
-    /// RocksDB's `allow_mmap_writes` (which maps every file): tables are
-    /// written with `write(2)` either way. Default true.
-    pub wal_mmap_writes: bool,
-    /// Tables written by flush and compaction: every time this many more
-    /// bytes were written, ask the OS to start writing back the range
-    /// written since the last request, except the last 1 MiB
-    /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, Linux; elsewhere nothing),
-    /// so writeback is spread over the file instead of one burst at its
-    /// `fdatasync` (RocksDB's option of that name, same rule; see
-    /// `io::RangeSyncer`). Durability is unchanged. 0 turns it off.
-    /// Default 0 (as RocksDB; db_bench's default is 0 too).
-    pub bytes_per_sync: u64,
-    /// The same for WAL files (RocksDB's `wal_bytes_per_sync`): it bounds
-    /// the dirty WAL pages a sync write or a memtable switch later has to
-    /// wait for. 0 turns it off. Default 0.
-    pub wal_bytes_per_sync: u64,
-    /// Keep up to this many obsolete WAL files and reuse them as new WALs
-    /// (renamed, overwritten from offset 0: RocksDB's
-    /// `recycle_log_file_num`). A reused file's blocks are already
-    /// allocated and written, so a sync appending into it changes no file
-    /// metadata (no extent conversion or size update for the journal to
-    /// commit). The old records left after the new ones fail the checksum,
-    /// which is seeded with the log number, and end the log
-    /// (docs/format/wal.md, "Recycled logs"). Only WALs this DB instance
-    /// created and synced are reused. Allowed only with the
-    /// `PointInTime` and `SkipAnyCorruptedRecords` recovery modes: the
-    /// strict modes must fail on a damaged record, and after a power loss a
-    /// record torn over old bytes cannot be told from damage (RocksDB
-    /// refuses the same combinations). 0 turns it off. Default 0.
-    pub recycle_log_file_num: usize,
-    /// Let the members of a commit group insert their own batches into the
-    /// memtable in parallel after the group's WAL write (RocksDB's option of
-    /// the same name). Default true.
-    pub allow_concurrent_memtable_write: bool,
-    /// Number of LSM levels. Default 7.
-    pub num_levels: usize,
-    /// No automatic compaction of this family (RocksDB's
-    /// `disable_auto_compactions`): the picker, delete-only drops and FIFO
-    /// drops leave it alone, and its writes do not stall on L0 files or
-    /// pending compaction bytes (memtable stalls remain); `compact_range`
-    /// still compacts it. For bulk loads: load, `compact_range`, reopen
-    /// without it. Default false.
-    pub disable_auto_compactions: bool,
-    /// L0 file count that triggers a compaction. Default 4.
-    pub level0_file_num_compaction_trigger: usize,
-    /// L0 file count that slows writes. Default 20.
-    pub level0_slowdown_writes_trigger: usize,
-    /// L0 file count that stops writes. Default 36.
-    pub level0_stop_writes_trigger: usize,
-    /// Target size of L1 (or the base level). Default 256 MiB.
-    pub max_bytes_for_level_base: u64,
-    /// Growth factor between levels. Default 10.
-    pub max_bytes_for_level_multiplier: f64,
-    /// Size levels backwards from the last one. Default true.
-    pub level_compaction_dynamic_level_bytes: bool,
-    /// Target SST size of L1. Default 64 MiB.
-    pub target_file_size_base: u64,
-    /// Growth of the target SST size per level. Default 1.
-    pub target_file_size_multiplier: u64,
-    /// Background flush + compaction threads. Default 2.
-    pub max_background_jobs: usize,
-    /// Threads one compaction may use (RocksDB's option of that name): a
-    /// compaction is split by key into up to this many ranges of about
-    /// equal input bytes (each at least half a target file), run at once,
-    /// the extra threads beside `max_background_jobs`. Same output, more
-    /// cores; 1 runs every compaction on one thread. Default 1.
-    pub max_subcompactions: usize,
-    /// Most bytes one compaction may read, and the grandparent-overlap limit
-    /// at which compaction outputs are cut early and above which a file is
-    /// not trivially moved; 0 = 25 × `target_file_size_base` (RocksDB's
-    /// default). Larger values allow bigger, longer compactions.
-    pub max_compaction_bytes: u64,
-    /// Cut compaction outputs at the next level's file boundaries once they
-    /// hold 50-90% of the target file size (RocksDB's option of that name),
-    /// so each output overlaps few files below and later compactions out of
-    /// its level rewrite less; the cost is files of varying size. Default
-    /// true.
-    pub level_compaction_dynamic_file_size: bool,
-    /// Writes are delayed (at `delayed_write_rate`) once the estimated bytes
-    /// compaction must rewrite reach this; 0 disables. Default 64 GiB.
-    pub soft_pending_compaction_bytes_limit: u64,
-    /// Writes stop until compaction catches up once the estimated pending
-    /// compaction bytes reach this; 0 disables. Default 256 GiB.
-    pub hard_pending_compaction_bytes_limit: u64,
-    /// The `default` family's merge operator (`Db::merge`): combines a
-    /// key's operands, oldest first, with its value, on reads and where
-    /// flush and compaction can. `None` (the default) refuses merges with
-    /// `InvalidArgument`. Shipped: [`UInt64AddOperator`](crate::UInt64AddOperator),
-    /// [`StringAppendOperator`](crate::StringAppendOperator),
-    /// [`MaxOperator`](crate::MaxOperator).
-    pub merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
-    /// The `default` family's compaction filter: asked about each key's
-    /// newest value that no snapshot can see, as flush and compaction
-    /// rewrite it (keep, remove, change). Default `None`.
-    pub compaction_filter: Option<Arc<dyn crate::build::user_filter::CompactionFilter>>,
-    /// Write rate in bytes per second while writes are delayed (L0 slowdown
-    /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
-    /// protect reads and compaction; higher values let writes run ahead.
-    pub delayed_write_rate: u64,
-    /// Automatic resumes after a soft or hard background error (a failed
-    /// compaction, flush or MANIFEST write), counted since a flush or
-    /// compaction last succeeded; 0 disables them (`Db::resume` still
-    /// works). Fatal errors (WAL write or sync, corruption) are never
-    /// resumed. Default `i32::MAX` (RocksDB's `max_bgerror_resume_count`).
-    pub max_bgerror_resume_count: u64,
-    /// Microseconds from a background error (or a failed resume) to the next
-    /// automatic resume. Default 1 000 000 (RocksDB's
-    /// `bgerror_resume_retry_interval`); must be > 0.
-    pub bgerror_resume_retry_interval: u64,
-    /// Block cache capacity in bytes; 0 disables the cache. Default 32 MiB.
-    pub cache_size: usize,
-    /// Block cache implementation. Default LRU.
-    pub cache_type: CacheType,
-    /// The block cache has `2^cache_numshardbits` shards; -1 (default)
-    /// picks automatically (shards of at least 512 KiB, at most 64).
-    pub cache_numshardbits: i32,
-    /// LRU: share of the cache for the high-priority pool (index and filter
-    /// blocks). Default 0.5.
-    pub cache_high_pri_pool_ratio: f64,
-    /// LRU: share of the cache for the low-priority pool (data blocks);
-    /// the rest is the bottom pool. Default 0.0.
-    pub cache_low_pri_pool_ratio: f64,
-    /// Refuse to cache a block when the cache cannot make room (everything
-    /// else pinned) instead of exceeding the capacity. Default false.
-    pub cache_strict_capacity_limit: bool,
-    /// Keep SST index blocks and bloom filters in the block cache (high
-    /// priority, charged to its capacity, evictable) instead of in each open
-    /// table. Bounds the memory of many open tables by the cache capacity at
-    /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
-    /// Default false.
-    pub cache_index_and_filter_blocks: bool,
-    /// Limits the bytes per second that flushes and compactions write to
-    /// table files (RocksDB's `rate_limiter`; build one with
-    /// [`RateLimiter::new`](crate::RateLimiter::new) or
-    /// [`RateLimiter::generic`](crate::RateLimiter::generic), share it
-    /// between DBs to give them one budget). Flush writes go first
-    /// (`IoPriority::High`), compaction writes after (`Low`) but never
-    /// starved. Only table writes are limited: reads, WAL and MANIFEST
-    /// writes and the flush of recovered WALs at open are not. A closing DB
-    /// stops waiting on it. Not persisted in the OPTIONS file (a shared
-    /// object, like `listeners`). Default `None`: no limit, nothing waits.
-    pub rate_limiter: Option<Arc<crate::io::RateLimiter>>,
-    /// Most files the DB keeps open (RocksDB's option of the same name).
-    /// -1 (the default): unlimited; every table, once opened, stays open
-    /// with its index and filter in memory until its file is deleted, and
-    /// point reads reach it without any lock (blob file readers too).
-    /// `n >= 20`: the table cache keeps at most `n - 10` readers, table and
-    /// blob file readers together (ten descriptors are left for the WAL,
-    /// MANIFEST and other files; RocksDB's blob file cache shares its table
-    /// cache likewise), evicting the least recently used and reopening on
-    /// demand; an evicted reader still in use stays open until its user is
-    /// done. A bound above the process's open-file limit (`ulimit -n`) is
-    /// lowered to that limit at open, as RocksDB does. Values from 0 to 19
-    /// and below -1 are rejected (RocksDB silently raises them to 20).
-    pub max_open_files: i32,
-    /// Bytes read per IO from each compaction input table, from its first
-    /// block on (one read then serves many blocks); 0 reads ahead
-    /// automatically as iterators do (growing from 8 KiB to
-    /// `max_auto_readahead_size`). Default 2 MiB (RocksDB 8.6+).
-    pub compaction_readahead_size: usize,
-    /// Cap of automatic iterator readahead. Default 256 KiB.
-    pub max_auto_readahead_size: usize,
-    /// Tell the OS that table files are read at random when they are
-    /// opened (`posix_fadvise(RANDOM)`, RocksDB's option of this name): a
-    /// point read then reads its block, not the kernel's readahead window
-    /// around it. Scans and compactions read ahead by themselves
-    /// (`max_auto_readahead_size`, `compaction_readahead_size`). Default
-    /// true.
-    pub advise_random_on_open: bool,
-    /// Read table files for user reads (point reads, iterators) with
-    /// direct IO (`O_DIRECT`), around the OS page cache (RocksDB's option
-    /// of this name): the block cache is then the only cache of table
-    /// data, so size it (`cache_size`) for the working set. Iterator
-    /// readahead reads aligned ranges into the iterator's own aligned
-    /// buffer; `advise_random_on_open` has nothing to advise and is
-    /// skipped. Compaction inputs are read through the same direct handles
-    /// (as RocksDB, whose compactions use the cached table readers). WAL,
-    /// MANIFEST, OPTIONS and LOG files stay buffered. At open the DB checks
-    /// that its directory's file system takes direct IO and fails with
-    /// `InvalidArgument` naming the option and the file if it does not
-    /// (EINVAL). Rejected where the platform has no `O_DIRECT` (non-Linux).
-    /// Default false.
-    pub use_direct_reads: bool,
-    /// Write the tables of flushes and compactions with direct IO
-    /// (`O_DIRECT`: aligned buffers, the padded last block cut off by
-    /// `ftruncate`), and read compaction inputs with it
-    /// (`compaction_readahead_size` per read into aligned buffers, capped
-    /// at the device's request size as without it) through a handle of the
-    /// compaction's own (RocksDB's option of this name). A background job
-    /// then leaves the page cache to the reads that use it. WAL, MANIFEST,
-    /// OPTIONS and LOG stay buffered, and `wal_mmap_writes` is unaffected
-    /// (so, unlike RocksDB's `allow_mmap_writes`, it combines with this).
-    /// Refusal and platforms as for `use_direct_reads`. Default false.
-    pub use_direct_io_for_flush_and_compaction: bool,
-    /// One memtable budget for the whole DB (RocksDB's
-    /// `db_write_buffer_size`, with its write buffer manager's rule): once
-    /// the active memtables of all column families use more than 7/8 of
-    /// this many bytes (or all memtables the whole of it and the active
-    /// ones half), the largest active memtable is switched and flushed.
-    /// Writers wait only when the memtables use twice the budget while
-    /// flushes are running (they free memory: no wedge, unlike RocksDB's
-    /// `allow_stall`, facebook/rocksdb#11780). 0 (the default): no DB-wide
-    /// budget.
-    pub db_write_buffer_size: usize,
-    /// One memory budget for the DB, in bytes (RocksDB's write buffer
-    /// manager charged to the block cache, generalised): memtables, open
-    /// table readers' indexes and filters, background IO buffers
-    /// (compaction readahead, the index and filter of tables being built)
-    /// and the block cache share it. The block cache's capacity floats: it
-    /// gets what the others leave (at most `cache_size`, so set `cache_size`
-    /// to the budget to let it take all the room), evicting as they grow;
-    /// the memtables' share (below; or, if less, what the families open
-    /// at open can hold: `write_buffer_size` × `max_write_buffer_number`
-    /// each) is held for them even while they use less, so the cache stays
-    /// steady (a cache that follows every flush leaves freed heap
-    /// resident).
-    /// The memtables flush their largest at 7/8 of `db_write_buffer_size`,
-    /// or of half the budget when that is 0, lowered while table readers and
-    /// buffers leave less (never below 1/8 of the budget); writers wait
-    /// only when the memtables reach what the others leave while flushes
-    /// run. The sum passes the budget only by blocks that readers pin; the
-    /// accounting is `Db::stats().memory` and `shale.memory-*` properties.
-    /// Compaction readahead is capped at 1/128 of the budget per input and
-    /// compaction outputs are cut once their builder holds 1/32 of it. On
-    /// glibc, opening a DB with a budget fixes the process's
-    /// `M_MMAP_THRESHOLD` at 128 KiB (said in the LOG), so freed large
-    /// buffers go back to the kernel instead of staying in the heap; with
-    /// another allocator, RSS also includes what it retains.
-    /// 0 (the default): no budget (each part bounded by its own option).
-    pub memory_budget: usize,
-    /// Once the live WAL files exceed this many bytes, the column families
-    /// still holding unflushed writes in the oldest WAL are flushed so that
-    /// it can be deleted (an idle family never pins old WALs). 0 (the
-    /// default): 4 × the sum of every family's `write_buffer_size`, as
-    /// RocksDB.
-    pub max_total_wal_size: u64,
-    /// Create the families named in `column_families` that do not exist at
-    /// open. Default false (such a name fails open with `InvalidArgument`).
-    pub create_missing_column_families: bool,
-    /// Options of column families at open, by name. A listed family opens
-    /// with these options (and they are persisted for it); an existing
-    /// family not listed opens with the options persisted in the MANIFEST
-    /// at its create (or last open). The `default` family always takes the
-    /// flat fields of `Options` and may not be listed. Default empty.
-    pub column_families: Vec<(String, CfOptions)>,
-    /// File system used for every file operation. Default POSIX.
-    pub fs: Arc<dyn FileSystem>,
-    /// Clock for expiring keys (`put_with_ttl`, `default_ttl_secs`).
-    /// Default the system clock; tests inject their own.
-    pub clock: Arc<dyn crate::base::expiry::Clock>,
-    /// The `default` family's TTL: every put in it (not merges) expires
-    /// this many seconds after it is written. 0 (the default): puts do not
-    /// expire unless written with `put_with_ttl`.
-    pub default_ttl_secs: u64,
-    /// How the `default` family's tables are compacted. Default `Level`.
-    pub compaction_style: CompactionStyle,
-    /// The `default` family's universal compaction options.
-    pub compaction_options_universal: UniversalCompactionOptions,
-    /// The `default` family's FIFO compaction options.
-    pub compaction_options_fifo: FifoCompactionOptions,
-    /// The `default` family's key-value separation (blob files).
-    pub blob: BlobOptions,
-    /// The `default` family's output partitioner (RocksDB's
-    /// `sst_partitioner_factory`; see [`CfOptions`]). Default `None`.
-    pub sst_partitioner_factory: Option<SstPartitioner>,
-    /// Cut the `default` family's flush and compaction outputs at insert-stream ends (see
-    /// [`CfOptions`]). Default `None`: on for leveled compaction.
-    pub detect_insert_streams: Option<bool>,
-    /// Callbacks told about flushes, compactions, table files, write
-    /// stalls and background errors, called in this order for each event
-    /// (see `shale::EventListener` for the ordering and threading
-    /// guarantees). Default none (then no event thread runs). Not persisted
-    /// in the OPTIONS file (code, not configuration).
-    pub listeners: Vec<Arc<dyn crate::events::EventListener>>,
-    /// Lines of the `LOG` file below this level are not written. Default
-    /// `Info` (every line but debug ones).
-    pub info_log_level: InfoLogLevel,
-    /// `LOG` is renamed `LOG.old.<micros>` and a new one started before a
-    /// line would take it past this many bytes (it is also rotated at
-    /// open). 0 (the default, as RocksDB): rotated only at open.
-    pub max_log_file_size: u64,
-    /// Old LOG files kept (the newest); older ones are deleted at each
-    /// rotation. Default 1000 (RocksDB's); at least 1.
-    pub keep_log_file_num: usize,
+declare_options! {
+    /// Options for opening a DB: the DB-wide ones (RocksDB's `DBOptions`)
+    /// and, in [`cf`](Options::cf), the `default` family's
+    /// ([`CfOptions`], RocksDB's `ColumnFamilyOptions`). `Options`
+    /// dereferences to `cf` (see the `Deref` impl), so
+    /// `opts.write_buffer_size` is the `default` family's.
+    #[derive(Clone)]
+    pub struct Options;
+    /// A change of one DB-wide option while the DB is open
+    /// (`Db::set_db_options`, RocksDB's `SetDBOptions`): a variant for each
+    /// option that may change then, documented as the field it sets.
+    #[derive(Clone, Debug, PartialEq)]
+    pub enum DbOption;
+    {
+        /// The `default` family's options. `Options` dereferences to them
+        /// (`opts.write_buffer_size` is `opts.cf.write_buffer_size`): see the
+        /// `Deref` impl.
+        cf / Cf: CfOptions = CfOptions::default(),
+            fixed none;
+        /// At open, open every live table (read and verify its footer, index
+        /// and filter blocks), so a damaged table fails `Db::open` with
+        /// `Corruption` instead of failing the first read that reaches it.
+        /// Nothing else: block checksums are verified on every read whatever
+        /// this says, a table missing from the directory always fails open, and
+        /// WAL damage is `wal_recovery_mode`'s. Default true.
+        paranoid_checks / ParanoidChecks: bool = true,
+            fixed always Db "paranoid_checks";
+        /// Background flush + compaction threads. Default 2.
+        max_background_jobs / MaxBackgroundJobs: usize = 2,
+            mutable always Db "max_background_jobs",
+            check(v) *v == 0 => "max_background_jobs must be > 0".into();
+        /// Threads one compaction may use (RocksDB's option of that name): a
+        /// compaction is split by key into up to this many ranges of about
+        /// equal input bytes (each at least half a target file), run at once,
+        /// the extra threads beside `max_background_jobs`. Same output, more
+        /// cores; 1 runs every compaction on one thread. Default 1.
+        max_subcompactions / MaxSubcompactions: usize = 1,
+            mutable always Db "max_subcompactions",
+            check(v) !(1..=64).contains(v) => format!("max_subcompactions {v} not in 1..=64");
+        /// WAL recovery mode. Default `PointInTime`.
+        wal_recovery_mode / WalRecoveryMode: WalRecoveryMode = WalRecoveryMode::PointInTime,
+            fixed always Db "wal_recovery_mode";
+        /// Keep WAL writes in a process buffer until `flush_wal` (they may be
+        /// lost on a process crash). Default false.
+        manual_wal_flush / ManualWalFlush: bool = false,
+            fixed always Db "manual_wal_flush";
+        /// Write WAL files through a shared memory mapping (Linux, where the
+        /// file system can `fallocate`; elsewhere `write(2)`): an append is a
+        /// copy into the page cache, no system call. The durability contract is
+        /// unchanged: the bytes belong to the OS when the write returns (a
+        /// process crash keeps them), `sync` is `fdatasync`. Space is reserved a
+        /// megabyte ahead, so a full disk is an error, not a SIGBUS. Not
+        /// RocksDB's `allow_mmap_writes` (which maps every file): tables are
+        /// written with `write(2)` either way. Default true.
+        wal_mmap_writes / WalMmapWrites: bool = true,
+            fixed always Db "wal_mmap_writes";
+        /// Tables written by flush and compaction: every time this many more
+        /// bytes were written, ask the OS to start writing back the range
+        /// written since the last request, except the last 1 MiB
+        /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, Linux; elsewhere nothing),
+        /// so writeback is spread over the file instead of one burst at its
+        /// `fdatasync` (RocksDB's option of that name, same rule; see
+        /// `io::RangeSyncer`). Durability is unchanged. 0 turns it off.
+        /// Default 0 (as RocksDB; db_bench's default is 0 too).
+        bytes_per_sync / BytesPerSync: u64 = 0,
+            mutable always Db "bytes_per_sync";
+        /// The same for WAL files (RocksDB's `wal_bytes_per_sync`): it bounds
+        /// the dirty WAL pages a sync write or a memtable switch later has to
+        /// wait for. 0 turns it off. Default 0.
+        wal_bytes_per_sync / WalBytesPerSync: u64 = 0,
+            mutable always Db "wal_bytes_per_sync";
+        /// Keep up to this many obsolete WAL files and reuse them as new WALs
+        /// (renamed, overwritten from offset 0: RocksDB's
+        /// `recycle_log_file_num`). A reused file's blocks are already
+        /// allocated and written, so a sync appending into it changes no file
+        /// metadata (no extent conversion or size update for the journal to
+        /// commit). The old records left after the new ones fail the checksum,
+        /// which is seeded with the log number, and end the log
+        /// (docs/format/wal.md, "Recycled logs"). Only WALs this DB instance
+        /// created and synced are reused. Allowed only with the
+        /// `PointInTime` and `SkipAnyCorruptedRecords` recovery modes: the
+        /// strict modes must fail on a damaged record, and after a power loss a
+        /// record torn over old bytes cannot be told from damage (RocksDB
+        /// refuses the same combinations). 0 turns it off. Default 0.
+        recycle_log_file_num / RecycleLogFileNum: usize = 0,
+            fixed always Db "recycle_log_file_num";
+        /// Write rate in bytes per second while writes are delayed (L0 slowdown
+        /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
+        /// protect reads and compaction; higher values let writes run ahead.
+        delayed_write_rate / DelayedWriteRate: u64 = 16 << 20,
+            mutable always Db "delayed_write_rate",
+            check(v) *v == 0 => "delayed_write_rate must be > 0".into();
+        /// Once the live WAL files exceed this many bytes, the column families
+        /// still holding unflushed writes in the oldest WAL are flushed so that
+        /// it can be deleted (an idle family never pins old WALs). 0 (the
+        /// default): 4 × the sum of every family's `write_buffer_size`, as
+        /// RocksDB.
+        max_total_wal_size / MaxTotalWalSize: u64 = 0,
+            mutable always Db "max_total_wal_size";
+        /// Most files the DB keeps open (RocksDB's option of the same name).
+        /// -1 (the default): unlimited; every table, once opened, stays open
+        /// with its index and filter in memory until its file is deleted, and
+        /// point reads reach it without any lock (blob file readers too).
+        /// `n >= 20`: the table cache keeps at most `n - 10` readers, table and
+        /// blob file readers together (ten descriptors are left for the WAL,
+        /// MANIFEST and other files; RocksDB's blob file cache shares its table
+        /// cache likewise), evicting the least recently used and reopening on
+        /// demand; an evicted reader still in use stays open until its user is
+        /// done. A bound above the process's open-file limit (`ulimit -n`) is
+        /// lowered to that limit at open, as RocksDB does. Values from 0 to 19
+        /// and below -1 are rejected (RocksDB silently raises them to 20).
+        max_open_files / MaxOpenFiles: i32 = -1,
+            fixed always Db "max_open_files",
+            check(v) *v != -1 && *v < MIN_MAX_OPEN_FILES => format!(
+                "max_open_files {v} must be -1 (unlimited) or at least {MIN_MAX_OPEN_FILES}"
+            );
+        /// Read table files for user reads (point reads, iterators) with
+        /// direct IO (`O_DIRECT`), around the OS page cache (RocksDB's option
+        /// of this name): the block cache is then the only cache of table
+        /// data, so size it (`cache_size`) for the working set. Iterator
+        /// readahead reads aligned ranges into the iterator's own aligned
+        /// buffer; `advise_random_on_open` has nothing to advise and is
+        /// skipped. Compaction inputs are read through the same direct handles
+        /// (as RocksDB, whose compactions use the cached table readers). WAL,
+        /// MANIFEST, OPTIONS and LOG files stay buffered. At open the DB checks
+        /// that its directory's file system takes direct IO and fails with
+        /// `InvalidArgument` naming the option and the file if it does not
+        /// (EINVAL). Rejected where the platform has no `O_DIRECT` (non-Linux).
+        /// Default false.
+        use_direct_reads / UseDirectReads: bool = false,
+            fixed always Db "use_direct_reads";
+        /// Write the tables of flushes and compactions with direct IO
+        /// (`O_DIRECT`: aligned buffers, the padded last block cut off by
+        /// `ftruncate`), and read compaction inputs with it
+        /// (`compaction_readahead_size` per read into aligned buffers, capped
+        /// at the device's request size as without it) through a handle of the
+        /// compaction's own (RocksDB's option of this name). A background job
+        /// then leaves the page cache to the reads that use it. WAL, MANIFEST,
+        /// OPTIONS and LOG stay buffered, and `wal_mmap_writes` is unaffected
+        /// (so, unlike RocksDB's `allow_mmap_writes`, it combines with this).
+        /// Refusal and platforms as for `use_direct_reads`. Default false.
+        use_direct_io_for_flush_and_compaction / UseDirectIoForFlushAndCompaction: bool = false,
+            fixed always Db "use_direct_io_for_flush_and_compaction";
+        /// Automatic resumes after a soft or hard background error (a failed
+        /// compaction, flush or MANIFEST write), counted since a flush or
+        /// compaction last succeeded; 0 disables them (`Db::resume` still
+        /// works). Fatal errors (WAL write or sync, corruption) are never
+        /// resumed. Default `i32::MAX` (RocksDB's `max_bgerror_resume_count`).
+        max_bgerror_resume_count / MaxBgerrorResumeCount: u64 = i32::MAX as u64,
+            fixed always Db "max_bgerror_resume_count";
+        /// Microseconds from a background error (or a failed resume) to the next
+        /// automatic resume. Default 1 000 000 (RocksDB's
+        /// `bgerror_resume_retry_interval`); must be > 0.
+        bgerror_resume_retry_interval / BgerrorResumeRetryInterval: u64 = 1_000_000,
+            fixed always Db "bgerror_resume_retry_interval",
+            check(v) *v == 0 => "bgerror_resume_retry_interval must be > 0".into();
+        /// Bytes read per IO from each compaction input table, from its first
+        /// block on (one read then serves many blocks); 0 reads ahead
+        /// automatically as iterators do (growing from 8 KiB to
+        /// `max_auto_readahead_size`). Default 2 MiB (RocksDB 8.6+).
+        compaction_readahead_size / CompactionReadaheadSize: usize = 2 << 20,
+            mutable always Db "compaction_readahead_size";
+        /// Lines of the `LOG` file below this level are not written. Default
+        /// `Info` (every line but debug ones).
+        info_log_level / InfoLogLevel: InfoLogLevel = InfoLogLevel::Info,
+            fixed always Db "info_log_level";
+        /// `LOG` is renamed `LOG.old.<micros>` and a new one started before a
+        /// line would take it past this many bytes (it is also rotated at
+        /// open). 0 (the default, as RocksDB): rotated only at open.
+        max_log_file_size / MaxLogFileSize: u64 = 0,
+            fixed always Db "max_log_file_size",
+            check(v) *v != 0 && *v < MIN_MAX_LOG_FILE_SIZE => format!(
+                "max_log_file_size {v} must be 0 (unlimited) or at least {MIN_MAX_LOG_FILE_SIZE}"
+            );
+        /// Old LOG files kept (the newest); older ones are deleted at each
+        /// rotation. Default 1000 (RocksDB's); at least 1.
+        keep_log_file_num / KeepLogFileNum: usize = 1000,
+            fixed always Db "keep_log_file_num",
+            check(v) *v == 0 => "keep_log_file_num must be > 0".into();
+        /// Block cache capacity in bytes; 0 disables the cache. Default 32 MiB.
+        cache_size / CacheSize: usize = 32 << 20,
+            fixed always DefaultTable "cache_size";
+        /// Block cache implementation. Default LRU.
+        cache_type / CacheType: CacheType = CacheType::Lru,
+            fixed always DefaultTable "cache_type";
+        /// Cap of automatic iterator readahead. Default 256 KiB.
+        max_auto_readahead_size / MaxAutoReadaheadSize: usize = 256 << 10,
+            fixed always DefaultTable "max_auto_readahead_size";
+        /// Number of LSM levels. Default 7.
+        num_levels / NumLevels: usize = 7,
+            fixed always DefaultCf "num_levels",
+            check(v) !(2..=20).contains(v) => format!("num_levels {v} not in 2..=20");
+        /// Create the DB if it does not exist. Default false.
+        create_if_missing / CreateIfMissing: bool = false,
+            fixed none;
+        /// Fail open if the DB exists. Default false.
+        error_if_exists / ErrorIfExists: bool = false,
+            fixed none;
+        /// Let the members of a commit group insert their own batches into the
+        /// memtable in parallel after the group's WAL write (RocksDB's option of
+        /// the same name). Default true.
+        allow_concurrent_memtable_write / AllowConcurrentMemtableWrite: bool = true,
+            fixed none;
+        /// The block cache has `2^cache_numshardbits` shards; -1 (default)
+        /// picks automatically (shards of at least 512 KiB, at most 64).
+        cache_numshardbits / CacheNumshardbits: i32 = -1,
+            fixed none;
+        /// LRU: share of the cache for the high-priority pool (index and filter
+        /// blocks). Default 0.5.
+        cache_high_pri_pool_ratio / CacheHighPriPoolRatio: f64 = 0.5,
+            fixed none;
+        /// LRU: share of the cache for the low-priority pool (data blocks);
+        /// the rest is the bottom pool. Default 0.0.
+        cache_low_pri_pool_ratio / CacheLowPriPoolRatio: f64 = 0.0,
+            fixed none;
+        /// Refuse to cache a block when the cache cannot make room (everything
+        /// else pinned) instead of exceeding the capacity. Default false.
+        cache_strict_capacity_limit / CacheStrictCapacityLimit: bool = false,
+            fixed none;
+        /// Keep SST index blocks and bloom filters in the block cache (high
+        /// priority, charged to its capacity, evictable) instead of in each open
+        /// table. Bounds the memory of many open tables by the cache capacity at
+        /// the price of a cache lookup per table probe. Needs `cache_size > 0`.
+        /// Default false.
+        cache_index_and_filter_blocks / CacheIndexAndFilterBlocks: bool = false,
+            fixed none;
+        /// Limits the bytes per second that flushes and compactions write to
+        /// table files (RocksDB's `rate_limiter`; build one with
+        /// [`RateLimiter::new`](crate::RateLimiter::new) or
+        /// [`RateLimiter::generic`](crate::RateLimiter::generic), share it
+        /// between DBs to give them one budget). Flush writes go first
+        /// (`IoPriority::High`), compaction writes after (`Low`) but never
+        /// starved. Only table writes are limited: reads, WAL and MANIFEST
+        /// writes and the flush of recovered WALs at open are not. A closing DB
+        /// stops waiting on it. Not persisted in the OPTIONS file (a shared
+        /// object, like `listeners`). Default `None`: no limit, nothing waits.
+        rate_limiter / RateLimiter: Option<Arc<crate::io::RateLimiter>> = None,
+            fixed none;
+        /// Tell the OS that table files are read at random when they are
+        /// opened (`posix_fadvise(RANDOM)`, RocksDB's option of this name): a
+        /// point read then reads its block, not the kernel's readahead window
+        /// around it. Scans and compactions read ahead by themselves
+        /// (`max_auto_readahead_size`, `compaction_readahead_size`). Default
+        /// true.
+        advise_random_on_open / AdviseRandomOnOpen: bool = true,
+            fixed none;
+        /// One memtable budget for the whole DB (RocksDB's
+        /// `db_write_buffer_size`, with its write buffer manager's rule): once
+        /// the active memtables of all column families use more than 7/8 of
+        /// this many bytes (or all memtables the whole of it and the active
+        /// ones half), the largest active memtable is switched and flushed.
+        /// Writers wait only when the memtables use twice the budget while
+        /// flushes are running (they free memory: no wedge, unlike RocksDB's
+        /// `allow_stall`, facebook/rocksdb#11780). 0 (the default): no DB-wide
+        /// budget.
+        db_write_buffer_size / DbWriteBufferSize: usize = 0,
+            fixed none;
+        /// One memory budget for the DB, in bytes (RocksDB's write buffer
+        /// manager charged to the block cache, generalised): memtables, open
+        /// table readers' indexes and filters, background IO buffers
+        /// (compaction readahead, the index and filter of tables being built)
+        /// and the block cache share it. The block cache's capacity floats: it
+        /// gets what the others leave (at most `cache_size`, so set `cache_size`
+        /// to the budget to let it take all the room), evicting as they grow;
+        /// the memtables' share (below; or, if less, what the families open
+        /// at open can hold: `write_buffer_size` × `max_write_buffer_number`
+        /// each) is held for them even while they use less, so the cache stays
+        /// steady (a cache that follows every flush leaves freed heap
+        /// resident).
+        /// The memtables flush their largest at 7/8 of `db_write_buffer_size`,
+        /// or of half the budget when that is 0, lowered while table readers and
+        /// buffers leave less (never below 1/8 of the budget); writers wait
+        /// only when the memtables reach what the others leave while flushes
+        /// run. The sum passes the budget only by blocks that readers pin; the
+        /// accounting is `Db::stats().memory` and `shale.memory-*` properties.
+        /// Compaction readahead is capped at 1/128 of the budget per input and
+        /// compaction outputs are cut once their builder holds 1/32 of it. On
+        /// glibc, opening a DB with a budget fixes the process's
+        /// `M_MMAP_THRESHOLD` at 128 KiB (said in the LOG), so freed large
+        /// buffers go back to the kernel instead of staying in the heap; with
+        /// another allocator, RSS also includes what it retains.
+        /// 0 (the default): no budget (each part bounded by its own option).
+        memory_budget / MemoryBudget: usize = 0,
+            fixed none,
+            check(v) *v > 0 && *v < MIN_MEMORY_BUDGET => format!(
+                "memory_budget {v} is below the smallest budget, {MIN_MEMORY_BUDGET} bytes"
+            );
+        /// Create the families named in `column_families` that do not exist at
+        /// open. Default false (such a name fails open with `InvalidArgument`).
+        create_missing_column_families / CreateMissingColumnFamilies: bool = false,
+            fixed none;
+        /// Options of column families at open, by name. A listed family opens
+        /// with these options (and they are persisted for it); an existing
+        /// family not listed opens with the options persisted in the MANIFEST
+        /// at its create (or last open). The `default` family always takes
+        /// [`Options::cf`] and may not be listed. Default empty.
+        column_families / ColumnFamilies: Vec<(String, CfOptions)> = Vec::new(),
+            fixed none;
+        /// File system used for every file operation. Default POSIX.
+        fs / Fs: Arc<dyn FileSystem> = crate::fs::default_fs(),
+            fixed none;
+        /// Clock for expiring keys (`put_with_ttl`, `default_ttl_secs`).
+        /// Default the system clock; tests inject their own.
+        clock / Clock: Arc<dyn crate::base::expiry::Clock> = Arc::new(crate::base::expiry::SystemClock),
+            fixed none;
+        /// Callbacks told about flushes, compactions, table files, write
+        /// stalls and background errors, called in this order for each event
+        /// (see `shale::EventListener` for the ordering and threading
+        /// guarantees). Default none (then no event thread runs). Not persisted
+        /// in the OPTIONS file (code, not configuration).
+        listeners / Listeners: Vec<Arc<dyn crate::events::EventListener>> = Vec::new(),
+            fixed none;
+    }
+}
+
+/// RocksDB's `Options` inherits from `DBOptions` and
+/// `ColumnFamilyOptions`; in Rust, `Deref` to the `default` family's
+/// [`CfOptions`] stands in for that inheritance, so `opts.block_size` reads
+/// and `opts.block_size = n` writes `opts.cf.block_size`.
+impl std::ops::Deref for Options {
+    type Target = CfOptions;
+    fn deref(&self) -> &CfOptions {
+        &self.cf
+    }
+}
+
+impl std::ops::DerefMut for Options {
+    fn deref_mut(&mut self) -> &mut CfOptions {
+        &mut self.cf
+    }
 }
 
 impl std::fmt::Debug for Options {
@@ -445,175 +404,19 @@ impl std::fmt::Debug for Options {
     }
 }
 
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            create_if_missing: false,
-            error_if_exists: false,
-            paranoid_checks: true,
-            write_buffer_size: 64 << 20,
-            max_write_buffer_number: 2,
-            memtable_bloom_size_ratio: 0.02,
-            block_size: 4096,
-            block_restart_interval: 16,
-            block_restart_bytes: 1024,
-            block_align: false,
-            block_size_deviation: 10,
-            bloom_bits_per_key: 10,
-            bloom_bits_per_key_per_level: Vec::new(),
-            prefix_extractor: None,
-            whole_key_filtering: true,
-            memtable_whole_key_filtering: false,
-            compression_per_level: vec![Compression::None],
-            bottommost_compression: None,
-            wal_recovery_mode: WalRecoveryMode::PointInTime,
-            manual_wal_flush: false,
-            wal_mmap_writes: true,
-            bytes_per_sync: 0,
-            wal_bytes_per_sync: 0,
-            recycle_log_file_num: 0,
-            allow_concurrent_memtable_write: true,
-            num_levels: 7,
-            disable_auto_compactions: false,
-            level0_file_num_compaction_trigger: 4,
-            level0_slowdown_writes_trigger: 20,
-            level0_stop_writes_trigger: 36,
-            max_bytes_for_level_base: 256 << 20,
-            max_bytes_for_level_multiplier: 10.0,
-            level_compaction_dynamic_level_bytes: true,
-            target_file_size_base: 64 << 20,
-            target_file_size_multiplier: 1,
-            max_background_jobs: 2,
-            max_subcompactions: 1,
-            max_compaction_bytes: 0,
-            level_compaction_dynamic_file_size: true,
-            soft_pending_compaction_bytes_limit: 64 << 30,
-            hard_pending_compaction_bytes_limit: 256 << 30,
-            merge_operator: None,
-            compaction_filter: None,
-            delayed_write_rate: 16 << 20,
-            max_bgerror_resume_count: i32::MAX as u64,
-            bgerror_resume_retry_interval: 1_000_000,
-            cache_size: 32 << 20,
-            cache_type: CacheType::Lru,
-            cache_numshardbits: -1,
-            cache_high_pri_pool_ratio: 0.5,
-            cache_low_pri_pool_ratio: 0.0,
-            cache_strict_capacity_limit: false,
-            cache_index_and_filter_blocks: false,
-            rate_limiter: None,
-            max_open_files: -1,
-            compaction_readahead_size: 2 << 20,
-            max_auto_readahead_size: 256 << 10,
-            advise_random_on_open: true,
-            use_direct_reads: false,
-            use_direct_io_for_flush_and_compaction: false,
-            db_write_buffer_size: 0,
-            memory_budget: 0,
-            max_total_wal_size: 0,
-            create_missing_column_families: false,
-            column_families: Vec::new(),
-            fs: crate::fs::default_fs(),
-            clock: Arc::new(crate::base::expiry::SystemClock),
-            default_ttl_secs: 0,
-            compaction_style: CompactionStyle::Level,
-            compaction_options_universal: UniversalCompactionOptions::default(),
-            compaction_options_fifo: FifoCompactionOptions::default(),
-            blob: BlobOptions::default(),
-            sst_partitioner_factory: None,
-            detect_insert_streams: None,
-            listeners: Vec::new(),
-            info_log_level: InfoLogLevel::Info,
-            max_log_file_size: 0,
-            keep_log_file_num: 1000,
-        }
-    }
-}
-
 impl Options {
-    /// The `default` family's options (the flat per-family fields).
-    pub fn cf_options(&self) -> CfOptions {
-        CfOptions {
-            write_buffer_size: self.write_buffer_size,
-            max_write_buffer_number: self.max_write_buffer_number,
-            memtable_bloom_size_ratio: self.memtable_bloom_size_ratio,
-            block_size: self.block_size,
-            block_restart_interval: self.block_restart_interval,
-            block_restart_bytes: self.block_restart_bytes,
-            block_align: self.block_align,
-            block_size_deviation: self.block_size_deviation,
-            bloom_bits_per_key: self.bloom_bits_per_key,
-            bloom_bits_per_key_per_level: self.bloom_bits_per_key_per_level.clone(),
-            prefix_extractor: self.prefix_extractor,
-            whole_key_filtering: self.whole_key_filtering,
-            memtable_whole_key_filtering: self.memtable_whole_key_filtering,
-            compression_per_level: self.compression_per_level.clone(),
-            bottommost_compression: self.bottommost_compression,
-            disable_auto_compactions: self.disable_auto_compactions,
-            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
-            level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
-            level0_stop_writes_trigger: self.level0_stop_writes_trigger,
-            max_bytes_for_level_base: self.max_bytes_for_level_base,
-            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
-            level_compaction_dynamic_level_bytes: self.level_compaction_dynamic_level_bytes,
-            target_file_size_base: self.target_file_size_base,
-            target_file_size_multiplier: self.target_file_size_multiplier,
-            max_compaction_bytes: self.max_compaction_bytes,
-            level_compaction_dynamic_file_size: self.level_compaction_dynamic_file_size,
-            soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
-            hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
-            merge_operator: self.merge_operator.clone(),
-            compaction_filter: self.compaction_filter.clone(),
-            default_ttl_secs: self.default_ttl_secs,
-            compaction_style: self.compaction_style,
-            compaction_options_universal: self.compaction_options_universal.clone(),
-            compaction_options_fifo: self.compaction_options_fifo.clone(),
-            blob: self.blob.clone(),
-            sst_partitioner_factory: self.sst_partitioner_factory,
-            detect_insert_streams: self.detect_insert_streams,
-        }
+    /// Every DB-wide option (not those of `cf`: see
+    /// [`CfOptions::option_infos`]), in declaration order.
+    pub fn db_option_infos() -> Vec<OptionInfo> {
+        OptionInfo::of(Self::DECLARED)
+            .into_iter()
+            .filter(|o| o.field != "cf")
+            .collect()
     }
 
-    /// Sets the `default` family's options (the flat per-family fields)
-    /// from `cf`: the inverse of [`Options::cf_options`].
-    pub fn set_cf_options(&mut self, cf: CfOptions) {
-        self.write_buffer_size = cf.write_buffer_size;
-        self.max_write_buffer_number = cf.max_write_buffer_number;
-        self.memtable_bloom_size_ratio = cf.memtable_bloom_size_ratio;
-        self.block_size = cf.block_size;
-        self.block_restart_interval = cf.block_restart_interval;
-        self.block_restart_bytes = cf.block_restart_bytes;
-        self.block_align = cf.block_align;
-        self.block_size_deviation = cf.block_size_deviation;
-        self.bloom_bits_per_key = cf.bloom_bits_per_key;
-        self.bloom_bits_per_key_per_level = cf.bloom_bits_per_key_per_level;
-        self.prefix_extractor = cf.prefix_extractor;
-        self.whole_key_filtering = cf.whole_key_filtering;
-        self.memtable_whole_key_filtering = cf.memtable_whole_key_filtering;
-        self.compression_per_level = cf.compression_per_level;
-        self.bottommost_compression = cf.bottommost_compression;
-        self.disable_auto_compactions = cf.disable_auto_compactions;
-        self.level0_file_num_compaction_trigger = cf.level0_file_num_compaction_trigger;
-        self.level0_slowdown_writes_trigger = cf.level0_slowdown_writes_trigger;
-        self.level0_stop_writes_trigger = cf.level0_stop_writes_trigger;
-        self.max_bytes_for_level_base = cf.max_bytes_for_level_base;
-        self.max_bytes_for_level_multiplier = cf.max_bytes_for_level_multiplier;
-        self.level_compaction_dynamic_level_bytes = cf.level_compaction_dynamic_level_bytes;
-        self.target_file_size_base = cf.target_file_size_base;
-        self.target_file_size_multiplier = cf.target_file_size_multiplier;
-        self.max_compaction_bytes = cf.max_compaction_bytes;
-        self.level_compaction_dynamic_file_size = cf.level_compaction_dynamic_file_size;
-        self.soft_pending_compaction_bytes_limit = cf.soft_pending_compaction_bytes_limit;
-        self.hard_pending_compaction_bytes_limit = cf.hard_pending_compaction_bytes_limit;
-        self.merge_operator = cf.merge_operator;
-        self.sst_partitioner_factory = cf.sst_partitioner_factory;
-        self.detect_insert_streams = cf.detect_insert_streams;
-        self.compaction_filter = cf.compaction_filter;
-        self.default_ttl_secs = cf.default_ttl_secs;
-        self.compaction_style = cf.compaction_style;
-        self.compaction_options_universal = cf.compaction_options_universal;
-        self.compaction_options_fifo = cf.compaction_options_fifo;
-        self.blob = cf.blob;
+    /// A copy of the `default` family's options (`self.cf.clone()`).
+    pub fn cf_options(&self) -> CfOptions {
+        self.cf.clone()
     }
 
     /// What the memtables of all families may use before the largest is
@@ -659,17 +462,15 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         self.cache_options().validate()?;
-        let default = self.cf_options();
-        default
+        self.cf
             .validate()
-            .and_then(|()| default.validate_levels(self.num_levels))
+            .and_then(|()| self.cf.validate_levels(self.num_levels))
             .map_err(|e| in_family("default", e))?;
         let mut names = std::collections::HashSet::new();
         for (name, o) in &self.column_families {
             if name == "default" {
                 return bad(
-                    "column_families lists \"default\": its options are the flat fields of Options"
-                        .into(),
+                    "column_families lists \"default\": its options are Options::cf".into(),
                 );
             }
             if !names.insert(name.as_str()) {
@@ -679,28 +480,17 @@ impl Options {
                 .and_then(|()| o.validate_levels(self.num_levels))
                 .map_err(|e| in_family(name, e))?;
         }
+        self.check_fields()?;
         if self.memory_budget > 0 && self.db_write_buffer_size > self.memory_budget {
             return bad(format!(
                 "db_write_buffer_size {} is larger than memory_budget {}",
                 self.db_write_buffer_size, self.memory_budget
             ));
         }
-        if self.memory_budget > 0 && self.memory_budget < MIN_MEMORY_BUDGET {
-            return bad(format!(
-                "memory_budget {} is below the smallest budget, {MIN_MEMORY_BUDGET} bytes",
-                self.memory_budget
-            ));
-        }
         if self.cache_index_and_filter_blocks && self.cache_size == 0 {
             return bad(
                 "cache_index_and_filter_blocks needs a block cache (cache_size > 0)".into(),
             );
-        }
-        if self.max_open_files != -1 && self.max_open_files < MIN_MAX_OPEN_FILES {
-            return bad(format!(
-                "max_open_files {} must be -1 (unlimited) or at least {}",
-                self.max_open_files, MIN_MAX_OPEN_FILES
-            ));
         }
         if self.recycle_log_file_num > 0
             && matches!(
@@ -716,24 +506,6 @@ impl Options {
                 self.recycle_log_file_num, self.wal_recovery_mode
             ));
         }
-        if !(2..=20).contains(&self.num_levels) {
-            return bad(format!("num_levels {} not in 2..=20", self.num_levels));
-        }
-        if self.max_background_jobs == 0 {
-            return bad("max_background_jobs must be > 0".into());
-        }
-        if !(1..=64).contains(&self.max_subcompactions) {
-            return bad(format!(
-                "max_subcompactions {} not in 1..=64",
-                self.max_subcompactions
-            ));
-        }
-        if self.delayed_write_rate == 0 {
-            return bad("delayed_write_rate must be > 0".into());
-        }
-        if self.bgerror_resume_retry_interval == 0 {
-            return bad("bgerror_resume_retry_interval must be > 0".into());
-        }
         if (self.use_direct_reads || self.use_direct_io_for_flush_and_compaction)
             && !crate::fs::DIRECT_IO_PLATFORM
         {
@@ -741,15 +513,6 @@ impl Options {
                 "use_direct_reads / use_direct_io_for_flush_and_compaction: this platform has no O_DIRECT"
                     .into(),
             );
-        }
-        if self.keep_log_file_num == 0 {
-            return bad("keep_log_file_num must be > 0".into());
-        }
-        if self.max_log_file_size != 0 && self.max_log_file_size < MIN_MAX_LOG_FILE_SIZE {
-            return bad(format!(
-                "max_log_file_size {} must be 0 (unlimited) or at least {MIN_MAX_LOG_FILE_SIZE}",
-                self.max_log_file_size
-            ));
         }
         Ok(())
     }

@@ -13,16 +13,17 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 
-use super::db_text::{db_fields, set_db_option};
+use super::db_text::set_db_option;
 use super::Options;
+use crate::base::declare::flatten;
 
-/// The options `Db::set_db_options` takes: those of the OPTIONS file's
-/// list (`db_text`) marked changeable while open.
-fn names() -> Vec<&'static str> {
-    db_fields(&mut Options::default())
-        .iter()
-        .filter(|f| f.changeable_while_open)
-        .map(|f| f.name)
+/// The options `Db::set_db_options` takes: those declared `mutable` (the
+/// variants of [`DbOption`](super::DbOption)), in OPTIONS file order.
+fn names() -> Vec<String> {
+    flatten(Options::DECLARED)
+        .into_iter()
+        .filter(|(_, _, mutable, _)| *mutable)
+        .map(|(n, ..)| n)
         .collect()
 }
 
@@ -103,7 +104,7 @@ impl MutableDbOptions {
 /// `InvalidArgument`.
 pub(crate) fn set(o: &mut Options, name: &str, value: &str) -> Result<()> {
     let names = names();
-    if !names.contains(&name) {
+    if !names.iter().any(|n| n == name) {
         return Err(Error::InvalidArgument(format!(
             "set_db_options: {name:?} is not a DB option that changes while open \
              (those are {}; column family options go to set_options)",
@@ -111,6 +112,23 @@ pub(crate) fn set(o: &mut Options, name: &str, value: &str) -> Result<()> {
         )));
     }
     set_db_option(o, name, value)
+}
+
+impl super::DbOption {
+    /// The typed change of `Db::set_db_options_from_strings(&[(name,
+    /// value)])`: the string form parsed. A name that is not a DB option
+    /// changing while open, or a bad value, is `InvalidArgument`.
+    pub fn parse(name: &str, value: &str) -> Result<super::DbOption> {
+        crate::base::declare::parse_change(
+            Options::DECLARED,
+            &Options::default(),
+            name,
+            value,
+            |o, n, v| o.set_text(n, n, v),
+            super::DbOption::from_field,
+            "set_db_options",
+        )
+    }
 }
 
 #[cfg(test)]

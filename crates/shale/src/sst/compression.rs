@@ -18,6 +18,7 @@
 use std::cell::RefCell;
 use std::io::Cursor;
 
+use crate::base::declare::{bad_value, TextValue};
 use crate::codec::{get_varint32, put_varint32, varint_len};
 use crate::error::{Error, Result};
 
@@ -92,6 +93,18 @@ pub(crate) fn max_uncompressed_len(stored_len: usize) -> usize {
 pub(crate) struct Compressor {
     kind: Compression,
     zstd: Option<zstd::bulk::Compressor<'static>>,
+}
+
+/// One compression as the persisted options text writes it (RocksDB's
+/// name, `LZ4`): a blob file's; per-level lists are `options`'.
+impl TextValue for Compression {
+    fn text(&self) -> String {
+        self.name().to_string()
+    }
+    fn set(&mut self, name: &str, v: &str) -> Result<()> {
+        *self = Compression::parse(v).map_err(|_| bad_value(name, v))?;
+        Ok(())
+    }
 }
 
 impl Compressor {

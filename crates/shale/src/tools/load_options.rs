@@ -181,7 +181,7 @@ pub fn load_latest_options(dir: impl AsRef<Path>, code: &SuppliedCode) -> Result
             }
         }
         if is_default {
-            options.set_cf_options(cf);
+            options.cf = cf;
         } else {
             options.column_families.push((name, cf));
         }

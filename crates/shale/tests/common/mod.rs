@@ -11,9 +11,12 @@ use shale::{Db, Options, WriteBatch, WriteOptions};
 pub fn quiet_options() -> Options {
     Options {
         create_if_missing: true,
-        level0_file_num_compaction_trigger: 100,
-        level0_slowdown_writes_trigger: 100,
-        level0_stop_writes_trigger: 100,
+        cf: shale::CfOptions {
+            level0_file_num_compaction_trigger: 100,
+            level0_slowdown_writes_trigger: 100,
+            level0_stop_writes_trigger: 100,
+            ..Default::default()
+        },
         ..Options::default()
     }
 }
@@ -21,13 +24,19 @@ pub fn quiet_options() -> Options {
 /// For fault sweeps over `fs`: nothing flushes or compacts on its own and
 /// no background error is retried, so each run is deterministic.
 pub fn fault_options(fs: Arc<dyn FileSystem>) -> Options {
-    Options {
-        write_buffer_size: 4 << 20,
-        block_size: 512,
-        cache_size: 0,
-        max_bgerror_resume_count: 0,
-        fs,
-        ..quiet_options()
+    {
+        let base = quiet_options();
+        Options {
+            cf: shale::CfOptions {
+                write_buffer_size: 4 << 20,
+                block_size: 512,
+                ..base.cf
+            },
+            cache_size: 0,
+            max_bgerror_resume_count: 0,
+            fs,
+            ..base
+        }
     }
 }
 

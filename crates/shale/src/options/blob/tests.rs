@@ -1,6 +1,17 @@
 use super::*;
 use crate::sst::Compression;
 
+fn text_lines(b: &BlobOptions) -> Vec<(String, String)> {
+    b.text_lines()
+        .into_iter()
+        .map(|l| (l.name, l.value))
+        .collect()
+}
+
+fn parse_line(k: &str, v: &str, b: &mut BlobOptions) -> Result<bool> {
+    b.set_text(k, k, v)
+}
+
 #[test]
 fn text_round_trips_only_what_differs() {
     assert!(text_lines(&BlobOptions::default()).is_empty());

@@ -58,7 +58,15 @@ fn text_round_trips_and_rejects_bad_input() {
 
 #[test]
 fn compaction_style_text_round_trips_and_is_validated() {
-    use super::super::compaction_style::text_lines;
+    let text_lines = |style, u: &UniversalCompactionOptions, f: &FifoCompactionOptions| {
+        CfOptions {
+            compaction_style: style,
+            compaction_options_universal: u.clone(),
+            compaction_options_fifo: f.clone(),
+            ..CfOptions::default()
+        }
+        .style_lines()
+    };
     use super::super::{FifoCompactionOptions, UniversalCompactionOptions, UniversalStopStyle};
     // A leveled family with default style options writes no style line.
     assert!(!CfOptions::default().to_text().contains("compaction_style"));

@@ -1,4 +1,7 @@
 use super::*;
+use crate::events::log_options::InfoLogLevel;
+use crate::options::CacheType;
+use crate::wal::WalRecoveryMode;
 
 #[test]
 fn every_field_is_written_and_read_back() {
@@ -28,18 +31,18 @@ fn every_field_is_written_and_read_back() {
         max_auto_readahead_size: 19,
         ..Options::default()
     };
-    let lines: Vec<(&str, String)> = db_lines(&o).into_iter().chain(table_lines(&o)).collect();
+    let lines: Vec<(String, String)> = db_lines(&o).into_iter().chain(table_lines(&o)).collect();
     let mut back = Options::default();
     for (k, v) in &lines {
         set_db_option(&mut back, k, v).unwrap();
     }
-    let again: Vec<(&str, String)> = db_lines(&back)
+    let again: Vec<(String, String)> = db_lines(&back)
         .into_iter()
         .chain(table_lines(&back))
         .collect();
     assert_eq!(lines, again);
     // Every value differs from its default, so each field was really set.
-    let defaults: Vec<(&str, String)> = db_lines(&Options::default())
+    let defaults: Vec<(String, String)> = db_lines(&Options::default())
         .into_iter()
         .chain(table_lines(&Options::default()))
         .collect();

@@ -6,6 +6,7 @@ fn every_name_sets_its_field_and_stores_and_reads_back() {
     let names = names();
     assert_eq!(names.len(), 7);
     for (i, name) in names.iter().enumerate() {
+        let name = name.as_str();
         set(&mut o, name, &(1000 + i).to_string()).unwrap();
     }
     let m = MutableDbOptions::new(&Options::default());

@@ -49,10 +49,13 @@ fn configured() -> Options {
         wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
         max_open_files: 321,
         cache_size: 7 << 20,
-        compression_per_level: vec![Compression::Lz4],
-        bloom_bits_per_key: 7,
-        write_buffer_size: 5 << 20,
-        merge_operator: Some(Arc::new(UInt64AddOperator)),
+        cf: CfOptions {
+            compression_per_level: vec![Compression::Lz4],
+            bloom_bits_per_key: 7,
+            write_buffer_size: 5 << 20,
+            merge_operator: Some(Arc::new(UInt64AddOperator)),
+            ..Default::default()
+        },
         column_families: vec![("users".to_string(), users)],
         ..Options::default()
     }
