@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use crate::cf::ColumnFamily;
 use crate::error::{Error, Result};
+use crate::events::records::{DbOptionsChanged, Kind, OptionsChanged};
 use crate::options::{in_family, CfOptions};
 use crate::version::VersionEdit;
 
@@ -88,13 +89,11 @@ pub(crate) fn set_options(
     db.room_clear.store(false, Ordering::SeqCst);
     db.bg_cv.notify_all();
     let text: Vec<String> = changes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    db.log.event(
-        "options_changed",
-        &[
-            format!("\"cf\": {:?}", cf.name),
-            format!("\"changes\": {:?}", text.join(" ")),
-        ],
-    );
+    db.log.event(&OptionsChanged {
+        event: Kind::new(),
+        cf: cf.name.clone(),
+        changes: text.join(" "),
+    });
     write_options_file(db, st)
 }
 
@@ -130,10 +129,10 @@ pub(crate) fn set_db_options(
     db.room_clear.store(false, Ordering::SeqCst);
     db.bg_cv.notify_all();
     let text: Vec<String> = changes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    db.log.event(
-        "db_options_changed",
-        &[format!("\"changes\": {:?}", text.join(" "))],
-    );
+    db.log.event(&DbOptionsChanged {
+        event: Kind::new(),
+        changes: text.join(" "),
+    });
     // The next pass of the scheduler sees the new limits.
     let ids: Vec<u32> = st.cfs.keys().copied().collect();
     st.compaction_queue.extend(ids);
