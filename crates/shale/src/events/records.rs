@@ -836,6 +836,8 @@ impl Record for DbOptionsChanged {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use serde_json::{json, Value};
 
     use super::super::info_log::event_json;
@@ -1333,5 +1335,115 @@ mod tests {
         parse(&column_family_dropped());
         assert_eq!(parse(&options_changed())["changes"], "a=1 b=2");
         parse(&db_options_changed());
+    }
+
+    /// The members of one line (`table_properties`' too; `files_L<n>` for
+    /// each `files_L` member), without `time_micros`.
+    fn members(v: &Value) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for (k, x) in v.as_object().expect("an object") {
+            if k == "time_micros" {
+                continue;
+            }
+            if k.starts_with("files_L") {
+                out.insert("files_L<n>".to_string());
+            } else {
+                out.insert(k.clone());
+            }
+            if k == "table_properties" {
+                out.extend(x.as_object().expect("an object").keys().cloned());
+            }
+        }
+        out
+    }
+
+    /// docs/format/log-events.md lists, under each kind's heading, exactly
+    /// the members its lines carry (every optional member set here).
+    #[test]
+    fn the_format_doc_lists_every_member() {
+        let doc = include_str!("../../../../docs/format/log-events.md");
+        let section = |name: &str| -> BTreeSet<String> {
+            let heading = doc
+                .lines()
+                .position(|l| l.starts_with("### ") && l.contains(&format!("`{name}`")))
+                .unwrap_or_else(|| panic!("no heading for {name}"));
+            doc.lines()
+                .skip(heading + 1)
+                .take_while(|l| !l.starts_with("## ") && !l.starts_with("### "))
+                .filter_map(|l| l.strip_prefix("| `")?.split_once('`'))
+                .map(|(m, _)| m.to_string())
+                .collect()
+        };
+        let full_properties = TablePropertiesRecord {
+            column_family_name: Some("default".into()),
+            column_family_id: Some(0),
+            ..TablePropertiesRecord::default()
+        };
+        let lines: Vec<(&str, Vec<Value>)> = vec![
+            (FlushStarted::NAME, vec![parse(&flush_started())]),
+            (
+                FlushFinished::NAME,
+                vec![parse(&FlushFinished {
+                    blob_file_head: Some(1),
+                    blob_file_tail: Some(2),
+                    ..flush_finished()
+                })],
+            ),
+            (FlushDiscarded::NAME, vec![parse(&flush_discarded())]),
+            (
+                TableFileCreation::NAME,
+                vec![parse(&TableFileCreation {
+                    oldest_blob_file_number: Some(3),
+                    table_properties: full_properties,
+                    ..table_file_creation()
+                })],
+            ),
+            (TableFileDeletion::NAME, vec![parse(&table_file_deletion())]),
+            (BlobFileDeletion::NAME, vec![parse(&blob_file_deletion())]),
+            (CompactionStarted::NAME, vec![parse(&compaction_started())]),
+            (
+                CompactionFinished::NAME,
+                vec![parse(&CompactionFinished {
+                    blob_file_head: Some(1),
+                    blob_file_tail: Some(2),
+                    ..compaction_finished()
+                })],
+            ),
+            (
+                TrivialMove::NAME,
+                vec![parse(&TrivialMove {
+                    files_at_destination: vec![file(22, 6, 5)],
+                    ..trivial_move()
+                })],
+            ),
+            (FifoCompaction::NAME, vec![parse(&fifo_compaction())]),
+            (
+                DeleteOnlyCompaction::NAME,
+                vec![parse(&delete_only_compaction())],
+            ),
+            (
+                CompactionDiscarded::NAME,
+                vec![parse(&compaction_discarded())],
+            ),
+            (
+                StallConditionChanged::NAME,
+                vec![parse(&stall_condition_changed())],
+            ),
+            (
+                ColumnFamilyCreated::NAME,
+                vec![
+                    parse(&column_family_created()),
+                    parse(&column_family_dropped()),
+                ],
+            ),
+            (
+                OptionsChanged::NAME,
+                vec![parse(&options_changed()), parse(&db_options_changed())],
+            ),
+        ];
+        for (name, values) in &lines {
+            let carried: BTreeSet<String> = values.iter().flat_map(members).collect();
+            assert_eq!(section(name), carried, "docs/format/log-events.md, {name}");
+        }
     }
 }
