@@ -177,8 +177,23 @@ fn drop_files(
         crate::shared::events::compaction_completed(db, &started, Ok(()));
         return Ok(());
     }
-    db.install_super_version(st, cf);
     let dropped = files.iter().map(|f| f.num_entries).sum();
+    let end = FifoCompaction {
+        event: Kind::new(),
+        cf,
+        reason: reason.name(),
+        compaction_reason: reason.compaction_reason(),
+        files: started.inputs.files.clone(),
+        bytes,
+        lsm_state: crate::shared::events::lsm_state(st, cf),
+        job: id,
+        cf_name: started.cf_name.clone(),
+        num_dropped_records: dropped,
+    };
+    // The listeners hear the end before what the install causes; the LOG
+    // line, IO, waits until the new version is visible.
+    crate::shared::events::notify(db, &end);
+    db.install_super_version(st, cf);
     db.stats.add_level(
         0,
         &LevelCompactionStats {
@@ -193,21 +208,7 @@ fn drop_files(
     db.stats
         .fifo_dropped_bytes
         .fetch_add(bytes, Ordering::Relaxed);
-    crate::shared::events::emit(
-        db,
-        &FifoCompaction {
-            event: Kind::new(),
-            cf,
-            reason: reason.name(),
-            compaction_reason: reason.compaction_reason(),
-            files: started.inputs.files.clone(),
-            bytes,
-            lsm_state: crate::shared::events::lsm_state(st, cf),
-            job: id,
-            cf_name: started.cf_name.clone(),
-            num_dropped_records: dropped,
-        },
-    );
+    db.log.event(&end);
     delete_obsolete_files(db, st);
     Ok(())
 }

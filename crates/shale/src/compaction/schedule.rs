@@ -174,8 +174,23 @@ pub(crate) fn drop_covered_files<'a>(
         db.bg_cv.notify_all();
         match r {
             Ok(true) => {
-                db.install_super_version(&mut st, cf);
                 let dropped = covered.iter().map(|(_, f)| f.num_entries).sum();
+                let end = DeleteOnlyCompaction {
+                    event: Kind::new(),
+                    cf,
+                    job: job_id,
+                    compaction_reason: CompactionReason::DeleteOnly,
+                    files: started.inputs.files.clone(),
+                    bytes,
+                    lsm_state: crate::shared::events::lsm_state(&st, cf),
+                    cf_name: started.cf_name.clone(),
+                    num_dropped_records: dropped,
+                };
+                // The listeners hear the end before what the install
+                // causes (a stall change); the LOG line, IO, waits until
+                // the new version is visible.
+                crate::shared::events::notify(db, &end);
+                db.install_super_version(&mut st, cf);
                 db.stats.add_level(
                     covered[0].0,
                     &LevelCompactionStats {
@@ -188,20 +203,7 @@ pub(crate) fn drop_covered_files<'a>(
                 db.stats
                     .delete_only_bytes
                     .fetch_add(bytes, Ordering::Relaxed);
-                crate::shared::events::emit(
-                    db,
-                    &DeleteOnlyCompaction {
-                        event: Kind::new(),
-                        cf,
-                        job: job_id,
-                        compaction_reason: CompactionReason::DeleteOnly,
-                        files: started.inputs.files.clone(),
-                        bytes,
-                        lsm_state: crate::shared::events::lsm_state(&st, cf),
-                        cf_name: started.cf_name.clone(),
-                        num_dropped_records: dropped,
-                    },
-                );
+                db.log.event(&end);
                 delete_obsolete_files(db, &mut st);
                 return (st, true);
             }
