@@ -480,3 +480,385 @@ fn stall_condition_changes_at_the_slowdown_trigger_and_back() {
         "{log}"
     );
 }
+
+// ------------------------------------------ the LOG and the listeners agree
+
+/// Every info the listeners got, in order.
+#[derive(Default)]
+struct Infos(Mutex<Vec<Heard>>);
+
+#[derive(Debug, Clone)]
+enum Heard {
+    FlushBegin(FlushJobInfo),
+    FlushDone(FlushJobInfo),
+    CompactionBegin(CompactionJobInfo),
+    CompactionDone(CompactionJobInfo),
+    Created(TableFileCreationInfo),
+    Deleted(TableFileDeletionInfo),
+    Stall(WriteStallInfo),
+}
+
+impl EventListener for Infos {
+    fn on_flush_begin(&self, i: &FlushJobInfo) {
+        self.0.lock().push(Heard::FlushBegin(i.clone()));
+    }
+    fn on_flush_completed(&self, i: &FlushJobInfo) {
+        self.0.lock().push(Heard::FlushDone(i.clone()));
+    }
+    fn on_compaction_begin(&self, i: &CompactionJobInfo) {
+        self.0.lock().push(Heard::CompactionBegin(i.clone()));
+    }
+    fn on_compaction_completed(&self, i: &CompactionJobInfo) {
+        self.0.lock().push(Heard::CompactionDone(i.clone()));
+    }
+    fn on_table_file_created(&self, i: &TableFileCreationInfo) {
+        self.0.lock().push(Heard::Created(i.clone()));
+    }
+    fn on_table_file_deleted(&self, i: &TableFileDeletionInfo) {
+        self.0.lock().push(Heard::Deleted(i.clone()));
+    }
+    fn on_stall_conditions_changed(&self, i: &WriteStallInfo) {
+        self.0.lock().push(Heard::Stall(i.clone()));
+    }
+}
+
+/// The JSON objects of the `EVENT_LOG_v1` lines of `dir/LOG`.
+fn log_events(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("LOG"))
+        .expect("LOG")
+        .lines()
+        .filter_map(|l| l.split_once(" EVENT_LOG_v1 "))
+        .map(|(_, json)| serde_json::from_str(json).expect("an event line is JSON"))
+        .collect()
+}
+
+/// The line of event `name` whose `key` is `value`: exactly one.
+fn line<'a>(
+    lines: &'a [serde_json::Value],
+    name: &str,
+    key: &str,
+    value: u64,
+) -> &'a serde_json::Value {
+    let found: Vec<_> = lines
+        .iter()
+        .filter(|l| l["event"] == name && l[key] == value)
+        .collect();
+    assert_eq!(found.len(), 1, "{name} with {key} = {value}: {found:?}");
+    found[0]
+}
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn nums(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not a list: {v}"))
+        .iter()
+        .map(u)
+        .collect()
+}
+
+/// The fields every family-scoped job line shares with its info.
+fn same_job(l: &serde_json::Value, cf_name: &str, cf_id: u32, job_id: u64) {
+    assert_eq!(l["cf_name"], cf_name, "{l}");
+    assert_eq!(u(&l["cf"]), u64::from(cf_id), "{l}");
+    assert_eq!(u(&l["job"]), job_id, "{l}");
+}
+
+/// Checks every listener call of a run against the LOG line of the same
+/// event; returns the names of the lines matched.
+fn check_agreement(heard: &[Heard], lines: &[serde_json::Value]) -> BTreeSet<String> {
+    let mut kinds = BTreeSet::new();
+    let mut stalls = lines
+        .iter()
+        .filter(|l| l["event"] == "stall_condition_changed");
+    for h in heard {
+        match h {
+            Heard::FlushBegin(i) => {
+                let l = line(lines, "flush_started", "job", i.job_id);
+                same_job(l, &i.cf_name, i.cf_id, i.job_id);
+                assert_eq!(u(&l["total_num_input_entries"]), i.num_entries, "{l}");
+                assert_eq!(u(&l["num_deletes"]), i.num_deletes, "{l}");
+                kinds.insert("flush_started");
+            }
+            Heard::FlushDone(i) => {
+                assert!(i.status.is_ok(), "{i:?}");
+                let l = line(lines, "flush_finished", "job", i.job_id);
+                same_job(l, &i.cf_name, i.cf_id, i.job_id);
+                assert_eq!(u(&l["num_entries"]), i.num_entries, "{l}");
+                assert_eq!(u(&l["num_deletes"]), i.num_deletes, "{l}");
+                assert_eq!(nums(&l["output_files"]), numbers(&i.output_files), "{l}");
+                kinds.insert("flush_finished");
+            }
+            Heard::CompactionBegin(i) => {
+                let logged: Vec<_> = lines
+                    .iter()
+                    .filter(|l| l["event"] == "compaction_started" && l["job"] == i.job_id)
+                    .collect();
+                let drop_job = matches!(
+                    i.reason,
+                    shale::CompactionReason::DeleteOnly
+                        | shale::CompactionReason::FifoMaxSize
+                        | shale::CompactionReason::FifoTtl
+                );
+                if i.trivial_move || drop_job {
+                    // Their LOG line is the end's.
+                    assert!(logged.is_empty(), "{logged:?}");
+                    continue;
+                }
+                let l = line(lines, "compaction_started", "job", i.job_id);
+                same_job(l, &i.cf_name, i.cf_id, i.job_id);
+                assert_eq!(l["compaction_reason"], i.reason.name(), "{l}");
+                assert_eq!(u(&l["input_level"]), i.base_input_level as u64, "{l}");
+                assert_eq!(u(&l["output_level"]), i.output_level as u64, "{l}");
+                let mut by_level: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+                for f in &i.input_files {
+                    by_level
+                        .entry(format!("files_L{}", f.level))
+                        .or_default()
+                        .push(f.file_number);
+                }
+                for (k, files) in &by_level {
+                    assert_eq!(&nums(&l[k.as_str()]), files, "{k} in {l}");
+                }
+                let size: u64 = i.input_files.iter().map(|f| f.file_size).sum();
+                assert_eq!(u(&l["input_data_size"]), size, "{l}");
+                kinds.insert("compaction_started");
+            }
+            Heard::CompactionDone(i) => {
+                assert!(i.status.is_ok(), "{i:?}");
+                let name = match i.reason {
+                    _ if i.trivial_move => "trivial_move",
+                    shale::CompactionReason::DeleteOnly => "delete_only_compaction",
+                    shale::CompactionReason::FifoMaxSize | shale::CompactionReason::FifoTtl => {
+                        "fifo_compaction"
+                    }
+                    _ => "compaction_finished",
+                };
+                let l = line(lines, name, "job", i.job_id);
+                same_job(l, &i.cf_name, i.cf_id, i.job_id);
+                assert_eq!(l["compaction_reason"], i.reason.name(), "{l}");
+                match name {
+                    "compaction_finished" => {
+                        assert_eq!(u(&l["input_level"]), i.base_input_level as u64, "{l}");
+                        assert_eq!(u(&l["output_level"]), i.output_level as u64, "{l}");
+                        assert_eq!(u(&l["num_input_files"]), i.input_files.len() as u64);
+                        assert_eq!(nums(&l["output_files"]), numbers(&i.output_files));
+                        assert_eq!(u(&l["num_output_files"]), i.output_files.len() as u64);
+                        assert_eq!(u(&l["num_input_records"]), i.num_input_records);
+                        assert_eq!(u(&l["num_dropped_records"]), i.num_dropped_records);
+                    }
+                    "trivial_move" => {
+                        assert_eq!(u(&l["from_level"]), i.base_input_level as u64, "{l}");
+                        assert_eq!(u(&l["destination_level"]), i.output_level as u64);
+                        let mut inputs = nums(&l["files"]);
+                        if !l["files_at_destination"].is_null() {
+                            inputs.extend(nums(&l["files_at_destination"]));
+                        }
+                        assert_eq!(inputs, numbers(&i.input_files), "{l}");
+                        assert_eq!(nums(&l["files"]), numbers(&i.output_files), "{l}");
+                        let size: u64 = i.output_files.iter().map(|f| f.file_size).sum();
+                        assert_eq!(u(&l["total_files_size"]), size, "{l}");
+                    }
+                    _ => {
+                        assert_eq!(nums(&l["files"]), numbers(&i.input_files), "{l}");
+                        assert!(i.output_files.is_empty(), "{i:?}");
+                        assert_eq!(u(&l["num_dropped_records"]), i.num_dropped_records);
+                        let size: u64 = i.input_files.iter().map(|f| f.file_size).sum();
+                        assert_eq!(u(&l["bytes"]), size, "{l}");
+                    }
+                }
+                kinds.insert(name);
+            }
+            Heard::Created(i) => {
+                let l = line(
+                    lines,
+                    "table_file_creation",
+                    "file_number",
+                    i.file.file_number,
+                );
+                same_job(l, &i.cf_name, i.cf_id, i.job_id);
+                assert_eq!(u(&l["file_size"]), i.file.file_size, "{l}");
+                assert_eq!(u(&l["level"]), i.file.level as u64, "{l}");
+                assert_eq!(u(&l["num_entries"]), i.num_entries, "{l}");
+                assert_eq!(u(&l["table_properties"]["num_entries"]), i.num_entries);
+                assert_eq!(l["reason"], format!("{:?}", i.reason), "{l}");
+                kinds.insert("table_file_creation");
+            }
+            Heard::Deleted(i) => {
+                let l = line(lines, "table_file_deletion", "file_number", i.file_number);
+                assert_eq!(l["status"], "OK", "{l}");
+                assert!(i.status.is_ok(), "{i:?}");
+                kinds.insert("table_file_deletion");
+            }
+            Heard::Stall(i) => {
+                let l = stalls.next().expect("a stall_condition_changed line");
+                assert_eq!(l["cf_name"], i.cf_name.as_str(), "{l}");
+                assert_eq!(u(&l["cf"]), u64::from(i.cf_id), "{l}");
+                assert_eq!(l["prev"], format!("{:?}", i.prev), "{l}");
+                assert_eq!(l["cur"], format!("{:?}", i.cur), "{l}");
+                kinds.insert("stall_condition_changed");
+            }
+        }
+    }
+    assert!(stalls.next().is_none(), "a stall line no listener heard");
+    kinds.into_iter().map(str::to_string).collect()
+}
+
+/// The LOG's `EVENT_LOG_v1` lines and the listener infos are built from
+/// one record per event: for every kind with a listener call (flush begin
+/// and end, compaction begin and end, trivial move, FIFO and delete-only
+/// drops, table creation and deletion, stall changes) they agree on every
+/// field both carry, and every line of those kinds was heard.
+#[test]
+fn log_lines_and_listener_infos_agree() {
+    let _shared = shale::sync_point::shared();
+    let mut seen = BTreeSet::new();
+    let mut check = |dir: &Path, infos: &Infos| {
+        let heard = infos.0.lock().clone();
+        let lines = log_events(dir);
+        seen.extend(check_agreement(&heard, &lines));
+        // Every line of a kind the listeners hear was heard.
+        let jobs_heard = heard.len();
+        assert!(jobs_heard > 0);
+        for l in &lines {
+            let name = l["event"].as_str().expect("event");
+            let heard_it = |f: &dyn Fn(&Heard) -> bool| heard.iter().any(f);
+            let ok = match name {
+                "flush_started" | "flush_finished" => heard_it(&|h| match h {
+                    Heard::FlushDone(i) => l["job"] == i.job_id,
+                    _ => false,
+                }),
+                "compaction_started"
+                | "compaction_finished"
+                | "trivial_move"
+                | "fifo_compaction"
+                | "delete_only_compaction" => heard_it(&|h| match h {
+                    Heard::CompactionDone(i) => l["job"] == i.job_id,
+                    _ => false,
+                }),
+                "table_file_creation" => heard_it(&|h| match h {
+                    Heard::Created(i) => l["file_number"] == i.file.file_number,
+                    _ => false,
+                }),
+                "table_file_deletion" => heard_it(&|h| match h {
+                    Heard::Deleted(i) => l["file_number"] == i.file_number,
+                    _ => false,
+                }),
+                _ => true,
+            };
+            assert!(ok, "no listener call for {l}");
+        }
+    };
+
+    // Leveled: flushes (with deletions) up to the slowdown trigger (a
+    // stall, lifted by the compaction), a manual compaction, then
+    // sequential flushes that move down trivially.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let infos = Arc::new(Infos::default());
+    let db = Db::open(dir.path(), {
+        let mut o = common::quiet_options();
+        o.listeners = vec![infos.clone() as Arc<dyn EventListener>];
+        o.level0_file_num_compaction_trigger = 2;
+        o.level0_slowdown_writes_trigger = 2;
+        o
+    })
+    .expect("open");
+    for round in 0..2u32 {
+        for i in 0..200u32 {
+            db.put(
+                format!("k{i:04}").as_bytes(),
+                format!("v{round}").as_bytes(),
+            )
+            .expect("put");
+        }
+        for i in (0..200u32).step_by(7) {
+            db.delete(format!("k{i:04}").as_bytes()).expect("delete");
+        }
+        db.flush().expect("flush");
+    }
+    db.compact_range(None, None).expect("compact");
+    db.set_options_from_strings(&[("level0_file_num_compaction_trigger", "1")])
+        .expect("trigger");
+    for round in 0..3u32 {
+        for i in 0..50u32 {
+            db.put(format!("z{round}-{i:04}").as_bytes(), b"v")
+                .expect("put");
+        }
+        db.flush().expect("flush");
+        db.wait_for_compaction().expect("idle");
+    }
+    db.close().expect("close");
+    check(dir.path(), &infos);
+
+    // FIFO: the oldest tables dropped past the size cap.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let infos = Arc::new(Infos::default());
+    let db = Db::open(dir.path(), {
+        let mut o = common::quiet_options();
+        o.listeners = vec![infos.clone() as Arc<dyn EventListener>];
+        o.compaction_style = shale::CompactionStyle::Fifo;
+        o.compaction_options_fifo = shale::FifoCompactionOptions {
+            max_table_files_size: 16 << 10,
+            allow_compaction: false,
+            ttl_secs: 0,
+        };
+        o
+    })
+    .expect("open");
+    for round in 0..8u32 {
+        for i in 0..100u32 {
+            db.put(format!("r{round}-{i:04}").as_bytes(), &[b'v'; 100])
+                .expect("put");
+        }
+        db.flush().expect("flush");
+        db.wait_for_compaction().expect("idle");
+    }
+    db.close().expect("close");
+    check(dir.path(), &infos);
+
+    // Delete-only: last-level tables wholly under a range tombstone.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let infos = Arc::new(Infos::default());
+    let db = Db::open(
+        dir.path(),
+        Options {
+            listeners: vec![infos.clone() as Arc<dyn EventListener>],
+            create_if_missing: true,
+            cf: shale::CfOptions {
+                write_buffer_size: 64 << 10,
+                target_file_size_base: 16 << 10,
+                ..Default::default()
+            },
+            ..Options::default()
+        },
+    )
+    .expect("open");
+    for i in 0..2000u32 {
+        db.put(format!("k{i:06}").as_bytes(), &[b'v'; 100])
+            .expect("put");
+    }
+    db.flush().expect("flush");
+    db.compact_range(None, None).expect("compact");
+    db.delete_range(b"k", b"l").expect("delete range");
+    db.flush().expect("flush");
+    db.wait_for_compaction().expect("idle");
+    db.close().expect("close");
+    check(dir.path(), &infos);
+
+    let want = [
+        "compaction_finished",
+        "compaction_started",
+        "delete_only_compaction",
+        "fifo_compaction",
+        "flush_finished",
+        "flush_started",
+        "stall_condition_changed",
+        "table_file_creation",
+        "table_file_deletion",
+        "trivial_move",
+    ];
+    let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+    assert_eq!(seen, want, "kinds checked");
+}

@@ -146,3 +146,105 @@ fn bad_log_options_are_invalid() {
         assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
     }
 }
+
+/// The JSON objects of the `EVENT_LOG_v1` lines named `event` in `dir/LOG`.
+fn events_named(dir: &Path, event: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("LOG"))
+        .expect("LOG")
+        .lines()
+        .filter_map(|l| l.split_once(" EVENT_LOG_v1 "))
+        .map(|(_, json)| serde_json::from_str::<serde_json::Value>(json).expect("JSON"))
+        .filter(|v| v["event"] == event)
+        .collect()
+}
+
+/// The member names of `v`, those of nested objects as `outer.inner`.
+fn field_names(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for (k, x) in v.as_object().expect("an object") {
+        names.insert(k.clone());
+        if x.is_object() {
+            names.extend(field_names(x).into_iter().map(|n| format!("{k}.{n}")));
+        }
+    }
+    names
+}
+
+/// Regression (issue 38): the flush and the compaction wrote their
+/// `table_file_creation` lines by hand, and the flush's had drifted (no
+/// `num_deletions`). Both come from one record now: the same fields,
+/// RocksDB's `table_properties` among them, and the same deletion counts
+/// at the top and in `table_properties`.
+#[test]
+fn flush_and_compaction_table_file_creation_lines_carry_the_same_fields() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path(), {
+        let mut o = common::quiet_options();
+        o.level0_file_num_compaction_trigger = 2;
+        o
+    })
+    .expect("open");
+    // The snapshot keeps the second round's deletions through the
+    // compaction of the two flushes: it reads the values they delete.
+    let mut snap = None;
+    for round in 0..2u32 {
+        for i in 0..100u32 {
+            db.put(
+                format!("k{i:04}").as_bytes(),
+                format!("v{round}").as_bytes(),
+            )
+            .expect("put");
+        }
+        for i in (round..100u32).step_by(3) {
+            db.delete(format!("k{i:04}").as_bytes()).expect("delete");
+        }
+        db.flush().expect("flush");
+        snap.get_or_insert_with(|| db.snapshot());
+    }
+    db.wait_for_compaction().expect("idle");
+    drop(snap);
+    db.close().expect("close");
+
+    let lines = events_named(dir.path(), "table_file_creation");
+    let of = |reason: &str| -> Vec<&serde_json::Value> {
+        lines.iter().filter(|l| l["reason"] == reason).collect()
+    };
+    let (flushed, compacted) = (of("Flush"), of("Compaction"));
+    assert!(!flushed.is_empty() && !compacted.is_empty(), "{lines:?}");
+    let names = field_names(flushed[0]);
+    for l in flushed.iter().chain(&compacted) {
+        assert_eq!(field_names(l), names, "{l}");
+        assert_eq!(
+            l["num_deletions"], l["table_properties"]["num_deletions"],
+            "{l}"
+        );
+        assert_eq!(
+            l["num_entries"], l["table_properties"]["num_entries"],
+            "{l}"
+        );
+    }
+    for name in [
+        "cf_name",
+        "job",
+        "file_number",
+        "file_size",
+        "level",
+        "num_entries",
+        "num_deletions",
+        "table_properties.num_entries",
+        "table_properties.num_deletions",
+        "table_properties.data_size",
+        "status",
+    ] {
+        assert!(names.contains(name), "no {name} in {names:?}");
+    }
+    assert!(flushed
+        .iter()
+        .all(|l| l["num_deletions"].as_u64() > Some(0)));
+    assert!(
+        compacted
+            .iter()
+            .any(|l| l["num_deletions"].as_u64() > Some(0)),
+        "{compacted:?}"
+    );
+}

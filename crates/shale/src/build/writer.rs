@@ -19,7 +19,7 @@ use crate::io::{RangeSyncer, RateLimit};
 use crate::iter::InternalIterator;
 use crate::memory::Meter;
 use crate::range_del::{clip, Fragment};
-use crate::sst::{TableBuilder, TableOptions};
+use crate::sst::{TableBuilder, TableOptions, TableProperties};
 use crate::version::filename::{blob_file_name, table_file_name};
 use crate::version::FileMeta;
 
@@ -225,6 +225,9 @@ impl GrandparentCutter {
 #[derive(Default)]
 pub(crate) struct Outputs {
     pub files: Vec<FileMeta>,
+    /// The properties of each table of `files` (for the LOG's
+    /// `table_file_creation`; `file_number` names the table).
+    pub props: Vec<TableProperties>,
     /// Bytes of the tables written.
     pub bytes_written: u64,
     /// The blob files written and the blob references the tables hold.
@@ -528,6 +531,7 @@ fn finish(
         let _ = f.range_del_span.set(span);
     }
     out.files.push(f);
+    out.props.push(built.props);
     Ok(())
 }
 

@@ -13,6 +13,7 @@ use crate::compaction::job::{CompactionJob, CompactionResult};
 use crate::compaction::picker::Plan;
 use crate::compaction::subcompaction;
 use crate::error::{Error, Result};
+use crate::events::records::{CompactionDiscarded, Kind};
 use crate::events::TableFileCreationReason;
 use crate::io::accounting::{self, Purpose};
 use crate::iter::merging::MergingIterator;
@@ -179,19 +180,19 @@ pub(crate) fn run_until_admitted(
                         TableFileCreationReason::Compaction,
                         f,
                         job.plan.output_level,
+                        &r.outputs.props,
                     );
                 }
                 release(st, &allocated);
                 job.snapshots = db.snapshots.all();
                 job.user_filter = None;
-                db.log.event(
-                    "compaction_discarded",
-                    &[
-                        format!("\"job\": {id}"),
-                        format!("\"cf\": {}", job.cf),
-                        "\"reason\": \"filtered a value a new snapshot reads\"".to_string(),
-                    ],
-                );
+                db.log.event(&CompactionDiscarded {
+                    event: Kind::new(),
+                    job: id,
+                    cf: job.cf,
+                    reason: "filtered a value a new snapshot reads",
+                    cf_name: crate::shared::events::cf_name(st, job.cf),
+                });
                 delete_obsolete_files(db, st);
             }
         }

@@ -37,8 +37,8 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 
 use crate::compaction::fifo::{self, DropReason, FifoPickerOptions, FifoPlan};
-use crate::compaction::job::file_list;
 use crate::error::Result;
+use crate::events::records::{FifoCompaction, Kind};
 use crate::options::{CfOptions, CompactionStyle};
 use crate::stats::LevelCompactionStats;
 use crate::version::{FileMeta, VersionEdit};
@@ -156,25 +156,49 @@ fn drop_files(
     }
     let id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
     let at_l0: Vec<(usize, Arc<FileMeta>)> = files.iter().map(|f| (0, Arc::clone(f))).collect();
-    let info = crate::shared::events::drop_job_info(st, cf, id, reason.compaction_reason(), &at_l0);
-    crate::shared::events::compaction(db, true, || info(Ok(())));
+    let started =
+        crate::shared::events::drop_job_started(db, st, cf, id, reason.compaction_reason(), &at_l0);
+    crate::shared::events::notify(db, &started);
     st.compactions_running += 1;
     let r = crate::shared::manifest::log_and_apply_if_live(db, st, &mut edit);
     st.compactions_running -= 1;
     for f in files {
         f.set_being_compacted(false);
     }
-    let status = r.as_ref().map(|_| ()).map_err(Clone::clone);
-    crate::shared::events::compaction(db, false, || info(status));
-    if !r? {
-        return Ok(()); // the family was dropped meanwhile
+    let logged = match r {
+        Ok(logged) => logged,
+        Err(e) => {
+            crate::shared::events::compaction_completed(db, &started, Err(e.clone()));
+            return Err(e);
+        }
+    };
+    if !logged {
+        // The family was dropped meanwhile.
+        crate::shared::events::compaction_completed(db, &started, Ok(()));
+        return Ok(());
     }
+    let dropped = files.iter().map(|f| f.num_entries).sum();
+    let end = FifoCompaction {
+        event: Kind::new(),
+        cf,
+        reason: reason.name(),
+        compaction_reason: reason.compaction_reason(),
+        files: started.inputs.files.clone(),
+        bytes,
+        lsm_state: crate::shared::events::lsm_state(st, cf),
+        job: id,
+        cf_name: started.cf_name.clone(),
+        num_dropped_records: dropped,
+    };
+    // The listeners hear the end before what the install causes; the LOG
+    // line, IO, waits until the new version is visible.
+    crate::shared::events::notify(db, &end);
     db.install_super_version(st, cf);
     db.stats.add_level(
         0,
         &LevelCompactionStats {
             count: 1,
-            keys_dropped: files.iter().map(|f| f.num_entries).sum(),
+            keys_dropped: dropped,
             ..Default::default()
         },
     );
@@ -184,23 +208,7 @@ fn drop_files(
     db.stats
         .fifo_dropped_bytes
         .fetch_add(bytes, Ordering::Relaxed);
-    db.log.event(
-        "fifo_compaction",
-        &[
-            format!("\"cf\": {cf}"),
-            format!("\"reason\": \"{}\"", reason.name()),
-            format!(
-                "\"compaction_reason\": \"{}\"",
-                reason.compaction_reason().name()
-            ),
-            format!("\"files\": {}", file_list(files)),
-            format!("\"bytes\": {bytes}"),
-            format!(
-                "\"lsm_state\": {:?}",
-                st.versions.current(cf).files_per_level()
-            ),
-        ],
-    );
+    db.log.event(&end);
     delete_obsolete_files(db, st);
     Ok(())
 }

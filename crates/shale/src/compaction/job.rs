@@ -84,6 +84,7 @@ impl CompactionResult {
     /// order) to this one.
     pub(crate) fn absorb(&mut self, r: CompactionResult) {
         self.outputs.files.extend(r.outputs.files);
+        self.outputs.props.extend(r.outputs.props);
         self.outputs.bytes_written += r.outputs.bytes_written;
         self.outputs.blobs.absorb(r.outputs.blobs);
         add_refs(&mut self.blob_refs_in, &r.blob_refs_in);
@@ -248,10 +249,4 @@ impl CompactionJob<'_> {
 
 fn level_of(v: &Version, number: u64) -> Option<usize> {
     (0..v.num_levels()).find(|&l| v.files(l).iter().any(|f| f.number == number))
-}
-
-/// `[n1, n2, ...]`: file numbers for LOG events.
-pub(crate) fn file_list(files: &[Arc<FileMeta>]) -> String {
-    let n: Vec<String> = files.iter().map(|f| f.number.to_string()).collect();
-    format!("[{}]", n.join(", "))
 }

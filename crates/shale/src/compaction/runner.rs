@@ -12,11 +12,13 @@
 //! taken while it ran can read, which then runs again (see
 //! `run_until_admitted`).
 //!
-//! Events (`shared::events`): compaction begin before the job runs (a trivial
-//! move too), table created per output before the edit, compaction
-//! completed after the install or the failure (the caller then records
-//! the background error); delete-only compaction reports only the
-//! deletions `obsolete` makes.
+//! Events (`shared::events`: a LOG line and a listener call each):
+//! `compaction_started` before the job runs (a trivial move tells only the
+//! listeners: its LOG line is `trivial_move`), `table_file_creation` per
+//! output before the edit, `compaction_finished` (or `trivial_move`) after
+//! the install; a job that installs nothing (it failed, or its family was
+//! dropped) tells only the listeners it completed (the caller then records
+//! a failure as the background error).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -24,12 +26,14 @@ use std::time::Instant;
 
 use parking_lot::MutexGuard;
 
-use crate::compaction::job::{file_list, CompactionJob};
+use crate::compaction::job::CompactionJob;
 use crate::compaction::picker::{PickerOptions, Plan, RunningOutput};
 use crate::error::Result;
-use crate::events::{CompactionJobInfo, TableFileCreationReason};
+use crate::events::records::{CompactionFinished, JobInputs, Kind, TrivialMove};
+use crate::events::TableFileCreationReason;
 use crate::io::accounting::{self, Purpose};
 use crate::options::CfOptions;
+use crate::shared::events::{cf_name, file_info, file_infos, lsm_state};
 use crate::stats::{LevelCompactionStats, RunningJob};
 
 use crate::shared::obsolete::delete_obsolete_files;
@@ -196,17 +200,19 @@ pub(crate) fn run_manual_plan(
     Ok(())
 }
 
-/// Moves the plan's inputs to the output level by a MANIFEST edit.
+/// Moves the plan's inputs to the output level by a MANIFEST edit;
+/// returns its `trivial_move` record once installed (`None`: the family
+/// was dropped).
 pub(crate) fn trivial_move(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
     job: &CompactionJob<'_>,
     id: u64,
-) -> Result<JobOutcome> {
+) -> Result<Option<JobEnd>> {
     let (cf, plan) = (job.cf, job.plan);
     let (mut edit, moved) = job.trivial_move_edit();
     if !crate::shared::manifest::log_and_apply_if_live(db, st, &mut edit)? {
-        return Ok(JobOutcome::default());
+        return Ok(None);
     }
     st.errors.job_succeeded();
     db.install_super_version(st, cf);
@@ -217,55 +223,51 @@ pub(crate) fn trivial_move(
             ..Default::default()
         },
     );
-    db.log.event(
-        "trivial_move",
-        &[
-            format!("\"job\": {id}"),
-            format!("\"cf\": {cf}"),
-            format!("\"compaction_reason\": \"{}\"", plan.reason.name()),
-            format!("\"from_level\": {}", plan.level),
-            format!("\"to_level\": {}", plan.output_level),
-            format!("\"files\": {}", file_list(&moved_files(plan))),
-            format!("\"bytes\": {moved}"),
-            format!(
-                "\"lsm_state\": {:?}",
-                st.versions.current(cf).files_per_level()
-            ),
-        ],
-    );
-    Ok(JobOutcome {
-        outputs: crate::shared::events::file_infos(&moved_files(plan), plan.output_level),
-        ..Default::default()
-    })
+    // The edit moves the input level's and the middle levels' files.
+    let (files, files_at_destination) = plan_inputs(plan)
+        .files
+        .into_iter()
+        .partition(|f| f.level != plan.output_level);
+    Ok(Some(JobEnd::TrivialMove(TrivialMove {
+        job: id,
+        event: Kind::new(),
+        destination_level: plan.output_level,
+        files,
+        total_files_size: moved,
+        files_at_destination,
+        cf_name: cf_name(st, cf),
+        cf,
+        compaction_reason: plan.reason,
+        from_level: plan.level,
+        to_level: plan.output_level,
+        bytes: moved,
+        lsm_state: lsm_state(st, cf),
+    })))
 }
 
-/// `{"L2": [n, ...], ...}`: the middle levels' inputs, for LOG events.
-fn middle_list(plan: &Plan) -> String {
-    let parts: Vec<String> = plan
-        .middle
-        .iter()
-        .map(|(l, f)| format!("\"L{l}\": {}", file_list(f)))
-        .collect();
-    format!("{{{}}}", parts.join(", "))
+/// The plan's inputs, each with its level (the input level's, the middle
+/// levels', the output level's).
+fn plan_inputs(plan: &Plan) -> JobInputs {
+    let mut files = file_infos(&plan.inputs, plan.level);
+    for (level, f) in &plan.middle {
+        files.extend(file_infos(f, *level));
+    }
+    files.extend(file_infos(&plan.output_inputs, plan.output_level));
+    JobInputs {
+        input_level: plan.level,
+        output_level: plan.output_level,
+        files,
+    }
 }
 
-/// The files a trivial move relinks (the input level's and the middle
-/// levels').
-fn moved_files(plan: &Plan) -> Vec<Arc<crate::version::FileMeta>> {
-    let middle = plan.middle.iter().flat_map(|(_, f)| f.iter());
-    plan.inputs.iter().chain(middle).cloned().collect()
+/// The record that ends an installed job.
+pub(crate) enum JobEnd {
+    Finished(CompactionFinished),
+    TrivialMove(TrivialMove),
 }
 
-/// What an installed job did, for its completion event.
-#[derive(Default)]
-pub(crate) struct JobOutcome {
-    outputs: Vec<crate::events::TableFileInfo>,
-    records_in: u64,
-    records_dropped: u64,
-}
-
-/// Runs job `id` of `plan`, bracketed by its begin and completed events
-/// (which report the plan's reason).
+/// Runs job `id` of `plan`, bracketed by its begin and end events (which
+/// report the plan's reason).
 fn execute(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
@@ -277,42 +279,38 @@ fn execute(
         return Ok(()); // dropped
     }
     let _io = accounting::scope(Purpose::Compaction);
-    let name = crate::shared::events::cf_name(st, cf);
-    let info = |o: JobOutcome, status: Result<()>| CompactionJobInfo {
-        cf_name: name.clone(),
-        cf_id: cf,
-        job_id: id,
-        reason: plan.reason,
-        base_input_level: plan.level,
-        output_level: plan.output_level,
-        input_files: {
-            let mut v = crate::shared::events::file_infos(&plan.inputs, plan.level);
-            for (level, files) in &plan.middle {
-                v.extend(crate::shared::events::file_infos(files, *level));
-            }
-            v.extend(crate::shared::events::file_infos(
-                &plan.output_inputs,
-                plan.output_level,
-            ));
-            v
-        },
-        output_files: o.outputs,
-        trivial_move: plan.trivial_move,
-        num_input_records: o.records_in,
-        num_dropped_records: o.records_dropped,
-        status,
-    };
-    crate::shared::events::compaction(db, true, || info(JobOutcome::default(), Ok(())));
+    let started = crate::shared::events::compaction_started(
+        db,
+        st,
+        cf,
+        id,
+        plan.reason,
+        plan_inputs(plan),
+        plan.score,
+        plan.trivial_move,
+    );
+    // A trivial move's LOG line is `trivial_move`, at its end.
+    if plan.trivial_move {
+        crate::shared::events::notify(db, &started);
+    } else {
+        crate::shared::events::emit(db, &started);
+    }
     let r = execute_job(db, st, cf, plan, id);
     let r = match r {
-        Ok(o) => {
-            crate::shared::events::compaction(db, false, || info(o, Ok(())));
+        Ok(Some(JobEnd::Finished(end))) => {
+            crate::shared::events::emit(db, &end);
+            Ok(())
+        }
+        Ok(Some(JobEnd::TrivialMove(end))) => {
+            crate::shared::events::emit(db, &end);
+            Ok(())
+        }
+        Ok(None) => {
+            crate::shared::events::compaction_completed(db, &started, Ok(()));
             Ok(())
         }
         Err(e) => {
-            crate::shared::events::compaction(db, false, || {
-                info(JobOutcome::default(), Err(e.clone()))
-            });
+            crate::shared::events::compaction_completed(db, &started, Err(e.clone()));
             Err(e)
         }
     };
@@ -323,15 +321,17 @@ fn execute(
     r
 }
 
+/// Runs and installs job `id`; returns the record of its end (`None`:
+/// the family was dropped).
 fn execute_job(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
     cf: u32,
     plan: &Plan,
     id: u64,
-) -> Result<JobOutcome> {
+) -> Result<Option<JobEnd>> {
     let Some((mut job, topts, target)) = job_for(db, st, cf, plan) else {
-        return Ok(JobOutcome::default()); // dropped
+        return Ok(None); // dropped
     };
     if plan.trivial_move {
         return trivial_move(db, st, &job, id);
@@ -339,27 +339,6 @@ fn execute_job(
     let started = Instant::now();
     let output_level = plan.output_level;
     let inputs = job.inputs();
-    db.log.event(
-        "compaction_started",
-        &[
-            format!("\"job\": {id}"),
-            format!("\"cf\": {cf}"),
-            format!("\"compaction_reason\": \"{}\"", plan.reason.name()),
-            format!("\"input_level\": {}", plan.level),
-            format!("\"output_level\": {output_level}"),
-            format!("\"files_L{}\": {}", plan.level, file_list(&plan.inputs)),
-            format!("\"middle_levels\": {}", middle_list(plan)),
-            format!(
-                "\"files_L{output_level}\": {}",
-                file_list(&plan.output_inputs)
-            ),
-            format!("\"score\": {:.3}", plan.score),
-            format!(
-                "\"input_data_size\": {}",
-                inputs.iter().map(|f| f.file_size).sum::<u64>()
-            ),
-        ],
-    );
     let (r, allocated, hold) = run_until_admitted(db, st, &mut job, id, &inputs, &topts, target)?;
     let current = st.versions.current(cf);
     let mut edit = job.edit(&current, &r);
@@ -370,7 +349,8 @@ fn execute_job(
         .retain(|g| current.blob_files().contains_key(&g.number));
     drop(current);
     let edit_garbage_bytes: u64 = edit.blob_file_garbage.iter().map(|g| g.bytes).sum();
-    for f in &r.outputs.files {
+    // The edit's files: as the outputs, with the edit's fields set.
+    for (level, f) in &edit.new_files {
         crate::shared::events::table_created(
             db,
             st,
@@ -378,19 +358,8 @@ fn execute_job(
             id,
             TableFileCreationReason::Compaction,
             f,
-            output_level,
-        );
-        db.log.event(
-            "table_file_creation",
-            &[
-                format!("\"job\": {id}"),
-                format!("\"cf\": {cf}"),
-                format!("\"file_number\": {}", f.number),
-                format!("\"file_size\": {}", f.file_size),
-                format!("\"num_entries\": {}", f.num_entries),
-                format!("\"num_deletions\": {}", f.num_deletions),
-                format!("\"level\": {output_level}"),
-            ],
+            *level,
+            &r.outputs.props,
         );
     }
     let logged = crate::shared::manifest::log_and_apply_if_live(db, st, &mut edit);
@@ -399,7 +368,7 @@ fn execute_job(
     }
     if !logged? {
         // The family was dropped: outputs are obsolete.
-        return Ok(JobOutcome::default());
+        return Ok(None);
     }
     st.errors.job_succeeded();
     db.install_super_version(st, cf);
@@ -410,53 +379,48 @@ fn execute_job(
     db.stats
         .compaction_bytes_written
         .fetch_add(r.outputs.bytes_written, Ordering::Relaxed);
-    db.log.event(
-        "compaction_finished",
-        &[
-            format!("\"job\": {id}"),
-            format!("\"cf\": {cf}"),
-            format!("\"input_level\": {}", plan.level),
-            format!("\"output_level\": {output_level}"),
-            format!("\"compaction_time_micros\": {}", stats.micros),
-            format!("\"compaction_time_cpu_micros\": {}", stats.cpu_micros),
-            format!("\"num_input_files\": {}", inputs.len()),
-            format!("\"num_output_files\": {}", stats.files_out),
-            format!("\"subcompactions\": {}", r.subcompactions),
-            format!(
-                "\"total_input_size\": {}",
-                stats.bytes_read_non_output + stats.bytes_read_output
-            ),
-            format!("\"total_output_size\": {}", r.outputs.bytes_written),
-            format!("\"num_input_records\": {}", r.keys_in),
-            format!("\"num_dropped_records\": {}", r.keys_dropped),
-            format!("\"num_blob_output_files\": {}", r.outputs.blobs.files.len()),
-            format!(
-                "\"total_blob_output_size\": {}",
-                r.outputs.blobs.bytes_written
-            ),
-            format!("\"blob_bytes_relocated\": {}", r.outputs.blobs.bytes_read),
-            format!("\"blob_garbage_bytes\": {}", edit_garbage_bytes),
-            format!(
-                "\"lsm_state\": {:?}",
-                st.versions.current(cf).files_per_level()
-            ),
-        ],
-    );
+    let (blob_file_head, blob_file_tail) = crate::shared::events::blob_file_span(st, cf);
+    let end = CompactionFinished {
+        job: id,
+        event: Kind::new(),
+        compaction_time_micros: stats.micros,
+        compaction_time_cpu_micros: stats.cpu_micros,
+        output_level,
+        num_output_files: stats.files_out,
+        total_output_size: r.outputs.bytes_written,
+        num_blob_output_files: r.outputs.blobs.files.len() as u64,
+        total_blob_output_size: r.outputs.blobs.bytes_written,
+        num_input_records: r.keys_in,
+        num_output_records: r.outputs.files.iter().map(|f| f.num_entries).sum(),
+        num_subcompactions: r.subcompactions,
+        output_compression: topts.compression.name(),
+        num_single_delete_mismatches: r.counts.single_delete_mismatches,
+        lsm_state: lsm_state(st, cf),
+        blob_file_head,
+        blob_file_tail,
+        cf_name: cf_name(st, cf),
+        cf,
+        compaction_reason: plan.reason,
+        input_level: plan.level,
+        inputs: plan_inputs(plan).files,
+        output_files: r
+            .outputs
+            .files
+            .iter()
+            .map(|f| file_info(f, output_level))
+            .collect(),
+        subcompactions: r.subcompactions,
+        total_input_size: stats.bytes_read_non_output + stats.bytes_read_output,
+        num_dropped_records: r.keys_dropped,
+        blob_bytes_relocated: r.outputs.blobs.bytes_read,
+        blob_garbage_bytes: edit_garbage_bytes,
+    };
     // Every handle on the pre-compaction version must be gone by now, or it
     // keeps our inputs alive and they linger until the next job
     // (regression test: inputs_of_the_last_compaction_are_deleted); the
     // caller deletes them.
     drop(job);
-    Ok(JobOutcome {
-        outputs: r
-            .outputs
-            .files
-            .iter()
-            .map(|f| crate::shared::events::file_info(f, output_level))
-            .collect(),
-        records_in: r.keys_in,
-        records_dropped: r.keys_dropped,
-    })
+    Ok(Some(JobEnd::Finished(end)))
 }
 
 /// Bytes of the files of `v` overlapping `[start, end]` (whole files).

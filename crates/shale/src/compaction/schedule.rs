@@ -11,10 +11,10 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 
 use crate::base::SeqNo;
-use crate::compaction::job::file_list;
 use crate::compaction::picker::{self, Plan};
 use crate::compaction::universal;
 use crate::error::Result;
+use crate::events::records::{DeleteOnlyCompaction, Kind};
 use crate::events::CompactionReason;
 use crate::range_del::Fragments;
 use crate::stats::LevelCompactionStats;
@@ -156,14 +156,15 @@ pub(crate) fn drop_covered_files<'a>(
             f.set_being_compacted(true);
         }
         let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
-        let info = crate::shared::events::drop_job_info(
+        let started = crate::shared::events::drop_job_started(
+            db,
             &st,
             cf,
             job_id,
             CompactionReason::DeleteOnly,
             &covered,
         );
-        crate::shared::events::compaction(db, true, || info(Ok(())));
+        crate::shared::events::notify(db, &started);
         st.compactions_running += 1;
         let r = crate::shared::manifest::log_and_apply_if_live(db, &mut st, &mut edit);
         st.compactions_running -= 1;
@@ -171,47 +172,44 @@ pub(crate) fn drop_covered_files<'a>(
             f.set_being_compacted(false);
         }
         db.bg_cv.notify_all();
-        let status = r.as_ref().map(|_| ()).map_err(Clone::clone);
-        crate::shared::events::compaction(db, false, || info(status));
         match r {
             Ok(true) => {
+                let dropped = covered.iter().map(|(_, f)| f.num_entries).sum();
+                let end = DeleteOnlyCompaction {
+                    event: Kind::new(),
+                    cf,
+                    job: job_id,
+                    compaction_reason: CompactionReason::DeleteOnly,
+                    files: started.inputs.files.clone(),
+                    bytes,
+                    lsm_state: crate::shared::events::lsm_state(&st, cf),
+                    cf_name: started.cf_name.clone(),
+                    num_dropped_records: dropped,
+                };
+                // The listeners hear the end before what the install
+                // causes (a stall change); the LOG line, IO, waits until
+                // the new version is visible.
+                crate::shared::events::notify(db, &end);
                 db.install_super_version(&mut st, cf);
-                let files: Vec<Arc<crate::version::FileMeta>> =
-                    covered.iter().map(|(_, f)| Arc::clone(f)).collect();
                 db.stats.add_level(
                     covered[0].0,
                     &LevelCompactionStats {
                         count: 1,
-                        files_in_output: files.len() as u64,
-                        keys_dropped: files.iter().map(|f| f.num_entries).sum(),
+                        files_in_output: covered.len() as u64,
+                        keys_dropped: dropped,
                         ..Default::default()
                     },
                 );
                 db.stats
                     .delete_only_bytes
                     .fetch_add(bytes, Ordering::Relaxed);
-                db.log.event(
-                    "delete_only_compaction",
-                    &[
-                        format!("\"cf\": {cf}"),
-                        format!("\"job\": {job_id}"),
-                        format!(
-                            "\"compaction_reason\": \"{}\"",
-                            CompactionReason::DeleteOnly.name()
-                        ),
-                        format!("\"files\": {}", file_list(&files)),
-                        format!("\"bytes\": {bytes}"),
-                        format!(
-                            "\"lsm_state\": {:?}",
-                            st.versions.current(cf).files_per_level()
-                        ),
-                    ],
-                );
+                db.log.event(&end);
                 delete_obsolete_files(db, &mut st);
                 return (st, true);
             }
-            Ok(false) => {}
+            Ok(false) => crate::shared::events::compaction_completed(db, &started, Ok(())),
             Err(e) => {
+                crate::shared::events::compaction_completed(db, &started, Err(e.clone()));
                 db.set_bg_error(&mut st, e, crate::shared::Reason::Compaction);
                 return (st, true);
             }

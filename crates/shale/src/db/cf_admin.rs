@@ -19,6 +19,8 @@ use std::sync::Arc;
 
 use crate::cf::{Cf, CfState, ColumnFamily};
 use crate::error::{Error, Result};
+use crate::events::admin_records::{ColumnFamilyCreated, ColumnFamilyDropped};
+use crate::events::records::Kind;
 use crate::options::{in_family, CfOptions};
 use crate::version::VersionEdit;
 
@@ -92,10 +94,11 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
             ),
         );
         db.cfs.insert(Arc::clone(&cf));
-        db.log.event(
-            "column_family_created",
-            &[format!("\"id\": {id}"), format!("\"name\": {name:?}")],
-        );
+        db.log.event(&ColumnFamilyCreated {
+            event: Kind::new(),
+            id,
+            name: name.to_string(),
+        });
         out.push(Cf(cf));
     }
     db.refresh_memtable_reserve(&st);
@@ -137,13 +140,11 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
     // Handles fail from now on; they must not keep the family's memtables
     // and tables alive either (readers hold their own super version).
     cf.release_data(st.versions.num_levels());
-    db.log.event(
-        "column_family_dropped",
-        &[
-            format!("\"id\": {}", cf.id),
-            format!("\"name\": {:?}", cf.name),
-        ],
-    );
+    db.log.event(&ColumnFamilyDropped {
+        event: Kind::new(),
+        id: cf.id,
+        name: cf.name.clone(),
+    });
     // Its WALs and (once unreferenced) tables are obsolete now.
     crate::shared::obsolete::delete_obsolete_files(db, &mut st);
     db.bg_cv.notify_all();

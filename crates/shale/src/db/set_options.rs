@@ -25,6 +25,8 @@ use std::sync::Arc;
 
 use crate::cf::ColumnFamily;
 use crate::error::{Error, Result};
+use crate::events::admin_records::{DbOptionsChanged, OptionsChanged};
+use crate::events::records::Kind;
 use crate::options::{in_family, CfOption, CfOptions, DbOption};
 use crate::version::VersionEdit;
 
@@ -137,13 +139,11 @@ pub(crate) fn set_options(
     // under a smaller write buffer, or a stall may have begun or ended.
     db.room_clear.store(false, Ordering::SeqCst);
     db.bg_cv.notify_all();
-    db.log.event(
-        "options_changed",
-        &[
-            format!("\"cf\": {:?}", cf.name),
-            format!("\"changes\": {:?}", changes.describe()),
-        ],
-    );
+    db.log.event(&OptionsChanged {
+        event: Kind::new(),
+        cf: cf.name.clone(),
+        changes: changes.describe(),
+    });
     write_options_file(db, st)
 }
 
@@ -199,10 +199,10 @@ pub(crate) fn set_db_options(
     let mut st = db.state.lock();
     db.room_clear.store(false, Ordering::SeqCst);
     db.bg_cv.notify_all();
-    db.log.event(
-        "db_options_changed",
-        &[format!("\"changes\": {:?}", text.join(" "))],
-    );
+    db.log.event(&DbOptionsChanged {
+        event: Kind::new(),
+        changes: text.join(" "),
+    });
     // The next pass of the scheduler sees the new limits.
     let ids: Vec<u32> = st.cfs.keys().copied().collect();
     st.compaction_queue.extend(ids);

@@ -1,6 +1,8 @@
-//! The `LOG` file: human-readable lines plus one `EVENT_LOG_v1 {json}` line
-//! per flush, compaction, trivial move, file creation and deletion, and
-//! stall condition change.
+//! The `LOG` file: human-readable lines plus `EVENT_LOG_v1 {json}` lines,
+//! one per event of a flush, compaction, trivial move, file creation and
+//! deletion, stall condition change, family and option change. Each is a
+//! typed record of `records` serialized by serde_json with RocksDB's
+//! `JSONWriter` spacing, `time_micros` first (docs/format/log-events.md).
 //!
 //! Rotation (RocksDB's): at open an existing `LOG` is renamed
 //! `LOG.old.<micros>`, and so is the live one before a line would take it
@@ -22,7 +24,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
+use serde::Serialize;
+
 use super::log_options::{InfoLogLevel, InfoLogOptions};
+use super::records::Record;
 use crate::fs::{FileSystem, WritableFile};
 
 /// Prefix of rotated logs; the suffix is the rotation time in micros.
@@ -72,18 +77,68 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// Escapes a string for a JSON string literal.
-pub(crate) fn json_escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
+/// serde_json's compact output with RocksDB's `JSONWriter` spacing: `", "`
+/// between members and array elements, `": "` after a key
+/// (`{"time_micros": 1, "files": [1, 2]}`).
+struct RocksDbJson;
+
+impl serde_json::ser::Formatter for RocksDbJson {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
         }
     }
-    o
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+}
+
+/// An event line's object: `time_micros`, then the record's members.
+#[derive(Serialize)]
+struct Stamped<'a, R> {
+    time_micros: u64,
+    #[serde(flatten)]
+    record: &'a R,
+}
+
+/// The JSON object of an `EVENT_LOG_v1` line for `record` at `time_micros`.
+pub(crate) fn event_json<R: Record>(time_micros: u64, record: &R) -> String {
+    let mut out = Vec::with_capacity(256);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, RocksDbJson);
+    // Records hold numbers, strings, lists and maps with string keys:
+    // serializing them does not fail; if it ever did, the LOG (advisory,
+    // see the module header) gets the error in place of the members.
+    let stamped = Stamped {
+        time_micros,
+        record,
+    };
+    if let Err(e) = stamped.serialize(&mut ser) {
+        return format!(
+            "{{\"time_micros\": {time_micros}, \"error\": {:?}}}",
+            e.to_string()
+        );
+    }
+    // serde_json writes UTF-8.
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn now_micros() -> u64 {
@@ -187,25 +242,13 @@ impl InfoLog {
         self.line(InfoLogLevel::Error, "[ERROR]", msg);
     }
 
-    /// Logs an `EVENT_LOG_v1` line. `fields` are pre-rendered JSON members
-    /// (`"key": value`), appended after `time_micros` and `event`.
-    pub(crate) fn event(&self, event: &str, fields: &[String]) {
+    /// Logs `record` as an `EVENT_LOG_v1` line: a JSON object of
+    /// `time_micros` and the record's fields (see `records`).
+    pub(crate) fn event<R: Record>(&self, record: &R) {
         if !self.enabled(InfoLogLevel::Info) {
             return;
         }
-        let micros = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_micros();
-        let mut json = format!(
-            "{{\"time_micros\": {micros}, \"event\": \"{}\"",
-            json_escape(event)
-        );
-        for f in fields {
-            json.push_str(", ");
-            json.push_str(f);
-        }
-        json.push('}');
+        let json = event_json(now_micros(), record);
         self.line(InfoLogLevel::Info, "EVENT_LOG_v1", &json);
     }
 }

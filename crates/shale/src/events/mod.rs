@@ -46,14 +46,25 @@
 //! memtables to flush. A listener holding a `Db` clone keeps that DB open
 //! until `Db::close` is called (the options own the listener).
 //!
+//! Each info is built from the typed record (`records`) whose
+//! serialization is the LOG's `EVENT_LOG_v1` line of the same event
+//! (docs/format/log-events.md), so the two agree on every field both
+//! carry. A few calls have no line of their own: the begin of a trivial
+//! move or of a whole-file drop (their line comes at the end), and the
+//! completion of a job that installed nothing (a failure, or its family
+//! dropped), built from the job's begin record.
+//!
 //! Panics: a listener that panics is caught (`catch_unwind`), the panic is
 //! written to the LOG as an error, and the listener keeps being called for
 //! later events: a panic in one callback does not take the DB down or
 //! silence the other callbacks.
 
+pub(crate) mod admin_records;
+pub(crate) mod file_records;
 pub(crate) mod info_log;
 pub(crate) mod log_options;
 mod notifier;
+pub(crate) mod records;
 
 pub(crate) use notifier::{Event, Notifier};
 

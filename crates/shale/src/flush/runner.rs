@@ -17,11 +17,14 @@
 //! table was written can read, the table is discarded too and the job runs
 //! once more, without the filter (see `SnapshotList::admit`).
 //!
-//! Events (`shared::events`, delivered later on the event thread): flush begin
-//! before the table is written, table created once it is written and
+//! Events (`shared::events`: a LOG line and a listener call each, the
+//! listeners' delivered later on the event thread): `flush_started` before
+//! the table is written, `table_file_creation` once it is written and
 //! synced (before the edit; a discarded run's table too, so its deletion
-//! follows a creation), flush completed after the install or the
-//! failure (then the caller records the background error).
+//! follows a creation), `flush_finished` after the install; a flush that
+//! installs nothing (it failed, or its family was dropped) tells only the
+//! listeners it completed (then the caller records a failure as the
+//! background error).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -32,7 +35,8 @@ use parking_lot::MutexGuard;
 use crate::build::writer::OutputSpec;
 use crate::compaction::picker;
 use crate::error::Result;
-use crate::events::{FlushJobInfo, TableFileCreationReason, TableFileInfo};
+use crate::events::records::{FlushDiscarded, FlushFinished, Kind};
+use crate::events::TableFileCreationReason;
 use crate::flush::job::{FlushJob, FlushResult};
 use crate::io::accounting::{self, Purpose};
 use crate::memory::Part;
@@ -56,28 +60,18 @@ pub(crate) fn flush(
     }
     let _io = accounting::scope(Purpose::Flush);
     let job_id = db.stats.next_job_id.fetch_add(1, Ordering::Relaxed);
-    let name = crate::shared::events::cf_name(st, cf);
-    let (num_entries, num_deletes) = (mem.num_entries() as u64, mem.num_deletes() as u64);
-    let info = |files: Vec<TableFileInfo>, status: Result<()>| FlushJobInfo {
-        cf_name: name.clone(),
-        cf_id: cf,
-        job_id,
-        num_entries,
-        num_deletes,
-        output_files: files,
-        status,
-    };
-    crate::shared::events::flush(db, true, || info(Vec::new(), Ok(())));
+    let started = crate::shared::events::flush_started(db, st, cf, job_id, &mem);
     let r = run(db, st, cf, &mem, job_id);
     // Installed (or failed): this job's reference goes now, so the
     // memtable's memory is freed before the listeners and the deletion of
     // obsolete files (a WAL unlink on a file system that discards on
     // unlink can take a while), not after them.
     drop(mem);
-    crate::shared::events::flush(db, false, || match &r {
-        Ok(files) => info(files.clone(), Ok(())),
-        Err(e) => info(Vec::new(), Err(e.clone())),
-    });
+    match &r {
+        Ok(Some(finished)) => crate::shared::events::emit(db, finished),
+        Ok(None) => crate::shared::events::flush_completed(db, &started, Ok(())),
+        Err(e) => crate::shared::events::flush_completed(db, &started, Err(e.clone())),
+    }
     let r = r.map(|_| ());
     if r.is_ok() {
         delete_obsolete_files(db, st);
@@ -85,17 +79,18 @@ pub(crate) fn flush(
     r
 }
 
-/// The flush itself; returns the table it installed (none when the
-/// family was dropped or every entry was dropped).
+/// The flush itself; returns its `flush_finished` record once its tables
+/// (none when every entry was dropped) are installed, `None` when the
+/// family was dropped.
 fn run(
     db: &Arc<DbInner>,
     st: &mut MutexGuard<'_, DbState>,
     cf: u32,
     mem: &Arc<MemTable>,
     job_id: u64,
-) -> Result<Vec<TableFileInfo>> {
+) -> Result<Option<FlushFinished>> {
     let Some(opts) = st.cf(cf).map(|c| c.cf.opts().clone()) else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let topts = crate::shared::table_options::table_options(db, st, cf, &opts, 0, false);
     let mut job = FlushJob {
@@ -127,29 +122,29 @@ fn run(
             Admission::RunAgain => {
                 for f in &r.outputs.files {
                     let reason = TableFileCreationReason::Flush;
-                    crate::shared::events::table_created(db, st, cf, job_id, reason, f, 0);
+                    let props = &r.outputs.props;
+                    crate::shared::events::table_created(db, st, cf, job_id, reason, f, 0, props);
                 }
                 // The table is wrong for a snapshot taken while it was
                 // written: it becomes obsolete, and the job runs again.
                 release(st, &allocated);
                 job.snapshots = db.snapshots.all();
                 job.user_filter = None;
-                db.log.event(
-                    "flush_discarded",
-                    &[
-                        format!("\"job\": {job_id}"),
-                        format!("\"cf\": {cf}"),
-                        format!("\"memtable_id\": {}", mem.id()),
-                        "\"reason\": \"filtered a value a new snapshot reads\"".to_string(),
-                    ],
-                );
+                db.log.event(&FlushDiscarded {
+                    event: Kind::new(),
+                    job: job_id,
+                    cf,
+                    memtable_id: mem.id(),
+                    reason: "filtered a value a new snapshot reads",
+                    cf_name: crate::shared::events::cf_name(st, cf),
+                });
                 delete_obsolete_files(db, st);
             }
         }
     };
     let Some(c) = st.cf(cf) else {
         release(st, &allocated); // dropped while the table was written
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let next_log = c.imm.get(1).map_or_else(|| c.mem.id(), |m| m.id());
     let last_seq = st.versions.last_sequence().max(db.last_visible());
@@ -172,18 +167,8 @@ fn run(
     let reserved = place_below_l0(db, st, cf, &mut edit);
     for (level, f) in &edit.new_files {
         let reason = TableFileCreationReason::Flush;
-        crate::shared::events::table_created(db, st, cf, job_id, reason, f, *level);
-        db.log.event(
-            "table_file_creation",
-            &[
-                format!("\"job\": {job_id}"),
-                format!("\"cf\": {cf}"),
-                format!("\"file_number\": {}", f.number),
-                format!("\"file_size\": {}", f.file_size),
-                format!("\"num_entries\": {}", f.num_entries),
-                format!("\"level\": {level}"),
-            ],
-        );
+        let props = &r.outputs.props;
+        crate::shared::events::table_created(db, st, cf, job_id, reason, f, *level, props);
     }
     let logged = crate::shared::manifest::log_and_apply_if_live(db, st, &mut edit);
     db.stats
@@ -192,7 +177,7 @@ fn run(
         .retain(|j| !reserved.contains(&j.id));
     release(st, &allocated);
     if !logged? {
-        return Ok(Vec::new()); // dropped while waiting for the MANIFEST
+        return Ok(None); // dropped while waiting for the MANIFEST
     }
     st.errors.job_succeeded();
     if let Some(c) = st.cfs.get_mut(&cf) {
@@ -209,29 +194,30 @@ fn run(
     db.stats
         .flush_blob_bytes
         .fetch_add(r.outputs.blobs.bytes_written, Ordering::Relaxed);
-    db.log.event(
-        "flush_finished",
-        &[
-            format!("\"job\": {job_id}"),
-            format!("\"cf\": {cf}"),
-            format!("\"memtable_id\": {}", mem.id()),
-            format!("\"num_entries\": {}", mem.num_entries()),
-            format!("\"num_deletes\": {}", mem.num_deletes()),
-            format!("\"first_seq\": {}", json_seq(mem.first_seq())),
-            format!("\"largest_seq\": {}", json_seq(mem.largest_seq())),
-            format!("\"bytes_written\": {}", r.outputs.bytes_written),
-            format!(
-                "\"lsm_state\": {:?}",
-                st.versions.current(cf).files_per_level()
-            ),
-        ],
-    );
+    let (blob_file_head, blob_file_tail) = crate::shared::events::blob_file_span(st, cf);
     // The edit keeps its files (and their levels) once logged.
-    Ok(edit
-        .new_files
-        .iter()
-        .map(|(level, f)| crate::shared::events::file_info(f, *level))
-        .collect())
+    Ok(Some(FlushFinished {
+        job: job_id,
+        event: Kind::new(),
+        output_compression: topts.compression.name(),
+        lsm_state: crate::shared::events::lsm_state(st, cf),
+        blob_file_head,
+        blob_file_tail,
+        immutable_memtables: st.cf(cf).map_or(0, |c| c.imm.len() as u64),
+        cf_name: crate::shared::events::cf_name(st, cf),
+        cf,
+        memtable_id: mem.id(),
+        num_entries: mem.num_entries() as u64,
+        num_deletes: mem.num_deletes() as u64,
+        first_seq: mem.first_seq(),
+        largest_seq: mem.largest_seq(),
+        bytes_written: r.outputs.bytes_written,
+        output_files: edit
+            .new_files
+            .iter()
+            .map(|(level, f)| crate::shared::events::file_info(f, *level))
+            .collect(),
+    }))
 }
 
 /// Installs the outputs of a flush cut into several files (insert streams,
@@ -340,11 +326,6 @@ fn release(st: &mut DbState, allocated: &[u64]) {
     for n in allocated {
         st.pending_outputs.remove(n);
     }
-}
-
-/// A sequence number for a LOG event field (`null` for an empty memtable).
-fn json_seq(s: Option<crate::base::SeqNo>) -> String {
-    s.map_or_else(|| "null".to_string(), |s| s.to_string())
 }
 
 /// Flushes family `cf`'s oldest immutable memtable (`cf` is marked as

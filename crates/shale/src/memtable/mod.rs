@@ -356,6 +356,11 @@ impl MemTable {
         self.num_deletes.load(Ordering::Relaxed)
     }
 
+    /// Number of range tombstones.
+    pub(crate) fn num_range_deletes(&self) -> usize {
+        self.num_range_dels.load(Ordering::Acquire)
+    }
+
     /// Smallest seqno added, `None` while empty.
     pub(crate) fn first_seq(&self) -> Option<SeqNo> {
         let s = self.first_seq.load(Ordering::Relaxed);

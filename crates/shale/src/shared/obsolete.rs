@@ -7,9 +7,10 @@
 //! the next memtable switch to reuse (`DbState::recycle_wals`).
 //!
 //! The live set and the next file number are taken under the DB mutex; the
-//! directory is listed and files removed without it. A table's deletion is
-//! recorded for the event listeners after its removal (so after the
-//! version dropping it was installed). Only files numbered
+//! directory is listed and files removed without it. A table's deletion (its
+//! LOG line and listener call) and a blob file's (its LOG line) are
+//! recorded after the removal, with its outcome (so after the version
+//! dropping the file was installed). Only files numbered
 //! below the captured next file number are candidates, so a file created
 //! after the capture is never touched.
 
@@ -78,25 +79,19 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
             if obsolete {
                 if kind == FileType::Blob {
                     db.blobs.forget(number);
-                    db.log.event(
-                        "blob_file_deletion",
-                        &[format!("\"file_number\": {number}")],
-                    );
                 }
                 if kind == FileType::Table {
                     db.table_cache.evict(number);
-                    db.log.event(
-                        "table_file_deletion",
-                        &[format!("\"file_number\": {number}")],
-                    );
                 }
                 let r = db.fs.remove(&db.dir.join(&name));
                 if let Err(e) = &r {
                     db.log
                         .warn(&format!("could not delete obsolete {name}: {e}"));
                 }
-                if kind == FileType::Table {
-                    crate::shared::events::table_deleted(db, number, r);
+                match kind {
+                    FileType::Table => crate::shared::events::table_deleted(db, number, r),
+                    FileType::Blob => crate::shared::events::blob_deleted(db, number, r),
+                    _ => {}
                 }
             }
         }

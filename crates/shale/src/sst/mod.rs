@@ -43,6 +43,7 @@ pub(crate) use builder::TableBuilder;
 pub use compression::Compression;
 pub(crate) use filter::BloomFilter;
 pub(crate) use format::BlockHandle;
+pub(crate) use properties::TableProperties;
 pub(crate) use readahead::ReadaheadPolicy;
 pub(crate) use reader::{BlockCacheHook, BlockKind, BlockMemo, PointEntry, Table};
 // Used by the decoder fuzz entry points and the table tests.
