@@ -18,8 +18,10 @@
 //! WAL) are the DB's.
 //!
 //! Thread safety: each property takes the DB mutex briefly for a consistent
-//! view of the version and scheduling state; the stats mutexes are taken
-//! after it is released.
+//! view of the version and scheduling state. Some also take the stats
+//! locks (per-level statistics) or the table cache's locks while holding
+//! it; those are leaves (nothing is taken after them, no IO under them),
+//! so the order is the DB mutex, then them (docs/ARCHITECTURE.md, "Locks").
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;

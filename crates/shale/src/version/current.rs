@@ -6,7 +6,9 @@
 //! leaves either the old or the new `CURRENT`, never a partial one (rename is
 //! atomic; the temp file may be left behind and is obsolete).
 //!
-//! Stateless functions; callers serialize them (the DB mutex).
+//! Stateless functions; callers serialize them: the MANIFEST writer (one at
+//! a time, `shared::manifest`, outside the DB mutex), and `repair`, which
+//! holds the DB's LOCK.
 
 use std::path::Path;
 
