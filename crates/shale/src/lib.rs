@@ -35,6 +35,7 @@ mod memory;
 mod memtable;
 mod merge;
 mod observe;
+mod ops;
 mod options;
 mod range_del;
 mod shared;

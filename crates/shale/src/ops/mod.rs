@@ -1,0 +1,10 @@
+//! Operations a service runs on a live DB, above the handle (`db`): RocksDB's
+//! `Checkpoint`, `BackupEngine`, `SstFileWriter` with `IngestExternalFile`,
+//! and the read-only and secondary opens.
+//!
+//! Each submodule uses the handle's and the shared state's own calls (the
+//! version, the MANIFEST writer, the file-system seam) and adds no state to
+//! `DbInner` beyond what its own call needs. Invariants every operation
+//! keeps: a crash mid-way leaves the DB and every earlier product (checkpoint
+//! directory, backup) as they were, and the new product absent or complete;
+//! nothing a live version, an iterator or a backup needs is deleted.
