@@ -22,7 +22,8 @@
 //! Data operations (issue 13): every family has a string-append merge
 //! operator (`,`), applied in the model; merges go alone and in batches.
 //! Keys `s....` are written once and single-deleted (RocksDB's contract),
-//! alternately. Keys `f....` hold values a compaction filter (on half of the
+//! alternately, or deleted plainly (so a later put and single delete go
+//! over a tombstone, Shale's documented contract). Keys `f....` hold values a compaction filter (on half of the
 //! families) may rewrite whenever flush or compaction meets them (`drop...`
 //! removed, `up...` upper-cased); scans compare them normalized (`norm`).
 //!
@@ -2209,7 +2210,12 @@ fn run_seed(seed: u64, ops: usize) {
                 let present = fams[f].model.contains_key(&k);
                 let in_batch = rng.gen_bool(0.3);
                 let mut b = WriteBatch::new();
-                if present {
+                if present && rng.gen_bool(0.3) {
+                    // A plain delete: the next put and single delete keep
+                    // the contract ("written once since last deleted").
+                    o.delete(&k).unwrap();
+                    fams[f].delete(&k);
+                } else if present {
                     if in_batch {
                         o.batch_single_delete(&mut b, &k);
                         db.write(b, &WriteOptions::default()).unwrap();

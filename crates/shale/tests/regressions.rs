@@ -512,3 +512,38 @@ fn a_range_tombstone_over_empty_keys_does_not_mark_its_table() {
         "after a reopen, the tombstone's table was compacted"
     );
 }
+
+/// Issue 37, defect 1: `single_delete` documents "a key written exactly
+/// once since it was last deleted". The flush that kept `new` dropped the
+/// delete under it; when the single delete then removed `new`, the value
+/// from before the delete came back.
+#[test]
+fn single_delete_after_delete_and_put_does_not_revive_the_old_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    db.put(b"k", b"old").unwrap();
+    db.flush().unwrap();
+    db.delete(b"k").unwrap();
+    db.put(b"k", b"new").unwrap();
+    db.flush().unwrap();
+    db.single_delete(b"k").unwrap();
+    db.flush().unwrap();
+    assert_eq!(get(&db, b"k"), None);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(
+        get(&db, b"k"),
+        None,
+        "the value from before the delete came back"
+    );
+    assert_eq!(
+        db.property("shale.single-delete-mismatches").as_deref(),
+        Some("0")
+    );
+    // The kept tombstone goes once nothing lies below it.
+    db.compact_range(None, None).unwrap();
+    assert_eq!(get(&db, b"k"), None);
+    assert_eq!(db.range(..).count(), 0);
+    drop(db);
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    assert_eq!(get(&db, b"k"), None);
+}

@@ -18,7 +18,12 @@
 //!   into one operand by the operator's partial merge, else kept as they
 //!   are. A failed merge keeps every operand and the base unchanged.
 //! - **A single delete** meeting a value in its stripe drops both; one
-//!   meeting anything else counts a mismatch (misuse) and stays.
+//!   meeting anything else counts a mismatch (misuse) and stays. Its
+//!   contract is "a key written exactly once since it was last deleted", so
+//!   a tombstone right under the newest value of its stripe is not dropped
+//!   as shadowed: a single delete may remove that value later, and the
+//!   tombstone must then still hide older data (it goes where tombstones
+//!   may go).
 //! - **The user's compaction filter** sees values (and merge results) of
 //!   the newest stripe only, which no snapshot the job knows can read:
 //!   `Remove` turns the value into a tombstone, `ChangeValue` replaces it.
@@ -69,6 +74,9 @@ pub(crate) struct EntryFilter<'a> {
     /// A single delete and its value were dropped for `cur_key`: another
     /// entry of the key in that stripe is a misuse.
     after_single_delete: bool,
+    /// The newest entry of `cur_key` in `last_stripe` is a value that a
+    /// single delete may remove later; a tombstone under it must stay (once).
+    value_over_tombstone: bool,
     /// The entry to write is the input's current one (else `out`).
     on_input: bool,
     out: (Vec<u8>, Vec<u8>),
@@ -150,6 +158,7 @@ impl<'a> EntryFilter<'a> {
             has_cur: false,
             last_stripe: 0,
             after_single_delete: false,
+            value_over_tombstone: false,
             on_input: false,
             out: (Vec::new(), Vec::new()),
             pending: VecDeque::new(),
@@ -277,14 +286,25 @@ impl<'a> EntryFilter<'a> {
                 if std::mem::take(&mut self.after_single_delete) {
                     // A single delete and its value vanished as if never
                     // written: this entry is the newest of the stripe now.
-                    // Only another single delete keeps the contract (a
-                    // value means the key was written twice).
-                    if p.kind != ValueKind::SingleDeletion {
+                    // Only another single delete or a tombstone keeps the
+                    // contract (a value means the key was written twice).
+                    if !matches!(p.kind, ValueKind::SingleDeletion | ValueKind::Deletion) {
                         self.counts.single_delete_mismatches += 1;
                     }
+                } else if p.kind == ValueKind::Deletion
+                    && std::mem::take(&mut self.value_over_tombstone)
+                    && !self.drops_tombstone(stripe)
+                {
+                    // A tombstone under the newest value: a single delete
+                    // may remove that value later ("written once since it
+                    // was last deleted"), and then this tombstone must
+                    // still hide what lies below, perhaps below the output
+                    // level. Kept until it can be dropped.
                 } else if p.kind != ValueKind::SingleDeletion || self.drops_tombstone(stripe) {
                     // Shadowed by a newer entry that every reader of this
-                    // stripe sees.
+                    // stripe sees. (A tombstone under it is no longer
+                    // right under the newest value.)
+                    self.value_over_tombstone = false;
                     self.keys_dropped += 1;
                     input.next();
                     continue;
@@ -295,6 +315,10 @@ impl<'a> EntryFilter<'a> {
                 // value is single-deleted in turn.
             }
             self.last_stripe = stripe;
+            self.value_over_tombstone = matches!(
+                p.kind,
+                ValueKind::Value | ValueKind::ValueWithExpiry | ValueKind::BlobIndex
+            );
             if self.covered(p.user_key, p.seq) {
                 self.keys_dropped += 1;
                 input.next();

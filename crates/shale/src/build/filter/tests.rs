@@ -282,3 +282,29 @@ fn user_filter_sees_only_what_no_snapshot_reads() {
     sum.add(FilterCounts::default());
     assert_eq!(sum.oldest_filtered, Some(8));
 }
+
+#[test]
+fn keeps_a_tombstone_right_under_the_newest_value_for_a_later_single_delete() {
+    // Not at the base level: the tombstone at 2 must outlive the value at 3
+    // (a single delete may remove it), and still hides a@1.
+    let mut f = EntryFilter::new(vec![], None);
+    let kept = run(&mut f, &[("a", 3, V), ("a", 2, D), ("a", 1, V)]);
+    assert_eq!(kept, vec![3, 2]);
+    // Where tombstones may go, it goes.
+    let mut f = EntryFilter::new(vec![], Some(Box::new(|_: &[u8]| true)));
+    let kept = run(&mut f, &[("a", 3, V), ("a", 2, D), ("a", 1, V)]);
+    assert_eq!(kept, vec![3]);
+    // Written twice since the delete: a single delete would be a misuse,
+    // the tombstone is shadowed.
+    let mut f = EntryFilter::new(vec![], None);
+    let kept = run(&mut f, &[("a", 4, V), ("a", 3, V), ("a", 2, D)]);
+    assert_eq!(kept, vec![4]);
+    // The single delete then removes the value; the tombstone is no misuse.
+    let mut f = EntryFilter::new(vec![], None);
+    let kept = run(
+        &mut f,
+        &[("a", 4, SD), ("a", 3, V), ("a", 2, D), ("a", 1, V)],
+    );
+    assert_eq!(kept, vec![2]);
+    assert_eq!(f.counts.single_delete_mismatches, 0);
+}
