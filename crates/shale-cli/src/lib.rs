@@ -6,10 +6,8 @@
 //! - `cli`: the command line (clap), one variant per subcommand;
 //! - `error`: [`CliError`] and the exit codes;
 //! - `render`: keys and values as escaped UTF-8 or hex, in text and JSON;
-//! - `open`: opening a DB read-only (through `overlay_fs`) or for writing;
+//! - `open`: opening a DB read-only (`Db::open_read_only`) or for writing;
 //! - `lsm_picture`: the LSM shape of `Db::stats()` as an SVG picture;
-//! - `overlay_fs`: a file system that reads the DB directory and keeps
-//!   every write in memory, so reading commands never change a DB.
 //!
 //! Exit codes: 0 success; 1 corruption found (or a key not found by
 //! `get`); 2 usage or any other error. Output goes to the writer given to
@@ -21,7 +19,6 @@ mod cmd;
 mod error;
 mod lsm_picture;
 mod open;
-mod overlay_fs;
 mod render;
 
 use std::ffi::OsString;

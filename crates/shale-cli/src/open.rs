@@ -1,6 +1,6 @@
-//! Opening the DB a command works on: read-only (the default: every change
-//! the open makes stays in an in-memory overlay, see `overlay_fs`) or for
-//! writing (only `put`, `delete`, `compact`).
+//! Opening the DB a command works on: read-only (the default:
+//! `Db::open_read_only`, which takes no LOCK and changes no byte of the
+//! directory) or for writing (only `put`, `delete`, `compact`).
 //!
 //! Every command opens the DB with the options it was last opened with
 //! (`shale::load_latest_options`: the DB-wide options and every family's
@@ -21,7 +21,6 @@ use shale::{
 };
 
 use crate::error::CliError;
-use crate::overlay_fs::OverlayFs;
 
 /// The DB a command opens.
 #[derive(Debug, clap::Args)]
@@ -106,12 +105,7 @@ impl DbArgs {
     /// Opens the DB without changing its directory.
     pub fn open_read_only(&self) -> Result<Db, CliError> {
         self.exists()?;
-        let mut o = self.options(false)?;
-        let fs = OverlayFs::new();
-        o.fs = fs.clone();
-        let db = Db::open(&self.db, o)?;
-        fs.freeze();
-        Ok(db)
+        Ok(Db::open_read_only(&self.db, self.options(false)?)?)
     }
 
     /// Opens the DB for writing (takes its LOCK).

@@ -71,18 +71,29 @@ fn child(
 impl PyDb {
     /// Opens (by default creating) the DB at `path`; `options` are RocksDB's
     /// option names (see `shale.DB.__doc__` in the stubs), anything else is
-    /// refused with `InvalidArgumentError`.
+    /// refused with `InvalidArgumentError`. `read_only` opens it as
+    /// `Db::open_read_only` does (no LOCK, nothing written; changes raise
+    /// `shale.Error`), and creates nothing.
     #[new]
-    #[pyo3(signature = (path, create_if_missing = true, **options))]
+    #[pyo3(signature = (path, create_if_missing = true, read_only = false, **options))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         create_if_missing: bool,
+        read_only: bool,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<(PyDb, Reader)> {
-        let opts = options::db_options(create_if_missing, options)?;
+        let opts = options::db_options(create_if_missing && !read_only, options)?;
         let num_levels = opts.num_levels;
-        let db = py.allow_threads(|| Db::open(&path, opts)).map_err(to_py)?;
+        let db = py
+            .allow_threads(|| {
+                if read_only {
+                    Db::open_read_only(&path, opts)
+                } else {
+                    Db::open(&path, opts)
+                }
+            })
+            .map_err(to_py)?;
         let cf = db.default_cf();
         Ok((
             PyDb {

@@ -77,3 +77,16 @@ def test_exception_hierarchy():
     for cls in (shale.CorruptionError, shale.LockedError, shale.InvalidArgumentError, shale.ClosedError):
         assert issubclass(cls, shale.Error)
     assert issubclass(shale.Error, Exception)
+
+
+def test_read_only_open_beside_a_writer_reads_and_refuses_changes(db, path):
+    db[b"k"] = b"v"
+    db.flush()
+    db[b"tail"] = b"unflushed"
+    with shale.DB(path, read_only=True) as ro:
+        assert ro[b"k"] == b"v"
+        assert ro[b"tail"] == b"unflushed"
+        with pytest.raises(shale.Error, match="read-only"):
+            ro[b"x"] = b"y"
+    with pytest.raises(shale.InvalidArgumentError):
+        shale.DB(os.path.join(path, "absent"), read_only=True)

@@ -179,7 +179,11 @@ class DB(Reader):
     """
 
     def __new__(
-        cls, path: Union[str, "PathLike[str]"], create_if_missing: bool = True, **options: Any
+        cls,
+        path: Union[str, "PathLike[str]"],
+        create_if_missing: bool = True,
+        read_only: bool = False,
+        **options: Any,
     ) -> "DB": ...
     @property
     def path(self) -> str: ...

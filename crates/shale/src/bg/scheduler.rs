@@ -140,6 +140,7 @@ fn run_flush<'a>(
 /// Switches family `cf`'s memtable (if it holds anything) and waits until
 /// every immutable memtable of it is flushed.
 pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cf: u32) -> Result<()> {
+    db.check_read_write("flush")?;
     {
         let mut st = db.state.lock();
         if let Some(e) = st.errors.write_error() {
@@ -157,6 +158,7 @@ pub(crate) fn flush_and_wait(db: &Arc<DbInner>, cf: u32) -> Result<()> {
 
 /// `flush_and_wait` for every family (close with unlogged writes).
 pub(crate) fn flush_all_and_wait(db: &Arc<DbInner>) -> Result<()> {
+    db.check_read_write("flush")?;
     {
         let mut st = db.state.lock();
         if let Some(e) = st.errors.write_error() {
@@ -213,6 +215,10 @@ pub(crate) fn wait_for_idle(db: &Arc<DbInner>) -> Result<()> {
 }
 
 fn wait_for_idle_locked(db: &Arc<DbInner>) -> Result<()> {
+    if db.read_only {
+        // No background work runs: nothing to wait for.
+        return Ok(());
+    }
     let mut st = db.state.lock();
     loop {
         // Any outstanding error, soft ones too (they pause compactions).
@@ -257,6 +263,7 @@ pub(crate) fn compact_range_with(
     end: Option<&[u8]>,
     mut reclaim: Option<&mut dyn FnMut(&crate::compaction::runner::ReclaimProgress)>,
 ) -> Result<()> {
+    db.check_read_write("compact_range")?;
     if let (Some(a), Some(b)) = (start, end) {
         if a > b {
             return Err(Error::InvalidArgument(format!(

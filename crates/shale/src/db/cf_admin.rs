@@ -31,6 +31,7 @@ const MAX_NAME_LEN: usize = 255;
 
 pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Result<Vec<Cf>> {
     db.check_open()?;
+    db.check_read_write("create_cf")?;
     let mut seen = std::collections::HashSet::new();
     for (name, opts) in families {
         if name.is_empty() || name.len() > MAX_NAME_LEN {
@@ -107,6 +108,7 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
 
 pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
     db.check_open()?;
+    db.check_read_write("drop_cf")?;
     if cf.id == 0 {
         return Err(Error::InvalidArgument(
             "the default column family cannot be dropped".into(),

@@ -142,11 +142,21 @@ impl Db {
     /// Opens (or with `create_if_missing` creates) the DB at `path`, with
     /// every column family it has (see `Options::column_families`).
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        let inner = open::open(path.as_ref(), opts)?;
-        let inner = Arc::new(inner);
-        // Files a crash left behind (unfinished tables, replayed WALs).
-        crate::shared::obsolete::delete_obsolete_files(&inner, &mut inner.state.lock());
-        let threads = crate::bg::scheduler::start(&inner);
+        Db::open_mode(path.as_ref(), opts, false)
+    }
+
+    /// Opens the DB; `read_only` (for `Db::open_read_only`, which has put
+    /// an overlay under `opts.fs`) starts no background thread and deletes
+    /// nothing.
+    pub(crate) fn open_mode(path: &Path, opts: Options, read_only: bool) -> Result<Db> {
+        let inner = Arc::new(open::open(path, opts, read_only)?);
+        let threads = if read_only {
+            Vec::new()
+        } else {
+            // Files a crash left behind (unfinished tables, replayed WALs).
+            crate::shared::obsolete::delete_obsolete_files(&inner, &mut inner.state.lock());
+            crate::bg::scheduler::start(&inner)
+        };
         Ok(Db {
             handle: Arc::new(DbHandle {
                 writes: write::WriteQueue::new(),

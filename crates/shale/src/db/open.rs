@@ -61,7 +61,9 @@ const DEFAULT_MAX_READ_REQUEST: usize = 512 << 10;
 /// Source of `DbInner::instance`.
 static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
-pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
+/// Opens the DB in `dir`; `read_only` marks the result (the caller has put
+/// an `OverlayFs` under `opts.fs`, so recovery changes nothing on disk).
+pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner> {
     opts.validate()?;
     let block_cache = crate::table_cache::block_cache::make_block_cache(&opts)?;
     // Every file operation of the DB is counted by purpose; opening
@@ -341,6 +343,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         shutting_down,
         io_cancel: Arc::new(AtomicBool::new(false)),
         stop_writes: AtomicBool::new(false),
+        read_only,
         manifest_cv: Condvar::new(),
         wal_recovery_report: report,
         cf_options_report,

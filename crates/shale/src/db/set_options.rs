@@ -92,6 +92,7 @@ pub(crate) fn set_options(
     changes: CfChanges<'_>,
 ) -> Result<()> {
     db.check_open()?;
+    db.check_read_write("set_options")?;
     if changes.is_empty() {
         return Err(Error::InvalidArgument(
             "set_options: no option given".into(),
@@ -162,6 +163,7 @@ pub(crate) fn set_db_options(
     changes: DbChanges<'_>,
 ) -> Result<()> {
     db.check_open()?;
+    db.check_read_write("set_db_options")?;
     let empty = match changes {
         DbChanges::Typed(c) => c.is_empty(),
         DbChanges::Text(c) => c.is_empty(),

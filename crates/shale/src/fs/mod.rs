@@ -63,6 +63,7 @@ mod file_system;
 mod mem;
 #[cfg(target_os = "linux")]
 mod mmap_writable;
+mod overlay;
 mod posix;
 mod range_sync;
 mod read_hook;
@@ -81,6 +82,7 @@ pub use file_system::{
     SequentialFile, WritableFile,
 };
 pub use mem::{DirectOpen, MemFileSystem, CRASH_BLOCK_SIZE};
+pub use overlay::OverlayFs;
 pub use posix::PosixFileSystem;
 pub use read_hook::{AdviceHook, ReadHook, ReadHookFs};
 

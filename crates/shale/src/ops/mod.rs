@@ -8,3 +8,5 @@
 //! keeps: a crash mid-way leaves the DB and every earlier product (checkpoint
 //! directory, backup) as they were, and the new product absent or complete;
 //! nothing a live version, an iterator or a backup needs is deleted.
+
+mod read_only;

@@ -153,6 +153,10 @@ pub(crate) struct DbInner {
     /// Set while a hard or fatal background error is outstanding (mirrors
     /// `DbState::errors`): writes are refused.
     pub stop_writes: AtomicBool,
+    /// Opened by `Db::open_read_only` (over an `OverlayFs`, with no
+    /// background threads): writes, flushes, compactions, family and
+    /// option changes are `NotSupported`.
+    pub read_only: bool,
     /// Signalled when a MANIFEST write finishes (`shared::manifest`).
     pub manifest_cv: Condvar,
     pub wal_recovery_report: String,
@@ -210,7 +214,19 @@ impl DbInner {
             })
     }
 
+    /// `NotSupported` naming `op` when the DB is open read-only.
+    pub(crate) fn check_read_write(&self, op: &str) -> Result<()> {
+        if self.read_only {
+            return Err(Error::NotSupported(format!(
+                "{op}: {} is open read-only",
+                self.dir.display()
+            )));
+        }
+        Ok(())
+    }
+
     pub(crate) fn check_writable(&self) -> Result<()> {
+        self.check_read_write("write")?;
         if self.stop_writes.load(Ordering::Acquire) {
             if let Some(e) = self.state.lock().errors.write_error() {
                 return Err(e);
