@@ -19,6 +19,12 @@
 //! beside a writer (whose later deletions may show as read errors, as in
 //! RocksDB's read-only mode).
 //!
+//! With [`OverlayFs::with_log_dir`] (the secondary instance's), the DB's
+//! `LOG` files (`LOG`, `LOG.old.*` in the DB directory) are real files of
+//! another directory of the base instead, as RocksDB's `db_log_dir` puts
+//! them: the only writes that reach the base, and never in the DB
+//! directory.
+//!
 //! Thread-safety: `Send + Sync`; the path sets are under one mutex.
 
 use std::collections::{HashMap, HashSet};
@@ -58,6 +64,13 @@ pub struct OverlayFs {
     mem: MemFileSystem,
     paths: Mutex<Paths>,
     frozen: AtomicBool,
+    /// (the DB directory, the directory its `LOG` files go to).
+    log_dir: Option<(PathBuf, PathBuf)>,
+}
+
+/// `LOG` and its rotated `LOG.old.*`.
+fn is_log_name(name: &str) -> bool {
+    name == "LOG" || name.starts_with("LOG.old.")
 }
 
 fn not_found(op: &str, path: &Path) -> Error {
@@ -76,7 +89,31 @@ impl OverlayFs {
             mem: MemFileSystem::new(),
             paths: Mutex::new(Paths::default()),
             frozen: AtomicBool::new(false),
+            log_dir: None,
         })
+    }
+
+    /// An overlay over `base` whose `LOG` files of `db_dir` are the base's
+    /// files in `log_dir` (see the module comment).
+    pub fn with_log_dir(
+        base: Arc<dyn FileSystem>,
+        db_dir: &Path,
+        log_dir: &Path,
+    ) -> Arc<OverlayFs> {
+        Arc::new(OverlayFs {
+            base,
+            mem: MemFileSystem::new(),
+            paths: Mutex::new(Paths::default()),
+            frozen: AtomicBool::new(false),
+            log_dir: Some((db_dir.to_path_buf(), log_dir.to_path_buf())),
+        })
+    }
+
+    /// Where `path` lives in the base when it is a redirected `LOG` file.
+    fn log_target(&self, path: &Path) -> Option<PathBuf> {
+        let (db_dir, log_dir) = self.log_dir.as_ref()?;
+        let name = path.file_name()?.to_str()?;
+        (path.parent() == Some(db_dir.as_path()) && is_log_name(name)).then(|| log_dir.join(name))
     }
 
     /// From now on, creates, renames and links fail.
@@ -130,6 +167,9 @@ impl OverlayFs {
 
 impl FileSystem for OverlayFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        if let Some(t) = self.log_target(path) {
+            return self.base.create(&t);
+        }
         self.check_not_frozen("create", path)?;
         self.mem_dir(path)?;
         let f = self.mem.create(path)?;
@@ -163,6 +203,9 @@ impl FileSystem for OverlayFs {
     }
 
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        if let Some(t) = self.log_target(path) {
+            return self.base.open_sequential(&t);
+        }
         match self.source(path) {
             Source::Mem => self.mem.open_sequential(path),
             Source::Base(b) => self.base.open_sequential(&b),
@@ -171,6 +214,9 @@ impl FileSystem for OverlayFs {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        if let (Some(f), Some(t)) = (self.log_target(from), self.log_target(to)) {
+            return self.base.rename(&f, &t);
+        }
         self.check_not_frozen("rename", from)?;
         match self.source(from) {
             Source::Mem => {
@@ -194,6 +240,9 @@ impl FileSystem for OverlayFs {
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
+        if let Some(t) = self.log_target(path) {
+            return self.base.remove(&t);
+        }
         match self.source(path) {
             Source::Mem => self.mem.remove(path)?,
             Source::Base(b) if self.base.exists(&b) => {}
@@ -212,6 +261,15 @@ impl FileSystem for OverlayFs {
         } else {
             Vec::new()
         };
+        if let Some((db_dir, log_dir)) = &self.log_dir {
+            if dir == db_dir {
+                names.retain(|n| !is_log_name(n));
+                if self.base.exists(log_dir) {
+                    let logs = self.base.list(log_dir)?;
+                    names.extend(logs.into_iter().filter(|n| is_log_name(n)));
+                }
+            }
+        }
         let p = self.paths();
         names.retain(|n| !p.hidden.contains(&dir.join(n)));
         for w in p.written.iter().chain(p.aliases.keys()) {
@@ -235,6 +293,9 @@ impl FileSystem for OverlayFs {
     }
 
     fn exists(&self, path: &Path) -> bool {
+        if let Some(t) = self.log_target(path) {
+            return self.base.exists(&t);
+        }
         match self.source(path) {
             Source::Mem => true,
             Source::Base(b) => self.base.exists(&b),
@@ -243,6 +304,9 @@ impl FileSystem for OverlayFs {
     }
 
     fn file_size(&self, path: &Path) -> Result<u64> {
+        if let Some(t) = self.log_target(path) {
+            return self.base.file_size(&t);
+        }
         match self.source(path) {
             Source::Mem => self.mem.file_size(path),
             Source::Base(b) => self.base.file_size(&b),

@@ -10,3 +10,6 @@
 //! nothing a live version, an iterator or a backup needs is deleted.
 
 mod read_only;
+mod secondary;
+
+pub use secondary::SecondaryDb;

@@ -28,20 +28,24 @@ impl Db {
     /// their options; a family listed there that does not exist is
     /// `InvalidArgument`, as nothing can be created). A directory with no
     /// DB is `InvalidArgument`.
-    pub fn open_read_only(path: impl AsRef<Path>, mut opts: Options) -> Result<Db> {
-        let path = path.as_ref();
-        if !opts.fs.exists(&path.join("CURRENT")) {
-            return Err(Error::InvalidArgument(format!(
-                "{}: no DB here (a read-only open creates nothing)",
-                path.display()
-            )));
-        }
+    pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let overlay = OverlayFs::new(Arc::clone(&opts.fs));
-        opts.fs = overlay.clone();
-        opts.create_if_missing = false;
-        opts.create_missing_column_families = false;
-        let db = Db::open_mode(path, opts, true)?;
-        overlay.freeze();
-        Ok(db)
+        open_over(path.as_ref(), opts, overlay)
     }
+}
+
+/// `Db::open_read_only` through `overlay`, which must be over `opts.fs`.
+pub(super) fn open_over(path: &Path, mut opts: Options, overlay: Arc<OverlayFs>) -> Result<Db> {
+    if !opts.fs.exists(&path.join("CURRENT")) {
+        return Err(Error::InvalidArgument(format!(
+            "{}: no DB here (a read-only open creates nothing)",
+            path.display()
+        )));
+    }
+    opts.fs = overlay.clone();
+    opts.create_if_missing = false;
+    opts.create_missing_column_families = false;
+    let db = Db::open_mode(path, opts, true)?;
+    overlay.freeze();
+    Ok(db)
 }

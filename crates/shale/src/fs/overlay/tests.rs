@@ -74,3 +74,28 @@ fn frozen_refuses_every_change_and_locks_are_private() {
     ));
     assert_eq!(read(&*o, "/db/a"), b"x");
 }
+
+#[test]
+fn log_files_go_to_the_log_dir_of_the_base() {
+    let base = base_with(&[("LOG", b"primary's"), ("CURRENT", b"x")]);
+    base.create_dir_all(Path::new("/sec")).unwrap();
+    let o = OverlayFs::with_log_dir(base.clone(), Path::new("/db"), Path::new("/sec"));
+    assert!(
+        !o.exists(Path::new("/db/LOG")),
+        "the primary's LOG is not ours"
+    );
+    let mut f = o.create(Path::new("/db/LOG")).unwrap();
+    f.append(b"mine").unwrap();
+    f.sync().unwrap();
+    drop(f);
+    o.rename(Path::new("/db/LOG"), Path::new("/db/LOG.old.1"))
+        .unwrap();
+    o.freeze();
+    o.create(Path::new("/db/LOG")).unwrap();
+    assert_eq!(read(&*base, "/sec/LOG.old.1"), b"mine");
+    assert!(base.exists(Path::new("/sec/LOG")));
+    assert_eq!(read(&*base, "/db/LOG"), b"primary's");
+    let mut names = o.list(Path::new("/db")).unwrap();
+    names.sort();
+    assert_eq!(names, vec!["CURRENT", "LOG", "LOG.old.1"]);
+}
