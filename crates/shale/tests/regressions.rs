@@ -5,6 +5,7 @@
 mod common;
 use common::quiet_options;
 use shale::{Db, Options};
+use std::sync::Arc;
 
 fn get(db: &Db, k: &[u8]) -> Option<Vec<u8>> {
     db.get(k).unwrap().map(|v| v.to_vec())
@@ -511,4 +512,65 @@ fn a_range_tombstone_over_empty_keys_does_not_mark_its_table() {
         "1",
         "after a reopen, the tombstone's table was compacted"
     );
+}
+
+/// A clock the tests move by hand.
+struct ManualClock(std::sync::atomic::AtomicU64);
+
+impl shale::Clock for ManualClock {
+    fn now_secs(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Issue 37, defect 2: one `Db::range` mixed two clock readings. Its back
+/// half, made on the first `next_back()`, judged expiry at its own
+/// creation: after the clock passed `c`'s expiry the range yielded `a`
+/// (front, before) and `b` but not `c` (back, after), neither the state
+/// at its creation nor now. Every cursor of a range judges expiry at the
+/// range's creation.
+#[test]
+fn range_judges_expiry_at_creation_time() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock(AtomicU64::new(1_000)));
+    let db = Db::open(
+        dir.path(),
+        Options {
+            clock: Arc::clone(&clock) as Arc<dyn shale::Clock>,
+            ..quiet_options()
+        },
+    )
+    .unwrap();
+    db.put_with_ttl(b"a", b"1", Duration::from_secs(2)).unwrap();
+    db.put(b"b", b"2").unwrap();
+    db.put_with_ttl(b"c", b"3", Duration::from_secs(2)).unwrap();
+    let mut r = db.range(..);
+    assert_eq!(r.next().unwrap().unwrap(), (b"a".to_vec(), b"1".to_vec()));
+    clock.0.fetch_add(10, Ordering::SeqCst);
+    assert_eq!(
+        r.next_back().unwrap().unwrap(),
+        (b"c".to_vec(), b"3".to_vec()),
+        "the back half judged expiry at a later time than the front"
+    );
+    assert_eq!(r.next().unwrap().unwrap(), (b"b".to_vec(), b"2".to_vec()));
+    assert!(r.next().is_none());
+    assert!(r.next_back().is_none());
+
+    // The same from the back first, with the range made in a flushed DB:
+    // the front half, made with the range, and the back agree.
+    db.put_with_ttl(b"d", b"4", Duration::from_secs(2)).unwrap();
+    db.flush().unwrap();
+    let mut r = db.range(..);
+    clock.0.fetch_add(10, Ordering::SeqCst);
+    assert_eq!(
+        r.next_back().unwrap().unwrap(),
+        (b"d".to_vec(), b"4".to_vec())
+    );
+    assert_eq!(r.next().unwrap().unwrap(), (b"b".to_vec(), b"2".to_vec()));
+    assert!(r.next().is_none());
+    // A new range sees the expiry.
+    let all: Vec<Vec<u8>> = db.range(..).map(|e| e.unwrap().0).collect();
+    assert_eq!(all, vec![b"b".to_vec()]);
 }
