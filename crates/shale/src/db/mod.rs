@@ -79,9 +79,13 @@ impl DbHandle {
         {
             // Under the DB mutex: a memtable switch (which opens a new WAL)
             // either finished before or sees the flag.
-            let _st = inner.state.lock();
+            // Counted as a wakeup: a background thread that had the mutex
+            // released (regression test
+            // `close_is_not_delayed_by_a_wakeup_lost_in_the_delete_only_check`)
+            // looks again instead of sleeping.
+            let mut st = inner.state.lock();
             inner.shutting_down.store(true, Ordering::Release);
-            inner.bg_cv.notify_all();
+            inner.wake_bg(&mut st);
         }
         let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
