@@ -587,6 +587,20 @@ fn range_judges_expiry_at_creation_time() {
     // A new range sees the expiry.
     let all: Vec<Vec<u8>> = db.range(..).map(|e| e.unwrap().0).collect();
     assert_eq!(all, vec![b"b".to_vec()]);
+
+    // A raw cursor too, through reseeks in both directions.
+    db.put_with_ttl(b"e", b"5", Duration::from_secs(2)).unwrap();
+    let mut it = db.iter(&shale::ReadOptions::new());
+    clock.0.fetch_add(10, Ordering::SeqCst);
+    it.seek_to_last();
+    assert_eq!(it.key(), b"e");
+    it.prev();
+    assert_eq!(it.key(), b"b");
+    it.seek(b"c");
+    assert_eq!(it.key(), b"e");
+    it.seek_for_prev(b"z");
+    assert_eq!(it.key(), b"e");
+    assert!(get(&db, b"e").is_none(), "a read now sees the expiry");
 }
 
 /// Milliseconds of `samples`: (median, max).
