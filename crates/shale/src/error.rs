@@ -50,6 +50,10 @@ pub enum Error {
     /// failed. The operands stay stored; reads of the key fail until an
     /// operator that accepts them is configured.
     MergeFailed(String),
+    /// The operation met a concurrent change it could not see through and
+    /// may succeed if tried again (RocksDB's `Status::TryAgain`): a
+    /// secondary's catch-up while the primary kept rewriting its MANIFEST.
+    TryAgain(String),
 }
 
 /// Shale's result type.
@@ -117,6 +121,7 @@ impl fmt::Display for Error {
                 "writes stopped by a background error until the DB resumes: {m}"
             ),
             Error::NotSupported(m) => write!(f, "Not supported: {m}"),
+            Error::TryAgain(m) => write!(f, "Try again: {m}"),
             Error::ShutdownInProgress => write!(f, "Shutdown in progress"),
             Error::MergeFailed(m) => write!(f, "Merge failed: {m}"),
         }

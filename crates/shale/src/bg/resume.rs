@@ -106,7 +106,7 @@ fn resume(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>, automatic: bool) 
             let all: Vec<u32> = st.cfs.keys().copied().collect();
             st.compaction_queue.extend(all);
             crate::shared::obsolete::delete_obsolete_files(db, st);
-            db.bg_cv.notify_all();
+            db.wake_bg(st);
             Ok(())
         }
         Err((reason, e)) => {

@@ -3,7 +3,9 @@
 //! `compact_range`, `wait_for_compaction`).
 //!
 //! Scheduling state lives in `DbState` under the DB mutex; threads sleep on
-//! `DbInner::bg_cv`. A background error (see `shared::errors`) pauses
+//! `DbInner::bg_cv`, and only when no wakeup (`DbInner::wake_bg`, counted
+//! under the mutex) came since they last looked for work: a pass that
+//! released the mutex looks again instead of missing one. A background error (see `shared::errors`) pauses
 //! compactions, a hard one flushes too; the threads run the automatic
 //! resume when it is due. Flushes run one per column family at a time (a
 //! family's flushes install in WAL order), up to the flush share of the
@@ -47,6 +49,9 @@ pub(crate) fn add_threads(db: &Arc<DbInner>, threads: &mut Vec<JoinHandle<()>>) 
 fn bg_loop(db: &Arc<DbInner>) {
     let mut st = db.state.lock();
     loop {
+        // Wakeups sent before this pass: the work they announce is in the
+        // state the pass reads.
+        let wakeups = st.bg_wakeups;
         if db.shutting_down.load(Ordering::Acquire) {
             return;
         }
@@ -83,6 +88,14 @@ fn bg_loop(db: &Arc<DbInner>) {
                 st = crate::compaction::runner::run(db, st, cf, plan);
                 continue;
             }
+        }
+        // The steps above may have released the mutex (the delete-only
+        // check opens tables unlocked): a wakeup sent meanwhile (a close,
+        // a flush request) found no thread waiting. Look again rather
+        // than sleep through it (regression test
+        // `close_is_not_delayed_by_a_wakeup_lost_in_the_delete_only_check`).
+        if st.bg_wakeups != wakeups || db.purge_requested.load(Ordering::Acquire) {
+            continue;
         }
         let idle = Duration::from_millis(500);
         let wait = super::resume::time_to_auto_resume(&st)
@@ -201,7 +214,7 @@ fn wait_for_flushes_locked(db: &Arc<DbInner>, done: impl Fn(&DbState) -> bool) -
         if db.shutting_down.load(Ordering::Acquire) {
             return Err(Error::ShutdownInProgress);
         }
-        db.bg_cv.notify_all();
+        db.wake_bg(&mut st);
         db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
     }
 }
@@ -238,7 +251,7 @@ fn wait_for_idle_locked(db: &Arc<DbInner>) -> Result<()> {
         if db.shutting_down.load(Ordering::Acquire) {
             return Err(Error::ShutdownInProgress);
         }
-        db.bg_cv.notify_all();
+        db.wake_bg(&mut st);
         db.bg_cv.wait_for(&mut st, Duration::from_millis(50));
     }
 }
@@ -296,7 +309,7 @@ pub(crate) fn compact_range_with(
     };
     st.manual_compactions -= 1;
     st.compaction_queue.insert(cf);
-    db.bg_cv.notify_all();
+    db.wake_bg(&mut st);
     drop(st);
     db.events.wait_delivered();
     r

@@ -149,6 +149,6 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
     });
     // Its WALs and (once unreferenced) tables are obsolete now.
     crate::shared::obsolete::delete_obsolete_files(db, &mut st);
-    db.bg_cv.notify_all();
+    db.wake_bg(&mut st);
     Ok(())
 }

@@ -11,6 +11,9 @@
 //! walk leaves the key).
 //! [`DbRange`] adapts two cursors into a double-ended Rust `Iterator`.
 //!
+//! Expiry: a cursor judges values with a TTL at one clock reading, taken
+//! when it is created (`Pinned::now`), for every seek and move.
+//!
 //! Thread safety: an iterator is `Send`, used by one thread at a time. It keeps
 //! its super version (memtables and tables) alive until dropped.
 
@@ -37,7 +40,20 @@ enum Direction {
     Reverse,
 }
 
-/// A cursor over the DB at one sequence number.
+/// The state a cursor reads, fixed at its creation: the super version
+/// (pinned), the sequence number, the clock reading expiry is judged at,
+/// and the family's merge operator. A second cursor made from a first's
+/// (`DbIterator::pinned`: the back half of a `DbRange`) reads exactly what
+/// the first does, however late it is made.
+pub(crate) struct Pinned {
+    pub(crate) sv: Arc<SuperVersion>,
+    pub(crate) seq: SeqNo,
+    /// Seconds of the DB's clock: values expiring by then are gone.
+    pub(crate) now: u64,
+    pub(crate) merge_op: Option<Arc<dyn MergeOperator>>,
+}
+
+/// A cursor over the DB at one sequence number and one clock reading.
 pub struct DbIterator {
     iter: Box<dyn InternalIterator>,
     sv: Arc<SuperVersion>,
@@ -75,7 +91,8 @@ pub struct DbIterator {
     blob_failed: std::cell::Cell<bool>,
     /// Blob reads fill the block cache (`ReadOptions::fill_cache`).
     blob_fill: Fill,
-    /// The clock at creation: values expiring by then are gone.
+    /// The clock at creation (`Pinned::now`): values expiring by then are
+    /// gone, for every positioning of this cursor.
     now: u64,
     /// `prefix_same_as_start`: the family's extractor.
     prefix_mode: Option<PrefixExtractor>,
@@ -107,14 +124,17 @@ mod entries;
 impl DbIterator {
     pub(crate) fn new(
         iter: Box<dyn InternalIterator>,
-        sv: Arc<SuperVersion>,
         db: Arc<DbInner>,
-        seq: SeqNo,
+        at: Pinned,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
-        merge_op: Option<Arc<dyn MergeOperator>>,
     ) -> Self {
-        let now = db.opts.clock.now_secs();
+        let Pinned {
+            sv,
+            seq,
+            now,
+            merge_op,
+        } = at;
         DbIterator {
             merged: false,
             operands: Vec::new(),
@@ -301,10 +321,15 @@ impl DbIterator {
         true
     }
 
-    /// The pinned super version and sequence number (for a second cursor
-    /// over the same state).
-    pub(crate) fn pinned(&self) -> (Arc<SuperVersion>, SeqNo, Option<Arc<dyn MergeOperator>>) {
-        (Arc::clone(&self.sv), self.seq, self.merge_op.clone())
+    /// The state this cursor reads (for a second cursor over the same
+    /// state, expiry judged at the same time).
+    pub(crate) fn pinned(&self) -> Pinned {
+        Pinned {
+            sv: Arc::clone(&self.sv),
+            seq: self.seq,
+            now: self.now,
+            merge_op: self.merge_op.clone(),
+        }
     }
 
     /// Positions on the first key >= `key` (and >= the lower bound).
@@ -462,7 +487,8 @@ impl DbIterator {
 }
 
 /// A double-ended Rust iterator over a key range, built on two cursors that
-/// stop when they meet.
+/// stop when they meet. The back cursor, made on the first `next_back()`,
+/// reads the front's `Pinned` state (its expiry clock reading included).
 pub struct DbRange {
     front: DbIterator,
     back: Option<DbIterator>,

@@ -5,11 +5,10 @@
 //! tombstone gates), wrapped into the user's `DbIterator`
 //! (`new_iterator`).
 
-use super::db_iter::DbIterator;
+use super::db_iter::{DbIterator, Pinned};
 use super::DbInner;
 use crate::base::{PrefixExtractor, SeqNo};
 use crate::cf::ColumnFamily;
-use crate::cf::SuperVersion;
 use crate::error::{Error, Result};
 use crate::iter::error::ErrorIterator;
 use crate::iter::level::{LevelFiles, LevelIterator};
@@ -206,6 +205,9 @@ pub(crate) fn readahead_policy(db: &DbInner, readahead_size: usize) -> Readahead
     }
 }
 
+/// An iterator over family `cf` as it is now: its current super version,
+/// the sequence number `opts` asks for, and the clock's reading now (every
+/// expiry the iterator judges, it judges at that time).
 pub(crate) fn new_iterator(
     db: &Arc<DbInner>,
     cf: &ColumnFamily,
@@ -214,24 +216,22 @@ pub(crate) fn new_iterator(
     let sv = cf.super_version.load_full();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
-    new_iterator_in(
-        db,
+    let at = Pinned {
         sv,
-        opts,
         seq,
-        cf.opts().merge_operator.clone(),
-        cf.opts().prefix_extractor,
-    )
+        now: db.opts.clock.now_secs(),
+        merge_op: cf.opts().merge_operator.clone(),
+    };
+    new_iterator_in(db, at, opts, cf.opts().prefix_extractor)
 }
 
-/// An iterator over the pinned super version `sv` at `seq`. Requires: `sv`
-/// was loaded before `seq` was taken (module docs).
+/// An iterator over the pinned state `at` (its super version at its
+/// sequence number, expiry judged at its `now`). Requires: `at.sv` was
+/// loaded before `at.seq` was taken (module docs).
 pub(crate) fn new_iterator_in(
     db: &Arc<DbInner>,
-    sv: Arc<SuperVersion>,
+    at: Pinned,
     opts: &ReadOptions<'_>,
-    seq: SeqNo,
-    merge_op: Option<Arc<dyn crate::merge::MergeOperator>>,
     prefix_extractor: Option<PrefixExtractor>,
 ) -> DbIterator {
     // prefix_same_as_start: bound by prefix; and unless total_order_seek,
@@ -252,13 +252,13 @@ pub(crate) fn new_iterator_in(
         .and_then(|()| prefix_mode.as_ref().map(|_| ()).map_err(Clone::clone))
         .and_then(|()| {
             internal_iterator(
-                &sv.mem,
-                &sv.imm,
-                &sv.version,
+                &at.sv.mem,
+                &at.sv.imm,
+                &at.sv.version,
                 &db.table_cache,
                 opts.fill_cache,
                 readahead_policy(db, opts.readahead_size),
-                seq,
+                at.seq,
                 gate.as_ref(),
             )
         });
@@ -268,12 +268,10 @@ pub(crate) fn new_iterator_in(
     };
     DbIterator::new(
         inner,
-        sv,
         Arc::clone(db),
-        seq,
+        at,
         opts.iterate_lower_bound.clone(),
         opts.iterate_upper_bound.clone(),
-        merge_op,
     )
     .with_prefix_mode(prefix_mode.ok().flatten(), gate)
     .with_blob_fill(opts.fill_cache)
@@ -282,14 +280,11 @@ pub(crate) fn new_iterator_in(
 /// A cursor that is never valid and reports `e` (a dropped family's
 /// handle).
 pub(crate) fn error_iterator(db: &Arc<DbInner>, e: Error) -> DbIterator {
-    let sv = db.default_cf.super_version.load_full();
-    DbIterator::new(
-        Box::new(ErrorIterator(e)),
-        sv,
-        Arc::clone(db),
-        0,
-        None,
-        None,
-        None,
-    )
+    let at = Pinned {
+        sv: db.default_cf.super_version.load_full(),
+        seq: 0,
+        now: db.opts.clock.now_secs(),
+        merge_op: None,
+    };
+    DbIterator::new(Box::new(ErrorIterator(e)), Arc::clone(db), at, None, None)
 }

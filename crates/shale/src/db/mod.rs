@@ -79,9 +79,13 @@ impl DbHandle {
         {
             // Under the DB mutex: a memtable switch (which opens a new WAL)
             // either finished before or sees the flag.
-            let _st = inner.state.lock();
+            // Counted as a wakeup: a background thread that had the mutex
+            // released (regression test
+            // `close_is_not_delayed_by_a_wakeup_lost_in_the_delete_only_check`)
+            // looks again instead of sleeping.
+            let mut st = inner.state.lock();
             inner.shutting_down.store(true, Ordering::Release);
-            inner.bg_cv.notify_all();
+            inner.wake_bg(&mut st);
         }
         let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
@@ -500,7 +504,9 @@ impl Db {
         inner.snapshots.acquire_with(|| inner.last_visible())
     }
 
-    /// A raw cursor (unpositioned: call a seek first).
+    /// A raw cursor (unpositioned: call a seek first). Values with a TTL
+    /// are judged at the cursor's creation: every seek and move sees the
+    /// same keys expired, however the clock moves meanwhile.
     pub fn iter(&self, opts: &ReadOptions<'_>) -> DbIterator {
         iterate::new_iterator(self.inner(), &self.inner().default_cf, opts)
     }
@@ -517,7 +523,8 @@ impl Db {
     /// A double-ended iterator over the user keys in `range` (any Rust range
     /// of byte strings: `..`, `b"a"..b"c"`, `k1..=k2`, ...), at the state
     /// of its creation: both ends read the same pinned super version and
-    /// sequence number, whatever is written, flushed or compacted later.
+    /// sequence number, whatever is written, flushed or compacted later,
+    /// and judge values with a TTL at the clock's reading at its creation.
     pub fn range<R: KeyRange>(&self, range: R) -> DbRange {
         let (start, end) = range.key_bounds();
         let (lower, upper) = db_iter::bounds_to_cursor(start, end);
@@ -571,9 +578,11 @@ impl Db {
         };
         let front = iterate::new_iterator(self.inner(), cf, &ro);
         // The back cursor is made on the first `next_back()`, over the
-        // super version and sequence number the front pinned (regression
-        // test `range_back_half_reads_the_state_of_its_creation`).
-        let (sv, seq, merge_op) = front.pinned();
+        // super version and sequence number the front pinned, judging
+        // expiry at the front's clock reading (regression tests
+        // `range_back_half_reads_the_state_of_its_creation`,
+        // `range_judges_expiry_at_creation_time`).
+        let at = front.pinned();
         let inner = Arc::clone(self.inner());
         DbRange::new(
             front,
@@ -581,7 +590,7 @@ impl Db {
                 let mut back = ReadOptions::new();
                 back.iterate_lower_bound = ro.iterate_lower_bound;
                 back.iterate_upper_bound = ro.iterate_upper_bound;
-                iterate::new_iterator_in(&inner, sv, &back, seq, merge_op, None)
+                iterate::new_iterator_in(&inner, at, &back, None)
             }),
         )
     }

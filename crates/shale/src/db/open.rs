@@ -313,6 +313,7 @@ pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner
         manual_compactions: 0,
         pending_outputs: HashSet::new(),
         errors: Default::default(),
+        bg_wakeups: 0,
     };
     let ids: Vec<u32> = state.cfs.keys().copied().collect();
     let inner = DbInner {

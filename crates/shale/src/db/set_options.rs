@@ -139,7 +139,7 @@ pub(crate) fn set_options(
     // The next write leader takes the slow path: the memtable may be full
     // under a smaller write buffer, or a stall may have begun or ended.
     db.room_clear.store(false, Ordering::SeqCst);
-    db.bg_cv.notify_all();
+    db.wake_bg(&mut st);
     db.log.event(&OptionsChanged {
         event: Kind::new(),
         cf: cf.name.clone(),
@@ -200,7 +200,7 @@ pub(crate) fn set_db_options(
     }
     let mut st = db.state.lock();
     db.room_clear.store(false, Ordering::SeqCst);
-    db.bg_cv.notify_all();
+    db.wake_bg(&mut st);
     db.log.event(&DbOptionsChanged {
         event: Kind::new(),
         changes: text.join(" "),

@@ -19,9 +19,11 @@
 //!   it opens every live table and blob file when it is made and keeps them
 //!   open. Hence `max_open_files = -1` and `paranoid_checks = true` are
 //!   required (RocksDB requires `max_open_files = -1` for the same reason).
-//! - A failed catch-up (the primary deleted a file or rolled its MANIFEST
-//!   while the view was made, and every retry met the same) keeps the
-//!   previous view and returns the error.
+//! - A view is kept only when the primary's CURRENT and MANIFEST size
+//!   were the same before and after it was made (`open_view`). A failed
+//!   catch-up (the primary changed its MANIFEST or deleted a file while
+//!   each of the tries was made) keeps the previous view and returns the
+//!   error (`TryAgain` for the former).
 //! - Handles from [`SecondaryDb::db`] (and their iterators and snapshots)
 //!   keep the view they were taken from; later catch-ups do not move them.
 //! - `secondary_dir` holds the secondary's own `LOG` files (RocksDB's
@@ -38,7 +40,7 @@ use crate::fs::OverlayFs;
 use crate::options::Options;
 
 /// Tries a catch-up makes before it gives up (each one a new view).
-const CATCH_UP_TRIES: u32 = 8;
+const CATCH_UP_TRIES: u32 = 16;
 
 /// A read-only follower of a primary DB (see the module comment).
 pub struct SecondaryDb {
@@ -97,21 +99,41 @@ impl Db {
     }
 }
 
-/// One read-only view of `primary`, its LOG in `secondary_dir`.
+/// One read-only view of `primary`, its LOG in `secondary_dir`. A view is
+/// kept only if the primary's CURRENT and the size of the MANIFEST it names
+/// were the same before and after it was made: then the view read a whole
+/// MANIFEST (no record half-written) and every WAL that MANIFEST needs
+/// (the primary deletes a WAL only after a MANIFEST edit that no longer
+/// needs it, which the view would have seen).
 fn open_view(primary: &Path, secondary_dir: &Path, opts: &Options) -> Result<Db> {
     let mut last = None;
     for _ in 0..CATCH_UP_TRIES {
+        let before = manifest_state(opts, primary);
         let overlay = OverlayFs::with_log_dir(Arc::clone(&opts.fs), primary, secondary_dir);
         match super::read_only::open_over(primary, opts.clone(), overlay) {
-            Ok(db) => return Ok(db),
+            Ok(db) if before.is_some() && manifest_state(opts, primary) == before => return Ok(db),
+            Ok(_) => {
+                last = Some(Error::TryAgain(format!(
+                    "{}: the primary changed its MANIFEST while the view was made, \
+                     {CATCH_UP_TRIES} times",
+                    primary.display()
+                )))
+            }
             // The primary moved on while the view was made (a file listed
-            // or named was deleted, a MANIFEST record half-written): try a
-            // fresh view.
+            // or named was deleted): try a fresh view.
             Err(e) => last = Some(e),
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    Err(last.unwrap_or_else(|| Error::InvalidArgument("open_secondary: no try made".into())))
+    Err(last.unwrap_or_else(|| Error::TryAgain("open_secondary: no try made".into())))
+}
+
+/// The primary's CURRENT text and the size of the MANIFEST it names.
+fn manifest_state(opts: &Options, primary: &Path) -> Option<(Vec<u8>, u64)> {
+    let current = opts.fs.read_all(&primary.join("CURRENT")).ok()?;
+    let name = std::str::from_utf8(&current).ok()?.trim_end();
+    let size = opts.fs.file_size(&primary.join(name)).ok()?;
+    Some((current, size))
 }
 
 impl SecondaryDb {

@@ -55,7 +55,7 @@ pub(crate) fn set_bg_error(db: &DbInner, st: &mut DbState, e: Error, reason: Rea
     if worst < Severity::Fatal && errors.auto_attempts < db.opts.max_bgerror_resume_count {
         errors.next_auto_resume = Some(Instant::now() + retry_interval(db));
     }
-    db.bg_cv.notify_all();
+    db.wake_bg(st);
 }
 
 fn retry_interval(db: &DbInner) -> Duration {

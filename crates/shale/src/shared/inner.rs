@@ -71,6 +71,12 @@ pub(crate) struct DbState {
     pub pending_outputs: std::collections::HashSet<u64>,
     /// The outstanding background error and the recovery state.
     pub errors: ErrorState,
+    /// Wakeups sent to the background threads ([`DbInner::wake_bg`]). A
+    /// thread sleeps only if none was sent since it began looking for
+    /// work: one sent while it had the mutex released (the delete-only
+    /// check opens tables unlocked) found no thread waiting, and is not
+    /// lost.
+    pub bg_wakeups: u64,
 }
 
 impl DbState {
@@ -133,7 +139,8 @@ pub(crate) struct DbInner {
     /// readahead never asks for more.
     pub max_read_request: usize,
     pub state: Mutex<DbState>,
-    /// Signalled when background work finishes or is scheduled.
+    /// Signalled when background work finishes or is scheduled (by
+    /// `wake_bg` when the background threads are to look for work).
     pub bg_cv: Condvar,
     /// The WAL files (the current one is the WAL lock).
     pub wals: WalFiles,
@@ -259,8 +266,21 @@ impl DbInner {
         st.closed_wals.iter().map(|w| w.1).sum::<u64>() + current
     }
 
+    /// Wakes the background threads for work recorded in `st` (or in a
+    /// flag such as `shutting_down`, set under the same mutex): counts the
+    /// wakeup in `bg_wakeups`, then notifies `bg_cv`. Requires the DB
+    /// mutex (`st` is its state), so a thread that looked for work before
+    /// the change either sees the count move or is already waiting.
+    pub(crate) fn wake_bg(&self, st: &mut DbState) {
+        st.bg_wakeups = st.bg_wakeups.wrapping_add(1);
+        self.bg_cv.notify_all();
+    }
+
     /// Asks the background threads for an obsolete-file pass (a reader let
-    /// go of tables nothing else may hold).
+    /// go of tables nothing else may hold). Without the DB mutex (a
+    /// reader's drop must not take it): a thread re-reads the flag before
+    /// it sleeps, but a request landing between that read and the sleep
+    /// waits for the next wakeup or the idle timeout.
     pub(crate) fn request_purge(&self) {
         if !self.purge_requested.swap(true, Ordering::AcqRel) {
             self.bg_cv.notify_one();

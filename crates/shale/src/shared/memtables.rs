@@ -226,7 +226,7 @@ fn install_new_memtable(
     db.install_super_version(st, cf);
     drop(wal);
     st.flush_queue.push_back(cf);
-    db.bg_cv.notify_all();
+    db.wake_bg(st);
     Ok(())
 }
 

@@ -331,7 +331,11 @@ impl TableCache {
         }
     }
 
+    /// Opens table `number` (a miss). Never called with the DB mutex held,
+    /// so sync point `TableCache::Open` may pause here (a background
+    /// thread in the delete-only check's unlocked window, say).
     fn open(&self, number: u64) -> Result<Arc<Table>> {
+        crate::sync_point!("TableCache::Open");
         let name = table_file_name(number);
         let path = self.dir.join(&name);
         // Reading the footer, index and filter is the open's, whoever asks.

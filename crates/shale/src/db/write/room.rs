@@ -70,7 +70,7 @@ pub(super) fn make_room(db: &Arc<DbInner>) -> Result<()> {
                 if stopped_since.is_none() {
                     stopped_since = Some((cause, Instant::now()));
                 }
-                db.bg_cv.notify_all();
+                db.wake_bg(&mut st);
                 db.bg_cv.wait_for(&mut st, Duration::from_millis(100));
                 continue;
             }
@@ -176,7 +176,7 @@ pub(super) fn wait_for_flushes(
         db.stats.count_stall(StallCause::MemtableStop, false);
     }
     let t = Instant::now();
-    db.bg_cv.notify_all();
+    db.wake_bg(st);
     db.bg_cv.wait_for(st, timeout);
     db.stats
         .add_stall_time(StallCause::MemtableStop, t.elapsed());
@@ -256,7 +256,7 @@ pub(super) fn limit_wal_size(db: &Arc<DbInner>, st: &mut DbState) -> Result<bool
         st.flush_queue.retain(|&x| x != id);
         st.flush_queue.push_front(id);
     }
-    db.bg_cv.notify_all();
+    db.wake_bg(st);
     Ok(false)
 }
 
