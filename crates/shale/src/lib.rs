@@ -61,7 +61,7 @@ mod wal;
 
 pub use base::expiry::{Clock, SystemClock};
 pub use base::{FileNum, PrefixExtractor, SeqNo};
-pub use batch::{ColumnFamilyId, WriteBatch};
+pub use batch::{ColumnFamilyId, WriteBatch, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use build::user_filter::{CompactionFilter, FilterDecision};
 pub use cf::Cf;
 pub use db::{Db, DbIterator, DbRange, KeyRange, PinnableValue, ReclaimProgress, Snapshot};

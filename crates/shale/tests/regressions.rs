@@ -864,3 +864,58 @@ fn single_delete_after_delete_and_put_does_not_revive_the_old_value() {
     let db = Db::open(dir.path(), quiet_options()).unwrap();
     assert_eq!(get(&db, b"k"), None);
 }
+
+/// A slice of `len` zero bytes that costs no memory: an anonymous mapping
+/// reserved without backing, never written (reading its length, as the
+/// refusal does, touches no page).
+fn unbacked(len: usize) -> &'static [u8] {
+    // SAFETY: an anonymous private read-only mapping of `len` bytes with
+    // MAP_NORESERVE; on success it is valid for reads of `len` bytes (zero
+    // pages) for the life of the process (never unmapped).
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED, "mmap of {len} bytes");
+        std::slice::from_raw_parts(p as *const u8, len)
+    }
+}
+
+/// Issue 37: a key or value over 4 GiB panicked in `WriteBatch`. Now the
+/// entry is refused and the write is `InvalidArgument`, with nothing of the
+/// batch applied and no 4 GiB allocated.
+#[test]
+fn oversize_keys_and_values_are_invalid_argument() {
+    let _g = shale::sync_point::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), quiet_options()).unwrap();
+    let key = unbacked(shale::MAX_KEY_LEN + 1);
+    let value = unbacked(shale::MAX_VALUE_LEN + 1);
+    let invalid = |r: shale::Result<()>| matches!(r, Err(shale::Error::InvalidArgument(_)));
+    assert!(invalid(db.put(key, b"v")));
+    assert!(invalid(db.put(b"k", value)));
+    assert!(invalid(db.merge(b"k", value)));
+    assert!(invalid(db.delete(key)));
+    assert!(invalid(db.single_delete(key)));
+    assert!(invalid(db.delete_range(b"a", key)));
+    let ttl = std::time::Duration::from_secs(9);
+    assert!(invalid(db.put_with_ttl(b"k", value, ttl)));
+    let mut b = shale::WriteBatch::new();
+    b.put(b"first", b"1");
+    b.put(b"k", value);
+    b.put(b"last", b"2");
+    assert!(b.refused().unwrap().contains("value of"));
+    assert!(invalid(db.write(b, &shale::WriteOptions::default())));
+    assert_eq!(get(&db, b"first"), None, "half a refused batch applied");
+    assert_eq!(get(&db, b"last"), None);
+    // The limits themselves are taken (not allocated here: checked by
+    // length only, so a put of exactly MAX is left to --ignored runs).
+    let mut b = shale::WriteBatch::new();
+    b.put(b"k", b"v");
+    assert!(b.refused().is_none());
+}

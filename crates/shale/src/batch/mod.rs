@@ -32,7 +32,7 @@ pub(crate) use iter::BatchEntry;
 mod write_batch;
 
 pub(crate) use write_batch::Owner;
-pub use write_batch::{ColumnFamilyId, WriteBatch};
+pub use write_batch::{ColumnFamilyId, WriteBatch, MAX_KEY_LEN, MAX_VALUE_LEN};
 
 /// Length of the batch header (sequence + count).
 ///

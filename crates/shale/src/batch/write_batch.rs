@@ -43,7 +43,19 @@ pub struct WriteBatch {
     /// family has a merge operator) or a range deletion (the write checks
     /// its bounds).
     merges: bool,
+    /// The first entry refused (a key or value over [`MAX_KEY_LEN`] /
+    /// [`MAX_VALUE_LEN`], or one entry too many): not recorded, and the
+    /// write of this batch fails with `InvalidArgument` saying so, before
+    /// any of it applies.
+    refused: Option<String>,
 }
+
+/// The longest key a batch takes: its length and the 8-byte trailer of the
+/// internal key fit the 32-bit lengths of the formats.
+pub const MAX_KEY_LEN: usize = u32::MAX as usize - 8;
+/// The longest value a batch takes (room for the 8-byte expiry of a TTL
+/// put in the 32-bit length).
+pub const MAX_VALUE_LEN: usize = u32::MAX as usize - 8;
 
 /// Which open DB the handles a batch was built with belong to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +106,7 @@ impl WriteBatch {
             other_families: false,
             owner: Owner::Any,
             merges: false,
+            refused: None,
         }
     }
 
@@ -106,12 +119,16 @@ impl WriteBatch {
             other_families: false,
             owner: Owner::Any,
             merges: false,
+            refused: None,
         }
     }
 
     /// Creates an empty batch whose buffer can hold `bytes` bytes (header
     /// included) before it grows.
     pub fn with_capacity(bytes: usize) -> Self {
+        // A size no batch can hold (an oversize key or value, refused when
+        // added) reserves nothing.
+        let bytes = if bytes > u32::MAX as usize { 0 } else { bytes };
         let mut rep = Vec::with_capacity(bytes.max(BATCH_HEADER_LEN));
         rep.resize(BATCH_HEADER_LEN, 0);
         WriteBatch {
@@ -119,23 +136,24 @@ impl WriteBatch {
             other_families: false,
             owner: Owner::Any,
             merges: false,
+            refused: None,
         }
     }
 
     /// Adds a put of `key` → `value` (default column family).
     ///
-    /// # Panics
-    /// If `key` or `value` is longer than `u32::MAX` bytes, or the batch
-    /// already holds `u32::MAX` entries.
+    /// # Errors
+    /// A `key` over [`MAX_KEY_LEN`] bytes, a `value` over [`MAX_VALUE_LEN`],
+    /// or an entry beyond `u32::MAX` is not added, and writing the batch
+    /// fails with `InvalidArgument` (nothing of it applies).
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
         self.put_in(0, key, value);
     }
 
     /// Adds a deletion of `key` (default column family).
     ///
-    /// # Panics
-    /// If `key` is longer than `u32::MAX` bytes, or the batch already holds
-    /// `u32::MAX` entries.
+    /// # Errors
+    /// As [`WriteBatch::put`].
     pub fn delete(&mut self, key: &[u8]) {
         self.delete_in(0, key);
     }
@@ -144,7 +162,7 @@ impl WriteBatch {
     /// [`Cf`](crate::Cf) of the DB the batch is written to; a batch naming a
     /// dropped family fails as a whole with `InvalidArgument`).
     ///
-    /// # Panics
+    /// # Errors
     /// As [`WriteBatch::put`].
     pub fn put_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8], value: &[u8]) {
         self.note_owner(cf.db_instance());
@@ -153,8 +171,8 @@ impl WriteBatch {
 
     /// Adds a deletion of `key` in column family `cf` (see `put_cf`).
     ///
-    /// # Panics
-    /// As [`WriteBatch::delete`].
+    /// # Errors
+    /// As [`WriteBatch::put`].
     pub fn delete_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8]) {
         self.note_owner(cf.db_instance());
         self.delete_in(cf.column_family_id(), key);
@@ -164,7 +182,7 @@ impl WriteBatch {
     /// combine it with the key's value through the family's merge operator.
     /// Writing it to a family without one fails with `InvalidArgument`.
     ///
-    /// # Panics
+    /// # Errors
     /// As [`WriteBatch::put`].
     pub fn merge(&mut self, key: &[u8], operand: &[u8]) {
         self.merges = true;
@@ -173,7 +191,7 @@ impl WriteBatch {
 
     /// Adds a merge operand in column family `cf` (see `merge`, `put_cf`).
     ///
-    /// # Panics
+    /// # Errors
     /// As [`WriteBatch::put`].
     pub fn merge_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8], operand: &[u8]) {
         self.note_owner(cf.db_instance());
@@ -188,16 +206,16 @@ impl WriteBatch {
     /// undefined (a compaction that meets a misuse counts it in the
     /// `shale.single-delete-mismatches` property).
     ///
-    /// # Panics
-    /// As [`WriteBatch::delete`].
+    /// # Errors
+    /// As [`WriteBatch::put`].
     pub fn single_delete(&mut self, key: &[u8]) {
         self.record_in(0, tag::SINGLE_DELETION, key, None);
     }
 
     /// Adds a single deletion in column family `cf` (see `single_delete`).
     ///
-    /// # Panics
-    /// As [`WriteBatch::delete`].
+    /// # Errors
+    /// As [`WriteBatch::put`].
     pub fn single_delete_cf(&mut self, cf: &impl ColumnFamilyId, key: &[u8]) {
         self.note_owner(cf.db_instance());
         self.record_in(cf.column_family_id(), tag::SINGLE_DELETION, key, None);
@@ -208,7 +226,7 @@ impl WriteBatch {
     /// reads as deleted, and compaction reclaims it. `Db::put_with_ttl`
     /// computes the time from a TTL.
     ///
-    /// # Panics
+    /// # Errors
     /// As [`WriteBatch::put`].
     pub fn put_with_expiry(&mut self, key: &[u8], value: &[u8], expires_at: u64) {
         self.put_expiring_in(0, key, value, expires_at);
@@ -216,7 +234,7 @@ impl WriteBatch {
 
     /// [`WriteBatch::put_with_expiry`] in column family `cf`.
     ///
-    /// # Panics
+    /// # Errors
     /// As [`WriteBatch::put`].
     pub fn put_cf_with_expiry(
         &mut self,
@@ -254,6 +272,10 @@ impl WriteBatch {
 
     /// An expiring put in family `cf`.
     pub(crate) fn put_expiring_in(&mut self, cf: u32, key: &[u8], value: &[u8], expires_at: u64) {
+        if let Some(why) = refusal(self.count(), key, Some(value), MAX_VALUE_LEN) {
+            self.refused.get_or_insert(why);
+            return;
+        }
         let mut stored = Vec::with_capacity(value.len() + crate::base::expiry::EXPIRY_LEN);
         stored.extend_from_slice(value);
         stored.extend_from_slice(&expires_at.to_le_bytes());
@@ -264,7 +286,7 @@ impl WriteBatch {
     /// family), RocksDB's `DeleteRange`. `start == end` deletes nothing;
     /// `start > end` fails the write with `InvalidArgument`.
     ///
-    /// # Panics
+    /// # Errors
     /// As [`WriteBatch::put`].
     pub fn delete_range(&mut self, start: &[u8], end: &[u8]) {
         self.merges = true;
@@ -273,7 +295,7 @@ impl WriteBatch {
 
     /// Adds a range deletion in column family `cf` (see `delete_range`).
     ///
-    /// # Panics
+    /// # Errors
     /// As [`WriteBatch::put`].
     pub fn delete_range_cf(&mut self, cf: &impl ColumnFamilyId, start: &[u8], end: &[u8]) {
         self.note_owner(cf.db_instance());
@@ -321,6 +343,12 @@ impl WriteBatch {
         self.count() as usize
     }
 
+    /// Why an entry was refused (see [`WriteBatch::put`]): writing the
+    /// batch then fails with `InvalidArgument` and this text.
+    pub fn refused(&self) -> Option<&str> {
+        self.refused.as_deref()
+    }
+
     /// True when the batch holds no entry.
     pub fn is_empty(&self) -> bool {
         self.count() == 0
@@ -349,9 +377,15 @@ impl WriteBatch {
     /// 0x4, `MERGE` 0x2 -> 0x6, `SINGLE_DELETION` 0x7 -> 0x8,
     /// `RANGE_DELETION` 0xF -> 0xE) for `cf != 0`.
     fn record_in(&mut self, cf: u32, plain_tag: u8, key: &[u8], value: Option<&[u8]>) {
-        check_len(key, "key");
-        if let Some(v) = value {
-            check_len(v, "value");
+        // An expiring value carries its 8-byte expiry (checked without it
+        // by `put_expiring_in`).
+        let value_limit = match plain_tag {
+            tag::VALUE_WITH_EXPIRY => MAX_VALUE_LEN + crate::base::expiry::EXPIRY_LEN,
+            _ => MAX_VALUE_LEN,
+        };
+        if let Some(why) = refusal(self.count(), key, value, value_limit) {
+            self.refused.get_or_insert(why);
+            return;
         }
         self.bump_count();
         if cf == 0 {
@@ -437,6 +471,7 @@ impl WriteBatch {
             other_families: true,
             owner: Owner::Any,
             merges: true,
+            refused: None,
         })
     }
 
@@ -508,12 +543,23 @@ fn relocate(e: Error, file: &str, offset: u64) -> Error {
 }
 
 #[inline]
-fn check_len(data: &[u8], what: &str) {
-    assert!(
-        u32::try_from(data.len()).is_ok(),
-        "WriteBatch {what} of {} bytes exceeds u32::MAX",
-        data.len()
-    );
+/// Why an entry cannot be added to a batch of `count` entries, if it
+/// cannot.
+fn refusal(count: u32, key: &[u8], value: Option<&[u8]>, value_limit: usize) -> Option<String> {
+    if key.len() > MAX_KEY_LEN {
+        return Some(format!(
+            "WriteBatch: a key of {} bytes (at most {MAX_KEY_LEN})",
+            key.len()
+        ));
+    }
+    match value {
+        Some(v) if v.len() > value_limit => Some(format!(
+            "WriteBatch: a value of {} bytes (at most {MAX_VALUE_LEN})",
+            v.len()
+        )),
+        _ if count == u32::MAX => Some("WriteBatch: more than u32::MAX entries".to_string()),
+        _ => None,
+    }
 }
 
 impl Default for WriteBatch {

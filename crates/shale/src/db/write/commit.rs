@@ -32,6 +32,9 @@ pub(crate) fn write(
         ));
     }
     db.check_writable()?;
+    if let Some(why) = batch.refused() {
+        return Err(Error::InvalidArgument(why.to_string()));
+    }
     if batch.is_empty() {
         // Nothing to write, but `sync` still promises that every earlier
         // write is durable when this returns.
