@@ -203,7 +203,14 @@ fn seeds(n: u64) -> Vec<u64> {
         .and_then(|s| s.parse().ok())
     {
         Some(s) => vec![s],
-        None => (0..n).collect(),
+        // `SHALE_SEED_BASE` (scripts/long_tests.sh): n fresh seeds.
+        None => {
+            let base = std::env::var("SHALE_SEED_BASE")
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or(0);
+            (base..base + n).collect()
+        }
     }
 }
 

@@ -61,6 +61,8 @@
 //! the thread interleaving): rerun one with
 //! `SHALE_SEED=<seed> cargo test -p shale --test concurrent_model -- --nocapture`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::panic::AssertUnwindSafe;
@@ -1469,7 +1471,8 @@ fn concurrent_model_seeds() {
 #[test]
 #[ignore = "long: 50 seeds x 3000 batches per writer"]
 fn concurrent_model_many_seeds() {
-    for seed in 0..50 {
+    let base = common::seed_base();
+    for seed in base..base + 50 {
         run_seed(seed, 3000);
     }
 }

@@ -2537,7 +2537,8 @@ fn model_seed_387621_forced_blob_collection_ends() {
 #[test]
 #[ignore = "long: 200 seeds"]
 fn model_many_seeds() {
-    for seed in 0..200 {
+    let base = common::seed_base();
+    for seed in base..base + 200 {
         let r = std::panic::catch_unwind(|| run_seed(seed, 2000));
         if r.is_err() {
             panic!("model test failed: reproduce with SHALE_SEED={seed} SHALE_OPS=2000 cargo test --release --test model model_random_seeds");

@@ -347,3 +347,14 @@ pub fn random_db_option_changes<R: rand::Rng>(rng: &mut R) -> (Vec<(&'static str
         .collect();
     (changes, refused)
 }
+
+/// The first seed of a many-seed loop: `SHALE_SEED_BASE` (set fresh and
+/// printed by scripts/long_tests.sh), else 0 (the fixed seeds).
+pub fn seed_base() -> u64 {
+    let base = std::env::var("SHALE_SEED_BASE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    println!("SHALE_SEED_BASE={base}");
+    base
+}
