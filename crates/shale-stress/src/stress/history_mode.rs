@@ -158,7 +158,7 @@ pub fn run(flags: &Flags, dir: &Path) -> Result<u64, String> {
         flags.range_deletion_width
     );
     let num_cfs = num_cfs(flags, &hist)?;
-    let (db, cfs) = super::open_db(flags, &opts, num_cfs)?;
+    let (db, cfs) = super::open_db(flags, &opts, num_cfs, false)?;
     let io = |e: std::io::Error| format!("history {}: {e}", dir.display());
     let segment = hist.next_segment().map_err(io)?;
     let clock = Clock::start();

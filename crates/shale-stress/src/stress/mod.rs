@@ -148,7 +148,14 @@ fn open_expected(flags: &Flags) -> Result<ExpectedState, String> {
 /// existing ones with this run's options; missing ones created, the first
 /// with `create_cf` and the rest with one `create_cfs`). Returns the DB and
 /// the handles by family number.
-fn open_db(flags: &Flags, opts: &Options, num_cfs: u32) -> Result<(Db, Vec<Cf>), String> {
+/// Opens the DB with every family (creating the missing ones), or with
+/// `read_only` by `Db::open_read_only` (creating nothing).
+fn open_db(
+    flags: &Flags,
+    opts: &Options,
+    num_cfs: u32,
+    read_only: bool,
+) -> Result<(Db, Vec<Cf>), String> {
     let wanted: Vec<String> = (1..num_cfs).map(db_options::cf_name).collect();
     let cf_opts = |name: &str| {
         let i = (1..num_cfs)
@@ -175,6 +182,19 @@ fn open_db(flags: &Flags, opts: &Options, num_cfs: u32) -> Result<(Db, Vec<Cf>),
             .collect(),
         ..opts.clone()
     };
+    if read_only {
+        // Every family exists (the DB was open read-write before).
+        let db = Db::open_read_only(&flags.db, opts)
+            .map_err(|e| format!("open_read_only {}: {e}", flags.db.display()))?;
+        let mut cfs = vec![db.default_cf()];
+        for n in &wanted {
+            cfs.push(
+                db.cf(n)
+                    .ok_or_else(|| format!("column family {n} missing in the read-only open"))?,
+            );
+        }
+        return Ok((db, cfs));
+    }
     let db = Db::open(&flags.db, opts).map_err(|e| format!("open {}: {e}", flags.db.display()))?;
     let missing: Vec<&String> = wanted.iter().filter(|n| db.cf(n).is_none()).collect();
     if let Some((first, rest)) = missing.split_first() {
@@ -287,7 +307,7 @@ fn run(flags: &Flags) -> Result<u64, String> {
         opts.bytes_per_sync,
         opts.wal_bytes_per_sync
     );
-    let open = || open_db(flags, &opts, num_cfs);
+    let open = || open_db(flags, &opts, num_cfs, false);
     let (mut db, mut cfs) = open()?;
     let mut failures = verify_db(&db, &cfs, &expected, "start")?;
     if flags.verify_only || failures > 0 {
@@ -345,6 +365,12 @@ fn run(flags: &Flags) -> Result<u64, String> {
         if !last {
             drop(cfs);
             db.close().map_err(|e| format!("close: {e}"))?;
+            // A read-only open of the closed DB (the WAL replayed into
+            // memory, nothing written) holds the expected state too.
+            let (ro, ro_cfs) = open_db(flags, &opts, num_cfs, true)?;
+            failures += verify_db(&ro, &ro_cfs, &expected, "read-only")?;
+            drop(ro_cfs);
+            ro.close().map_err(|e| format!("close read-only: {e}"))?;
             (db, cfs) = open()?;
             println!("reopened ({} of {})", phase + 1, flags.reopen);
             failures += verify_db(&db, &cfs, &expected, "reopen")?;
