@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use shale::fs::{
-    FileLock, FileSystem, MemFileSystem, PosixFileSystem, RandomAccessFile, SequentialFile,
-    WritableFile,
+    FileLock, FileSystem, LinkKind, MemFileSystem, PosixFileSystem, RandomAccessFile,
+    SequentialFile, WritableFile,
 };
 use shale::{Error, Result};
 
@@ -169,6 +169,38 @@ impl FileSystem for OverlayFs {
         Ok(())
     }
 
+    /// A second name in memory: a link of the in-memory file, or a copy
+    /// of the real one (the real directory is never changed).
+    fn link(&self, from: &Path, to: &Path) -> Result<LinkKind> {
+        self.check_not_frozen("link", to)?;
+        if self.exists(to) {
+            return Err(Error::Io {
+                context: format!("link {}", to.display()),
+                kind: io::ErrorKind::AlreadyExists,
+                message: "File exists".into(),
+            });
+        }
+        let kind = match self.source(from) {
+            Some(true) => {
+                self.mem_dir(to)?;
+                self.mem.link(from, to)?
+            }
+            Some(false) => {
+                let bytes = self.disk.read_all(from)?;
+                self.mem_dir(to)?;
+                let mut f = self.mem.create(to)?;
+                f.append(&bytes)?;
+                f.sync()?;
+                LinkKind::Copied
+            }
+            None => return Err(not_found("link", from)),
+        };
+        let mut p = self.paths();
+        p.written.insert(to.to_path_buf());
+        p.hidden.insert(to.to_path_buf());
+        Ok(kind)
+    }
+
     fn remove(&self, path: &Path) -> Result<()> {
         match self.source(path) {
             Some(true) => self.mem.remove(path)?,
@@ -228,3 +260,6 @@ impl FileSystem for OverlayFs {
         self.mem.lock(path)
     }
 }
+
+#[cfg(test)]
+mod tests;
