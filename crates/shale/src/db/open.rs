@@ -311,6 +311,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         manual_compactions: 0,
         pending_outputs: HashSet::new(),
         errors: Default::default(),
+        file_deletions_disabled: 0,
     };
     let ids: Vec<u32> = state.cfs.keys().copied().collect();
     let inner = DbInner {

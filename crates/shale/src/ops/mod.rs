@@ -8,3 +8,9 @@
 //! keeps: a crash mid-way leaves the DB and every earlier product (checkpoint
 //! directory, backup) as they were, and the new product absent or complete;
 //! nothing a live version, an iterator or a backup needs is deleted.
+
+mod checkpoint;
+mod live_files;
+
+pub use checkpoint::{CheckpointOptions, CheckpointReport};
+pub use live_files::{LiveFile, LiveFileKind, LiveFiles, LiveWalFile};

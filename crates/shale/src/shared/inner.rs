@@ -71,6 +71,10 @@ pub(crate) struct DbState {
     pub pending_outputs: std::collections::HashSet<u64>,
     /// The outstanding background error and the recovery state.
     pub errors: ErrorState,
+    /// `Db::disable_file_deletions` calls not yet matched by an enable
+    /// (RocksDB's counted semantics): while above 0 no obsolete file is
+    /// deleted (`shared::obsolete`) and a MANIFEST roll keeps the old one.
+    pub file_deletions_disabled: u32,
 }
 
 impl DbState {
