@@ -1,6 +1,6 @@
 //! Opening the DB a command works on: read-only (the default: every change
 //! the open makes stays in an in-memory overlay, see `overlay_fs`) or for
-//! writing (only `put`, `delete`, `compact`).
+//! writing (only `put`, `delete`, `compact`, `checkpoint`).
 //!
 //! Every command opens the DB with the options it was last opened with
 //! (`shale::load_latest_options`: the DB-wide options and every family's
