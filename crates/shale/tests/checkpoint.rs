@@ -564,3 +564,60 @@ fn writes_held_by_manual_wal_flush_are_in_the_copy() {
     let copy = open_copy(&cp, None, false).unwrap();
     assert_eq!(scan(&copy), model);
 }
+
+/// Timing (not run by default): a ~200 MB DB (200,000 incompressible
+/// 1 KiB values, compacted, plus unflushed writes), checkpointed carrying
+/// the WALs, then with a flush first, on the same file system (hard
+/// links) and, where /dev/shm is another file system, across (copies).
+/// `cargo test --release -p shale --test checkpoint -- --ignored --nocapture`
+#[test]
+#[ignore = "timing: builds a 200 MB DB"]
+fn checkpoint_timing_200mb() {
+    use rand::{RngCore, SeedableRng};
+    let dir =
+        tempfile::tempdir_in(std::env::var("SHALE_TIMING_DIR").unwrap_or("/tmp".into())).unwrap();
+    let src = dir.path().join("db");
+    let o = Options {
+        create_if_missing: true,
+        cf: CfOptions {
+            compression_per_level: vec![shale::Compression::None],
+            ..CfOptions::default()
+        },
+        ..Options::default()
+    };
+    let db = Db::open(&src, o).unwrap();
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    let mut v = vec![0u8; 1024];
+    let t = std::time::Instant::now();
+    for i in 0..200_000u64 {
+        rng.fill_bytes(&mut v);
+        db.put(&key(i * 7919 % 200_000), &v).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    for i in 0..20_000u64 {
+        rng.fill_bytes(&mut v);
+        db.put(&key(i), &v).unwrap();
+    }
+    let size: u64 = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    println!("filled {} MB in {:?}", size >> 20, t.elapsed());
+    let mut run = |cp: PathBuf, log_size_for_flush: u64| {
+        let t = std::time::Instant::now();
+        let r = db
+            .checkpoint_with(&cp, &CheckpointOptions { log_size_for_flush })
+            .unwrap();
+        println!(
+            "checkpoint to {} (log_size_for_flush {log_size_for_flush}): {:?}; {r:?}",
+            cp.display(),
+            t.elapsed()
+        );
+    };
+    run(dir.path().join("cp-wal"), u64::MAX);
+    run(dir.path().join("cp-flush"), 0);
+    if let Ok(other) = tempfile::tempdir_in("/dev/shm") {
+        run(other.path().join("cp-across"), u64::MAX);
+    }
+}
