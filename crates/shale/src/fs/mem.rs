@@ -142,7 +142,7 @@ impl DirOp {
                 names.remove(from);
                 names.insert(to.clone(), Arc::clone(inode));
             }
-            DirOp::RenameDir { from, to } => dirs::move_names(names, from, to),
+            DirOp::RenameDir { from, to } => State::move_names(names, from, to),
         }
     }
 }
@@ -312,7 +312,7 @@ impl State {
                 undone.push((from, to));
             }
         }
-        let dirs = dirs::dirs_without(&self.dirs, &undone);
+        let dirs = self.dirs_without(&undone);
         self.image(&names, dirs, |c| crash_content(c, p, &mut rng))
     }
 }

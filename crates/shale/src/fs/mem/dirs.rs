@@ -29,37 +29,37 @@ fn moved(path: &Path, from: &Path, to: &Path) -> Option<PathBuf> {
     })
 }
 
-/// Renames every name under `from` to the same name under `to`.
-pub(super) fn move_names(names: &mut BTreeMap<PathBuf, InodeRef>, from: &Path, to: &Path) {
-    let under: Vec<PathBuf> = names
-        .keys()
-        .filter(|p| p.starts_with(from))
-        .cloned()
-        .collect();
-    for p in under {
-        if let (Some(inode), Some(new)) = (names.remove(&p), moved(&p, from, to)) {
-            names.insert(new, inode);
-        }
-    }
-}
-
-/// `dirs` with the directory renames `undone` (in the order they were
-/// made) taken back: what exists after a power loss that dropped them.
-pub(super) fn dirs_without(
-    dirs: &BTreeSet<PathBuf>,
-    undone: &[(&PathBuf, &PathBuf)],
-) -> BTreeSet<PathBuf> {
-    let mut out = dirs.clone();
-    for (from, to) in undone.iter().rev() {
-        let under: Vec<PathBuf> = out.iter().filter(|d| d.starts_with(to)).cloned().collect();
-        for d in under {
-            out.remove(&d);
-            if let Some(back) = moved(&d, to, from) {
-                out.insert(back);
+impl State {
+    /// Renames every name under `from` to the same name under `to`.
+    pub(super) fn move_names(names: &mut BTreeMap<PathBuf, InodeRef>, from: &Path, to: &Path) {
+        let under: Vec<PathBuf> = names
+            .keys()
+            .filter(|p| p.starts_with(from))
+            .cloned()
+            .collect();
+        for p in under {
+            if let (Some(inode), Some(new)) = (names.remove(&p), moved(&p, from, to)) {
+                names.insert(new, inode);
             }
         }
     }
-    out
+
+    /// The live directories with the directory renames `undone` (in the
+    /// order they were made) taken back: what exists after a power loss that
+    /// dropped them.
+    pub(super) fn dirs_without(&self, undone: &[(&PathBuf, &PathBuf)]) -> BTreeSet<PathBuf> {
+        let mut out = self.dirs.clone();
+        for (from, to) in undone.iter().rev() {
+            let under: Vec<PathBuf> = out.iter().filter(|d| d.starts_with(to)).cloned().collect();
+            for d in under {
+                out.remove(&d);
+                if let Some(back) = moved(&d, to, from) {
+                    out.insert(back);
+                }
+            }
+        }
+        out
+    }
 }
 
 fn exists_error(op: &str, path: &Path, kind: io::ErrorKind) -> Error {
@@ -117,7 +117,7 @@ impl MemFileSystem {
                 st.dirs.insert(new);
             }
         }
-        move_names(&mut st.names, from, to);
+        State::move_names(&mut st.names, from, to);
         for op in &mut st.pending {
             let (a, b) = match op {
                 DirOp::Link { path, .. } | DirOp::Unlink { path } => (path, None),
