@@ -117,7 +117,7 @@ fn write_round(db: &Db, cfs: &[Cf], model: &mut Models, round: u64) {
         for i in 0..120u64 {
             let k = key((i * 7 + round * 13) % 400);
             match (i + round) % 6 {
-                0 | 1 | 2 => {
+                0..=2 => {
                     let len = if i % 3 == 0 { 600 } else { 20 };
                     let mut v = format!("{round}-{i}-").into_bytes();
                     v.resize(len, b'a' + (i % 26) as u8);
@@ -270,7 +270,7 @@ fn concurrent_writers_flushes_and_compactions() {
                     // One batch in two families: the copy must hold it in
                     // both or in neither.
                     let mut b = WriteBatch::new();
-                    let v = vec![b'v'; if i % 4 == 0 { 400 } else { 40 }];
+                    let v = vec![b'v'; if i.is_multiple_of(4) { 400 } else { 40 }];
                     b.put_cf(&cfs[1], &key(i), &v);
                     b.put_cf(&cfs[2], &key(i), &v);
                     db.write(b, &WriteOptions::default()).unwrap();
@@ -604,7 +604,7 @@ fn checkpoint_timing_200mb() {
         .map(|e| e.unwrap().metadata().unwrap().len())
         .sum();
     println!("filled {} MB in {:?}", size >> 20, t.elapsed());
-    let mut run = |cp: PathBuf, log_size_for_flush: u64| {
+    let run = |cp: PathBuf, log_size_for_flush: u64| {
         let t = std::time::Instant::now();
         let r = db
             .checkpoint_with(&cp, &CheckpointOptions { log_size_for_flush })

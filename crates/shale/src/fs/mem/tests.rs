@@ -253,10 +253,7 @@ fn directory_rename_moves_its_files_and_a_power_loss_may_undo_it() {
     fs.rename(Path::new("/cp.tmp"), Path::new("/cp")).unwrap();
     assert!(!fs.exists(Path::new("/cp.tmp")));
     assert_eq!(read(&fs, "/cp/CURRENT").unwrap(), b"M");
-    assert_eq!(
-        fs.list(Path::new("/")).unwrap().contains(&"cp".to_string()),
-        true
-    );
+    assert!(fs.list(Path::new("/")).unwrap().contains(&"cp".to_string()));
     // Not durable yet: a power loss puts it back under the old name.
     let img = fs.crash(0.0, 1);
     assert!(!img.exists(Path::new("/cp")));
