@@ -17,7 +17,7 @@
 //!    no lock held: hard-link the tables and blob files (a file system that
 //!    cannot link across devices copies them), copy the MANIFEST up to its
 //!    captured size, write CURRENT, copy the latest OPTIONS file, copy each
-//!    WAL up to its captured size (a memory-mapped WAL's reserved zero tail
+//!    WAL recovery from that MANIFEST reads up to its captured size (a memory-mapped WAL's reserved zero tail
 //!    is never copied: the copy ends at the last record), sync everything.
 //! 6. Sync `DIR.tmp`, rename it to `DIR`, sync the parent.
 //!
@@ -181,7 +181,8 @@ fn fill(
             report.bytes_copied += fs.copy_file(&inner.dir.join(&name), &tmp.join(&name), None)?;
         }
     }
-    for w in &cap.wals {
+    let needed = |n: u64| n >= cap.wal_floor || (n == cap.prev_log && n != 0);
+    for w in cap.wals.iter().filter(|w| w.current || needed(w.number)) {
         report.bytes_copied +=
             fs.copy_file(&inner.dir.join(&w.name), &tmp.join(&w.name), Some(w.size))?;
         report.wal_files += 1;

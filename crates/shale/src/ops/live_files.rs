@@ -82,6 +82,11 @@ pub struct LiveWalFile {
 pub(crate) struct Capture {
     pub(crate) live: LiveFiles,
     pub(crate) wals: Vec<LiveWalFile>,
+    /// The WALs recovery from this MANIFEST state reads: numbered at or
+    /// above this, or `prev_log` (RocksDB's `MinLogNumberToKeep`). Older
+    /// ones (kept only while deletions are held off) hold nothing it needs.
+    pub(crate) wal_floor: FileNum,
+    pub(crate) prev_log: FileNum,
 }
 
 /// Takes [`Capture`] under the DB mutex (and the WAL lock for the current
@@ -151,7 +156,12 @@ pub(crate) fn capture(db: &DbInner) -> Result<Capture> {
             });
         }
     }
-    Ok(Capture { live, wals })
+    Ok(Capture {
+        live,
+        wals,
+        wal_floor: st.versions.recovery_log_floor(),
+        prev_log: st.versions.prev_log_number(),
+    })
 }
 
 /// `Db::enable_file_deletions`, also run by `DeletionsHeld`'s drop.
