@@ -2010,7 +2010,7 @@ fn run_seed(seed: u64, ops: usize) {
     let mut unlogged = false;
     for i in 0..ops {
         let ctx = format!("seed {seed} op {i}");
-        if late_draw(|r| r.gen_bool(0.003)) {
+        if late_draw(|r| r.gen_bool(0.002)) {
             check_checkpoint(&db, &opts, &fams, &mut unlogged, &ctx);
         }
         let f = pick(&mut rng, &fams);
