@@ -46,7 +46,9 @@
 //! seed's workload is what it was) the run checkpoints into a temporary
 //! directory, flushing first or carrying the WALs (`log_size_for_flush`
 //! 0, 64 KiB or never), opens the copy read-write and compares every live
-//! family with the model at that point (`check_checkpoint`).
+//! family with the model at that point (`check_checkpoint`); half of them
+//! under `disable_file_deletions`, checking `live_files` and
+//! `live_wal_files` against the directory.
 //!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
@@ -1938,10 +1940,31 @@ fn check_checkpoint(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, 
     if *unlogged {
         log_size_for_flush = 0;
     }
-    let opts_cp = shale::CheckpointOptions { log_size_for_flush };
-    let report = db
-        .checkpoint_with(&cp, &opts_cp)
-        .unwrap_or_else(|e| panic!("{ctx}: checkpoint: {e}"));
+    // Half the time under a backup tool's own hold on file deletions,
+    // whose live-file lists must name files that exist, at their sizes.
+    let hold = late_draw(|r| r.gen_bool(0.5));
+    if hold {
+        db.disable_file_deletions().unwrap();
+        let live = db.live_files().unwrap();
+        for f in &live.files {
+            let size = opts.fs.file_size(&db.path().join(&f.name));
+            assert_eq!(size.ok(), Some(f.size), "{ctx}: live file {f:?}");
+        }
+        let manifest = opts.fs.file_size(&db.path().join(&live.manifest)).unwrap();
+        assert!(live.manifest_size <= manifest, "{ctx}: {live:?}");
+        let wals = db.live_wal_files().unwrap();
+        assert!(wals.last().is_some_and(|w| w.current), "{ctx}: {wals:?}");
+    }
+    let report = if log_size_for_flush == 0 && late_draw(|r| r.gen_bool(0.5)) {
+        db.checkpoint(&cp)
+    } else {
+        db.checkpoint_with(&cp, &shale::CheckpointOptions { log_size_for_flush })
+    }
+    .unwrap_or_else(|e| panic!("{ctx}: checkpoint: {e}"));
+    if hold {
+        db.enable_file_deletions(late_draw(|r| r.gen_bool(0.5)))
+            .unwrap();
+    }
     if report.flushed {
         *unlogged = false;
     }
