@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::cmd;
 
 /// Admin tool for Shale DBs (RocksDB's ldb and sst_dump). Reading commands
-/// never change a DB; only put, delete, compact and repair write.
+/// never change a DB; only put, delete, compact, checkpoint and repair write.
 #[derive(Debug, Parser)]
 #[command(name = "shale", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -45,6 +45,9 @@ pub enum Command {
     Check(cmd::check::Args),
     /// Compact a DB, or a key range of it (opens the DB for writing).
     Compact(cmd::compact::Args),
+    /// Make an openable copy of a DB in a new directory, tables and blob
+    /// files hard-linked (opens the DB for writing).
+    Checkpoint(cmd::checkpoint::Args),
     /// Print the engine's properties (level shape, compaction statistics).
     Stats(cmd::stats::Args),
     /// Draw the LSM shape picture (SVG) from a saved `shale stats --typed`

@@ -1,6 +1,7 @@
 //! Opening the DB a command works on: read-only (the default:
 //! `Db::open_read_only`, which takes no LOCK and changes no byte of the
-//! directory) or for writing (only `put`, `delete`, `compact`).
+//! directory) or for writing (only `put`, `delete`, `compact`,
+//! `checkpoint`).
 //!
 //! Every command opens the DB with the options it was last opened with
 //! (`shale::load_latest_options`: the DB-wide options and every family's

@@ -1,5 +1,5 @@
 //! get, scan, dump, list-cfs, stats and the write commands (put, delete,
-//! compact) on DBs the engine made, with text, hex and JSON output; and
+//! compact, checkpoint) on DBs the engine made, with text, hex and JSON output; and
 //! that reading commands leave every byte of the DB as it was.
 
 mod common;
@@ -185,6 +185,47 @@ fn put_delete_and_compact_write_through_the_engine() {
 }
 
 #[test]
+fn checkpoint_makes_a_copy_that_reads_like_the_db() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("db");
+    make_db(&src);
+    let cp = d.path().join("cp");
+    let out = ok(&["checkpoint", path_str(&src), path_str(&cp)]);
+    assert!(out.contains("files linked"), "{out}");
+    assert!(out.contains("(flushed first)"), "{out}");
+    for args in [
+        vec!["dump", "--cf", "users"],
+        vec!["dump", "--cf", "counters", "--hex"],
+        vec!["dump"],
+    ] {
+        let with = |db: &str| {
+            let mut a = vec![args[0], db];
+            a.extend(&args[1..]);
+            ok(&a)
+        };
+        assert_eq!(with(path_str(&src)), with(path_str(&cp)), "{args:?}");
+    }
+    // An existing target is a usage error; the WALs may be copied instead
+    // of a flush.
+    let again = shale(&["checkpoint", path_str(&src), path_str(&cp)]);
+    assert_ne!(again.code, 0);
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+    let cp2 = d.path().join("cp2");
+    let out = ok(&[
+        "checkpoint",
+        path_str(&src),
+        path_str(&cp2),
+        "--log-size-for-flush",
+        "1000000000",
+    ]);
+    assert!(!out.contains("flushed first"), "{out}");
+    assert_eq!(
+        ok(&["get", path_str(&cp2), "--cf", "users", "u3"]),
+        "carol\n"
+    );
+}
+
+#[test]
 fn usage_errors_exit_2_and_help_exits_0() {
     let help = shale(&["scan", "--help"]);
     assert_eq!(help.code, 0);
@@ -197,6 +238,7 @@ fn usage_errors_exit_2_and_help_exits_0() {
         "list-cfs",
         "check",
         "compact",
+        "checkpoint",
         "stats",
         "render-stats",
     ] {

@@ -302,6 +302,34 @@ impl PyDb {
             .map_err(to_py)
     }
 
+    /// Makes an openable copy of the whole DB (every column family) in
+    /// `dir`, which must not exist: tables and blob files hard-linked, the
+    /// MANIFEST, OPTIONS and live WALs copied, built in `dir.tmp` and
+    /// renamed into place. `log_size_for_flush` as RocksDB's: 0 flushes
+    /// the memtables first; otherwise only when the live WALs are larger.
+    /// Returns what was linked and copied.
+    #[pyo3(signature = (dir, *, log_size_for_flush = 0))]
+    fn checkpoint<'py>(
+        slf: PyRef<'py, Self>,
+        dir: PathBuf,
+        log_size_for_flush: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let r = parts(&slf);
+        let opts = shale::CheckpointOptions { log_size_for_flush };
+        let report = slf
+            .py()
+            .allow_threads(|| r.db.checkpoint_with(&dir, &opts))
+            .map_err(to_py)?;
+        let out = PyDict::new(slf.py());
+        out.set_item("flushed", report.flushed)?;
+        out.set_item("files_linked", report.files_linked)?;
+        out.set_item("bytes_linked", report.bytes_linked)?;
+        out.set_item("files_copied", report.files_copied)?;
+        out.set_item("bytes_copied", report.bytes_copied)?;
+        out.set_item("wal_files", report.wal_files)?;
+        Ok(out)
+    }
+
     /// Waits until no flush or compaction is pending or running.
     fn wait_for_compaction(slf: PyRef<'_, Self>) -> PyResult<()> {
         let r = parts(&slf);

@@ -74,7 +74,10 @@ pub use events::{
 };
 pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
-pub use ops::SecondaryDb;
+pub use ops::{
+    CheckpointOptions, CheckpointReport, LiveFile, LiveFileKind, LiveFiles, LiveWalFile,
+    SecondaryDb,
+};
 pub use options::{
     BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,
     FifoCompactionOptions, InfoLogLevel, OptionInfo, Options, PrepopulateBlobCache, ReadOptions,

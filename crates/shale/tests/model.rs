@@ -43,6 +43,14 @@
 //! drawn `RateLimiter` (slow or roomy, auto-tuned or not), whose limit the
 //! run changes now and then; the results must not change.
 //!
+//! Checkpoints (issue 39): now and then (drawn from `LATE_RNG`, so every
+//! seed's workload is what it was) the run checkpoints into a temporary
+//! directory, flushing first or carrying the WALs (`log_size_for_flush`
+//! 0, 64 KiB or never), opens the copy read-write and compares every live
+//! family with the model at that point (`check_checkpoint`); half of them
+//! under `disable_file_deletions`, checking `live_files` and
+//! `live_wal_files` against the directory.
+//!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
@@ -1946,6 +1954,90 @@ fn check_read_only(dir: &Path, opts: &Options, fams: &[Fam], rng: &mut SmallRng,
     assert!(matches!(r, Err(Error::NotSupported(_))), "{ctx}: {r:?}");
 }
 
+/// Checkpoints `db` into a fresh directory, opens the copy read-write
+/// (with the run's options, families as persisted, no listener) and
+/// compares every live family with its model; a write to the copy reads
+/// back. `unlogged`: writes made without the WAL since the last flush of
+/// every family, which only a checkpoint that flushes carries (cleared by
+/// one).
+fn check_checkpoint(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, ctx: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = dir.path().join("cp");
+    let mut log_size_for_flush = late_draw(|r| [0, 64 << 10, u64::MAX][r.gen_range(0..3)]);
+    if *unlogged {
+        log_size_for_flush = 0;
+    }
+    // Half the time under a backup tool's own hold on file deletions,
+    // whose live-file lists must name files that exist, at their sizes.
+    let hold = late_draw(|r| r.gen_bool(0.5));
+    if hold {
+        db.disable_file_deletions().unwrap();
+        let live = db.live_files().unwrap();
+        for f in &live.files {
+            let size = opts.fs.file_size(&db.path().join(&f.name));
+            assert_eq!(size.ok(), Some(f.size), "{ctx}: live file {f:?}");
+        }
+        let manifest = opts.fs.file_size(&db.path().join(&live.manifest)).unwrap();
+        assert!(live.manifest_size <= manifest, "{ctx}: {live:?}");
+        let wals = db.live_wal_files().unwrap();
+        assert!(wals.last().is_some_and(|w| w.current), "{ctx}: {wals:?}");
+    }
+    let report = if log_size_for_flush == 0 && late_draw(|r| r.gen_bool(0.5)) {
+        db.checkpoint(&cp)
+    } else {
+        db.checkpoint_with(&cp, &shale::CheckpointOptions { log_size_for_flush })
+    }
+    .unwrap_or_else(|e| panic!("{ctx}: checkpoint: {e}"));
+    if hold {
+        db.enable_file_deletions(late_draw(|r| r.gen_bool(0.5)))
+            .unwrap();
+    }
+    if report.flushed {
+        *unlogged = false;
+    }
+    let mut o = opts.clone();
+    o.create_if_missing = false;
+    o.create_missing_column_families = false;
+    o.column_families.clear();
+    o.listeners.clear();
+    let copy = Db::open(&cp, o).unwrap_or_else(|e| panic!("{ctx}: open the checkpoint: {e}"));
+    for f in fams {
+        let cf = if f.cf.id() == 0 {
+            copy.default_cf()
+        } else {
+            copy.cf(f.cf.name())
+                .unwrap_or_else(|| panic!("{ctx}: {:?} not in the checkpoint", f.cf.name()))
+        };
+        let got: Vec<(Vec<u8>, Vec<u8>)> = copy
+            .range_cf(&cf, ..)
+            .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: checkpoint scan: {e}")))
+            .collect();
+        let want: Vec<(Vec<u8>, Vec<u8>)> = f
+            .model
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert!(
+            norm(&got) == norm(&want),
+            "{ctx}: checkpoint ({report:?}) of {:?} differs from the model: {} entries, {} expected",
+            f.cf.name(),
+            got.len(),
+            want.len()
+        );
+    }
+    assert_eq!(
+        copy.cfs().len(),
+        fams.len(),
+        "{ctx}: families in the checkpoint"
+    );
+    copy.put(b"checkpoint-write", b"x").unwrap();
+    assert_eq!(
+        copy.get(b"checkpoint-write").unwrap().unwrap().as_ref(),
+        b"x"
+    );
+    copy.close().unwrap();
+}
+
 fn run_seed(seed: u64, ops: usize) {
     let mut rng = SmallRng::seed_from_u64(seed);
     LATE_RNG.with(|r| *r.borrow_mut() = SmallRng::seed_from_u64(seed ^ 0x1A7E));
@@ -1965,8 +2057,12 @@ fn run_seed(seed: u64, ops: usize) {
     let mut snaps: Vec<(Snapshot, SnapModels)> = Vec::new();
     let space: u32 = rng.gen_range(50..2000);
     let mut window = KeyWindow::default();
+    let mut unlogged = false;
     for i in 0..ops {
         let ctx = format!("seed {seed} op {i}");
+        if late_draw(|r| r.gen_bool(0.002)) {
+            check_checkpoint(&db, &opts, &fams, &mut unlogged, &ctx);
+        }
         let f = pick(&mut rng, &fams);
         let o = on(&db, &mut rng, &fams[f]);
         match rng.gen_range(0..118) {
@@ -2223,6 +2319,7 @@ fn run_seed(seed: u64, ops: usize) {
                 o.batch_put(&mut b, &k, &v);
                 db.write(b, &wo).unwrap();
                 fams[f].put(k, v);
+                unlogged = true;
             }
             104..=106 => {
                 let k = write_key(&mut rng, space, &mut window);
@@ -2400,6 +2497,7 @@ fn run_seed(seed: u64, ops: usize) {
             _ => {
                 if rng.gen_bool(0.3) {
                     snaps.clear();
+                    unlogged = false; // the close flushed them
                     let change = rng.gen_bool(0.5);
                     db = reopen(db, &mut opts, &mut fams, change, &mut rng, &ctx, &checker);
                 } else if let (Some(l), true) = (&opts.rate_limiter, rng.gen_bool(0.2)) {

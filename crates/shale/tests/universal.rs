@@ -475,6 +475,9 @@ mod space_meter {
         fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
             self.inner.open_sequential(path)
         }
+        fn link(&self, from: &Path, to: &Path) -> Result<shale::fs::LinkKind> {
+            self.inner.link(from, to)
+        }
         fn rename(&self, from: &Path, to: &Path) -> Result<()> {
             assert!(!is_table(from) && !is_table(to), "tables are never renamed");
             self.inner.rename(from, to)

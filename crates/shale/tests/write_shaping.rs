@@ -51,6 +51,9 @@ impl FileSystem for CountingFs {
     fn open_sequential(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
         self.inner.open_sequential(path)
     }
+    fn link(&self, from: &Path, to: &Path) -> shale::Result<shale::fs::LinkKind> {
+        self.inner.link(from, to)
+    }
     fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
         self.inner.rename(from, to)
     }

@@ -3,6 +3,7 @@
 
 pub mod advise;
 pub mod check;
+pub mod checkpoint;
 pub mod compact;
 pub mod delete;
 pub mod dump;
@@ -38,6 +39,7 @@ pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Sst(SstCommand::Dump(a)) => sst::run(&a, out),
         Command::Check(a) => check::run(&a, out),
         Command::Compact(a) => compact::run(&a, out),
+        Command::Checkpoint(a) => checkpoint::run(&a, out),
         Command::Stats(a) => stats::run(&a, out),
         Command::RenderStats(a) => render_stats::run(&a, out),
         Command::Options(OptionsCommand::Show(a)) => options::show(&a, out),

@@ -177,7 +177,7 @@ impl Db {
         crate::version::VersionSet::list_column_families(opts.fs.as_ref(), path.as_ref())
     }
 
-    fn inner(&self) -> &Arc<DbInner> {
+    pub(crate) fn inner(&self) -> &Arc<DbInner> {
         &self.handle.inner
     }
 

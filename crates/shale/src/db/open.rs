@@ -314,6 +314,7 @@ pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner
         pending_outputs: HashSet::new(),
         errors: Default::default(),
         bg_wakeups: 0,
+        file_deletions_disabled: 0,
     };
     let ids: Vec<u32> = state.cfs.keys().copied().collect();
     let inner = DbInner {

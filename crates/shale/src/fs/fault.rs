@@ -53,6 +53,8 @@ pub enum FaultOp {
     Read,
     /// `rename`.
     Rename,
+    /// `link` (also when it copies).
+    Link,
     /// `remove`.
     Remove,
     /// `list`.
@@ -69,6 +71,7 @@ impl FaultOp {
         FaultOp::Flush,
         FaultOp::Sync,
         FaultOp::Rename,
+        FaultOp::Link,
         FaultOp::Remove,
         FaultOp::SyncDir,
     ];
@@ -85,6 +88,7 @@ impl FaultOp {
             FaultOp::Open => "open",
             FaultOp::Read => "read",
             FaultOp::Rename => "rename",
+            FaultOp::Link => "link",
             FaultOp::Remove => "remove",
             FaultOp::List => "list",
             FaultOp::SyncDir => "fsync dir",
@@ -511,6 +515,12 @@ impl FileSystem for FaultInjectionFs {
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         self.guard(FaultOp::Rename, from)?;
         self.inner.rename(from, to)
+    }
+
+    /// Matched against the new name `to`.
+    fn link(&self, from: &Path, to: &Path) -> Result<super::LinkKind> {
+        self.guard(FaultOp::Link, to)?;
+        self.inner.link(from, to)
     }
 
     fn remove(&self, path: &Path) -> Result<()> {

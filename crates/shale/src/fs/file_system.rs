@@ -135,6 +135,60 @@ fn direct_io_unsupported(fs: &str, path: &Path) -> crate::error::Error {
     )
 }
 
+/// What [`FileSystem::link`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkKind {
+    /// A hard link: no bytes were written.
+    HardLink,
+    /// The bytes were copied (and synced): the names were on different
+    /// file systems.
+    Copied,
+}
+
+/// [`FileSystem::copy_file`]'s default: 1 MiB reads through
+/// `open_sequential`, appended to a `create`d file, then `sync`.
+pub(crate) fn copy_through<F: FileSystem + ?Sized>(
+    fs: &F,
+    from: &Path,
+    to: &Path,
+    len: Option<u64>,
+) -> Result<u64> {
+    let mut src = fs.open_sequential(from)?;
+    let mut dst = fs.create(to)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut copied = 0u64;
+    loop {
+        let want = match len {
+            Some(l) => {
+                let rest = l - copied;
+                if rest == 0 {
+                    break;
+                }
+                usize::try_from(rest).map_or(buf.len(), |r| r.min(buf.len()))
+            }
+            None => buf.len(),
+        };
+        let n = src.read(&mut buf[..want])?;
+        if n == 0 {
+            if let Some(l) = len {
+                return Err(crate::error::Error::io_path(
+                    "copy",
+                    from,
+                    std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("{copied} bytes, {l} asked for"),
+                    ),
+                ));
+            }
+            break;
+        }
+        dst.append(&buf[..n])?;
+        copied += n as u64;
+    }
+    dst.sync()?;
+    Ok(copied)
+}
+
 /// A file read from start to end.
 pub trait SequentialFile: Send {
     /// Reads up to `buf.len()` bytes; 0 means end of file.
@@ -216,8 +270,26 @@ pub trait FileSystem: Send + Sync {
             out.extend_from_slice(&buf[..n]);
         }
     }
-    /// Atomically renames `from` to `to`, replacing `to`.
+    /// Atomically renames `from` to `to`, replacing `to`. `from` may also
+    /// be a directory (renamed with its contents; `to` must then not exist
+    /// or be an empty directory).
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Gives the existing file `from` a second name `to`, which must not
+    /// exist (an `AlreadyExists` IO error otherwise): a hard link, sharing
+    /// the bytes. Like a creation, the new name is durable only after
+    /// `sync_dir` of `to`'s directory. Where the two names cannot share
+    /// an inode (different file systems: EXDEV) a file system may copy
+    /// instead, syncing the copy ([`LinkKind::Copied`]); one that cannot
+    /// do either fails.
+    fn link(&self, from: &Path, to: &Path) -> Result<LinkKind>;
+    /// Copies the first `len` bytes of `from` (all of it for `None`) into
+    /// a new file `to` (replacing it) and syncs the copy; returns the bytes
+    /// copied. A file shorter than `len` is an `UnexpectedEof` IO error.
+    /// The default reads with `open_sequential` and writes with `create`,
+    /// so a wrapper sees (and may count or fail) every step.
+    fn copy_file(&self, from: &Path, to: &Path, len: Option<u64>) -> Result<u64> {
+        copy_through(self, from, to, len)
+    }
     /// Removes a file.
     fn remove(&self, path: &Path) -> Result<()>;
     /// Names (not paths) of the entries of a directory.

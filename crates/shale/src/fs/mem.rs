@@ -6,10 +6,13 @@
 //!   implicit hand-off when the handle's 64 KiB process buffer fills, or the
 //!   handle's drop) and the length of the durable prefix (`sync`). Bytes only
 //!   appended stay in the handle and are lost by any crash.
-//! - The namespace has a live view and a durable view. `create`, `rename` and
-//!   `remove` change the live view at once and queue a directory operation;
-//!   `sync_dir(dir)` applies the queued operations of `dir` to the durable
-//!   view. Directories themselves are durable when created.
+//! - The namespace has a live view and a durable view. `create`, `rename`,
+//!   `link` and `remove` change the live view at once and queue a directory
+//!   operation; `sync_dir(dir)` applies the queued operations of `dir` to
+//!   the durable view. Directories themselves are durable when created; a
+//!   directory's rename is a queued operation of its new parent, and a
+//!   power loss that drops it puts the directory back under its old name
+//!   (`dirs.rs`). `link` gives an inode a second name (a hard link).
 //! - [`MemFileSystem::crash`] builds the image a power loss leaves: the
 //!   durable view plus each queued directory operation kept with probability
 //!   `p`; per file, the synced prefix plus each unsynced 4 KiB block (aligned
@@ -19,7 +22,7 @@
 //!   to the OS. Images are independent deep copies (shared only where the
 //!   bytes are identical and immutable), fully durable, with no locks held.
 //! - Mutating IO calls are numbered: `create`, each hand-off of bytes
-//!   ("write"), `sync`, `rename`, `remove` and `sync_dir`; reads, `lock`,
+//!   ("write"), `sync`, `rename`, `link`, `remove` and `sync_dir`; reads, `lock`,
 //!   `create_dir_all` and empty flushes are not. [`MemFileSystem::capture_at`]
 //!   records the `crash(0)` image right after chosen call numbers, and
 //!   [`MemFileSystem::freeze_after`] fails every call after a number, so a
@@ -110,6 +113,11 @@ enum DirOp {
         to: PathBuf,
         inode: InodeRef,
     },
+    /// A directory renamed with everything under it (`dirs.rs`).
+    RenameDir {
+        from: PathBuf,
+        to: PathBuf,
+    },
 }
 
 impl DirOp {
@@ -117,7 +125,7 @@ impl DirOp {
     fn dir(&self) -> &Path {
         let p = match self {
             DirOp::Link { path, .. } | DirOp::Unlink { path } => path,
-            DirOp::Rename { to, .. } => to,
+            DirOp::Rename { to, .. } | DirOp::RenameDir { to, .. } => to,
         };
         p.parent().unwrap_or(Path::new(""))
     }
@@ -134,6 +142,7 @@ impl DirOp {
                 names.remove(from);
                 names.insert(to.clone(), Arc::clone(inode));
             }
+            DirOp::RenameDir { from, to } => State::move_names(names, from, to),
         }
     }
 }
@@ -259,8 +268,14 @@ impl State {
     fn image(
         &self,
         names: &BTreeMap<PathBuf, InodeRef>,
+        mut dirs: BTreeSet<PathBuf>,
         mut content: impl FnMut(&Content) -> Content,
     ) -> MemFileSystem {
+        // A file's directories exist (a directory rename may be undone).
+        for p in names.keys() {
+            dirs.extend(p.ancestors().skip(1).map(Path::to_path_buf));
+        }
+        dirs.remove(Path::new(""));
         let mut copied: HashMap<u64, InodeRef> = HashMap::new();
         let mut next_inode = 0;
         let mut new_names = BTreeMap::new();
@@ -280,7 +295,7 @@ impl State {
                 next_inode,
                 durable: new_names.clone(),
                 names: new_names,
-                dirs: self.dirs.clone(),
+                dirs,
                 ..State::default()
             })),
         }
@@ -289,12 +304,16 @@ impl State {
     fn power_loss_image(&self, p: f64, seed: u64) -> MemFileSystem {
         let mut rng = SplitMix(seed);
         let mut names = self.durable.clone();
+        let mut undone = Vec::new();
         for op in &self.pending {
             if rng.chance(p) {
                 op.apply(&mut names);
+            } else if let DirOp::RenameDir { from, to } = op {
+                undone.push((from, to));
             }
         }
-        self.image(&names, |c| crash_content(c, p, &mut rng))
+        let dirs = self.dirs_without(&undone);
+        self.image(&names, dirs, |c| crash_content(c, p, &mut rng))
     }
 }
 
@@ -305,6 +324,7 @@ impl Default for MemFileSystem {
 }
 
 mod crash;
+mod dirs;
 
 impl MemFileSystem {
     /// An empty file system (only the root directory exists).
@@ -619,6 +639,9 @@ impl FileSystem for MemFileSystem {
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         let mut st = self.lock_state();
+        if st.dirs.contains(from) {
+            return Self::rename_dir(&mut st, from, to);
+        }
         if !st.names.contains_key(from) {
             return Err(not_found("rename", from));
         }
@@ -634,6 +657,10 @@ impl FileSystem for MemFileSystem {
         }
         Self::end_op(&mut st);
         Ok(())
+    }
+
+    fn link(&self, from: &Path, to: &Path) -> Result<super::LinkKind> {
+        Self::link_file(&mut self.lock_state(), from, to)
     }
 
     fn remove(&self, path: &Path) -> Result<()> {

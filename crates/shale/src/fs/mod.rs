@@ -17,7 +17,7 @@
 //!   internally) and says its alignment (`direct_alignment`), so callers
 //!   that read large ranges can ask for aligned ones and save a copy.
 
-/// The `FileSystem` calls on names and directories (`rename`, `remove`,
+/// The `FileSystem` calls on names and directories (`rename`, `link`, `remove`,
 /// `list`, `create_dir_all`, `remove_dir`, `sync_dir`, `exists`,
 /// `file_size`, `lock`),
 /// passed unchanged to `self.$inner`: for the wrappers that act only on
@@ -26,6 +26,9 @@ macro_rules! forward_namespace_calls {
     ($inner:ident) => {
         fn rename(&self, from: &Path, to: &Path) -> Result<()> {
             self.$inner.rename(from, to)
+        }
+        fn link(&self, from: &Path, to: &Path) -> Result<crate::fs::LinkKind> {
+            self.$inner.link(from, to)
         }
         fn remove(&self, path: &Path) -> Result<()> {
             self.$inner.remove(path)
@@ -78,8 +81,8 @@ pub use aligned::AlignedBuf;
 #[cfg(feature = "testing")]
 pub use fault::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, InjectedFault, Trigger};
 pub use file_system::{
-    is_direct_io_refusal, AccessPattern, FileLock, FileOptions, FileSystem, RandomAccessFile,
-    SequentialFile, WritableFile,
+    is_direct_io_refusal, AccessPattern, FileLock, FileOptions, FileSystem, LinkKind,
+    RandomAccessFile, SequentialFile, WritableFile,
 };
 pub use mem::{DirectOpen, MemFileSystem, CRASH_BLOCK_SIZE};
 pub use overlay::OverlayFs;

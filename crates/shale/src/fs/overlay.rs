@@ -36,7 +36,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 
 use super::{
-    FileLock, FileOptions, FileSystem, MemFileSystem, RandomAccessFile, SequentialFile,
+    FileLock, FileOptions, FileSystem, LinkKind, MemFileSystem, RandomAccessFile, SequentialFile,
     WritableFile,
 };
 use crate::error::{Error, Result};
@@ -237,6 +237,34 @@ impl FileSystem for OverlayFs {
         p.aliases.remove(from);
         p.hidden.insert(from.to_path_buf());
         Ok(())
+    }
+
+    fn link(&self, from: &Path, to: &Path) -> Result<LinkKind> {
+        self.check_not_frozen("link", to)?;
+        if self.exists(to) {
+            return Err(Error::Io {
+                context: format!("link {}", to.display()),
+                kind: io::ErrorKind::AlreadyExists,
+                message: "File exists".into(),
+            });
+        }
+        match self.source(from) {
+            Source::Mem => {
+                self.mem_dir(to)?;
+                let kind = self.mem.link(from, to)?;
+                self.mark_written(to);
+                Ok(kind)
+            }
+            // The new name serves the base file: nothing is copied.
+            Source::Base(b) if self.base.exists(&b) => {
+                let mut p = self.paths();
+                p.written.remove(to);
+                p.hidden.insert(to.to_path_buf());
+                p.aliases.insert(to.to_path_buf(), b);
+                Ok(LinkKind::HardLink)
+            }
+            _ => Err(not_found("link", from)),
+        }
     }
 
     fn remove(&self, path: &Path) -> Result<()> {

@@ -7,7 +7,8 @@
 //! Linux and nothing elsewhere; `invalidate_cache` is
 //! `posix_fadvise(DONTNEED)`. Thread safety: readers are `Sync` (positional
 //! reads). Files opened with `FileOptions::direct` are `direct.rs`'s
-//! (`O_DIRECT`, aligned buffers).
+//! (`O_DIRECT`, aligned buffers). `link` is `link(2)`, and a synced copy
+//! where the names are on different file systems (EXDEV).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{
-    AccessPattern, FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile,
+    AccessPattern, FileLock, FileOptions, FileSystem, LinkKind, RandomAccessFile, SequentialFile,
     WritableFile,
 };
 use crate::error::{Error, Result};
@@ -263,6 +264,25 @@ impl FileSystem for PosixFileSystem {
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         fs::rename(from, to).map_err(|e| Error::io_path("rename", from, e))
+    }
+
+    /// `link(2)`; across file systems (EXDEV) a synced copy.
+    fn link(&self, from: &Path, to: &Path) -> Result<LinkKind> {
+        match fs::hard_link(from, to) {
+            Ok(()) => Ok(LinkKind::HardLink),
+            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+                if to.exists() {
+                    return Err(Error::io_path(
+                        "link",
+                        to,
+                        std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+                    ));
+                }
+                self.copy_file(from, to, None)?;
+                Ok(LinkKind::Copied)
+            }
+            Err(e) => Err(Error::io_path("link", from, e)),
+        }
     }
 
     fn remove(&self, path: &Path) -> Result<()> {

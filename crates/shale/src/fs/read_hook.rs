@@ -133,3 +133,6 @@ impl FileSystem for ReadHookFs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -77,6 +77,10 @@ pub(crate) struct DbState {
     /// check opens tables unlocked) found no thread waiting, and is not
     /// lost.
     pub bg_wakeups: u64,
+    /// `Db::disable_file_deletions` calls not yet matched by an enable
+    /// (RocksDB's counted semantics): while above 0 no obsolete file is
+    /// deleted (`shared::obsolete`) and a MANIFEST roll keeps the old one.
+    pub file_deletions_disabled: u32,
 }
 
 impl DbState {

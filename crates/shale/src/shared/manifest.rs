@@ -80,6 +80,9 @@ fn apply_now(
     edits: &mut [VersionEdit],
 ) -> Result<()> {
     let mut write = st.versions.begin_apply(edits)?;
+    if st.file_deletions_disabled > 0 {
+        write.keep_previous_manifest();
+    }
     let result = MutexGuard::unlocked(st, || {
         crate::sync_point!("ManifestWriter::BeforeWrite");
         write.run()

@@ -12,7 +12,8 @@
 //! recorded after the removal, with its outcome (so after the version
 //! dropping the file was installed). Only files numbered
 //! below the captured next file number are candidates, so a file created
-//! after the capture is never touched.
+//! after the capture is never touched. Nothing is deleted while
+//! `Db::disable_file_deletions` holds (`DbState::file_deletions_disabled`).
 
 use std::sync::Arc;
 
@@ -23,6 +24,11 @@ use crate::version::filename::{parse_file_name, FileType};
 use crate::shared::{DbInner, DbState};
 
 pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, DbState>) {
+    if st.file_deletions_disabled > 0 {
+        // `Db::disable_file_deletions`: everything stays (closed WALs stay
+        // in `closed_wals` too) until the pass that enabling runs.
+        return;
+    }
     let mut live = st.versions.live_files();
     live.extend(st.pending_outputs.iter().copied());
     let current_wal = db.wals.current.lock().number;

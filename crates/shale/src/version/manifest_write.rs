@@ -84,6 +84,15 @@ pub(crate) struct ManifestWrite {
 }
 
 impl ManifestWrite {
+    /// Leaves the MANIFEST a roll switches away from in place (file
+    /// deletions are disabled: the obsolete-file sweep removes it once
+    /// they are enabled again).
+    pub(crate) fn keep_previous_manifest(&mut self) {
+        if let Some(roll) = &mut self.roll {
+            roll.previous = 0;
+        }
+    }
+
     /// Appends and syncs (or rolls). IO only: call it without the DB mutex.
     pub(crate) fn run(&mut self) -> Result<()> {
         let Some(roll) = &self.roll else {

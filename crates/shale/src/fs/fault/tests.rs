@@ -115,3 +115,41 @@ fn random_faults_are_reproducible() {
     let fails = a.iter().filter(|ok| !**ok).count();
     assert!((30..=95).contains(&fails), "{fails}");
 }
+
+#[test]
+fn link_can_fail_and_copies_go_through_the_rules() {
+    let (mem, fs) = setup();
+    let mut a = fs.create(Path::new("/d/1.sst")).unwrap();
+    a.append(b"table").unwrap();
+    a.sync().unwrap();
+    drop(a);
+    fs.add_rule(FaultRule::new(FaultKind::Eio, Trigger::OnIndex(0)).ops(&[FaultOp::Link]));
+    let e = fs
+        .link(Path::new("/d/1.sst"), Path::new("/d/2.sst"))
+        .unwrap_err();
+    assert!(e.to_string().contains("link"), "{e}");
+    assert!(
+        !mem.exists(Path::new("/d/2.sst")),
+        "the inner link was not made"
+    );
+    assert_eq!(fs.ledger()[0].op, FaultOp::Link);
+    assert_eq!(fs.ledger()[0].path, Path::new("/d/2.sst"));
+    assert_eq!(
+        fs.link(Path::new("/d/1.sst"), Path::new("/d/2.sst"))
+            .unwrap(),
+        crate::fs::LinkKind::HardLink
+    );
+    assert_eq!(mem.read_all(Path::new("/d/2.sst")).unwrap(), b"table");
+    // `copy_file` creates, appends and syncs through the wrapper.
+    fs.add_rule(FaultRule::new(FaultKind::NoSpace, Trigger::OnIndex(0)).ops(&[FaultOp::Sync]));
+    let e = fs
+        .copy_file(Path::new("/d/1.sst"), Path::new("/d/3.sst"), None)
+        .unwrap_err();
+    assert!(e.is_no_space(), "{e}");
+    assert_eq!(
+        fs.copy_file(Path::new("/d/1.sst"), Path::new("/d/3.sst"), Some(3))
+            .unwrap(),
+        3
+    );
+    assert_eq!(mem.read_all(Path::new("/d/3.sst")).unwrap(), b"tab");
+}

@@ -26,7 +26,7 @@ impl MemFileSystem {
     /// handle's process buffer are lost.
     pub fn crash_process(&self) -> MemFileSystem {
         let st = self.state.lock();
-        st.image(&st.names, |c| Content {
+        st.image(&st.names, st.dirs.clone(), |c| Content {
             synced: c.data.len(),
             data: Arc::clone(&c.data),
             old: None,

@@ -194,3 +194,87 @@ fn random_reads_and_missing_files() {
         .is_err());
     assert!(fs.list(Path::new("/nodir")).is_err());
 }
+
+#[test]
+fn link_shares_bytes_and_is_durable_after_the_directory_sync() {
+    let fs = setup();
+    let mut f = write(&fs, "/db/a", b"one", true);
+    fs.sync_dir(Path::new("/db")).unwrap();
+    fs.create_dir_all(Path::new("/cp")).unwrap();
+    let before = fs.op_count();
+    assert_eq!(
+        fs.link(Path::new("/db/a"), Path::new("/cp/a")).unwrap(),
+        crate::fs::LinkKind::HardLink
+    );
+    assert_eq!(fs.op_count(), before + 1, "link is a numbered call");
+    f.append(b" two").unwrap();
+    f.sync().unwrap();
+    assert_eq!(read(&fs, "/cp/a").unwrap(), b"one two", "one inode");
+    // The new name is not durable before /cp is synced.
+    assert!(!fs.crash(0.0, 3).exists(Path::new("/cp/a")));
+    assert!(fs.crash(1.0, 3).exists(Path::new("/cp/a")));
+    fs.sync_dir(Path::new("/cp")).unwrap();
+    let img = fs.crash(0.0, 3);
+    assert_eq!(read(&img, "/cp/a").unwrap(), b"one two");
+    // The image keeps one inode under both names.
+    let mut g = img.create(Path::new("/db/b")).unwrap();
+    g.append(b"x").unwrap();
+    drop(g);
+    // Removing one name leaves the other.
+    fs.remove(Path::new("/db/a")).unwrap();
+    assert_eq!(read(&fs, "/cp/a").unwrap(), b"one two");
+    // Refusals: an existing name, a missing source, a missing directory.
+    write(&fs, "/db/c", b"c", true);
+    let exists = fs.link(Path::new("/db/c"), Path::new("/cp/a")).unwrap_err();
+    assert!(
+        matches!(
+            exists,
+            Error::Io {
+                kind: io::ErrorKind::AlreadyExists,
+                ..
+            }
+        ),
+        "{exists}"
+    );
+    assert!(fs.link(Path::new("/db/none"), Path::new("/cp/n")).is_err());
+    assert!(fs.link(Path::new("/db/c"), Path::new("/nodir/c")).is_err());
+    // Frozen: link fails like every mutating call.
+    fs.freeze_after(Some(fs.op_count()));
+    assert!(fs.link(Path::new("/db/c"), Path::new("/cp/c")).is_err());
+}
+
+#[test]
+fn directory_rename_moves_its_files_and_a_power_loss_may_undo_it() {
+    let fs = setup();
+    fs.create_dir_all(Path::new("/cp.tmp")).unwrap();
+    write(&fs, "/cp.tmp/CURRENT", b"M", true);
+    fs.sync_dir(Path::new("/cp.tmp")).unwrap();
+    write(&fs, "/cp.tmp/late", b"L", true); // entry not yet durable
+    fs.rename(Path::new("/cp.tmp"), Path::new("/cp")).unwrap();
+    assert!(!fs.exists(Path::new("/cp.tmp")));
+    assert_eq!(read(&fs, "/cp/CURRENT").unwrap(), b"M");
+    assert!(fs.list(Path::new("/")).unwrap().contains(&"cp".to_string()));
+    // Not durable yet: a power loss puts it back under the old name.
+    let img = fs.crash(0.0, 1);
+    assert!(!img.exists(Path::new("/cp")));
+    assert_eq!(read(&img, "/cp.tmp/CURRENT").unwrap(), b"M");
+    assert!(!img.exists(Path::new("/cp.tmp/late")));
+    fs.sync_dir(Path::new("/")).unwrap();
+    let img = fs.crash(0.0, 1);
+    assert!(!img.exists(Path::new("/cp.tmp")));
+    assert_eq!(read(&img, "/cp/CURRENT").unwrap(), b"M");
+    assert!(
+        !img.exists(Path::new("/cp/late")),
+        "its entry was never synced"
+    );
+    // The queued creation followed the directory.
+    fs.sync_dir(Path::new("/cp")).unwrap();
+    assert_eq!(read(&fs.crash(0.0, 1), "/cp/late").unwrap(), b"L");
+    // A non-empty target is refused; an empty one is replaced.
+    fs.create_dir_all(Path::new("/x")).unwrap();
+    write(&fs, "/x/f", b"f", true);
+    assert!(fs.rename(Path::new("/x"), Path::new("/cp")).is_err());
+    fs.create_dir_all(Path::new("/empty")).unwrap();
+    fs.rename(Path::new("/x"), Path::new("/empty")).unwrap();
+    assert_eq!(read(&fs, "/empty/f").unwrap(), b"f");
+}

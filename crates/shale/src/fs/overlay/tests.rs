@@ -99,3 +99,24 @@ fn log_files_go_to_the_log_dir_of_the_base() {
     names.sort();
     assert_eq!(names, vec!["CURRENT", "LOG", "LOG.old.1"]);
 }
+
+#[test]
+fn links_share_bytes_without_touching_the_base() {
+    let base = base_with(&[("000009.sst", b"table")]);
+    let o = OverlayFs::new(base.clone());
+    assert_eq!(
+        o.link(Path::new("/db/000009.sst"), Path::new("/db/000010.sst"))
+            .unwrap(),
+        LinkKind::HardLink
+    );
+    assert_eq!(read(&*o, "/db/000010.sst"), b"table");
+    assert!(!base.exists(Path::new("/db/000010.sst")));
+    assert!(o
+        .link(Path::new("/db/000009.sst"), Path::new("/db/000010.sst"))
+        .is_err());
+    o.freeze();
+    assert!(matches!(
+        o.link(Path::new("/db/000009.sst"), Path::new("/db/x")),
+        Err(Error::NotSupported(_))
+    ));
+}

@@ -99,3 +99,107 @@ mod device_tests {
         assert_eq!(device_max_request(Path::new("/no/such/dir")), None);
     }
 }
+
+#[test]
+fn link_shares_the_inode_and_refuses_an_existing_name() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fs = PosixFileSystem::default();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    let mut w = fs.create(&a).unwrap();
+    w.append(b"linked bytes").unwrap();
+    w.sync().unwrap();
+    drop(w);
+    assert_eq!(fs.link(&a, &b).unwrap(), LinkKind::HardLink);
+    let (ma, mb) = (fs::metadata(&a).unwrap(), fs::metadata(&b).unwrap());
+    assert_eq!(ma.ino(), mb.ino());
+    assert_eq!(ma.nlink(), 2);
+    fs.remove(&a).unwrap();
+    assert_eq!(fs.read_all(&b).unwrap(), b"linked bytes");
+    let c = dir.path().join("c");
+    fs.create(&c).unwrap();
+    let e = fs.link(&b, &c).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Io {
+                kind: std::io::ErrorKind::AlreadyExists,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(fs
+        .link(&dir.path().join("none"), &dir.path().join("d"))
+        .is_err());
+}
+
+#[test]
+fn copy_file_copies_a_prefix_and_refuses_a_short_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = PosixFileSystem::default();
+    let a = dir.path().join("a");
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| i as u8).collect();
+    let mut w = fs.create(&a).unwrap();
+    w.append(&data).unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let b = dir.path().join("b");
+    assert_eq!(fs.copy_file(&a, &b, None).unwrap(), data.len() as u64);
+    assert_eq!(fs.read_all(&b).unwrap(), data);
+    assert_eq!(fs.copy_file(&a, &b, Some(1_500_001)).unwrap(), 1_500_001);
+    assert_eq!(fs.read_all(&b).unwrap(), &data[..1_500_001]);
+    let e = fs.copy_file(&a, &b, Some(4_000_000)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Io {
+                kind: std::io::ErrorKind::UnexpectedEof,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+/// Across file systems (a tmpfs at /dev/shm beside the temp directory,
+/// when the machine has one on another device) `link` copies.
+#[test]
+fn link_across_file_systems_copies() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let Ok(other) = tempfile::tempdir_in("/dev/shm") else {
+        return;
+    };
+    let dev = |p: &Path| fs::metadata(p).unwrap().dev();
+    if dev(dir.path()) == dev(other.path()) {
+        return;
+    }
+    let fs = PosixFileSystem::default();
+    let a = dir.path().join("a");
+    let mut w = fs.create(&a).unwrap();
+    w.append(b"copied across").unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let b = other.path().join("b");
+    assert_eq!(fs.link(&a, &b).unwrap(), LinkKind::Copied);
+    assert_eq!(fs.read_all(&b).unwrap(), b"copied across");
+    assert_ne!(
+        fs::metadata(&a).unwrap().ino(),
+        fs::metadata(&b).unwrap().ino()
+    );
+    assert!(fs.link(&a, &b).is_err(), "an existing name is refused");
+}
+
+#[test]
+fn rename_moves_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = PosixFileSystem::default();
+    let t = dir.path().join("t.tmp");
+    fs.create_dir_all(&t).unwrap();
+    fs.create(&t.join("f")).unwrap();
+    fs.rename(&t, &dir.path().join("t")).unwrap();
+    assert!(fs.exists(&dir.path().join("t").join("f")));
+    assert!(!fs.exists(&t));
+}

@@ -133,3 +133,41 @@ fn threads_count_on_their_own_and_sums_are_exact() {
     assert_eq!(c.totals(Purpose::User).0.bytes, 4 * 1000 * 1000);
     assert_eq!(c.totals(Purpose::Compaction).0.requests, 4 * 1000);
 }
+
+#[test]
+fn a_link_moves_no_bytes_and_a_copy_counts_its_reads_and_writes() {
+    let (fs, c) = fs();
+    let mut t = fs.create(Path::new("/db/000009.sst")).unwrap();
+    t.append(&[1; 1000]).unwrap();
+    t.sync().unwrap();
+    drop(t);
+    let before = (c.totals(Purpose::Other), c.totals(Purpose::User));
+    fs.create_dir_all(Path::new("/cp")).unwrap();
+    assert_eq!(
+        fs.link(Path::new("/db/000009.sst"), Path::new("/cp/000009.sst"))
+            .unwrap(),
+        crate::fs::LinkKind::HardLink
+    );
+    let after = (c.totals(Purpose::Other), c.totals(Purpose::User));
+    assert_eq!(
+        (before.0 .0.bytes, before.0 .1.bytes, before.1 .0.bytes),
+        (after.0 .0.bytes, after.0 .1.bytes, after.1 .0.bytes),
+        "a hard link reads and writes nothing"
+    );
+    assert_eq!(
+        fs.read_all(Path::new("/cp/000009.sst")).unwrap().len(),
+        1000
+    );
+    fs.copy_file(
+        Path::new("/db/000009.sst"),
+        Path::new("/cp/000010.sst"),
+        Some(600),
+    )
+    .unwrap();
+    let (_, w) = c.totals(Purpose::Other);
+    assert_eq!(
+        w.bytes - after.0 .1.bytes,
+        600,
+        "the copy's writes are counted"
+    );
+}
