@@ -229,3 +229,31 @@ fn after_power_loss_recovers_as_a_read_write_open() {
         assert_eq!(rw.get(b"synced").unwrap().as_deref(), Some(&b"yes"[..]));
     }
 }
+
+/// Found by shale-stress: a read-only open with direct reads probed
+/// O_DIRECT on the LOCK file, which a checkpoint does not have: the open
+/// failed with NotFound. It probes CURRENT there.
+#[test]
+fn read_only_open_of_a_checkpoint_with_direct_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = quiet_options();
+    o.use_direct_reads = true;
+    let db = match Db::open(dir.path().join("db"), o.clone()) {
+        Ok(db) => db,
+        Err(Error::InvalidArgument(m)) if m.contains("O_DIRECT") => {
+            eprintln!("skipped: no direct IO here ({m})");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    db.put(b"b", b"2").unwrap();
+    let cp = dir.path().join("cp");
+    db.checkpoint(&cp).unwrap();
+    assert!(!cp.join("LOCK").exists());
+    let ro = Db::open_read_only(&cp, o).unwrap();
+    assert_eq!(ro.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(ro.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert!(!cp.join("LOCK").exists(), "the read-only open wrote a LOCK");
+}

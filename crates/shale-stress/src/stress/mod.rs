@@ -156,6 +156,17 @@ fn open_db(
     num_cfs: u32,
     read_only: bool,
 ) -> Result<(Db, Vec<Cf>), String> {
+    open_db_at(&flags.db, flags, opts, num_cfs, read_only)
+}
+
+/// `open_db` of the DB at `dir` (the stress DB or a checkpoint of it).
+fn open_db_at(
+    dir: &std::path::Path,
+    flags: &Flags,
+    opts: &Options,
+    num_cfs: u32,
+    read_only: bool,
+) -> Result<(Db, Vec<Cf>), String> {
     let wanted: Vec<String> = (1..num_cfs).map(db_options::cf_name).collect();
     let cf_opts = |name: &str| {
         let i = (1..num_cfs)
@@ -164,14 +175,14 @@ fn open_db(
         db_options::random_cf_options(flags.seed, opts, i, flags.enable_blob_files)
     };
     // A DB killed before its first MANIFEST has no families to list.
-    let existing = Db::list_cfs(&flags.db, opts).unwrap_or_default();
+    let existing = Db::list_cfs(dir, opts).unwrap_or_default();
     if let Some(odd) = existing
         .iter()
         .find(|n| *n != "default" && !wanted.contains(n))
     {
         return Err(format!(
             "{}: unexpected column family {odd:?}",
-            flags.db.display()
+            dir.display()
         ));
     }
     let opts = Options {
@@ -184,8 +195,8 @@ fn open_db(
     };
     if read_only {
         // Every family exists (the DB was open read-write before).
-        let db = Db::open_read_only(&flags.db, opts)
-            .map_err(|e| format!("open_read_only {}: {e}", flags.db.display()))?;
+        let db = Db::open_read_only(dir, opts)
+            .map_err(|e| format!("open_read_only {}: {e}", dir.display()))?;
         let mut cfs = vec![db.default_cf()];
         for n in &wanted {
             cfs.push(
@@ -195,7 +206,7 @@ fn open_db(
         }
         return Ok((db, cfs));
     }
-    let db = Db::open(&flags.db, opts).map_err(|e| format!("open {}: {e}", flags.db.display()))?;
+    let db = Db::open(dir, opts).map_err(|e| format!("open {}: {e}", dir.display()))?;
     let missing: Vec<&String> = wanted.iter().filter(|n| db.cf(n).is_none()).collect();
     if let Some((first, rest)) = missing.split_first() {
         db.create_cf(first, cf_opts(first))
@@ -363,6 +374,18 @@ fn run(flags: &Flags) -> Result<u64, String> {
         }
         let last = phase + 1 == phases || deadline.is_some_and(|d| Instant::now() >= d);
         if !last {
+            // A checkpoint of the quiet DB (every family, flushed first or
+            // carrying the WALs, by phase) holds the expected state.
+            let cp = flags.db.with_extension("checkpoint");
+            let _ = std::fs::remove_dir_all(&cp);
+            let log_size_for_flush = [0, 1 << 20, u64::MAX][(phase % 3) as usize];
+            db.checkpoint_with(&cp, &shale::CheckpointOptions { log_size_for_flush })
+                .map_err(|e| format!("checkpoint: {e}"))?;
+            {
+                let (c, c_cfs) = open_db_at(&cp, flags, &opts, num_cfs, true)?;
+                failures += verify_db(&c, &c_cfs, &expected, "checkpoint")?;
+            }
+            std::fs::remove_dir_all(&cp).map_err(|e| format!("remove {}: {e}", cp.display()))?;
             drop(cfs);
             db.close().map_err(|e| format!("close: {e}"))?;
             // A read-only open of the closed DB (the WAL replayed into

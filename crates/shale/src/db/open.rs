@@ -473,7 +473,8 @@ fn new_db_id() -> String {
 /// With direct IO asked for, checks that the file system takes it by
 /// opening the DB's LOCK file with `O_DIRECT`: a file system without
 /// direct IO fails the open here, with `InvalidArgument` naming the option
-/// and the file, rather than the first flush or read.
+/// and the file, rather than the first flush or read. (CURRENT where there
+/// is no LOCK.)
 fn probe_direct_io(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &Options) -> Result<()> {
     let option = if opts.use_direct_reads {
         "use_direct_reads"
@@ -482,7 +483,12 @@ fn probe_direct_io(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &Options) -> Resu
     } else {
         return Ok(());
     };
-    let path = dir.join("LOCK");
+    // A read-only open takes no LOCK, and a checkpoint has none: CURRENT
+    // then.
+    let mut path = dir.join("LOCK");
+    if !fs.exists(&path) {
+        path = dir.join("CURRENT");
+    }
     fs.open_random_with(&path, crate::fs::FileOptions::DIRECT)
         .map(drop)
         .map_err(|e| crate::fs::explain_direct_refusal(option, &path, e))
