@@ -166,12 +166,75 @@ fn crash_child() {
         )
         .unwrap();
         println!("ack {n}");
+        if n.is_multiple_of(97) && n > start {
+            // A checkpoint the kill may interrupt (issue 39): flushed
+            // first or carrying the WALs, alternately.
+            let cp = checkpoints_of(Path::new(&dir)).join(format!("cp{n:08}"));
+            let log_size_for_flush = if n.is_multiple_of(2) { 0 } else { u64::MAX };
+            db.checkpoint_with(&cp, &shale::CheckpointOptions { log_size_for_flush })
+                .unwrap();
+        }
         n += 1;
         if panic_after.is_some_and(|p| n - start >= p) {
             panic!("deliberate panic after {} acks", n - start);
         }
     }
 }
+
+/// Where the child of `dir` makes its checkpoints (beside the DB).
+fn checkpoints_of(dir: &Path) -> std::path::PathBuf {
+    let mut p = dir.as_os_str().to_owned();
+    p.push("-checkpoints");
+    std::path::PathBuf::from(p)
+}
+
+/// Every checkpoint a killed child left is absent (its `.tmp` only) or
+/// whole: it opens, and its newest batch is complete and no newer than
+/// what the DB recovered. Removes them.
+fn verify_checkpoints(dir: &Path, recovered: Option<u64>) {
+    let cps = checkpoints_of(dir);
+    let Ok(entries) = std::fs::read_dir(&cps) else {
+        return;
+    };
+    for e in entries {
+        let path = e.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".tmp") {
+            continue;
+        }
+        let db = Db::open(&path, opts()).unwrap_or_else(|e| panic!("checkpoint {name}: {e}"));
+        let last: u64 = std::str::from_utf8(&db.get(b"last").unwrap().unwrap())
+            .unwrap()
+            .parse()
+            .unwrap();
+        let made_at: u64 = name.trim_start_matches("cp").parse().unwrap();
+        assert!(
+            last >= made_at,
+            "checkpoint {name} misses acknowledged batch {made_at}"
+        );
+        assert!(
+            recovered.is_some_and(|r| last <= r),
+            "checkpoint {name}: batch {last} beyond recovery"
+        );
+        for j in 0..4 {
+            if deleted_by(last) > last {
+                let k = bkey(last, j);
+                let got = db.get(k.as_bytes()).unwrap();
+                assert_eq!(
+                    got.as_deref(),
+                    Some(last.to_string().as_bytes()),
+                    "checkpoint {name}: batch {last} not whole"
+                );
+            }
+        }
+        drop(db);
+        CHECKPOINTS_VERIFIED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    std::fs::remove_dir_all(&cps).unwrap();
+}
+
+/// Checkpoints `verify_checkpoints` found whole (printed by `run_kills`).
+static CHECKPOINTS_VERIFIED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn verify(dir: &Path, acked: Option<u64>) -> u64 {
     // A read-only open of the killed DB (the WAL replayed into memory,
@@ -210,6 +273,7 @@ fn verify(dir: &Path, acked: Option<u64>) -> u64 {
             "recovered batch {l} beyond the in-flight one ({a} + 1)"
         );
     }
+    verify_checkpoints(dir, last);
     let upto = last.unwrap_or(0);
     // The `b` keys the recovered prefix leaves: those of every batch whose
     // deleting batch is not in it.
@@ -409,7 +473,8 @@ fn run_kills(kills: usize, sync: bool, seed: u64) {
     let ranges = (0..batches).filter(|&n| range_of(n).is_some()).count();
     println!(
         "seed {seed}, sync {sync}: {kills} kills verified; {batches} batches recovered, \
-         {ranges} of them with a range deletion"
+         {ranges} of them with a range deletion; {} checkpoints whole (this process)",
+        CHECKPOINTS_VERIFIED.load(std::sync::atomic::Ordering::Relaxed)
     );
 }
 
