@@ -9,11 +9,13 @@
 //! directory, backup) as they were, and the new product absent or complete;
 //! nothing a live version, an iterator or a backup needs is deleted.
 
+mod backup;
 mod checkpoint;
 mod live_files;
 mod read_only;
 mod secondary;
 
+pub use backup::{BackupEngine, BackupInfo};
 pub use checkpoint::{CheckpointOptions, CheckpointReport};
 pub use live_files::{LiveFile, LiveFileKind, LiveFiles, LiveWalFile};
 pub use secondary::SecondaryDb;

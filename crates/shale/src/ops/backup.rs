@@ -1,0 +1,452 @@
+//! [`BackupEngine`]: RocksDB's `BackupEngine` over a backup directory.
+//!
+//! Layout (docs/FORMAT.md, "Backup directory"):
+//! - `meta/<id>`: one JSON document per backup ([`Meta`]): id, time,
+//!   sequence number, application metadata, and every file with its name in
+//!   the DB, where it is stored, its size and CRC32C. A backup exists
+//!   exactly when its `meta/<id>` does.
+//! - `shared/<stem>_<crc32c>_<size>.<ext>`: table and blob files, shared by
+//!   every backup holding the same file (same name, size and checksum:
+//!   RocksDB's `share_files_with_checksum` naming), so a backup copies only
+//!   the files the earlier ones do not have.
+//! - `private/<id>/`: the backup's MANIFEST, CURRENT, OPTIONS and WALs.
+//! - `LOCK`: held by a writing engine.
+//!
+//! A backup is a checkpoint (`ops/checkpoint.rs`, carrying the live WALs)
+//! made in `private/<id>.staging` and then taken apart: its tables and blob
+//! files move into `shared/` (or go, when `shared/` has them), the rest
+//! becomes `private/<id>`, and `meta/<id>` is written last (a temporary
+//! name, synced, renamed). On the DB's own file system the checkpoint hard
+//! links, so a backup there writes little; elsewhere it copies.
+//!
+//! Invariants: a crash during `create_backup` leaves every earlier backup
+//! intact and the new one absent (no `meta/<id>`) or complete; what it left
+//! (a staging directory, unreferenced shared files, a `meta/*.tmp`) is
+//! removed when a writing engine opens next. A shared file is deleted only
+//! when no `meta/` file names it. Thread-safety: `Send + Sync`; every call
+//! takes the engine's mutex.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::fs::{FileLock, FileSystem};
+use crate::ops::CheckpointOptions;
+
+/// The format of `meta/<id>` this build writes and reads.
+const META_VERSION: u32 = 1;
+/// The largest `meta/<id>` file read (a bound on what a damaged one costs).
+const MAX_META_BYTES: u64 = 64 << 20;
+
+/// One file of a backup.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+struct MetaFile {
+    /// Its name in the DB directory.
+    name: String,
+    /// Its path in the backup directory.
+    stored: String,
+    size: u64,
+    crc32c: u32,
+}
+
+/// `meta/<id>`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Meta {
+    version: u32,
+    id: u32,
+    /// Unix seconds when the backup was made.
+    timestamp: u64,
+    /// Every write up to this sequence number is in the backup.
+    sequence: u64,
+    app_metadata: String,
+    files: Vec<MetaFile>,
+}
+
+/// What [`BackupEngine::list`] tells of one backup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackupInfo {
+    /// The backup's id (increasing).
+    pub id: u32,
+    /// Unix seconds when it was made.
+    pub timestamp: u64,
+    /// Bytes of its files (shared ones counted in full).
+    pub size: u64,
+    /// Its files.
+    pub file_count: usize,
+    /// Every write up to this sequence number is in it.
+    pub sequence: u64,
+    /// The application's text given to `create_backup_with_metadata`.
+    pub app_metadata: String,
+}
+
+/// Backups of a DB in one directory (see the module comment).
+pub struct BackupEngine {
+    dir: PathBuf,
+    fs: Arc<dyn FileSystem>,
+    /// `None` for an engine opened read-only (inspection and restore).
+    lock: Option<Box<dyn FileLock>>,
+    mutex: Mutex<()>,
+}
+
+impl std::fmt::Debug for BackupEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BackupEngine({})", self.dir.display())
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl BackupEngine {
+    /// Opens (creating) the backup directory `dir` through `fs` for
+    /// backups, restores and deletions; takes its `LOCK`, and removes what
+    /// an interrupted `create_backup` or `delete` left. `fs` must reach the
+    /// DBs it backs up (it is their file system, normally).
+    pub fn open(dir: impl AsRef<Path>, fs: Arc<dyn FileSystem>) -> Result<BackupEngine> {
+        let dir = dir.as_ref().to_path_buf();
+        for sub in ["meta", "shared", "private"] {
+            fs.create_dir_all(&dir.join(sub))?;
+        }
+        let lock = crate::fs::lock_db(&fs, &dir)?;
+        let engine = BackupEngine {
+            dir,
+            fs,
+            lock: Some(lock),
+            mutex: Mutex::new(()),
+        };
+        engine.collect_garbage()?;
+        Ok(engine)
+    }
+
+    /// Opens `dir` for inspection and restores only: no LOCK, nothing
+    /// written in it; `create_backup`, `delete` and `purge_old` are
+    /// `NotSupported`.
+    pub fn open_read_only(dir: impl AsRef<Path>, fs: Arc<dyn FileSystem>) -> Result<BackupEngine> {
+        let dir = dir.as_ref().to_path_buf();
+        if !fs.exists(&dir.join("meta")) {
+            return Err(Error::InvalidArgument(format!(
+                "{}: not a backup directory (no meta/)",
+                dir.display()
+            )));
+        }
+        Ok(BackupEngine {
+            dir,
+            fs,
+            lock: None,
+            mutex: Mutex::new(()),
+        })
+    }
+
+    fn check_writable(&self, op: &str) -> Result<()> {
+        match self.lock {
+            Some(_) => Ok(()),
+            None => Err(Error::NotSupported(format!(
+                "{op}: the backup engine of {} is open read-only",
+                self.dir.display()
+            ))),
+        }
+    }
+
+    /// Backs `db` up (every column family, tables and blob files shared
+    /// with earlier backups where they hold the same file); returns the new
+    /// backup's id.
+    pub fn create_backup(&self, db: &Db) -> Result<u32> {
+        self.create_backup_with_metadata(db, "")
+    }
+
+    /// [`BackupEngine::create_backup`] with the application's `metadata`
+    /// kept beside it ([`BackupInfo::app_metadata`]).
+    pub fn create_backup_with_metadata(&self, db: &Db, metadata: &str) -> Result<u32> {
+        self.check_writable("create_backup")?;
+        let _g = self.mutex.lock();
+        let id = self.ids()?.last().map_or(1, |l| l + 1);
+        let staging = self.dir.join("private").join(format!("{id}.staging"));
+        self.remove_tree(&staging)?;
+        // Every write acknowledged before the checkpoint is in it.
+        let sequence = db.inner().last_visible();
+        db.checkpoint_with(
+            &staging,
+            &CheckpointOptions {
+                log_size_for_flush: u64::MAX,
+            },
+        )?;
+        let private = self.dir.join("private").join(id.to_string());
+        let mut files = Vec::new();
+        let mut names = self.fs.list(&staging)?;
+        names.sort();
+        for name in names {
+            let path = staging.join(&name);
+            let (size, crc) = self.checksum(&path)?;
+            let stored = match shared_name(&name, crc, size) {
+                Some(shared) => {
+                    let to = self.dir.join("shared").join(&shared);
+                    if self.fs.exists(&to) {
+                        self.fs.remove(&path)?;
+                    } else {
+                        self.fs.rename(&path, &to)?;
+                    }
+                    format!("shared/{shared}")
+                }
+                None => format!("private/{id}/{name}"),
+            };
+            files.push(MetaFile {
+                name,
+                stored,
+                size,
+                crc32c: crc,
+            });
+        }
+        self.fs.sync_dir(&self.dir.join("shared"))?;
+        self.fs.rename(&staging, &private)?;
+        self.fs.sync_dir(&self.dir.join("private"))?;
+        let meta = Meta {
+            version: META_VERSION,
+            id,
+            timestamp: now_secs(),
+            sequence,
+            app_metadata: metadata.to_string(),
+            files,
+        };
+        self.write_meta(&meta)?;
+        Ok(id)
+    }
+
+    /// Every backup, oldest first.
+    pub fn list(&self) -> Result<Vec<BackupInfo>> {
+        let _g = self.mutex.lock();
+        self.ids()?
+            .into_iter()
+            .map(|id| {
+                let m = self.read_meta(id)?;
+                Ok(BackupInfo {
+                    id,
+                    timestamp: m.timestamp,
+                    size: m.files.iter().map(|f| f.size).sum(),
+                    file_count: m.files.len(),
+                    sequence: m.sequence,
+                    app_metadata: m.app_metadata,
+                })
+            })
+            .collect()
+    }
+
+    /// Checks every file of backup `id`: present, of its size, of its
+    /// CRC32C; `Corruption` naming the first that is not.
+    pub fn verify(&self, id: u32) -> Result<()> {
+        let _g = self.mutex.lock();
+        self.verify_locked(&self.read_meta(id)?)
+    }
+
+    fn verify_locked(&self, meta: &Meta) -> Result<()> {
+        for f in &meta.files {
+            let path = self.dir.join(&f.stored);
+            let (size, crc) = self.checksum(&path).map_err(|e| {
+                Error::corruption(path.display().to_string(), 0, format!("unreadable: {e}"))
+            })?;
+            if size != f.size || crc != f.crc32c {
+                return Err(Error::corruption(
+                    path.display().to_string(),
+                    0,
+                    format!(
+                        "backup {}: {} bytes with CRC32C {crc:08x}, expected {} bytes with {:08x}",
+                        meta.id, size, f.size, f.crc32c
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Restores backup `id` into `target` (which must not exist): verified
+    /// first, copied into `target.tmp`, synced and renamed into place, so a
+    /// crash never leaves a half-restored DB at `target`.
+    pub fn restore(&self, id: u32, target: impl AsRef<Path>) -> Result<()> {
+        let _g = self.mutex.lock();
+        let target = target.as_ref();
+        let meta = self.read_meta(id)?;
+        if self.fs.exists(target) {
+            return Err(Error::InvalidArgument(format!(
+                "restore: {} already exists",
+                target.display()
+            )));
+        }
+        self.verify_locked(&meta)?;
+        let mut tmp = target.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        self.remove_tree(&tmp)?;
+        self.fs.create_dir_all(&tmp)?;
+        for f in &meta.files {
+            self.fs
+                .copy_file(&self.dir.join(&f.stored), &tmp.join(&f.name), Some(f.size))?;
+        }
+        self.fs.sync_dir(&tmp)?;
+        self.fs.rename(&tmp, target)?;
+        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            self.fs.sync_dir(parent)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes backup `id` (its `meta/` file first: then it is gone) and
+    /// the shared files no other backup names.
+    pub fn delete(&self, id: u32) -> Result<()> {
+        self.check_writable("delete")?;
+        let _g = self.mutex.lock();
+        self.delete_locked(id)?;
+        self.collect_garbage()
+    }
+
+    fn delete_locked(&self, id: u32) -> Result<()> {
+        let meta = self.dir.join("meta").join(id.to_string());
+        if !self.fs.exists(&meta) {
+            return Err(Error::InvalidArgument(format!("no backup {id}")));
+        }
+        self.fs.remove(&meta)?;
+        self.fs.sync_dir(&self.dir.join("meta"))
+    }
+
+    /// Deletes every backup but the newest `keep`.
+    pub fn purge_old(&self, keep: usize) -> Result<()> {
+        self.check_writable("purge_old")?;
+        let _g = self.mutex.lock();
+        let ids = self.ids()?;
+        for &id in &ids[..ids.len().saturating_sub(keep)] {
+            self.delete_locked(id)?;
+        }
+        self.collect_garbage()
+    }
+
+    /// The ids of `meta/`, ascending.
+    fn ids(&self) -> Result<Vec<u32>> {
+        let mut ids: Vec<u32> = self
+            .fs
+            .list(&self.dir.join("meta"))?
+            .iter()
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    fn read_meta(&self, id: u32) -> Result<Meta> {
+        let path = self.dir.join("meta").join(id.to_string());
+        if !self.fs.exists(&path) {
+            return Err(Error::InvalidArgument(format!("no backup {id}")));
+        }
+        let size = self.fs.file_size(&path)?;
+        if size > MAX_META_BYTES {
+            return Err(Error::corruption(
+                path.display().to_string(),
+                0,
+                format!("{size} bytes: larger than any backup's description"),
+            ));
+        }
+        let bytes = self.fs.read_all(&path)?;
+        let meta: Meta = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::corruption(path.display().to_string(), e.column() as u64, e.to_string())
+        })?;
+        if meta.version != META_VERSION || meta.id != id {
+            return Err(Error::corruption(
+                path.display().to_string(),
+                0,
+                format!(
+                    "version {} id {} (expected {META_VERSION}, {id})",
+                    meta.version, meta.id
+                ),
+            ));
+        }
+        Ok(meta)
+    }
+
+    fn write_meta(&self, meta: &Meta) -> Result<()> {
+        let dir = self.dir.join("meta");
+        let tmp = dir.join(format!("{}.tmp", meta.id));
+        let bytes = serde_json::to_vec_pretty(meta)
+            .map_err(|e| Error::InvalidArgument(format!("backup meta: {e}")))?;
+        let mut f = self.fs.create(&tmp)?;
+        f.append(&bytes)?;
+        f.sync()?;
+        drop(f);
+        self.fs.rename(&tmp, &dir.join(meta.id.to_string()))?;
+        self.fs.sync_dir(&dir)
+    }
+
+    /// Size and CRC32C of a file, read in 1 MiB pieces.
+    fn checksum(&self, path: &Path) -> Result<(u64, u32)> {
+        let mut f = self.fs.open_sequential(path)?;
+        let mut buf = vec![0u8; 1 << 20];
+        let (mut size, mut crc) = (0u64, 0u32);
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                return Ok((size, crc));
+            }
+            let piece = buf.get(..n).unwrap_or_default();
+            crc = crc32c::crc32c_append(crc, piece);
+            size += n as u64;
+        }
+    }
+
+    /// Removes a directory and the files in it, if it exists.
+    fn remove_tree(&self, dir: &Path) -> Result<()> {
+        if !self.fs.exists(dir) {
+            return Ok(());
+        }
+        for name in self.fs.list(dir)? {
+            self.fs.remove(&dir.join(name))?;
+        }
+        match self.fs.remove_dir(dir) {
+            Err(Error::NotSupported(_)) => Ok(()),
+            r => r,
+        }
+    }
+
+    /// Removes what no backup needs: staging and private directories and
+    /// `meta/*.tmp` of backups that do not exist, and shared files no
+    /// `meta/` file names.
+    fn collect_garbage(&self) -> Result<()> {
+        let ids = self.ids()?;
+        let mut needed = BTreeSet::new();
+        for &id in &ids {
+            for f in self.read_meta(id)?.files {
+                needed.insert(f.stored);
+            }
+        }
+        let meta_dir = self.dir.join("meta");
+        for name in self.fs.list(&meta_dir)? {
+            if name.ends_with(".tmp") {
+                self.fs.remove(&meta_dir.join(name))?;
+            }
+        }
+        let private = self.dir.join("private");
+        for name in self.fs.list(&private)? {
+            let live = name.parse::<u32>().is_ok_and(|id| ids.contains(&id));
+            if !live {
+                self.remove_tree(&private.join(name))?;
+            }
+        }
+        let shared = self.dir.join("shared");
+        for name in self.fs.list(&shared)? {
+            if !needed.contains(&format!("shared/{name}")) {
+                self.fs.remove(&shared.join(name))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `<stem>_<crc32c>_<size>.<ext>` for a table or blob file, `None` for the
+/// files every backup keeps privately.
+fn shared_name(name: &str, crc: u32, size: u64) -> Option<String> {
+    let (stem, ext) = name.rsplit_once('.')?;
+    matches!(ext, "sst" | "blob").then(|| format!("{stem}_{crc:08x}_{size}.{ext}"))
+}
