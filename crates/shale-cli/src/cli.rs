@@ -6,7 +6,8 @@ use clap::{Parser, Subcommand};
 use crate::cmd;
 
 /// Admin tool for Shale DBs (RocksDB's ldb and sst_dump). Reading commands
-/// never change a DB; only put, delete, compact, checkpoint and repair write.
+/// never change a DB; only put, delete, compact, checkpoint, backup create and
+/// repair write.
 #[derive(Debug, Parser)]
 #[command(name = "shale", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -48,6 +49,10 @@ pub enum Command {
     /// Make an openable copy of a DB in a new directory, tables and blob
     /// files hard-linked (opens the DB for writing).
     Checkpoint(cmd::checkpoint::Args),
+    /// Back a DB up into a backup directory, and list, verify, restore or
+    /// purge its backups.
+    #[command(subcommand)]
+    Backup(BackupCommand),
     /// Print the engine's properties (level shape, compaction statistics).
     Stats(cmd::stats::Args),
     /// Draw the LSM shape picture (SVG) from a saved `shale stats --typed`
@@ -85,6 +90,23 @@ pub enum WalCommand {
 pub enum SstCommand {
     /// Print a table's properties, index, range tombstones and entries.
     Dump(cmd::sst::Args),
+}
+
+/// `shale backup ...`
+#[derive(Debug, Subcommand)]
+pub enum BackupCommand {
+    /// Back a DB up (incremental: tables and blob files an earlier backup
+    /// holds are shared). Opens the DB for writing.
+    Create(cmd::backup::CreateArgs),
+    /// List the backups: id, time, sequence number, files, bytes.
+    List(cmd::backup::DirArgs),
+    /// Check every file of every backup (or of --id) against its size and
+    /// checksum (exit 1 on damage, naming the file).
+    Verify(cmd::backup::DirArgs),
+    /// Restore a backup (the newest, or --id) into a new directory.
+    Restore(cmd::backup::RestoreArgs),
+    /// Delete every backup but the newest --keep.
+    Purge(cmd::backup::PurgeArgs),
 }
 
 /// `shale options ...`

@@ -226,6 +226,66 @@ fn checkpoint_makes_a_copy_that_reads_like_the_db() {
 }
 
 #[test]
+fn backup_create_list_verify_restore_and_purge() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("db");
+    make_db(&src);
+    let bk = d.path().join("backups");
+    let out = ok(&[
+        "backup",
+        "create",
+        path_str(&src),
+        path_str(&bk),
+        "--metadata",
+        "nightly",
+    ]);
+    assert!(out.starts_with("created backup 1:"), "{out}");
+    ok(&["put", path_str(&src), "--cf", "users", "u9", "zed"]);
+    ok(&["backup", "create", path_str(&src), path_str(&bk)]);
+    let list = ok(&["backup", "list", path_str(&bk)]);
+    assert_eq!(list.lines().count(), 2, "{list}");
+    assert!(list.contains("metadata \"nightly\""), "{list}");
+    assert_eq!(
+        ok(&["backup", "verify", path_str(&bk)]),
+        "backup 1: ok\nbackup 2: ok\n"
+    );
+    // The newest by default; --id for an older one.
+    let r2 = d.path().join("r2");
+    ok(&["backup", "restore", path_str(&bk), path_str(&r2)]);
+    assert_eq!(ok(&["get", path_str(&r2), "--cf", "users", "u9"]), "zed\n");
+    let r1 = d.path().join("r1");
+    ok(&[
+        "backup",
+        "restore",
+        path_str(&bk),
+        path_str(&r1),
+        "--id",
+        "1",
+    ]);
+    assert_eq!(
+        shale(&["get", path_str(&r1), "--cf", "users", "u9"]).code,
+        1
+    );
+    assert_eq!(
+        ok(&["dump", path_str(&r1), "--cf", "counters", "--hex"]),
+        ok(&["dump", path_str(&r2), "--cf", "counters", "--hex"])
+    );
+    assert_eq!(
+        ok(&["backup", "purge", path_str(&bk), "--keep", "1"]),
+        "1 backup(s) kept\n"
+    );
+    // A damaged shared file: verify exits 1 naming it.
+    let table = files_with(&bk.join("shared"), "sst").remove(0);
+    let mut bytes = std::fs::read(&table).unwrap();
+    bytes[50] ^= 1;
+    std::fs::write(&table, bytes).unwrap();
+    let v = shale(&["backup", "verify", path_str(&bk)]);
+    assert_eq!(v.code, 1, "{}{}", v.stdout, v.stderr);
+    let name = table.file_name().unwrap().to_str().unwrap();
+    assert!(v.stdout.contains(name), "{}", v.stdout);
+}
+
+#[test]
 fn usage_errors_exit_2_and_help_exits_0() {
     let help = shale(&["scan", "--help"]);
     assert_eq!(help.code, 0);

@@ -2,6 +2,7 @@
 //! writes to `out` and says how it went.
 
 pub mod advise;
+pub mod backup;
 pub mod check;
 pub mod checkpoint;
 pub mod compact;
@@ -21,7 +22,7 @@ pub mod wal;
 
 use std::io::Write;
 
-use crate::cli::{Command, ManifestCommand, OptionsCommand, SstCommand, WalCommand};
+use crate::cli::{BackupCommand, Command, ManifestCommand, OptionsCommand, SstCommand, WalCommand};
 use crate::error::{CliError, Outcome};
 
 /// Runs `c`.
@@ -40,6 +41,11 @@ pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Check(a) => check::run(&a, out),
         Command::Compact(a) => compact::run(&a, out),
         Command::Checkpoint(a) => checkpoint::run(&a, out),
+        Command::Backup(BackupCommand::Create(a)) => backup::create(&a, out),
+        Command::Backup(BackupCommand::List(a)) => backup::list(&a, out),
+        Command::Backup(BackupCommand::Verify(a)) => backup::verify(&a, out),
+        Command::Backup(BackupCommand::Restore(a)) => backup::restore(&a, out),
+        Command::Backup(BackupCommand::Purge(a)) => backup::purge(&a, out),
         Command::Stats(a) => stats::run(&a, out),
         Command::RenderStats(a) => render_stats::run(&a, out),
         Command::Options(OptionsCommand::Show(a)) => options::show(&a, out),
