@@ -73,6 +73,7 @@ pub use events::{
     WriteStallCondition, WriteStallInfo,
 };
 pub use io::{IoPriority, RateLimiter};
+pub use ops::{ExternalSstFileInfo, SstFileWriter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use options::{
     BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,

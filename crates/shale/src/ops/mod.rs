@@ -8,3 +8,7 @@
 //! keeps: a crash mid-way leaves the DB and every earlier product (checkpoint
 //! directory, backup) as they were, and the new product absent or complete;
 //! nothing a live version, an iterator or a backup needs is deleted.
+
+mod sst_file_writer;
+
+pub use sst_file_writer::{ExternalSstFileInfo, SstFileWriter};
