@@ -118,13 +118,13 @@ impl TableProperties {
         put_num(b, DATA_SIZE, self.data_size);
         b.add(DB_ID.as_bytes(), self.db_id.as_bytes());
         put_num(b, DELETED_KEYS, self.num_deletions);
-        if self.external_version > 0 {
-            put_num(b, EXTERNAL_GLOBAL_SEQNO, self.external_global_seqno);
-            put_num(b, EXTERNAL_VERSION, self.external_version);
-        }
         if self.expiry_entries > 0 {
             put_num(b, EXPIRY_ENTRIES, self.expiry_entries);
             put_num(b, EXPIRY_MAX, self.expiry_max);
+        }
+        if self.external_version > 0 {
+            put_num(b, EXTERNAL_GLOBAL_SEQNO, self.external_global_seqno);
+            put_num(b, EXTERNAL_VERSION, self.external_version);
         }
         put_num(b, FILE_NUMBER, self.file_number);
         put_num(b, FILTER_SIZE, self.filter_size);
