@@ -73,8 +73,8 @@ pub use events::{
     WriteStallCondition, WriteStallInfo,
 };
 pub use io::{IoPriority, RateLimiter};
-pub use ops::{ExternalSstFileInfo, SstFileWriter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
+pub use ops::{ExternalSstFileInfo, IngestOptions, SstFileWriter};
 pub use options::{
     BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,
     FifoCompactionOptions, InfoLogLevel, OptionInfo, Options, PrepopulateBlobCache, ReadOptions,

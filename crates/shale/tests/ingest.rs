@@ -3,9 +3,15 @@
 //! placement, global sequence numbers and atomicity, checked against a
 //! model where it matters.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use shale::{Error, Options, SstFileWriter};
+use shale::fs::{FileSystem, MemFileSystem};
+use shale::{
+    CfOptions, CompactionStyle, Db, Error, IngestOptions, Options, ReadOptions, SstFileWriter,
+    StringAppendOperator,
+};
 
 fn k(i: u32) -> Vec<u8> {
     format!("k{i:06}").into_bytes()
@@ -80,4 +86,616 @@ fn written_files_read_back_with_the_sst_reader() {
         .map(|i| (k(i), format!("v{i}-a").into_bytes()))
         .collect();
     assert_eq!(got, want);
+}
+
+// ---- ingestion ----
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn db_opts() -> Options {
+    Options {
+        create_if_missing: true,
+        cf: CfOptions {
+            merge_operator: Some(Arc::new(StringAppendOperator::new(b","))),
+            ..Default::default()
+        },
+        ..Options::default()
+    }
+}
+
+fn contents(db: &Db, ro: &ReadOptions<'_>) -> Model {
+    let mut it = db.iter(ro);
+    let mut m = Model::new();
+    it.seek_to_first();
+    while it.valid() {
+        m.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    m
+}
+
+fn sst_files(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".sst"))
+        .collect()
+}
+
+fn files_at(db: &Db, level: usize) -> usize {
+    db.property(&format!("shale.num-files-at-level{level}"))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn ingest_into_an_empty_db_lands_in_the_bottom_level_at_sequence_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    let f = write_sst(&src.path().join("a.sst"), 0..100, "a");
+    db.ingest_external_file(&[f.clone()], &IngestOptions::default())
+        .unwrap();
+    assert!(f.exists(), "copied, not moved");
+    assert_eq!(files_at(&db, 6), 1);
+    assert_eq!(files_at(&db, 0), 0);
+    let want: Model = (0..100)
+        .map(|i| (k(i), format!("v{i}-a").into_bytes()))
+        .collect();
+    assert_eq!(contents(&db, &ReadOptions::default()), want);
+    assert_eq!(db.get(&k(7)).unwrap().unwrap().to_vec(), b"v7-a".to_vec());
+    // Reopen: the file is in the MANIFEST.
+    db.close().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()), want);
+}
+
+#[test]
+fn ingest_over_memtable_data_flushes_and_newer_wins_like_a_model() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    let mut model = Model::new();
+    // Older data: a table at the bottom, more in L0 and in the memtable.
+    for i in (0..300).step_by(2) {
+        db.put(&k(i), b"old").unwrap();
+        model.insert(k(i), b"old".to_vec());
+    }
+    db.compact_range(None, None).unwrap();
+    for i in (0..300).step_by(3) {
+        db.put(&k(i), b"mem").unwrap();
+        model.insert(k(i), b"mem".to_vec());
+    }
+    let before = db.snapshot();
+    let at_snapshot = model.clone();
+    let f = write_sst(&src.path().join("a.sst"), (100..200).step_by(5), "ing");
+    db.ingest_external_file(&[f], &IngestOptions::default())
+        .unwrap();
+    for i in (100..200).step_by(5) {
+        model.insert(k(i), format!("v{i}-ing").into_bytes());
+    }
+    // The memtable was flushed first; the file went to L0 above it.
+    assert_eq!(
+        db.property("shale.num-entries-active-mem-table").as_deref(),
+        Some("0")
+    );
+    assert!(files_at(&db, 0) >= 2);
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    let ro = ReadOptions {
+        snapshot: Some(&before),
+        ..ReadOptions::default()
+    };
+    assert_eq!(contents(&db, &ro), at_snapshot);
+    assert_eq!(
+        db.get_opt(&k(105), &ro).unwrap().map(|v| v.to_vec()),
+        at_snapshot.get(&k(105)).cloned()
+    );
+    // Writes after the ingestion win over it.
+    db.put(&k(105), b"after").unwrap();
+    model.insert(k(105), b"after".to_vec());
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    // Compaction and reopen keep the order.
+    drop(before);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    db.close().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    for (key, v) in &model {
+        assert_eq!(db.get(key).unwrap().map(|x| x.to_vec()).as_ref(), Some(v));
+    }
+}
+
+#[test]
+fn a_global_seqno_survives_reopen_without_compaction() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    db.put(&k(1), b"old").unwrap();
+    db.flush().unwrap();
+    let f = write_sst(&src.path().join("a.sst"), [1, 2], "new");
+    db.ingest_external_file(&[f], &IngestOptions::default())
+        .unwrap();
+    db.close().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    assert_eq!(db.get(&k(1)).unwrap().unwrap().to_vec(), b"v1-new");
+    // A write after reopen is numbered past the ingested file.
+    db.put(&k(2), b"later").unwrap();
+    assert_eq!(db.get(&k(2)).unwrap().unwrap().to_vec(), b"later");
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(&k(1)).unwrap().unwrap().to_vec(), b"v1-new");
+    assert_eq!(db.get(&k(2)).unwrap().unwrap().to_vec(), b"later");
+}
+
+#[test]
+fn snapshots_taken_before_an_ingestion_do_not_see_it() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    let snap = db.snapshot();
+    // No overlap with anything: the snapshot alone asks for a global
+    // sequence number (snapshot_consistency).
+    let f = write_sst(&src.path().join("a.sst"), 0..10, "x");
+    db.ingest_external_file(&[f], &IngestOptions::default())
+        .unwrap();
+    let ro = ReadOptions {
+        snapshot: Some(&snap),
+        ..ReadOptions::default()
+    };
+    assert!(db.get_opt(&k(3), &ro).unwrap().is_none());
+    assert_eq!(contents(&db, &ro).len(), 1);
+    assert_eq!(contents(&db, &ReadOptions::default()).len(), 11);
+    // Without snapshot consistency the snapshot sees sequence-0 data.
+    let f = write_sst(&src.path().join("b.sst"), 20..30, "y");
+    let o = IngestOptions {
+        snapshot_consistency: false,
+        ..IngestOptions::default()
+    };
+    db.ingest_external_file(&[f], &o).unwrap();
+    assert!(db.get_opt(&k(25), &ro).unwrap().is_some());
+}
+
+#[test]
+fn iterators_with_bounds_walk_ingested_data_both_ways() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    let mut model = Model::new();
+    for i in (0..1000).step_by(3) {
+        db.put(&k(i), b"old").unwrap();
+        model.insert(k(i), b"old".to_vec());
+    }
+    db.flush().unwrap();
+    let f1 = write_sst(&src.path().join("1.sst"), (0..500).step_by(2), "a");
+    let f2 = write_sst(&src.path().join("2.sst"), (500..1000).step_by(7), "b");
+    db.ingest_external_file(&[f2, f1], &IngestOptions::default())
+        .unwrap();
+    for i in (0..500).step_by(2) {
+        model.insert(k(i), format!("v{i}-a").into_bytes());
+    }
+    for i in (500..1000).step_by(7) {
+        model.insert(k(i), format!("v{i}-b").into_bytes());
+    }
+    for (lo, hi) in [(0, 1000), (123, 777), (499, 501), (600, 601)] {
+        let ro = ReadOptions {
+            iterate_lower_bound: Some(k(lo)),
+            iterate_upper_bound: Some(k(hi)),
+            ..ReadOptions::default()
+        };
+        let want: Vec<(Vec<u8>, Vec<u8>)> = model
+            .range(k(lo)..k(hi))
+            .map(|(a, b)| (a.clone(), b.clone()))
+            .collect();
+        let mut it = db.iter(&ro);
+        let mut fwd = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            fwd.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        assert_eq!(fwd, want, "forward {lo}..{hi}");
+        let mut back = Vec::new();
+        it.seek_to_last();
+        while it.valid() {
+            back.push((it.key().to_vec(), it.value().to_vec()));
+            it.prev();
+        }
+        back.reverse();
+        assert_eq!(back, want, "backward {lo}..{hi}");
+        // Seeks into the middle.
+        let mid = k((lo + hi) / 2);
+        it.seek(&mid);
+        assert_eq!(
+            it.valid().then(|| it.key().to_vec()),
+            model
+                .range(mid.clone()..k(hi))
+                .next()
+                .map(|(a, _)| a.clone())
+        );
+        it.seek_for_prev(&mid);
+        assert_eq!(
+            it.valid().then(|| it.key().to_vec()),
+            model
+                .range(k(lo)..=mid.clone())
+                .next_back()
+                .map(|(a, _)| a.clone())
+        );
+    }
+}
+
+#[test]
+fn merges_deletes_and_range_deletions_in_ingested_files() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    for i in 0..100 {
+        db.put(&k(i), b"base").unwrap();
+    }
+    db.flush().unwrap();
+    let p = src.path().join("m.sst");
+    let mut w = SstFileWriter::new(&db_opts());
+    w.open(&p).unwrap();
+    w.delete_range(&k(10), &k(20)).unwrap();
+    w.merge(&k(5), b"m5").unwrap();
+    w.delete(&k(6)).unwrap();
+    // A key of the file inside its own range deletion stays: the
+    // tombstone deletes only older data.
+    w.put(&k(15), b"kept").unwrap();
+    w.merge(&k(200), b"alone").unwrap();
+    w.delete_range(&k(50), &k(60)).unwrap();
+    w.finish().unwrap();
+    db.ingest_external_file(&[p], &IngestOptions::default())
+        .unwrap();
+    let mut model = Model::new();
+    for i in 0..100 {
+        model.insert(k(i), b"base".to_vec());
+    }
+    for i in (10..20).chain(50..60) {
+        model.remove(&k(i));
+    }
+    model.insert(k(5), b"base,m5".to_vec());
+    model.remove(&k(6));
+    model.insert(k(15), b"kept".to_vec());
+    model.insert(k(200), b"alone".to_vec());
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    assert!(db.get(&k(12)).unwrap().is_none());
+    assert_eq!(db.get(&k(5)).unwrap().unwrap().to_vec(), b"base,m5");
+    db.compact_range(None, None).unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    // Writes after the file are not covered by its tombstones.
+    db.put(&k(55), b"new").unwrap();
+    assert_eq!(db.get(&k(55)).unwrap().unwrap().to_vec(), b"new");
+}
+
+#[test]
+fn overlapping_files_in_one_ingestion_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    let a = write_sst(&src.path().join("a.sst"), 0..10, "a");
+    let b = write_sst(&src.path().join("b.sst"), 9..20, "b");
+    let before = sst_files(d.path());
+    let e = db
+        .ingest_external_file(&[a, b], &IngestOptions::default())
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    assert_eq!(sst_files(d.path()), before);
+    assert!(db.get(&k(1)).unwrap().is_none());
+}
+
+/// A good file and a damaged one in one ingestion: Corruption naming the
+/// damaged file, nothing linked in.
+fn refused(damage: impl Fn(&Path), verify: bool) {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    db.put(b"x", b"1").unwrap();
+    db.flush().unwrap();
+    let good = write_sst(&src.path().join("good.sst"), 0..100, "g");
+    let bad = write_sst(&src.path().join("bad.sst"), 200..3000, "b");
+    damage(&bad);
+    let before = sst_files(d.path());
+    let o = IngestOptions {
+        verify_checksums_before_ingest: verify,
+        ..IngestOptions::default()
+    };
+    let e = db.ingest_external_file(&[good, bad], &o).unwrap_err();
+    match &e {
+        Error::Corruption { file, .. } => assert!(file.contains("bad.sst"), "{e}"),
+        _ => panic!("not corruption: {e}"),
+    }
+    assert_eq!(sst_files(d.path()), before);
+    assert!(db.get(&k(1)).unwrap().is_none());
+    assert!(db.get(&k(300)).unwrap().is_none());
+    db.close().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()).len(), 1);
+}
+
+#[test]
+fn a_truncated_file_is_refused_naming_it() {
+    refused(
+        |p| {
+            let len = std::fs::metadata(p).unwrap().len();
+            let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            f.set_len(len - 100).unwrap();
+        },
+        false,
+    );
+}
+
+#[test]
+fn a_flipped_byte_is_refused_naming_the_file() {
+    let flip = |at: fn(u64) -> u64| {
+        move |p: &Path| {
+            let mut b = std::fs::read(p).unwrap();
+            let i = at(b.len() as u64) as usize;
+            b[i] ^= 0x40;
+            std::fs::write(p, b).unwrap();
+        }
+    };
+    // In a data block: found by verify_checksums_before_ingest.
+    refused(flip(|_| 100), true);
+    // In the meta blocks at the end (found at open either way).
+    refused(flip(|len| len - 70), false);
+}
+
+#[test]
+fn files_written_by_something_else_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    let junk = src.path().join("junk.sst");
+    std::fs::write(&junk, vec![7u8; 4096]).unwrap();
+    let e = db
+        .ingest_external_file(&[junk], &IngestOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Corruption { file, .. } if file.contains("junk.sst")),
+        "{e}"
+    );
+    // A table of a DB (not external) is refused too.
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    let own = sst_files(d.path()).into_iter().next().unwrap();
+    std::fs::copy(d.path().join(&own), src.path().join("own.sst")).unwrap();
+    let e = db
+        .ingest_external_file(&[src.path().join("own.sst")], &IngestOptions::default())
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+}
+
+#[test]
+fn move_files_renames_the_files_in() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    let f = write_sst(&src.path().join("a.sst"), 0..50, "m");
+    let o = IngestOptions {
+        move_files: true,
+        ..IngestOptions::default()
+    };
+    db.ingest_external_file(&[f.clone()], &o).unwrap();
+    assert!(!f.exists());
+    assert_eq!(db.get(&k(49)).unwrap().unwrap().to_vec(), b"v49-m");
+    // A failed move puts the files back.
+    db.put(&k(100), b"x").unwrap();
+    let g = write_sst(&src.path().join("b.sst"), 100..110, "m");
+    let o = IngestOptions {
+        move_files: true,
+        allow_blocking_flush: false,
+        ..IngestOptions::default()
+    };
+    assert!(db.ingest_external_file(&[g.clone()], &o).is_err());
+    assert!(g.exists());
+}
+
+#[test]
+fn options_refuse_what_they_forbid() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), db_opts()).unwrap();
+    db.put(&k(5), b"x").unwrap();
+    let f = write_sst(&src.path().join("a.sst"), 0..10, "a");
+    let bad = |o: IngestOptions| {
+        let e = db.ingest_external_file(&[f.clone()], &o).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    };
+    bad(IngestOptions {
+        allow_blocking_flush: false,
+        ..IngestOptions::default()
+    });
+    bad(IngestOptions {
+        ingest_behind: true,
+        ..IngestOptions::default()
+    });
+    db.flush().unwrap();
+    bad(IngestOptions {
+        allow_global_seqno: false,
+        ..IngestOptions::default()
+    });
+    bad(IngestOptions {
+        fail_if_not_bottommost_level: true,
+        ..IngestOptions::default()
+    });
+    assert_eq!(contents(&db, &ReadOptions::default()).len(), 1);
+    // Not overlapping: the bottom level, allowed by all of them.
+    let g = write_sst(&src.path().join("b.sst"), 100..110, "b");
+    let o = IngestOptions {
+        allow_blocking_flush: false,
+        allow_global_seqno: false,
+        fail_if_not_bottommost_level: true,
+        ..IngestOptions::default()
+    };
+    db.ingest_external_file(&[g], &o).unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()).len(), 11);
+}
+
+#[test]
+fn several_families_ingest_atomically() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let mut o = db_opts();
+    o.create_missing_column_families = true;
+    o.column_families = vec![("users".into(), CfOptions::default())];
+    let db = Db::open(d.path(), o.clone()).unwrap();
+    let users = db.cf("users").unwrap();
+    db.put_cf(&users, &k(3), b"old").unwrap();
+    let a = write_sst(&src.path().join("a.sst"), 0..10, "d");
+    let b = write_sst(&src.path().join("b.sst"), 0..10, "u");
+    let def = db.default_cf();
+    db.ingest_external_files(
+        &[(&def, &[a][..]), (&users, &[b.clone()][..])],
+        &IngestOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(db.get(&k(3)).unwrap().unwrap().to_vec(), b"v3-d");
+    assert_eq!(db.get_cf(&users, &k(3)).unwrap().unwrap().to_vec(), b"v3-u");
+    // One bad family's file: neither family gets anything.
+    let c = write_sst(&src.path().join("c.sst"), 20..30, "d");
+    let e = write_sst(&src.path().join("e.sst"), 20..30, "u");
+    std::fs::write(&e, b"garbage").unwrap();
+    assert!(db
+        .ingest_external_files(
+            &[(&def, &[c][..]), (&users, &[e][..])],
+            &IngestOptions::default()
+        )
+        .is_err());
+    assert!(db.get(&k(25)).unwrap().is_none());
+    db.close().unwrap();
+    let db = Db::open(d.path(), o).unwrap();
+    let users = db.cf("users").unwrap();
+    assert_eq!(db.get_cf(&users, &k(3)).unwrap().unwrap().to_vec(), b"v3-u");
+    assert_eq!(db.get(&k(9)).unwrap().unwrap().to_vec(), b"v9-d");
+}
+
+fn styled(style: CompactionStyle) {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let mut o = db_opts();
+    o.cf.compaction_style = style;
+    let db = Db::open(d.path(), o.clone()).unwrap();
+    let mut model = Model::new();
+    for round in 0..6u32 {
+        for i in (round * 7..400).step_by(11) {
+            db.put(&k(i), format!("w{round}").as_bytes()).unwrap();
+            model.insert(k(i), format!("w{round}").into_bytes());
+        }
+        if round % 2 == 0 {
+            db.flush().unwrap();
+        }
+        let lo = round * 50;
+        let f = write_sst(
+            &src.path().join(format!("{round}.sst")),
+            (lo..lo + 100).step_by(3),
+            &format!("r{round}"),
+        );
+        db.ingest_external_file(&[f], &IngestOptions::default())
+            .unwrap();
+        for i in (lo..lo + 100).step_by(3) {
+            model.insert(k(i), format!("v{i}-r{round}").into_bytes());
+        }
+        assert_eq!(
+            contents(&db, &ReadOptions::default()),
+            model,
+            "round {round}"
+        );
+    }
+    if style == CompactionStyle::Fifo {
+        assert_eq!(
+            (1..7).map(|l| files_at(&db, l)).sum::<usize>(),
+            0,
+            "FIFO keeps every table in L0"
+        );
+    }
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compaction().unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    db.close().unwrap();
+    let db = Db::open(d.path(), o).unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+}
+
+#[test]
+fn ingestion_under_universal_compaction() {
+    styled(CompactionStyle::Universal);
+}
+
+#[test]
+fn ingestion_under_fifo_compaction() {
+    styled(CompactionStyle::Fifo);
+}
+
+#[test]
+fn ingestion_under_leveled_compaction() {
+    styled(CompactionStyle::Level);
+}
+
+/// Power loss at every IO call of an ingestion of three files (with a
+/// memtable flush first): each image opens with all three files' keys or
+/// none, and the ingested entries newer than the flushed ones.
+#[test]
+fn a_crash_mid_ingestion_leaves_all_or_none() {
+    let fs = MemFileSystem::new();
+    let o = Options {
+        fs: Arc::new(fs.clone()),
+        ..db_opts()
+    };
+    let db = Db::open("/db", o.clone()).unwrap();
+    for i in 0..30 {
+        db.put(&k(i), b"old").unwrap();
+    }
+    db.flush_wal(true).unwrap();
+    fs.create_dir_all(Path::new("/src")).unwrap();
+    let mut files = Vec::new();
+    for (n, r) in [(0u32, 0..10u32), (1, 10..20), (2, 20..30)] {
+        let p = PathBuf::from(format!("/src/{n}.sst"));
+        let mut w = SstFileWriter::new(&o);
+        w.open(&p).unwrap();
+        for i in r {
+            w.put(&k(i), b"new").unwrap();
+        }
+        w.finish().unwrap();
+        files.push(p);
+    }
+    let start = fs.op_count();
+    fs.capture_at(start..=start + 10_000);
+    db.ingest_external_file(&files, &IngestOptions::default())
+        .unwrap();
+    let end = fs.op_count();
+    drop(db);
+    let captures = fs.take_captures();
+    let (mut all, mut none) = (0, 0);
+    for (at, image) in captures {
+        if at > end {
+            continue;
+        }
+        let crashed = image.crash(0.0, at);
+        let db = Db::open(
+            "/db",
+            Options {
+                fs: Arc::new(crashed.clone()),
+                ..db_opts()
+            },
+        )
+        .unwrap_or_else(|e| panic!("image after call {at}: {e}"));
+        let vals: BTreeSet<Vec<u8>> = (0..30)
+            .map(|i| db.get(&k(i)).unwrap().unwrap().to_vec())
+            .collect();
+        assert_eq!(vals.len(), 1, "image after call {at}: {vals:?}");
+        if vals.contains(&b"new".to_vec()) {
+            all += 1;
+        } else {
+            none += 1;
+        }
+    }
+    println!(
+        "{} IO calls: {all} images with every file, {none} with none",
+        end - start
+    );
+    assert!(all > 0 && none > 0, "all {all}, none {none}");
 }

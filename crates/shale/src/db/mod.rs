@@ -163,13 +163,13 @@ impl Db {
         crate::version::VersionSet::list_column_families(opts.fs.as_ref(), path.as_ref())
     }
 
-    fn inner(&self) -> &Arc<DbInner> {
+    pub(crate) fn inner(&self) -> &Arc<DbInner> {
         &self.handle.inner
     }
 
     /// The family of `cf`, checked to be live and of this DB.
     #[inline]
-    fn family<'a>(&self, cf: &'a Cf) -> Result<&'a Arc<ColumnFamily>> {
+    pub(crate) fn family<'a>(&self, cf: &'a Cf) -> Result<&'a Arc<ColumnFamily>> {
         cf.0.check(self.inner().instance)?;
         Ok(&cf.0)
     }

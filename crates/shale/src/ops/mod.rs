@@ -9,6 +9,8 @@
 //! directory, backup) as they were, and the new product absent or complete;
 //! nothing a live version, an iterator or a backup needs is deleted.
 
+mod ingest;
 mod sst_file_writer;
 
+pub use ingest::IngestOptions;
 pub use sst_file_writer::{ExternalSstFileInfo, SstFileWriter};
