@@ -114,6 +114,13 @@ impl DbArgs {
         Ok(db)
     }
 
+    /// The options the DB would be opened with, without opening it (the
+    /// table options of `shale sst write --db`).
+    pub fn table_options(&self) -> Result<Options, CliError> {
+        self.exists()?;
+        self.options(false)
+    }
+
     /// Opens the DB for writing (takes its LOCK).
     pub fn open_for_writing(&self) -> Result<Db, CliError> {
         self.exists()?;

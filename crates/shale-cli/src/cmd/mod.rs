@@ -7,6 +7,7 @@ pub mod compact;
 pub mod delete;
 pub mod dump;
 pub mod get;
+pub mod ingest;
 pub mod list_cfs;
 pub mod manifest;
 pub mod options;
@@ -15,6 +16,7 @@ pub mod render_stats;
 pub mod repair;
 pub mod scan;
 pub mod sst;
+pub mod sst_write;
 pub mod stats;
 pub mod wal;
 
@@ -36,6 +38,8 @@ pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Manifest(ManifestCommand::Dump(a)) => manifest::run(&a, out),
         Command::Wal(WalCommand::Dump(a)) => wal::run(&a, out),
         Command::Sst(SstCommand::Dump(a)) => sst::run(&a, out),
+        Command::Sst(SstCommand::Write(a)) => sst_write::run(&a, out),
+        Command::Ingest(a) => ingest::run(&a, out),
         Command::Check(a) => check::run(&a, out),
         Command::Compact(a) => compact::run(&a, out),
         Command::Stats(a) => stats::run(&a, out),
