@@ -136,7 +136,7 @@ fn ingest_into_an_empty_db_lands_in_the_bottom_level_at_sequence_zero() {
     let src = tempfile::tempdir().unwrap();
     let db = Db::open(d.path(), db_opts()).unwrap();
     let f = write_sst(&src.path().join("a.sst"), 0..100, "a");
-    db.ingest_external_file(&[f.clone()], &IngestOptions::default())
+    db.ingest_external_file(std::slice::from_ref(&f), &IngestOptions::default())
         .unwrap();
     assert!(f.exists(), "copied, not moved");
     assert_eq!(files_at(&db, 6), 1);
@@ -479,7 +479,8 @@ fn move_files_renames_the_files_in() {
         move_files: true,
         ..IngestOptions::default()
     };
-    db.ingest_external_file(&[f.clone()], &o).unwrap();
+    db.ingest_external_file(std::slice::from_ref(&f), &o)
+        .unwrap();
     assert!(!f.exists());
     assert_eq!(db.get(&k(49)).unwrap().unwrap().to_vec(), b"v49-m");
     // A failed move puts the files back.
@@ -490,7 +491,9 @@ fn move_files_renames_the_files_in() {
         allow_blocking_flush: false,
         ..IngestOptions::default()
     };
-    assert!(db.ingest_external_file(&[g.clone()], &o).is_err());
+    assert!(db
+        .ingest_external_file(std::slice::from_ref(&g), &o)
+        .is_err());
     assert!(g.exists());
 }
 
@@ -502,7 +505,9 @@ fn options_refuse_what_they_forbid() {
     db.put(&k(5), b"x").unwrap();
     let f = write_sst(&src.path().join("a.sst"), 0..10, "a");
     let bad = |o: IngestOptions| {
-        let e = db.ingest_external_file(&[f.clone()], &o).unwrap_err();
+        let e = db
+            .ingest_external_file(std::slice::from_ref(&f), &o)
+            .unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     };
     bad(IngestOptions {
@@ -687,7 +692,7 @@ fn a_crash_mid_ingestion_leaves_all_or_none() {
             .map(|i| db.get(&k(i)).unwrap().unwrap().to_vec())
             .collect();
         assert_eq!(vals.len(), 1, "image after call {at}: {vals:?}");
-        if vals.contains(&b"new".to_vec()) {
+        if vals.contains(b"new".as_slice()) {
             all += 1;
         } else {
             none += 1;
@@ -698,4 +703,108 @@ fn a_crash_mid_ingestion_leaves_all_or_none() {
         end - start
     );
     assert!(all > 0 && none > 0, "all {all}, none {none}");
+}
+
+/// Bytes this process handed to `write(2)` so far (`wchar` of
+/// /proc/self/io; 0 where there is none).
+fn written_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("wchar: ")
+                    .and_then(|n| n.trim().parse().ok())
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// The measurement of issue 39's bulk load: `SHALE_BULK_KEYS` (default
+/// 1M) sorted 16-byte keys with 100-byte values, written with
+/// `SstFileWriter` and ingested (copied, then moved), against the same
+/// keys by `put` into a fresh DB (then flushed, compactions waited for).
+/// Time and bytes handed to the OS. Run:
+/// `cargo test --release -p shale --test ingest -- --ignored --nocapture bulk_load`.
+#[test]
+#[ignore = "measurement"]
+fn bulk_load_measurement() {
+    let n: u64 = std::env::var("SHALE_BULK_KEYS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let key = |i: u64| format!("{i:016}");
+    let value = |i: u64| {
+        let mut v = format!("{i:020}").into_bytes();
+        v.resize(100, b'v');
+        v
+    };
+    let raw = n * 116;
+    println!("{n} keys, {} MB of keys and values", raw >> 20);
+    for move_files in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("load.sst");
+        let (t0, w0) = (std::time::Instant::now(), written_bytes());
+        let mut w = SstFileWriter::new(&Options::default());
+        w.open(&src).unwrap();
+        for i in 0..n {
+            w.put(key(i).as_bytes(), &value(i)).unwrap();
+        }
+        let info = w.finish().unwrap();
+        let (t1, w1) = (std::time::Instant::now(), written_bytes());
+        let db = Db::open(
+            d.path().join("db"),
+            Options {
+                create_if_missing: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        let (t2, w2) = (std::time::Instant::now(), written_bytes());
+        let o = IngestOptions {
+            move_files,
+            ..IngestOptions::default()
+        };
+        db.ingest_external_file(&[src], &o).unwrap();
+        let (t3, w3) = (std::time::Instant::now(), written_bytes());
+        assert_eq!(
+            db.get(key(n / 2).as_bytes()).unwrap().unwrap().to_vec(),
+            value(n / 2)
+        );
+        println!(
+            "SstFileWriter + ingest (move_files {move_files}): write {:.2} s {} MB, ingest {:.3} s {} MB; \
+             total {:.2} s, {} MB written (write-amp {:.2}); file {} MB",
+            (t1 - t0).as_secs_f64(),
+            (w1 - w0) >> 20,
+            (t3 - t2).as_secs_f64(),
+            (w3 - w2) >> 20,
+            (t1 - t0 + (t3 - t2)).as_secs_f64(),
+            ((w1 - w0) + (w3 - w2)) >> 20,
+            ((w1 - w0) + (w3 - w2)) as f64 / raw as f64,
+            info.file_size >> 20
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        d.path(),
+        Options {
+            create_if_missing: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let (t0, w0) = (std::time::Instant::now(), written_bytes());
+    for i in 0..n {
+        db.put(key(i).as_bytes(), &value(i)).unwrap();
+    }
+    let t1 = std::time::Instant::now();
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    let (t2, w2) = (std::time::Instant::now(), written_bytes());
+    println!(
+        "put: {:.2} s to acknowledge, {:.2} s with flush and compactions; {} MB written (write-amp {:.2})",
+        (t1 - t0).as_secs_f64(),
+        (t2 - t0).as_secs_f64(),
+        (w2 - w0) >> 20,
+        (w2 - w0) as f64 / raw as f64
+    );
 }
