@@ -42,7 +42,17 @@
 //!
 //! The global sequence number is recorded in the MANIFEST's file entry
 //! (docs/format/manifest.md, sub-field 1), and the table reader presents
-//! every entry at it (`sst::Table::open_at`).
+//! every entry at it (`sst::Table::open_at`). Known limit: `repair_db`
+//! rebuilds the MANIFEST from the tables, which do not hold it, so a
+//! repaired DB reads an ingested table that had one at sequence number 0
+//! (older versions of its keys may then win) until repair learns it from
+//! the old MANIFEST.
+//!
+//! Files are copied (or renamed) through the `FileSystem` seam; hard links
+//! come with `FileSystem::link`. With `move_files`, a crash after the
+//! rename and before the MANIFEST edit leaves the moved files in the DB
+//! directory unnamed, and the next open deletes them (RocksDB links
+//! instead, so the source survives): keep a copy until the call returns.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
