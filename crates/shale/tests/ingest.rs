@@ -824,3 +824,84 @@ fn bulk_load_measurement() {
         (w2 - w0) as f64 / raw as f64
     );
 }
+
+/// Ingestions while a writer puts the same keys: no deadlock (the memtable
+/// flush, the stopped writes), and for every key the newest of the file
+/// and the puts wins: a put acknowledged before the ingestion started
+/// loses to the file, one started after it returned wins.
+#[test]
+fn ingestion_orders_with_concurrent_writes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let mut o = db_opts();
+    o.cf.write_buffer_size = 64 << 10;
+    let db = Db::open(d.path(), o).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    // When each put was acknowledged, by value.
+    let acks = Arc::new(std::sync::Mutex::new(BTreeMap::<Vec<u8>, Instant>::new()));
+    let writer = {
+        let (db, stop, acks) = (db.clone(), Arc::clone(&stop), Arc::clone(&acks));
+        std::thread::spawn(move || {
+            // (key, value, started, acknowledged)
+            let mut log = Vec::new();
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let i = (n % 50) as u32;
+                let v = format!("w{n}");
+                let t0 = Instant::now();
+                db.put(&k(i), v.as_bytes()).unwrap();
+                let at = Instant::now();
+                acks.lock().unwrap().insert(v.clone().into_bytes(), at);
+                log.push((i, v, t0, at));
+                n += 1;
+            }
+            log
+        })
+    };
+    let mut windows = Vec::new();
+    for round in 0..5u32 {
+        std::thread::sleep(std::time::Duration::from_millis(15));
+        let f = write_sst(
+            &src.path().join(format!("{round}.sst")),
+            0..50,
+            &format!("i{round}"),
+        );
+        let t0 = Instant::now();
+        db.ingest_external_file(&[f], &IngestOptions::default())
+            .unwrap();
+        windows.push((round, t0, Instant::now()));
+        // Right after: no key shows a put acknowledged before the
+        // ingestion started.
+        for i in 0..50u32 {
+            let got = db.get(&k(i)).unwrap().unwrap().to_vec();
+            if got.starts_with(b"w") {
+                let acked = acks.lock().unwrap().get(&got).copied();
+                assert!(
+                    acked.is_none_or(|a| a > t0),
+                    "round {round} key {i}: {got:?}, acknowledged before the ingestion, beat it"
+                );
+            }
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(15));
+    stop.store(true, Ordering::Relaxed);
+    let log = writer.join().unwrap();
+    for i in 0..50u32 {
+        let got = db.get(&k(i)).unwrap().unwrap().to_vec();
+        // The last event for the key: a put or an ingestion, by time.
+        let last_put = log.iter().filter(|e| e.0 == i).next_back();
+        let (round, t0, t1) = *windows.last().unwrap();
+        match last_put {
+            Some((_, v, started, _)) if *started > t1 => {
+                assert_eq!(got, v.as_bytes(), "key {i}: a later put lost")
+            }
+            Some((_, _, _, acked)) if *acked < t0 => {
+                assert_eq!(got, format!("v{i}-i{round}").into_bytes(), "key {i}")
+            }
+            _ => {} // concurrent with the last ingestion: either
+        }
+    }
+    assert!(log.len() > 100, "the writer ran: {}", log.len());
+}

@@ -18,9 +18,10 @@
 //! 3. Stop writes: the DB mutex, no MANIFEST write in flight, then the WAL
 //!    lock with no write group in flight (the memtable switch's protocol),
 //!    so no sequence number is handed out or published meanwhile. If a
-//!    file's range overlaps a memtable of its family, let go, flush (with
-//!    `allow_blocking_flush`, else `InvalidArgument`) and start step 3
-//!    again.
+//!    file's range overlaps a memtable of its family: with
+//!    `allow_blocking_flush` (else `InvalidArgument`), stop new write
+//!    groups (a write stall, `WriteStop`), let go, flush, and start step 3
+//!    again; the stall lasts until the ingestion ends.
 //! 4. Place each file (below) and, if any needs one, take the global
 //!    sequence number `last + 1`; write one MANIFEST edit per family in one
 //!    atomic group, without releasing the DB mutex (the WAL lock is held,
@@ -398,8 +399,41 @@ fn undo_copies(db: &DbInner, jobs: &[Job], move_files: bool) {
     }
 }
 
+/// The key of the write stop an ingestion holds in `DbState::stalled`
+/// while it flushes (no family has this id).
+const INGEST_STOP: u32 = u32::MAX;
+
+/// Stops new write groups (RocksDB's ingestion enters the write queue):
+/// a `Stopped` stall that leaders wait out in `make_room`, attributed to
+/// the memtable stop (writes wait for a flush). Taken only when a memtable
+/// must be flushed, so that a steady writer cannot keep refilling it;
+/// lifted on drop (never with the DB mutex held).
+struct WriteStop<'a>(&'a DbInner);
+
+impl<'a> WriteStop<'a> {
+    fn new(db: &'a DbInner) -> WriteStop<'a> {
+        let mut st = db.state.lock();
+        st.stalled.insert(
+            INGEST_STOP,
+            crate::stats::StallCondition::Stopped(crate::stats::StallCause::MemtableStop),
+        );
+        db.room_clear.store(false, Ordering::SeqCst);
+        WriteStop(db)
+    }
+}
+
+impl Drop for WriteStop<'_> {
+    fn drop(&mut self) {
+        let mut st = self.0.state.lock();
+        st.stalled.remove(&INGEST_STOP);
+        drop(st);
+        self.0.bg_cv.notify_all();
+    }
+}
+
 /// Steps 3 and 4 of the module comment.
 fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<()> {
+    let mut stop: Option<WriteStop<'_>> = None;
     for attempt in 0.. {
         let mut st = db.state.lock();
         crate::shared::manifest::wait_for_manifest_writer(db, &mut st);
@@ -431,6 +465,9 @@ fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<
             }
             drop(wal);
             drop(st);
+            if stop.is_none() {
+                stop = Some(WriteStop::new(db));
+            }
             for cf in flush {
                 crate::bg::scheduler::flush_and_wait(db, cf)?;
             }
