@@ -43,11 +43,10 @@
 //!
 //! The global sequence number is recorded in the MANIFEST's file entry
 //! (docs/format/manifest.md, sub-field 1), and the table reader presents
-//! every entry at it (`sst::Table::open_at`). Known limit: `repair_db`
-//! rebuilds the MANIFEST from the tables, which do not hold it, so a
-//! repaired DB reads an ingested table that had one at sequence number 0
-//! (older versions of its keys may then win) until repair learns it from
-//! the old MANIFEST.
+//! every entry at it (`sst::Table::open_at`). `repair_db` takes it from
+//! the old MANIFEST; known limit: without a readable old MANIFEST entry for
+//! the table, repair lists the table at sequence number 0 (older versions
+//! of its keys may then win).
 //!
 //! Files are copied (or renamed) through the `FileSystem` seam; hard links
 //! come with `FileSystem::link`. With `move_files`, a crash after the
