@@ -798,6 +798,20 @@ fn bulk_load_measurement() {
             info.file_size >> 20
         );
     }
+    for random in [false, true] {
+        put_load(n, random, &key, &value, raw);
+    }
+}
+
+/// The put side of `bulk_load_measurement`: the keys in order, or in a
+/// random order (a full-period LCG over `n`: fillrandom without repeats).
+fn put_load(
+    n: u64,
+    random: bool,
+    key: &dyn Fn(u64) -> String,
+    value: &dyn Fn(u64) -> Vec<u8>,
+    raw: u64,
+) {
     let d = tempfile::tempdir().unwrap();
     let db = Db::open(
         d.path(),
@@ -807,9 +821,22 @@ fn bulk_load_measurement() {
         },
     )
     .unwrap();
+    let m = n.next_power_of_two();
     let (t0, w0) = (std::time::Instant::now(), written_bytes());
+    let mut x = 0u64;
     for i in 0..n {
-        db.put(key(i).as_bytes(), &value(i)).unwrap();
+        let j = if random {
+            // x -> 5x + 1 mod m visits every value below m once.
+            loop {
+                x = (x * 5 + 1) % m;
+                if x < n {
+                    break x;
+                }
+            }
+        } else {
+            i
+        };
+        db.put(key(j).as_bytes(), &value(j)).unwrap();
     }
     let t1 = std::time::Instant::now();
     db.flush().unwrap();
@@ -817,7 +844,8 @@ fn bulk_load_measurement() {
     let (t2, w2) = (std::time::Instant::now(), written_bytes());
     println!("  DB-accounted writes: {}", accounted(&db));
     println!(
-        "put: {:.2} s to acknowledge, {:.2} s with flush and compactions; {} MB written (write-amp {:.2})",
+        "put ({}): {:.2} s to acknowledge, {:.2} s with flush and compactions; {} MB written (write-amp {:.2})",
+        if random { "random order" } else { "sorted" },
         (t1 - t0).as_secs_f64(),
         (t2 - t0).as_secs_f64(),
         (w2 - w0) >> 20,
