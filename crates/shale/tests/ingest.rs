@@ -933,3 +933,36 @@ fn ingestion_orders_with_concurrent_writes() {
     }
     assert!(log.len() > 100, "the writer ran: {}", log.len());
 }
+
+/// The writer uses the family's table options: compression (the
+/// bottommost level's), bloom filter, block size.
+#[test]
+fn the_writer_uses_a_familys_table_options() {
+    let d = tempfile::tempdir().unwrap();
+    let cf = CfOptions {
+        compression_per_level: vec![shale::Compression::None, shale::Compression::Lz4],
+        bottommost_compression: Some(shale::Compression::Zstd),
+        block_size: 1024,
+        bloom_bits_per_key: 0,
+        ..CfOptions::default()
+    };
+    let mut w = SstFileWriter::with_cf_options(&cf);
+    let p = d.path().join("z.sst");
+    w.open(&p).unwrap();
+    for i in 0..2000 {
+        w.put(&k(i), b"a value that compresses, a value that compresses")
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let r = shale::tools::SstReader::open(&p).unwrap();
+    let props = r.properties();
+    assert_eq!(props.compression, "ZSTD");
+    assert_eq!(props.filter_size, 0);
+    assert!(props.num_data_blocks > 20, "{}", props.num_data_blocks);
+    assert!(r.verify().unwrap().is_empty());
+    // Ingested, it reads back.
+    let db = Db::open(d.path().join("db"), db_opts()).unwrap();
+    db.ingest_external_file(&[p], &IngestOptions::default())
+        .unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()).len(), 2000);
+}
