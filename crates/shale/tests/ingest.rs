@@ -919,7 +919,7 @@ fn ingestion_orders_with_concurrent_writes() {
     for i in 0..50u32 {
         let got = db.get(&k(i)).unwrap().unwrap().to_vec();
         // The last event for the key: a put or an ingestion, by time.
-        let last_put = log.iter().filter(|e| e.0 == i).next_back();
+        let last_put = log.iter().rfind(|e| e.0 == i);
         let (round, t0, t1) = *windows.last().unwrap();
         match last_put {
             Some((_, v, started, _)) if *started > t1 => {
