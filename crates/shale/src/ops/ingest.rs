@@ -38,8 +38,10 @@
 //! otherwise its entries keep sequence number 0 (nothing older exists
 //! under its range). Universal compaction: the last level (sequence
 //! number 0) or L0 (a global one), so sorted runs stay in age order. FIFO:
-//! always L0. `ingest_behind` needs `allow_ingest_behind`, which Shale does
-//! not have: refused with `InvalidArgument`.
+//! always L0, with a global sequence number whenever L0 holds files (FIFO
+//! drops the oldest first; ingested data is the newest). `ingest_behind`
+//! needs `allow_ingest_behind`, which Shale does not have: refused with
+//! `InvalidArgument`.
 //!
 //! The global sequence number is recorded in the MANIFEST's file entry
 //! (docs/format/manifest.md, sub-field 1), and the table reader presents
