@@ -641,18 +641,29 @@ fn ingestion_under_leveled_compaction() {
 }
 
 /// Power loss at every IO call of an ingestion of three files (with a
-/// memtable flush first): each image opens with all three files' keys or
-/// none, and the ingested entries newer than the flushed ones.
-#[test]
-fn a_crash_mid_ingestion_leaves_all_or_none() {
+/// memtable flush first), into one family or two (one MANIFEST atomic
+/// group), copied or moved: each image opens with all three files' keys or
+/// none, and the ingested entries newer than the older ones.
+fn crash_mid_ingestion(two_families: bool, move_files: bool) {
     let fs = MemFileSystem::new();
     let o = Options {
         fs: Arc::new(fs.clone()),
+        create_missing_column_families: true,
+        column_families: vec![("users".into(), CfOptions::default())],
         ..db_opts()
     };
     let db = Db::open("/db", o.clone()).unwrap();
+    let users = db.cf("users").unwrap();
+    // Keys 0..20 live in `default`, 20..30 in `users` (or `default`).
+    let fam = |i: u32| {
+        if two_families && i >= 20 {
+            users.clone()
+        } else {
+            db.default_cf()
+        }
+    };
     for i in 0..30 {
-        db.put(&k(i), b"old").unwrap();
+        db.put_cf(&fam(i), &k(i), b"old").unwrap();
     }
     db.flush_wal(true).unwrap();
     fs.create_dir_all(Path::new("/src")).unwrap();
@@ -669,9 +680,19 @@ fn a_crash_mid_ingestion_leaves_all_or_none() {
     }
     let start = fs.op_count();
     fs.capture_at(start..=start + 10_000);
-    db.ingest_external_file(&files, &IngestOptions::default())
-        .unwrap();
+    let io = IngestOptions {
+        move_files,
+        ..IngestOptions::default()
+    };
+    let def = db.default_cf();
+    if two_families {
+        db.ingest_external_files(&[(&def, &files[..2]), (&users, &files[2..])], &io)
+            .unwrap();
+    } else {
+        db.ingest_external_file(&files, &io).unwrap();
+    }
     let end = fs.op_count();
+    drop((users, def));
     drop(db);
     let captures = fs.take_captures();
     let (mut all, mut none) = (0, 0);
@@ -684,12 +705,20 @@ fn a_crash_mid_ingestion_leaves_all_or_none() {
             "/db",
             Options {
                 fs: Arc::new(crashed.clone()),
-                ..db_opts()
+                ..o.clone()
             },
         )
         .unwrap_or_else(|e| panic!("image after call {at}: {e}"));
+        let users = db.cf("users").unwrap();
         let vals: BTreeSet<Vec<u8>> = (0..30)
-            .map(|i| db.get(&k(i)).unwrap().unwrap().to_vec())
+            .map(|i| {
+                let cf = if two_families && i >= 20 {
+                    users.clone()
+                } else {
+                    db.default_cf()
+                };
+                db.get_cf(&cf, &k(i)).unwrap().unwrap().to_vec()
+            })
             .collect();
         assert_eq!(vals.len(), 1, "image after call {at}: {vals:?}");
         if vals.contains(b"new".as_slice()) {
@@ -703,6 +732,21 @@ fn a_crash_mid_ingestion_leaves_all_or_none() {
         end - start
     );
     assert!(all > 0 && none > 0, "all {all}, none {none}");
+}
+
+#[test]
+fn a_crash_mid_ingestion_leaves_all_or_none() {
+    crash_mid_ingestion(false, false);
+}
+
+#[test]
+fn a_crash_mid_ingestion_into_two_families_leaves_all_or_none() {
+    crash_mid_ingestion(true, false);
+}
+
+#[test]
+fn a_crash_mid_ingestion_with_move_files_leaves_all_or_none() {
+    crash_mid_ingestion(false, true);
 }
 
 /// Bytes this process handed to `write(2)` so far (`wchar` of
