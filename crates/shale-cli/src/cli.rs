@@ -6,8 +6,8 @@ use clap::{Parser, Subcommand};
 use crate::cmd;
 
 /// Admin tool for Shale DBs (RocksDB's ldb and sst_dump). Reading commands
-/// never change a DB; only put, delete, compact, checkpoint, backup create and
-/// repair write.
+/// never change a DB; only put, delete, compact, checkpoint, backup create,
+/// ingest and repair write.
 #[derive(Debug, Parser)]
 #[command(name = "shale", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -66,6 +66,9 @@ pub enum Command {
     /// them and print the options to set; or compare the prediction with a
     /// DB (--db) or a shale-bench --json run (--bench).
     Advise(Box<cmd::advise::Args>),
+    /// Ingest table files written by `shale sst write` into a column
+    /// family (opens the DB for writing).
+    Ingest(cmd::ingest::Args),
     /// Rebuild the MANIFEST of a damaged DB from the tables, blob files and
     /// WALs present.
     Repair(cmd::repair::Args),
@@ -90,6 +93,9 @@ pub enum WalCommand {
 pub enum SstCommand {
     /// Print a table's properties, index, range tombstones and entries.
     Dump(cmd::sst::Args),
+    /// Write a table file for `shale ingest` from sorted `key<TAB>value`
+    /// lines.
+    Write(cmd::sst_write::Args),
 }
 
 /// `shale backup ...`

@@ -109,6 +109,13 @@ impl DbArgs {
         Ok(Db::open_read_only(&self.db, self.options(false)?)?)
     }
 
+    /// The options the DB would be opened with, without opening it (the
+    /// table options of `shale sst write --db`).
+    pub fn table_options(&self) -> Result<Options, CliError> {
+        self.exists()?;
+        self.options(false)
+    }
+
     /// Opens the DB for writing (takes its LOCK).
     pub fn open_for_writing(&self) -> Result<Db, CliError> {
         self.exists()?;

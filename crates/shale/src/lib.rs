@@ -75,8 +75,8 @@ pub use events::{
 pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use ops::{
-    BackupEngine, BackupInfo, CheckpointOptions, CheckpointReport, LiveFile, LiveFileKind,
-    LiveFiles, LiveWalFile, SecondaryDb,
+    BackupEngine, BackupInfo, CheckpointOptions, CheckpointReport, ExternalSstFileInfo,
+    IngestOptions, LiveFile, LiveFileKind, LiveFiles, LiveWalFile, SecondaryDb, SstFileWriter,
 };
 pub use options::{
     BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,

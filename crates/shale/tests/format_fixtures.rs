@@ -7,6 +7,11 @@
 //!   f5336bc: two families (`default`, `users`), each with one table and
 //!   writes left in the WAL, compression none, its OPTIONS file.
 //!
+//! - `ingest-v3/`: SST format version 3 (external tables written by
+//!   `SstFileWriter`) and MANIFEST edit format 5 (an ingested table's
+//!   global sequence number, file sub-field 1), written by
+//!   `write_ingest_v3_fixture`: see `ingest_expected`.
+//!
 //! A new fixture is made the same way before each format bump: an ignored
 //! test that writes the DB to `$SHALE_FIXTURE_OUT`, run once with the old
 //! build, its output committed.
@@ -201,4 +206,134 @@ fn tables_of_the_current_format_record_their_family() {
         seen,
         vec![(0, "default".to_string()), (1, "users".to_string())]
     );
+}
+
+/// (key → value) the `ingest-v3` fixture holds: `d000..d099` put and
+/// flushed (`old-i`), then an external file of `d050..d149` ingested over
+/// them (`ing-i`, with a global sequence number), a non-overlapping one of
+/// `e000..e009` (`e-i`, sequence number 0, the bottom level), and `d120`
+/// put again afterwards, left in the WAL.
+fn ingest_expected() -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut m = BTreeMap::new();
+    for i in 0..50 {
+        m.insert(
+            format!("d{i:03}").into_bytes(),
+            format!("old-{i}").into_bytes(),
+        );
+    }
+    for i in 50..150 {
+        m.insert(
+            format!("d{i:03}").into_bytes(),
+            format!("ing-{i}").into_bytes(),
+        );
+    }
+    for i in 0..10 {
+        m.insert(
+            format!("e{i:03}").into_bytes(),
+            format!("e-{i}").into_bytes(),
+        );
+    }
+    m.insert(b"d120".to_vec(), b"after".to_vec());
+    m
+}
+
+fn ingest_options() -> Options {
+    Options {
+        create_if_missing: true,
+        cf: CfOptions {
+            compression_per_level: vec![shale::Compression::None],
+            ..Default::default()
+        },
+        ..Options::default()
+    }
+}
+
+/// Writes the `ingest-v3` fixture (SST format 3, MANIFEST edit format 5)
+/// to `$SHALE_FIXTURE_OUT` (see the module comment).
+#[test]
+#[ignore]
+fn write_ingest_v3_fixture() {
+    let Ok(out) = std::env::var("SHALE_FIXTURE_OUT") else {
+        panic!("set SHALE_FIXTURE_OUT to the directory to write");
+    };
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(&out, ingest_options()).unwrap();
+    for i in 0..100 {
+        db.put(format!("d{i:03}").as_bytes(), format!("old-{i}").as_bytes())
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let mut w = shale::SstFileWriter::new(&ingest_options());
+    let a = src.path().join("a.sst");
+    w.open(&a).unwrap();
+    for i in 50..150 {
+        w.put(format!("d{i:03}").as_bytes(), format!("ing-{i}").as_bytes())
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let b = src.path().join("b.sst");
+    w.open(&b).unwrap();
+    for i in 0..10 {
+        w.put(format!("e{i:03}").as_bytes(), format!("e-{i}").as_bytes())
+            .unwrap();
+    }
+    w.finish().unwrap();
+    db.ingest_external_file(&[a, b], &shale::IngestOptions::default())
+        .unwrap();
+    db.put(b"d120", b"after").unwrap();
+    db.flush_wal(true).unwrap();
+    drop(db);
+    let _ = std::fs::remove_file(Path::new(&out).join("LOCK"));
+}
+
+/// A DB with ingested tables (one with a global sequence number in the
+/// MANIFEST) opens, reads newest-wins, compacts and reopens.
+#[test]
+fn an_ingest_v3_db_opens_reads_and_compacts() {
+    let d = copy_of("ingest-v3");
+    let mut o = ingest_options();
+    o.create_if_missing = false;
+    let read =
+        |db: &Db| -> BTreeMap<Vec<u8>, Vec<u8>> { db.range(..).map(|kv| kv.unwrap()).collect() };
+    let db = Db::open(d.path(), o.clone()).unwrap();
+    assert_eq!(read(&db), ingest_expected());
+    assert_eq!(db.get(b"d060").unwrap().unwrap().to_vec(), b"ing-60");
+    let externals = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .filter(|p| {
+            let props = shale::tools::SstReader::open(p).unwrap().properties();
+            props.external_version == 1 && props.format_version == 3
+        })
+        .count();
+    assert_eq!(externals, 2);
+    drop(db);
+    let r = shale::tools::check_db(d.path()).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    let db = Db::open(d.path(), o.clone()).unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(read(&db), ingest_expected());
+    db.close().unwrap();
+    let db = Db::open(d.path(), o).unwrap();
+    assert_eq!(read(&db), ingest_expected());
+}
+
+/// Repair keeps an ingested table's global sequence number (from the old
+/// MANIFEST: the table does not hold it), so the ingested values still win.
+#[test]
+fn repair_keeps_an_ingested_tables_global_seqno() {
+    let d = copy_of("ingest-v3");
+    let r = shale::tools::repair_db(d.path()).unwrap();
+    assert!(
+        !r.set_aside.iter().any(|n| n.ends_with(".sst")),
+        "{:?} {:?}",
+        r.set_aside,
+        r.notes
+    );
+    let mut o = ingest_options();
+    o.create_if_missing = false;
+    let db = Db::open(d.path(), o).unwrap();
+    let got: BTreeMap<Vec<u8>, Vec<u8>> = db.range(..).map(|kv| kv.unwrap()).collect();
+    assert_eq!(got, ingest_expected());
 }

@@ -51,6 +51,10 @@
 //! under `disable_file_deletions`, checking `live_files` and
 //! `live_wal_files` against the directory.
 //!
+//! Bulk load (issue 39): now and then (drawn from the late generator) 1-3
+//! random `SstFileWriter` files are ingested into a family with random
+//! options (`ingest_random_files`), and the model gets the same.
+//!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
@@ -618,6 +622,111 @@ std::thread_local! {
 /// A draw from [`LATE_RNG`].
 fn late_draw<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {
     LATE_RNG.with(|r| f(&mut r.borrow_mut()))
+}
+
+/// One entry of an ingested file.
+enum Ingested {
+    Put(Vec<u8>),
+    Delete,
+    Merge(Vec<u8>),
+}
+
+/// Bulk load (issue 39): 1-3 random small `SstFileWriter` files of `k` keys
+/// (puts, deletes, merges; a single file may carry a range deletion),
+/// disjoint, over keys the family may hold in its memtable, its tables or
+/// nowhere, ingested into a random family with random options; the model
+/// gets the same (the range deletion first: it deletes older data, not the
+/// file's own entries). Options that may refuse (no blocking flush, no
+/// global sequence number) leave the model as it was when they do.
+fn ingest_random_files(db: &Db, fams: &mut [Fam], space: u32, ctx: &str) {
+    let src = tempfile::tempdir().unwrap();
+    let (f, files, range, o) = late_draw(|r| {
+        let f = r.gen_range(0..fams.len());
+        let base = r.gen_range(0..space);
+        let mut keys: Vec<u32> = (0..r.gen_range(1..40))
+            .map(|_| {
+                if r.gen_bool(0.7) {
+                    (base + r.gen_range(0..60)).min(space - 1)
+                } else {
+                    r.gen_range(0..space)
+                }
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let n = r.gen_range(1..=3usize).min(keys.len());
+        let per = keys.len().div_ceil(n);
+        let files: Vec<Vec<(Vec<u8>, Ingested)>> = keys
+            .chunks(per)
+            .map(|c| {
+                c.iter()
+                    .map(|k| {
+                        let e = match r.gen_range(0..10) {
+                            0..=6 => Ingested::Put(value(r)),
+                            7 => Ingested::Delete,
+                            _ => Ingested::Merge(value(r)),
+                        };
+                        (format!("k{k:05}").into_bytes(), e)
+                    })
+                    .collect()
+            })
+            .collect();
+        let range = (files.len() == 1 && r.gen_bool(0.3)).then(|| {
+            let lo = r.gen_range(0..space);
+            let hi = (lo + r.gen_range(1..80)).min(space);
+            (
+                format!("k{lo:05}").into_bytes(),
+                format!("k{hi:05}").into_bytes(),
+            )
+        });
+        let o = shale::IngestOptions {
+            move_files: r.gen_bool(0.5),
+            allow_blocking_flush: r.gen_bool(0.9),
+            allow_global_seqno: r.gen_bool(0.9),
+            verify_checksums_before_ingest: r.gen_bool(0.3),
+            ..shale::IngestOptions::default()
+        };
+        (f, files, range, o)
+    });
+    let mut paths = Vec::new();
+    for (n, entries) in files.iter().enumerate() {
+        let p = src.path().join(format!("{n}.sst"));
+        let mut w = shale::SstFileWriter::new(&Options::default());
+        w.open(&p).unwrap();
+        if let (0, Some((lo, hi))) = (n, &range) {
+            w.delete_range(lo, hi).unwrap();
+        }
+        for (k, e) in entries {
+            match e {
+                Ingested::Put(v) => w.put(k, v),
+                Ingested::Delete => w.delete(k),
+                Ingested::Merge(v) => w.merge(k, v),
+            }
+            .unwrap();
+        }
+        w.finish().unwrap();
+        paths.push(p);
+    }
+    let r = db.ingest_external_file_cf(&fams[f].cf, &paths, &o);
+    if let Err(e) = &r {
+        let may_refuse = !o.allow_blocking_flush || !o.allow_global_seqno;
+        assert!(
+            may_refuse && matches!(e, Error::InvalidArgument(_)),
+            "{ctx}: ingest {o:?}: {e}"
+        );
+        return;
+    }
+    let fam = &mut fams[f];
+    if let Some((lo, hi)) = &range {
+        fam.delete_range(lo, hi);
+    }
+    for (k, e) in files.into_iter().flatten() {
+        match e {
+            Ingested::Put(v) => fam.put(k, v),
+            Ingested::Delete => fam.delete(&k),
+            Ingested::Merge(v) => fam.merge(&k, &v),
+        }
+    }
 }
 
 /// Key-value separation (issue 14): off, or on with every option drawn
@@ -2062,6 +2171,11 @@ fn run_seed(seed: u64, ops: usize) {
         let ctx = format!("seed {seed} op {i}");
         if late_draw(|r| r.gen_bool(0.002)) {
             check_checkpoint(&db, &opts, &fams, &mut unlogged, &ctx);
+        }
+        // Bulk load (issue 39), drawn from the late generator so that a
+        // seed's other draws stay what they were.
+        if late_draw(|r| r.gen_ratio(1, 100)) {
+            ingest_random_files(&db, &mut fams, space, &ctx);
         }
         let f = pick(&mut rng, &fams);
         let o = on(&db, &mut rng, &fams[f]);

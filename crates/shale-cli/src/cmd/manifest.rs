@@ -118,7 +118,7 @@ fn print_edit(out: &mut dyn Write, e: &ManifestEdit, r: Render) -> Result<(), Cl
     for f in &e.new_files {
         writeln!(
             out,
-            "  + L{} #{} {} bytes [{} .. {}] seqs {}..{} entries {} deletions {} range_deletions {}{} {}{}",
+            "  + L{} #{} {} bytes [{} .. {}] seqs {}..{} entries {} deletions {} range_deletions {}{} {}{}{}",
             f.level,
             f.number,
             f.file_size,
@@ -139,7 +139,9 @@ fn print_edit(out: &mut dyn Write, e: &ManifestEdit, r: Render) -> Result<(), Cl
                 format!(" oldest_blob_file #{}", f.oldest_blob_file)
             } else {
                 String::new()
-            }
+            },
+            f.global_seqno
+                .map_or(String::new(), |g| format!(" global_seqno {g}"))
         )?;
     }
     for b in &e.blob_file_additions {
@@ -175,6 +177,7 @@ fn file_json(f: &NewFile, r: Render) -> Value {
         "expiry_max": f.expiry_max,
         "compression": f.compression,
         "oldest_blob_file": f.oldest_blob_file,
+        "global_seqno": f.global_seqno,
     })
 }
 

@@ -9,6 +9,7 @@ pub mod compact;
 pub mod delete;
 pub mod dump;
 pub mod get;
+pub mod ingest;
 pub mod list_cfs;
 pub mod manifest;
 pub mod options;
@@ -17,6 +18,7 @@ pub mod render_stats;
 pub mod repair;
 pub mod scan;
 pub mod sst;
+pub mod sst_write;
 pub mod stats;
 pub mod wal;
 
@@ -38,6 +40,8 @@ pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Manifest(ManifestCommand::Dump(a)) => manifest::run(&a, out),
         Command::Wal(WalCommand::Dump(a)) => wal::run(&a, out),
         Command::Sst(SstCommand::Dump(a)) => sst::run(&a, out),
+        Command::Sst(SstCommand::Write(a)) => sst_write::run(&a, out),
+        Command::Ingest(a) => ingest::run(&a, out),
         Command::Check(a) => check::run(&a, out),
         Command::Compact(a) => compact::run(&a, out),
         Command::Checkpoint(a) => checkpoint::run(&a, out),

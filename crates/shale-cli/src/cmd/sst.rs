@@ -49,6 +49,7 @@ fn properties(p: &SstProperties) -> Vec<(&'static str, Value)> {
         ("creation_time", json!(p.creation_time)),
         ("file_number", json!(p.file_number)),
         ("format_version", json!(p.format_version)),
+        ("external_version", json!(p.external_version)),
         ("unique_id", json!(p.unique_id)),
         ("db_id", json!(p.db_id)),
         (

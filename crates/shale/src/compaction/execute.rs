@@ -43,7 +43,11 @@ pub(crate) fn run_in_ranges(
     // The inputs' range tombstones, fragmented together.
     let mut sets = Vec::new();
     for f in inputs {
-        if let Some(r) = db.table_cache.get(f.number)?.range_fragments() {
+        if let Some(r) = db
+            .table_cache
+            .get(f.number, f.global_seqno)?
+            .range_fragments()
+        {
             sets.push(Arc::clone(r));
         }
     }
@@ -60,7 +64,7 @@ pub(crate) fn run_in_ranges(
         for f in inputs {
             anchors.extend(
                 db.table_cache
-                    .get(f.number)?
+                    .get(f.number, f.global_seqno)?
                     .key_anchors(ANCHORS_PER_TABLE)?,
             );
         }

@@ -183,7 +183,7 @@ impl Db {
 
     /// The family of `cf`, checked to be live and of this DB.
     #[inline]
-    fn family<'a>(&self, cf: &'a Cf) -> Result<&'a Arc<ColumnFamily>> {
+    pub(crate) fn family<'a>(&self, cf: &'a Cf) -> Result<&'a Arc<ColumnFamily>> {
         cf.0.check(self.inner().instance)?;
         Ok(&cf.0)
     }

@@ -11,11 +11,15 @@
 
 mod backup;
 mod checkpoint;
+mod ingest;
 mod live_files;
 mod read_only;
 mod secondary;
+mod sst_file_writer;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use checkpoint::{CheckpointOptions, CheckpointReport};
+pub use ingest::IngestOptions;
 pub use live_files::{LiveFile, LiveFileKind, LiveFiles, LiveWalFile};
 pub use secondary::SecondaryDb;
+pub use sst_file_writer::{ExternalSstFileInfo, SstFileWriter};

@@ -92,6 +92,16 @@ impl Fragments {
         Fragments { frags }
     }
 
+    /// The same pieces, every one at sequence number `seq` only (an
+    /// ingested table's tombstones, all written at 0, read at its global
+    /// sequence number).
+    pub(crate) fn at_seqno(mut self, seq: SeqNo) -> Fragments {
+        for f in &mut self.frags {
+            f.seqs = vec![seq];
+        }
+        self
+    }
+
     /// True when there are none.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {

@@ -68,6 +68,30 @@ pub(crate) fn log_and_apply_if_live(
     apply_now(db, st, std::slice::from_mut(edit)).map(|()| true)
 }
 
+/// Waits until no MANIFEST write is in flight (the DB mutex is released
+/// while waiting). For a caller that then takes the WAL lock and writes
+/// with [`log_and_apply_locked`].
+pub(crate) fn wait_for_manifest_writer(db: &DbInner, st: &mut MutexGuard<'_, DbState>) {
+    wait_for_writer(db, st)
+}
+
+/// `log_and_apply_group` without releasing the DB mutex during the IO, for
+/// a caller that holds the WAL lock too (ingestion: writes stay stopped
+/// and no thread holding the DB mutex can be waiting for the WAL lock).
+/// Requires that no MANIFEST write is in flight (`wait_for_manifest_writer`
+/// under the same guard).
+pub(crate) fn log_and_apply_locked(
+    db: &DbInner,
+    st: &mut MutexGuard<'_, DbState>,
+    edits: &mut [VersionEdit],
+) -> Result<()> {
+    let mut write = st.versions.begin_apply(edits)?;
+    let result = write.run();
+    let r = st.versions.finish_apply(write, result);
+    db.manifest_cv.notify_all();
+    r
+}
+
 fn wait_for_writer(db: &DbInner, st: &mut MutexGuard<'_, DbState>) {
     while st.versions.manifest_write_in_flight() {
         db.manifest_cv.wait(st);

@@ -49,7 +49,9 @@ use crate::range_del::Fragment;
 use crate::sst::block_builder::BlockBuilder;
 use crate::sst::compression::{Compressor, TYPE_NONE};
 use crate::sst::filter::FilterBuilder;
-use crate::sst::format::{make_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FORMAT_VERSION};
+use crate::sst::format::{
+    make_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FORMAT_VERSION, FORMAT_VERSION_INTERNAL,
+};
 use crate::sst::properties::TableProperties;
 use crate::sst::{
     TableOptions, METAINDEX_FILTER, METAINDEX_PREFIX_FILTER, METAINDEX_PROPERTIES,
@@ -174,7 +176,7 @@ impl TableBuilder {
             smallest_seqno: u64::MAX,
             compression_name: opts.compression.name().to_string(),
             file_number,
-            format_version: u64::from(FORMAT_VERSION),
+            format_version: u64::from(FORMAT_VERSION_INTERNAL),
             db_id: opts.db_id.clone(),
             column_family: opts.column_family.clone(),
             ..TableProperties::default()
@@ -349,6 +351,14 @@ impl TableBuilder {
         self.range_dels = frags;
     }
 
+    /// Marks the table as an external file (`SstFileWriter`): the
+    /// external-file properties and format version 3.
+    pub(crate) fn set_external(&mut self) {
+        self.props.external_version = 1;
+        self.props.external_global_seqno = 0;
+        self.props.format_version = u64::from(FORMAT_VERSION);
+    }
+
     /// True when the table would hold nothing at all.
     pub(crate) fn is_empty(&self) -> bool {
         self.props.num_entries == 0 && self.range_dels.is_empty()
@@ -495,7 +505,8 @@ impl TableBuilder {
             metaindex,
             index,
             checksum_base: self.w.checksum_base,
-            format_version: FORMAT_VERSION,
+            format_version: u32::try_from(self.props.format_version)
+                .unwrap_or(FORMAT_VERSION_INTERNAL),
         }
         .encode_to(&mut scratch);
         let res = self.w.file.append(&scratch).and_then(|_| {

@@ -21,9 +21,15 @@ use crate::error::{Error, Result};
 /// u64; stored little-endian). FROZEN.
 pub(crate) const MAGIC: u64 = 0x5348_414c_4553_5354;
 
-/// The format version this code writes: 2 records the table's column
-/// family in its properties (docs/format/sst.md, "Version log").
-pub(crate) const FORMAT_VERSION: u32 = 2;
+/// The newest format version this code reads and writes: 2 records the
+/// table's column family in its properties, 3 marks a table written by
+/// `SstFileWriter` as external (docs/format/sst.md, "Version log"). A
+/// table is written with the oldest version that holds its properties:
+/// the engine's own tables stay at [`FORMAT_VERSION_INTERNAL`].
+pub(crate) const FORMAT_VERSION: u32 = 3;
+
+/// The version of tables the engine writes itself (flush, compaction).
+pub(crate) const FORMAT_VERSION_INTERNAL: u32 = 2;
 
 /// The oldest format version this code reads (every version it ever
 /// wrote: `tests/fixtures/format-v1` is one).

@@ -24,6 +24,8 @@ const CREATION_TIME: &str = "shale.creation.time";
 const DATA_SIZE: &str = "shale.data.size";
 const DB_ID: &str = "shale.db.id";
 const DELETED_KEYS: &str = "shale.deleted.keys";
+const EXTERNAL_GLOBAL_SEQNO: &str = "shale.external.global.seqno";
+const EXTERNAL_VERSION: &str = "shale.external.version";
 const EXPIRY_ENTRIES: &str = "shale.expiry.entries";
 const EXPIRY_MAX: &str = "shale.expiry.max";
 const FILE_NUMBER: &str = "shale.file.number";
@@ -83,6 +85,16 @@ pub(crate) struct TableProperties {
     /// `rocksdb.column.family.id` / `.name` (format version 2; `None` in
     /// older tables and in tables written outside a DB).
     pub column_family: Option<(u32, String)>,
+    /// Non-zero for a table written by `SstFileWriter` (RocksDB's
+    /// `rocksdb.external_sst_file.version`; format version 3): its entries
+    /// carry sequence number 0 and are presented, once ingested, at the
+    /// global sequence number the MANIFEST records for the table.
+    pub external_version: u64,
+    /// The global sequence number written in the file (RocksDB's
+    /// `rocksdb.external_sst_file.global_seqno`): always 0 in a file of
+    /// this build, which records the one assigned at ingestion in the
+    /// MANIFEST instead (as RocksDB does without `write_global_seqno`).
+    pub external_global_seqno: u64,
 }
 
 impl TableProperties {
@@ -109,6 +121,10 @@ impl TableProperties {
         if self.expiry_entries > 0 {
             put_num(b, EXPIRY_ENTRIES, self.expiry_entries);
             put_num(b, EXPIRY_MAX, self.expiry_max);
+        }
+        if self.external_version > 0 {
+            put_num(b, EXTERNAL_GLOBAL_SEQNO, self.external_global_seqno);
+            put_num(b, EXTERNAL_VERSION, self.external_version);
         }
         put_num(b, FILE_NUMBER, self.file_number);
         put_num(b, FILTER_SIZE, self.filter_size);
@@ -161,6 +177,8 @@ impl TableProperties {
                 DB_ID => p.db_id = text(),
                 DELETED_KEYS => p.num_deletions = num()?,
                 EXPIRY_ENTRIES => p.expiry_entries = num()?,
+                EXTERNAL_GLOBAL_SEQNO => p.external_global_seqno = num()?,
+                EXTERNAL_VERSION => p.external_version = num()?,
                 EXPIRY_MAX => p.expiry_max = num()?,
                 FILE_NUMBER => p.file_number = num()?,
                 FILTER_SIZE => p.filter_size = num()?,

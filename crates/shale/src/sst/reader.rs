@@ -365,6 +365,10 @@ pub(crate) struct Table {
     range_dels: Option<Arc<Fragments>>,
     /// Set when the table is charged to a DB's memory ledger.
     memory: OnceLock<TableMemory>,
+    /// The sequence number every entry reads as (an ingested external
+    /// table's, from the MANIFEST; its stored ones are 0). `None`: entries
+    /// read as stored.
+    global_seqno: Option<u64>,
 }
 
 /// A table's place in the DB's memory ledger (see `crate::memory`).
@@ -413,6 +417,20 @@ impl Table {
         file_number: u64,
         cache: Option<Arc<dyn BlockCacheHook>>,
         cache_meta: bool,
+    ) -> Result<Arc<Table>> {
+        Table::open_at(file, file_name, file_number, cache, cache_meta, None)
+    }
+
+    /// `open`, presenting every entry (and range tombstone) at
+    /// `global_seqno` when set: an ingested external table (its properties
+    /// must say so, else `Corruption`).
+    pub(crate) fn open_at(
+        file: Arc<dyn RandomAccessFile>,
+        file_name: String,
+        file_number: u64,
+        cache: Option<Arc<dyn BlockCacheHook>>,
+        cache_meta: bool,
+        global_seqno: Option<u64>,
     ) -> Result<Arc<Table>> {
         let file_name: Arc<str> = Arc::from(file_name);
         let len = file.len();
@@ -483,9 +501,19 @@ impl Table {
             Some(h) => Some(Arc::new(r.read_filter(h, &stats)?)),
             None => None,
         };
+        if global_seqno.is_some() && props.external_version == 0 {
+            return Err(r.corruption(
+                props_h.offset,
+                "the MANIFEST gives a global sequence number to a table not written as external",
+            ));
+        }
         let range_dels = match range_h {
             Some(h) => {
-                let f = super::range_del_block::decode(Arc::new(r.read_block_parsed(h, &stats)?))?;
+                let mut f =
+                    super::range_del_block::decode(Arc::new(r.read_block_parsed(h, &stats)?))?;
+                if let Some(g) = global_seqno {
+                    f = f.at_seqno(g);
+                }
                 (!f.is_empty()).then(|| Arc::new(f))
             }
             None => None,
@@ -507,6 +535,7 @@ impl Table {
             stats,
             range_dels,
             memory: OnceLock::new(),
+            global_seqno,
         };
         if cache_meta {
             if let Some(c) = &table.cache {
@@ -617,6 +646,13 @@ impl Table {
 
     pub(crate) fn properties(&self) -> &TableProperties {
         &self.props
+    }
+
+    /// The sequence number every entry reads as, for an ingested table
+    /// that has one (see `open_at`).
+    #[inline]
+    pub(crate) fn global_seqno(&self) -> Option<u64> {
+        self.global_seqno
     }
 
     pub(crate) fn stats(&self) -> &TableStats {

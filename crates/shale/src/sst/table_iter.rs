@@ -16,7 +16,11 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::base::compare_internal;
+use crate::base::{
+    compare_internal, extract_user_key, make_internal_key, pack_trailer, KIND_FOR_SEEK, MAX_SEQNO,
+    TRAILER_LEN,
+};
+use crate::codec::decode_fixed64;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::sst::block::BlockIterator;
@@ -35,6 +39,10 @@ pub(crate) struct TableIterator {
     data_offset: u64,
     readahead: Readahead,
     err: Option<Error>,
+    /// The table's global sequence number (an ingested table), and the
+    /// current key with it in its trailer.
+    global: Option<u64>,
+    gkey: Vec<u8>,
 }
 
 impl TableIterator {
@@ -56,13 +64,15 @@ impl TableIterator {
     ) -> TableIterator {
         let readahead = Readahead::new(policy).charged(table.buffer_charge());
         TableIterator {
-            table,
             fill_cache,
             index: None,
             data: None,
             data_offset: u64::MAX,
             readahead,
             err: None,
+            global: table.global_seqno(),
+            gkey: Vec::new(),
+            table,
         }
     }
 
@@ -179,6 +189,40 @@ impl TableIterator {
     fn data_mut(&mut self) -> Option<&mut BlockIterator> {
         self.data.as_mut()
     }
+
+    /// With a global sequence number: copies the current key with it in
+    /// its trailer (the kind kept) into `gkey`.
+    fn present(&mut self) {
+        let (Some(g), Some(d)) = (self.global, self.data.as_ref()) else {
+            return;
+        };
+        if !d.valid() {
+            return;
+        }
+        let k = d.key();
+        let n = k.len().saturating_sub(TRAILER_LEN);
+        let kind = k.get(n..).and_then(decode_fixed64).unwrap_or(0) as u8;
+        self.gkey.clear();
+        self.gkey.extend_from_slice(&k[..n]);
+        self.gkey
+            .extend_from_slice(&pack_trailer(g, kind).to_le_bytes());
+    }
+}
+
+impl TableIterator {
+    /// Seeks by the stored keys.
+    fn seek_stored(&mut self, target: &[u8]) {
+        let Some(index) = self.start_seek() else {
+            return;
+        };
+        index.seek(target);
+        self.init_data_block();
+        if let Some(d) = self.data_mut() {
+            d.seek(target);
+        }
+        self.skip_empty_forward();
+        self.present();
+    }
 }
 
 impl InternalIterator for TableIterator {
@@ -196,6 +240,7 @@ impl InternalIterator for TableIterator {
             d.seek_to_first();
         }
         self.skip_empty_forward();
+        self.present();
     }
 
     fn seek_to_last(&mut self) {
@@ -208,18 +253,23 @@ impl InternalIterator for TableIterator {
             d.seek_to_last();
         }
         self.skip_empty_backward();
+        self.present();
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let Some(index) = self.start_seek() else {
+        if self.global.is_some() {
+            // Stored keys are at 0, presented at the global number: find
+            // the user key's one entry, then step past it when it sorts
+            // before the target (its number is above the target's).
+            let mut t = Vec::with_capacity(target.len());
+            make_internal_key(&mut t, extract_user_key(target), MAX_SEQNO, KIND_FOR_SEEK);
+            self.seek_stored(&t);
+            if self.valid() && compare_internal(self.key(), target) == Ordering::Less {
+                self.next();
+            }
             return;
-        };
-        index.seek(target);
-        self.init_data_block();
-        if let Some(d) = self.data_mut() {
-            d.seek(target);
         }
-        self.skip_empty_forward();
+        self.seek_stored(target);
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
@@ -239,6 +289,7 @@ impl InternalIterator for TableIterator {
             d.next();
         }
         self.skip_empty_forward();
+        self.present();
     }
 
     fn prev(&mut self) {
@@ -247,10 +298,14 @@ impl InternalIterator for TableIterator {
             d.prev();
         }
         self.skip_empty_backward();
+        self.present();
     }
 
     fn key(&self) -> &[u8] {
         debug_assert!(self.valid());
+        if self.global.is_some() {
+            return &self.gkey;
+        }
         self.data.as_ref().map_or(&[], |d| d.key())
     }
 

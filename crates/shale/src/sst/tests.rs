@@ -127,7 +127,7 @@ fn roundtrip_100k_entries_each_compression() {
         assert_eq!(p.compression_name, c.name());
         assert_eq!(p.db_id, "test-db");
         assert_eq!(p.file_number, 7);
-        assert_eq!(p.format_version, u64::from(format::FORMAT_VERSION));
+        assert_eq!(p.format_version, u64::from(format::FORMAT_VERSION_INTERNAL));
         assert_eq!(p.unique_id.len(), 32);
         assert!(p.num_data_blocks > 100);
         assert!(p.filter_size > n * 10 / 8);

@@ -266,21 +266,22 @@ impl TableCache {
                 if let Some(t) = f.table.get() {
                     return Ok(Cow::Borrowed(t));
                 }
-                let t = self.get(f.number)?;
+                let t = self.get(f.number, f.global_seqno)?;
                 Ok(Cow::Borrowed(f.table.get_or_init(|| t)))
             }
-            Store::Bounded(_) => Ok(Cow::Owned(self.get(f.number)?)),
+            Store::Bounded(_) => Ok(Cow::Owned(self.get(f.number, f.global_seqno)?)),
         }
     }
 
-    /// The reader of table `number`, opening it on a miss.
-    pub(crate) fn get(&self, number: u64) -> Result<Arc<Table>> {
+    /// The reader of table `number`, opening it on a miss (presenting its
+    /// entries at `global_seqno`, the MANIFEST's for an ingested table).
+    pub(crate) fn get(&self, number: u64, global_seqno: Option<u64>) -> Result<Arc<Table>> {
         match &self.store {
             Store::Unbounded(shards) => {
                 if let Some(t) = shards[shard_of(number)].read().get(&number) {
                     return Ok(Arc::clone(t));
                 }
-                let table = self.open(number)?;
+                let table = self.open(number, global_seqno)?;
                 let mut shard = shards[shard_of(number)].write();
                 Ok(Arc::clone(shard.entry(number).or_insert(table)))
             }
@@ -290,7 +291,7 @@ impl TableCache {
                     Some(Cached::Blob(_)) => return Err(kind_clash(number)),
                     None => {}
                 }
-                let table = self.open(number)?;
+                let table = self.open(number, global_seqno)?;
                 match self.insert_bounded(lru, number, Cached::Table(table)) {
                     Cached::Table(t) => Ok(t),
                     Cached::Blob(_) => Err(kind_clash(number)),
@@ -334,7 +335,7 @@ impl TableCache {
     /// Opens table `number` (a miss). Never called with the DB mutex held,
     /// so sync point `TableCache::Open` may pause here (a background
     /// thread in the delete-only check's unlocked window, say).
-    fn open(&self, number: u64) -> Result<Arc<Table>> {
+    fn open(&self, number: u64, global_seqno: Option<u64>) -> Result<Arc<Table>> {
         crate::sync_point!("TableCache::Open");
         let name = table_file_name(number);
         let path = self.dir.join(&name);
@@ -352,17 +353,20 @@ impl TableCache {
         if self.advise_random && !self.direct_reads {
             file.advise(AccessPattern::Random);
         }
-        let table = Table::open(
+        let table = Table::open_at(
             file,
             name.clone(),
             number,
             self.block_cache.clone(),
             self.cache_index_and_filter_blocks,
+            global_seqno,
         )?;
         // A table stored under another table's name verifies block by block;
-        // its properties name the file it was written as.
+        // its properties name the file it was written as (an external
+        // table, written outside the DB, names none: 0).
         let recorded = table.properties().file_number;
-        if recorded != number {
+        let external = table.properties().external_version > 0 && recorded == 0;
+        if recorded != number && !external {
             return Err(Error::corruption(
                 name,
                 0,
@@ -549,8 +553,7 @@ impl LevelFiles for SortedRun {
     }
 
     fn open(&self, i: usize) -> Result<Box<dyn InternalIterator>> {
-        self.cache
-            .compaction_iter(self.files[i].number, self.readahead)
+        self.cache.compaction_iter(&self.files[i], self.readahead)
     }
 }
 
@@ -560,10 +563,11 @@ impl TableCache {
     /// when `compaction_direct`.
     fn compaction_iter(
         &self,
-        number: u64,
+        f: &FileMeta,
         readahead: ReadaheadPolicy,
     ) -> Result<Box<dyn InternalIterator>> {
-        let t = self.get(number)?;
+        let number = f.number;
+        let t = self.get(number, f.global_seqno)?;
         if !self.compaction_direct {
             return Ok(Box::new(t.iter_with(false, readahead)));
         }
@@ -595,7 +599,7 @@ impl TableCache {
             }
             if level == 0 {
                 for f in files {
-                    out.push(self.compaction_iter(f.number, readahead)?);
+                    out.push(self.compaction_iter(f, readahead)?);
                 }
                 continue;
             }

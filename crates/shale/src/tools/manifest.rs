@@ -100,6 +100,9 @@ pub struct NewFile {
     /// The smallest blob file number its blob references name (0: it
     /// holds none, or the MANIFEST does not say).
     pub oldest_blob_file: u64,
+    /// An ingested table's global sequence number: every entry of the
+    /// table reads as written at it (MANIFEST file sub-field 1).
+    pub global_seqno: Option<u64>,
 }
 
 /// A blob file an edit adds to its family (MANIFEST tag 15; format in
@@ -156,6 +159,7 @@ impl NewFile {
             expiry_max: f.expiry_max,
             compression: compression_name(f.compression),
             oldest_blob_file: f.oldest_blob_file,
+            global_seqno: f.global_seqno,
         })
     }
 }

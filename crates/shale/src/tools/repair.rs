@@ -141,6 +141,8 @@ impl Family {
 struct OldState {
     families: BTreeMap<u32, Family>,
     table_family: HashMap<u64, u32>,
+    /// Ingested tables' global sequence numbers (they are not in the files).
+    global_seqnos: HashMap<u64, u64>,
     /// The blob files it lists (those with blobs not yet garbage).
     blob_files: BTreeSet<u64>,
     last_sequence: u64,
@@ -292,7 +294,7 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
             report.set_aside.push(name);
             continue;
         }
-        match scan_table(&*fs, dir, num) {
+        match scan_table(&*fs, dir, num, old.global_seqnos.get(&num).copied()) {
             Ok((meta, table_refs)) => {
                 let cf = match old.table_family.get(&num) {
                     Some(&cf) if old.families.contains_key(&cf) => cf,
@@ -624,6 +626,9 @@ fn read_old_state(
             }
             for f in &e.new_files {
                 live.insert(f.number, cf);
+                if let Some(g) = f.global_seqno {
+                    st.global_seqnos.insert(f.number, g);
+                }
             }
             for a in &e.blob_file_additions {
                 blobs.insert(a.number, (cf, a.count, 0));

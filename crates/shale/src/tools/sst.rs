@@ -66,6 +66,9 @@ pub struct SstProperties {
     /// The column family it belongs to, (id, name); `None` for tables of
     /// format version 1 (which do not record it).
     pub column_family: Option<(u32, String)>,
+    /// Non-zero for a table written by `SstFileWriter` (format version 3):
+    /// RocksDB's `rocksdb.external_sst_file.version`.
+    pub external_version: u64,
 }
 
 /// One index entry: the data block whose keys are all ≤ `separator`.
@@ -158,6 +161,7 @@ impl SstReader {
             unique_id: p.unique_id.clone(),
             db_id: p.db_id.clone(),
             column_family: p.column_family.clone(),
+            external_version: p.external_version,
         }
     }
 

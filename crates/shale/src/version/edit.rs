@@ -23,12 +23,18 @@ use super::file_meta::FileMeta;
 /// The newest edit encoding this build reads. Version 2 added column
 /// families (tags 10, 11, 12, 14 and [`tag::CF_OPTIONS`]); version 3 the
 /// DB-wide [`tag::MIN_LOG_NUMBER_TO_KEEP`]; version 4 blob files
-/// ([`tag::BLOB_FILE_ADDITION`], [`tag::BLOB_FILE_GARBAGE`]). An edit is
+/// ([`tag::BLOB_FILE_ADDITION`], [`tag::BLOB_FILE_GARBAGE`]); version 5
+/// the global sequence number of an ingested table
+/// ([`file_tag::GLOBAL_SEQNO`]). An edit is
 /// written with the oldest version that holds its fields, so DBs that
 /// never need them stay readable by older builds (and a build without
 /// blob files refuses a DB that has them with `NotSupported`); version 1
 /// edits stay readable (default family only).
-pub(crate) const EDIT_FORMAT_VERSION: u32 = 4;
+pub(crate) const EDIT_FORMAT_VERSION: u32 = 5;
+
+/// The version an edit with blob fields and no ingested table's global
+/// sequence number is written with.
+const EDIT_FORMAT_VERSION_BLOB: u32 = 4;
 
 /// The version an edit with `MIN_LOG_NUMBER_TO_KEEP` and no blob field is
 /// written with.
@@ -103,6 +109,12 @@ pub(crate) mod tag {
 pub(crate) mod file_tag {
     /// Ends the sub-field list.
     pub(crate) const END: u32 = 0;
+    /// The global sequence number of an ingested (external) table
+    /// (varint64, > 0; edit format 5): every entry of the table reads as
+    /// written at this sequence number (its stored ones are 0). NOT safe
+    /// to ignore: a reader that ignored it would order the table's entries
+    /// below older ones.
+    pub(crate) const GLOBAL_SEQNO: u32 = 1;
     /// Bit 6: the sub-field may be ignored by readers that do not know it.
     pub(crate) const SAFE_IGNORE_MASK: u32 = 1 << 6;
     // Reserved: 65 file checksum, 66 unique id, 68 creation time (all safe
@@ -215,9 +227,10 @@ impl VersionEdit {
     /// Appends the encoding of this edit to `dst`.
     pub(crate) fn encode(&self, dst: &mut Vec<u8>) {
         put_varint32(dst, tag::FORMAT_VERSION);
-        let version = if !self.blob_file_additions.is_empty() || !self.blob_file_garbage.is_empty()
-        {
+        let version = if self.new_files.iter().any(|(_, f)| f.global_seqno.is_some()) {
             EDIT_FORMAT_VERSION
+        } else if !self.blob_file_additions.is_empty() || !self.blob_file_garbage.is_empty() {
+            EDIT_FORMAT_VERSION_BLOB
         } else if self.min_log_number_to_keep.is_some() {
             EDIT_FORMAT_VERSION_MIN_LOG
         } else {
@@ -444,6 +457,12 @@ fn encode_new_file(dst: &mut Vec<u8>, level: usize, f: &FileMeta) {
             put_length_prefixed(dst, &v);
         }
     }
+    if let Some(g) = f.global_seqno {
+        put_varint32(dst, file_tag::GLOBAL_SEQNO);
+        let mut v = Vec::with_capacity(10);
+        put_varint64(&mut v, g);
+        put_length_prefixed(dst, &v);
+    }
     if let Some((start, end)) = f.range_del_span.get() {
         put_varint32(dst, file_tag::RANGE_DEL_SPAN);
         let mut v = Vec::with_capacity(start.len() + end.len() + 10);
@@ -539,9 +558,17 @@ impl<'a> Decoder<'a> {
         let mut newest_key_time = 0;
         let mut oldest_blob_file = 0;
         let mut range_del_span = None;
+        let mut global_seqno = None;
         loop {
             match self.varint32("file sub-field tag")? {
                 file_tag::END => break,
+                file_tag::GLOBAL_SEQNO => {
+                    let mut v = self.bytes("global seqno")?;
+                    let g = crate::codec::get_varint64(&mut v)
+                        .filter(|&g| v.is_empty() && g > 0 && g <= MAX_SEQNO)
+                        .ok_or_else(|| self.err(format!("file {number}: bad global seqno")))?;
+                    global_seqno = Some(g);
+                }
                 file_tag::RANGE_DEL_SPAN => {
                     let mut v = self.bytes("range tombstone span")?;
                     let bad = || self.err(format!("file {number}: bad range tombstone span"));
@@ -600,6 +627,7 @@ impl<'a> Decoder<'a> {
             newest_key_time,
             oldest_blob_file,
             compression,
+            global_seqno,
             ..Default::default()
         };
         if let Some(span) = range_del_span {

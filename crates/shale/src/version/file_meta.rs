@@ -56,6 +56,10 @@ pub(crate) struct FileMeta {
     pub oldest_blob_file: FileNum,
     /// Compression type of the data blocks (the `Compression` tag byte).
     pub compression: u8,
+    /// For a table ingested from an external file that needed one: the
+    /// sequence number every entry reads as (stored ones are 0). Persisted
+    /// (sub-field `GLOBAL_SEQNO`); `None` for every other table.
+    pub global_seqno: Option<SeqNo>,
     /// Set while a compaction job has this file as an input. Not persisted.
     pub being_compacted: AtomicBool,
     /// The open reader, once a read has opened it through an unbounded
@@ -188,6 +192,7 @@ impl Clone for FileMeta {
             newest_key_time: self.newest_key_time,
             oldest_blob_file: self.oldest_blob_file,
             compression: self.compression,
+            global_seqno: self.global_seqno,
             being_compacted: AtomicBool::new(false),
             table: self.table.clone(),
             range_del_span: self.range_del_span.clone(),
@@ -212,6 +217,7 @@ impl PartialEq for FileMeta {
             && self.newest_key_time == o.newest_key_time
             && self.oldest_blob_file == o.oldest_blob_file
             && self.compression == o.compression
+            && self.global_seqno == o.global_seqno
             && self.range_del_span.get() == o.range_del_span.get()
     }
 }

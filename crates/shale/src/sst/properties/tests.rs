@@ -23,6 +23,8 @@ fn sample() -> TableProperties {
         db_id: "db-1".into(),
         prefix_extractor: "rocksdb.FixedPrefix.8".into(),
         column_family: Some((7, "users".into())),
+        external_version: 1,
+        external_global_seqno: 5,
     }
 }
 
@@ -46,7 +48,7 @@ fn roundtrip_and_names_sorted() {
         it.next();
         n += 1;
     }
-    assert_eq!(n, 22);
+    assert_eq!(n, 24);
 }
 
 #[test]

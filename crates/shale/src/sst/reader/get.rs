@@ -3,7 +3,10 @@
 //! key at a sequence number (`get_point`, `get`), reading one data block
 //! through the block cache.
 
-use crate::base::{extract_user_key, PrefixExtractor, TRAILER_LEN};
+use crate::base::{
+    extract_user_key, make_internal_key, pack_trailer, unpack_trailer, PrefixExtractor,
+    KIND_FOR_SEEK, MAX_SEQNO, TRAILER_LEN,
+};
 use crate::error::Result;
 
 use super::{BlockMemo, BlockRef, PointEntry, Table, KEY_BUF};
@@ -101,11 +104,42 @@ impl Table {
         if probed == Some(false) {
             return Ok(None);
         }
-        let r = self.get_point_unfiltered(lookup_ikey, user_key, fill_cache, memo);
+        let r = match self.global_seqno {
+            None => self.get_point_unfiltered(lookup_ikey, user_key, fill_cache, memo),
+            Some(g) => self.get_point_global(lookup_ikey, user_key, fill_cache, memo, g),
+        };
         if probed == Some(true) && matches!(r, Ok(None)) {
             self.stats.bump(|c| &c.filter_false_positives, 1);
         }
         r
+    }
+
+    /// `get_point_unfiltered` in an ingested table read at global
+    /// sequence number `g`: it holds at most one entry per user key
+    /// (stored at 0), visible when `g` is at or below the lookup's
+    /// sequence number, and returned with `g` in its trailer.
+    fn get_point_global(
+        &self,
+        lookup_ikey: &[u8],
+        user_key: &[u8],
+        fill_cache: bool,
+        memo: Option<&mut BlockMemo>,
+        g: u64,
+    ) -> Result<Option<PointEntry>> {
+        let t = lookup_ikey
+            .get(lookup_ikey.len() - TRAILER_LEN..)
+            .and_then(crate::codec::decode_fixed64)
+            .unwrap_or(0);
+        if unpack_trailer(t).0 < g {
+            return Ok(None);
+        }
+        let mut lookup = Vec::with_capacity(user_key.len() + TRAILER_LEN);
+        make_internal_key(&mut lookup, user_key, MAX_SEQNO, KIND_FOR_SEEK);
+        let found = self.get_point_unfiltered(&lookup, user_key, fill_cache, memo)?;
+        Ok(found.map(|mut e| {
+            e.trailer = pack_trailer(g, unpack_trailer(e.trailer).1);
+            e
+        }))
     }
 
     pub(super) fn get_point_unfiltered(

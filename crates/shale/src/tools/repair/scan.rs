@@ -29,17 +29,20 @@ pub(super) fn raw_kind(k: crate::tools::keys::EntryKind) -> ValueKind {
 
 /// Reads table `num` whole and describes it as the MANIFEST does, with the
 /// references its `BlobIndex` entries hold into each blob file (a
-/// malformed blob index is damage of the table).
+/// malformed blob index is damage of the table). `global`: an ingested
+/// table's global sequence number, from the old MANIFEST (its entries are
+/// stored at 0 and read at it).
 pub(super) fn scan_table(
     fs: &dyn FileSystem,
     dir: &Path,
     num: u64,
+    global: Option<u64>,
 ) -> Result<(FileMeta, BlobRefs)> {
     let path = dir.join(table_file_name(num));
     let name = path.display().to_string();
     let file = fs.open_random(&path)?;
     let file_size = file.len();
-    let t = Table::open(file, name.clone(), num, None, false)?;
+    let t = Table::open_at(file, name.clone(), num, None, false, global)?;
     let bad = |offset: u64, what: &str| Error::corruption(name.as_str(), offset, what);
     let (mut smallest, mut largest): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
     let (mut lo_seq, mut hi_seq) = (MAX_SEQNO, 0);
@@ -117,9 +120,21 @@ pub(super) fn scan_table(
             }
         }
     }
-    let (Some(smallest), Some(largest)) = (smallest, largest) else {
+    let (Some(mut smallest), Some(mut largest)) = (smallest, largest) else {
         return Err(bad(0, "table holds no entry"));
     };
+    if let Some(g) = global {
+        // The point entries' stored 0 reads as `g` (a range end's
+        // sentinel stays).
+        for k in [&mut smallest, &mut largest] {
+            if let Some(p) = parse_internal_key(k).filter(|p| p.seq == 0) {
+                let mut at = Vec::with_capacity(k.len());
+                make_internal_key(&mut at, p.user_key, g, p.kind as u8);
+                *k = at;
+            }
+        }
+        (lo_seq, hi_seq) = (g, g);
+    }
     let props = t.properties();
     if entries != props.num_entries {
         return Err(bad(
@@ -145,5 +160,6 @@ pub(super) fn scan_table(
     m.expiry_max = props.expiry_max;
     m.compression = Compression::parse(&props.compression_name).map_or(0, |c| c.code());
     m.oldest_blob_file = refs.keys().next().copied().unwrap_or(0);
+    m.global_seqno = global;
     Ok((m, refs))
 }

@@ -100,6 +100,7 @@ fn random_edit(rng: &mut SmallRng) -> VersionEdit {
                 newest_key_time: rng.gen_range(0..2) * 1_700_000_000,
                 oldest_blob_file: rng.gen_range(0..2) * rng.gen_range(1..1000),
                 compression: rng.gen(),
+                global_seqno: rng.gen_bool(0.2).then(|| rng.gen_range(1..1 << 50)),
                 ..Default::default()
             },
         );
@@ -306,13 +307,15 @@ fn truncation_is_detected_or_a_field_boundary() {
             // the oldest format that holds the fields left).
             if let Ok(e) = VersionEdit::decode(&b[..n], "M", 0) {
                 let mut want = b[..n].to_vec();
-                if e.blob_file_additions.is_empty() && e.blob_file_garbage.is_empty() {
-                    want[1] = if e.min_log_number_to_keep.is_some() {
-                        EDIT_FORMAT_VERSION_MIN_LOG as u8
-                    } else {
-                        EDIT_FORMAT_VERSION_CF as u8
-                    };
-                }
+                want[1] = if e.new_files.iter().any(|(_, f)| f.global_seqno.is_some()) {
+                    EDIT_FORMAT_VERSION as u8
+                } else if !e.blob_file_additions.is_empty() || !e.blob_file_garbage.is_empty() {
+                    EDIT_FORMAT_VERSION_BLOB as u8
+                } else if e.min_log_number_to_keep.is_some() {
+                    EDIT_FORMAT_VERSION_MIN_LOG as u8
+                } else {
+                    EDIT_FORMAT_VERSION_CF as u8
+                };
                 assert_eq!(enc(&e), want);
             }
         }
@@ -396,8 +399,8 @@ fn rejects_bad_fields() {
     let mut e = VersionEdit::default();
     e.add_file(0, f);
     assert!(corruption_what(&enc(&e)).contains("bad seqno range"));
-    match VersionEdit::decode(&[1, 5], "M", 0) {
-        Err(Error::NotSupported(m)) => assert!(m.contains("format version 5"), "{m}"),
+    match VersionEdit::decode(&[1, 6], "M", 0) {
+        Err(Error::NotSupported(m)) => assert!(m.contains("format version 6"), "{m}"),
         other => panic!("{other:?}"),
     }
     assert!(matches!(
@@ -429,4 +432,30 @@ fn safe_to_ignore_fields_are_skipped() {
     put_length_prefixed(&mut bad, b"x");
     put_varint32(&mut bad, file_tag::END);
     assert!(corruption_what(&bad).contains("unknown file sub-field tag 3"));
+}
+
+/// Edit format 5: an ingested table's global sequence number, sub-field 1
+/// (not safe to ignore), and the edit written as version 5 only then.
+#[test]
+fn global_seqno_sub_field_bytes_and_version() {
+    let mut e = VersionEdit::default();
+    let mut f = FileMeta::new(7, 100, ikey(b"a", 300), ikey(b"b", 300), 300, 300, 2, 0);
+    f.global_seqno = Some(300);
+    e.add_file(1, f);
+    let b = enc(&e);
+    assert_eq!(&b[..2], &[tag::FORMAT_VERSION as u8, 5]);
+    let end = b.len();
+    // ... compression byte, then sub-field 1 = len 2, varint 300, then END.
+    assert_eq!(&b[end - 5..], &[1, 2, 0xac, 0x02, 0]);
+    assert_eq!(VersionEdit::decode(&b, "M", 0).unwrap(), e);
+    // Without it: version 2.
+    e.new_files[0].1.global_seqno = None;
+    assert_eq!(enc(&e)[1], 2);
+    // A zero global seqno is corruption.
+    let mut z = b.clone();
+    z[end - 3] = 0;
+    z[end - 2] = 0;
+    z.remove(end - 2);
+    z[end - 4] = 1;
+    assert!(VersionEdit::decode(&z, "M", 0).is_err());
 }
