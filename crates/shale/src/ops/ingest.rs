@@ -10,9 +10,10 @@
 //!    sequence number 0, and find its key range. A damaged file is
 //!    `Corruption` naming it. Files of one family must not overlap each
 //!    other (RocksDB's rule; `InvalidArgument`).
-//! 2. Copy each file into the DB directory under a new file number (moved
-//!    by a rename with `move_files`, copied when the rename fails), synced,
-//!    then the directory synced. The numbers are pending outputs, so the
+//! 2. Copy each file into the DB directory under a new file number (hard
+//!    linked with `move_files`, copied when the link fails), synced, then
+//!    the directory synced; with `move_files` the callers' names are
+//!    removed once the ingestion is installed (RocksDB's behaviour). The numbers are pending outputs, so the
 //!    obsolete-file pass leaves them alone; a crash leaves them unnamed by
 //!    the MANIFEST, and the next open deletes them.
 //! 3. Stop writes: the DB mutex, no MANIFEST write in flight, then the WAL
@@ -50,11 +51,10 @@
 //! the table, repair lists the table at sequence number 0 (older versions
 //! of its keys may then win).
 //!
-//! Files are copied (or renamed) through the `FileSystem` seam; hard links
-//! come with `FileSystem::link`. With `move_files`, a crash after the
-//! rename and before the MANIFEST edit leaves the moved files in the DB
-//! directory unnamed, and the next open deletes them (RocksDB links
-//! instead, so the source survives): keep a copy until the call returns.
+//! Files are linked or copied through the `FileSystem` seam, never
+//! renamed: a crash before the MANIFEST edit leaves the callers' files
+//! where they were (and the DB's unnamed copies, which the next open
+//! deletes).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -74,9 +74,9 @@ use crate::version::{FileMeta, Version, VersionEdit};
 /// RocksDB's `IngestExternalFileOptions`. The defaults are RocksDB's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestOptions {
-    /// Rename the files into the DB directory instead of copying them
-    /// (copied when the rename fails, e.g. across file systems). Default
-    /// false.
+    /// Hard-link the files into the DB directory instead of copying them
+    /// (copied when the link fails, e.g. across file systems), and remove
+    /// the callers' names once the ingestion is installed. Default false.
     pub move_files: bool,
     /// Give the files a global sequence number when snapshots exist, so
     /// that reads at those snapshots do not see them. Default true.
@@ -222,13 +222,20 @@ fn ingest(db: &Arc<DbInner>, mut jobs: Vec<Job>, opts: &IngestOptions) -> Result
     let r = copy_in(db, &mut jobs, opts.move_files, &mut numbers)
         .and_then(|()| install(db, &mut jobs, opts));
     if r.is_err() {
-        undo_copies(db, &jobs, opts.move_files);
+        undo_copies(db, &jobs);
     }
     let mut st = db.state.lock();
     for n in &numbers {
         st.pending_outputs.remove(n);
     }
     drop(st);
+    if r.is_ok() && opts.move_files {
+        // Installed: the DB holds its own names; the callers' go (as
+        // RocksDB does). A failure here loses nothing.
+        for f in jobs.iter().flat_map(|j| &j.files) {
+            let _ = db.fs.remove(&f.path);
+        }
+    }
     r
 }
 
@@ -361,9 +368,10 @@ fn copy_in(db: &DbInner, jobs: &mut [Job], move_files: bool, numbers: &mut Vec<u
             };
             numbers.push(f.number);
             let dest = db.dir.join(table_file_name(f.number));
-            let moved = move_files && db.fs.rename(&f.path, &dest).is_ok();
-            if !moved {
-                copy_file(db, &f.path, &dest)?;
+            // A hard link where the file system can; a copy otherwise.
+            let linked = move_files && db.fs.link(&f.path, &dest).is_ok();
+            if !linked {
+                db.fs.copy_file(&f.path, &dest, None)?;
             }
             f.file_size = db.fs.file_size(&dest)?;
             crate::sync_point!("IngestExternalFile:Copied");
@@ -372,31 +380,13 @@ fn copy_in(db: &DbInner, jobs: &mut [Job], move_files: bool, numbers: &mut Vec<u
     db.fs.sync_dir(&db.dir)
 }
 
-fn copy_file(db: &DbInner, from: &Path, to: &Path) -> Result<()> {
-    let mut src = db.fs.open_sequential(from)?;
-    let mut dst = db.fs.create(to)?;
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = src.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        dst.append(buf.get(..n).unwrap_or(&[]))?;
-    }
-    dst.sync()
-}
-
-/// After a failure: moved files go back where they were, copies go.
-fn undo_copies(db: &DbInner, jobs: &[Job], move_files: bool) {
+/// After a failure: the DB's names go (the callers' files are untouched:
+/// linked or copied, never moved).
+fn undo_copies(db: &DbInner, jobs: &[Job]) {
     for f in jobs.iter().flat_map(|j| &j.files) {
-        if f.number == 0 {
-            continue;
+        if f.number != 0 {
+            let _ = db.fs.remove(&db.dir.join(table_file_name(f.number)));
         }
-        let dest = db.dir.join(table_file_name(f.number));
-        if move_files && !db.fs.exists(&f.path) && db.fs.rename(&dest, &f.path).is_ok() {
-            continue;
-        }
-        let _ = db.fs.remove(&dest);
     }
 }
 
