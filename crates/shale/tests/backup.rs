@@ -6,31 +6,12 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::quiet_options;
+use common::{family_contents as contents, quiet_options};
 use shale::fs::{FileSystem, MemFileSystem};
 use shale::{BackupEngine, Db, Error, Options, StringAppendOperator};
-
-type Contents = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
-
-fn contents(db: &Db) -> Contents {
-    db.cfs()
-        .iter()
-        .map(|cf| {
-            let kv = db
-                .range_cf(cf, ..)
-                .map(|r| {
-                    let (k, v) = r.unwrap();
-                    (k.to_vec(), v.to_vec())
-                })
-                .collect();
-            (cf.name().to_string(), kv)
-        })
-        .collect()
-}
 
 fn options(fs: Option<Arc<dyn FileSystem>>) -> Options {
     let mut o = quiet_options();

@@ -10,28 +10,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::quiet_options;
+use common::{family_contents as contents, quiet_options};
 use shale::fs::{FileSystem, MemFileSystem};
 use shale::{CfOptions, Db, Error, Options, StringAppendOperator, WriteBatch, WriteOptions};
 
-type Contents = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
-
 /// Every family's contents, by name.
-fn contents(db: &Db) -> Contents {
-    db.cfs()
-        .iter()
-        .map(|cf| {
-            let kv = db
-                .range_cf(cf, ..)
-                .map(|r| {
-                    let (k, v) = r.unwrap();
-                    (k.to_vec(), v.to_vec())
-                })
-                .collect();
-            (cf.name().to_string(), kv)
-        })
-        .collect()
-}
 
 /// Every file of `dir` (recursively one level, as the engine writes) with
 /// its bytes.

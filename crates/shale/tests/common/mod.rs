@@ -358,3 +358,24 @@ pub fn seed_base() -> u64 {
     println!("SHALE_SEED_BASE={base}");
     base
 }
+
+/// Every column family's contents, by family name.
+pub type FamilyContents =
+    std::collections::BTreeMap<String, std::collections::BTreeMap<Vec<u8>, Vec<u8>>>;
+
+/// Every live family of `db` read in full ([`FamilyContents`]).
+pub fn family_contents(db: &Db) -> FamilyContents {
+    db.cfs()
+        .iter()
+        .map(|cf| {
+            let kv = db
+                .range_cf(cf, ..)
+                .map(|r| {
+                    let (k, v) = r.unwrap();
+                    (k.to_vec(), v.to_vec())
+                })
+                .collect();
+            (cf.name().to_string(), kv)
+        })
+        .collect()
+}
