@@ -14,8 +14,6 @@ use common::{family_contents as contents, quiet_options};
 use shale::fs::{FileSystem, MemFileSystem};
 use shale::{CfOptions, Db, Error, Options, StringAppendOperator, WriteBatch, WriteOptions};
 
-/// Every family's contents, by name.
-
 /// Every file of `dir` (recursively one level, as the engine writes) with
 /// its bytes.
 fn snapshot_dir(dir: &Path) -> BTreeMap<String, Vec<u8>> {
