@@ -2104,22 +2104,31 @@ fn check_checkpoint(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, 
     if report.flushed {
         *unlogged = false;
     }
+    let what = format!("checkpoint ({report:?})");
+    compare_copy(&cp, opts, fams, &what, ctx);
+}
+
+/// Opens the copy of the DB at `path` (a checkpoint or a restored backup)
+/// read-write with the run's options (families as persisted, no listener)
+/// and compares every live family with its model; a write to the copy
+/// reads back.
+fn compare_copy(path: &Path, opts: &Options, fams: &[Fam], what: &str, ctx: &str) {
     let mut o = opts.clone();
     o.create_if_missing = false;
     o.create_missing_column_families = false;
     o.column_families.clear();
     o.listeners.clear();
-    let copy = Db::open(&cp, o).unwrap_or_else(|e| panic!("{ctx}: open the checkpoint: {e}"));
+    let copy = Db::open(path, o).unwrap_or_else(|e| panic!("{ctx}: open the {what}: {e}"));
     for f in fams {
         let cf = if f.cf.id() == 0 {
             copy.default_cf()
         } else {
             copy.cf(f.cf.name())
-                .unwrap_or_else(|| panic!("{ctx}: {:?} not in the checkpoint", f.cf.name()))
+                .unwrap_or_else(|| panic!("{ctx}: {:?} not in the {what}", f.cf.name()))
         };
         let got: Vec<(Vec<u8>, Vec<u8>)> = copy
             .range_cf(&cf, ..)
-            .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: checkpoint scan: {e}")))
+            .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: {what} scan: {e}")))
             .collect();
         let want: Vec<(Vec<u8>, Vec<u8>)> = f
             .model
@@ -2128,7 +2137,7 @@ fn check_checkpoint(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, 
             .collect();
         assert!(
             norm(&got) == norm(&want),
-            "{ctx}: checkpoint ({report:?}) of {:?} differs from the model: {} entries, {} expected",
+            "{ctx}: {what} of {:?} differs from the model: {} entries, {} expected",
             f.cf.name(),
             got.len(),
             want.len()
@@ -2137,14 +2146,57 @@ fn check_checkpoint(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, 
     assert_eq!(
         copy.cfs().len(),
         fams.len(),
-        "{ctx}: families in the checkpoint"
+        "{ctx}: families in the {what}"
     );
-    copy.put(b"checkpoint-write", b"x").unwrap();
-    assert_eq!(
-        copy.get(b"checkpoint-write").unwrap().unwrap().as_ref(),
-        b"x"
-    );
+    copy.put(b"copy-write", b"x").unwrap();
+    assert_eq!(copy.get(b"copy-write").unwrap().unwrap().as_ref(), b"x");
     copy.close().unwrap();
+}
+
+/// Backs the DB up into the run's backup directory (incremental over the
+/// earlier backups of the run), verifies it, restores it into a fresh
+/// directory and compares the restored DB with the model; now and then
+/// purges all but the newest backups (issue 39). Writes without the WAL
+/// reach a backup once flushed (a backup carries the WALs).
+fn check_backup(
+    db: &Db,
+    engine: &shale::BackupEngine,
+    opts: &Options,
+    fams: &[Fam],
+    unlogged: &mut bool,
+    ctx: &str,
+) {
+    if std::mem::take(unlogged) {
+        for f in fams {
+            db.flush_cf(&f.cf).unwrap();
+        }
+    }
+    let id = engine
+        .create_backup_with_metadata(db, ctx)
+        .unwrap_or_else(|e| panic!("{ctx}: create_backup: {e}"));
+    engine
+        .verify(id)
+        .unwrap_or_else(|e| panic!("{ctx}: verify backup {id}: {e}"));
+    let info = engine.list().unwrap();
+    assert_eq!(
+        info.last().map(|b| (b.id, b.app_metadata.as_str())),
+        Some((id, ctx)),
+        "{ctx}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("restored");
+    engine
+        .restore(id, &target)
+        .unwrap_or_else(|e| panic!("{ctx}: restore {id}: {e}"));
+    compare_copy(&target, opts, fams, &format!("restored backup {id}"), ctx);
+    if late_draw(|r| r.gen_bool(0.3)) {
+        let keep = late_draw(|r| r.gen_range(1..3));
+        engine.purge_old(keep).unwrap();
+        assert!(engine.list().unwrap().len() <= keep, "{ctx}");
+        engine
+            .verify(id)
+            .unwrap_or_else(|e| panic!("{ctx}: after purge: {e}"));
+    }
 }
 
 fn run_seed(seed: u64, ops: usize) {
@@ -2167,10 +2219,19 @@ fn run_seed(seed: u64, ops: usize) {
     let space: u32 = rng.gen_range(50..2000);
     let mut window = KeyWindow::default();
     let mut unlogged = false;
+    // The run's backups (issue 39), made now and then.
+    let backup_dir = tempfile::tempdir().unwrap();
+    let mut backups: Option<shale::BackupEngine> = None;
     for i in 0..ops {
         let ctx = format!("seed {seed} op {i}");
         if late_draw(|r| r.gen_bool(0.002)) {
             check_checkpoint(&db, &opts, &fams, &mut unlogged, &ctx);
+        }
+        if late_draw(|r| r.gen_bool(0.001)) {
+            let engine = backups.get_or_insert_with(|| {
+                shale::BackupEngine::open(backup_dir.path(), Arc::clone(&opts.fs)).unwrap()
+            });
+            check_backup(&db, engine, &opts, &fams, &mut unlogged, &ctx);
         }
         // Bulk load (issue 39), drawn from the late generator so that a
         // seed's other draws stay what they were.
