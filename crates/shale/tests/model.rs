@@ -707,7 +707,13 @@ fn ingest_random_files(db: &Db, fams: &mut [Fam], space: u32, ctx: &str) {
         w.finish().unwrap();
         paths.push(p);
     }
-    let r = db.ingest_external_file_cf(&fams[f].cf, &paths, &o);
+    // Each entry point: the default family's, a family's, the atomic
+    // multi-family one (with one family here).
+    let r = match late_draw(|r| r.gen_range(0..3)) {
+        0 if fams[f].cf.id() == 0 => db.ingest_external_file(&paths, &o),
+        1 => db.ingest_external_files(&[(&fams[f].cf, paths.as_slice())], &o),
+        _ => db.ingest_external_file_cf(&fams[f].cf, &paths, &o),
+    };
     if let Err(e) = &r {
         let may_refuse = !o.allow_blocking_flush || !o.allow_global_seqno;
         assert!(
@@ -2153,6 +2159,61 @@ fn compare_copy(path: &Path, opts: &Options, fams: &[Fam], what: &str, ctx: &str
     copy.close().unwrap();
 }
 
+/// A secondary instance of the live DB (issue 39), caught up now, reads
+/// every family as the model has it. Skipped where the run's options do
+/// not allow one (`max_open_files`, `paranoid_checks`), and when the
+/// primary kept changing its MANIFEST through every try (`TryAgain`).
+fn check_secondary(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, ctx: &str) {
+    if opts.max_open_files != -1 || !opts.paranoid_checks {
+        return;
+    }
+    if std::mem::take(unlogged) {
+        for f in fams {
+            db.flush_cf(&f.cf).unwrap();
+        }
+    }
+    // A WAL that is not memory-mapped holds the last writes in the process.
+    db.flush_wal(false).unwrap();
+    let names: Vec<String> = fams.iter().map(|f| f.cf.name().to_string()).collect();
+    let mut o = opts.clone();
+    o.column_families.retain(|(n, _)| names.contains(n));
+    o.listeners.clear();
+    let dir = tempfile::tempdir().unwrap();
+    let sec = match Db::open_secondary(db.path(), dir.path(), o) {
+        Ok(s) => s,
+        Err(Error::TryAgain(_)) => return,
+        Err(e) => panic!("{ctx}: open_secondary: {e}"),
+    };
+    match sec.try_catch_up_with_primary() {
+        Ok(()) | Err(Error::TryAgain(_)) => {}
+        Err(e) => panic!("{ctx}: catch up: {e}"),
+    }
+    let view = sec.db();
+    for f in fams {
+        let cf = view.cf(f.cf.name()).unwrap();
+        let got: Vec<(Vec<u8>, Vec<u8>)> = view
+            .range_cf(&cf, ..)
+            .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: secondary scan: {e}")))
+            .collect();
+        let want: Vec<(Vec<u8>, Vec<u8>)> = f
+            .model
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert!(
+            norm(&got) == norm(&want),
+            "{ctx}: secondary of {:?}: {} entries, {} expected",
+            f.cf.name(),
+            got.len(),
+            want.len()
+        );
+    }
+    assert!(
+        matches!(view.put(b"k", b"v"), Err(Error::NotSupported(_))),
+        "{ctx}"
+    );
+}
+
 /// Backs the DB up into the run's backup directory (incremental over the
 /// earlier backups of the run), verifies it, restores it into a fresh
 /// directory and compares the restored DB with the model; now and then
@@ -2226,6 +2287,9 @@ fn run_seed(seed: u64, ops: usize) {
         let ctx = format!("seed {seed} op {i}");
         if late_draw(|r| r.gen_bool(0.002)) {
             check_checkpoint(&db, &opts, &fams, &mut unlogged, &ctx);
+        }
+        if late_draw(|r| r.gen_bool(0.001)) {
+            check_secondary(&db, &opts, &fams, &mut unlogged, &ctx);
         }
         if late_draw(|r| r.gen_bool(0.001)) {
             let engine = backups.get_or_insert_with(|| {
