@@ -691,7 +691,13 @@ fn ingest_random_files(db: &Db, fams: &mut [Fam], space: u32, ctx: &str) {
     let mut paths = Vec::new();
     for (n, entries) in files.iter().enumerate() {
         let p = src.path().join(format!("{n}.sst"));
-        let mut w = shale::SstFileWriter::new(&Options::default());
+        // With the DB's default options, or the family's own (the table
+        // options the file is written with).
+        let mut w = if late_draw(|r| r.gen_bool(0.5)) {
+            shale::SstFileWriter::new(&Options::default())
+        } else {
+            shale::SstFileWriter::with_cf_options(&db.cf_options(&fams[f].cf).unwrap())
+        };
         w.open(&p).unwrap();
         if let (0, Some((lo, hi))) = (n, &range) {
             w.delete_range(lo, hi).unwrap();
@@ -2188,6 +2194,7 @@ fn check_secondary(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, c
         Ok(()) | Err(Error::TryAgain(_)) => {}
         Err(e) => panic!("{ctx}: catch up: {e}"),
     }
+    assert_eq!(sec.primary_path(), db.path(), "{ctx}");
     let view = sec.db();
     for f in fams {
         let cf = view.cf(f.cf.name()).unwrap();
@@ -2232,16 +2239,20 @@ fn check_backup(
             db.flush_cf(&f.cf).unwrap();
         }
     }
-    let id = engine
-        .create_backup_with_metadata(db, ctx)
-        .unwrap_or_else(|e| panic!("{ctx}: create_backup: {e}"));
+    let with_metadata = late_draw(|r| r.gen_bool(0.5));
+    let id = if with_metadata {
+        engine.create_backup_with_metadata(db, ctx)
+    } else {
+        engine.create_backup(db)
+    }
+    .unwrap_or_else(|e| panic!("{ctx}: create_backup: {e}"));
     engine
         .verify(id)
         .unwrap_or_else(|e| panic!("{ctx}: verify backup {id}: {e}"));
     let info = engine.list().unwrap();
     assert_eq!(
         info.last().map(|b| (b.id, b.app_metadata.as_str())),
-        Some((id, ctx)),
+        Some((id, if with_metadata { ctx } else { "" })),
         "{ctx}"
     );
     let dir = tempfile::tempdir().unwrap();
