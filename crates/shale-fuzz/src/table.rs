@@ -142,7 +142,12 @@ pub fn repair_sst(d: &mut [u8]) {
         return;
     };
     footer[52..60].copy_from_slice(&SST_MAGIC.to_le_bytes());
-    footer[44..48].copy_from_slice(&SST_FORMAT_VERSION.to_le_bytes());
+    // Every version from 1 to the newest is readable (engine tables are
+    // written at 2, external ones at 3): keep one in range.
+    let version = decode_fixed32(&footer[44..48]).unwrap_or_default();
+    if !(1..=SST_FORMAT_VERSION).contains(&version) {
+        footer[44..48].copy_from_slice(&SST_FORMAT_VERSION.to_le_bytes());
+    }
     let crc = masked_crc32c(&[&footer[..48]]);
     footer[48..52].copy_from_slice(&crc.to_le_bytes());
     let base = decode_fixed32(&footer[40..44]).unwrap_or_default();
