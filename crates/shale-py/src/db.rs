@@ -330,6 +330,46 @@ impl PyDb {
         Ok(out)
     }
 
+    /// Ingests external table files (from `shale.write_sst` or
+    /// `shale sst write`) into this family, all or none, with RocksDB's
+    /// `IngestExternalFileOptions` (`move_files` hard-links them in and
+    /// removes the given names).
+    #[pyo3(signature = (
+        files,
+        *,
+        move_files = false,
+        snapshot_consistency = true,
+        allow_global_seqno = true,
+        allow_blocking_flush = true,
+        verify_checksums_before_ingest = false,
+        fail_if_not_bottommost_level = false
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn ingest(
+        slf: PyRef<'_, Self>,
+        files: Vec<PathBuf>,
+        move_files: bool,
+        snapshot_consistency: bool,
+        allow_global_seqno: bool,
+        allow_blocking_flush: bool,
+        verify_checksums_before_ingest: bool,
+        fail_if_not_bottommost_level: bool,
+    ) -> PyResult<()> {
+        let r = parts(&slf);
+        let opts = shale::IngestOptions {
+            move_files,
+            snapshot_consistency,
+            allow_global_seqno,
+            allow_blocking_flush,
+            verify_checksums_before_ingest,
+            fail_if_not_bottommost_level,
+            ..shale::IngestOptions::default()
+        };
+        slf.py()
+            .allow_threads(|| r.db.ingest_external_file_cf(&r.cf, &files, &opts))
+            .map_err(to_py)
+    }
+
     /// Waits until no flush or compaction is pending or running.
     fn wait_for_compaction(slf: PyRef<'_, Self>) -> PyResult<()> {
         let r = parts(&slf);

@@ -20,6 +20,7 @@ mod db;
 mod errors;
 mod iter;
 mod keywords;
+mod ops;
 mod options;
 mod reader;
 mod snapshot;
@@ -34,7 +35,9 @@ fn _shale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<snapshot::PySnapshot>()?;
     m.add_class::<iter::PyIter>()?;
     m.add_class::<batch::Batch>()?;
+    m.add_class::<ops::PyBackupEngine>()?;
     m.add_function(wrap_pyfunction!(db::list_column_families, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::write_sst, m)?)?;
     errors::register(m)?;
     Ok(())
 }

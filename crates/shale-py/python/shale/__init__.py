@@ -13,6 +13,7 @@ type stubs (__init__.pyi) for the whole API.
 
 from ._shale import (
     DB,
+    BackupEngine,
     ClosedError,
     CorruptionError,
     Error,
@@ -23,10 +24,12 @@ from ._shale import (
     Snapshot,
     WriteBatch,
     list_column_families,
+    write_sst,
 )
 
 __all__ = [
     "DB",
+    "BackupEngine",
     "ClosedError",
     "CorruptionError",
     "Error",
@@ -37,4 +40,5 @@ __all__ = [
     "Snapshot",
     "WriteBatch",
     "list_column_families",
+    "write_sst",
 ]

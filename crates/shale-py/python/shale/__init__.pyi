@@ -206,6 +206,17 @@ class DB(Reader):
     def checkpoint(
         self, dir: Union[str, "PathLike[str]"], *, log_size_for_flush: int = 0
     ) -> dict[str, Union[int, bool]]: ...
+    def ingest(
+        self,
+        files: list[Union[str, "PathLike[str]"]],
+        *,
+        move_files: bool = False,
+        snapshot_consistency: bool = True,
+        allow_global_seqno: bool = True,
+        allow_blocking_flush: bool = True,
+        verify_checksums_before_ingest: bool = False,
+        fail_if_not_bottommost_level: bool = False,
+    ) -> None: ...
     def wait_for_compaction(self) -> None: ...
     def property(self, name: str) -> Optional[str]: ...
     def stats(self) -> dict[str, Any]: ...
@@ -273,9 +284,28 @@ class DB(Reader):
     ) -> bool: ...
 
 def list_column_families(path: Union[str, "PathLike[str]"]) -> list[str]: ...
+def write_sst(
+    path: Union[str, "PathLike[str]"], items: Iterable[tuple[_Key, _Key]]
+) -> dict[str, Any]:
+    """Writes (key, value) pairs in strictly increasing key order into an external table for DB.ingest."""
+
+@final
+class BackupEngine:
+    """Incremental backups of DBs in one directory; read_only=True allows list, verify and restore."""
+
+    def __new__(
+        cls, dir: Union[str, "PathLike[str]"], *, read_only: bool = False
+    ) -> "BackupEngine": ...
+    def create_backup(self, db: DB, metadata: str = "") -> int: ...
+    def list(self) -> list[dict[str, Any]]: ...
+    def verify(self, id: int) -> None: ...
+    def restore(self, id: int, target: Union[str, "PathLike[str]"]) -> None: ...
+    def delete(self, id: int) -> None: ...
+    def purge_old(self, keep: int) -> None: ...
 
 __all__ = [
     "DB",
+    "BackupEngine",
     "ClosedError",
     "CorruptionError",
     "Error",
@@ -286,4 +316,5 @@ __all__ = [
     "Snapshot",
     "WriteBatch",
     "list_column_families",
+    "write_sst",
 ]

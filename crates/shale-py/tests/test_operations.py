@@ -1,0 +1,58 @@
+"""Operations (issue 39): read-only opens, bulk load by write_sst + ingest, backups."""
+
+import os
+
+import pytest
+
+import shale
+
+
+def test_write_sst_and_ingest_newest_wins(db, tmp_path):
+    db[b"a"] = b"old"
+    db[b"z"] = b"kept"
+    sst = tmp_path / "load.sst"
+    info = shale.write_sst(sst, [(b"a", b"new"), (b"b", b"2"), (b"c", b"3")])
+    assert info["num_entries"] == 3
+    assert info["smallest_key"] == b"a" and info["largest_key"] == b"c"
+    db.ingest([sst])
+    assert db[b"a"] == b"new" and db[b"b"] == b"2" and db[b"z"] == b"kept"
+    # Out of order keys are refused; a missing file changes nothing.
+    with pytest.raises(shale.InvalidArgumentError):
+        shale.write_sst(tmp_path / "bad.sst", [(b"b", b"1"), (b"a", b"2")])
+    with pytest.raises(shale.Error):
+        db.ingest([tmp_path / "absent.sst"])
+    moved = tmp_path / "moved.sst"
+    shale.write_sst(moved, [(b"m", b"1")])
+    db.ingest([moved], move_files=True)
+    assert db[b"m"] == b"1"
+    assert not moved.exists()
+
+
+def test_backups_list_verify_restore_and_purge(db, path, tmp_path):
+    for i in range(500):
+        db[b"k%04d" % i] = b"v%d" % i
+    db.flush()
+    bk = tmp_path / "backups"
+    engine = shale.BackupEngine(bk)
+    first = engine.create_backup(db, "first")
+    db[b"k0000"] = b"changed"
+    second = engine.create_backup(db)
+    listed = engine.list()
+    assert [b["id"] for b in listed] == [first, second]
+    assert listed[0]["app_metadata"] == "first"
+    engine.verify(first)
+    target = tmp_path / "restored"
+    engine.restore(first, target)
+    with shale.DB(target, create_if_missing=False) as r:
+        assert r[b"k0000"] == b"v0"
+        assert r[b"k0499"] == b"v499"
+    # A read-only engine beside the writing one.
+    ro = shale.BackupEngine(bk, read_only=True)
+    assert len(ro.list()) == 2
+    with pytest.raises(shale.Error):
+        ro.purge_old(0)
+    engine.purge_old(1)
+    assert [b["id"] for b in engine.list()] == [second]
+    engine.delete(second)
+    assert engine.list() == []
+    assert os.listdir(bk / "shared") == []
