@@ -2120,25 +2120,14 @@ fn check_checkpoint(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, 
     compare_copy(&cp, opts, fams, &what, ctx);
 }
 
-/// Opens the copy of the DB at `path` (a checkpoint or a restored backup)
-/// read-write with the run's options (families as persisted, no listener)
-/// and compares every live family with its model; a write to the copy
-/// reads back.
-fn compare_copy(path: &Path, opts: &Options, fams: &[Fam], what: &str, ctx: &str) {
-    let mut o = opts.clone();
-    o.create_if_missing = false;
-    o.create_missing_column_families = false;
-    o.column_families.clear();
-    o.listeners.clear();
-    let copy = Db::open(path, o).unwrap_or_else(|e| panic!("{ctx}: open the {what}: {e}"));
+/// Every family of `fams`, found by name in `db` (a copy or another view
+/// of the DB), holds what its model holds (normalized as scans are).
+fn compare_families(db: &Db, fams: &[Fam], what: &str, ctx: &str) {
     for f in fams {
-        let cf = if f.cf.id() == 0 {
-            copy.default_cf()
-        } else {
-            copy.cf(f.cf.name())
-                .unwrap_or_else(|| panic!("{ctx}: {:?} not in the {what}", f.cf.name()))
-        };
-        let got: Vec<(Vec<u8>, Vec<u8>)> = copy
+        let cf = db
+            .cf(f.cf.name())
+            .unwrap_or_else(|| panic!("{ctx}: {:?} not in the {what}", f.cf.name()));
+        let got: Vec<(Vec<u8>, Vec<u8>)> = db
             .range_cf(&cf, ..)
             .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: {what} scan: {e}")))
             .collect();
@@ -2155,6 +2144,20 @@ fn compare_copy(path: &Path, opts: &Options, fams: &[Fam], what: &str, ctx: &str
             want.len()
         );
     }
+}
+
+/// Opens the copy of the DB at `path` (a checkpoint or a restored backup)
+/// read-write with the run's options (families as persisted, no listener)
+/// and compares every live family with its model; a write to the copy
+/// reads back.
+fn compare_copy(path: &Path, opts: &Options, fams: &[Fam], what: &str, ctx: &str) {
+    let mut o = opts.clone();
+    o.create_if_missing = false;
+    o.create_missing_column_families = false;
+    o.column_families.clear();
+    o.listeners.clear();
+    let copy = Db::open(path, o).unwrap_or_else(|e| panic!("{ctx}: open the {what}: {e}"));
+    compare_families(&copy, fams, what, ctx);
     assert_eq!(
         copy.cfs().len(),
         fams.len(),
@@ -2196,25 +2199,7 @@ fn check_secondary(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, c
     }
     assert_eq!(sec.primary_path(), db.path(), "{ctx}");
     let view = sec.db();
-    for f in fams {
-        let cf = view.cf(f.cf.name()).unwrap();
-        let got: Vec<(Vec<u8>, Vec<u8>)> = view
-            .range_cf(&cf, ..)
-            .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: secondary scan: {e}")))
-            .collect();
-        let want: Vec<(Vec<u8>, Vec<u8>)> = f
-            .model
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        assert!(
-            norm(&got) == norm(&want),
-            "{ctx}: secondary of {:?}: {} entries, {} expected",
-            f.cf.name(),
-            got.len(),
-            want.len()
-        );
-    }
+    compare_families(&view, fams, "secondary", ctx);
     assert!(
         matches!(view.put(b"k", b"v"), Err(Error::NotSupported(_))),
         "{ctx}"

@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -31,6 +32,18 @@ fn primary_options() -> Options {
     o.cf.target_file_size_base = 32 << 10;
     o.cf.max_bytes_for_level_base = 128 << 10;
     o
+}
+
+/// A temporary directory with an empty primary DB (`db`) and the path of
+/// its secondary's directory (`sec`).
+fn new_primary() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (primary, secondary) = (dir.path().join("db"), dir.path().join("sec"));
+    Db::open(&primary, primary_options())
+        .unwrap()
+        .close()
+        .unwrap();
+    (dir, primary, secondary)
 }
 
 /// Checks that `db` holds exactly the writes `0..=m` of the sequence
@@ -61,12 +74,7 @@ fn prefix_len(db: &Db) -> u64 {
 
 #[test]
 fn follows_a_writing_primary_across_flushes_compactions_and_restarts() {
-    let dir = tempfile::tempdir().unwrap();
-    let (primary, secondary) = (dir.path().join("db"), dir.path().join("sec"));
-    Db::open(&primary, primary_options())
-        .unwrap()
-        .close()
-        .unwrap();
+    let (_dir, primary, secondary) = new_primary();
     let acked = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
     let writer = {
@@ -144,12 +152,7 @@ fn primary_child() {
 
 #[test]
 fn primary_in_another_process() {
-    let dir = tempfile::tempdir().unwrap();
-    let (primary, secondary) = (dir.path().join("db"), dir.path().join("sec"));
-    Db::open(&primary, primary_options())
-        .unwrap()
-        .close()
-        .unwrap();
+    let (_dir, primary, secondary) = new_primary();
     let sec = Db::open_secondary(&primary, &secondary, Options::default()).unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--ignored", "--exact", "primary_child", "--test-threads=1"])
