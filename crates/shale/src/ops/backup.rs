@@ -279,9 +279,7 @@ impl BackupEngine {
             )));
         }
         self.verify_locked(&meta)?;
-        let mut tmp = target.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
+        let tmp = super::checkpoint::temp_dir_of(target)?;
         self.remove_tree(&tmp)?;
         self.fs.create_dir_all(&tmp)?;
         for f in &meta.files {
@@ -401,13 +399,7 @@ impl BackupEngine {
         if !self.fs.exists(dir) {
             return Ok(());
         }
-        for name in self.fs.list(dir)? {
-            self.fs.remove(&dir.join(name))?;
-        }
-        match self.fs.remove_dir(dir) {
-            Err(Error::NotSupported(_)) => Ok(()),
-            r => r,
-        }
+        super::checkpoint::remove_temp_dir(self.fs.as_ref(), dir)
     }
 
     /// Removes what no backup needs: staging and private directories and

@@ -75,7 +75,7 @@ pub struct CheckpointReport {
 }
 
 /// `DIR.tmp`: where a checkpoint to `dir` is built.
-fn temp_dir_of(dir: &Path) -> Result<PathBuf> {
+pub(super) fn temp_dir_of(dir: &Path) -> Result<PathBuf> {
     let name = dir.file_name().ok_or_else(|| {
         Error::InvalidArgument(format!(
             "checkpoint directory {} has no name",
@@ -87,10 +87,10 @@ fn temp_dir_of(dir: &Path) -> Result<PathBuf> {
     Ok(dir.with_file_name(tmp))
 }
 
-/// Removes `dir` and the files in it (a checkpoint's temporary directory:
-/// no subdirectories). Best effort where the file system cannot remove
+/// Removes `dir` and the files in it (a checkpoint's temporary directory,
+/// a backup's staging or private one: no subdirectories). Best effort where the file system cannot remove
 /// directories.
-fn remove_temp_dir(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+pub(super) fn remove_temp_dir(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     for name in fs.list(dir)? {
         fs.remove(&dir.join(name))?;
     }
