@@ -337,3 +337,36 @@ fn repair_keeps_an_ingested_tables_global_seqno() {
     let got: BTreeMap<Vec<u8>, Vec<u8>> = db.range(..).map(|kv| kv.unwrap()).collect();
     assert_eq!(got, ingest_expected());
 }
+
+/// Writes the `backup-v1` fixture (backup `meta/<id>` format 1) to
+/// `$SHALE_FIXTURE_OUT`: backup 1 of a DB holding `expected()` without
+/// `d100`, backup 2 after `d100` was written (so it shares backup 1's
+/// tables), application metadata "first" and "second".
+#[test]
+#[ignore]
+fn write_backup_v1_fixture() {
+    let Ok(out) = std::env::var("SHALE_FIXTURE_OUT") else {
+        panic!("set SHALE_FIXTURE_OUT to the directory to write");
+    };
+    let src = tempfile::tempdir().unwrap();
+    let db = Db::open(src.path(), options()).unwrap();
+    let users = db.cf("users").unwrap();
+    for ((cf, k), v) in expected() {
+        if k == b"d100" {
+            continue;
+        }
+        match cf.as_str() {
+            "default" => db.put(&k, &v).unwrap(),
+            _ => db.put_cf(&users, &k, &v).unwrap(),
+        }
+    }
+    db.flush().unwrap();
+    db.flush_cf(&users).unwrap();
+    let engine = shale::BackupEngine::open(&out, shale::fs::default_fs()).unwrap();
+    engine.create_backup_with_metadata(&db, "first").unwrap();
+    db.put(b"d100", b"default-100").unwrap();
+    engine.create_backup_with_metadata(&db, "second").unwrap();
+    drop(engine);
+    db.close().unwrap();
+    let _ = std::fs::remove_file(Path::new(&out).join("LOCK"));
+}
