@@ -76,7 +76,8 @@ pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use ops::{
     BackupEngine, BackupInfo, CheckpointOptions, CheckpointReport, ExternalSstFileInfo,
-    IngestOptions, LiveFile, LiveFileKind, LiveFiles, LiveWalFile, SecondaryDb, SstFileWriter,
+    IngestOptions, LiveFile, LiveFileKind, LiveFiles, LiveWalFile, PointInTimeRestore, SecondaryDb,
+    SstFileWriter, WalBackupReport,
 };
 pub use options::{
     BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,

@@ -12,10 +12,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Bytes of the expiry suffix.
 pub(crate) const EXPIRY_LEN: usize = 8;
 
-/// Where the engine reads the time for expiries. Tests inject their own.
+/// Where the engine reads the time for expiries, archived WALs' ages and
+/// the WAL's time records. Tests inject their own.
 pub trait Clock: Send + Sync {
     /// Seconds since the Unix epoch.
     fn now_secs(&self) -> u64;
+
+    /// Microseconds since the Unix epoch (default: `now_secs` × 10⁶).
+    fn now_micros(&self) -> u64 {
+        self.now_secs().saturating_mul(1_000_000)
+    }
 }
 
 /// The system clock (`SystemTime::now`).
@@ -27,6 +33,12 @@ impl Clock for SystemClock {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs())
+    }
+
+    fn now_micros(&self) -> u64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
     }
 }
 

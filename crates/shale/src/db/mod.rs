@@ -504,6 +504,13 @@ impl Db {
         inner.snapshots.acquire_with(|| inner.last_visible())
     }
 
+    /// The sequence number of the last write visible to reads (RocksDB's
+    /// `GetLatestSequenceNumber`): the point `BackupEngine::restore_to`
+    /// takes to restore the DB as it is now.
+    pub fn latest_sequence_number(&self) -> u64 {
+        self.inner().last_visible()
+    }
+
     /// A raw cursor (unpositioned: call a seek first). Values with a TTL
     /// are judged at the cursor's creation: every seek and move sees the
     /// same keys expired, however the clock moves meanwhile.

@@ -148,6 +148,7 @@ pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner
         let c = Arc::clone(c);
         memory.attach_cache(opts.cache_size, move |n| c.cache.set_capacity(n));
     }
+    let wal_archive = crate::shared::wal_archive::WalArchive::open(fs.as_ref(), dir, &opts)?;
     let table_cache = Arc::new(
         TableCache::new(
             dir.to_path_buf(),
@@ -350,6 +351,7 @@ pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner
         wal_recovery_report: report,
         cf_options_report,
         purge_lock: Mutex::new(()),
+        wal_archive,
         options_lock: Mutex::new(()),
         mutable: crate::options::mutable_db::MutableDbOptions::new(&opts),
         purge_requested: AtomicBool::new(false),

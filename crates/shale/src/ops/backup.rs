@@ -10,6 +10,8 @@
 //!   RocksDB's `share_files_with_checksum` naming), so a backup copies only
 //!   the files the earlier ones do not have.
 //! - `private/<id>/`: the backup's MANIFEST, CURRENT, OPTIONS and WALs.
+//! - `wal/`: copies of the DB's WALs for point-in-time restore (`pitr`),
+//!   kept while a backup's WALs reach them.
 //! - `LOCK`: held by a writing engine.
 //!
 //! A backup is a checkpoint (`ops/checkpoint.rs`, carrying the live WALs)
@@ -37,9 +39,14 @@ use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::ops::CheckpointOptions;
+use crate::version::filename::{parse_file_name, FileType};
 
-/// The format of `meta/<id>` this build writes and reads.
-const META_VERSION: u32 = 1;
+mod pitr;
+pub use pitr::{PointInTimeRestore, WalBackupReport};
+
+/// The format of `meta/<id>` this build writes; it reads 1 too (format 2
+/// added `max_sequence`).
+const META_VERSION: u32 = 2;
 /// The largest `meta/<id>` file read (a bound on what a damaged one costs).
 const MAX_META_BYTES: u64 = 64 << 20;
 
@@ -65,6 +72,10 @@ struct Meta {
     sequence: u64,
     app_metadata: String,
     files: Vec<MetaFile>,
+    /// The largest sequence number in the backup (its tables and its WALs'
+    /// records): it holds no write after it. Format 2; `None` in format 1.
+    #[serde(default)]
+    max_sequence: Option<u64>,
 }
 
 /// What [`BackupEngine::list`] tells of one backup.
@@ -172,18 +183,22 @@ impl BackupEngine {
         self.remove_tree(&staging)?;
         // Every write acknowledged before the checkpoint is in it.
         let sequence = db.inner().last_visible();
-        db.checkpoint_with(
+        let report = db.checkpoint_with(
             &staging,
             &CheckpointOptions {
                 log_size_for_flush: u64::MAX,
             },
         )?;
+        let mut max_sequence = report.largest_table_sequence;
         let private = self.dir.join("private").join(id.to_string());
         let mut files = Vec::new();
         let mut names = self.fs.list(&staging)?;
         names.sort();
         for name in names {
             let path = staging.join(&name);
+            if let Some((FileType::Log, n)) = parse_file_name(&name) {
+                max_sequence = max_sequence.max(pitr::last_sequence(self.fs.as_ref(), &path, n)?);
+            }
             let (size, crc) = self.checksum(&path)?;
             let stored = match shared_name(&name, crc, size) {
                 Some(shared) => {
@@ -214,8 +229,12 @@ impl BackupEngine {
             sequence,
             app_metadata: metadata.to_string(),
             files,
+            max_sequence: Some(max_sequence),
         };
         self.write_meta(&meta)?;
+        if db.inner().opts.archives_wals() {
+            self.backup_wals_locked(db)?;
+        }
         Ok(id)
     }
 
@@ -270,21 +289,39 @@ impl BackupEngine {
     /// crash never leaves a half-restored DB at `target`.
     pub fn restore(&self, id: u32, target: impl AsRef<Path>) -> Result<()> {
         let _g = self.mutex.lock();
-        let target = target.as_ref();
         let meta = self.read_meta(id)?;
+        self.restore_locked(&meta, target.as_ref(), |_| Ok(()))
+    }
+
+    /// `restore` of `meta` into `target`, with `more` adding files to the
+    /// temporary directory before it is synced and renamed (a WAL the
+    /// `more` writes replaces the backup's own copy of it).
+    fn restore_locked(
+        &self,
+        meta: &Meta,
+        target: &Path,
+        more: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<()> {
         if self.fs.exists(target) {
             return Err(Error::InvalidArgument(format!(
                 "restore: {} already exists",
                 target.display()
             )));
         }
-        self.verify_locked(&meta)?;
+        self.verify_locked(meta)?;
         let tmp = super::checkpoint::temp_dir_of(target)?;
         self.remove_tree(&tmp)?;
         self.fs.create_dir_all(&tmp)?;
-        for f in &meta.files {
-            self.fs
-                .copy_file(&self.dir.join(&f.stored), &tmp.join(&f.name), Some(f.size))?;
+        let filled = (|| {
+            for f in &meta.files {
+                self.fs
+                    .copy_file(&self.dir.join(&f.stored), &tmp.join(&f.name), Some(f.size))?;
+            }
+            more(&tmp)
+        })();
+        if let Err(e) = filled {
+            let _ = self.remove_tree(&tmp);
+            return Err(e);
         }
         self.fs.sync_dir(&tmp)?;
         self.fs.rename(&tmp, target)?;
@@ -352,12 +389,12 @@ impl BackupEngine {
         let meta: Meta = serde_json::from_slice(&bytes).map_err(|e| {
             Error::corruption(path.display().to_string(), e.column() as u64, e.to_string())
         })?;
-        if meta.version != META_VERSION || meta.id != id {
+        if !(1..=META_VERSION).contains(&meta.version) || meta.id != id {
             return Err(Error::corruption(
                 path.display().to_string(),
                 0,
                 format!(
-                    "version {} id {} (expected {META_VERSION}, {id})",
+                    "version {} id {} (expected 1..={META_VERSION}, {id})",
                     meta.version, meta.id
                 ),
             ));
@@ -430,6 +467,26 @@ impl BackupEngine {
         for name in self.fs.list(&shared)? {
             if !needed.contains(&format!("shared/{name}")) {
                 self.fs.remove(&shared.join(name))?;
+            }
+        }
+        // WAL copies older than every backup's oldest WAL serve no restore
+        // (all of them when no backup is left), and interrupted copies.
+        let wal_dir = self.dir.join(pitr::WAL_DIR);
+        if self.fs.exists(&wal_dir) {
+            let mut floor = u64::MAX;
+            for &id in &ids {
+                if let Some(f) = Self::wal_floor(&self.read_meta(id)?) {
+                    floor = floor.min(f);
+                }
+            }
+            for name in self.fs.list(&wal_dir)? {
+                let old = match parse_file_name(&name) {
+                    Some((FileType::Log, n)) => n < floor,
+                    _ => true,
+                };
+                if old {
+                    self.fs.remove(&wal_dir.join(name))?;
+                }
             }
         }
         Ok(())

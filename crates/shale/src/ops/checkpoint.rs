@@ -72,6 +72,9 @@ pub struct CheckpointReport {
     pub bytes_copied: u64,
     /// WALs copied.
     pub wal_files: usize,
+    /// The largest sequence number in the copied tables (the WALs' records
+    /// may go beyond it).
+    pub largest_table_sequence: u64,
 }
 
 /// `DIR.tmp`: where a checkpoint to `dir` is built.
@@ -144,6 +147,7 @@ fn fill(
     }
     crate::sync_point!("Checkpoint:BeforeCapture");
     let cap = capture(inner)?;
+    report.largest_table_sequence = cap.largest_seq;
     // Every byte the capture counts reaches the OS (a switched WAL was
     // handed over at the switch; this hands over the current one's).
     db.flush_wal(false)?;

@@ -492,6 +492,14 @@ fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<
             }
         }
         let seq = wal.last_allocated + 1;
+        // With WAL archiving the ingestion takes a sequence number even when
+        // its files need none, and the WAL says so: a point-in-time restore
+        // past it must start from a backup made after it.
+        let marked = db.opts.archives_wals();
+        if marked {
+            use crate::shared::wal_files::{mark_wal, Logged};
+            mark_wal(db, &mut wal, seq, seq, Logged::Ingested)?;
+        }
         let mut edits: Vec<VersionEdit> = jobs
             .iter()
             .map(|job| {
@@ -502,7 +510,7 @@ fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<
                 for f in &job.files {
                     e.add_file(f.level, file_meta(f, seq));
                 }
-                if any_global {
+                if any_global || marked {
                     e.last_sequence = Some(seq);
                 }
                 e
@@ -510,7 +518,7 @@ fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<
             .collect();
         crate::sync_point!("IngestExternalFile:BeforeManifestWrite");
         let r = crate::shared::manifest::log_and_apply_locked(db, &mut st, &mut edits);
-        if any_global {
+        if any_global || marked {
             // Used either way (a failed write may have persisted it).
             wal.last_allocated = seq;
             db.visible_seq.store(seq, Ordering::Release);

@@ -87,6 +87,8 @@ pub(crate) struct Capture {
     /// ones (kept only while deletions are held off) hold nothing it needs.
     pub(crate) wal_floor: FileNum,
     pub(crate) prev_log: FileNum,
+    /// The largest sequence number in the captured tables.
+    pub(crate) largest_seq: crate::base::SeqNo,
 }
 
 /// Takes [`Capture`] under the DB mutex (and the WAL lock for the current
@@ -105,10 +107,12 @@ pub(crate) fn capture(db: &DbInner) -> Result<Capture> {
         }));
     }
     let mut files = Vec::new();
+    let mut largest_seq = 0;
     for (_, family) in st.versions.families() {
         let v = family.current();
         for level in 0..v.num_levels() {
             for f in v.files(level) {
+                largest_seq = largest_seq.max(f.global_seqno.unwrap_or(f.largest_seq));
                 files.push(LiveFile {
                     name: table_file_name(f.number),
                     number: f.number,
@@ -161,6 +165,7 @@ pub(crate) fn capture(db: &DbInner) -> Result<Capture> {
         wals,
         wal_floor: st.versions.recovery_log_floor(),
         prev_log: st.versions.prev_log_number(),
+        largest_seq,
     })
 }
 

@@ -142,6 +142,21 @@ declare_options! {
         /// refuses the same combinations). 0 turns it off. Default 0.
         recycle_log_file_num / RecycleLogFileNum: usize = 0,
             fixed always Db "recycle_log_file_num";
+        /// WAL archiving (RocksDB's `WAL_ttl_seconds`): with this or
+        /// `wal_size_limit_mb` nonzero, an obsolete WAL moves to `archive/`
+        /// in the DB directory instead of being deleted, and is deleted from
+        /// there once it has been archived this many seconds (0: no age
+        /// limit). The log then also carries time and unlogged-writes
+        /// records (docs/format/wal.md), which `BackupEngine::restore_to`
+        /// and `restore_to_time` use for point-in-time restore. Refused with
+        /// `recycle_log_file_num` > 0, as RocksDB does. Default 0 (off).
+        wal_ttl_seconds / WalTtlSeconds: u64 = 0,
+            fixed always Db "WAL_ttl_seconds";
+        /// WAL archiving (RocksDB's `WAL_size_limit_MB`): the archive's
+        /// oldest WALs are deleted while it holds more than this many MiB
+        /// (0: no size limit). See `wal_ttl_seconds`. Default 0 (off).
+        wal_size_limit_mb / WalSizeLimitMb: u64 = 0,
+            fixed always Db "WAL_size_limit_MB";
         /// Write rate in bytes per second while writes are delayed (L0 slowdown
         /// trigger or soft pending-bytes limit). Default 16 MiB/s. Lower values
         /// protect reads and compaction; higher values let writes run ahead.
@@ -419,6 +434,12 @@ impl Options {
         self.cf.clone()
     }
 
+    /// True when obsolete WALs are archived (`wal_ttl_seconds` or
+    /// `wal_size_limit_mb` nonzero).
+    pub fn archives_wals(&self) -> bool {
+        self.wal_ttl_seconds > 0 || self.wal_size_limit_mb > 0
+    }
+
     /// What the memtables of all families may use before the largest is
     /// flushed (0: no DB-wide limit): `db_write_buffer_size`, or half of
     /// `memory_budget` when only that is set.
@@ -504,6 +525,13 @@ impl Options {
                  SkipAnyCorruptedRecords, not {:?}: after a power loss a record torn over \
                  the old bytes of a recycled WAL cannot be told from corruption",
                 self.recycle_log_file_num, self.wal_recovery_mode
+            ));
+        }
+        if self.archives_wals() && self.recycle_log_file_num > 0 {
+            return bad(format!(
+                "WAL archiving (WAL_ttl_seconds {}, WAL_size_limit_MB {}) with \
+                 recycle_log_file_num {}: an archived WAL cannot also be reused",
+                self.wal_ttl_seconds, self.wal_size_limit_mb, self.recycle_log_file_num
             ));
         }
         if (self.use_direct_reads || self.use_direct_io_for_flush_and_compaction)

@@ -179,6 +179,8 @@ pub(crate) struct DbInner {
     pub unpersisted: AtomicBool,
     /// Serializes obsolete-file deletion passes.
     pub purge_lock: Mutex<()>,
+    /// Archived WALs (`wal_ttl_seconds`, `wal_size_limit_mb`).
+    pub wal_archive: crate::shared::wal_archive::WalArchive,
     /// Serializes `set_options` and `set_db_options` calls (and their
     /// OPTIONS files).
     pub options_lock: Mutex<()>,

@@ -200,6 +200,7 @@ pub(crate) fn switch_memtable(db: &Arc<DbInner>, st: &mut DbState, cf: u32) -> R
         }
     }
     wal.number = new_writer.log_number();
+    wal.last_time_mark = 0;
     db.wals
         .mapped
         .store(new_writer.appends_reach_os(), Ordering::Relaxed);

@@ -3,7 +3,7 @@
 //! [`DbState`] under the DB mutex) and the steps every one of them takes on
 //! it: logging a version edit to the MANIFEST (`manifest`), switching a
 //! memtable and its WAL (`memtables`, `wal_files`), deleting obsolete
-//! files (`obsolete`), recording a background error (`errors`), reporting
+//! files (`obsolete`) or archiving WALs (`wal_archive`), recording a background error (`errors`), reporting
 //! events to the LOG and the listeners (`events`), when writes stall
 //! (`stall`), the options of a job's output tables (`table_options`), and
 //! the glue that hands the blob files to the readers and writers
@@ -23,6 +23,7 @@ pub(crate) mod memtables;
 pub(crate) mod obsolete;
 pub(crate) mod stall;
 pub(crate) mod table_options;
+pub(crate) mod wal_archive;
 pub(crate) mod wal_files;
 
 pub(crate) use error_state::Reason;

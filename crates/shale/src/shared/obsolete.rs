@@ -14,6 +14,8 @@
 //! below the captured next file number are candidates, so a file created
 //! after the capture is never touched. Nothing is deleted while
 //! `Db::disable_file_deletions` holds (`DbState::file_deletions_disabled`).
+//! With WAL archiving an obsolete WAL moves to `archive/` instead, and the
+//! archive is trimmed at the end of each pass (`shared::wal_archive`).
 
 use std::sync::Arc;
 
@@ -82,6 +84,17 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
                 FileType::Temp => !protected.contains(&number) && !live.contains(&number),
                 _ => false,
             };
+            if obsolete && kind == FileType::Log && db.opts.archives_wals() {
+                let now = db.opts.clock.now_secs();
+                if let Err(e) = db
+                    .wal_archive
+                    .archive(db.fs.as_ref(), &db.dir, &name, number, now)
+                {
+                    db.log
+                        .warn(&format!("could not archive obsolete {name}: {e}"));
+                }
+                continue;
+            }
             if obsolete {
                 if kind == FileType::Blob {
                     db.blobs.forget(number);
@@ -99,6 +112,13 @@ pub(crate) fn delete_obsolete_files(db: &Arc<DbInner>, st: &mut MutexGuard<'_, D
                     FileType::Blob => crate::shared::events::blob_deleted(db, number, r),
                     _ => {}
                 }
+            }
+        }
+        if db.opts.archives_wals() {
+            let now = db.opts.clock.now_secs();
+            for (name, e) in db.wal_archive.trim(db.fs.as_ref(), &db.dir, &db.opts, now) {
+                db.log
+                    .warn(&format!("could not delete archived WAL {name}: {e}"));
             }
         }
     });

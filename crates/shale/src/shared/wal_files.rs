@@ -27,6 +27,63 @@ pub(crate) struct WalState {
     pub number: u64,
     /// The last sequence number given to a group (published or not).
     pub last_allocated: SeqNo,
+    /// With WAL archiving: the time (Unix microseconds) of the current
+    /// WAL's last time record, 0 before its first (`db::write` writes one
+    /// with the first group of each WAL and then at most once a second).
+    pub last_time_mark: u64,
+}
+
+/// Time between two time records of one WAL (the accuracy of
+/// `BackupEngine::restore_to_time` while writes go on).
+const TIME_MARK_EVERY_MICROS: u64 = 1_000_000;
+
+/// How the sequence numbers a `mark_wal` call announces are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Logged {
+    /// Their records follow in this WAL.
+    Yes,
+    /// In no WAL (`disable_wal`): an unlogged-writes record.
+    No,
+    /// By an ingestion, into the MANIFEST: an ingestion record.
+    Ingested,
+}
+
+/// With WAL archiving, before group `first..=last` is appended: a time
+/// record when the WAL has none yet or its last is a second old, and an
+/// unlogged-writes or ingestion record when the group is not logged.
+pub(crate) fn mark_wal(
+    db: &crate::shared::DbInner,
+    wal: &mut WalState,
+    first: SeqNo,
+    last: SeqNo,
+    logged: Logged,
+) -> Result<()> {
+    use crate::wal::{SeqTime, INGESTED_TYPE, TIME_TYPE, UNLOGGED_TYPE};
+    let Some(w) = wal.writer.as_mut() else {
+        return Err(crate::error::Error::ShutdownInProgress);
+    };
+    let now = db.opts.clock.now_micros();
+    if wal.last_time_mark == 0 || now >= wal.last_time_mark + TIME_MARK_EVERY_MICROS {
+        let mark = SeqTime {
+            first: first - 1,
+            second: now,
+        };
+        w.add_metadata(TIME_TYPE, &mark.encode())?;
+        wal.last_time_mark = now.max(1);
+    }
+    let typ = match logged {
+        Logged::Yes => return Ok(()),
+        Logged::No => UNLOGGED_TYPE,
+        Logged::Ingested => INGESTED_TYPE,
+    };
+    w.add_metadata(
+        typ,
+        &SeqTime {
+            first,
+            second: last,
+        }
+        .encode(),
+    )
 }
 
 /// Creates a WAL file: through a memory mapping with `wal_mmap_writes`,
@@ -100,6 +157,7 @@ impl WalFiles {
                 writer: Some(writer),
                 number,
                 last_allocated: last_seq,
+                last_time_mark: 0,
             }),
             closed: Mutex::new(VecDeque::new()),
         }

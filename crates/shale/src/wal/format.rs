@@ -83,6 +83,67 @@ pub(crate) const PREDECESSOR_WAL_TYPE: u8 = 130;
 /// FROZEN: on-disk (docs/format/wal.md).
 pub(crate) const RECYCLED_WAL_TYPE: u8 = 131;
 
+/// Type byte of the time record (WAL archiving only, `Options::wal_ttl_seconds`
+/// or `wal_size_limit_mb`): every write before it in the log was made at or
+/// before the time it names. Payload: [`SeqTime`].
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const TIME_TYPE: u8 = 132;
+
+/// Type byte of the unlogged-writes record (WAL archiving only): the
+/// sequence numbers it names were used by writes that are not in any WAL
+/// (`disable_wal`, an ingested file's global sequence number), at this point
+/// of the log. Payload: two little-endian u64s, first and last.
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const UNLOGGED_TYPE: u8 = 133;
+
+/// Type byte of the ingestion record (WAL archiving only): an ingestion
+/// of external files took the sequence numbers it names (two little-endian
+/// u64s, first and last); the files are in the MANIFEST, not in a WAL.
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const INGESTED_TYPE: u8 = 135;
+
+/// Type byte of the padding record: fills the end of a block that a
+/// metadata record does not fit in (its payload is zeros, any length).
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const PADDING_TYPE: u8 = 134;
+
+/// Two little-endian u64s: the payload of a time record (`first`: the last
+/// sequence number written before it, `second`: Unix microseconds) and of
+/// an unlogged-writes record (`first..=second`).
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SeqTime {
+    pub first: u64,
+    pub second: u64,
+}
+
+impl SeqTime {
+    /// Encoded length.
+    pub(crate) const LEN: usize = 16;
+
+    pub(crate) fn encode(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[..8].copy_from_slice(&self.first.to_le_bytes());
+        b[8..].copy_from_slice(&self.second.to_le_bytes());
+        b
+    }
+
+    /// `None` unless `b` is exactly [`Self::LEN`] bytes.
+    pub(crate) fn decode(b: &[u8]) -> Option<Self> {
+        let (a, c) = b.split_first_chunk::<8>()?;
+        let c: &[u8; 8] = c.try_into().ok()?;
+        Some(SeqTime {
+            first: u64::from_le_bytes(*a),
+            second: u64::from_le_bytes(*c),
+        })
+    }
+}
+
 /// The payload of a predecessor-WAL record: three little-endian u64s.
 ///
 /// FROZEN: on-disk (docs/format/wal.md).

@@ -23,8 +23,8 @@ mod tests;
 
 pub use recovery::WalRecoveryMode;
 pub(crate) use {
-    format::PredecessorWal,
-    reader::{LogReader, ReadOutcome},
+    format::{PredecessorWal, SeqTime, INGESTED_TYPE, TIME_TYPE, UNLOGGED_TYPE},
+    reader::{LogReader, Mark, ReadOutcome},
     recovery::replay,
     writer::LogWriter,
 };

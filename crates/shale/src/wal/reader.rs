@@ -21,8 +21,8 @@
 //! is returned only for IO errors, after which the reader must be dropped.
 
 use super::format::{
-    CrcSeeds, PredecessorWal, RecordType, BLOCK_SIZE, HEADER_LEN, METADATA_BIT,
-    PREDECESSOR_WAL_TYPE, RECYCLED_WAL_TYPE,
+    CrcSeeds, PredecessorWal, RecordType, SeqTime, BLOCK_SIZE, HEADER_LEN, INGESTED_TYPE,
+    METADATA_BIT, PREDECESSOR_WAL_TYPE, RECYCLED_WAL_TYPE, TIME_TYPE, UNLOGGED_TYPE,
 };
 use crate::error::Result;
 use crate::fs::SequentialFile;
@@ -110,6 +110,23 @@ pub(crate) struct LogReader {
     recycled_from: Option<u64>,
     /// A recycled log reached its end (old bytes): nothing more is read.
     ended: bool,
+    /// Time and unlogged-writes records read since the last
+    /// [`LogReader::take_marks`], when collected (`collect_marks`).
+    marks: Option<Vec<Mark>>,
+}
+
+/// A time or unlogged-writes record (WAL archiving), with the file offset
+/// just past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mark {
+    /// Every write before it was made by `micros` (Unix microseconds); the
+    /// last of them had sequence number `seq`.
+    Time { seq: u64, micros: u64, end: u64 },
+    /// Sequence numbers `first..=last` were used by writes not in any WAL.
+    Unlogged { first: u64, last: u64, end: u64 },
+    /// An ingestion took sequence numbers `first..=last` (its files are in
+    /// the MANIFEST).
+    Ingested { first: u64, last: u64, end: u64 },
 }
 
 impl LogReader {
@@ -128,7 +145,20 @@ impl LogReader {
             predecessor: None,
             recycled_from: None,
             ended: false,
+            marks: None,
         }
+    }
+
+    /// Keeps the time and unlogged-writes records read from now on, for
+    /// [`LogReader::take_marks`] (other readers skip them).
+    pub(crate) fn collect_marks(&mut self) {
+        self.marks = Some(Vec::new());
+    }
+
+    /// The marks read since the last call, in log order: all of them come
+    /// before the record the last `read_record` returned.
+    pub(crate) fn take_marks(&mut self) -> Vec<Mark> {
+        self.marks.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// File offset just past the last record read whole (logical records
@@ -269,6 +299,34 @@ impl LogReader {
                             None => {
                                 let what = "predecessor-WAL record of the wrong length";
                                 return Ok(corrupt(off, self.offset_of(end), what));
+                            }
+                        }
+                    }
+                    let end_off = self.offset_of(end);
+                    if let Some(marks) = self.marks.as_mut() {
+                        if matches!(typ, TIME_TYPE | UNLOGGED_TYPE | INGESTED_TYPE) {
+                            let payload = self.block.get(start..end).unwrap_or_default();
+                            let end = end_off;
+                            match (typ, SeqTime::decode(payload)) {
+                                (TIME_TYPE, Some(p)) => marks.push(Mark::Time {
+                                    seq: p.first,
+                                    micros: p.second,
+                                    end,
+                                }),
+                                (UNLOGGED_TYPE, Some(p)) => marks.push(Mark::Unlogged {
+                                    first: p.first,
+                                    last: p.second,
+                                    end,
+                                }),
+                                (_, Some(p)) => marks.push(Mark::Ingested {
+                                    first: p.first,
+                                    last: p.second,
+                                    end,
+                                }),
+                                (_, None) => {
+                                    let what = "time, unlogged-writes or ingestion record of the wrong length";
+                                    return Ok(corrupt(off, end, what));
+                                }
                             }
                         }
                     }

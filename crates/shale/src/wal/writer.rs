@@ -10,14 +10,16 @@
 //! not be followed by more records.
 
 use super::format::{
-    CrcSeeds, PredecessorWal, RecordType, BLOCK_SIZE, HEADER_LEN, PREDECESSOR_WAL_TYPE,
-    RECYCLED_WAL_TYPE,
+    CrcSeeds, PredecessorWal, RecordType, BLOCK_SIZE, HEADER_LEN, PADDING_TYPE,
+    PREDECESSOR_WAL_TYPE, RECYCLED_WAL_TYPE,
 };
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 
-/// Zeros for a block tail too short for a header.
-const ZEROES: [u8; HEADER_LEN] = [0; HEADER_LEN];
+/// Zeros for a block tail too short for a header, or for the payload of a
+/// padding record (shorter than a header plus the longest metadata
+/// payload written after a log's first records).
+const ZEROES: [u8; 64] = [0; 64];
 
 /// Writes records to one log file.
 pub(crate) struct LogWriter {
@@ -67,6 +69,31 @@ impl LogWriter {
         let r = self.emit(RECYCLED_WAL_TYPE, &old_number.to_le_bytes());
         self.preamble = self.file_size();
         self.latch(r)
+    }
+
+    /// Appends a metadata record of type `typ` (bit 7 set) between logical
+    /// records: one physical record, so when it does not fit in what is
+    /// left of the block, that rest is filled first (zeros when shorter
+    /// than a header, else a padding record).
+    pub(crate) fn add_metadata(&mut self, typ: u8, payload: &[u8]) -> Result<()> {
+        self.check()?;
+        debug_assert!(typ & super::format::METADATA_BIT != 0);
+        debug_assert!(payload.len() + HEADER_LEN <= ZEROES.len());
+        let r = self.add_metadata_inner(typ, payload);
+        self.latch(r)
+    }
+
+    fn add_metadata_inner(&mut self, typ: u8, payload: &[u8]) -> Result<()> {
+        let leftover = BLOCK_SIZE - self.block_offset;
+        if leftover < HEADER_LEN + payload.len() {
+            if leftover < HEADER_LEN {
+                self.file.append(&ZEROES[..leftover])?;
+            } else {
+                self.emit(PADDING_TYPE, &ZEROES[..leftover - HEADER_LEN])?;
+            }
+            self.block_offset = 0;
+        }
+        self.emit(typ, payload)
     }
 
     /// True when no logical record was added (metadata records aside).

@@ -379,3 +379,38 @@ pub fn family_contents(db: &Db) -> FamilyContents {
         })
         .collect()
 }
+
+/// A clock the test sets (Unix seconds, or microseconds through
+/// `set_micros`), for TTLs, archived WALs' ages and WAL time records.
+#[derive(Debug, Default)]
+pub struct TestClock(pub std::sync::atomic::AtomicU64);
+
+impl TestClock {
+    /// A clock at `secs`.
+    pub fn at(secs: u64) -> std::sync::Arc<TestClock> {
+        std::sync::Arc::new(TestClock(std::sync::atomic::AtomicU64::new(
+            secs * 1_000_000,
+        )))
+    }
+
+    /// Sets the time in Unix microseconds.
+    pub fn set_micros(&self, micros: u64) {
+        self.0.store(micros, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Moves the time by `micros`.
+    pub fn advance_micros(&self, micros: u64) {
+        self.0
+            .fetch_add(micros, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl shale::Clock for TestClock {
+    fn now_secs(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst) / 1_000_000
+    }
+
+    fn now_micros(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}

@@ -6,7 +6,7 @@
 use crate::base::SeqNo;
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
-use crate::shared::wal_files::backoff;
+use crate::shared::wal_files::{backoff, Logged};
 use crate::shared::{DbInner, Reason};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -68,6 +68,23 @@ pub(super) fn write_wal(
         ingest += b.size_in_bytes() as u64;
     }
     let last = seq - 1;
+    if db.opts.archives_wals() {
+        // Point-in-time restore's records (docs/format/wal.md): when this
+        // group was written, and that it is not in the log. The WAL lock
+        // orders them with the records around them.
+        if let Err(e) = crate::shared::wal_files::mark_wal(
+            db,
+            &mut wal,
+            first,
+            last,
+            if any_wal { Logged::Yes } else { Logged::No },
+        ) {
+            drop(wal);
+            let mut st = db.state.lock();
+            db.set_bg_error(&mut st, e.clone(), Reason::Wal);
+            return Err(e);
+        }
+    }
     if any_wal {
         let Some(w) = wal.writer.as_mut() else {
             return Err(Error::ShutdownInProgress);
