@@ -55,6 +55,15 @@
 //! random `SstFileWriter` files are ingested into a family with random
 //! options (`ingest_random_files`), and the model gets the same.
 //!
+//! Point-in-time restore (issue 39): half of the runs (drawn late) archive
+//! their WALs; they record the DB's sequence number with every family's
+//! model now and then (`PitrPoint`), keep a backup engine with a backup
+//! from the start, and now and then copy the WALs out (`backup_wals`) and
+//! restore to a random recorded point (`check_pitr`): the restored DB
+//! holds exactly the models of then, or the restore is refused for a
+//! documented reason (a write without the WAL, an ingestion or a family
+//! change after the newest usable backup).
+//!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
@@ -66,7 +75,7 @@ use std::path::Path;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use shale::{
@@ -1330,6 +1339,11 @@ fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     if o.num_levels < 3 {
         o.compaction_options_universal.incremental = false;
     }
+    // A run archives its WALs throughout (point-in-time restore).
+    o.wal_size_limit_mb = old.wal_size_limit_mb;
+    if o.archives_wals() {
+        o.recycle_log_file_num = 0;
+    }
     o
 }
 
@@ -2123,27 +2137,35 @@ fn check_checkpoint(db: &Db, opts: &Options, fams: &[Fam], unlogged: &mut bool, 
 /// Every family of `fams`, found by name in `db` (a copy or another view
 /// of the DB), holds what its model holds (normalized as scans are).
 fn compare_families(db: &Db, fams: &[Fam], what: &str, ctx: &str) {
-    for f in fams {
+    let named: Vec<(&str, &Model)> = fams.iter().map(|f| (f.cf.name(), &f.model)).collect();
+    compare_models(db, &named, what, ctx);
+}
+
+/// Every family named in `models`, found in `db`, holds what its model
+/// holds (normalized as scans are), and `db` has no other family.
+fn compare_models(db: &Db, models: &[(&str, &Model)], what: &str, ctx: &str) {
+    for (name, model) in models {
         let cf = db
-            .cf(f.cf.name())
-            .unwrap_or_else(|| panic!("{ctx}: {:?} not in the {what}", f.cf.name()));
+            .cf(name)
+            .unwrap_or_else(|| panic!("{ctx}: {name:?} not in the {what}"));
         let got: Vec<(Vec<u8>, Vec<u8>)> = db
             .range_cf(&cf, ..)
             .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: {what} scan: {e}")))
             .collect();
-        let want: Vec<(Vec<u8>, Vec<u8>)> = f
-            .model
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let want: Vec<(Vec<u8>, Vec<u8>)> =
+            model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         assert!(
             norm(&got) == norm(&want),
-            "{ctx}: {what} of {:?} differs from the model: {} entries, {} expected",
-            f.cf.name(),
+            "{ctx}: {what} of {name:?} differs from the model: {} entries, {} expected",
             got.len(),
             want.len()
         );
     }
+    assert_eq!(
+        db.cfs().len(),
+        models.len(),
+        "{ctx}: families in the {what}"
+    );
 }
 
 /// Opens the copy of the DB at `path` (a checkpoint or a restored backup)
@@ -2158,11 +2180,6 @@ fn compare_copy(path: &Path, opts: &Options, fams: &[Fam], what: &str, ctx: &str
     o.listeners.clear();
     let copy = Db::open(path, o).unwrap_or_else(|e| panic!("{ctx}: open the {what}: {e}"));
     compare_families(&copy, fams, what, ctx);
-    assert_eq!(
-        copy.cfs().len(),
-        fams.len(),
-        "{ctx}: families in the {what}"
-    );
     copy.put(b"copy-write", b"x").unwrap();
     assert_eq!(copy.get(b"copy-write").unwrap().unwrap().as_ref(), b"x");
     copy.close().unwrap();
@@ -2256,6 +2273,76 @@ fn check_backup(
     }
 }
 
+/// A point to restore to (issue 39): the DB's sequence number and every
+/// live family's model and expiries then, by name.
+struct PitrPoint {
+    seq: u64,
+    models: Vec<(String, Model, Expiries)>,
+}
+
+impl PitrPoint {
+    fn now(db: &Db, fams: &[Fam]) -> PitrPoint {
+        PitrPoint {
+            seq: db.latest_sequence_number(),
+            models: fams
+                .iter()
+                .map(|f| (f.cf.name().to_string(), f.model.clone(), f.expiries.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// Point-in-time restores that succeeded in this process (the fixed seeds
+/// must make some).
+static PITR_RESTORED: AtomicUsize = AtomicUsize::new(0);
+
+/// Copies the WALs out and restores to a random recorded point: the copy
+/// must hold exactly the models of then (keys expired since left out), or
+/// the restore is refused for a documented reason.
+fn check_pitr(
+    db: &Db,
+    engine: &shale::BackupEngine,
+    opts: &Options,
+    points: &mut [PitrPoint],
+    now: u64,
+    ctx: &str,
+) {
+    engine
+        .backup_wals(db)
+        .unwrap_or_else(|e| panic!("{ctx}: backup_wals: {e}"));
+    let Some(i) = late_draw(|r| (!points.is_empty()).then(|| r.gen_range(0..points.len()))) else {
+        return;
+    };
+    let p = &mut points[i];
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("pitr");
+    match engine.restore_to(&target, p.seq) {
+        Ok(r) => assert_eq!(r.sequence, p.seq, "{ctx}"),
+        Err(Error::InvalidArgument(m))
+            if m.contains("without the WAL")
+                || m.contains("ingestion")
+                || m.contains("column family")
+                || m.contains("no backup holds") =>
+        {
+            return;
+        }
+        Err(e) => panic!("{ctx}: restore_to({}): {e}", p.seq),
+    }
+    for (_, m, e) in p.models.iter_mut() {
+        expire(m, e, now);
+    }
+    let mut o = opts.clone();
+    o.create_if_missing = false;
+    o.create_missing_column_families = false;
+    o.column_families.clear();
+    o.listeners.clear();
+    let copy = Db::open(&target, o).unwrap_or_else(|e| panic!("{ctx}: open the restore: {e}"));
+    let named: Vec<(&str, &Model)> = p.models.iter().map(|(n, m, _)| (n.as_str(), m)).collect();
+    compare_models(&copy, &named, &format!("restore to {}", p.seq), ctx);
+    copy.close().unwrap();
+    PITR_RESTORED.fetch_add(1, Ordering::Relaxed);
+}
+
 fn run_seed(seed: u64, ops: usize) {
     let mut rng = SmallRng::seed_from_u64(seed);
     LATE_RNG.with(|r| *r.borrow_mut() = SmallRng::seed_from_u64(seed ^ 0x1A7E));
@@ -2263,6 +2350,12 @@ fn run_seed(seed: u64, ops: usize) {
     let clock = Arc::new(ManualClock(AtomicU64::new(1_000_000)));
     let mut opts = small_options(&mut rng);
     opts.clock = Arc::clone(&clock) as Arc<dyn Clock>;
+    // Point-in-time restore (issue 39) in half the runs.
+    let archive = late_draw(|r| r.gen_bool(0.5));
+    if archive {
+        opts.wal_size_limit_mb = 1 << 20;
+        opts.recycle_log_file_num = 0;
+    }
     let checker = Arc::new(EventChecker::default());
     opts.listeners = vec![Arc::clone(&checker) as Arc<dyn shale::EventListener>];
     opts.validate().unwrap();
@@ -2279,8 +2372,26 @@ fn run_seed(seed: u64, ops: usize) {
     // The run's backups (issue 39), made now and then.
     let backup_dir = tempfile::tempdir().unwrap();
     let mut backups: Option<shale::BackupEngine> = None;
+    let mut pitr: Vec<PitrPoint> = Vec::new();
+    if archive {
+        let engine = shale::BackupEngine::open(backup_dir.path(), Arc::clone(&opts.fs)).unwrap();
+        engine.create_backup(&db).unwrap();
+        backups = Some(engine);
+        pitr.push(PitrPoint::now(&db, &fams));
+    }
     for i in 0..ops {
         let ctx = format!("seed {seed} op {i}");
+        if archive && late_draw(|r| r.gen_bool(0.004)) {
+            if pitr.len() >= 8 {
+                pitr.remove(late_draw(|r| r.gen_range(0..8)));
+            }
+            pitr.push(PitrPoint::now(&db, &fams));
+        }
+        if archive && late_draw(|r| r.gen_bool(0.003)) {
+            if let Some(engine) = &backups {
+                check_pitr(&db, engine, &opts, &mut pitr, clock.now_secs(), &ctx);
+            }
+        }
         if late_draw(|r| r.gen_bool(0.002)) {
             check_checkpoint(&db, &opts, &fams, &mut unlogged, &ctx);
         }
@@ -2814,6 +2925,12 @@ fn model_random_seeds() {
             panic!("model test failed: reproduce with SHALE_SEED={seed} SHALE_OPS=2500 cargo test --release --test model model_random_seeds");
         }
     }
+    let restored = PITR_RESTORED.load(Ordering::Relaxed);
+    println!("point-in-time restores: {restored}");
+    assert!(
+        restored > 0,
+        "the fixed seeds made no point-in-time restore"
+    );
 }
 
 /// One fresh seed per run, besides the fixed ones (from the clock unless

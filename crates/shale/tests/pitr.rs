@@ -332,3 +332,50 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn a_family_created_or_dropped_after_the_backup_bounds_the_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, bk) = (dir.path().join("db"), dir.path().join("backups"));
+    let db = Db::open(&db_dir, options(None)).unwrap();
+    let engine = BackupEngine::open(&bk, shale::fs::default_fs()).unwrap();
+    engine.create_backup(&db).unwrap();
+    let before = write(&db, 0, 5, 5);
+    let extra = db
+        .create_cf("extra", db.cf_options(&db.default_cf()).unwrap())
+        .unwrap();
+    db.put_cf(&extra, b"e", b"1").unwrap();
+    let after = write(&db, 5, 5, 5);
+    engine.backup_wals(&db).unwrap();
+    // Right up to the change: the state then.
+    assert_eq!(restored(&engine, dir.path(), before[0].0), before[0].1);
+    let e = engine
+        .restore_to(dir.path().join("x"), after[0].0)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("column family")),
+        "{e}"
+    );
+    // A backup made after the change serves, and so after a drop.
+    engine.create_backup(&db).unwrap();
+    let later = write(&db, 10, 5, 5);
+    engine.backup_wals(&db).unwrap();
+    let target = dir.path().join("later");
+    engine.restore_to(&target, later[0].0).unwrap();
+    let mut o = options(None);
+    o.column_families.push(("extra".into(), o.cf.clone()));
+    let copy = Db::open(&target, o).unwrap();
+    assert_eq!(family_contents(&copy), later[0].1);
+    copy.close().unwrap();
+    db.drop_cf(&extra).unwrap();
+    let gone = write(&db, 15, 5, 5);
+    engine.backup_wals(&db).unwrap();
+    let e = engine
+        .restore_to(dir.path().join("y"), gone[0].0)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("column family")),
+        "{e}"
+    );
+    db.close().unwrap();
+}

@@ -46,6 +46,8 @@ pub(crate) enum Logged {
     No,
     /// By an ingestion, into the MANIFEST: an ingestion record.
     Ingested,
+    /// None: family `0` was created or dropped after `first - 1`.
+    Family(u32),
 }
 
 /// With WAL archiving, before group `first..=last` is appended: a time
@@ -58,7 +60,7 @@ pub(crate) fn mark_wal(
     last: SeqNo,
     logged: Logged,
 ) -> Result<()> {
-    use crate::wal::{SeqTime, INGESTED_TYPE, TIME_TYPE, UNLOGGED_TYPE};
+    use crate::wal::{SeqTime, FAMILY_TYPE, INGESTED_TYPE, TIME_TYPE, UNLOGGED_TYPE};
     let Some(w) = wal.writer.as_mut() else {
         return Err(crate::error::Error::ShutdownInProgress);
     };
@@ -71,19 +73,43 @@ pub(crate) fn mark_wal(
         w.add_metadata(TIME_TYPE, &mark.encode())?;
         wal.last_time_mark = now.max(1);
     }
-    let typ = match logged {
+    let (typ, payload) = match logged {
         Logged::Yes => return Ok(()),
-        Logged::No => UNLOGGED_TYPE,
-        Logged::Ingested => INGESTED_TYPE,
+        Logged::No => (
+            UNLOGGED_TYPE,
+            SeqTime {
+                first,
+                second: last,
+            },
+        ),
+        Logged::Ingested => (
+            INGESTED_TYPE,
+            SeqTime {
+                first,
+                second: last,
+            },
+        ),
+        Logged::Family(id) => (
+            FAMILY_TYPE,
+            SeqTime {
+                first: first - 1,
+                second: u64::from(id),
+            },
+        ),
     };
-    w.add_metadata(
-        typ,
-        &SeqTime {
-            first,
-            second: last,
-        }
-        .encode(),
-    )
+    w.add_metadata(typ, &payload.encode())
+}
+
+/// With WAL archiving, after column family `id` was created or dropped
+/// (its MANIFEST edit logged; the caller holds the DB mutex): the
+/// family-change record, after every write allocated so far.
+pub(crate) fn mark_family_change(db: &crate::shared::DbInner, id: u32) -> Result<()> {
+    if !db.opts.archives_wals() {
+        return Ok(());
+    }
+    let mut wal = db.wals.current.lock();
+    let next = wal.last_allocated + 1;
+    mark_wal(db, &mut wal, next, next, Logged::Family(id))
 }
 
 /// Creates a WAL file: through a memory mapping with `wal_mmap_writes`,

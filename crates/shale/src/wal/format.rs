@@ -105,6 +105,14 @@ pub(crate) const UNLOGGED_TYPE: u8 = 133;
 /// FROZEN: on-disk (docs/format/wal.md).
 pub(crate) const INGESTED_TYPE: u8 = 135;
 
+/// Type byte of the family-change record (WAL archiving only): a column
+/// family was created or dropped (a MANIFEST edit) after every write up to
+/// the sequence number it names (payload: that number and the family's
+/// id, two little-endian u64s).
+///
+/// FROZEN: on-disk (docs/format/wal.md).
+pub(crate) const FAMILY_TYPE: u8 = 136;
+
 /// Type byte of the padding record: fills the end of a block that a
 /// metadata record does not fit in (its payload is zeros, any length).
 ///

@@ -23,7 +23,7 @@ mod tests;
 
 pub use recovery::WalRecoveryMode;
 pub(crate) use {
-    format::{PredecessorWal, SeqTime, INGESTED_TYPE, TIME_TYPE, UNLOGGED_TYPE},
+    format::{PredecessorWal, SeqTime, FAMILY_TYPE, INGESTED_TYPE, TIME_TYPE, UNLOGGED_TYPE},
     reader::{LogReader, Mark, ReadOutcome},
     recovery::replay,
     writer::LogWriter,

@@ -21,8 +21,8 @@
 //! is returned only for IO errors, after which the reader must be dropped.
 
 use super::format::{
-    CrcSeeds, PredecessorWal, RecordType, SeqTime, BLOCK_SIZE, HEADER_LEN, INGESTED_TYPE,
-    METADATA_BIT, PREDECESSOR_WAL_TYPE, RECYCLED_WAL_TYPE, TIME_TYPE, UNLOGGED_TYPE,
+    CrcSeeds, PredecessorWal, RecordType, SeqTime, BLOCK_SIZE, FAMILY_TYPE, HEADER_LEN,
+    INGESTED_TYPE, METADATA_BIT, PREDECESSOR_WAL_TYPE, RECYCLED_WAL_TYPE, TIME_TYPE, UNLOGGED_TYPE,
 };
 use crate::error::Result;
 use crate::fs::SequentialFile;
@@ -127,6 +127,9 @@ pub(crate) enum Mark {
     /// An ingestion took sequence numbers `first..=last` (its files are in
     /// the MANIFEST).
     Ingested { first: u64, last: u64, end: u64 },
+    /// A column family was created or dropped after every write up to
+    /// `seq`.
+    Family { seq: u64, end: u64 },
 }
 
 impl LogReader {
@@ -304,7 +307,7 @@ impl LogReader {
                     }
                     let end_off = self.offset_of(end);
                     if let Some(marks) = self.marks.as_mut() {
-                        if matches!(typ, TIME_TYPE | UNLOGGED_TYPE | INGESTED_TYPE) {
+                        if matches!(typ, TIME_TYPE | UNLOGGED_TYPE | INGESTED_TYPE | FAMILY_TYPE) {
                             let payload = self.block.get(start..end).unwrap_or_default();
                             let end = end_off;
                             match (typ, SeqTime::decode(payload)) {
@@ -318,13 +321,16 @@ impl LogReader {
                                     last: p.second,
                                     end,
                                 }),
+                                (FAMILY_TYPE, Some(p)) => {
+                                    marks.push(Mark::Family { seq: p.first, end })
+                                }
                                 (_, Some(p)) => marks.push(Mark::Ingested {
                                     first: p.first,
                                     last: p.second,
                                     end,
                                 }),
                                 (_, None) => {
-                                    let what = "time, unlogged-writes or ingestion record of the wrong length";
+                                    let what = "point-in-time record of the wrong length";
                                     return Ok(corrupt(off, end, what));
                                 }
                             }

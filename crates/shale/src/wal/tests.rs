@@ -825,7 +825,7 @@ fn old_records_in_a_log_not_marked_recycled_are_corruption() {
 /// reader that does not collect marks reads the same records.
 #[test]
 fn metadata_marks_read_back_in_order_at_every_block_position() {
-    use super::format::{SeqTime, INGESTED_TYPE, TIME_TYPE, UNLOGGED_TYPE};
+    use super::format::{SeqTime, FAMILY_TYPE, INGESTED_TYPE, TIME_TYPE, UNLOGGED_TYPE};
     use super::Mark;
     let mut rng = SmallRng::seed_from_u64(4);
     let (file, bytes) = MemFile::new();
@@ -837,7 +837,8 @@ fn metadata_marks_read_back_in_order_at_every_block_position() {
     for i in 0..2000u64 {
         let mut marks = Vec::new();
         for k in 0..rng.gen_range(0..3u64) {
-            let typ = [TIME_TYPE, UNLOGGED_TYPE, INGESTED_TYPE][((i + k) % 3) as usize];
+            let typ =
+                [TIME_TYPE, UNLOGGED_TYPE, INGESTED_TYPE, FAMILY_TYPE][((i + k) % 4) as usize];
             let p = SeqTime {
                 first: i * 10 + k,
                 second: i * 10 + k + 1,
@@ -877,6 +878,7 @@ fn metadata_marks_read_back_in_order_at_every_block_position() {
                 Mark::Time { seq, .. } => (TIME_TYPE, seq),
                 Mark::Unlogged { first, .. } => (UNLOGGED_TYPE, first),
                 Mark::Ingested { first, .. } => (INGESTED_TYPE, first),
+                Mark::Family { seq, .. } => (FAMILY_TYPE, seq),
             })
             .collect();
         assert_eq!(&got, marks);

@@ -26,6 +26,9 @@
 //!   a backup made after it was flushed serves);
 //! - an ingestion record after `B.max_sequence` and at or before `S` (the
 //!   files are in no WAL; a backup made after the ingestion holds them);
+//! - a family-change record (a column family created or dropped) made
+//!   after every write up to some `c`, with `B.max_sequence <= c < S`: B
+//!   may predate the change, which only the MANIFEST records;
 //! - the WALs end before `S` (writes not yet copied by `backup_wals`, or
 //!   held back by `manual_wal_flush` and never flushed);
 //! - a WAL's predecessor-WAL record names a predecessor in the plan that
@@ -440,6 +443,22 @@ impl BackupEngine {
                                 "sequence numbers {first}..={last} were taken by an ingestion \
                                  of external files after backup {}; restore from a backup \
                                  made after it",
+                                meta.id
+                            )));
+                        }
+                        cut = Some(end);
+                        break;
+                    }
+                    Item::Mark(Mark::Family { seq, end }) => {
+                        // A backup holding a later write has the change.
+                        if seq < max {
+                            continue;
+                        }
+                        if seq < s {
+                            return Err(refuse(format!(
+                                "a column family was created or dropped after sequence {seq} \
+                                 (a MANIFEST change no WAL replays) and after backup {}; \
+                                 restore to {seq} at most, or from a backup made after it",
                                 meta.id
                             )));
                         }
