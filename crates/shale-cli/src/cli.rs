@@ -109,8 +109,12 @@ pub enum BackupCommand {
     /// Check every file of every backup (or of --id) against its size and
     /// checksum (exit 1 on damage, naming the file).
     Verify(cmd::backup::DirArgs),
-    /// Restore a backup (the newest, or --id) into a new directory.
+    /// Restore a backup (the newest, or --id) into a new directory, or the
+    /// DB as of a sequence number or time (--to-seq, --to-time).
     Restore(cmd::backup::RestoreArgs),
+    /// Copy the WALs of a DB that archives them (option WAL_ttl_seconds
+    /// or WAL_size_limit_MB) for point-in-time restore.
+    Wals(cmd::backup::WalsArgs),
     /// Delete every backup but the newest --keep.
     Purge(cmd::backup::PurgeArgs),
 }

@@ -286,6 +286,82 @@ fn backup_create_list_verify_restore_and_purge() {
 }
 
 #[test]
+fn backup_wals_and_restore_to_a_sequence_or_time() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("db");
+    let bk = d.path().join("backups");
+    // A DB that archives its WALs (the option is persisted: the CLI's
+    // writing commands keep it).
+    let db = shale::Db::open(
+        &src,
+        shale::Options {
+            create_if_missing: true,
+            wal_size_limit_mb: 1024,
+            ..shale::Options::default()
+        },
+    )
+    .unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.close().unwrap();
+    ok(&["backup", "create", path_str(&src), path_str(&bk)]);
+    ok(&["put", path_str(&src), "b", "2"]);
+    let out = ok(&["backup", "wals", path_str(&src), path_str(&bk)]);
+    let seq: u64 = out
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|e| panic!("{out}: {e}"));
+    ok(&["put", path_str(&src), "c", "3"]);
+    ok(&["backup", "wals", path_str(&src), path_str(&bk)]);
+    let at = d.path().join("at-seq");
+    let out = ok(&[
+        "backup",
+        "restore",
+        path_str(&bk),
+        path_str(&at),
+        "--to-seq",
+        &seq.to_string(),
+    ]);
+    assert!(
+        out.starts_with(&format!("restored to sequence {seq}")),
+        "{out}"
+    );
+    assert_eq!(ok(&["get", path_str(&at), "b"]), "2\n");
+    assert_eq!(shale(&["get", path_str(&at), "c"]).code, 1);
+    // Now: every write so far.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        + 5.0;
+    let latest = d.path().join("latest");
+    ok(&[
+        "backup",
+        "restore",
+        path_str(&bk),
+        path_str(&latest),
+        "--to-time",
+        &format!("{now}"),
+    ]);
+    assert_eq!(ok(&["get", path_str(&latest), "c"]), "3\n");
+    // A point past the kept WALs: a clear error, nothing restored.
+    let past = d.path().join("past");
+    let r = shale(&[
+        "backup",
+        "restore",
+        path_str(&bk),
+        path_str(&past),
+        "--to-seq",
+        "999999",
+    ]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("reach sequence"), "{}", r.stderr);
+    assert!(!past.exists());
+}
+
+#[test]
 fn usage_errors_exit_2_and_help_exits_0() {
     let help = shale(&["scan", "--help"]);
     assert_eq!(help.code, 0);

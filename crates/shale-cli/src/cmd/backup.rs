@@ -2,8 +2,11 @@
 //! `create DB BACKUP_DIR` (opens the DB for writing: a backup is a
 //! checkpoint), `list`, `verify [--id N]` (every backup by default; exit 1
 //! on damage, naming the file), `restore BACKUP_DIR TARGET [--id N]`
-//! (the newest by default; TARGET must not exist), `purge --keep N`.
-//! `list`, `verify` and `restore` open the backup directory read-only.
+//! (the newest by default; TARGET must not exist; `--to-seq S` or
+//! `--to-time T` for a point-in-time restore), `purge --keep N`, and
+//! `wals DB BACKUP_DIR` (copies the WALs of a DB that archives them, for
+//! point-in-time restore). `list`, `verify` and `restore` open the backup
+//! directory read-only.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -43,8 +46,27 @@ pub struct RestoreArgs {
     /// Where the DB is restored (must not exist).
     target: PathBuf,
     /// The backup to restore (default: the newest).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["to_seq", "to_time"])]
     id: Option<u32>,
+    /// Restore the DB as it was right after the write with this sequence
+    /// number (the newest backup before it, and the WALs `backup wals`
+    /// kept, replayed up to it).
+    #[arg(long, value_name = "S", conflicts_with = "to_time")]
+    to_seq: Option<u64>,
+    /// Restore the DB as it was at this time (Unix seconds, fractions
+    /// allowed): the latest write the WALs' time records place at or
+    /// before it (about a second early while writes went on).
+    #[arg(long, value_name = "T")]
+    to_time: Option<f64>,
+}
+
+/// `shale backup wals`.
+#[derive(Debug, clap::Args)]
+pub struct WalsArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    /// The backup directory.
+    backup_dir: PathBuf,
 }
 
 /// `shale backup purge`.
@@ -124,6 +146,26 @@ pub fn verify(a: &DirArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
 /// Runs `backup restore`.
 pub fn restore(a: &RestoreArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let engine = read_only(&a.backup_dir)?;
+    let pitr = match (a.to_seq, a.to_time) {
+        (Some(s), _) => Some(engine.restore_to(&a.target, s)?),
+        (None, Some(t)) => {
+            let at = std::time::Duration::try_from_secs_f64(t)
+                .map_err(|e| CliError::Usage(format!("--to-time {t}: {e}")))?;
+            Some(engine.restore_to_time(&a.target, std::time::UNIX_EPOCH + at)?)
+        }
+        (None, None) => None,
+    };
+    if let Some(r) = pitr {
+        writeln!(
+            out,
+            "restored to sequence {} from backup {} ({} WALs replayed) at {}",
+            r.sequence,
+            r.backup_id,
+            r.wal_files,
+            a.target.display()
+        )?;
+        return Ok(Outcome::Ok);
+    }
     let id = match a.id {
         Some(id) => id,
         None => engine
@@ -134,6 +176,21 @@ pub fn restore(a: &RestoreArgs, out: &mut dyn Write) -> Result<Outcome, CliError
     };
     engine.restore(id, &a.target)?;
     writeln!(out, "restored backup {id} to {}", a.target.display())?;
+    Ok(Outcome::Ok)
+}
+
+/// Runs `backup wals`.
+pub fn wals(a: &WalsArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let db = a.db.open_for_writing()?;
+    let engine = BackupEngine::open(&a.backup_dir, shale::fs::default_fs())?;
+    let r = engine.backup_wals(&db)?;
+    let seq = db.latest_sequence_number();
+    db.close()?;
+    writeln!(
+        out,
+        "copied {} WAL file(s), {} bytes; restorable up to sequence {seq}",
+        r.files_copied, r.bytes_copied
+    )?;
     Ok(Outcome::Ok)
 }
 

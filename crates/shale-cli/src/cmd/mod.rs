@@ -50,6 +50,7 @@ pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Backup(BackupCommand::Verify(a)) => backup::verify(&a, out),
         Command::Backup(BackupCommand::Restore(a)) => backup::restore(&a, out),
         Command::Backup(BackupCommand::Purge(a)) => backup::purge(&a, out),
+        Command::Backup(BackupCommand::Wals(a)) => backup::wals(&a, out),
         Command::Stats(a) => stats::run(&a, out),
         Command::RenderStats(a) => render_stats::run(&a, out),
         Command::Options(OptionsCommand::Show(a)) => options::show(&a, out),

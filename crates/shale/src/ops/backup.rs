@@ -482,7 +482,7 @@ impl BackupEngine {
             for name in self.fs.list(&wal_dir)? {
                 let old = match parse_file_name(&name) {
                     Some((FileType::Log, n)) => n < floor,
-                    _ => true,
+                    _ => name != "TIMES",
                 };
                 if old {
                     self.fs.remove(&wal_dir.join(name))?;

@@ -43,10 +43,13 @@
 //! written so far, the time) before the first write group of each WAL and
 //! before the first group at least a second after the previous record. So
 //! the writes up to a record's sequence number were all made at or before
-//! its time, and `restore_to_time(T)` restores to the sequence number of
-//! the latest record (or backup) at or before `T`: every write made by `T`
-//! except those of the last second or so before it while writes were
-//! going on, and nothing made after `T`.
+//! its time. So is each line of `wal/TIMES` (one per `backup_wals`: the
+//! sequence number visible when it began, the time it ended). And
+//! `restore_to_time(T)` restores to the sequence number of the latest
+//! record, line or backup at or before `T`: every write made by `T` except
+//! those of the last second or so before it while writes were going on
+//! (or since the last `backup_wals`, after the last writes), and nothing
+//! made after `T`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -61,6 +64,14 @@ use crate::wal::{LogReader, Mark, ReadOutcome};
 
 /// The backup directory's folder of WAL copies.
 pub(super) const WAL_DIR: &str = "wal";
+
+/// `wal/TIMES`: one line `<sequence> <unix micros>` per `backup_wals`:
+/// every write up to that sequence number was made by that time (it was
+/// visible before the copy began, which ended at that time).
+const TIMES_FILE: &str = "TIMES";
+
+/// The largest `wal/TIMES` read.
+const MAX_TIMES_BYTES: u64 = 64 << 20;
 
 /// What one WAL holds, in log order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +210,8 @@ impl BackupEngine {
         }
         let out = self.dir.join(WAL_DIR);
         self.fs.create_dir_all(&out)?;
+        // Every write visible now is in the WALs copied below.
+        let visible = db.latest_sequence_number();
         // Nothing moves to the archive or leaves it while this copies.
         let _held = crate::ops::live_files::DeletionsHeld::new(inner);
         db.flush_wal(false)?;
@@ -229,7 +242,51 @@ impl BackupEngine {
             report.files_copied += 1;
         }
         self.fs.sync_dir(&out)?;
+        let mut times = self.read_times()?;
+        times.push((visible, inner.opts.clock.now_micros()));
+        let text: String = times.iter().map(|(s, t)| format!("{s} {t}\n")).collect();
+        let tmp = out.join(format!("{TIMES_FILE}.tmp"));
+        let mut f = self.fs.create(&tmp)?;
+        f.append(text.as_bytes())?;
+        f.sync()?;
+        drop(f);
+        self.fs.rename(&tmp, &out.join(TIMES_FILE))?;
+        self.fs.sync_dir(&out)?;
         Ok(report)
+    }
+
+    /// The (sequence, Unix micros) pairs of `wal/TIMES`; a line that does
+    /// not parse is `Corruption` naming the file and its offset.
+    fn read_times(&self) -> Result<Vec<(u64, u64)>> {
+        let path = self.dir.join(WAL_DIR).join(TIMES_FILE);
+        if !self.fs.exists(&path) {
+            return Ok(Vec::new());
+        }
+        let name = path.display().to_string();
+        let size = self.fs.file_size(&path)?;
+        if size > MAX_TIMES_BYTES {
+            return Err(Error::corruption(
+                name,
+                0,
+                format!("{size} bytes: too large"),
+            ));
+        }
+        let bytes = self.fs.read_all(&path)?;
+        let mut out = Vec::new();
+        let mut offset = 0u64;
+        for line in bytes.split(|&b| b == b'\n') {
+            let parsed = std::str::from_utf8(line).ok().and_then(|l| {
+                let (s, t) = l.split_once(' ')?;
+                Some((s.parse().ok()?, t.parse().ok()?))
+            });
+            match parsed {
+                Some(p) => out.push(p),
+                None if line.is_empty() => {}
+                None => return Err(Error::corruption(name, offset, "not `<sequence> <micros>`")),
+            }
+            offset += line.len() as u64 + 1;
+        }
+        Ok(out)
     }
 
     /// Restores into `target` (which must not exist) the DB as it was
@@ -286,6 +343,11 @@ impl BackupEngine {
                 if m.timestamp.saturating_mul(1_000_000) <= micros {
                     best = best.max(Some(max));
                 }
+            }
+        }
+        for (seq, t) in self.read_times()? {
+            if t <= micros {
+                best = best.max(Some(seq));
             }
         }
         for (n, path) in self.kept_wals()? {
