@@ -302,6 +302,12 @@ impl PyDb {
             .map_err(to_py)
     }
 
+    /// The sequence number of the last write visible to reads (a point
+    /// `BackupEngine.restore_to` can restore to).
+    fn latest_sequence_number(slf: PyRef<'_, Self>) -> u64 {
+        parts(&slf).db.latest_sequence_number()
+    }
+
     /// Makes an openable copy of the whole DB (every column family) in
     /// `dir`, which must not exist: tables and blob files hard-linked, the
     /// MANIFEST, OPTIONS and live WALs copied, built in `dir.tmp` and

@@ -196,6 +196,8 @@ pub const DB_KEYWORDS: &[(&str, &str)] = &[
     ("bytes_per_sync", "bytes_per_sync"),
     ("wal_bytes_per_sync", "wal_bytes_per_sync"),
     ("recycle_log_file_num", "recycle_log_file_num"),
+    ("wal_ttl_seconds", "wal_ttl_seconds"),
+    ("wal_size_limit_mb", "wal_size_limit_mb"),
     // A limiter of the DB's own at this rate.
     ("rate_limiter_bytes_per_sec", "rate_limiter"),
     ("info_log_level", "info_log_level"),

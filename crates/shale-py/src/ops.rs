@@ -76,6 +76,60 @@ impl PyBackupEngine {
             .map_err(to_py)
     }
 
+    /// Copies the WALs of `db` (opened with WAL archiving:
+    /// `WAL_size_limit_MB` or `WAL_ttl_seconds`) into the backup
+    /// directory for point-in-time restore; returns files_copied and
+    /// bytes_copied.
+    fn backup_wals<'py>(
+        &self,
+        py: Python<'py>,
+        db: PyRef<'_, PyDb>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let db = db.as_super().db.clone();
+        let r = py
+            .allow_threads(|| self.engine.backup_wals(&db))
+            .map_err(to_py)?;
+        let d = PyDict::new(py);
+        d.set_item("files_copied", r.files_copied)?;
+        d.set_item("bytes_copied", r.bytes_copied)?;
+        Ok(d)
+    }
+
+    /// Restores into `target` (which must not exist) the DB as it was right
+    /// after the write with sequence number `sequence`; returns backup_id,
+    /// sequence and wal_files. InvalidArgumentError names why a point
+    /// cannot be restored exactly.
+    fn restore_to<'py>(
+        &self,
+        py: Python<'py>,
+        target: PathBuf,
+        sequence: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let r = py
+            .allow_threads(|| self.engine.restore_to(&target, sequence))
+            .map_err(to_py)?;
+        pitr_dict(py, &r)
+    }
+
+    /// `restore_to` the latest write made at or before `timestamp` (Unix
+    /// seconds) as the WALs' time records place it.
+    fn restore_to_time<'py>(
+        &self,
+        py: Python<'py>,
+        target: PathBuf,
+        timestamp: f64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let at = std::time::Duration::try_from_secs_f64(timestamp)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        let r = py
+            .allow_threads(|| {
+                self.engine
+                    .restore_to_time(&target, std::time::UNIX_EPOCH + at)
+            })
+            .map_err(to_py)?;
+        pitr_dict(py, &r)
+    }
+
     /// Deletes backup `id`.
     fn delete(&self, py: Python<'_>, id: u32) -> PyResult<()> {
         py.allow_threads(|| self.engine.delete(id)).map_err(to_py)
@@ -86,6 +140,17 @@ impl PyBackupEngine {
         py.allow_threads(|| self.engine.purge_old(keep))
             .map_err(to_py)
     }
+}
+
+fn pitr_dict<'py>(
+    py: Python<'py>,
+    r: &shale::PointInTimeRestore,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("backup_id", r.backup_id)?;
+    d.set_item("sequence", r.sequence)?;
+    d.set_item("wal_files", r.wal_files)?;
+    Ok(d)
 }
 
 /// Writes `items` (pairs of keys and values in strictly increasing key

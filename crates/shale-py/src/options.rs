@@ -290,6 +290,8 @@ fn apply_db(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool>
         "bytes_per_sync" => o.bytes_per_sync = v.extract()?,
         "wal_bytes_per_sync" => o.wal_bytes_per_sync = v.extract()?,
         "recycle_log_file_num" => o.recycle_log_file_num = v.extract()?,
+        "wal_ttl_seconds" => o.wal_ttl_seconds = v.extract()?,
+        "wal_size_limit_mb" => o.wal_size_limit_mb = v.extract()?,
         // A limiter of its own for this DB (RocksDB's
         // NewGenericRateLimiter defaults: 100 ms refills, fairness 10);
         // 0 is none.

@@ -1,6 +1,7 @@
 """Operations (issue 39): read-only opens, bulk load by write_sst + ingest, backups."""
 
 import os
+import time
 
 import pytest
 
@@ -56,3 +57,27 @@ def test_backups_list_verify_restore_and_purge(db, path, tmp_path):
     engine.delete(second)
     assert engine.list() == []
     assert os.listdir(bk / "shared") == []
+
+
+def test_point_in_time_restore(tmp_path):
+    src = tmp_path / "db"
+    bk = tmp_path / "backups"
+    with shale.DB(src, wal_size_limit_mb=1024) as db:
+        engine = shale.BackupEngine(bk)
+        db[b"a"] = b"1"
+        engine.create_backup(db)
+        db[b"b"] = b"2"
+        point = db.latest_sequence_number()
+        db[b"c"] = b"3"
+        copied = engine.backup_wals(db)
+        assert copied["files_copied"] >= 1
+    r = engine.restore_to(tmp_path / "at", point)
+    assert r["sequence"] == point
+    with shale.DB(tmp_path / "at", create_if_missing=False) as at:
+        assert at[b"b"] == b"2"
+        assert b"c" not in at
+    engine.restore_to_time(tmp_path / "now", time.time() + 5)
+    with shale.DB(tmp_path / "now", create_if_missing=False) as now:
+        assert now[b"c"] == b"3"
+    with pytest.raises(shale.InvalidArgumentError, match="reach sequence"):
+        engine.restore_to(tmp_path / "past", point + 1000)
