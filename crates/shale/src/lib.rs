@@ -75,9 +75,9 @@ pub use events::{
 pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use ops::{
-    BackupEngine, BackupInfo, CheckpointOptions, CheckpointReport, ExternalSstFileInfo,
-    IngestOptions, LiveFile, LiveFileKind, LiveFiles, LiveWalFile, PointInTimeRestore, SecondaryDb,
-    SstFileWriter, WalBackupReport,
+    BackupEngine, BackupEngineOptions, BackupInfo, BackupProgress, CheckpointOptions,
+    CheckpointReport, ExternalSstFileInfo, IngestOptions, LiveFile, LiveFileKind, LiveFiles,
+    LiveWalFile, PointInTimeRestore, ProgressCallback, SecondaryDb, SstFileWriter, WalBackupReport,
 };
 pub use options::{
     BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,

@@ -231,3 +231,58 @@ fn power_loss_during_a_backup() {
     }
     assert!(absent > 0 && whole > 0, "absent {absent}, whole {whole}");
 }
+
+/// `BackupEngineOptions` (issue 39): a backup's checksum reads and a
+/// restore's copies go through their rate limiters (every byte counted),
+/// and the progress callback sees every file, ending at the totals.
+#[test]
+fn backups_and_restores_are_paced_and_report_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, bk) = (dir.path().join("db"), dir.path().join("backups"));
+    let db = Db::open(&db_dir, options(None)).unwrap();
+    write(&db, 0, 600, "a");
+    let backup_limiter = Arc::new(shale::RateLimiter::new(1 << 30).unwrap());
+    let restore_limiter = Arc::new(shale::RateLimiter::new(1 << 30).unwrap());
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::<shale::BackupProgress>::new()));
+    let s = Arc::clone(&seen);
+    let engine = BackupEngine::open_with(
+        &bk,
+        shale::fs::default_fs(),
+        shale::BackupEngineOptions {
+            backup_rate_limiter: Some(Arc::clone(&backup_limiter)),
+            restore_rate_limiter: Some(Arc::clone(&restore_limiter)),
+            progress: Some(Arc::new(move |p: &shale::BackupProgress| s.lock().push(*p))),
+        },
+    )
+    .unwrap();
+    let id = engine.create_backup(&db).unwrap();
+    let size = engine.list().unwrap()[0].size;
+    let files = engine.list().unwrap()[0].file_count;
+    let backup_progress = std::mem::take(&mut *seen.lock());
+    assert_eq!(backup_progress.len(), files);
+    let last = backup_progress.last().unwrap();
+    assert_eq!((last.files_done, last.bytes_done), (files, size));
+    assert_eq!((last.files_total, last.bytes_total), (files, size));
+    assert!(backup_progress
+        .windows(2)
+        .all(|w| w[0].bytes_done <= w[1].bytes_done));
+    assert!(
+        backup_limiter.get_total_bytes_through(None) >= size,
+        "{} bytes paced, {size} read",
+        backup_limiter.get_total_bytes_through(None)
+    );
+    assert_eq!(restore_limiter.get_total_bytes_through(None), 0);
+    engine.restore(id, dir.path().join("r")).unwrap();
+    assert!(restore_limiter.get_total_bytes_through(None) >= size);
+    let restore_progress = seen.lock().clone();
+    assert_eq!(
+        restore_progress
+            .last()
+            .map(|p| (p.files_done, p.bytes_done)),
+        Some((files, size))
+    );
+    let copy = Db::open(dir.path().join("r"), options(None)).unwrap();
+    assert_eq!(contents(&copy), contents(&db));
+    copy.close().unwrap();
+    db.close().unwrap();
+}

@@ -2274,6 +2274,34 @@ fn check_backup(
     }
 }
 
+/// The run's backup engine (issue 39): half the time with roomy rate
+/// limiters for backups and restores and a progress callback that checks
+/// it is called once per file in order and never passes the totals.
+fn backup_engine(dir: &Path, fs: Arc<dyn shale::fs::FileSystem>) -> shale::BackupEngine {
+    let mut o = shale::BackupEngineOptions::default();
+    if late_draw(|r| r.gen_bool(0.5)) {
+        let rate = late_draw(|r| r.gen_range(64u64 << 20..1 << 30));
+        o.backup_rate_limiter = Some(Arc::new(RateLimiter::new(rate).unwrap()));
+        o.restore_rate_limiter = Some(Arc::new(RateLimiter::new(rate).unwrap()));
+        let last = Arc::new(parking_lot::Mutex::new(shale::BackupProgress::default()));
+        o.progress = Some(Arc::new(move |p: &shale::BackupProgress| {
+            let mut l = last.lock();
+            assert!(
+                p.files_done <= p.files_total && p.bytes_done <= p.bytes_total,
+                "{p:?}"
+            );
+            // One call per file, in order (a new backup or restore starts
+            // at 1).
+            if p.files_done > 1 {
+                assert_eq!(p.files_done, l.files_done + 1, "{p:?} after {l:?}");
+                assert!(p.bytes_done >= l.bytes_done, "{p:?} after {l:?}");
+            }
+            *l = *p;
+        }));
+    }
+    shale::BackupEngine::open_with(dir, fs, o).unwrap()
+}
+
 /// A point to restore to (issue 39): the DB's sequence number and every
 /// live family's model and expiries then, by name.
 struct PitrPoint {
@@ -2381,7 +2409,7 @@ fn run_seed(seed: u64, ops: usize) {
     let mut backups: Option<shale::BackupEngine> = None;
     let mut pitr: Vec<PitrPoint> = Vec::new();
     if archive {
-        let engine = shale::BackupEngine::open(backup_dir.path(), Arc::clone(&opts.fs)).unwrap();
+        let engine = backup_engine(backup_dir.path(), Arc::clone(&opts.fs));
         engine.create_backup(&db).unwrap();
         backups = Some(engine);
         pitr.push(PitrPoint::now(&db, &fams));
@@ -2406,9 +2434,8 @@ fn run_seed(seed: u64, ops: usize) {
             check_secondary(&db, &opts, &fams, &mut unlogged, &ctx);
         }
         if late_draw(|r| r.gen_bool(0.001)) {
-            let engine = backups.get_or_insert_with(|| {
-                shale::BackupEngine::open(backup_dir.path(), Arc::clone(&opts.fs)).unwrap()
-            });
+            let engine = backups
+                .get_or_insert_with(|| backup_engine(backup_dir.path(), Arc::clone(&opts.fs)));
             check_backup(&db, engine, &opts, &fams, &mut unlogged, &ctx);
         }
         // Bulk load (issue 39), drawn from the late generator so that a

@@ -153,6 +153,18 @@ pub(crate) fn copy_through<F: FileSystem + ?Sized>(
     to: &Path,
     len: Option<u64>,
 ) -> Result<u64> {
+    copy_paced(fs, from, to, len, &mut |_| {})
+}
+
+/// `copy_through` calling `before_chunk(n)` before it reads each chunk of
+/// `n` bytes (up to 1 MiB): where a caller paces the copy.
+pub(crate) fn copy_paced<F: FileSystem + ?Sized>(
+    fs: &F,
+    from: &Path,
+    to: &Path,
+    len: Option<u64>,
+    before_chunk: &mut dyn FnMut(usize),
+) -> Result<u64> {
     let mut src = fs.open_sequential(from)?;
     let mut dst = fs.create(to)?;
     let mut buf = vec![0u8; 1 << 20];
@@ -168,6 +180,7 @@ pub(crate) fn copy_through<F: FileSystem + ?Sized>(
             }
             None => buf.len(),
         };
+        before_chunk(want);
         let n = src.read(&mut buf[..want])?;
         if n == 0 {
             if let Some(l) = len {

@@ -80,6 +80,7 @@ pub(crate) use aligned::round_up;
 pub use aligned::AlignedBuf;
 #[cfg(feature = "testing")]
 pub use fault::{FaultInjectionFs, FaultKind, FaultOp, FaultRule, InjectedFault, Trigger};
+pub(crate) use file_system::copy_paced;
 pub use file_system::{
     is_direct_io_refusal, AccessPattern, FileLock, FileOptions, FileSystem, LinkKind,
     RandomAccessFile, SequentialFile, WritableFile,

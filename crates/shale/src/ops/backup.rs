@@ -21,6 +21,14 @@
 //! name, synced, renamed). On the DB's own file system the checkpoint hard
 //! links, so a backup there writes little; elsewhere it copies.
 //!
+//! Pacing and progress ([`BackupEngineOptions`], RocksDB's
+//! `backup_rate_limiter` / `restore_rate_limiter` and progress callback):
+//! a backup's reads of the files it checksums and copies, and a restore's
+//! copies, go through the rate limiter at `IoPriority::Low`, and the
+//! callback is told after every file. On the DB's own file system a
+//! backup's tables are hard links, so what it paces is the checksum
+//! reading.
+//!
 //! Invariants: a crash during `create_backup` leaves every earlier backup
 //! intact and the new one absent (no `meta/<id>`) or complete; what it left
 //! (a staging directory, unreferenced shared files, a `meta/*.tmp`) is
@@ -95,10 +103,77 @@ pub struct BackupInfo {
     pub app_metadata: String,
 }
 
+/// How far a backup or restore is (given to
+/// [`BackupEngineOptions::progress`] after each file).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BackupProgress {
+    /// Files handled so far.
+    pub files_done: usize,
+    /// Files the backup or restore handles.
+    pub files_total: usize,
+    /// Their bytes handled so far.
+    pub bytes_done: u64,
+    /// All their bytes.
+    pub bytes_total: u64,
+}
+
+/// Callback for [`BackupEngineOptions::progress`].
+pub type ProgressCallback = Arc<dyn Fn(&BackupProgress) + Send + Sync>;
+
+/// Options of [`BackupEngine::open_with`].
+#[derive(Clone, Default)]
+pub struct BackupEngineOptions {
+    /// Paces what a backup reads (checksums) and copies (RocksDB's
+    /// `backup_rate_limiter`). Default none.
+    pub backup_rate_limiter: Option<Arc<crate::io::RateLimiter>>,
+    /// Paces what a restore copies (RocksDB's `restore_rate_limiter`).
+    /// Default none.
+    pub restore_rate_limiter: Option<Arc<crate::io::RateLimiter>>,
+    /// Called after every file of a backup or restore. Default none.
+    pub progress: Option<ProgressCallback>,
+}
+
+impl std::fmt::Debug for BackupEngineOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackupEngineOptions")
+            .field("backup_rate_limiter", &self.backup_rate_limiter.is_some())
+            .field("restore_rate_limiter", &self.restore_rate_limiter.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// A backup's or restore's pacing and progress (see the module docs).
+struct Pace<'a> {
+    limiter: Option<&'a crate::io::RateLimiter>,
+    progress: Option<&'a ProgressCallback>,
+    state: BackupProgress,
+}
+
+/// Never set: paced requests are not cancelled.
+static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl Pace<'_> {
+    fn bytes(&self, n: usize) {
+        if let Some(l) = self.limiter {
+            l.request(n as u64, crate::io::IoPriority::Low, &NEVER);
+        }
+    }
+
+    fn file_done(&mut self, bytes: u64) {
+        self.state.files_done += 1;
+        self.state.bytes_done += bytes;
+        if let Some(p) = self.progress {
+            p(&self.state);
+        }
+    }
+}
+
 /// Backups of a DB in one directory (see the module comment).
 pub struct BackupEngine {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
+    opts: BackupEngineOptions,
     /// `None` for an engine opened read-only (inspection and restore).
     lock: Option<Box<dyn FileLock>>,
     mutex: Mutex<()>,
@@ -122,6 +197,15 @@ impl BackupEngine {
     /// an interrupted `create_backup` or `delete` left. `fs` must reach the
     /// DBs it backs up (it is their file system, normally).
     pub fn open(dir: impl AsRef<Path>, fs: Arc<dyn FileSystem>) -> Result<BackupEngine> {
+        Self::open_with(dir, fs, BackupEngineOptions::default())
+    }
+
+    /// [`BackupEngine::open`] with pacing and a progress callback.
+    pub fn open_with(
+        dir: impl AsRef<Path>,
+        fs: Arc<dyn FileSystem>,
+        opts: BackupEngineOptions,
+    ) -> Result<BackupEngine> {
         let dir = dir.as_ref().to_path_buf();
         for sub in ["meta", "shared", "private"] {
             fs.create_dir_all(&dir.join(sub))?;
@@ -130,6 +214,7 @@ impl BackupEngine {
         let engine = BackupEngine {
             dir,
             fs,
+            opts,
             lock: Some(lock),
             mutex: Mutex::new(()),
         };
@@ -141,6 +226,16 @@ impl BackupEngine {
     /// written in it; `create_backup`, `delete` and `purge_old` are
     /// `NotSupported`.
     pub fn open_read_only(dir: impl AsRef<Path>, fs: Arc<dyn FileSystem>) -> Result<BackupEngine> {
+        Self::open_read_only_with(dir, fs, BackupEngineOptions::default())
+    }
+
+    /// [`BackupEngine::open_read_only`] with restores paced and reported
+    /// (`restore_rate_limiter`, `progress`).
+    pub fn open_read_only_with(
+        dir: impl AsRef<Path>,
+        fs: Arc<dyn FileSystem>,
+        opts: BackupEngineOptions,
+    ) -> Result<BackupEngine> {
         let dir = dir.as_ref().to_path_buf();
         if !fs.exists(&dir.join("meta")) {
             return Err(Error::InvalidArgument(format!(
@@ -151,6 +246,7 @@ impl BackupEngine {
         Ok(BackupEngine {
             dir,
             fs,
+            opts,
             lock: None,
             mutex: Mutex::new(()),
         })
@@ -194,12 +290,18 @@ impl BackupEngine {
         let mut files = Vec::new();
         let mut names = self.fs.list(&staging)?;
         names.sort();
+        let mut pace = self.pace(true);
+        for name in &names {
+            pace.state.files_total += 1;
+            pace.state.bytes_total += self.fs.file_size(&staging.join(name))?;
+        }
         for name in names {
             let path = staging.join(&name);
             if let Some((FileType::Log, n)) = parse_file_name(&name) {
                 max_sequence = max_sequence.max(pitr::last_sequence(self.fs.as_ref(), &path, n)?);
             }
-            let (size, crc) = self.checksum(&path)?;
+            let (size, crc) = self.checksum_paced(&path, &pace)?;
+            pace.file_done(size);
             let stored = match shared_name(&name, crc, size) {
                 Some(shared) => {
                     let to = self.dir.join("shared").join(&shared);
@@ -313,9 +415,18 @@ impl BackupEngine {
         self.remove_tree(&tmp)?;
         self.fs.create_dir_all(&tmp)?;
         let filled = (|| {
+            let mut pace = self.pace(false);
+            pace.state.files_total = meta.files.len();
+            pace.state.bytes_total = meta.files.iter().map(|f| f.size).sum();
             for f in &meta.files {
-                self.fs
-                    .copy_file(&self.dir.join(&f.stored), &tmp.join(&f.name), Some(f.size))?;
+                crate::fs::copy_paced(
+                    self.fs.as_ref(),
+                    &self.dir.join(&f.stored),
+                    &tmp.join(&f.name),
+                    Some(f.size),
+                    &mut |n| pace.bytes(n),
+                )?;
+                pace.file_done(f.size);
             }
             more(&tmp)
         })();
@@ -415,12 +526,32 @@ impl BackupEngine {
         self.fs.sync_dir(&dir)
     }
 
+    /// The pacing of a backup (`true`) or a restore.
+    fn pace(&self, backup: bool) -> Pace<'_> {
+        let limiter = if backup {
+            &self.opts.backup_rate_limiter
+        } else {
+            &self.opts.restore_rate_limiter
+        };
+        Pace {
+            limiter: limiter.as_deref(),
+            progress: self.opts.progress.as_ref(),
+            state: BackupProgress::default(),
+        }
+    }
+
     /// Size and CRC32C of a file, read in 1 MiB pieces.
     fn checksum(&self, path: &Path) -> Result<(u64, u32)> {
+        self.checksum_paced(path, &self.pace(true))
+    }
+
+    /// `checksum`, each piece paced by `pace`.
+    fn checksum_paced(&self, path: &Path, pace: &Pace<'_>) -> Result<(u64, u32)> {
         let mut f = self.fs.open_sequential(path)?;
         let mut buf = vec![0u8; 1 << 20];
         let (mut size, mut crc) = (0u64, 0u32);
         loop {
+            pace.bytes(buf.len());
             let n = f.read(&mut buf)?;
             if n == 0 {
                 return Ok((size, crc));

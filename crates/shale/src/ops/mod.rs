@@ -17,7 +17,10 @@ mod read_only;
 mod secondary;
 mod sst_file_writer;
 
-pub use backup::{BackupEngine, BackupInfo, PointInTimeRestore, WalBackupReport};
+pub use backup::{
+    BackupEngine, BackupEngineOptions, BackupInfo, BackupProgress, PointInTimeRestore,
+    ProgressCallback, WalBackupReport,
+};
 pub use checkpoint::{CheckpointOptions, CheckpointReport};
 pub use ingest::IngestOptions;
 pub use live_files::{LiveFile, LiveFileKind, LiveFiles, LiveWalFile};
