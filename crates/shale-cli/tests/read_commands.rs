@@ -251,7 +251,24 @@ fn backup_create_list_verify_restore_and_purge() {
     );
     // The newest by default; --id for an older one.
     let r2 = d.path().join("r2");
-    ok(&["backup", "restore", path_str(&bk), path_str(&r2)]);
+    let r = shale(&[
+        "backup",
+        "restore",
+        path_str(&bk),
+        path_str(&r2),
+        "--rate-limit",
+        "100000000",
+        "--progress",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains(" files, ")),
+        "{}",
+        r.stderr
+    );
     assert_eq!(ok(&["get", path_str(&r2), "--cf", "users", "u9"]), "zed\n");
     let r1 = d.path().join("r1");
     ok(&[

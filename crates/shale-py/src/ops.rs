@@ -23,16 +23,34 @@ pub struct PyBackupEngine {
 
 #[pymethods]
 impl PyBackupEngine {
+    /// `backup_rate_limit` / `restore_rate_limit`: bytes per second a
+    /// backup reads or a restore copies (None: unpaced).
     #[new]
-    #[pyo3(signature = (dir, *, read_only = false))]
-    fn new(py: Python<'_>, dir: PathBuf, read_only: bool) -> PyResult<PyBackupEngine> {
+    #[pyo3(signature = (dir, *, read_only = false, backup_rate_limit = None, restore_rate_limit = None))]
+    fn new(
+        py: Python<'_>,
+        dir: PathBuf,
+        read_only: bool,
+        backup_rate_limit: Option<u64>,
+        restore_rate_limit: Option<u64>,
+    ) -> PyResult<PyBackupEngine> {
         let fs = shale::fs::default_fs();
+        let limiter = |rate: Option<u64>| -> PyResult<_> {
+            rate.map(|r| shale::RateLimiter::new(r).map(std::sync::Arc::new))
+                .transpose()
+                .map_err(to_py)
+        };
+        let opts = shale::BackupEngineOptions {
+            backup_rate_limiter: limiter(backup_rate_limit)?,
+            restore_rate_limiter: limiter(restore_rate_limit)?,
+            progress: None,
+        };
         let engine = py
             .allow_threads(|| {
                 if read_only {
-                    BackupEngine::open_read_only(&dir, fs)
+                    BackupEngine::open_read_only_with(&dir, fs, opts)
                 } else {
-                    BackupEngine::open(&dir, fs)
+                    BackupEngine::open_with(&dir, fs, opts)
                 }
             })
             .map_err(to_py)?;
@@ -142,10 +160,7 @@ impl PyBackupEngine {
     }
 }
 
-fn pitr_dict<'py>(
-    py: Python<'py>,
-    r: &shale::PointInTimeRestore,
-) -> PyResult<Bound<'py, PyDict>> {
+fn pitr_dict<'py>(py: Python<'py>, r: &shale::PointInTimeRestore) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("backup_id", r.backup_id)?;
     d.set_item("sequence", r.sequence)?;

@@ -63,7 +63,7 @@ def test_point_in_time_restore(tmp_path):
     src = tmp_path / "db"
     bk = tmp_path / "backups"
     with shale.DB(src, wal_size_limit_mb=1024) as db:
-        engine = shale.BackupEngine(bk)
+        engine = shale.BackupEngine(bk, backup_rate_limit=1 << 30, restore_rate_limit=1 << 30)
         db[b"a"] = b"1"
         engine.create_backup(db)
         db[b"b"] = b"2"

@@ -26,6 +26,42 @@ pub struct CreateArgs {
     /// Text kept with the backup (shown by `list`).
     #[arg(long, default_value = "")]
     metadata: String,
+    #[command(flatten)]
+    pace: PaceArgs,
+}
+
+/// Pacing and progress of `create` and `restore`.
+#[derive(Debug, clap::Args)]
+pub struct PaceArgs {
+    /// Read and copy at most this many bytes per second.
+    #[arg(long, value_name = "BYTES_PER_SEC")]
+    rate_limit: Option<u64>,
+    /// Print a line per file to standard error: files and bytes done.
+    #[arg(long)]
+    progress: bool,
+}
+
+impl PaceArgs {
+    fn options(&self) -> Result<shale::BackupEngineOptions, CliError> {
+        let limiter = match self.rate_limit {
+            Some(r) => Some(std::sync::Arc::new(shale::RateLimiter::new(r)?)),
+            None => None,
+        };
+        let progress: Option<shale::ProgressCallback> = self.progress.then(|| {
+            let f: shale::ProgressCallback = std::sync::Arc::new(|p: &shale::BackupProgress| {
+                eprintln!(
+                    "{}/{} files, {}/{} bytes",
+                    p.files_done, p.files_total, p.bytes_done, p.bytes_total
+                );
+            });
+            f
+        });
+        Ok(shale::BackupEngineOptions {
+            backup_rate_limiter: limiter.clone(),
+            restore_rate_limiter: limiter,
+            progress,
+        })
+    }
 }
 
 /// `shale backup list` and `shale backup verify`.
@@ -58,6 +94,8 @@ pub struct RestoreArgs {
     /// before it (about a second early while writes went on).
     #[arg(long, value_name = "T")]
     to_time: Option<f64>,
+    #[command(flatten)]
+    pace: PaceArgs,
 }
 
 /// `shale backup wals`.
@@ -102,7 +140,8 @@ fn line(b: &BackupInfo) -> String {
 /// Runs `backup create`.
 pub fn create(a: &CreateArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let db = a.db.open_for_writing()?;
-    let engine = BackupEngine::open(&a.backup_dir, shale::fs::default_fs())?;
+    let engine =
+        BackupEngine::open_with(&a.backup_dir, shale::fs::default_fs(), a.pace.options()?)?;
     let id = engine.create_backup_with_metadata(&db, &a.metadata)?;
     db.close()?;
     let info = engine.list()?;
@@ -145,7 +184,11 @@ pub fn verify(a: &DirArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
 
 /// Runs `backup restore`.
 pub fn restore(a: &RestoreArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let engine = read_only(&a.backup_dir)?;
+    let engine = BackupEngine::open_read_only_with(
+        &a.backup_dir,
+        shale::fs::default_fs(),
+        a.pace.options()?,
+    )?;
     let pitr = match (a.to_seq, a.to_time) {
         (Some(s), _) => Some(engine.restore_to(&a.target, s)?),
         (None, Some(t)) => {

@@ -295,7 +295,12 @@ class BackupEngine:
     """Incremental backups of DBs in one directory; read_only=True allows list, verify and restore."""
 
     def __new__(
-        cls, dir: Union[str, "PathLike[str]"], *, read_only: bool = False
+        cls,
+        dir: Union[str, "PathLike[str]"],
+        *,
+        read_only: bool = False,
+        backup_rate_limit: Optional[int] = None,
+        restore_rate_limit: Optional[int] = None,
     ) -> "BackupEngine": ...
     def create_backup(self, db: DB, metadata: str = "") -> int: ...
     def list(self) -> list[dict[str, Any]]: ...
