@@ -17,6 +17,13 @@
 //! the `b` keys both ways), so a range deletion lost, applied early, or
 //! reaching past its end is caught.
 //!
+//! Operations a kill may interrupt (issue 39): every 97th batch the child
+//! checkpoints, every 89th it backs up (`BackupEngine` beside the DB), and
+//! before every 61st batch `n` it ingests two external files in one call
+//! (keys `i{n:08}a` and `i{n:08}b`). After a kill each checkpoint and
+//! backup is absent or whole (`verify_checkpoints`, `verify_backups`) and
+//! the ingestion is whole or absent, present when batch `n` is.
+//!
 //! The child must die of our SIGKILL: a child that exits by itself (a panic
 //! after some acks, an error exit) fails the test with its stderr, since its
 //! acks would otherwise be checked as if the kill had cut them
@@ -139,8 +146,13 @@ fn crash_child() {
     let start: u64 = db.get(b"last").unwrap().map_or(0, |v| {
         std::str::from_utf8(&v).unwrap().parse::<u64>().unwrap() + 1
     });
+    let backups =
+        shale::BackupEngine::open(backups_of(Path::new(&dir)), shale::fs::default_fs()).unwrap();
     let mut n = start;
     loop {
+        if n.is_multiple_of(61) {
+            ingest_pair(&db, Path::new(&dir), n);
+        }
         let mut b = WriteBatch::new();
         let v = n.to_string();
         for j in 0..4 {
@@ -174,11 +186,113 @@ fn crash_child() {
             db.checkpoint_with(&cp, &shale::CheckpointOptions { log_size_for_flush })
                 .unwrap();
         }
+        if n.is_multiple_of(89) && n > start {
+            // A backup the kill may interrupt; its metadata names the
+            // batch acknowledged before it.
+            backups
+                .create_backup_with_metadata(&db, &n.to_string())
+                .unwrap();
+        }
         n += 1;
         if panic_after.is_some_and(|p| n - start >= p) {
             panic!("deliberate panic after {} acks", n - start);
         }
     }
+}
+
+/// Ingests two external files in one call before batch `n`: `i{n}a` and
+/// `i{n}b` (both or neither survive a kill).
+fn ingest_pair(db: &Db, dir: &Path, n: u64) {
+    let files: Vec<std::path::PathBuf> = ["a", "b"]
+        .iter()
+        .map(|p| {
+            let path = std::path::PathBuf::from(format!("{}-in-{n}{p}.sst", dir.display()));
+            let _ = std::fs::remove_file(&path);
+            let mut w = shale::SstFileWriter::new(&opts());
+            w.open(&path).unwrap();
+            w.put(format!("i{n:08}{p}").as_bytes(), n.to_string().as_bytes())
+                .unwrap();
+            w.finish().unwrap();
+            path
+        })
+        .collect();
+    db.ingest_external_file(
+        &files,
+        &shale::IngestOptions {
+            move_files: n.is_multiple_of(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for f in files {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+/// Where the child of `dir` keeps its backups (beside the DB).
+fn backups_of(dir: &Path) -> std::path::PathBuf {
+    let mut p = dir.as_os_str().to_owned();
+    p.push("-backups");
+    std::path::PathBuf::from(p)
+}
+
+/// Every backup a killed child left is whole (opening the engine removes
+/// an interrupted one): it verifies, and the newest restores to a DB whose
+/// newest batch is complete, no older than the batch acknowledged before
+/// the backup and no newer than what the DB recovered.
+fn verify_backups(dir: &Path, recovered: Option<u64>) {
+    let bk = backups_of(dir);
+    if !bk.exists() {
+        return;
+    }
+    let engine = shale::BackupEngine::open(&bk, shale::fs::default_fs()).unwrap();
+    let list = engine.list().unwrap();
+    for b in &list {
+        engine
+            .verify(b.id)
+            .unwrap_or_else(|e| panic!("backup {}: {e}", b.id));
+    }
+    let Some(newest) = list.last() else {
+        return;
+    };
+    let target = tempfile::tempdir().unwrap();
+    let r = target.path().join("r");
+    engine.restore(newest.id, &r).unwrap();
+    let db = Db::open(&r, opts()).unwrap();
+    let last: u64 = std::str::from_utf8(&db.get(b"last").unwrap().unwrap())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let made_at: u64 = newest.app_metadata.parse().unwrap();
+    assert!(last >= made_at, "backup {} misses batch {made_at}", newest.id);
+    assert!(
+        recovered.is_some_and(|r| last <= r),
+        "backup {}: batch {last} beyond recovery",
+        newest.id
+    );
+    check_ingested(&db, last, &format!("backup {}", newest.id));
+    drop(db);
+    BACKUPS_VERIFIED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // Keep the directory small: the next rounds add to it.
+    engine.purge_old(1).unwrap();
+}
+
+/// Backups `verify_backups` restored whole (printed by `run_kills`).
+static BACKUPS_VERIFIED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The ingestions before batches up to `last` are whole; one before
+/// `last + 1` is whole or absent; none later exists.
+fn check_ingested(db: &Db, last: u64, what: &str) {
+    let get = |n: u64, p: &str| db.get(format!("i{n:08}{p}").as_bytes()).unwrap().is_some();
+    for n in (0..=last + 1).filter(|n| n.is_multiple_of(61)) {
+        let (a, b) = (get(n, "a"), get(n, "b"));
+        assert_eq!(a, b, "{what}: the ingestion before batch {n} is half there");
+        if n <= last {
+            assert!(a, "{what}: the ingestion before batch {n} (acknowledged) is lost");
+        }
+    }
+    let next = (last + 2).next_multiple_of(61);
+    assert!(!get(next, "a"), "{what}: an ingestion beyond batch {}", last + 1);
 }
 
 /// Where the child of `dir` makes its checkpoints (beside the DB).
@@ -274,6 +388,10 @@ fn verify(dir: &Path, acked: Option<u64>) -> u64 {
         );
     }
     verify_checkpoints(dir, last);
+    verify_backups(dir, last);
+    if let Some(l) = last {
+        check_ingested(&db, l, "recovered DB");
+    }
     let upto = last.unwrap_or(0);
     // The `b` keys the recovered prefix leaves: those of every batch whose
     // deleting batch is not in it.
@@ -473,8 +591,10 @@ fn run_kills(kills: usize, sync: bool, seed: u64) {
     let ranges = (0..batches).filter(|&n| range_of(n).is_some()).count();
     println!(
         "seed {seed}, sync {sync}: {kills} kills verified; {batches} batches recovered, \
-         {ranges} of them with a range deletion; {} checkpoints whole (this process)",
-        CHECKPOINTS_VERIFIED.load(std::sync::atomic::Ordering::Relaxed)
+         {ranges} of them with a range deletion; {} checkpoints and {} backups whole (this \
+         process)",
+        CHECKPOINTS_VERIFIED.load(std::sync::atomic::Ordering::Relaxed),
+        BACKUPS_VERIFIED.load(std::sync::atomic::Ordering::Relaxed)
     );
 }
 
