@@ -264,7 +264,11 @@ fn verify_backups(dir: &Path, recovered: Option<u64>) {
         .parse()
         .unwrap();
     let made_at: u64 = newest.app_metadata.parse().unwrap();
-    assert!(last >= made_at, "backup {} misses batch {made_at}", newest.id);
+    assert!(
+        last >= made_at,
+        "backup {} misses batch {made_at}",
+        newest.id
+    );
     assert!(
         recovered.is_some_and(|r| last <= r),
         "backup {}: batch {last} beyond recovery",
@@ -288,11 +292,18 @@ fn check_ingested(db: &Db, last: u64, what: &str) {
         let (a, b) = (get(n, "a"), get(n, "b"));
         assert_eq!(a, b, "{what}: the ingestion before batch {n} is half there");
         if n <= last {
-            assert!(a, "{what}: the ingestion before batch {n} (acknowledged) is lost");
+            assert!(
+                a,
+                "{what}: the ingestion before batch {n} (acknowledged) is lost"
+            );
         }
     }
     let next = (last + 2).next_multiple_of(61);
-    assert!(!get(next, "a"), "{what}: an ingestion beyond batch {}", last + 1);
+    assert!(
+        !get(next, "a"),
+        "{what}: an ingestion beyond batch {}",
+        last + 1
+    );
 }
 
 /// Where the child of `dir` makes its checkpoints (beside the DB).

@@ -379,3 +379,61 @@ fn a_family_created_or_dropped_after_the_backup_bounds_the_restore() {
     );
     db.close().unwrap();
 }
+
+/// A power loss after every file-system call while the DB writes, flushes
+/// (archiving WALs) and `backup_wals` copies them: on every image the DB
+/// opens, and every point that was restorable before (the WALs copied by
+/// an earlier `backup_wals`, which syncs) still restores exactly.
+#[test]
+fn power_loss_while_archiving_and_copying_wals_keeps_earlier_points() {
+    use shale::fs::{FileSystem, MemFileSystem};
+    let mem = MemFileSystem::new();
+    let fs: Arc<dyn FileSystem> = Arc::new(mem.clone());
+    mem.create_dir_all(Path::new("/db")).unwrap();
+    let with_fs = |fs: &Arc<dyn FileSystem>| {
+        let mut o = options(None);
+        o.fs = Arc::clone(fs);
+        o
+    };
+    let db = Db::open("/db", with_fs(&fs)).unwrap();
+    let engine = BackupEngine::open("/bk", Arc::clone(&fs)).unwrap();
+    engine.create_backup(&db).unwrap();
+    let mut points = write(&db, 0, 300, 60);
+    flush_all(&db);
+    points.extend(write(&db, 300, 100, 50));
+    engine.backup_wals(&db).unwrap();
+    let start = mem.op_count();
+    mem.capture_at(start + 1..start + 20_000);
+    write(&db, 400, 300, 300);
+    flush_all(&db);
+    engine.backup_wals(&db).unwrap();
+    mem.capture_at(std::iter::empty());
+    let captures = mem.take_captures();
+    drop(engine);
+    let last = captures.keys().next_back().copied();
+    let images: Vec<(u64, MemFileSystem)> = captures
+        .into_iter()
+        .filter(|(k, _)| k % 17 == 0 || Some(*k) == last)
+        .collect();
+    assert!(images.len() > 10, "{} images", images.len());
+    for (k, img) in &images {
+        let img: Arc<dyn FileSystem> = Arc::new(img.clone());
+        let reopened = Db::open("/db", with_fs(&img)).unwrap_or_else(|e| panic!("image {k}: {e}"));
+        reopened.close().unwrap();
+        let engine = BackupEngine::open("/bk", Arc::clone(&img)).unwrap();
+        for (i, (seq, want)) in points
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i as u64 % 3 == k % 3)
+        {
+            let target = format!("/r{k}-{i}");
+            engine
+                .restore_to(&target, *seq)
+                .unwrap_or_else(|e| panic!("image {k}: restore_to({seq}): {e}"));
+            let r = Db::open(&target, with_fs(&img)).unwrap();
+            assert_eq!(&family_contents(&r), want, "image {k}: point {seq}");
+            r.close().unwrap();
+        }
+    }
+    db.close().unwrap();
+}
