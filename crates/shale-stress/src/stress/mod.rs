@@ -53,6 +53,7 @@ mod flags;
 mod history_mode;
 mod key_locks;
 mod merge_op;
+mod ops;
 mod value;
 mod verify;
 mod worker;
@@ -333,7 +334,9 @@ fn run(flags: &Flags) -> Result<u64, String> {
     let mut written = [0u64; WRITE_NAMES.len()];
     let start = Instant::now();
     for phase in 0..phases {
+        let open_copy = |dir: &std::path::Path| open_db_at(dir, flags, &opts, num_cfs, true);
         let shared = Shared {
+            open_copy: &open_copy,
             db: &db,
             cfs: &cfs,
             expected: &expected,

@@ -73,10 +73,14 @@ pub enum OpType {
     DeleteRange,
     /// A change of a family's options at run time (see [`set_options`]).
     SetOptions,
+    /// A bulk load of a few keys (`ops::ingest`).
+    Ingest,
+    /// A checkpoint beside the writers (`ops::checkpoint`).
+    Checkpoint,
 }
 
 /// Names of [`OpType`], in order.
-pub const OP_NAMES: [&str; 9] = [
+pub const OP_NAMES: [&str; 11] = [
     "get",
     "put",
     "delete",
@@ -86,6 +90,8 @@ pub const OP_NAMES: [&str; 9] = [
     "compact",
     "delete_range",
     "set_options",
+    "ingest",
+    "checkpoint",
 ];
 
 /// The kinds of entries written, for statistics (see [`Entry`]; range
@@ -171,6 +177,8 @@ pub struct Shared<'a> {
     pub cfs: &'a [Cf],
     /// The expected state of every key.
     pub expected: &'a ExpectedState,
+    /// Opens a checkpoint of the DB read-only.
+    pub open_copy: super::ops::OpenCopy<'a>,
     /// Per-key locks.
     pub locks: &'a KeyLocks,
     /// Write options (`sync`).
@@ -265,14 +273,17 @@ pub fn run(sh: &Shared<'_>, rng: &mut SmallRng, ops: u64) {
             78..=91 => (OpType::Scan, scan(sh, cf, key, rng)),
             // About one op in 6,000 (1 in 500 of this 8% share) flushes,
             // compacts a range (each waits for its job and holds automatic
-            // compactions back meanwhile) or changes options.
-            _ if rng.gen_ratio(1, 500) => {
-                if rng.gen_bool(0.3) {
-                    (OpType::SetOptions, set_options(sh, cf, rng))
-                } else {
-                    (OpType::Compact, compact(sh, cf, key, rng))
-                }
-            }
+            // compactions back meanwhile), changes options, ingests a file
+            // or checkpoints.
+            _ if rng.gen_ratio(1, 500) => match rng.gen_range(0..20) {
+                0..=5 => (OpType::SetOptions, set_options(sh, cf, rng)),
+                6..=8 => (OpType::Ingest, super::ops::ingest(sh, cf, key, rng)),
+                9 => (
+                    OpType::Checkpoint,
+                    super::ops::checkpoint(sh, sh.open_copy, cf, key, rng),
+                ),
+                _ => (OpType::Compact, compact(sh, cf, key, rng)),
+            },
             _ => (OpType::SnapshotRead, snapshot_read(sh, cf, key, rng)),
         };
         match r {
