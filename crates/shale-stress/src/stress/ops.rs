@@ -81,7 +81,7 @@ pub fn ingest(sh: &Shared<'_>, cf: u32, key: u64, rng: &mut SmallRng) -> Result<
     };
     let r = sh
         .db
-        .ingest_external_file_cf(c, &[path.clone()], &opts)
+        .ingest_external_file_cf(c, std::slice::from_ref(&path), &opts)
         .map_err(|e| format!("cf {cf} keys {keys:?}: {e}"));
     let _ = std::fs::remove_file(&path);
     r?;
