@@ -104,6 +104,8 @@ impl FlagValue for String {
 macro_rules! define_flags {
     ($( $name:ident : $ty:ty = $default:expr , $cat:ident , $help:expr ;)*) => {
         /// Every flag of a run, with db_bench's defaults.
+        // Field names are db_bench's flag names (`wal_size_limit_MB`).
+        #[allow(non_snake_case)]
         #[derive(Debug, Clone)]
         pub struct Flags {
             $( #[doc = $help] pub $name: $ty, )*
@@ -256,6 +258,8 @@ define_flags! {
     bytes_per_sync: i64 = 0, Eng, "Start writeback of flush/compaction output every this many bytes, all but the last 1 MiB (sync_file_range; 0 = off).";
     wal_bytes_per_sync: i64 = 0, Eng, "The same for WAL files (0 = off).";
     recycle_log_file_num: i64 = 0, Eng, "Keep up to this many obsolete WAL files and reuse them as new WALs (0 = off; needs --wal_recovery_mode=2 or 3).";
+    wal_ttl_seconds: i64 = 0, Eng, "WAL archiving: keep obsolete WALs in archive/ this many seconds (0 = no age limit; with --wal_size_limit_MB=0 archiving is off).";
+    wal_size_limit_MB: i64 = 0, Eng, "WAL archiving: keep at most this many MiB of obsolete WALs in archive/ (0 = no size limit).";
     allow_concurrent_memtable_write: bool = true, Eng, "Members of a write group insert into the memtable in parallel.";
     open_files: i64 = -1, Eng, "max_open_files: -1 keeps every table open; n >= 20 caches at most n - 10 table readers.";
     universal_size_ratio: i64 = 0, Eng, "Universal: percentage flexibility comparing run sizes (0 = engine default, 1).";
@@ -470,6 +474,8 @@ impl Flags {
             ("bytes_per_sync", self.bytes_per_sync),
             ("wal_bytes_per_sync", self.wal_bytes_per_sync),
             ("recycle_log_file_num", self.recycle_log_file_num),
+            ("wal_ttl_seconds", self.wal_ttl_seconds),
+            ("wal_size_limit_MB", self.wal_size_limit_MB),
             ("readahead_size", self.readahead_size),
             ("max_auto_readahead_size", self.max_auto_readahead_size),
         ];

@@ -96,6 +96,8 @@ const UNSUPPORTED: &[&str] = &[
     "bytes_per_sync",
     "wal_bytes_per_sync",
     "recycle_log_file_num",
+    "wal_ttl_seconds",
+    "wal_size_limit_MB",
     "max_write_buffer_number",
     "allow_concurrent_memtable_write",
     "memtable_bloom_size_ratio",

@@ -250,6 +250,8 @@ fn build_options(f: &Flags) -> Result<Options> {
     o.set_bytes_per_sync(f.bytes_per_sync.max(0) as u64);
     o.set_wal_bytes_per_sync(f.wal_bytes_per_sync.max(0) as u64);
     o.set_recycle_log_file_num(f.recycle_log_file_num.max(0) as usize);
+    o.set_wal_ttl_seconds(f.wal_ttl_seconds.max(0) as u64);
+    o.set_wal_size_limit_mb(f.wal_size_limit_MB.max(0) as u64);
     o.set_use_direct_reads(f.use_direct_reads);
     o.set_use_direct_io_for_flush_and_compaction(f.use_direct_io_for_flush_and_compaction);
     o.set_max_open_files(int("open_files", f.open_files)?);

@@ -408,6 +408,8 @@ pub const OPTION_FLAGS: &[(&str, &str)] = &[
     ("bytes_per_sync", "bytes_per_sync"),
     ("wal_bytes_per_sync", "wal_bytes_per_sync"),
     ("recycle_log_file_num", "recycle_log_file_num"),
+    ("wal_ttl_seconds", "wal_ttl_seconds"),
+    ("wal_size_limit_mb", "wal_size_limit_MB"),
     (
         "allow_concurrent_memtable_write",
         "allow_concurrent_memtable_write",
@@ -698,6 +700,8 @@ pub fn options_from_flags(f: &Flags) -> Result<shale::Options> {
         bytes_per_sync: non_negative("bytes_per_sync", f.bytes_per_sync)? as u64,
         wal_bytes_per_sync: non_negative("wal_bytes_per_sync", f.wal_bytes_per_sync)? as u64,
         recycle_log_file_num: non_negative("recycle_log_file_num", f.recycle_log_file_num)?,
+        wal_ttl_seconds: non_negative("wal_ttl_seconds", f.wal_ttl_seconds)? as u64,
+        wal_size_limit_mb: non_negative("wal_size_limit_MB", f.wal_size_limit_MB)? as u64,
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
         max_open_files: i32::try_from(f.open_files)
             .map_err(|_| Error(format!("--open_files={} is out of range", f.open_files)))?,
