@@ -15,6 +15,8 @@ fn every_field_is_written_and_read_back() {
         bytes_per_sync: 11,
         wal_bytes_per_sync: 12,
         recycle_log_file_num: 2,
+        wal_ttl_seconds: 20,
+        wal_size_limit_mb: 21,
         delayed_write_rate: 13,
         max_total_wal_size: 14,
         max_open_files: 300,
