@@ -2331,6 +2331,7 @@ static PITR_RESTORED: AtomicUsize = AtomicUsize::new(0);
 fn check_pitr(
     db: &Db,
     engine: &shale::BackupEngine,
+    backup_dir: &Path,
     opts: &Options,
     points: &mut [PitrPoint],
     now: u64,
@@ -2345,7 +2346,21 @@ fn check_pitr(
     let p = &mut points[i];
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("pitr");
-    match engine.restore_to(&target, p.seq) {
+    // Half the time through a read-only engine beside the writing one,
+    // its restore paced.
+    let read_only = late_draw(|r| r.gen_bool(0.5)).then(|| {
+        let limiter = Arc::new(RateLimiter::new(1 << 30).unwrap());
+        let o = shale::BackupEngineOptions {
+            restore_rate_limiter: Some(limiter),
+            ..Default::default()
+        };
+        shale::BackupEngine::open_read_only_with(backup_dir, Arc::clone(&opts.fs), o).unwrap()
+    });
+    match read_only
+        .as_ref()
+        .unwrap_or(engine)
+        .restore_to(&target, p.seq)
+    {
         Ok(r) => assert_eq!(r.sequence, p.seq, "{ctx}"),
         Err(Error::InvalidArgument(m))
             if m.contains("without the WAL")
@@ -2424,7 +2439,15 @@ fn run_seed(seed: u64, ops: usize) {
         }
         if archive && late_draw(|r| r.gen_bool(0.003)) {
             if let Some(engine) = &backups {
-                check_pitr(&db, engine, &opts, &mut pitr, clock.now_secs(), &ctx);
+                check_pitr(
+                    &db,
+                    engine,
+                    backup_dir.path(),
+                    &opts,
+                    &mut pitr,
+                    clock.now_secs(),
+                    &ctx,
+                );
             }
         }
         if late_draw(|r| r.gen_bool(0.002)) {

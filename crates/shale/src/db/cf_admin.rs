@@ -74,7 +74,7 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
         .collect();
     crate::shared::manifest::log_and_apply_group(db, &mut st, &mut edits)?;
     for e in &edits {
-        crate::shared::wal_files::mark_family_change(db, e.column_family)?;
+        crate::shared::wal_marks::mark_family_change(db, e.column_family)?;
     }
     let num_levels = st.versions.num_levels();
     let mut out = Vec::with_capacity(families.len());
@@ -130,7 +130,7 @@ pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {
         ..VersionEdit::default()
     };
     crate::shared::manifest::log_and_apply(db, &mut st, &mut edit)?;
-    crate::shared::wal_files::mark_family_change(db, cf.id)?;
+    crate::shared::wal_marks::mark_family_change(db, cf.id)?;
     if let Some(state) = st.cfs.remove(&cf.id) {
         st.sum_write_buffers = st
             .sum_write_buffers

@@ -36,7 +36,7 @@
 //! when no `meta/` file names it. Thread-safety: `Send + Sync`; every call
 //! takes the engine's mutex.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -49,8 +49,18 @@ use crate::fs::{FileLock, FileSystem};
 use crate::ops::CheckpointOptions;
 use crate::version::filename::{parse_file_name, FileType};
 
-mod pitr;
-pub use pitr::{PointInTimeRestore, WalBackupReport};
+use super::wal_scan;
+
+/// The backup directory's folder of WAL copies.
+pub(super) const WAL_DIR: &str = "wal";
+
+/// `wal/TIMES`: one line `<sequence> <unix micros>` per `backup_wals`:
+/// every write up to that sequence number was made by that time (it was
+/// visible before the copy began, which ended at that time).
+const TIMES_FILE: &str = "TIMES";
+
+/// The largest `wal/TIMES` read.
+const MAX_TIMES_BYTES: u64 = 64 << 20;
 
 /// The format of `meta/<id>` this build writes; it reads 1 too (format 2
 /// added `max_sequence`).
@@ -60,30 +70,30 @@ const MAX_META_BYTES: u64 = 64 << 20;
 
 /// One file of a backup.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-struct MetaFile {
+pub(super) struct MetaFile {
     /// Its name in the DB directory.
-    name: String,
+    pub(super) name: String,
     /// Its path in the backup directory.
-    stored: String,
-    size: u64,
+    pub(super) stored: String,
+    pub(super) size: u64,
     crc32c: u32,
 }
 
 /// `meta/<id>`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Meta {
+pub(super) struct Meta {
     version: u32,
-    id: u32,
+    pub(super) id: u32,
     /// Unix seconds when the backup was made.
-    timestamp: u64,
+    pub(super) timestamp: u64,
     /// Every write up to this sequence number is in the backup.
     sequence: u64,
     app_metadata: String,
-    files: Vec<MetaFile>,
+    pub(super) files: Vec<MetaFile>,
     /// The largest sequence number in the backup (its tables and its WALs'
     /// records): it holds no write after it. Format 2; `None` in format 1.
     #[serde(default)]
-    max_sequence: Option<u64>,
+    pub(super) max_sequence: Option<u64>,
 }
 
 /// What [`BackupEngine::list`] tells of one backup.
@@ -171,12 +181,12 @@ impl Pace<'_> {
 
 /// Backups of a DB in one directory (see the module comment).
 pub struct BackupEngine {
-    dir: PathBuf,
-    fs: Arc<dyn FileSystem>,
+    pub(super) dir: PathBuf,
+    pub(super) fs: Arc<dyn FileSystem>,
     opts: BackupEngineOptions,
     /// `None` for an engine opened read-only (inspection and restore).
     lock: Option<Box<dyn FileLock>>,
-    mutex: Mutex<()>,
+    pub(super) mutex: Mutex<()>,
 }
 
 impl std::fmt::Debug for BackupEngine {
@@ -298,7 +308,8 @@ impl BackupEngine {
         for name in names {
             let path = staging.join(&name);
             if let Some((FileType::Log, n)) = parse_file_name(&name) {
-                max_sequence = max_sequence.max(pitr::last_sequence(self.fs.as_ref(), &path, n)?);
+                max_sequence =
+                    max_sequence.max(wal_scan::last_sequence(self.fs.as_ref(), &path, n)?);
             }
             let (size, crc) = self.checksum_paced(&path, &pace)?;
             pace.file_done(size);
@@ -398,7 +409,7 @@ impl BackupEngine {
     /// `restore` of `meta` into `target`, with `more` adding files to the
     /// temporary directory before it is synced and renamed (a WAL the
     /// `more` writes replaces the backup's own copy of it).
-    fn restore_locked(
+    pub(super) fn restore_locked(
         &self,
         meta: &Meta,
         target: &Path,
@@ -471,8 +482,137 @@ impl BackupEngine {
         self.collect_garbage()
     }
 
+    /// Copies the WALs of `db` (which must archive WALs:
+    /// `Options::wal_ttl_seconds` or `wal_size_limit_mb`) into `wal/` of
+    /// the backup directory: every archived WAL and closed live WAL not yet
+    /// copied whole, and the current WAL up to its last record. Called by
+    /// `create_backup` for such a DB; call it between backups to move the
+    /// latest restorable point forward (module docs).
+    pub fn backup_wals(&self, db: &Db) -> Result<WalBackupReport> {
+        self.check_writable("backup_wals")?;
+        let _g = self.mutex.lock();
+        self.backup_wals_locked(db)
+    }
+
+    pub(super) fn backup_wals_locked(&self, db: &Db) -> Result<WalBackupReport> {
+        let inner = db.inner();
+        if !inner.opts.archives_wals() {
+            return Err(Error::InvalidArgument(
+                "backup_wals: the DB does not archive its WALs (set wal_ttl_seconds or \
+                 wal_size_limit_mb): point-in-time restore needs every WAL"
+                    .into(),
+            ));
+        }
+        let out = self.dir.join(WAL_DIR);
+        self.fs.create_dir_all(&out)?;
+        // Every write visible now is in the WALs copied below.
+        let visible = db.latest_sequence_number();
+        // Nothing moves to the archive or leaves it while this copies.
+        let _held = super::live_files::DeletionsHeld::new(inner);
+        db.flush_wal(false)?;
+        let mut sources: BTreeMap<u64, (PathBuf, u64)> = BTreeMap::new();
+        let archive = crate::shared::wal_archive::archive_dir(&inner.dir);
+        if self.fs.exists(&archive) {
+            for name in self.fs.list(&archive)? {
+                if let Some((FileType::Log, n)) = parse_file_name(&name) {
+                    let path = archive.join(&name);
+                    let size = self.fs.file_size(&path)?;
+                    sources.insert(n, (path, size));
+                }
+            }
+        }
+        for w in db.live_wal_files()? {
+            sources.insert(w.number, (inner.dir.join(&w.name), w.size));
+        }
+        let mut report = WalBackupReport::default();
+        for (n, (from, size)) in sources {
+            let name = crate::version::filename::log_file_name(n);
+            let to = out.join(&name);
+            if self.fs.exists(&to) && self.fs.file_size(&to)? >= size {
+                continue;
+            }
+            let tmp = out.join(format!("{name}.tmp"));
+            report.bytes_copied += self.fs.copy_file(&from, &tmp, Some(size))?;
+            self.fs.rename(&tmp, &to)?;
+            report.files_copied += 1;
+        }
+        self.fs.sync_dir(&out)?;
+        let mut times = self.read_times()?;
+        times.push((visible, inner.opts.clock.now_micros()));
+        let text: String = times.iter().map(|(s, t)| format!("{s} {t}\n")).collect();
+        let tmp = out.join(format!("{TIMES_FILE}.tmp"));
+        let mut f = self.fs.create(&tmp)?;
+        f.append(text.as_bytes())?;
+        f.sync()?;
+        drop(f);
+        self.fs.rename(&tmp, &out.join(TIMES_FILE))?;
+        self.fs.sync_dir(&out)?;
+        Ok(report)
+    }
+
+    /// The (sequence, Unix micros) pairs of `wal/TIMES`; a line that does
+    /// not parse is `Corruption` naming the file and its offset.
+    pub(super) fn read_times(&self) -> Result<Vec<(u64, u64)>> {
+        let path = self.dir.join(WAL_DIR).join(TIMES_FILE);
+        if !self.fs.exists(&path) {
+            return Ok(Vec::new());
+        }
+        let name = path.display().to_string();
+        let size = self.fs.file_size(&path)?;
+        if size > MAX_TIMES_BYTES {
+            return Err(Error::corruption(
+                name,
+                0,
+                format!("{size} bytes: too large"),
+            ));
+        }
+        let bytes = self.fs.read_all(&path)?;
+        let mut out = Vec::new();
+        let mut offset = 0u64;
+        for line in bytes.split(|&b| b == b'\n') {
+            let parsed = std::str::from_utf8(line).ok().and_then(|l| {
+                let (s, t) = l.split_once(' ')?;
+                Some((s.parse().ok()?, t.parse().ok()?))
+            });
+            match parsed {
+                Some(p) => out.push(p),
+                None if line.is_empty() => {}
+                None => return Err(Error::corruption(name, offset, "not `<sequence> <micros>`")),
+            }
+            offset += line.len() as u64 + 1;
+        }
+        Ok(out)
+    }
+
+    /// The WAL copies in `wal/`, by number.
+    pub(super) fn kept_wals(&self) -> Result<BTreeMap<u64, PathBuf>> {
+        let dir = self.dir.join(WAL_DIR);
+        let mut out = BTreeMap::new();
+        if !self.fs.exists(&dir) {
+            return Ok(out);
+        }
+        for name in self.fs.list(&dir)? {
+            if let Some((FileType::Log, n)) = parse_file_name(&name) {
+                out.insert(n, dir.join(name));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The oldest WAL number a backup's recovery reads (its own WAL
+    /// copies' smallest), `None` for a backup without WALs.
+    pub(super) fn wal_floor(meta: &Meta) -> Option<u64> {
+        meta.files
+            .iter()
+            .filter_map(|f| match parse_file_name(&f.name) {
+                Some((FileType::Log, n)) => Some(n),
+                _ => None,
+            })
+            .min()
+    }
+
     /// The ids of `meta/`, ascending.
-    fn ids(&self) -> Result<Vec<u32>> {
+    pub(super) fn ids(&self) -> Result<Vec<u32>> {
         let mut ids: Vec<u32> = self
             .fs
             .list(&self.dir.join("meta"))?
@@ -483,7 +623,7 @@ impl BackupEngine {
         Ok(ids)
     }
 
-    fn read_meta(&self, id: u32) -> Result<Meta> {
+    pub(super) fn read_meta(&self, id: u32) -> Result<Meta> {
         let path = self.dir.join("meta").join(id.to_string());
         if !self.fs.exists(&path) {
             return Err(Error::InvalidArgument(format!("no backup {id}")));
@@ -602,7 +742,7 @@ impl BackupEngine {
         }
         // WAL copies older than every backup's oldest WAL serve no restore
         // (all of them when no backup is left), and interrupted copies.
-        let wal_dir = self.dir.join(pitr::WAL_DIR);
+        let wal_dir = self.dir.join(WAL_DIR);
         if self.fs.exists(&wal_dir) {
             let mut floor = u64::MAX;
             for &id in &ids {
@@ -622,6 +762,15 @@ impl BackupEngine {
         }
         Ok(())
     }
+}
+
+/// What [`BackupEngine::backup_wals`] copied.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WalBackupReport {
+    /// WAL files copied (new, or grown since the last copy).
+    pub files_copied: usize,
+    /// Their bytes.
+    pub bytes_copied: u64,
 }
 
 /// `<stem>_<crc32c>_<size>.<ext>` for a table or blob file, `None` for the

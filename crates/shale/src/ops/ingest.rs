@@ -497,7 +497,7 @@ fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<
         // past it must start from a backup made after it.
         let marked = db.opts.archives_wals();
         if marked {
-            use crate::shared::wal_files::{mark_wal, Logged};
+            use crate::shared::wal_marks::{mark_wal, Logged};
             mark_wal(db, &mut wal, seq, seq, Logged::Ingested)?;
         }
         let mut edits: Vec<VersionEdit> = jobs

@@ -13,16 +13,19 @@ mod backup;
 mod checkpoint;
 mod ingest;
 mod live_files;
+mod pitr;
 mod read_only;
 mod secondary;
 mod sst_file_writer;
+mod wal_scan;
 
 pub use backup::{
-    BackupEngine, BackupEngineOptions, BackupInfo, BackupProgress, PointInTimeRestore,
-    ProgressCallback, WalBackupReport,
+    BackupEngine, BackupEngineOptions, BackupInfo, BackupProgress, ProgressCallback,
+    WalBackupReport,
 };
 pub use checkpoint::{CheckpointOptions, CheckpointReport};
 pub use ingest::IngestOptions;
 pub use live_files::{LiveFile, LiveFileKind, LiveFiles, LiveWalFile};
+pub use pitr::PointInTimeRestore;
 pub use secondary::SecondaryDb;
 pub use sst_file_writer::{ExternalSstFileInfo, SstFileWriter};

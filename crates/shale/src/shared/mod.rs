@@ -3,7 +3,8 @@
 //! [`DbState`] under the DB mutex) and the steps every one of them takes on
 //! it: logging a version edit to the MANIFEST (`manifest`), switching a
 //! memtable and its WAL (`memtables`, `wal_files`), deleting obsolete
-//! files (`obsolete`) or archiving WALs (`wal_archive`), recording a background error (`errors`), reporting
+//! files (`obsolete`) or archiving WALs (`wal_archive`), point-in-time records in the WAL
+//! (`wal_marks`), recording a background error (`errors`), reporting
 //! events to the LOG and the listeners (`events`), when writes stall
 //! (`stall`), the options of a job's output tables (`table_options`), and
 //! the glue that hands the blob files to the readers and writers
@@ -25,6 +26,7 @@ pub(crate) mod stall;
 pub(crate) mod table_options;
 pub(crate) mod wal_archive;
 pub(crate) mod wal_files;
+pub(crate) mod wal_marks;
 
 pub(crate) use error_state::Reason;
 pub(crate) use inner::{DbInner, DbState};

@@ -6,7 +6,8 @@
 use crate::base::SeqNo;
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
-use crate::shared::wal_files::{backoff, Logged};
+use crate::shared::wal_files::backoff;
+use crate::shared::wal_marks::Logged;
 use crate::shared::{DbInner, Reason};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -72,7 +73,7 @@ pub(super) fn write_wal(
         // Point-in-time restore's records (docs/format/wal.md): when this
         // group was written, and that it is not in the log. The WAL lock
         // orders them with the records around them.
-        if let Err(e) = crate::shared::wal_files::mark_wal(
+        if let Err(e) = crate::shared::wal_marks::mark_wal(
             db,
             &mut wal,
             first,

@@ -55,108 +55,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::{BackupEngine, Meta};
-use crate::db::Db;
+use super::backup::{BackupEngine, Meta};
+use super::wal_scan::{scan_wal, Item};
 use crate::error::{Error, Result};
-use crate::fs::FileSystem;
 use crate::version::filename::{parse_file_name, FileType};
-use crate::wal::{LogReader, Mark, ReadOutcome};
-
-/// The backup directory's folder of WAL copies.
-pub(super) const WAL_DIR: &str = "wal";
-
-/// `wal/TIMES`: one line `<sequence> <unix micros>` per `backup_wals`:
-/// every write up to that sequence number was made by that time (it was
-/// visible before the copy began, which ended at that time).
-const TIMES_FILE: &str = "TIMES";
-
-/// The largest `wal/TIMES` read.
-const MAX_TIMES_BYTES: u64 = 64 << 20;
-
-/// What one WAL holds, in log order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Item {
-    /// A write batch with sequence numbers `first..=last`; its record
-    /// starts at file offset `start`.
-    Batch { first: u64, last: u64, start: u64 },
-    /// A time or unlogged-writes record.
-    Mark(Mark),
-}
-
-/// A scanned WAL.
-struct WalScan {
-    items: Vec<Item>,
-    /// The predecessor-WAL record's (number, size), if any.
-    predecessor: Option<(u64, u64)>,
-}
-
-/// Reads every record of WAL `number` at `path`: a damaged record is
-/// `Corruption` naming the file and offset; a torn tail ends the scan.
-fn scan_wal(fs: &dyn FileSystem, path: &Path, number: u64) -> Result<WalScan> {
-    let name = path.display().to_string();
-    let mut reader = LogReader::new(fs.open_sequential(path)?, name.clone(), number);
-    reader.collect_marks();
-    let mut items = Vec::new();
-    let mut buf = Vec::new();
-    loop {
-        let outcome = reader.read_record(&mut buf)?;
-        items.extend(reader.take_marks().into_iter().map(Item::Mark));
-        match outcome {
-            ReadOutcome::Record { offset } => {
-                let (Some(seq), Some(count)) = (
-                    buf.get(..8)
-                        .and_then(|b| b.try_into().ok())
-                        .map(u64::from_le_bytes),
-                    buf.get(8..12)
-                        .and_then(|b| b.try_into().ok())
-                        .map(u32::from_le_bytes),
-                ) else {
-                    return Err(Error::corruption(
-                        name,
-                        offset,
-                        "WAL record shorter than a batch header",
-                    ));
-                };
-                let last = (seq + u64::from(count)).saturating_sub(1).max(seq);
-                items.push(Item::Batch {
-                    first: seq,
-                    last,
-                    start: offset,
-                });
-            }
-            ReadOutcome::Eof | ReadOutcome::TornTail { .. } => break,
-            ReadOutcome::Corrupt { offset, what, .. } => {
-                return Err(Error::corruption(name, offset, what));
-            }
-        }
-    }
-    Ok(WalScan {
-        items,
-        predecessor: reader.predecessor().map(|p| (p.log_number, p.size)),
-    })
-}
-
-/// The largest sequence number in WAL `number` at `path` (0: none).
-pub(super) fn last_sequence(fs: &dyn FileSystem, path: &Path, number: u64) -> Result<u64> {
-    Ok(scan_wal(fs, path, number)?
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Batch { last, .. } => Some(*last),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0))
-}
-
-/// What [`BackupEngine::backup_wals`] copied.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WalBackupReport {
-    /// WAL files copied (new, or grown since the last copy).
-    pub files_copied: usize,
-    /// Their bytes.
-    pub bytes_copied: u64,
-}
+use crate::wal::Mark;
 
 /// What [`BackupEngine::restore_to`] restored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,108 +90,6 @@ fn refuse(msg: String) -> Error {
 }
 
 impl BackupEngine {
-    /// Copies the WALs of `db` (which must archive WALs:
-    /// `Options::wal_ttl_seconds` or `wal_size_limit_mb`) into `wal/` of
-    /// the backup directory: every archived WAL and closed live WAL not yet
-    /// copied whole, and the current WAL up to its last record. Called by
-    /// `create_backup` for such a DB; call it between backups to move the
-    /// latest restorable point forward (module docs).
-    pub fn backup_wals(&self, db: &Db) -> Result<WalBackupReport> {
-        self.check_writable("backup_wals")?;
-        let _g = self.mutex.lock();
-        self.backup_wals_locked(db)
-    }
-
-    pub(super) fn backup_wals_locked(&self, db: &Db) -> Result<WalBackupReport> {
-        let inner = db.inner();
-        if !inner.opts.archives_wals() {
-            return Err(Error::InvalidArgument(
-                "backup_wals: the DB does not archive its WALs (set wal_ttl_seconds or \
-                 wal_size_limit_mb): point-in-time restore needs every WAL"
-                    .into(),
-            ));
-        }
-        let out = self.dir.join(WAL_DIR);
-        self.fs.create_dir_all(&out)?;
-        // Every write visible now is in the WALs copied below.
-        let visible = db.latest_sequence_number();
-        // Nothing moves to the archive or leaves it while this copies.
-        let _held = crate::ops::live_files::DeletionsHeld::new(inner);
-        db.flush_wal(false)?;
-        let mut sources: BTreeMap<u64, (PathBuf, u64)> = BTreeMap::new();
-        let archive = crate::shared::wal_archive::archive_dir(&inner.dir);
-        if self.fs.exists(&archive) {
-            for name in self.fs.list(&archive)? {
-                if let Some((FileType::Log, n)) = parse_file_name(&name) {
-                    let path = archive.join(&name);
-                    let size = self.fs.file_size(&path)?;
-                    sources.insert(n, (path, size));
-                }
-            }
-        }
-        for w in db.live_wal_files()? {
-            sources.insert(w.number, (inner.dir.join(&w.name), w.size));
-        }
-        let mut report = WalBackupReport::default();
-        for (n, (from, size)) in sources {
-            let name = crate::version::filename::log_file_name(n);
-            let to = out.join(&name);
-            if self.fs.exists(&to) && self.fs.file_size(&to)? >= size {
-                continue;
-            }
-            let tmp = out.join(format!("{name}.tmp"));
-            report.bytes_copied += self.fs.copy_file(&from, &tmp, Some(size))?;
-            self.fs.rename(&tmp, &to)?;
-            report.files_copied += 1;
-        }
-        self.fs.sync_dir(&out)?;
-        let mut times = self.read_times()?;
-        times.push((visible, inner.opts.clock.now_micros()));
-        let text: String = times.iter().map(|(s, t)| format!("{s} {t}\n")).collect();
-        let tmp = out.join(format!("{TIMES_FILE}.tmp"));
-        let mut f = self.fs.create(&tmp)?;
-        f.append(text.as_bytes())?;
-        f.sync()?;
-        drop(f);
-        self.fs.rename(&tmp, &out.join(TIMES_FILE))?;
-        self.fs.sync_dir(&out)?;
-        Ok(report)
-    }
-
-    /// The (sequence, Unix micros) pairs of `wal/TIMES`; a line that does
-    /// not parse is `Corruption` naming the file and its offset.
-    fn read_times(&self) -> Result<Vec<(u64, u64)>> {
-        let path = self.dir.join(WAL_DIR).join(TIMES_FILE);
-        if !self.fs.exists(&path) {
-            return Ok(Vec::new());
-        }
-        let name = path.display().to_string();
-        let size = self.fs.file_size(&path)?;
-        if size > MAX_TIMES_BYTES {
-            return Err(Error::corruption(
-                name,
-                0,
-                format!("{size} bytes: too large"),
-            ));
-        }
-        let bytes = self.fs.read_all(&path)?;
-        let mut out = Vec::new();
-        let mut offset = 0u64;
-        for line in bytes.split(|&b| b == b'\n') {
-            let parsed = std::str::from_utf8(line).ok().and_then(|l| {
-                let (s, t) = l.split_once(' ')?;
-                Some((s.parse().ok()?, t.parse().ok()?))
-            });
-            match parsed {
-                Some(p) => out.push(p),
-                None if line.is_empty() => {}
-                None => return Err(Error::corruption(name, offset, "not `<sequence> <micros>`")),
-            }
-            offset += line.len() as u64 + 1;
-        }
-        Ok(out)
-    }
-
     /// Restores into `target` (which must not exist) the DB as it was
     /// right after the write with sequence number `sequence`: the newest
     /// backup not past it, and the WALs kept by `backup_wals` replayed up
@@ -364,33 +165,6 @@ impl BackupEngine {
                 "no backup or WAL time record at or before {micros} µs after the epoch"
             ))
         })
-    }
-
-    /// The WAL copies in `wal/`, by number.
-    fn kept_wals(&self) -> Result<BTreeMap<u64, PathBuf>> {
-        let dir = self.dir.join(WAL_DIR);
-        let mut out = BTreeMap::new();
-        if !self.fs.exists(&dir) {
-            return Ok(out);
-        }
-        for name in self.fs.list(&dir)? {
-            if let Some((FileType::Log, n)) = parse_file_name(&name) {
-                out.insert(n, dir.join(name));
-            }
-        }
-        Ok(out)
-    }
-
-    /// The oldest WAL number a backup's recovery reads (its own WAL
-    /// copies' smallest), `None` for a backup without WALs.
-    pub(super) fn wal_floor(meta: &Meta) -> Option<u64> {
-        meta.files
-            .iter()
-            .filter_map(|f| match parse_file_name(&f.name) {
-                Some((FileType::Log, n)) => Some(n),
-                _ => None,
-            })
-            .min()
     }
 
     /// The restore to `s` (module docs).
