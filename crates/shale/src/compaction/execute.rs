@@ -312,6 +312,7 @@ pub(crate) fn job_for<'p>(
             0 => None,
             l => opts.stream_detector(opts.target_file_size(l)),
         },
+        ingest_behind: db.opts.allow_ingest_behind,
     };
     // An intra-L0 output is one file, as a flush's.
     let target = match plan.output_level {

@@ -45,7 +45,7 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
             )));
         }
         opts.validate()
-            .and_then(|()| opts.validate_levels(db.opts.num_levels))
+            .and_then(|()| opts.validate_levels(db.opts.num_levels, db.opts.allow_ingest_behind))
             .map_err(|e| in_family(name, e))?;
     }
     if families.is_empty() {

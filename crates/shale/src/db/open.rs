@@ -428,7 +428,7 @@ fn resolve_families(
         fifo_needs_l0_only(&fam.name, &o, fam.current())?;
         // A family opened with its persisted options was validated
         // against the num_levels of its time.
-        o.validate_levels(opts.num_levels)
+        o.validate_levels(opts.num_levels, opts.allow_ingest_behind)
             .map_err(|e| in_family(&fam.name, e))?;
         out.push(OpenFamily {
             id,
