@@ -75,8 +75,10 @@ pub use events::{
 pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use ops::{
-    BackupEngine, BackupInfo, CheckpointOptions, CheckpointReport, ExternalSstFileInfo,
-    IngestOptions, LiveFile, LiveFileKind, LiveFiles, LiveWalFile, SecondaryDb, SstFileWriter,
+    BackupEngine, BackupInfo, CheckpointOptions, CheckpointReport, ExportMetadata,
+    ExportedBlobFile, ExportedTable, ExternalSstFileInfo, HexBytes, ImportOptions, IngestOptions,
+    LiveFile, LiveFileKind, LiveFiles, LiveWalFile, SecondaryDb, SstFileWriter,
+    EXPORT_FORMAT_VERSION, EXPORT_METADATA_FILE,
 };
 pub use options::{
     BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,

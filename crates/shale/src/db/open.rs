@@ -184,7 +184,7 @@ pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner
             let v = fam.current();
             for level in 0..v.num_levels() {
                 for f in v.files(level) {
-                    table_cache.get(f.number, f.global_seqno)?;
+                    table_cache.get(f)?;
                 }
             }
             for &n in v.blob_files().keys() {

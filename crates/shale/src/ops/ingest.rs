@@ -284,27 +284,7 @@ fn validate(db: &DbInner, path: &Path, verify: bool) -> Result<External> {
     it.status()?;
     let first = it.valid().then(|| split(it.key()));
     if verify {
-        let mut n = 0u64;
-        let mut last: Option<Vec<u8>> = None;
-        while it.valid() {
-            if last
-                .as_deref()
-                .is_some_and(|l| compare_internal(l, it.key()).is_ge())
-            {
-                return Err(Error::corruption(&name, 0, "keys out of order"));
-            }
-            last = Some(it.key().to_vec());
-            n += 1;
-            it.next();
-        }
-        it.status()?;
-        if n != p.num_entries {
-            return Err(Error::corruption(
-                &name,
-                0,
-                format!("{n} entries, the properties say {}", p.num_entries),
-            ));
-        }
+        verify_table(&t, &name)?;
     }
     it.seek_to_last();
     it.status()?;
@@ -352,6 +332,37 @@ fn validate(db: &DbInner, path: &Path, verify: bool) -> Result<External> {
         level: 0,
         global: false,
     })
+}
+
+/// Reads every entry of `t` (so every data block's checksum is checked),
+/// checking their order and their count against the table's properties;
+/// `Corruption` naming `name` (also the import's check, `ops/import.rs`).
+pub(super) fn verify_table(t: &Arc<Table>, name: &str) -> Result<()> {
+    let mut it = t.iter_with(false, ReadaheadPolicy::Fixed(1 << 20));
+    it.seek_to_first();
+    let mut n = 0u64;
+    let mut last: Option<Vec<u8>> = None;
+    while it.valid() {
+        if last
+            .as_deref()
+            .is_some_and(|l| compare_internal(l, it.key()).is_ge())
+        {
+            return Err(Error::corruption(name, 0, "keys out of order"));
+        }
+        last = Some(it.key().to_vec());
+        n += 1;
+        it.next();
+    }
+    it.status()?;
+    let want = t.properties().num_entries;
+    if n != want {
+        return Err(Error::corruption(
+            name,
+            0,
+            format!("{n} entries, the properties say {want}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The trailer code of a compression named in a table's properties.
