@@ -136,12 +136,12 @@ pub struct ExportedBlobFile {
 mod hex_bytes {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
         let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
         s.serialize_str(&hex)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let s = String::deserialize(d)?;
         let bad = || serde::de::Error::custom(format!("not lowercase hex: {s:?}"));
         if s.len() % 2 != 0 {

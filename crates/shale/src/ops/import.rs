@@ -6,7 +6,7 @@
 //! 1. Check, before anything is copied: the family's name and options (as
 //!    `create_cf`), the metadata (its version, the comparator, the merge
 //!    operator's name, each level below `num_levels`, the files of each
-//!    level ≥ 1 sorted and disjoint, FIFO families only in L0:
+//!    level ≥ 1 disjoint in internal-key order, FIFO families only in L0:
 //!    `InvalidArgument`), and every file: a table is opened and read
 //!    whole (footer, meta blocks, every data block's checksum, key order,
 //!    the entry count and the size the metadata records), a blob file
@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::base::extract_user_key;
+use crate::base::compare_internal;
 use crate::blob::reader::BlobFileReader;
 use crate::cf::Cf;
 use crate::db::cf_admin;
@@ -130,11 +130,10 @@ fn check_meta(db: &DbInner, opts: &CfOptions, meta: &ExportMetadata) -> Result<(
         levels.entry(t.level).or_default().push(t);
     }
     for (level, files) in levels.iter_mut().filter(|(l, _)| **l > 0) {
-        files.sort_by(|a, b| {
-            extract_user_key(&a.smallest_key).cmp(extract_user_key(&b.smallest_key))
-        });
+        // In internal-key order: neighbours may share a boundary user key.
+        files.sort_by(|a, b| compare_internal(&a.smallest_key, &b.smallest_key));
         for w in files.windows(2) {
-            if extract_user_key(&w[0].largest_key) >= extract_user_key(&w[1].smallest_key) {
+            if compare_internal(&w[0].largest_key, &w[1].smallest_key).is_ge() {
                 return Err(invalid(format!(
                     "{} and {} overlap in L{level}",
                     w[0].name, w[1].name
