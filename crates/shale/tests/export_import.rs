@@ -456,3 +456,26 @@ fn a_crash_mid_import_leaves_the_family_absent_or_complete() {
         "present {present}, absent {absent}"
     );
 }
+
+/// `repair_db` keeps what an imported table's MANIFEST entry says of its
+/// original number (sub-field `WRITTEN_AS`), so the table still opens.
+#[test]
+fn repair_keeps_imported_tables_readable() {
+    let root = tempfile::tempdir().unwrap();
+    let (_a, meta, _e) = exported(root.path());
+    let b_dir = root.path().join("b");
+    let b = Db::open(&b_dir, db_opts()).unwrap();
+    let copy = b
+        .create_column_family_with_import("copy", &cf_opts(false), &meta, &ImportOptions::default())
+        .unwrap();
+    let want = contents(&b, &copy);
+    drop(copy);
+    b.close().unwrap();
+    shale::tools::repair_db(&b_dir).unwrap();
+    let o = Options {
+        column_families: vec![("copy".into(), cf_opts(false))],
+        ..db_opts()
+    };
+    let b = Db::open(&b_dir, o).unwrap();
+    assert_eq!(contents(&b, &b.cf("copy").unwrap()), want);
+}
