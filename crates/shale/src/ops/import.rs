@@ -333,6 +333,15 @@ fn copy_in(
         link_or_copy_in(db, &meta.dir.join(&b.name), &dest, iopts.move_files)?;
         created.push(dest);
     }
+    // New numbers in the order of the exported ones, so that L0 files
+    // whose sequence ranges tie keep their order (`l0_order`).
+    let exported_number = |f: &Imported| {
+        f.src
+            .file_name()
+            .and_then(|n| parse_file_name(&n.to_string_lossy()))
+            .map_or(0, |(_, n)| n)
+    };
+    files.sort_by_key(exported_number);
     for f in files.iter_mut() {
         f.meta.number = {
             let mut st = db.state.lock();
