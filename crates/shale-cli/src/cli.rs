@@ -7,7 +7,7 @@ use crate::cmd;
 
 /// Admin tool for Shale DBs (RocksDB's ldb and sst_dump). Reading commands
 /// never change a DB; only put, delete, compact, checkpoint, backup create,
-/// ingest and repair write.
+/// ingest, export-cf, import-cf and repair write.
 #[derive(Debug, Parser)]
 #[command(name = "shale", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -49,6 +49,12 @@ pub enum Command {
     /// Make an openable copy of a DB in a new directory, tables and blob
     /// files hard-linked (opens the DB for writing).
     Checkpoint(cmd::checkpoint::Args),
+    /// Export one column family into a new directory: its tables and blob
+    /// files hard-linked, and their metadata (opens the DB for writing).
+    ExportCf(cmd::export_cf::ExportArgs),
+    /// Create a column family from a directory `export-cf` wrote, holding
+    /// exactly its files at their levels (opens the DB for writing).
+    ImportCf(cmd::export_cf::ImportArgs),
     /// Back a DB up into a backup directory, and list, verify, restore or
     /// purge its backups.
     #[command(subcommand)]

@@ -348,7 +348,8 @@ impl PyDb {
         allow_global_seqno = true,
         allow_blocking_flush = true,
         verify_checksums_before_ingest = false,
-        fail_if_not_bottommost_level = false
+        fail_if_not_bottommost_level = false,
+        ingest_behind = false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn ingest(
@@ -360,6 +361,7 @@ impl PyDb {
         allow_blocking_flush: bool,
         verify_checksums_before_ingest: bool,
         fail_if_not_bottommost_level: bool,
+        ingest_behind: bool,
     ) -> PyResult<()> {
         let r = parts(&slf);
         let opts = shale::IngestOptions {
@@ -369,7 +371,7 @@ impl PyDb {
             allow_blocking_flush,
             verify_checksums_before_ingest,
             fail_if_not_bottommost_level,
-            ..shale::IngestOptions::default()
+            ingest_behind,
         };
         slf.py()
             .allow_threads(|| r.db.ingest_external_file_cf(&r.cf, &files, &opts))
@@ -518,6 +520,74 @@ impl PyDb {
         let cf = slf
             .py()
             .allow_threads(|| r.db.create_cf(name, opts))
+            .map_err(to_py)?;
+        child(slf.py(), r, cf, slf.num_levels, name.to_string())
+    }
+
+    /// Exports family `cf` (a name) into `dir`, which must not exist: its
+    /// tables and blob files hard-linked and `EXPORT-METADATA.json`
+    /// (RocksDB's `ExportColumnFamily`). Returns the metadata: the family,
+    /// the comparator and merge operator names, and per table its name,
+    /// level, size and sequence range.
+    fn export_column_family<'py>(
+        slf: PyRef<'py, Self>,
+        cf: &str,
+        dir: PathBuf,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let r = parts(&slf);
+        r.check_open()?;
+        let fam =
+            r.db.cf(cf)
+                .ok_or_else(|| invalid(format!("no column family '{cf}'")))?;
+        let meta = slf
+            .py()
+            .allow_threads(|| r.db.export_column_family(&fam, &dir))
+            .map_err(to_py)?;
+        let py = slf.py();
+        let out = PyDict::new(py);
+        out.set_item("column_family", &meta.column_family)?;
+        out.set_item("comparator", &meta.comparator)?;
+        out.set_item("merge_operator", meta.merge_operator.as_deref())?;
+        let tables = pyo3::types::PyList::empty(py);
+        for t in &meta.tables {
+            let d = PyDict::new(py);
+            d.set_item("name", &t.name)?;
+            d.set_item("level", t.level)?;
+            d.set_item("file_size", t.file_size)?;
+            d.set_item("smallest_seqno", t.smallest_seqno)?;
+            d.set_item("largest_seqno", t.largest_seqno)?;
+            d.set_item("num_entries", t.num_entries)?;
+            tables.append(d)?;
+        }
+        out.set_item("tables", tables)?;
+        let blobs: Vec<&str> = meta.blob_files.iter().map(|b| b.name.as_str()).collect();
+        out.set_item("blob_files", blobs)?;
+        Ok(out)
+    }
+
+    /// Creates family `name` holding the files of the export in `dir`
+    /// (from `export_column_family`, perhaps by another process) at their
+    /// levels, with per-family `options` (the merge operator must be the
+    /// exported family's); `move_files` hard-links the files in and
+    /// removes their names from `dir`.
+    #[pyo3(signature = (name, dir, *, move_files = false, **options))]
+    fn create_column_family_with_import(
+        slf: PyRef<'_, Self>,
+        name: &str,
+        dir: PathBuf,
+        move_files: bool,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyDb>> {
+        let r = parts(&slf);
+        r.check_open()?;
+        let opts = options::cf_options(options)?;
+        let io = shale::ImportOptions { move_files };
+        let cf = slf
+            .py()
+            .allow_threads(|| {
+                let meta = shale::ExportMetadata::load(&dir)?;
+                r.db.create_column_family_with_import(name, &opts, &meta, &io)
+            })
             .map_err(to_py)?;
         child(slf.py(), r, cf, slf.num_levels, name.to_string())
     }

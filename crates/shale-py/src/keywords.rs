@@ -203,6 +203,7 @@ pub const DB_KEYWORDS: &[(&str, &str)] = &[
     ("info_log_level", "info_log_level"),
     ("max_log_file_size", "max_log_file_size"),
     ("keep_log_file_num", "keep_log_file_num"),
+    ("allow_ingest_behind", "allow_ingest_behind"),
 ];
 
 /// Engine options without a keyword: `(engine field, reason)`.

@@ -253,6 +253,7 @@ fn apply_db(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool>
         "max_auto_readahead_size" => o.max_auto_readahead_size = v.extract()?,
         "max_log_file_size" => o.max_log_file_size = v.extract()?,
         "keep_log_file_num" => o.keep_log_file_num = v.extract()?,
+        "allow_ingest_behind" => o.allow_ingest_behind = v.extract()?,
         // The OPTIONS file's names: "PointInTime", "AbsoluteConsistency",
         // "TolerateCorruptedTailRecords", "SkipAnyCorruptedRecords".
         "wal_recovery_mode" => {

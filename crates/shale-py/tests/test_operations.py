@@ -81,3 +81,57 @@ def test_point_in_time_restore(tmp_path):
         assert now[b"c"] == b"3"
     with pytest.raises(shale.InvalidArgumentError, match="reach sequence"):
         engine.restore_to(tmp_path / "past", point + 1000)
+
+
+def test_ingest_behind_lies_beneath_existing_keys(tmp_path):
+    with shale.DB(tmp_path / "db", allow_ingest_behind=True) as db:
+        db[b"a"] = b"newer"
+        db.delete(b"b")
+        db.flush()
+        sst = tmp_path / "behind.sst"
+        shale.write_sst(sst, [(b"a", b"old"), (b"b", b"old"), (b"c", b"old")])
+        db.ingest([sst], ingest_behind=True)
+        assert db[b"a"] == b"newer"
+        assert b"b" not in db
+        assert db[b"c"] == b"old"
+        # Overlapping what is already in the last level: refused.
+        again = tmp_path / "again.sst"
+        shale.write_sst(again, [(b"c", b"x")])
+        with pytest.raises(shale.InvalidArgumentError):
+            db.ingest([again], ingest_behind=True)
+    with shale.DB(tmp_path / "plain") as db:
+        with pytest.raises(shale.InvalidArgumentError):
+            db.ingest([tmp_path / "again.sst"], ingest_behind=True)
+
+
+def test_export_and_import_a_column_family(tmp_path):
+    with shale.DB(tmp_path / "a") as a:
+        users = a.create_column_family("users", merge_operator="stringappend")
+        for i in range(300):
+            users[b"u%04d" % i] = b"v%d" % i
+        users.flush()
+        users.merge(b"u0001", b"m")
+        meta = a.export_column_family("users", tmp_path / "export")
+        assert meta["column_family"] == "users"
+        assert meta["comparator"] == "leveldb.BytewiseComparator"
+        assert len(meta["tables"]) >= 1
+        with pytest.raises(shale.InvalidArgumentError):
+            a.export_column_family("users", tmp_path / "export")
+        with pytest.raises(shale.InvalidArgumentError):
+            a.export_column_family("absent", tmp_path / "other")
+    with shale.DB(tmp_path / "b") as b:
+        # Without the merge operator the export names: refused.
+        with pytest.raises(shale.InvalidArgumentError):
+            b.create_column_family_with_import("copy", tmp_path / "export")
+        copy = b.create_column_family_with_import(
+            "copy", tmp_path / "export", merge_operator="stringappend"
+        )
+        assert copy[b"u0001"] == b"v1,m"
+        assert copy[b"u0299"] == b"v299"
+        assert len(list(copy.keys())) == 300
+        with pytest.raises(shale.InvalidArgumentError):
+            b.create_column_family_with_import(
+                "copy", tmp_path / "export", merge_operator="stringappend"
+            )
+        with pytest.raises(shale.Error):
+            b.create_column_family_with_import("x", tmp_path / "nowhere")

@@ -76,8 +76,10 @@ pub use io::{IoPriority, RateLimiter};
 pub use merge::{MaxOperator, MergeOperator, StringAppendOperator, UInt64AddOperator};
 pub use ops::{
     BackupEngine, BackupEngineOptions, BackupInfo, BackupProgress, CheckpointOptions,
-    CheckpointReport, ExternalSstFileInfo, IngestOptions, LiveFile, LiveFileKind, LiveFiles,
-    LiveWalFile, PointInTimeRestore, ProgressCallback, SecondaryDb, SstFileWriter, WalBackupReport,
+    CheckpointReport, ExportMetadata, ExportedBlobFile, ExportedTable, ExternalSstFileInfo,
+    HexBytes, ImportOptions, IngestOptions, LiveFile, LiveFileKind, LiveFiles, LiveWalFile,
+    PointInTimeRestore, ProgressCallback, SecondaryDb, SstFileWriter, WalBackupReport,
+    EXPORT_FORMAT_VERSION, EXPORT_METADATA_FILE,
 };
 pub use options::{
     BlobOptions, CacheType, CfOption, CfOptions, CompactionStyle, Compression, DbOption,

@@ -514,6 +514,7 @@ fn options_refuse_what_they_forbid() {
         allow_blocking_flush: false,
         ..IngestOptions::default()
     });
+    // The DB was not opened with allow_ingest_behind.
     bad(IngestOptions {
         ingest_behind: true,
         ..IngestOptions::default()
@@ -1009,4 +1010,242 @@ fn the_writer_uses_a_familys_table_options() {
     db.ingest_external_file(&[p], &IngestOptions::default())
         .unwrap();
     assert_eq!(contents(&db, &ReadOptions::default()).len(), 2000);
+}
+
+fn behind_opts(style: CompactionStyle) -> Options {
+    let mut o = db_opts();
+    o.allow_ingest_behind = true;
+    o.num_levels = 5;
+    o.cf.compaction_style = style;
+    o.cf.write_buffer_size = 64 << 10;
+    o.cf.level0_file_num_compaction_trigger = 2;
+    o
+}
+
+/// Levels holding tables of the default family, from `live_files`.
+fn table_levels(db: &Db) -> Vec<(u64, usize)> {
+    db.live_files()
+        .unwrap()
+        .files
+        .iter()
+        .filter_map(|f| Some((f.number, f.level?)))
+        .collect()
+}
+
+fn ingest_behind(db: &Db, files: &[PathBuf]) -> shale::Result<()> {
+    let o = IngestOptions {
+        ingest_behind: true,
+        ..IngestOptions::default()
+    };
+    db.ingest_external_file(files, &o)
+}
+
+/// Values ingested behind lie beneath every version already in the DB: a
+/// put (even compacted to the lowest level compactions use), a tombstone
+/// (kept by compactions though nothing lay below it then), a range
+/// deletion, and merge operands (applied to the ingested base). Compactions
+/// never write or read the reserved last level, before or after, and a
+/// reopen keeps it all.
+fn behind_shadowing(style: CompactionStyle) {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let o = behind_opts(style);
+    let last = o.num_levels - 1;
+    let db = Db::open(d.path(), o.clone()).unwrap();
+    let mut model = Model::new();
+    for round in 0..4u32 {
+        for i in (round..300).step_by(4) {
+            db.put(&k(i), format!("w{round}").as_bytes()).unwrap();
+            model.insert(k(i), format!("w{round}").into_bytes());
+        }
+        db.flush().unwrap();
+    }
+    for i in (0..300).step_by(10) {
+        db.delete(&k(i)).unwrap();
+        model.remove(&k(i));
+    }
+    db.delete_range(&k(300), &k(320)).unwrap();
+    for i in (400..410).step_by(2) {
+        db.merge(&k(i), b"m").unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compaction().unwrap();
+    assert!(
+        table_levels(&db).iter().all(|&(_, l)| l < last),
+        "compactions wrote the reserved level: {:?}",
+        table_levels(&db)
+    );
+    // Two files: one under every kind of existing key, one past them.
+    let a = write_sst(&src.path().join("a.sst"), 0..420, "behind");
+    let b = write_sst(&src.path().join("b.sst"), 500..520, "behind");
+    ingest_behind(&db, &[b, a]).unwrap();
+    for i in 0..420 {
+        let deleted = i % 10 == 0 && i < 300;
+        if (300..320).contains(&i) || deleted {
+            continue;
+        }
+        let behind = format!("v{i}-behind").into_bytes();
+        if (400..410).contains(&i) && i % 2 == 0 {
+            model.insert(k(i), [behind, b",m".to_vec()].concat());
+        } else {
+            model.entry(k(i)).or_insert(behind);
+        }
+    }
+    for i in 500..520 {
+        model.insert(k(i), format!("v{i}-behind").into_bytes());
+    }
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    let behind: Vec<(u64, usize)> = table_levels(&db)
+        .into_iter()
+        .filter(|&(_, l)| l == last)
+        .collect();
+    assert_eq!(behind.len(), 2, "{:?}", table_levels(&db));
+    // More writes and compactions leave the ingested files alone.
+    for i in (0..600).step_by(7) {
+        db.put(&k(i), b"late").unwrap();
+        model.insert(k(i), b"late".to_vec());
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compaction().unwrap();
+    let now: Vec<(u64, usize)> = table_levels(&db)
+        .into_iter()
+        .filter(|&(_, l)| l == last)
+        .collect();
+    assert_eq!(now, behind, "the last level's files changed");
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    db.close().unwrap();
+    let db = Db::open(d.path(), o).unwrap();
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    // A reversed walk agrees.
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek_to_last();
+    let mut back = Vec::new();
+    while it.valid() {
+        back.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    back.reverse();
+    assert_eq!(back, model.into_iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn ingest_behind_under_leveled_compaction() {
+    behind_shadowing(CompactionStyle::Level);
+}
+
+#[test]
+fn ingest_behind_under_universal_compaction() {
+    behind_shadowing(CompactionStyle::Universal);
+}
+
+#[test]
+fn with_allow_ingest_behind_ordinary_ingestion_stays_above_the_last_level() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let o = behind_opts(CompactionStyle::Level);
+    let db = Db::open(d.path(), o.clone()).unwrap();
+    let a = write_sst(&src.path().join("a.sst"), 0..10, "a");
+    db.ingest_external_file(&[a], &IngestOptions::default())
+        .unwrap();
+    assert_eq!(table_levels(&db).iter().map(|x| x.1).max(), Some(3));
+    // fail_if_not_bottommost_level means the lowest level compactions use.
+    let b = write_sst(&src.path().join("b.sst"), 20..30, "b");
+    let strict = IngestOptions {
+        fail_if_not_bottommost_level: true,
+        ..IngestOptions::default()
+    };
+    db.ingest_external_file(&[b], &strict).unwrap();
+    // Over a file ingested behind: above it, newer (a global seqno).
+    let c = write_sst(&src.path().join("c.sst"), 40..50, "behind");
+    ingest_behind(&db, &[c]).unwrap();
+    let e = write_sst(&src.path().join("e.sst"), 45..46, "over");
+    db.ingest_external_file(&[e], &IngestOptions::default())
+        .unwrap();
+    assert_eq!(db.get(&k(45)).unwrap().unwrap().to_vec(), b"v45-over");
+    assert_eq!(db.get(&k(44)).unwrap().unwrap().to_vec(), b"v44-behind");
+    assert!(table_levels(&db).iter().filter(|x| x.1 == 4).count() == 1);
+}
+
+#[test]
+fn ingest_behind_refusals() {
+    let src = tempfile::tempdir().unwrap();
+    let invalid = |r: shale::Result<()>, what: &str| match r {
+        Err(Error::InvalidArgument(m)) => m,
+        other => panic!("{what}: {other:?}"),
+    };
+    // Options: FIFO (at open and for a new family) and too few levels.
+    for (style, levels) in [(CompactionStyle::Fifo, 5), (CompactionStyle::Level, 2)] {
+        let d = tempfile::tempdir().unwrap();
+        let mut o = behind_opts(style);
+        o.num_levels = levels;
+        let m = invalid(Db::open(d.path(), o).map(|_| ()), "open");
+        assert!(m.contains("allow_ingest_behind"), "{m}");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let db = Db::open(d.path(), behind_opts(CompactionStyle::Level)).unwrap();
+    let fifo = CfOptions {
+        compaction_style: CompactionStyle::Fifo,
+        ..CfOptions::default()
+    };
+    invalid(db.create_cf("f", fifo).map(|_| ()), "create_cf");
+    // Overlapping each other, then overlapping the last level.
+    let a = write_sst(&src.path().join("a.sst"), 0..10, "a");
+    let b = write_sst(&src.path().join("b.sst"), 5..15, "b");
+    invalid(ingest_behind(&db, &[a.clone(), b.clone()]), "overlap");
+    ingest_behind(&db, std::slice::from_ref(&a)).unwrap();
+    let m = invalid(ingest_behind(&db, &[b]), "last level");
+    assert!(m.contains("last level"), "{m}");
+    let n = contents(&db, &ReadOptions::default());
+    assert_eq!(n.len(), 10);
+    assert_eq!(n.get(&k(5)).unwrap(), b"v5-a");
+    // A DB opened without the option refuses it.
+    let d2 = tempfile::tempdir().unwrap();
+    let plain = Db::open(d2.path(), db_opts()).unwrap();
+    let m = invalid(ingest_behind(&plain, &[a]), "no option");
+    assert!(m.contains("allow_ingest_behind"), "{m}");
+}
+
+/// A DB whose last level holds data, reopened with allow_ingest_behind
+/// newly set (RocksDB accepts it): its last-level files stay where they
+/// are, untouched by compactions; files ingested behind must not overlap
+/// them.
+#[test]
+fn allow_ingest_behind_newly_set_keeps_the_last_level() {
+    let d = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let mut o = behind_opts(CompactionStyle::Level);
+    o.allow_ingest_behind = false;
+    let db = Db::open(d.path(), o.clone()).unwrap();
+    let mut model = Model::new();
+    for i in 0..100 {
+        db.put(&k(i), b"old").unwrap();
+        model.insert(k(i), b"old".to_vec());
+    }
+    db.compact_range(None, None).unwrap();
+    let bottom: Vec<(u64, usize)> = table_levels(&db);
+    assert!(bottom.iter().all(|x| x.1 == 4), "{bottom:?}");
+    db.close().unwrap();
+    o.allow_ingest_behind = true;
+    let db = Db::open(d.path(), o.clone()).unwrap();
+    for i in (0..100).step_by(3) {
+        db.delete(&k(i)).unwrap();
+        model.remove(&k(i));
+    }
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compaction().unwrap();
+    let now: Vec<(u64, usize)> = table_levels(&db).into_iter().filter(|x| x.1 == 4).collect();
+    assert_eq!(now, bottom);
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
+    let over = write_sst(&src.path().join("o.sst"), 50..60, "x");
+    assert!(matches!(
+        ingest_behind(&db, &[over]),
+        Err(Error::InvalidArgument(_))
+    ));
+    let past = write_sst(&src.path().join("p.sst"), 200..210, "x");
+    ingest_behind(&db, &[past]).unwrap();
+    for i in 200..210 {
+        model.insert(k(i), format!("v{i}-x").into_bytes());
+    }
+    assert_eq!(contents(&db, &ReadOptions::default()), model);
 }

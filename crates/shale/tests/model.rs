@@ -64,6 +64,16 @@
 //! documented reason (a write without the WAL, an ingestion or a family
 //! change after the newest usable backup).
 //!
+//! Export and import, ingestion behind (issue 39), drawn from a generator
+//! of their own (`EXTRA_RNG`, so every other draw of a seed stays what it
+//! was): now and then a family is exported and imported into the same DB
+//! under a free name (`export_import`: the new family must equal the
+//! source's model, at every live snapshot too, and joins the run); two
+//! runs in five (with at least four levels) open with
+//! `allow_ingest_behind`, where no family is FIFO, and files of puts of
+//! keys no write ever reached are ingested behind (`ingest_behind`); in
+//! the other runs that is refused.
+//!
 //! A failing seed is printed; rerun one with
 //! `SHALE_SEED=<seed> cargo test --test model`.
 
@@ -436,6 +446,10 @@ struct Fam {
     /// Options `set_options` gave a family other than `default`: persisted,
     /// they come back when a reopen does not name the family.
     set: Option<CfOptions>,
+    /// Keys ever written to the family, and ranges ever deleted: a file
+    /// ingested behind shows only where neither reaches.
+    touched: std::collections::BTreeSet<Vec<u8>>,
+    deleted_ranges: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 impl Fam {
@@ -447,35 +461,53 @@ impl Fam {
             expiries: BTreeMap::new(),
             prefix,
             set: None,
+            touched: std::collections::BTreeSet::new(),
+            deleted_ranges: Vec::new(),
         }
+    }
+
+    /// No write ever reached key `k` (so an entry ingested behind shows).
+    fn untouched(&self, k: &[u8]) -> bool {
+        !self.touched.contains(k)
+            && !self
+                .deleted_ranges
+                .iter()
+                .any(|(lo, hi)| lo.as_slice() <= k && k < hi.as_slice())
     }
 
     fn put(&mut self, k: Vec<u8>, v: Vec<u8>) {
         self.writes += 1;
+        self.touched.insert(k.clone());
         self.expiries.remove(&k);
         self.model.insert(k, v);
     }
 
     fn put_with_expiry(&mut self, k: Vec<u8>, v: Vec<u8>, expiry: u64) {
         self.writes += 1;
+        self.touched.insert(k.clone());
         self.expiries.insert(k.clone(), expiry);
         self.model.insert(k, v);
     }
 
     fn delete(&mut self, k: &[u8]) {
         self.writes += 1;
+        self.touched.insert(k.to_vec());
         self.expiries.remove(k);
         self.model.remove(k);
     }
 
     fn merge(&mut self, k: &[u8], operand: &[u8]) {
         self.writes += 1;
+        self.touched.insert(k.to_vec());
         let v = merged(self.model.get(k), operand);
         self.model.insert(k.to_vec(), v);
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) {
         self.writes += 1;
+        if lo < hi {
+            self.deleted_ranges.push((lo.to_vec(), hi.to_vec()));
+        }
         if lo < hi {
             let doomed: Vec<Vec<u8>> = self
                 .model
@@ -633,6 +665,27 @@ fn late_draw<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {
     LATE_RNG.with(|r| f(&mut r.borrow_mut()))
 }
 
+std::thread_local! {
+    /// The generator of the export/import and ingest-behind draws (issue
+    /// 39), kept apart from [`LATE_RNG`] so that the draws of that one stay
+    /// what they were. Seeded by `run_seed`.
+    static EXTRA_RNG: std::cell::RefCell<SmallRng> = std::cell::RefCell::new(SmallRng::seed_from_u64(0));
+    /// The run's DB has `allow_ingest_behind` (drawn from [`EXTRA_RNG`]):
+    /// then no family is FIFO (the option refuses FIFO).
+    static BEHIND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A draw from [`EXTRA_RNG`].
+fn extra_draw<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {
+    EXTRA_RNG.with(|r| f(&mut r.borrow_mut()))
+}
+
+/// True when family `name` uses FIFO compaction: a name of `FIFO_NAMES`,
+/// unless the DB has `allow_ingest_behind`.
+fn fifo_name(name: &str) -> bool {
+    FIFO_NAMES.contains(&name) && !BEHIND.with(|b| b.get())
+}
+
 /// One entry of an ingested file.
 enum Ingested {
     Put(Vec<u8>),
@@ -747,6 +800,160 @@ fn ingest_random_files(db: &Db, fams: &mut [Fam], space: u32, ctx: &str) {
             Ingested::Delete => fam.delete(&k),
             Ingested::Merge(v) => fam.merge(&k, &v),
         }
+    }
+}
+
+/// Export and import (issue 39): a random family is exported
+/// (`export_column_family`, its metadata read back with
+/// `ExportMetadata::load`) and imported into the same DB under a free name
+/// of the same kind (FIFO or not), with the source's options; the new
+/// family must equal the source's model, at every live snapshot too (the
+/// entries keep their sequence numbers), and joins the run. A family with
+/// blob files cannot be imported into its own DB (the blob files keep their
+/// numbers, which the source holds): `InvalidArgument`.
+fn export_import(
+    db: &Db,
+    fams: &mut Vec<Fam>,
+    snaps: &mut [(Snapshot, SnapModels)],
+    max_id: &mut u32,
+    ctx: &str,
+) {
+    let (f, pick, move_files) = extra_draw(|r| {
+        (
+            r.gen_range(0..fams.len()),
+            r.gen_range(0..NAMES.len()),
+            r.gen_bool(0.5),
+        )
+    });
+    let src = &fams[f];
+    let opts = db.cf_options(&src.cf).unwrap();
+    let fifo = opts.compaction_style == shale::CompactionStyle::Fifo;
+    let free: Vec<&str> = NAMES
+        .iter()
+        .copied()
+        .filter(|n| !fams.iter().any(|g| g.cf.name() == *n) && fifo_name(n) == fifo)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("export");
+    let meta = db
+        .export_column_family(&src.cf, &exp)
+        .unwrap_or_else(|e| panic!("{ctx}: export of {:?}: {e}", src.cf.name()));
+    let loaded = shale::ExportMetadata::load(&exp).unwrap();
+    assert_eq!(loaded, meta, "{ctx}: export metadata read back");
+    assert_eq!(meta.column_family, src.cf.name(), "{ctx}");
+    let Some(&name) = free.get(pick % free.len().max(1)) else {
+        return;
+    };
+    let io = shale::ImportOptions { move_files };
+    let r = db.create_column_family_with_import(name, &opts, &loaded, &io);
+    let cf = match r {
+        Err(Error::InvalidArgument(m)) if !meta.blob_files.is_empty() => {
+            assert!(m.contains("blob file"), "{ctx}: import: {m}");
+            assert!(
+                db.cf(name).is_none(),
+                "{ctx}: refused import created {name:?}"
+            );
+            return;
+        }
+        r => r.unwrap_or_else(|e| panic!("{ctx}: import of {:?} as {name:?}: {e}", src.cf.name())),
+    };
+    assert!(cf.id() > *max_id, "{ctx}: id {} reused", cf.id());
+    *max_id = cf.id();
+    let mut fam = Fam::new(cf, opts.prefix_extractor);
+    fam.model = src.model.clone();
+    fam.expiries = src.expiries.clone();
+    fam.writes = src.writes;
+    fam.touched = src.touched.clone();
+    fam.deleted_ranges = src.deleted_ranges.clone();
+    let src_id = src.cf.id();
+    for (_, models) in snaps.iter_mut() {
+        if let Some(m) = models.get(&src_id).cloned() {
+            models.insert(fam.cf.id(), m);
+        }
+    }
+    fams.push(fam);
+    compare_families(db, &fams[fams.len() - 1..], "import", ctx);
+}
+
+/// Ingestion behind (issue 39): 1-2 disjoint files of puts of keys no write
+/// ever reached in a random family, ingested with `ingest_behind`. Refused
+/// without `allow_ingest_behind`; with it, refused when a file overlaps one
+/// already in the last level (earlier ingestions behind), else the values
+/// show, at every live snapshot too (sequence number 0).
+fn ingest_behind(
+    db: &Db,
+    opts: &Options,
+    fams: &mut [Fam],
+    snaps: &mut [(Snapshot, SnapModels)],
+    space: u32,
+    ctx: &str,
+) {
+    let (f, keys, split, move_files) = extra_draw(|r| {
+        let f = r.gen_range(0..fams.len());
+        let base = r.gen_range(0..space);
+        let mut keys: Vec<u32> = (0..r.gen_range(1..30))
+            .map(|_| (base + r.gen_range(0..80)).min(space - 1))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let split = r.gen_range(0..keys.len());
+        (f, keys, split, r.gen_bool(0.5))
+    });
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = keys
+        .iter()
+        .map(|k| format!("k{k:05}").into_bytes())
+        .filter(|k| fams[f].untouched(k))
+        .map(|k| {
+            let v = [b"behind-".as_slice(), &k].concat();
+            (k, v)
+        })
+        .collect();
+    if entries.is_empty() {
+        return;
+    }
+    let src = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    let split = split.min(entries.len() - 1).max(1).min(entries.len());
+    for (n, part) in [&entries[..split], &entries[split..]].iter().enumerate() {
+        if part.is_empty() {
+            continue;
+        }
+        let p = src.path().join(format!("{n}.sst"));
+        let mut w = shale::SstFileWriter::new(&Options::default());
+        w.open(&p).unwrap();
+        for (k, v) in part.iter() {
+            w.put(k, v).unwrap();
+        }
+        w.finish().unwrap();
+        paths.push(p);
+    }
+    let o = shale::IngestOptions {
+        ingest_behind: true,
+        move_files,
+        ..shale::IngestOptions::default()
+    };
+    match db.ingest_external_file_cf(&fams[f].cf, &paths, &o) {
+        Ok(()) => {
+            assert!(
+                opts.allow_ingest_behind,
+                "{ctx}: ingest_behind without the option"
+            );
+        }
+        Err(Error::InvalidArgument(m)) => {
+            assert!(
+                !opts.allow_ingest_behind || m.contains("last level"),
+                "{ctx}: ingest_behind: {m}"
+            );
+            return;
+        }
+        Err(e) => panic!("{ctx}: ingest_behind: {e}"),
+    }
+    let id = fams[f].cf.id();
+    for (k, v) in entries {
+        for (_, models) in snaps.iter_mut() {
+            models.entry(id).or_default().0.insert(k.clone(), v.clone());
+        }
+        fams[f].put(k, v);
     }
 }
 
@@ -943,7 +1150,7 @@ const FIFO_NAMES: &[&str] = &["b", "d"];
 /// this model's exact checks do not allow) and intra-L0 merges or not;
 /// leveled or universal for the others (`compaction_style`).
 fn draw_style(rng: &mut SmallRng, name: &str, o: &mut CfOptions, num_levels: usize) {
-    if FIFO_NAMES.contains(&name) {
+    if fifo_name(name) {
         // FIFO refuses blob files (it drops tables unread).
         o.blob = BlobOptions::default();
         o.compaction_style = shale::CompactionStyle::Fifo;
@@ -1326,6 +1533,7 @@ fn typed_changes(before: &CfOptions, pairs: &[(&str, &str)]) -> Option<Vec<shale
 fn changed_options(rng: &mut SmallRng, old: &Options) -> Options {
     let mut o = Options {
         num_levels: old.num_levels,
+        allow_ingest_behind: old.allow_ingest_behind,
         clock: Arc::clone(&old.clock),
         listeners: old.listeners.clone(),
         ..small_options(rng)
@@ -1852,7 +2060,7 @@ fn check_properties(
         for l in 1..levels {
             deeper += num(&format!("shale.num-files-at-level{l}"));
         }
-        let fifo = FIFO_NAMES.contains(&name);
+        let fifo = fifo_name(name);
         // FIFO keeps every table in L0, always.
         assert!(
             !fifo || deeper == 0,
@@ -2390,9 +2598,21 @@ fn check_pitr(
 fn run_seed(seed: u64, ops: usize) {
     let mut rng = SmallRng::seed_from_u64(seed);
     LATE_RNG.with(|r| *r.borrow_mut() = SmallRng::seed_from_u64(seed ^ 0x1A7E));
+    EXTRA_RNG.with(|r| *r.borrow_mut() = SmallRng::seed_from_u64(seed ^ 0xE4B0));
+    // allow_ingest_behind (issue 39) for two runs in five, where the levels
+    // allow it (the last is reserved; incremental universal needs three
+    // more): drawn before the options so that no family is drawn FIFO.
+    let behind = extra_draw(|r| r.gen_bool(0.4));
+    BEHIND.with(|b| b.set(false));
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock(AtomicU64::new(1_000_000)));
-    let mut opts = small_options(&mut rng);
+    let mut opts = {
+        // The level count comes first in the draws: peek at it.
+        let levels = small_options(&mut rng.clone()).num_levels;
+        BEHIND.with(|b| b.set(behind && levels >= 4));
+        small_options(&mut rng)
+    };
+    opts.allow_ingest_behind = BEHIND.with(|b| b.get());
     opts.clock = Arc::clone(&clock) as Arc<dyn Clock>;
     // Point-in-time restore (issue 39) in half the runs.
     let archive = late_draw(|r| r.gen_bool(0.5));
@@ -2465,6 +2685,14 @@ fn run_seed(seed: u64, ops: usize) {
         // seed's other draws stay what they were.
         if late_draw(|r| r.gen_ratio(1, 100)) {
             ingest_random_files(&db, &mut fams, space, &ctx);
+        }
+        // Export and import, and ingestion behind (issue 39), from their
+        // own generator.
+        if extra_draw(|r| r.gen_ratio(1, 200)) {
+            export_import(&db, &mut fams, &mut snaps, &mut max_id, &ctx);
+        }
+        if extra_draw(|r| r.gen_ratio(1, 150)) {
+            ingest_behind(&db, &opts, &mut fams, &mut snaps, space, &ctx);
         }
         let f = pick(&mut rng, &fams);
         let o = on(&db, &mut rng, &fams[f]);

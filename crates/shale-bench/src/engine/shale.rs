@@ -502,6 +502,10 @@ pub const OPTIONS_WITHOUT_FLAG: &[(&str, &str)] = &[
     ("info_log_level", "the LOG keeps the engine's defaults"),
     ("max_log_file_size", "the LOG keeps the engine's defaults"),
     ("keep_log_file_num", "the LOG keeps the engine's defaults"),
+    (
+        "allow_ingest_behind",
+        "db_bench has no ingest-behind benchmark; reserving the last level only changes the shape",
+    ),
 ];
 
 /// Builds `shale::Options` from the flags, or says which flag Shale cannot

@@ -118,7 +118,7 @@ fn print_edit(out: &mut dyn Write, e: &ManifestEdit, r: Render) -> Result<(), Cl
     for f in &e.new_files {
         writeln!(
             out,
-            "  + L{} #{} {} bytes [{} .. {}] seqs {}..{} entries {} deletions {} range_deletions {}{} {}{}{}",
+            "  + L{} #{} {} bytes [{} .. {}] seqs {}..{} entries {} deletions {} range_deletions {}{} {}{}{}{}",
             f.level,
             f.number,
             f.file_size,
@@ -141,7 +141,12 @@ fn print_edit(out: &mut dyn Write, e: &ManifestEdit, r: Render) -> Result<(), Cl
                 String::new()
             },
             f.global_seqno
-                .map_or(String::new(), |g| format!(" global_seqno {g}"))
+                .map_or(String::new(), |g| format!(" global_seqno {g}")),
+            if f.written_as > 0 {
+                format!(" written_as #{}", f.written_as)
+            } else {
+                String::new()
+            }
         )?;
     }
     for b in &e.blob_file_additions {
@@ -178,6 +183,7 @@ fn file_json(f: &NewFile, r: Render) -> Value {
         "compression": f.compression,
         "oldest_blob_file": f.oldest_blob_file,
         "global_seqno": f.global_seqno,
+        "written_as": f.written_as,
     })
 }
 

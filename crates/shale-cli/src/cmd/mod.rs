@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod compact;
 pub mod delete;
 pub mod dump;
+pub mod export_cf;
 pub mod get;
 pub mod ingest;
 pub mod list_cfs;
@@ -45,6 +46,8 @@ pub fn run(c: Command, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Check(a) => check::run(&a, out),
         Command::Compact(a) => compact::run(&a, out),
         Command::Checkpoint(a) => checkpoint::run(&a, out),
+        Command::ExportCf(a) => export_cf::export(&a, out),
+        Command::ImportCf(a) => export_cf::import(&a, out),
         Command::Backup(BackupCommand::Create(a)) => backup::create(&a, out),
         Command::Backup(BackupCommand::List(a)) => backup::list(&a, out),
         Command::Backup(BackupCommand::Verify(a)) => backup::verify(&a, out),

@@ -43,11 +43,7 @@ pub(crate) fn run_in_ranges(
     // The inputs' range tombstones, fragmented together.
     let mut sets = Vec::new();
     for f in inputs {
-        if let Some(r) = db
-            .table_cache
-            .get(f.number, f.global_seqno)?
-            .range_fragments()
-        {
+        if let Some(r) = db.table_cache.get(f)?.range_fragments() {
             sets.push(Arc::clone(r));
         }
     }
@@ -62,11 +58,7 @@ pub(crate) fn run_in_ranges(
     let splits = if n > 1 && job.plan.output_level > 0 && range_dels.is_none() {
         let mut anchors = Vec::new();
         for f in inputs {
-            anchors.extend(
-                db.table_cache
-                    .get(f.number, f.global_seqno)?
-                    .key_anchors(ANCHORS_PER_TABLE)?,
-            );
+            anchors.extend(db.table_cache.get(f)?.key_anchors(ANCHORS_PER_TABLE)?);
         }
         subcompaction::split_points(anchors, n, target / 2)
     } else {
@@ -312,6 +304,7 @@ pub(crate) fn job_for<'p>(
             0 => None,
             l => opts.stream_detector(opts.target_file_size(l)),
         },
+        ingest_behind: db.opts.allow_ingest_behind,
     };
     // An intra-L0 output is one file, as a flush's.
     let target = match plan.output_level {

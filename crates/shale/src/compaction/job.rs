@@ -62,6 +62,11 @@ pub(crate) struct CompactionJob<'a> {
     /// (`detect_insert_streams`; `None` for intra-L0 outputs and non-leveled
     /// families).
     pub streams: Option<crate::build::cuts::StreamDetector>,
+    /// The last level is reserved for files ingested behind
+    /// (`allow_ingest_behind`): no key is bottommost, so tombstones, merge
+    /// operands and sequence numbers stay for the data that may arrive
+    /// beneath (RocksDB keeps tombstones likewise).
+    pub ingest_behind: bool,
 }
 
 /// What `CompactionJob::run` produced.
@@ -119,7 +124,7 @@ impl CompactionJob<'_> {
         let output_level = self.plan.output_level;
         // An intra-L0 output keeps every tombstone: L0 files outside the
         // job (and every level below) may hold older versions of its keys.
-        let check: Option<BaseLevelCheck<'_>> = if output_level == 0 {
+        let check: Option<BaseLevelCheck<'_>> = if output_level == 0 || self.ingest_behind {
             None
         } else if self.plan.bottommost {
             Some(Box::new(|_| true))
@@ -134,7 +139,7 @@ impl CompactionJob<'_> {
             // the entries they cover are all in this job's inputs.
             let mut snaps = self.snapshots.clone();
             snaps.sort_unstable();
-            let drop_oldest = self.plan.bottommost && output_level > 0;
+            let drop_oldest = self.plan.bottommost && output_level > 0 && !self.ingest_behind;
             spec.range_dels = f.for_output(&snaps, drop_oldest);
         }
         let mut filter = EntryFilter::new(self.snapshots.clone(), check)

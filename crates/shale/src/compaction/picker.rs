@@ -114,7 +114,8 @@ fn pick_tombstone_dense(v: &Version, o: &PickerOptions, running: &[RunningOutput
                 // Expired values, and tombstones a snapshot kept that none
                 // needs any more, are dropped by rewriting the file in
                 // place.
-                let unpinned = o.oldest_snapshot.is_none_or(|s| s >= f.largest_seq);
+                let unpinned =
+                    !o.ingest_behind && o.oldest_snapshot.is_none_or(|s| s >= f.largest_seq);
                 let stale = unpinned
                     && (f.num_range_deletions > 0
                         || (f.num_deletions >= DENSE_MIN_DELETIONS
@@ -245,10 +246,11 @@ fn finish_plan(
     if overlaps_running(running, plan.output_level, &out.smallest, &out.largest) {
         return None;
     }
-    plan.bottommost = ((plan.output_level + 1)..o.num_levels).all(|l| {
-        v.overlapping_files(l, &out.smallest, &out.largest)
-            .is_empty()
-    });
+    plan.bottommost = !o.ingest_behind
+        && ((plan.output_level + 1)..o.num_levels).all(|l| {
+            v.overlapping_files(l, &out.smallest, &out.largest)
+                .is_empty()
+        });
     plan.grandparents = if plan.output_level + 1 < o.num_levels {
         v.overlapping_files(plan.output_level + 1, &out.smallest, &out.largest)
     } else {
@@ -377,7 +379,8 @@ fn pick_l0_trivial_move(
 /// True when no level below `level` overlaps `f`.
 fn nothing_below(v: &Version, o: &PickerOptions, level: usize, f: &FileMeta) -> bool {
     let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
-    ((level + 1)..o.num_levels).all(|l| v.overlapping_files(l, lo, hi).is_empty())
+    !o.ingest_behind
+        && ((level + 1)..o.num_levels).all(|l| v.overlapping_files(l, lo, hi).is_empty())
 }
 
 /// True when file `f` (of L0, or a flush output) may join level `level` as

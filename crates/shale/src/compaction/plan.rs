@@ -52,6 +52,12 @@ pub(crate) struct PickerOptions {
     /// The family's output partitioner: a file spanning two partitions is
     /// rewritten (cut) rather than moved.
     pub partitioner: Option<SstPartitioner>,
+    /// The DB's last level is reserved for files ingested behind
+    /// (`allow_ingest_behind`): `num_levels` then counts only the levels
+    /// above it, which are all the pickers see, and the last of those is
+    /// never rewritten for its tombstones (they stay: data may arrive
+    /// beneath them, so the rewrite would repeat forever).
+    pub ingest_behind: bool,
 }
 
 impl From<&PickerOptions> for LevelSizing {

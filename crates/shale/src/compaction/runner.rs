@@ -75,18 +75,24 @@ pub(crate) fn picker_options(opts: &CfOptions, num_levels: usize) -> PickerOptio
         blob_gc_below: 0,
         blob_relocate_below: 0,
         partitioner: opts.sst_partitioner_factory,
+        ingest_behind: false,
     }
 }
 
-/// The picker options of family `cf` (`None` once dropped).
-pub(crate) fn family_picker_options(st: &DbState, cf: u32) -> Option<PickerOptions> {
-    st.cf(cf)
-        .map(|c| picker_options(&c.cf.opts(), st.versions.num_levels()))
+/// The picker options of family `cf` (`None` once dropped). With
+/// `allow_ingest_behind` the pickers see every level but the last.
+pub(crate) fn family_picker_options(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptions> {
+    let behind = db.opts.allow_ingest_behind;
+    st.cf(cf).map(|c| {
+        let mut o = picker_options(&c.cf.opts(), st.versions.num_levels() - usize::from(behind));
+        o.ingest_behind = behind;
+        o
+    })
 }
 
 /// [`family_picker_options`] with the DB's clock (for expired files).
 pub(crate) fn picker_options_now(db: &DbInner, st: &DbState, cf: u32) -> Option<PickerOptions> {
-    family_picker_options(st, cf).map(|mut o| {
+    family_picker_options(db, st, cf).map(|mut o| {
         o.now = db.opts.clock.now_secs();
         o.oldest_snapshot = db.snapshots.oldest();
         if let Some(c) = st.cf(cf) {

@@ -15,7 +15,9 @@ pub(crate) struct SortedRun {
 }
 
 /// The sorted runs of `v`, newest first.
-pub(crate) fn sorted_runs(v: &Version) -> Vec<SortedRun> {
+/// Levels from `num_levels` down (the last one reserved by
+/// `allow_ingest_behind`) are not runs: no compaction reads them.
+pub(crate) fn sorted_runs(v: &Version, num_levels: usize) -> Vec<SortedRun> {
     let mut runs: Vec<SortedRun> = v
         .files(0)
         .iter()
@@ -26,7 +28,7 @@ pub(crate) fn sorted_runs(v: &Version) -> Vec<SortedRun> {
             being_compacted: f.is_being_compacted(),
         })
         .collect();
-    for level in 1..v.num_levels() {
+    for level in 1..num_levels.min(v.num_levels()) {
         let files = v.files(level);
         if files.is_empty() {
             continue;

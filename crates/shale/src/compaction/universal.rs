@@ -51,7 +51,7 @@ pub(crate) use crate::version::sizing::num_sorted_runs;
 /// The most urgent universal compaction of `v`, if one is due.
 pub(crate) fn pick(v: &Version, o: &PickerOptions) -> Option<Plan> {
     let u = &o.universal;
-    let runs = sorted_runs(v);
+    let runs = sorted_runs(v, o.num_levels);
     let trigger = o.l0_trigger.max(1);
     if runs.len() < trigger {
         return None;
@@ -99,7 +99,7 @@ pub(crate) fn pick(v: &Version, o: &PickerOptions) -> Option<Plan> {
 /// nothing to merge: no file, or one run already in the last level and no
 /// reason to rewrite it (`rewrite_bottommost`).
 pub(crate) fn manual_plan(v: &Version, o: &PickerOptions) -> Option<Plan> {
-    let runs = sorted_runs(v);
+    let runs = sorted_runs(v, o.num_levels);
     let last = o.num_levels - 1;
     match runs.as_slice() {
         [] => None,
@@ -232,7 +232,7 @@ fn plan_for(
     if inputs.is_empty() {
         inputs = std::mem::take(&mut output_inputs);
     }
-    let bottommost = end == runs.len();
+    let bottommost = end == runs.len() && !o.ingest_behind;
     // Incremental: outputs above a level ≥ 2 are cut where they would
     // overlap too much of it (`max_grandparent_overlap`, set by the
     // runner), so the files of the second-oldest run line up with the
@@ -250,7 +250,7 @@ fn plan_for(
             .iter()
             .flat_map(|r| r.files.iter())
             .all(|f| super::picker::movable(o, f));
-    debug_assert!(v.num_levels() == o.num_levels);
+    debug_assert!(v.num_levels() == o.num_levels + usize::from(o.ingest_behind));
     Plan {
         level,
         output_level,

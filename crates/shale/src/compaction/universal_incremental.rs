@@ -100,7 +100,7 @@ pub(crate) fn pick(
     let reason = CompactionReason::UniversalSizeAmplification;
     let mut plan = Plan::new(upper.level, lower.level, inputs, output_inputs, reason);
     plan.trivial_move = trivial_move;
-    plan.bottommost = true;
+    plan.bottommost = !o.ingest_behind;
     plan.score = score;
     Some(plan)
 }

@@ -25,6 +25,7 @@ use crate::options::{in_family, CfOptions};
 use crate::version::VersionEdit;
 
 use super::DbInner;
+use crate::shared::DbState;
 
 /// Longest family name accepted.
 const MAX_NAME_LEN: usize = 255;
@@ -34,19 +35,12 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
     db.check_read_write("create_cf")?;
     let mut seen = std::collections::HashSet::new();
     for (name, opts) in families {
-        if name.is_empty() || name.len() > MAX_NAME_LEN {
-            return Err(Error::InvalidArgument(format!(
-                "column family name {name:?}: must be 1 to {MAX_NAME_LEN} bytes"
-            )));
-        }
+        check_new(db, name, opts)?;
         if !seen.insert(*name) {
             return Err(Error::InvalidArgument(format!(
                 "column family \"{name}\" listed twice"
             )));
         }
-        opts.validate()
-            .and_then(|()| opts.validate_levels(db.opts.num_levels))
-            .map_err(|e| in_family(name, e))?;
     }
     if families.is_empty() {
         return Ok(Vec::new());
@@ -73,40 +67,75 @@ pub(crate) fn create(db: &Arc<DbInner>, families: &[(&str, CfOptions)]) -> Resul
         })
         .collect();
     crate::shared::manifest::log_and_apply_group(db, &mut st, &mut edits)?;
+    let mut out = Vec::with_capacity(families.len());
+    for (edit, (name, opts)) in edits.iter().zip(families) {
+        out.push(register(
+            db,
+            &mut st,
+            edit.column_family,
+            name,
+            opts,
+            wal_number,
+        ));
+    }
+    db.refresh_memtable_reserve(&st);
+    // Point-in-time restore must know (before any write to the family,
+    // which needs the handle returned here).
     for e in &edits {
         crate::shared::wal_marks::mark_family_change(db, e.column_family)?;
     }
-    let num_levels = st.versions.num_levels();
-    let mut out = Vec::with_capacity(families.len());
-    for (edit, (name, opts)) in edits.iter().zip(families) {
-        let id = edit.column_family;
-        let cf = Arc::new(ColumnFamily::new(
-            id,
-            name.to_string(),
-            opts.clone(),
-            db.instance,
-            crate::shared::memtables::new_memtable(db, opts, wal_number),
-            st.versions.current(id),
-        ));
-        st.sum_write_buffers += opts.write_buffer_size as u64;
-        st.cfs.insert(
-            id,
-            CfState::new(
-                Arc::clone(&cf),
-                cf.super_version.load().mem.clone(),
-                num_levels,
-            ),
-        );
-        db.cfs.insert(Arc::clone(&cf));
-        db.log.event(&ColumnFamilyCreated {
-            event: Kind::new(),
-            id,
-            name: name.to_string(),
-        });
-        out.push(Cf(cf));
-    }
-    db.refresh_memtable_reserve(&st);
     Ok(out)
+}
+
+/// Checks a new family's name and options (`InvalidArgument` naming it).
+/// Whether the name is taken is checked under the DB mutex.
+pub(crate) fn check_new(db: &DbInner, name: &str, opts: &CfOptions) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "column family name {name:?}: must be 1 to {MAX_NAME_LEN} bytes"
+        )));
+    }
+    opts.validate()
+        .and_then(|()| opts.validate_levels(db.opts.num_levels, db.opts.allow_ingest_behind))
+        .map_err(|e| in_family(name, e))
+}
+
+/// After the MANIFEST edit creating family `id` is applied: its handle,
+/// its state, its empty memtable (at WAL `wal_number`) and its event. The
+/// caller refreshes the memtable reserve. Requires the DB mutex.
+pub(crate) fn register(
+    db: &DbInner,
+    st: &mut DbState,
+    id: u32,
+    name: &str,
+    opts: &CfOptions,
+    wal_number: u64,
+) -> Cf {
+    let cf = Arc::new(ColumnFamily::new(
+        id,
+        name.to_string(),
+        opts.clone(),
+        db.instance,
+        crate::shared::memtables::new_memtable(db, opts, wal_number),
+        st.versions.current(id),
+    ));
+    st.sum_write_buffers += opts.write_buffer_size as u64;
+    let num_levels = st.versions.num_levels();
+    st.cfs.insert(
+        id,
+        CfState::new(
+            Arc::clone(&cf),
+            cf.super_version.load().mem.clone(),
+            num_levels,
+        ),
+    );
+    db.cfs.insert(Arc::clone(&cf));
+    db.log.event(&ColumnFamilyCreated {
+        event: Kind::new(),
+        id,
+        name: name.to_string(),
+    });
+    Cf(cf)
 }
 
 pub(crate) fn drop(db: &Arc<DbInner>, cf: &Arc<ColumnFamily>) -> Result<()> {

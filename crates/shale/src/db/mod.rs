@@ -12,7 +12,7 @@
 //! - Readers load their family's `SuperVersion` from an `ArcSwap` and the
 //!   visible sequence number from an atomic: no mutex on the read path.
 
-mod cf_admin;
+pub(crate) mod cf_admin;
 mod db_iter;
 mod iterate;
 mod key_range;

@@ -185,7 +185,7 @@ pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner
             let v = fam.current();
             for level in 0..v.num_levels() {
                 for f in v.files(level) {
-                    table_cache.get(f.number, f.global_seqno)?;
+                    table_cache.get(f)?;
                 }
             }
             for &n in v.blob_files().keys() {
@@ -430,7 +430,7 @@ fn resolve_families(
         fifo_needs_l0_only(&fam.name, &o, fam.current())?;
         // A family opened with its persisted options was validated
         // against the num_levels of its time.
-        o.validate_levels(opts.num_levels)
+        o.validate_levels(opts.num_levels, opts.allow_ingest_behind)
             .map_err(|e| in_family(&fam.name, e))?;
         out.push(OpenFamily {
             id,

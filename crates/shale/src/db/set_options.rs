@@ -114,7 +114,7 @@ pub(crate) fn set_options(
         .apply(&mut new)
         .map_err(|e| in_family(&cf.name, e))?;
     new.validate()
-        .and_then(|()| new.validate_levels(db.opts.num_levels))
+        .and_then(|()| new.validate_levels(db.opts.num_levels, db.opts.allow_ingest_behind))
         .map_err(|e| in_family(&cf.name, e))?;
     if cf.id != 0 {
         let mut edit = VersionEdit {

@@ -234,7 +234,7 @@ fn place_below_l0(db: &DbInner, st: &DbState, cf: u32, edit: &mut VersionEdit) -
     if edit.new_files.len() < 2 || st.manual_compactions > 0 {
         return Vec::new();
     }
-    let Some(o) = crate::compaction::runner::family_picker_options(st, cf) else {
+    let Some(o) = crate::compaction::runner::family_picker_options(db, st, cf) else {
         return Vec::new();
     };
     let v = st.versions.current(cf);

@@ -412,7 +412,7 @@ struct Shape {
 fn shape(db: &Arc<DbInner>, cf: u32) -> Shape {
     let st = db.state.lock();
     let v = st.versions.current(cf);
-    let o = crate::compaction::runner::family_picker_options(&st, cf)
+    let o = crate::compaction::runner::family_picker_options(db, &st, cf)
         .unwrap_or_else(|| picker_options(&db.opts.cf, st.versions.num_levels()));
     let t = picker::level_targets(&v, &o);
     let scores = picker::scores(&v, &o, &t);

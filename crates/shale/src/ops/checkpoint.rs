@@ -118,7 +118,7 @@ fn latest_options_file(fs: &dyn FileSystem, dir: &Path) -> Result<Option<String>
 
 /// Gives `from` the name `to`: a hard link, or a copy where the file
 /// system cannot link (`NotSupported`).
-fn link_or_copy(fs: &dyn FileSystem, from: &Path, to: &Path) -> Result<LinkKind> {
+pub(super) fn link_or_copy(fs: &dyn FileSystem, from: &Path, to: &Path) -> Result<LinkKind> {
     match fs.link(from, to) {
         Err(Error::NotSupported(_)) => {
             fs.copy_file(from, to, None)?;

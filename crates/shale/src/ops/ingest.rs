@@ -40,9 +40,20 @@
 //! under its range). Universal compaction: the last level (sequence
 //! number 0) or L0 (a global one), so sorted runs stay in age order. FIFO:
 //! always L0, with a global sequence number whenever L0 holds files (FIFO
-//! drops the oldest first; ingested data is the newest). `ingest_behind`
-//! needs `allow_ingest_behind`, which Shale does not have: refused with
-//! `InvalidArgument`.
+//! drops the oldest first; ingested data is the newest). With the DB
+//! option `allow_ingest_behind` the last level is reserved (see below): the
+//! files go no lower than the level above it, and a file overlapping the
+//! last level gets a global sequence number.
+//!
+//! `ingest_behind` (RocksDB's): the files go to the last level at sequence
+//! number 0, beneath everything, so every version of a key already in the
+//! DB, however old, shadows theirs (and merge operands above apply to
+//! them). Needs the DB option `allow_ingest_behind`, which keeps
+//! compactions out of the last level; refused (`InvalidArgument`) without
+//! it, or when a file overlaps a file already in the last level (the files
+//! must not overlap each other either, as always). The memtables need no
+//! flush (anything in them is newer) and snapshots see the files (as in
+//! RocksDB: sequence number 0 is below every snapshot).
 //!
 //! The global sequence number is recorded in the MANIFEST's file entry
 //! (docs/format/manifest.md, sub-field 1), and the table reader presents
@@ -87,9 +98,10 @@ pub struct IngestOptions {
     /// Flush a memtable the files overlap, blocking writes meanwhile;
     /// without it such an ingestion is refused. Default true.
     pub allow_blocking_flush: bool,
-    /// Put the files in the last level beneath everything (needs the DB
-    /// option `allow_ingest_behind`, which Shale does not have yet: true is
-    /// refused with `InvalidArgument`). Default false.
+    /// Put the files in the last level at sequence number 0, beneath every
+    /// existing version of their keys (needs the DB option
+    /// `allow_ingest_behind`, else `InvalidArgument`; see the module
+    /// comment of `ops/ingest.rs`). Default false.
     pub ingest_behind: bool,
     /// Read and check every block of every file before ingesting it (the
     /// file's meta blocks are checked either way). Default false.
@@ -191,10 +203,9 @@ struct External {
 
 fn ingest(db: &Arc<DbInner>, mut jobs: Vec<Job>, opts: &IngestOptions) -> Result<()> {
     db.check_writable()?;
-    if opts.ingest_behind {
+    if opts.ingest_behind && !db.opts.allow_ingest_behind {
         return Err(Error::InvalidArgument(
-            "ingest_behind needs the DB option allow_ingest_behind, which Shale does not have"
-                .into(),
+            "ingest_behind needs a DB opened with allow_ingest_behind".into(),
         ));
     }
     if jobs.iter().all(|j| j.paths.is_empty()) {
@@ -273,27 +284,7 @@ fn validate(db: &DbInner, path: &Path, verify: bool) -> Result<External> {
     it.status()?;
     let first = it.valid().then(|| split(it.key()));
     if verify {
-        let mut n = 0u64;
-        let mut last: Option<Vec<u8>> = None;
-        while it.valid() {
-            if last
-                .as_deref()
-                .is_some_and(|l| compare_internal(l, it.key()).is_ge())
-            {
-                return Err(Error::corruption(&name, 0, "keys out of order"));
-            }
-            last = Some(it.key().to_vec());
-            n += 1;
-            it.next();
-        }
-        it.status()?;
-        if n != p.num_entries {
-            return Err(Error::corruption(
-                &name,
-                0,
-                format!("{n} entries, the properties say {}", p.num_entries),
-            ));
-        }
+        verify_table(&t, &name)?;
     }
     it.seek_to_last();
     it.status()?;
@@ -341,6 +332,37 @@ fn validate(db: &DbInner, path: &Path, verify: bool) -> Result<External> {
         level: 0,
         global: false,
     })
+}
+
+/// Reads every entry of `t` (so every data block's checksum is checked),
+/// checking their order and their count against the table's properties;
+/// `Corruption` naming `name` (also the import's check, `ops/import.rs`).
+pub(super) fn verify_table(t: &Arc<Table>, name: &str) -> Result<()> {
+    let mut it = t.iter_with(false, ReadaheadPolicy::Fixed(1 << 20));
+    it.seek_to_first();
+    let mut n = 0u64;
+    let mut last: Option<Vec<u8>> = None;
+    while it.valid() {
+        if last
+            .as_deref()
+            .is_some_and(|l| compare_internal(l, it.key()).is_ge())
+        {
+            return Err(Error::corruption(name, 0, "keys out of order"));
+        }
+        last = Some(it.key().to_vec());
+        n += 1;
+        it.next();
+    }
+    it.status()?;
+    let want = t.properties().num_entries;
+    if n != want {
+        return Err(Error::corruption(
+            name,
+            0,
+            format!("{n} entries, the properties say {want}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The trailer code of a compression named in a table's properties.
@@ -438,9 +460,10 @@ fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<
                 )));
             }
         }
+        // Files ingested behind lie under the memtables' entries anyway.
         let flush: Vec<u32> = jobs
             .iter()
-            .filter(|j| overlaps_memtables(&st, j))
+            .filter(|j| !opts.ingest_behind && overlaps_memtables(&st, j))
             .map(|j| j.cf)
             .collect();
         if !flush.is_empty() {
@@ -471,8 +494,14 @@ fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<
             let style = st
                 .cf(job.cf)
                 .map_or(CompactionStyle::Level, |c| c.cf.opts().compaction_style);
+            let reserved = db.opts.allow_ingest_behind;
             for f in &mut job.files {
-                let (level, overlap) = place(&version, style, &f.lo, &f.hi);
+                if opts.ingest_behind {
+                    f.level = behind_level(&version, f)?;
+                    f.global = false;
+                    continue;
+                }
+                let (level, overlap) = place(&version, style, reserved, &f.lo, &f.hi);
                 f.level = level;
                 f.global = overlap || (opts.snapshot_consistency && snapshots);
                 if f.global && !opts.allow_global_seqno {
@@ -482,7 +511,8 @@ fn install(db: &Arc<DbInner>, jobs: &mut [Job], opts: &IngestOptions) -> Result<
                         f.path.display()
                     )));
                 }
-                if opts.fail_if_not_bottommost_level && level + 1 != version.num_levels() {
+                let bottom = version.num_levels() - usize::from(reserved);
+                if opts.fail_if_not_bottommost_level && level + 1 != bottom {
                     return Err(Error::InvalidArgument(format!(
                         "ingest: {} cannot go to the bottommost level (it would go to L{level})",
                         f.path.display()
@@ -564,10 +594,32 @@ fn overlaps_memtables(st: &DbState, job: &Job) -> bool {
     })
 }
 
+/// The last level, for a file ingested behind: refused when it overlaps
+/// a file there.
+fn behind_level(v: &Version, f: &External) -> Result<usize> {
+    let last = v.num_levels() - 1;
+    if let Some(g) = v.overlapping_files(last, &f.lo, &f.hi).first() {
+        return Err(Error::InvalidArgument(format!(
+            "ingest_behind: {} overlaps table {} in the last level (L{last})",
+            f.path.display(),
+            g.number
+        )));
+    }
+    Ok(last)
+}
+
 /// The level for a file spanning user keys `[lo, hi]`, and whether some
-/// level overlaps it (then it needs a global sequence number).
-fn place(v: &Version, style: CompactionStyle, lo: &[u8], hi: &[u8]) -> (usize, bool) {
-    let levels = v.num_levels();
+/// level overlaps it (then it needs a global sequence number). With the
+/// last level `reserved` (`allow_ingest_behind`) the file goes above it,
+/// and overlapping it counts.
+fn place(
+    v: &Version,
+    style: CompactionStyle,
+    reserved: bool,
+    lo: &[u8],
+    hi: &[u8],
+) -> (usize, bool) {
+    let levels = v.num_levels() - usize::from(reserved);
     let mut target = 0;
     let mut overlap = false;
     // The span of every file being compacted at or above each level.
@@ -590,6 +642,9 @@ fn place(v: &Version, style: CompactionStyle, lo: &[u8], hi: &[u8]) -> (usize, b
         if level == 0 || free {
             target = level;
         }
+    }
+    if reserved && !overlap {
+        overlap = !v.overlapping_files(levels, lo, hi).is_empty();
     }
     match style {
         CompactionStyle::Fifo => (0, overlap || !v.files(0).is_empty()),

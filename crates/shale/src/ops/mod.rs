@@ -1,5 +1,6 @@
 //! Operations a service runs on a live DB, above the handle (`db`): RocksDB's
 //! `Checkpoint`, `BackupEngine`, `SstFileWriter` with `IngestExternalFile`,
+//! `ExportColumnFamily` with `CreateColumnFamilyWithImport`,
 //! and the read-only and secondary opens.
 //!
 //! Each submodule uses the handle's and the shared state's own calls (the
@@ -11,6 +12,8 @@
 
 mod backup;
 mod checkpoint;
+mod export;
+mod import;
 mod ingest;
 mod live_files;
 mod pitr;
@@ -24,6 +27,11 @@ pub use backup::{
     WalBackupReport,
 };
 pub use checkpoint::{CheckpointOptions, CheckpointReport};
+pub use export::{
+    ExportMetadata, ExportedBlobFile, ExportedTable, HexBytes, EXPORT_FORMAT_VERSION,
+    EXPORT_METADATA_FILE,
+};
+pub use import::ImportOptions;
 pub use ingest::IngestOptions;
 pub use live_files::{LiveFile, LiveFileKind, LiveFiles, LiveWalFile};
 pub use pitr::PointInTimeRestore;

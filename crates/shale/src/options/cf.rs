@@ -345,11 +345,14 @@ impl CfOptions {
     /// Checks what depends on the DB's `num_levels` (set once for every
     /// family): incremental universal compaction needs a level between L0
     /// and the last.
-    pub(crate) fn validate_levels(&self, num_levels: usize) -> Result<()> {
+    /// Checks what depends on the DB's `num_levels` and
+    /// `allow_ingest_behind`.
+    pub(crate) fn validate_levels(&self, num_levels: usize, ingest_behind: bool) -> Result<()> {
         compaction_style::validate_levels(
             self.compaction_style,
             &self.compaction_options_universal,
             num_levels,
+            ingest_behind,
         )
     }
 

@@ -37,12 +37,35 @@ pub(crate) fn validate(u: &UniversalCompactionOptions, f: &FifoCompactionOptions
 /// the option exists to avoid.
 pub(crate) const INCREMENTAL_MIN_LEVELS: usize = 3;
 
-/// Checks the style's options against the DB's `num_levels`.
+/// Fewest levels `allow_ingest_behind` works with (RocksDB's rule): the
+/// reserved last level, and two for compactions.
+pub(crate) const INGEST_BEHIND_MIN_LEVELS: usize = 3;
+
+/// Checks the style's options against the DB's `num_levels` and
+/// `allow_ingest_behind` (which refuses FIFO and fewer than three levels).
 pub(crate) fn validate_levels(
     style: CompactionStyle,
     u: &UniversalCompactionOptions,
     num_levels: usize,
+    ingest_behind: bool,
 ) -> Result<()> {
+    if ingest_behind {
+        if style == CompactionStyle::Fifo {
+            return Err(Error::InvalidArgument(
+                "allow_ingest_behind reserves the last level, and FIFO compaction keeps every \
+                 file in L0: use leveled or universal compaction"
+                    .into(),
+            ));
+        }
+        if num_levels < INGEST_BEHIND_MIN_LEVELS {
+            return Err(Error::InvalidArgument(format!(
+                "allow_ingest_behind needs num_levels >= {INGEST_BEHIND_MIN_LEVELS} (it is \
+                 {num_levels}): the last level is reserved, and compactions need two more"
+            )));
+        }
+    }
+    // With the last level reserved, compactions see one level fewer.
+    let num_levels = num_levels - usize::from(ingest_behind);
     if style == CompactionStyle::Universal && u.incremental && num_levels < INCREMENTAL_MIN_LEVELS {
         return Err(Error::InvalidArgument(format!(
             "compaction_options_universal.incremental needs num_levels >= \

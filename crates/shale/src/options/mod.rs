@@ -250,6 +250,19 @@ declare_options! {
         keep_log_file_num / KeepLogFileNum: usize = 1000,
             fixed always Db "keep_log_file_num",
             check(v) *v == 0 => "keep_log_file_num must be > 0".into();
+        /// Reserve the last level for files ingested behind
+        /// (`IngestOptions::ingest_behind`, RocksDB's `allow_ingest_behind`):
+        /// flushes and compactions, leveled and universal, never write it nor
+        /// read it, so a sorted run of files can later go beneath every
+        /// existing key (at sequence number 0). Compactions then keep
+        /// tombstones, merge operands and sequence numbers (nothing they write
+        /// is bottommost: older data may arrive beneath), as RocksDB does since
+        /// its 10.x line. Needs `num_levels >= 3`; refused with FIFO
+        /// compaction, which keeps every file in L0. Files already in the last
+        /// level when a DB is first opened with it stay there, untouched by
+        /// compactions. Fixed at open. Default false.
+        allow_ingest_behind / AllowIngestBehind: bool = false,
+            fixed always Db "allow_ingest_behind";
         /// Block cache capacity in bytes; 0 disables the cache. Default 32 MiB.
         cache_size / CacheSize: usize = 32 << 20,
             fixed always DefaultTable "cache_size";
@@ -485,7 +498,10 @@ impl Options {
         self.cache_options().validate()?;
         self.cf
             .validate()
-            .and_then(|()| self.cf.validate_levels(self.num_levels))
+            .and_then(|()| {
+                self.cf
+                    .validate_levels(self.num_levels, self.allow_ingest_behind)
+            })
             .map_err(|e| in_family("default", e))?;
         let mut names = std::collections::HashSet::new();
         for (name, o) in &self.column_families {
@@ -498,7 +514,7 @@ impl Options {
                 return bad(format!("column_families lists \"{name}\" twice"));
             }
             o.validate()
-                .and_then(|()| o.validate_levels(self.num_levels))
+                .and_then(|()| o.validate_levels(self.num_levels, self.allow_ingest_behind))
                 .map_err(|e| in_family(name, e))?;
         }
         self.check_fields()?;

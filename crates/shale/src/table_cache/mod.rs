@@ -266,22 +266,23 @@ impl TableCache {
                 if let Some(t) = f.table.get() {
                     return Ok(Cow::Borrowed(t));
                 }
-                let t = self.get(f.number, f.global_seqno)?;
+                let t = self.get(f)?;
                 Ok(Cow::Borrowed(f.table.get_or_init(|| t)))
             }
-            Store::Bounded(_) => Ok(Cow::Owned(self.get(f.number, f.global_seqno)?)),
+            Store::Bounded(_) => Ok(Cow::Owned(self.get(f)?)),
         }
     }
 
-    /// The reader of table `number`, opening it on a miss (presenting its
-    /// entries at `global_seqno`, the MANIFEST's for an ingested table).
-    pub(crate) fn get(&self, number: u64, global_seqno: Option<u64>) -> Result<Arc<Table>> {
+    /// The reader of table `f`, opening it on a miss (presenting its
+    /// entries at `f.global_seqno`, the MANIFEST's for an ingested table).
+    pub(crate) fn get(&self, f: &FileMeta) -> Result<Arc<Table>> {
+        let number = f.number;
         match &self.store {
             Store::Unbounded(shards) => {
                 if let Some(t) = shards[shard_of(number)].read().get(&number) {
                     return Ok(Arc::clone(t));
                 }
-                let table = self.open(number, global_seqno)?;
+                let table = self.open(f)?;
                 let mut shard = shards[shard_of(number)].write();
                 Ok(Arc::clone(shard.entry(number).or_insert(table)))
             }
@@ -291,7 +292,7 @@ impl TableCache {
                     Some(Cached::Blob(_)) => return Err(kind_clash(number)),
                     None => {}
                 }
-                let table = self.open(number, global_seqno)?;
+                let table = self.open(f)?;
                 match self.insert_bounded(lru, number, Cached::Table(table)) {
                     Cached::Table(t) => Ok(t),
                     Cached::Blob(_) => Err(kind_clash(number)),
@@ -335,7 +336,8 @@ impl TableCache {
     /// Opens table `number` (a miss). Never called with the DB mutex held,
     /// so sync point `TableCache::Open` may pause here (a background
     /// thread in the delete-only check's unlocked window, say).
-    fn open(&self, number: u64, global_seqno: Option<u64>) -> Result<Arc<Table>> {
+    fn open(&self, f: &FileMeta) -> Result<Arc<Table>> {
+        let (number, global_seqno) = (f.number, f.global_seqno);
         crate::sync_point!("TableCache::Open");
         let name = table_file_name(number);
         let path = self.dir.join(&name);
@@ -363,10 +365,12 @@ impl TableCache {
         )?;
         // A table stored under another table's name verifies block by block;
         // its properties name the file it was written as (an external
-        // table, written outside the DB, names none: 0).
+        // table, written outside the DB, names none: 0; an imported one the
+        // number it had in the exported family, `written_as`).
         let recorded = table.properties().file_number;
         let external = table.properties().external_version > 0 && recorded == 0;
-        if recorded != number && !external {
+        let imported = f.written_as != 0 && recorded == f.written_as;
+        if recorded != number && !external && !imported {
             return Err(Error::corruption(
                 name,
                 0,
@@ -567,7 +571,7 @@ impl TableCache {
         readahead: ReadaheadPolicy,
     ) -> Result<Box<dyn InternalIterator>> {
         let number = f.number;
-        let t = self.get(number, f.global_seqno)?;
+        let t = self.get(f)?;
         if !self.compaction_direct {
             return Ok(Box::new(t.iter_with(false, readahead)));
         }

@@ -71,10 +71,10 @@ fn capacity_is_max_open_files_minus_ten() {
 fn bounded_cache_keeps_the_most_recent_readers_and_closes_the_rest() {
     let fs = tables(4);
     let c = cache(&fs, 12); // capacity 2
-    let weak = |n: u64| -> Weak<Table> { Arc::downgrade(&c.get(n, None).unwrap()) };
+    let weak = |n: u64| -> Weak<Table> { Arc::downgrade(&c.get(&numbered(n)).unwrap()) };
     let (w1, w2) = (weak(1), weak(2));
     assert_eq!(c.num_open(), 2);
-    c.get(1, None).unwrap(); // 2 is now the least recently used
+    c.get(&numbered(1)).unwrap(); // 2 is now the least recently used
     let w3 = weak(3);
     assert_eq!(c.num_open(), 2);
     assert!(
@@ -83,7 +83,7 @@ fn bounded_cache_keeps_the_most_recent_readers_and_closes_the_rest() {
     );
     assert!(w1.upgrade().is_some() && w3.upgrade().is_some());
     // Reopening an evicted table gives a working reader again.
-    assert_eq!(count(&c.get(2, None).unwrap()), 50);
+    assert_eq!(count(&c.get(&numbered(2)).unwrap()), 50);
     assert!(w1.upgrade().is_none(), "1 was the least recently used");
     assert_eq!(c.num_open(), 2);
 }
@@ -92,11 +92,11 @@ fn bounded_cache_keeps_the_most_recent_readers_and_closes_the_rest() {
 fn evicted_reader_in_use_stays_valid_until_dropped() {
     let fs = tables(4);
     let c = cache(&fs, 11); // capacity 1
-    let held = c.get(1, None).unwrap();
+    let held = c.get(&numbered(1)).unwrap();
     let mut it = held.iter(false);
     it.seek_to_first();
     for n in 2..=4 {
-        c.get(n, None).unwrap();
+        c.get(&numbered(n)).unwrap();
     }
     assert_eq!(c.num_open(), 1);
     let mut n = 0;
@@ -117,10 +117,10 @@ fn eviction_frees_reader_memory_and_keeps_counters() {
     let fs = tables(6);
     let c = cache(&fs, 13); // capacity 3
     let mut blocks_read = 0;
-    let one = c.get(1, None).unwrap().memory_usage();
+    let one = c.get(&numbered(1)).unwrap().memory_usage();
     assert!(one > 0);
     for n in 1..=6 {
-        count(&c.get(n, None).unwrap());
+        count(&c.get(&numbered(n)).unwrap());
         let now = c.sum_stats().blocks_read;
         assert!(
             now > blocks_read,
@@ -196,4 +196,12 @@ fn compaction_inputs_open_a_sorted_level_one_table_at_a_time() {
     // One more table opened every 50 keys, when the run reaches it.
     let want: Vec<usize> = (0..200).map(|i| 2 + i / 50).collect();
     assert_eq!(opened, want);
+}
+
+/// The metadata `get` needs of table `n` (its number alone).
+fn numbered(n: u64) -> FileMeta {
+    FileMeta {
+        number: n,
+        ..FileMeta::default()
+    }
 }

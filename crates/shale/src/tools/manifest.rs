@@ -103,6 +103,9 @@ pub struct NewFile {
     /// An ingested table's global sequence number: every entry of the
     /// table reads as written at it (MANIFEST file sub-field 1).
     pub global_seqno: Option<u64>,
+    /// An imported table's number in the DB it was exported from, which
+    /// its properties record (MANIFEST file sub-field 74; 0: none).
+    pub written_as: u64,
 }
 
 /// A blob file an edit adds to its family (MANIFEST tag 15; format in
@@ -160,6 +163,7 @@ impl NewFile {
             compression: compression_name(f.compression),
             oldest_blob_file: f.oldest_blob_file,
             global_seqno: f.global_seqno,
+            written_as: f.written_as,
         })
     }
 }

@@ -143,6 +143,9 @@ struct OldState {
     table_family: HashMap<u64, u32>,
     /// Ingested tables' global sequence numbers (they are not in the files).
     global_seqnos: HashMap<u64, u64>,
+    /// Imported tables' original numbers (`FileMeta::written_as`: their
+    /// properties name it, not the number they have).
+    written_as: HashMap<u64, u64>,
     /// The blob files it lists (those with blobs not yet garbage).
     blob_files: BTreeSet<u64>,
     last_sequence: u64,
@@ -295,7 +298,8 @@ pub fn repair_db(dir: &Path) -> Result<RepairReport> {
             continue;
         }
         match scan_table(&*fs, dir, num, old.global_seqnos.get(&num).copied()) {
-            Ok((meta, table_refs)) => {
+            Ok((mut meta, table_refs)) => {
+                meta.written_as = old.written_as.get(&num).copied().unwrap_or(0);
                 let cf = match old.table_family.get(&num) {
                     Some(&cf) if old.families.contains_key(&cf) => cf,
                     Some(_) => {
@@ -628,6 +632,9 @@ fn read_old_state(
                 live.insert(f.number, cf);
                 if let Some(g) = f.global_seqno {
                     st.global_seqnos.insert(f.number, g);
+                }
+                if f.written_as != 0 {
+                    st.written_as.insert(f.number, f.written_as);
                 }
             }
             for a in &e.blob_file_additions {

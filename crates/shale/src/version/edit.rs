@@ -141,6 +141,12 @@ pub(crate) mod file_tag {
     /// tombstone's start and the last one's end, when known. Safe to
     /// ignore: without it the file's whole key range stands in.
     pub(crate) const RANGE_DEL_SPAN: u32 = 73;
+    /// The number an imported table was written as (varint64,
+    /// `FileMeta::written_as`), which its properties record. Safe to
+    /// ignore in the sense of the mask: a reader without it refuses to open
+    /// the table (`Corruption`: its properties name another number), never
+    /// reads it wrongly.
+    pub(crate) const WRITTEN_AS: u32 = 74;
 }
 
 /// One MANIFEST record.
@@ -449,6 +455,7 @@ fn encode_new_file(dst: &mut Vec<u8>, level: usize, f: &FileMeta) {
         (file_tag::EXPIRY_ENTRIES, f.expiry_entries),
         (file_tag::NEWEST_KEY_TIME, f.newest_key_time),
         (file_tag::OLDEST_BLOB_FILE, f.oldest_blob_file),
+        (file_tag::WRITTEN_AS, f.written_as),
     ] {
         if n > 0 {
             put_varint32(dst, tag);
@@ -557,6 +564,7 @@ impl<'a> Decoder<'a> {
         let mut expiry_entries = 0;
         let mut newest_key_time = 0;
         let mut oldest_blob_file = 0;
+        let mut written_as = 0;
         let mut range_del_span = None;
         let mut global_seqno = None;
         loop {
@@ -583,7 +591,8 @@ impl<'a> Decoder<'a> {
                 | file_tag::EXPIRY_MAX
                 | file_tag::EXPIRY_ENTRIES
                 | file_tag::NEWEST_KEY_TIME
-                | file_tag::OLDEST_BLOB_FILE) => {
+                | file_tag::OLDEST_BLOB_FILE
+                | file_tag::WRITTEN_AS) => {
                     let mut v = self.bytes("file sub-field")?;
                     let n = crate::codec::get_varint64(&mut v)
                         .filter(|_| v.is_empty())
@@ -593,6 +602,7 @@ impl<'a> Decoder<'a> {
                         file_tag::EXPIRY_ENTRIES => expiry_entries = n,
                         file_tag::NEWEST_KEY_TIME => newest_key_time = n,
                         file_tag::OLDEST_BLOB_FILE => oldest_blob_file = n,
+                        file_tag::WRITTEN_AS => written_as = n,
                         _ => num_range_deletions = n,
                     }
                 }
@@ -628,6 +638,7 @@ impl<'a> Decoder<'a> {
             oldest_blob_file,
             compression,
             global_seqno,
+            written_as,
             ..Default::default()
         };
         if let Some(span) = range_del_span {

@@ -70,6 +70,11 @@ pub(crate) struct FileMeta {
     /// Persisted (sub-field `RANGE_DEL_SPAN`); unknown for tables listed by
     /// a MANIFEST written before it was, whose whole key range stands in.
     pub range_del_span: OnceLock<(Vec<u8>, Vec<u8>)>,
+    /// For a table imported from another family's export
+    /// (`Db::create_column_family_with_import`): the number it was written
+    /// as, which its properties record (0: its own number). Persisted
+    /// (sub-field `WRITTEN_AS`).
+    pub written_as: FileNum,
 }
 
 impl FileMeta {
@@ -196,6 +201,7 @@ impl Clone for FileMeta {
             being_compacted: AtomicBool::new(false),
             table: self.table.clone(),
             range_del_span: self.range_del_span.clone(),
+            written_as: self.written_as,
         }
     }
 }
@@ -219,6 +225,7 @@ impl PartialEq for FileMeta {
             && self.compression == o.compression
             && self.global_seqno == o.global_seqno
             && self.range_del_span.get() == o.range_del_span.get()
+            && self.written_as == o.written_as
     }
 }
 

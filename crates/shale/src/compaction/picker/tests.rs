@@ -23,6 +23,7 @@ pub(crate) fn opts(num_levels: usize) -> PickerOptions {
         blob_gc_below: 0,
         blob_relocate_below: 0,
         partitioner: None,
+        ingest_behind: false,
     }
 }
 

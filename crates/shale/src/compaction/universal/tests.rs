@@ -31,7 +31,7 @@ fn runs_are_l0_files_newest_first_then_non_empty_levels() {
             (6, 5, 9, 5 * MB),
         ],
     );
-    let runs = sorted_runs(&v);
+    let runs = sorted_runs(&v, v.num_levels());
     let shape: Vec<(usize, u64)> = runs.iter().map(|r| (r.level, r.size / MB)).collect();
     assert_eq!(shape, vec![(0, 2), (0, 1), (2, 3), (6, 9)]);
     assert_eq!(num_sorted_runs(&v), 4);

@@ -100,8 +100,8 @@ fn compaction_style_text_round_trips_and_is_validated() {
         universal
     );
     // Incremental needs a level between L0 and the last one.
-    universal.validate_levels(3).unwrap();
-    match universal.validate_levels(2) {
+    universal.validate_levels(3, false).unwrap();
+    match universal.validate_levels(2, false) {
         Err(Error::InvalidArgument(m)) => {
             assert!(m.contains("incremental") && m.contains("num_levels"), "{m}")
         }
@@ -114,7 +114,7 @@ fn compaction_style_text_round_trips_and_is_validated() {
         },
         ..universal.clone()
     };
-    whole.validate_levels(2).unwrap();
+    whole.validate_levels(2, false).unwrap();
     let leveled: String = lines
         .iter()
         .filter(|(k, _)| k != "compaction_style")

@@ -28,6 +28,7 @@ fn every_field_is_written_and_read_back() {
         info_log_level: InfoLogLevel::Warn,
         max_log_file_size: 17,
         keep_log_file_num: 5,
+        allow_ingest_behind: true,
         cache_size: 18,
         cache_type: CacheType::Clock,
         max_auto_readahead_size: 19,
