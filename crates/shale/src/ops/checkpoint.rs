@@ -194,20 +194,18 @@ fn fill(
     Ok(report)
 }
 
-/// `Db::checkpoint_with` (see the module docs).
-fn create(db: &Db, dir: &Path, opts: &CheckpointOptions) -> Result<CheckpointReport> {
-    let inner = db.inner();
-    inner.check_open()?;
-    // A read-only view's file system keeps writes in memory: a checkpoint
-    // of it would not reach the disk.
-    inner.check_read_write("checkpoint")?;
+/// Makes `dir` (which must not exist; the caller checked) through
+/// `DIR.tmp` (module docs, steps 1, 2 and 6): clears a temporary directory
+/// an earlier crash left, runs `fill` on a fresh one with file deletions
+/// held off, then syncs it, renames it to `dir` and syncs the parent. On
+/// any failure the temporary directory is removed. Checkpoints and
+/// column family exports are built this way.
+pub(super) fn build_dir<T>(
+    inner: &Arc<DbInner>,
+    dir: &Path,
+    fill: impl FnOnce(&Path) -> Result<T>,
+) -> Result<T> {
     let fs = inner.fs.as_ref();
-    if fs.exists(dir) {
-        return Err(Error::InvalidArgument(format!(
-            "checkpoint directory {} already exists",
-            dir.display()
-        )));
-    }
     let tmp = temp_dir_of(dir)?;
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -215,14 +213,14 @@ fn create(db: &Db, dir: &Path, opts: &CheckpointOptions) -> Result<CheckpointRep
     };
     fs.create_dir_all(&parent)?;
     if fs.exists(&tmp) {
-        // Left by a checkpoint that crashed or failed.
+        // Left by a build that crashed or failed.
         remove_temp_dir(fs, &tmp)?;
     }
     fs.create_dir_all(&tmp)?;
     let held = DeletionsHeld::new(inner);
-    let filled = fill(db, inner, &tmp, opts);
+    let filled = fill(&tmp);
     drop(held);
-    let report = match filled {
+    let out = match filled {
         Ok(r) => r,
         Err(e) => {
             let _ = remove_temp_dir(fs, &tmp);
@@ -240,6 +238,24 @@ fn create(db: &Db, dir: &Path, opts: &CheckpointOptions) -> Result<CheckpointRep
         }
         return Err(e);
     }
+    Ok(out)
+}
+
+/// `Db::checkpoint_with` (see the module docs).
+fn create(db: &Db, dir: &Path, opts: &CheckpointOptions) -> Result<CheckpointReport> {
+    let inner = db.inner();
+    inner.check_open()?;
+    // A read-only view's file system keeps writes in memory: a checkpoint
+    // of it would not reach the disk.
+    inner.check_read_write("checkpoint")?;
+    let fs = inner.fs.as_ref();
+    if fs.exists(dir) {
+        return Err(Error::InvalidArgument(format!(
+            "checkpoint directory {} already exists",
+            dir.display()
+        )));
+    }
+    let report = build_dir(inner, dir, |tmp| fill(db, inner, tmp, opts))?;
     inner.log.info(&format!(
         "checkpoint {}: {} files linked ({} bytes), {} copied, {} WALs, {} bytes written{}",
         dir.display(),

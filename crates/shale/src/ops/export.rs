@@ -32,8 +32,7 @@ use crate::error::{Error, Result};
 use crate::version::filename::{blob_file_name, table_file_name};
 use crate::version::COMPARATOR_NAME;
 
-use super::checkpoint::{link_or_copy, remove_temp_dir, temp_dir_of};
-use super::live_files::DeletionsHeld;
+use super::checkpoint::{build_dir, link_or_copy};
 
 /// The metadata file's name in an export directory.
 pub const EXPORT_METADATA_FILE: &str = "EXPORT-METADATA.json";
@@ -310,36 +309,7 @@ impl Db {
                 dir.display()
             )));
         }
-        let tmp = temp_dir_of(dir)?;
-        let parent = match dir.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        fs.create_dir_all(&parent)?;
-        if fs.exists(&tmp) {
-            remove_temp_dir(fs, &tmp)?;
-        }
-        fs.create_dir_all(&tmp)?;
-        let held = DeletionsHeld::new(inner);
-        let filled = fill(self, cf, &tmp);
-        drop(held);
-        let mut meta = match filled {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = remove_temp_dir(fs, &tmp);
-                return Err(e);
-            }
-        };
-        let placed = fs
-            .sync_dir(&tmp)
-            .and_then(|()| fs.rename(&tmp, dir))
-            .and_then(|()| fs.sync_dir(&parent));
-        if let Err(e) = placed {
-            if !fs.exists(dir) {
-                let _ = remove_temp_dir(fs, &tmp);
-            }
-            return Err(e);
-        }
+        let mut meta = build_dir(inner, dir, |tmp| fill(self, cf, tmp))?;
         inner.log.info(&format!(
             "export of column family \"{}\" to {}: {} tables, {} blob files",
             meta.column_family,
