@@ -24,8 +24,8 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shale::{
-    BatchRead, Cf, CfOptions, Db, EntryKind, Options, ReadOptions, Snapshot, StringAppendOperator,
-    WbwiIterator, WriteBatchWithIndex, WriteOptions,
+    BatchRead, Cf, CfOptions, Db, EntryKind, Error, Options, ReadOptions, Snapshot,
+    StringAppendOperator, WbwiIterator, WriteBatchWithIndex, WriteOptions,
 };
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -424,6 +424,9 @@ fn run(seed: u64) {
         if rng.gen_bool(0.7) {
             for cf in &f.cfs {
                 f.db.flush_cf(cf).unwrap();
+                if rng.gen_bool(0.3) {
+                    f.db.compact_range_cf(cf, None, None).unwrap();
+                }
             }
         }
         for _ in 0..rng.gen_range(0..40) {
@@ -534,4 +537,101 @@ fn write_batch_with_index_matches_the_model() {
         eprintln!("seed {seed}");
         run(seed);
     }
+}
+
+/// What the reads refuse: `prefix_same_as_start` on a cursor, a dropped
+/// family's handle; merges without an operator fail the read, as
+/// `Db::get` does.
+#[test]
+fn refusals_and_failed_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        create_if_missing: true,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let cf = db.default_cf();
+    db.put(b"a", b"0").unwrap();
+    let mut wb = WriteBatchWithIndex::new();
+    wb.put(b"b", b"1");
+    wb.merge(b"b", b"2");
+    wb.merge(b"a", b"3");
+    let merge_failed = |e: Error| assert!(matches!(e, Error::MergeFailed(_)), "{e}");
+    merge_failed(wb.get_from_batch(&cf, b"b").unwrap_err());
+    let ro = ReadOptions::new();
+    merge_failed(wb.get_from_batch_and_db(&db, &ro, &cf, b"a").unwrap_err());
+    merge_failed(wb.get_from_batch_and_db(&db, &ro, &cf, b"b").unwrap_err());
+    let mut it = wb.iter_with_base(&db, &ro, &cf);
+    it.seek_to_first();
+    assert!(!it.valid());
+    merge_failed(it.status().unwrap_err());
+    drop(it);
+
+    let mut prefix = ReadOptions::new();
+    prefix.prefix_same_as_start = true;
+    let mut it = wb.iter_with_base(&db, &prefix, &cf);
+    it.seek(b"a");
+    assert!(!it.valid());
+    assert!(matches!(it.status(), Err(Error::InvalidArgument(_))));
+    drop(it);
+
+    let gone = db.create_cf("gone", CfOptions::default()).unwrap();
+    db.drop_cf(&gone).unwrap();
+    let mut wb = WriteBatchWithIndex::new();
+    wb.put_cf(&gone, b"k", b"v");
+    assert!(matches!(
+        wb.get_from_batch_and_db(&db, &ro, &gone, b"k"),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mut it = wb.iter_with_base(&db, &ro, &gone);
+    it.seek_to_first();
+    assert!(!it.valid());
+    assert!(matches!(it.status(), Err(Error::InvalidArgument(_))));
+    drop(it);
+    let mut r = wb.range_with_base(&db, &gone, ..);
+    assert!(matches!(r.next(), Some(Err(Error::InvalidArgument(_)))));
+    assert!(r.next().is_none());
+}
+
+/// A cursor reads the snapshot it was given, whatever is written after;
+/// it is unpositioned until a seek.
+#[test]
+fn cursors_read_their_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        create_if_missing: true,
+        cf: cf_options(),
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let cf = db.default_cf();
+    db.put(b"a", b"0").unwrap();
+    db.put(b"c", b"0").unwrap();
+    let snap = db.snapshot();
+    db.put(b"a", b"1").unwrap();
+    db.delete(b"c").unwrap();
+    db.put(b"d", b"1").unwrap();
+    let mut wb = WriteBatchWithIndex::new();
+    wb.merge(b"a", b"m");
+    wb.put(b"b", b"2");
+    let scan = |ro: &ReadOptions<'_>| -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut it = wb.iter_with_base(&db, ro, &cf);
+        assert!(!it.valid());
+        let mut out = Vec::new();
+        it.seek(b"");
+        while it.valid() {
+            out.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        it.status().unwrap();
+        out
+    };
+    let kv = |k: &str, v: &str| (k.as_bytes().to_vec(), v.as_bytes().to_vec());
+    let mut at = ReadOptions::new();
+    at.snapshot = Some(&snap);
+    assert_eq!(scan(&at), vec![kv("a", "0,m"), kv("b", "2"), kv("c", "0")]);
+    assert_eq!(
+        scan(&ReadOptions::new()),
+        vec![kv("a", "1,m"), kv("b", "2"), kv("d", "1")]
+    );
 }
