@@ -91,4 +91,4 @@ pub use stats::report::{
     StallExplanation, StallReason, StallState, StallStats, Stats, WalStats,
 };
 pub use tools::{destroy_db, load_latest_options, DestroyReport, LoadedOptions, SuppliedCode};
-pub use txn::{BatchRead, EntryKind, WbwiIterator, WbwiRange, WriteBatchWithIndex};
+pub use txn::{BatchRead, WbwiIterator, WbwiRange, WriteBatchWithIndex, WriteType};

@@ -24,8 +24,8 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shale::{
-    BatchRead, Cf, CfOptions, Db, EntryKind, Error, Options, ReadOptions, Snapshot,
-    StringAppendOperator, WbwiIterator, WriteBatchWithIndex, WriteOptions,
+    BatchRead, Cf, CfOptions, Db, Error, Options, ReadOptions, Snapshot, StringAppendOperator,
+    WbwiIterator, WriteBatchWithIndex, WriteOptions, WriteType,
 };
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -118,18 +118,18 @@ fn batch_read(ops: &[(usize, Op)], cf: usize, k: &[u8]) -> BatchRead {
 
 /// The model of `batch_entries`: each key's point entries in batch order;
 /// with `overwrite`, from its last put or deletion on.
-fn entries(ops: &[(usize, Op)], cf: usize, overwrite: bool) -> Vec<(Vec<u8>, EntryKind, Vec<u8>)> {
-    let mut per_key: BTreeMap<Vec<u8>, Vec<(EntryKind, Vec<u8>)>> = BTreeMap::new();
+fn entries(ops: &[(usize, Op)], cf: usize, overwrite: bool) -> Vec<(Vec<u8>, WriteType, Vec<u8>)> {
+    let mut per_key: BTreeMap<Vec<u8>, Vec<(WriteType, Vec<u8>)>> = BTreeMap::new();
     for (_, op) in ops.iter().filter(|(c, _)| *c == cf) {
         let (k, e) = match op {
-            Op::Put(k, v) => (k, (EntryKind::Put, v.clone())),
-            Op::Delete(k) => (k, (EntryKind::Delete, Vec::new())),
-            Op::SingleDelete(k) => (k, (EntryKind::SingleDelete, Vec::new())),
-            Op::Merge(k, v) => (k, (EntryKind::Merge, v.clone())),
+            Op::Put(k, v) => (k, (WriteType::Put, v.clone())),
+            Op::Delete(k) => (k, (WriteType::Delete, Vec::new())),
+            Op::SingleDelete(k) => (k, (WriteType::SingleDelete, Vec::new())),
+            Op::Merge(k, v) => (k, (WriteType::Merge, v.clone())),
             Op::DeleteRange(..) => continue,
         };
         let list = per_key.entry(k.clone()).or_default();
-        if overwrite && e.0 != EntryKind::Merge {
+        if overwrite && e.0 != WriteType::Merge {
             list.clear();
         }
         list.push(e);

@@ -12,4 +12,4 @@ mod index;
 mod wbwi;
 
 pub use base_delta::{WbwiIterator, WbwiRange};
-pub use wbwi::{BatchRead, EntryKind, WriteBatchWithIndex};
+pub use wbwi::{BatchRead, WriteBatchWithIndex, WriteType};

@@ -317,17 +317,17 @@ impl WriteBatchWithIndex {
     /// The batch's entries of family `cf` as its index holds them (RocksDB's
     /// `WBWIIterator`): by key, each key's entries oldest first, as
     /// (key, kind, value); range deletions are not listed.
-    pub fn batch_entries(&self, cf: &impl ColumnFamilyId) -> Vec<(Vec<u8>, EntryKind, Vec<u8>)> {
+    pub fn batch_entries(&self, cf: &impl ColumnFamilyId) -> Vec<(Vec<u8>, WriteType, Vec<u8>)> {
         let cf = cf.column_family_id();
         self.index
             .entries(cf)
             .filter_map(|(k, kind, offset)| {
                 let e = self.batch.entry_at(offset).ok()?;
                 let kind = match kind {
-                    ValueKind::Value => EntryKind::Put,
-                    ValueKind::Merge => EntryKind::Merge,
-                    ValueKind::SingleDeletion => EntryKind::SingleDelete,
-                    _ => EntryKind::Delete,
+                    ValueKind::Value => WriteType::Put,
+                    ValueKind::Merge => WriteType::Merge,
+                    ValueKind::SingleDeletion => WriteType::SingleDelete,
+                    _ => WriteType::Delete,
                 };
                 Some((k.to_vec(), kind, e.value.to_vec()))
             })
@@ -337,7 +337,7 @@ impl WriteBatchWithIndex {
 
 /// The kind of an entry `batch_entries` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
+pub enum WriteType {
     /// A put.
     Put,
     /// A merge operand.

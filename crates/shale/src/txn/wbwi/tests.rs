@@ -126,12 +126,12 @@ fn batch_entries_list_the_index() {
     assert_eq!(
         e,
         vec![
-            (b"a".to_vec(), EntryKind::Merge, b"m".to_vec()),
-            (b"b".to_vec(), EntryKind::Put, b"1".to_vec()),
-            (b"b".to_vec(), EntryKind::Delete, Vec::new()),
+            (b"a".to_vec(), WriteType::Merge, b"m".to_vec()),
+            (b"b".to_vec(), WriteType::Put, b"1".to_vec()),
+            (b"b".to_vec(), WriteType::Delete, Vec::new()),
         ]
     );
-    assert_eq!(wb.batch_entries(&2u32)[0].1, EntryKind::SingleDelete);
+    assert_eq!(wb.batch_entries(&2u32)[0].1, WriteType::SingleDelete);
     let mut ow = WriteBatchWithIndex::with_overwrite_key(true);
     ow.put(b"b", b"1");
     ow.delete(b"b");
