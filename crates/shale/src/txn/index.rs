@@ -6,8 +6,10 @@
 //! record in the batch), each mapped to the record's byte offset in the
 //! batch: keys are copied once, values are read from the batch when
 //! needed, so the index is bounded by the batch. Range deletions are kept
-//! apart, per family, in batch order; a point lookup or an iterator step
-//! scans the family's range deletions (O(log n + r) for r of them).
+//! apart, per family, in batch order, and fragmented on the first read
+//! after one is added (a sweep, O(r log r) for r of them, O(r) pieces
+//! each with the newest position over it); a read finds a key's piece by
+//! binary search, so lookups stay O(log n + log r).
 //!
 //! Reading a key (`resolve`): a range deletion at position p over a key
 //! acts as a deletion of that key at p, as it does once the batch is
@@ -28,6 +30,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::OnceLock;
 
 use crate::base::ValueKind;
 use crate::batch::{BatchEntry, WriteBatch};
@@ -44,13 +47,88 @@ struct RangeDel {
     pos: u32,
 }
 
+/// The range deletions of one family.
+#[derive(Debug, Clone, Default)]
+struct Ranges {
+    /// As added, in batch order (non-empty ranges only).
+    added: Vec<RangeDel>,
+    /// Disjoint pieces in key order, each with the newest position over
+    /// it; built on the first read after a change.
+    pieces: OnceLock<Vec<RangeDel>>,
+}
+
+impl Ranges {
+    /// The newest position of a range deletion over `key`.
+    fn newest_over(&self, key: &[u8]) -> Option<u32> {
+        let pieces = self.pieces.get_or_init(|| fragment(&self.added));
+        let i = pieces.partition_point(|p| p.end.as_slice() <= key);
+        pieces
+            .get(i)
+            .filter(|p| p.start.as_slice() <= key)
+            .map(|p| p.pos)
+    }
+}
+
+/// Cuts `ranges` at every start and end into disjoint pieces, each with
+/// the newest (largest) position among the ranges over it; adjacent
+/// pieces with the same position are joined.
+fn fragment(ranges: &[RangeDel]) -> Vec<RangeDel> {
+    // (key, is_start, position): ends sort before starts at one key.
+    let mut events: Vec<(&[u8], bool, u32)> = ranges
+        .iter()
+        .flat_map(|r| {
+            [
+                (r.start.as_slice(), true, r.pos),
+                (r.end.as_slice(), false, r.pos),
+            ]
+        })
+        .collect();
+    events.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+    let mut active: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut out: Vec<RangeDel> = Vec::new();
+    let mut open_at: Option<&[u8]> = None;
+    let mut i = 0;
+    while let Some(&(key, _, _)) = events.get(i) {
+        if let (Some(start), Some((&pos, _))) = (open_at, active.last_key_value()) {
+            if start < key {
+                match out.last_mut() {
+                    Some(last) if last.end.as_slice() == start && last.pos == pos => {
+                        last.end = key.to_vec();
+                    }
+                    _ => out.push(RangeDel {
+                        start: start.to_vec(),
+                        end: key.to_vec(),
+                        pos,
+                    }),
+                }
+            }
+        }
+        while let Some(&(k, is_start, pos)) = events.get(i) {
+            if k != key {
+                break;
+            }
+            if is_start {
+                *active.entry(pos).or_insert(0) += 1;
+            } else if let Some(n) = active.get_mut(&pos) {
+                *n -= 1;
+                if *n == 0 {
+                    active.remove(&pos);
+                }
+            }
+            i += 1;
+        }
+        open_at = Some(key);
+    }
+    out
+}
+
 /// The index of a batch (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BatchIndex {
     /// Point entries → (offset of the record in the batch, its kind).
     points: BTreeMap<Slot, (usize, ValueKind)>,
-    /// Range deletions per family, in batch order.
-    ranges: BTreeMap<u32, Vec<RangeDel>>,
+    /// Range deletions per family.
+    ranges: BTreeMap<u32, Ranges>,
     overwrite_key: bool,
 }
 
@@ -99,11 +177,13 @@ impl BatchIndex {
     pub(crate) fn insert(&mut self, pos: u32, offset: usize, e: &BatchEntry<'_>) {
         if e.kind == ValueKind::RangeDeletion {
             if e.key < e.value {
-                self.ranges.entry(e.cf).or_default().push(RangeDel {
+                let r = self.ranges.entry(e.cf).or_default();
+                r.added.push(RangeDel {
                     start: e.key.to_vec(),
                     end: e.value.to_vec(),
                     pos,
                 });
+                r.pieces = OnceLock::new();
             }
             return;
         }
@@ -145,12 +225,7 @@ impl BatchIndex {
     /// The position of the newest range deletion of family `cf` over
     /// `key`.
     fn newest_range_del(&self, cf: u32, key: &[u8]) -> Option<u32> {
-        self.ranges
-            .get(&cf)?
-            .iter()
-            .rev()
-            .find(|r| r.start.as_slice() <= key && key < r.end.as_slice())
-            .map(|r| r.pos)
+        self.ranges.get(&cf)?.newest_over(key)
     }
 
     /// True when some range deletion of family `cf` covers `key`.

@@ -12,8 +12,8 @@
 //! else in the DB: the DB's operands and the batch's go to one call, as a
 //! read after the write does); range deletions hide the DB's keys and the
 //! batch's older entries in their range (RocksDB's WBWI refuses to read
-//! them; Shale supports them, at a cost linear in their number: see
-//! `index.rs`). Single deletions read as deletions.
+//! them; Shale supports them: `index.rs` fragments them on the first read
+//! after one is added). Single deletions read as deletions.
 //!
 //! Thread safety: a plain owned value (`Send + Sync`); cursors borrow it,
 //! so it cannot change while one is open.

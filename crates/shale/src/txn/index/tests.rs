@@ -122,3 +122,43 @@ fn keys_are_walked_in_order_within_a_family_and_bounds() {
     assert_eq!(idx.next_key(3, Bound::Unbounded, None), None);
     assert_eq!(idx.entries(1).count(), 3);
 }
+
+#[test]
+fn fragments_give_the_newest_range_over_every_key() {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    for seed in 0..300u64 {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let ranges: Vec<RangeDel> = (0..rng.gen_range(0..12u32))
+            .map(|pos| {
+                let a: u8 = rng.gen_range(0..20);
+                let b: u8 = rng.gen_range(a..=20);
+                RangeDel {
+                    start: vec![a],
+                    end: vec![b],
+                    pos,
+                }
+            })
+            .filter(|r| r.start < r.end)
+            .collect();
+        let r = Ranges {
+            added: ranges.clone(),
+            pieces: OnceLock::new(),
+        };
+        let pieces = fragment(&ranges);
+        assert!(
+            pieces.windows(2).all(|w| w[0].end <= w[1].start),
+            "seed {seed}"
+        );
+        for k in 0..21u8 {
+            let want = ranges
+                .iter()
+                .filter(|x| {
+                    x.start.as_slice() <= [k].as_slice() && [k].as_slice() < x.end.as_slice()
+                })
+                .map(|x| x.pos)
+                .max();
+            assert_eq!(r.newest_over(&[k]), want, "seed {seed}, key {k}");
+        }
+    }
+}
