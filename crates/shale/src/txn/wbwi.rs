@@ -85,7 +85,8 @@ impl WriteBatchWithIndex {
     /// An empty batch; with `overwrite_key`, a put or a deletion replaces
     /// the entries its key had in the index (merges stack). Reads are the
     /// same either way; the index is smaller, and `batch_entries` lists
-    /// only the entries still indexed.
+    /// only the entries still indexed. (RocksDB's flag repoints the key's
+    /// last entry only; Shale drops every entry the new one shadows.)
     pub fn with_overwrite_key(overwrite_key: bool) -> Self {
         WriteBatchWithIndex {
             batch: WriteBatch::new(),
