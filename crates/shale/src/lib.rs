@@ -56,6 +56,7 @@ mod table_cache;
 #[doc(hidden)]
 pub mod testing;
 pub mod tools;
+mod txn;
 mod version;
 mod wal;
 
@@ -92,3 +93,4 @@ pub use stats::report::{
     StallExplanation, StallReason, StallState, StallStats, Stats, WalStats,
 };
 pub use tools::{destroy_db, load_latest_options, DestroyReport, LoadedOptions, SuppliedCode};
+pub use txn::{BatchRead, WbwiIterator, WbwiRange, WriteBatchWithIndex, WriteType};

@@ -57,6 +57,26 @@ impl<'a> BatchIter<'a> {
         }
     }
 
+    /// Decodes the one record at byte `offset` of `rep` (an offset a
+    /// batch handed out for a record it holds): its first `next` yields
+    /// it, or the damage found there.
+    pub(crate) fn at(rep: &'a [u8], offset: usize) -> Self {
+        BatchIter {
+            rest: rep.get(offset..).unwrap_or_default(),
+            pos: offset,
+            expected: u32::MAX,
+            seen: 0,
+            done: false,
+            short_header: rep.len() < BATCH_HEADER_LEN,
+        }
+    }
+
+    /// Byte offset (inside the batch) of the record the next `next`
+    /// decodes.
+    pub(crate) fn offset(&self) -> usize {
+        self.pos
+    }
+
     fn fail(&mut self, offset: usize, what: String) -> Option<Result<BatchEntry<'a>>> {
         self.done = true;
         Some(Err(Error::corruption(

@@ -27,12 +27,11 @@
 //! and never panic.
 
 mod iter;
-#[cfg(feature = "testing")]
 pub(crate) use iter::BatchEntry;
 mod write_batch;
 
-pub(crate) use write_batch::Owner;
 pub use write_batch::{ColumnFamilyId, WriteBatch, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub(crate) use write_batch::{Mark, Owner};
 
 /// Length of the batch header (sequence + count).
 ///

@@ -50,6 +50,15 @@ pub struct WriteBatch {
     refused: Option<String>,
 }
 
+/// A point in a batch's history to roll back to (RocksDB's save point):
+/// its size, entry count and refusal then.
+#[derive(Clone, Debug)]
+pub(crate) struct Mark {
+    bytes: usize,
+    count: u32,
+    refused: Option<String>,
+}
+
 /// The longest key a batch takes: its length and the 8-byte trailer of the
 /// internal key fit the 32-bit lengths of the formats.
 pub const MAX_KEY_LEN: usize = u32::MAX as usize - 8;
@@ -406,6 +415,38 @@ impl WriteBatch {
         if let Some(v) = value {
             put_length_prefixed(&mut self.rep, v);
         }
+    }
+
+    /// The batch as it is now, to come back to with [`WriteBatch::rollback_to`].
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            bytes: self.rep.len(),
+            count: self.count(),
+            refused: self.refused.clone(),
+        }
+    }
+
+    /// Drops every entry added since `mark` was taken. Requires: `mark`
+    /// was taken of this batch and no `clear` came after it. The flags
+    /// (other families, merges, owner) stay as they are: they may only
+    /// over-approximate.
+    pub(crate) fn rollback_to(&mut self, mark: &Mark) {
+        debug_assert!(mark.bytes <= self.rep.len() && mark.count <= self.count());
+        self.rep.truncate(mark.bytes.max(BATCH_HEADER_LEN));
+        self.set_count(mark.count);
+        self.refused = mark.refused.clone();
+    }
+
+    /// The record at byte `offset` (an offset `size_in_bytes` gave just
+    /// before the record was added).
+    pub(crate) fn entry_at(&self, offset: usize) -> Result<super::BatchEntry<'_>> {
+        BatchIter::at(&self.rep, offset).next().unwrap_or_else(|| {
+            Err(Error::corruption(
+                BATCH_ERROR_FILE,
+                offset as u64,
+                "no record at this offset",
+            ))
+        })
     }
 
     /// Sequence number of the first entry (entry `i` gets `sequence() + i`).

@@ -37,6 +37,7 @@ use crate::shared::DbInner;
 
 pub use crate::base::snapshots::Snapshot;
 pub use crate::compaction::runner::ReclaimProgress;
+pub(crate) use db_iter::bounds_to_cursor;
 pub use db_iter::{DbIterator, DbRange};
 pub use key_range::KeyRange;
 pub use read::PinnableValue;
@@ -450,6 +451,18 @@ impl Db {
         opts: &ReadOptions<'_>,
     ) -> Result<Option<PinnableValue>> {
         read::get(self.inner(), self.family(cf)?, key, opts)
+    }
+
+    /// Reads `key` in family `cf` with merge `operands` (newest first)
+    /// stacked above what the DB holds (see `read::get_under_operands`).
+    pub(crate) fn get_cf_under_operands(
+        &self,
+        cf: &Cf,
+        key: &[u8],
+        opts: &ReadOptions<'_>,
+        operands: Vec<Vec<u8>>,
+    ) -> Result<Option<PinnableValue>> {
+        read::get_under_operands(self.inner(), self.family(cf)?, key, opts, operands)
     }
 
     /// Reads many keys at one consistent sequence number.

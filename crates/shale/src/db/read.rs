@@ -169,7 +169,38 @@ pub(crate) fn get(
     let sv = cf.super_version.load();
     crate::sync_point!("Read::AfterSuperVersion");
     let seq = read_seq(db, opts);
-    get_at(db, cf, &sv, key, seq, point_filter(cf, opts), None, false)
+    get_at(
+        db,
+        cf,
+        &sv,
+        key,
+        seq,
+        point_filter(cf, opts),
+        None,
+        false,
+        Vec::new(),
+    )
+}
+
+/// `get`, with merge `operands` (newest first) stacked above what the DB
+/// holds for `key`: the value a write of them would leave, merged in one
+/// call of the family's operator as a read after that write merges them
+/// (`WriteBatchWithIndex::get_from_batch_and_db`).
+pub(crate) fn get_under_operands(
+    db: &DbInner,
+    cf: &ColumnFamily,
+    key: &[u8],
+    opts: &ReadOptions<'_>,
+    operands: Vec<Vec<u8>>,
+) -> Result<Option<PinnableValue>> {
+    db.check_open()?;
+    opts.validate_point()?;
+    db.stats.keys_read.add(1);
+    let sv = cf.super_version.load();
+    crate::sync_point!("Read::AfterSuperVersion");
+    let seq = read_seq(db, opts);
+    let pf = point_filter(cf, opts);
+    get_at(db, cf, &sv, key, seq, pf, None, false, operands)
 }
 
 /// How a point read filters: the read's fill-cache choice and the
@@ -219,6 +250,9 @@ fn get_at(
     pf: PointFilter,
     mut memo: Option<&mut BlockMemo>,
     defer_blobs: bool,
+    // Merge operands met so far, newest first (none for a plain read; no
+    // allocation without).
+    mut operands: Vec<Vec<u8>>,
 ) -> Result<Option<PinnableValue>> {
     let fill_cache = pf.fill_cache;
     let fill = if fill_cache { Fill::Yes } else { Fill::No };
@@ -246,8 +280,6 @@ fn get_at(
         .filter_map(|level| version.find_file(level, key))
         .filter(|f| key >= f.smallest_user_key());
     let tables = l0.chain(deeper).map(|f| Source::Table(f));
-    // Merge operands met so far, newest first (no allocation without).
-    let mut operands: Vec<Vec<u8>> = Vec::new();
     // The newest range tombstone over the key in the sources searched so
     // far (0: none). An entry older than it is deleted; so is everything in
     // older sources (module docs of `range_del`).
@@ -497,6 +529,7 @@ pub(crate) fn multi_get(
             point_filter(cf, opts),
             Some(&mut memo),
             true,
+            Vec::new(),
         ));
     }
     let mut out: Vec<Result<Option<PinnableValue>>> =
@@ -578,6 +611,7 @@ pub(crate) fn multi_get_families(
                     point_filter(cf, opts),
                     Some(&mut memo),
                     false,
+                    Vec::new(),
                 ),
                 None => Ok(None),
             }

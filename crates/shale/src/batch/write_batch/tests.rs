@@ -345,3 +345,44 @@ fn fully_random_bytes_never_panic() {
         let _ = decode_all(data);
     }
 }
+
+#[test]
+fn rollback_to_a_mark_drops_what_came_after_it() {
+    let mut b = WriteBatch::new();
+    b.put(b"a", b"1");
+    let mark = b.mark();
+    let (bytes, data) = (b.size_in_bytes(), b.data().to_vec());
+    b.merge_cf(&3u32, b"b", b"2");
+    b.delete_range(b"c", b"d");
+    assert_eq!(b.len(), 3);
+    b.rollback_to(&mark);
+    assert_eq!((b.len(), b.size_in_bytes()), (1, bytes));
+    assert_eq!(b.data(), data.as_slice());
+    b.validate("test", 0).unwrap();
+    // An entry refused after the mark is forgotten with it.
+    let mut b = WriteBatch::new();
+    let mark = b.mark();
+    b.refused = Some("too big".into());
+    b.rollback_to(&mark);
+    assert!(b.refused().is_none());
+}
+
+#[test]
+fn entry_at_decodes_the_record_at_an_offset() {
+    let mut b = WriteBatch::new();
+    let first = b.size_in_bytes();
+    b.put(b"a", b"1");
+    let second = b.size_in_bytes();
+    b.single_delete_cf(&7u32, b"k");
+    let e = b.entry_at(first).unwrap();
+    assert_eq!(
+        (e.kind, e.cf, e.key, e.value),
+        (ValueKind::Value, 0, &b"a"[..], &b"1"[..])
+    );
+    let e = b.entry_at(second).unwrap();
+    assert_eq!(
+        (e.kind, e.cf, e.key),
+        (ValueKind::SingleDeletion, 7, &b"k"[..])
+    );
+    assert!(b.entry_at(b.size_in_bytes()).is_err());
+}
