@@ -202,8 +202,18 @@ pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner
         now: opts.clock.now_secs(),
         blobs: &blobs,
     };
-    let (report, max_seq, mut edits) =
-        replay_wals(to, &opts, &mut versions, &families, &log, &shutting_down)?;
+    // A read-only open keeps the last replayed memtables as the families'
+    // memtables instead of writing them as tables (into its overlay): the
+    // same reads, without building tables (a secondary's catch-up is one).
+    let (report, max_seq, mut edits, mut kept) = replay_wals(
+        to,
+        &opts,
+        &mut versions,
+        &families,
+        &log,
+        &shutting_down,
+        read_only,
+    )?;
     let stats = DbStats::new(opts.num_levels);
 
     let wal_number = versions.new_file_number();
@@ -270,15 +280,16 @@ pub(crate) fn open(dir: &Path, opts: Options, read_only: bool) -> Result<DbInner
     let mut sum_write_buffers = 0u64;
     let mut default_cf = None;
     for f in families {
-        let mem = Arc::new(
-            MemTable::charged(
+        let mem = Arc::new(match kept.remove(&f.id) {
+            Some(recovered) => recovered,
+            None => MemTable::charged(
                 wal_number,
                 f.opts.memtable_bloom_bytes(opts.write_buffer_budget()),
                 Some(memory.meter(Part::Memtables)),
                 f.opts.write_buffer_size,
             )
             .with_prefix(f.opts.prefix_extractor, f.opts.memtable_whole_key_filtering),
-        );
+        });
         sum_write_buffers += f.opts.write_buffer_size as u64;
         let cf = Arc::new(ColumnFamily::new(
             f.id,

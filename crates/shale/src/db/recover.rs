@@ -80,7 +80,9 @@ impl MemTarget for RecoveryTarget<'_> {
     }
 }
 
-/// Replays WALs into per-family memtables, flushing them to L0 as they fill.
+/// Replays WALs into per-family memtables, flushing them to L0 as they fill
+/// and at the end, or with `keep` (a read-only open, which writes nothing
+/// and serves the last memtables from memory) returning the last ones.
 /// Returns the recovery report, the highest sequence number seen and one
 /// edit per family that got tables (not yet applied: the caller adds the
 /// new log numbers and applies them as one group). The WALs are in
@@ -92,7 +94,8 @@ pub(super) fn replay_wals(
     families: &[OpenFamily],
     log: &InfoLog,
     shutting_down: &AtomicBool,
-) -> Result<(String, u64, BTreeMap<u32, VersionEdit>)> {
+    keep: bool,
+) -> Result<Replayed> {
     let (fs, dir) = (to.fs, to.dir);
     // Not the families' smallest log number alone: a family idle for a
     // while keeps an old one, and the WALs between it and the persisted
@@ -220,14 +223,24 @@ pub(super) fn replay_wals(
         }
         replayed_logs.insert(number, rep.valid_end);
     }
+    let mut kept = BTreeMap::new();
     for (slot, f) in mems.iter_mut().zip(&existing) {
         if let Some(m) = slot.take().filter(|m| m.num_entries() > 0) {
+            if keep {
+                kept.insert(f.id, m);
+                continue;
+            }
             let edit = edits.entry(f.id).or_default();
             flush_recovered(to, f.id, &f.opts, versions, edit, m, shutting_down)?;
         }
     }
-    Ok((report, max_seq, edits))
+    Ok((report, max_seq, edits, kept))
 }
+
+/// What `replay_wals` returns: its LOG report, the largest sequence number
+/// replayed, the recovery's version edits by family, and (with `keep`)
+/// each family's last recovered memtable, not flushed.
+pub(super) type Replayed = (String, u64, BTreeMap<u32, VersionEdit>, BTreeMap<u32, MemTable>);
 
 /// Checks WAL `number` against its predecessor-WAL record (written by the
 /// memtable switch that created it): `Some(why)` when this WAL's writes
