@@ -240,7 +240,12 @@ pub(super) fn replay_wals(
 /// What `replay_wals` returns: its LOG report, the largest sequence number
 /// replayed, the recovery's version edits by family, and (with `keep`)
 /// each family's last recovered memtable, not flushed.
-pub(super) type Replayed = (String, u64, BTreeMap<u32, VersionEdit>, BTreeMap<u32, MemTable>);
+pub(super) type Replayed = (
+    String,
+    u64,
+    BTreeMap<u32, VersionEdit>,
+    BTreeMap<u32, MemTable>,
+);
 
 /// Checks WAL `number` against its predecessor-WAL record (written by the
 /// memtable switch that created it): `Some(why)` when this WAL's writes

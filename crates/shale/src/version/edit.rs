@@ -25,12 +25,17 @@ use super::file_meta::FileMeta;
 /// DB-wide [`tag::MIN_LOG_NUMBER_TO_KEEP`]; version 4 blob files
 /// ([`tag::BLOB_FILE_ADDITION`], [`tag::BLOB_FILE_GARBAGE`]); version 5
 /// the global sequence number of an ingested table
-/// ([`file_tag::GLOBAL_SEQNO`]). An edit is
+/// ([`file_tag::GLOBAL_SEQNO`]); version 6 the number an imported table
+/// was written as ([`file_tag::WRITTEN_AS`]). An edit is
 /// written with the oldest version that holds its fields, so DBs that
 /// never need them stay readable by older builds (and a build without
 /// blob files refuses a DB that has them with `NotSupported`); version 1
 /// edits stay readable (default family only).
-pub(crate) const EDIT_FORMAT_VERSION: u32 = 5;
+pub(crate) const EDIT_FORMAT_VERSION: u32 = 6;
+
+/// The version an edit with an ingested table's global sequence number and
+/// no imported table is written with.
+const EDIT_FORMAT_VERSION_INGEST: u32 = 5;
 
 /// The version an edit with blob fields and no ingested table's global
 /// sequence number is written with.
@@ -142,10 +147,9 @@ pub(crate) mod file_tag {
     /// ignore: without it the file's whole key range stands in.
     pub(crate) const RANGE_DEL_SPAN: u32 = 73;
     /// The number an imported table was written as (varint64,
-    /// `FileMeta::written_as`), which its properties record. Safe to
-    /// ignore in the sense of the mask: a reader without it refuses to open
-    /// the table (`Corruption`: its properties name another number), never
-    /// reads it wrongly.
+    /// `FileMeta::written_as`), which its properties record. Edits that
+    /// carry it are written as version 6, so a version-5 reader refuses
+    /// them (`NotSupported`) rather than calling the table corrupt.
     pub(crate) const WRITTEN_AS: u32 = 74;
 }
 
@@ -233,8 +237,10 @@ impl VersionEdit {
     /// Appends the encoding of this edit to `dst`.
     pub(crate) fn encode(&self, dst: &mut Vec<u8>) {
         put_varint32(dst, tag::FORMAT_VERSION);
-        let version = if self.new_files.iter().any(|(_, f)| f.global_seqno.is_some()) {
+        let version = if self.new_files.iter().any(|(_, f)| f.written_as != 0) {
             EDIT_FORMAT_VERSION
+        } else if self.new_files.iter().any(|(_, f)| f.global_seqno.is_some()) {
+            EDIT_FORMAT_VERSION_INGEST
         } else if !self.blob_file_additions.is_empty() || !self.blob_file_garbage.is_empty() {
             EDIT_FORMAT_VERSION_BLOB
         } else if self.min_log_number_to_keep.is_some() {

@@ -307,8 +307,10 @@ fn truncation_is_detected_or_a_field_boundary() {
             // the oldest format that holds the fields left).
             if let Ok(e) = VersionEdit::decode(&b[..n], "M", 0) {
                 let mut want = b[..n].to_vec();
-                want[1] = if e.new_files.iter().any(|(_, f)| f.global_seqno.is_some()) {
+                want[1] = if e.new_files.iter().any(|(_, f)| f.written_as != 0) {
                     EDIT_FORMAT_VERSION as u8
+                } else if e.new_files.iter().any(|(_, f)| f.global_seqno.is_some()) {
+                    EDIT_FORMAT_VERSION_INGEST as u8
                 } else if !e.blob_file_additions.is_empty() || !e.blob_file_garbage.is_empty() {
                     EDIT_FORMAT_VERSION_BLOB as u8
                 } else if e.min_log_number_to_keep.is_some() {
@@ -399,8 +401,8 @@ fn rejects_bad_fields() {
     let mut e = VersionEdit::default();
     e.add_file(0, f);
     assert!(corruption_what(&enc(&e)).contains("bad seqno range"));
-    match VersionEdit::decode(&[1, 6], "M", 0) {
-        Err(Error::NotSupported(m)) => assert!(m.contains("format version 6"), "{m}"),
+    match VersionEdit::decode(&[1, 7], "M", 0) {
+        Err(Error::NotSupported(m)) => assert!(m.contains("format version 7"), "{m}"),
         other => panic!("{other:?}"),
     }
     assert!(matches!(
@@ -458,4 +460,29 @@ fn global_seqno_sub_field_bytes_and_version() {
     z.remove(end - 2);
     z[end - 4] = 1;
     assert!(VersionEdit::decode(&z, "M", 0).is_err());
+}
+
+/// Edit format 6: an imported table's WRITTEN_AS (sub-field 74), and the
+/// edit written as version 6 only then; a version-5 reader would refuse it
+/// (a reader refuses versions above its own).
+#[test]
+fn written_as_sub_field_writes_version_6() {
+    let mut e = VersionEdit::default();
+    let mut f = FileMeta::new(9, 100, ikey(b"a", 3), ikey(b"b", 3), 3, 3, 2, 0);
+    f.written_as = 41;
+    e.add_file(2, f);
+    let b = enc(&e);
+    assert_eq!(&b[..2], &[tag::FORMAT_VERSION as u8, 6]);
+    assert_eq!(VersionEdit::decode(&b, "M", 0).unwrap(), e);
+    e.new_files[0].1.global_seqno = Some(3);
+    assert_eq!(enc(&e)[1], 6);
+    e.new_files[0].1.written_as = 0;
+    assert_eq!(enc(&e)[1], 5);
+    // A version this build does not know is refused, not misread.
+    let mut future = b.clone();
+    future[1] = 7;
+    assert!(matches!(
+        VersionEdit::decode(&future, "M", 0),
+        Err(crate::error::Error::NotSupported(_))
+    ));
 }
