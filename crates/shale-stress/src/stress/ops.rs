@@ -9,7 +9,10 @@
 //! - [`checkpoint`]: up to four keys of one family held still (locked)
 //!   while `Db::checkpoint_with` copies the DB (flushed first or carrying
 //!   the WALs) with every other thread writing; the copy, opened
-//!   read-only, must read those keys as the expected state has them.
+//!   read-only, must read those keys as the expected state has them. One
+//!   time in three it is a backup instead (`BackupEngine::create_backup`
+//!   into a fresh backup directory, verified, restored), checked the same
+//!   way on the restored DB.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -122,11 +125,30 @@ pub fn checkpoint(
         })
         .collect();
     let dir = scratch(sh, "checkpoint", rng);
-    let log_size_for_flush = [0, 1 << 20, u64::MAX][rng.gen_range(0..3)];
-    sh.db
-        .checkpoint_with(&dir, &shale::CheckpointOptions { log_size_for_flush })
-        .map_err(|e| format!("checkpoint_with({log_size_for_flush}): {e}"))?;
-    drop(held);
+    let backup_dir = rng.gen_ratio(1, 3).then(|| scratch(sh, "backup", rng));
+    let what = if backup_dir.is_some() {
+        "restored backup"
+    } else {
+        "checkpoint copy"
+    };
+    if let Some(bk) = &backup_dir {
+        let engine = shale::BackupEngine::open(bk, shale::fs::default_fs())
+            .map_err(|e| format!("BackupEngine::open: {e}"))?;
+        let id = engine
+            .create_backup(sh.db)
+            .map_err(|e| format!("create_backup: {e}"))?;
+        drop(held);
+        engine
+            .verify(id)
+            .and_then(|()| engine.restore(id, &dir))
+            .map_err(|e| format!("backup {id}: {e}"))?;
+    } else {
+        let log_size_for_flush = [0, 1 << 20, u64::MAX][rng.gen_range(0..3)];
+        sh.db
+            .checkpoint_with(&dir, &shale::CheckpointOptions { log_size_for_flush })
+            .map_err(|e| format!("checkpoint_with({log_size_for_flush}): {e}"))?;
+        drop(held);
+    }
     let checked = (|| {
         let (copy, cfs) = open_copy(&dir)?;
         for (k, e) in &expect {
@@ -135,10 +157,13 @@ pub fn checkpoint(
                 .get_cf(&cfs[cf as usize], &key_bytes(*k))
                 .map_err(|e| format!("copy: cf {cf} key {k}: {e}"))?;
             e.check(cf, *k, owner(cf, *k), v.as_deref(), w.close())
-                .map_err(|m| format!("checkpoint copy: {m}"))?;
+                .map_err(|m| format!("{what}: {m}"))?;
         }
         Ok(())
     })();
     let _ = std::fs::remove_dir_all(&dir);
+    if let Some(bk) = backup_dir {
+        let _ = std::fs::remove_dir_all(bk);
+    }
     checked
 }
