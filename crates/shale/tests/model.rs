@@ -2514,13 +2514,16 @@ fn backup_engine(dir: &Path, fs: Arc<dyn shale::fs::FileSystem>) -> shale::Backu
 /// live family's model and expiries then, by name.
 struct PitrPoint {
     seq: u64,
+    /// The run's clock then (Unix seconds).
+    secs: u64,
     models: Vec<(String, Model, Expiries)>,
 }
 
 impl PitrPoint {
-    fn now(db: &Db, fams: &[Fam]) -> PitrPoint {
+    fn now(db: &Db, fams: &[Fam], secs: u64) -> PitrPoint {
         PitrPoint {
             seq: db.latest_sequence_number(),
+            secs,
             models: fams
                 .iter()
                 .map(|f| (f.cf.name().to_string(), f.model.clone(), f.expiries.clone()))
@@ -2533,9 +2536,10 @@ impl PitrPoint {
 /// must make some).
 static PITR_RESTORED: AtomicUsize = AtomicUsize::new(0);
 
-/// Copies the WALs out and restores to a random recorded point: the copy
-/// must hold exactly the models of then (keys expired since left out), or
-/// the restore is refused for a documented reason.
+/// Copies the WALs out and restores to a random recorded point (by its
+/// sequence number, or now and then by its clock second): the copy must
+/// hold exactly the models of then (keys expired since left out), or the
+/// restore is refused for a documented reason.
 fn check_pitr(
     db: &Db,
     engine: &shale::BackupEngine,
@@ -2551,7 +2555,6 @@ fn check_pitr(
     let Some(i) = late_draw(|r| (!points.is_empty()).then(|| r.gen_range(0..points.len()))) else {
         return;
     };
-    let p = &mut points[i];
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("pitr");
     // Half the time through a read-only engine beside the writing one,
@@ -2564,22 +2567,60 @@ fn check_pitr(
         };
         shale::BackupEngine::open_read_only_with(backup_dir, Arc::clone(&opts.fs), o).unwrap()
     });
-    match read_only
-        .as_ref()
-        .unwrap_or(engine)
-        .restore_to(&target, p.seq)
-    {
-        Ok(r) => assert_eq!(r.sequence, p.seq, "{ctx}"),
+    let engine = read_only.as_ref().unwrap_or(engine);
+    // Now and then by time: the point's clock second. Every write the
+    // restore holds was made by then, so it ends at or before the first
+    // point recorded later; it is compared with a point only when it ends
+    // exactly at one.
+    let by_time = late_draw(|r| r.gen_bool(0.3));
+    let want = if by_time { None } else { Some(points[i].seq) };
+    let restored = if by_time {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(points[i].secs);
+        engine.restore_to_time(&target, at)
+    } else {
+        engine.restore_to(&target, points[i].seq)
+    };
+    let seq = match restored {
+        Ok(r) => r.sequence,
         Err(Error::InvalidArgument(m))
             if m.contains("without the WAL")
                 || m.contains("ingestion")
                 || m.contains("column family")
-                || m.contains("no backup holds") =>
+                || m.contains("no backup holds")
+                || (by_time && m.contains("no backup or WAL time record")) =>
         {
             return;
         }
-        Err(e) => panic!("{ctx}: restore_to({}): {e}", p.seq),
+        Err(e) => panic!(
+            "{ctx}: restore (by time {by_time}) to point {}: {e}",
+            points[i].seq
+        ),
+    };
+    if let Some(w) = want {
+        assert_eq!(seq, w, "{ctx}");
+    } else {
+        let secs = points[i].secs;
+        if let Some(bound) = points.iter().filter(|q| q.secs > secs).map(|q| q.seq).min() {
+            assert!(
+                seq <= bound,
+                "{ctx}: restore_to_time({secs}) reached sequence {seq}, past {bound} (written later)"
+            );
+        }
     }
+    let Some(p) = points.iter_mut().find(|q| q.seq == seq) else {
+        // By time, between two recorded points: it opened above.
+        let o = Options {
+            create_if_missing: false,
+            listeners: Vec::new(),
+            column_families: Vec::new(),
+            ..opts.clone()
+        };
+        Db::open(&target, o)
+            .unwrap_or_else(|e| panic!("{ctx}: open the restore at {seq}: {e}"))
+            .close()
+            .unwrap();
+        return;
+    };
     for (_, m, e) in p.models.iter_mut() {
         expire(m, e, now);
     }
@@ -2590,7 +2631,12 @@ fn check_pitr(
     o.listeners.clear();
     let copy = Db::open(&target, o).unwrap_or_else(|e| panic!("{ctx}: open the restore: {e}"));
     let named: Vec<(&str, &Model)> = p.models.iter().map(|(n, m, _)| (n.as_str(), m)).collect();
-    compare_models(&copy, &named, &format!("restore to {}", p.seq), ctx);
+    compare_models(
+        &copy,
+        &named,
+        &format!("restore to {seq} (by time {by_time})"),
+        ctx,
+    );
     assert_eq!(copy.cfs().len(), named.len(), "{ctx}: families restored");
     copy.close().unwrap();
     PITR_RESTORED.fetch_add(1, Ordering::Relaxed);
@@ -2648,7 +2694,7 @@ fn run_seed(seed: u64, ops: usize) {
         let engine = backup_engine(backup_dir.path(), Arc::clone(&opts.fs));
         engine.create_backup(&db).unwrap();
         backups = Some(engine);
-        pitr.push(PitrPoint::now(&db, &fams));
+        pitr.push(PitrPoint::now(&db, &fams, clock.now_secs()));
     }
     for i in 0..ops {
         let ctx = format!("seed {seed} op {i}");
@@ -2656,7 +2702,7 @@ fn run_seed(seed: u64, ops: usize) {
             if pitr.len() >= 8 {
                 pitr.remove(late_draw(|r| r.gen_range(0..8)));
             }
-            pitr.push(PitrPoint::now(&db, &fams));
+            pitr.push(PitrPoint::now(&db, &fams, clock.now_secs()));
         }
         if archive && late_draw(|r| r.gen_bool(0.003)) {
             if let Some(engine) = &backups {
