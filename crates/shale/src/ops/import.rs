@@ -144,25 +144,37 @@ fn check_meta(db: &DbInner, opts: &CfOptions, meta: &ExportMetadata) -> Result<(
     Ok(())
 }
 
+/// Opens exported file `file_name`: its path, its name for errors, the
+/// open file; `Corruption` unless it has the size the metadata says.
+fn open_sized(
+    db: &DbInner,
+    meta: &ExportMetadata,
+    file_name: &str,
+    size: u64,
+) -> Result<(
+    std::path::PathBuf,
+    String,
+    std::sync::Arc<dyn crate::fs::RandomAccessFile>,
+)> {
+    let src = meta.dir.join(file_name);
+    let name = src.display().to_string();
+    let file = db.fs.open_random(&src)?;
+    if file.len() != size {
+        return Err(Error::corruption(
+            &name,
+            file.len(),
+            format!("{} bytes, the export metadata says {size}", file.len()),
+        ));
+    }
+    Ok((src, name, file))
+}
+
 /// Step 1's checks of the files: every table read whole, every blob file
 /// walked.
 fn check_files(db: &DbInner, meta: &ExportMetadata) -> Result<Vec<Imported>> {
     let mut out = Vec::with_capacity(meta.tables.len());
     for t in &meta.tables {
-        let src = meta.dir.join(&t.name);
-        let name = src.display().to_string();
-        let file = db.fs.open_random(&src)?;
-        if file.len() != t.file_size {
-            return Err(Error::corruption(
-                &name,
-                file.len(),
-                format!(
-                    "{} bytes, the export metadata says {}",
-                    file.len(),
-                    t.file_size
-                ),
-            ));
-        }
+        let (src, name, file) = open_sized(db, meta, &t.name, t.file_size)?;
         let table = Table::open_at(file, name.clone(), 0, None, false, t.global_seqno)?;
         let p = table.properties();
         if p.file_number != t.written_as && !(p.external_version > 0 && p.file_number == 0) {
@@ -215,20 +227,7 @@ fn check_files(db: &DbInner, meta: &ExportMetadata) -> Result<Vec<Imported>> {
         });
     }
     for b in &meta.blob_files {
-        let src = meta.dir.join(&b.name);
-        let name = src.display().to_string();
-        let file = db.fs.open_random(&src)?;
-        if file.len() != b.file_size {
-            return Err(Error::corruption(
-                &name,
-                file.len(),
-                format!(
-                    "{} bytes, the export metadata says {}",
-                    file.len(),
-                    b.file_size
-                ),
-            ));
-        }
+        let (_, name, file) = open_sized(db, meta, &b.name, b.file_size)?;
         BlobFileReader::open(file, &name, b.number)?.verify_all()?;
     }
     Ok(out)
