@@ -2510,6 +2510,137 @@ fn backup_engine(dir: &Path, fs: Arc<dyn shale::fs::FileSystem>) -> shale::Backu
     shale::BackupEngine::open_with(dir, fs, o).unwrap()
 }
 
+/// A `WriteBatchWithIndex` (issue 40) of random puts, deletes and range
+/// deletions of `w` keys (which no filter, TTL or merge touches) in family
+/// `f`, with savepoints rolled back or popped: every read through it
+/// (`get_from_batch_and_db`, `get_from_batch`, `range_with_base` both
+/// ways, an `iter_with_base` walk backwards) equals the family's model
+/// with the batch applied; then written with `Db::write`, the model gets
+/// the same.
+fn check_wbwi(db: &Db, f: &mut Fam, ctx: &str) {
+    use shale::{BatchRead, WriteBatchWithIndex};
+    #[derive(Clone)]
+    enum Op {
+        Put(Vec<u8>, Vec<u8>),
+        Delete(Vec<u8>),
+        DeleteRange(Vec<u8>, Vec<u8>),
+    }
+    fn apply(m: &mut Model, op: &Op) {
+        match op {
+            Op::Put(k, v) => {
+                m.insert(k.clone(), v.clone());
+            }
+            Op::Delete(k) => {
+                m.remove(k);
+            }
+            Op::DeleteRange(lo, hi) => m.retain(|k, _| !(lo <= k && k < hi)),
+        }
+    }
+    let key = |n: u32| format!("w{n:03}").into_bytes();
+    let overwrite = late_draw(|r| r.gen_bool(0.5));
+    let mut wb = if overwrite {
+        WriteBatchWithIndex::with_overwrite_key(true)
+    } else {
+        WriteBatchWithIndex::new()
+    };
+    let mut ops: Vec<Op> = Vec::new();
+    let mut saved: Option<usize> = None;
+    for _ in 0..late_draw(|r| r.gen_range(1..12)) {
+        let op = late_draw(|r| match r.gen_range(0..10) {
+            0..=5 => Op::Put(
+                key(r.gen_range(0..60)),
+                format!("v{}", r.gen::<u16>()).into_bytes(),
+            ),
+            6..=8 => Op::Delete(key(r.gen_range(0..60))),
+            _ => {
+                let a = r.gen_range(0..60);
+                Op::DeleteRange(key(a), key(a + r.gen_range(1..8)))
+            }
+        });
+        match &op {
+            Op::Put(k, v) => wb.put_cf(&f.cf, k, v),
+            Op::Delete(k) => wb.delete_cf(&f.cf, k),
+            Op::DeleteRange(lo, hi) => wb.delete_range_cf(&f.cf, lo, hi),
+        }
+        ops.push(op);
+        match late_draw(|r| r.gen_range(0..8)) {
+            0 if saved.is_none() => {
+                wb.set_savepoint();
+                saved = Some(ops.len());
+            }
+            1 if saved.is_some() => {
+                wb.rollback_to_savepoint().unwrap();
+                ops.truncate(saved.take().unwrap_or(0));
+            }
+            2 if saved.is_some() => {
+                wb.pop_savepoint().unwrap();
+                saved = None;
+            }
+            _ => {}
+        }
+    }
+    let mut want = f.model.clone();
+    for op in &ops {
+        apply(&mut want, op);
+    }
+    let ro = ReadOptions::new();
+    for n in 0..60 {
+        let k = key(n);
+        let got = wb
+            .get_from_batch_and_db(db, &ro, &f.cf, &k)
+            .unwrap_or_else(|e| panic!("{ctx}: get_from_batch_and_db: {e}"));
+        assert_eq!(got.as_ref(), want.get(&k), "{ctx}: wbwi get {k:?}");
+        match wb.get_from_batch(&f.cf, &k).unwrap() {
+            BatchRead::Found(v) => assert_eq!(Some(&v), want.get(&k), "{ctx}: {k:?}"),
+            BatchRead::Deleted => assert!(!want.contains_key(&k), "{ctx}: {k:?}"),
+            BatchRead::NotFound | BatchRead::MergeInProgress(_) => {}
+        }
+    }
+    let expect: Vec<(Vec<u8>, Vec<u8>)> = want
+        .range(b"w".to_vec()..b"x".to_vec())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let fwd: Vec<(Vec<u8>, Vec<u8>)> = wb
+        .range_with_base(db, &f.cf, &b"w"[..]..&b"x"[..])
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(fwd, expect, "{ctx}: wbwi range");
+    let back: Vec<(Vec<u8>, Vec<u8>)> = wb
+        .range_with_base(db, &f.cf, &b"w"[..]..&b"x"[..])
+        .rev()
+        .map(|r| r.unwrap())
+        .collect();
+    assert!(
+        back.iter().rev().eq(expect.iter()),
+        "{ctx}: wbwi range backwards"
+    );
+    let mut it = wb.iter_with_base(db, &ro, &f.cf);
+    it.seek_for_prev(b"w999");
+    let mut walked = Vec::new();
+    while it.valid() && it.key().starts_with(b"w") {
+        walked.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    it.status().unwrap();
+    walked.reverse();
+    assert_eq!(walked, expect, "{ctx}: wbwi cursor backwards");
+    drop(it);
+    assert!(wb.batch_entries(&f.cf).len() <= wb.len(), "{ctx}");
+    assert_eq!(wb.write_batch().len(), wb.len(), "{ctx}");
+    if wb.is_empty() {
+        return;
+    }
+    db.write(wb.into_write_batch(), &WriteOptions::default())
+        .unwrap_or_else(|e| panic!("{ctx}: write the wbwi: {e}"));
+    for op in &ops {
+        match op {
+            Op::Put(k, v) => f.put(k.clone(), v.clone()),
+            Op::Delete(k) => f.delete(k),
+            Op::DeleteRange(lo, hi) => f.delete_range(lo, hi),
+        }
+    }
+}
+
 /// A point to restore to (issue 39): the DB's sequence number and every
 /// live family's model and expiries then, by name.
 struct PitrPoint {
@@ -2732,6 +2863,11 @@ fn run_seed(seed: u64, ops: usize) {
         // seed's other draws stay what they were.
         if late_draw(|r| r.gen_ratio(1, 100)) {
             ingest_random_files(&db, &mut fams, space, &ctx);
+        }
+        // A WriteBatchWithIndex read over the DB, then written (issue 40).
+        if late_draw(|r| r.gen_ratio(1, 100)) {
+            let f = late_draw(|r| r.gen_range(0..fams.len()));
+            check_wbwi(&db, &mut fams[f], &ctx);
         }
         // Export and import, and ingestion behind (issue 39), from their
         // own generator.
